@@ -1,0 +1,422 @@
+/*
+ * mcpconn.h: the public API of libmcpconn, an MCP (Model Context Protocol)
+ * client library for multi-threaded C and C++ hosts.
+ *
+ * Conventions used by every function below:
+ *  - Handles are opaque.  Objects made with *_new are released with *_free;
+ *    *_free(NULL) does nothing.
+ *  - JSON crosses this API as UTF-8 text (NUL-terminated).  Strings the
+ *    library returns through a `char **` out-parameter are owned by the caller
+ *    and released with mcp_free().  Strings passed in are borrowed and copied
+ *    before the call returns unless a comment says otherwise.
+ *  - Every action returns an mcp_status (MCP_OK == 0, errors < 0).  An
+ *    optional `mcp_error *err` receives the details; pass NULL to ignore them.
+ *    The caller releases an mcp_error it passed with mcp_error_clear().
+ *  - The library never writes to stdout or stderr; it logs through the
+ *    callback set with mcp_client_options_set_log().
+ *  - Host callbacks (notifications, progress, server->client requests,
+ *    async completions, logs) run on the library's worker threads, never on
+ *    an I/O thread and never while a library lock is held.  A client's
+ *    callbacks run one at a time, in the order their events arrived.
+ */
+#ifndef MCPCONN_H
+#define MCPCONN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mcpconn_version.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define MCP_EXTERN __declspec(dllexport)
+#elif defined(__GNUC__)
+#define MCP_EXTERN __attribute__((visibility("default")))
+#else
+#define MCP_EXTERN
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Status codes and errors                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* Stable values; a value is never reused for another meaning. */
+typedef enum mcp_status {
+  MCP_OK = 0,
+  MCP_EINVAL = -1,      /* an argument was invalid */
+  MCP_ENOMEM = -2,      /* out of memory */
+  MCP_ETIMEDOUT = -3,   /* the request's deadline passed */
+  MCP_ECANCELLED = -4,  /* the request's cancel token fired */
+  MCP_ECLOSED = -5,     /* the connection closed (server exited, EOF, close) */
+  MCP_EPROTO = -6,      /* the peer broke the protocol */
+  MCP_ERPC = -7,        /* the server answered with a JSON-RPC error */
+  MCP_EHTTP = -8,       /* an HTTP error status */
+  MCP_ETLS = -9,        /* TLS handshake or verification failed */
+  MCP_ECONFIG = -10,    /* invalid configuration */
+  MCP_ESPAWN = -11,     /* the server process could not be started */
+  MCP_EIO = -12,        /* an operating-system I/O error */
+  MCP_EVERSION = -13,   /* no protocol version in common with the server */
+  MCP_ETOOBIG = -14,    /* a message exceeded the configured size limit */
+  MCP_ESTATE = -15,     /* the call is not allowed in the object's state */
+  MCP_ENOTFOUND = -16,  /* no such tool, server or item */
+  MCP_ETOOLERROR = -17  /* a tool ran and reported isError: true */
+} mcp_status;
+
+/*
+ * mcp_strerror() returns a short static description of |status|.
+ * Never NULL; unknown values give "unknown status".  Threads: any.
+ */
+MCP_EXTERN const char *mcp_strerror(mcp_status status);
+
+/*
+ * Details of a failed call.  Declare one on the stack, zero it (or use
+ * MCP_ERROR_INIT), pass its address, and call mcp_error_clear() afterwards.
+ * A call that fails fills it; a call that succeeds leaves it untouched.
+ * Fields:
+ *  status       the same value the call returned
+ *  rpc_code     JSON-RPC error code when status is MCP_ERPC, else 0
+ *  http_status  HTTP status when the failure came from an HTTP response, else 0
+ *  message      human-readable, one line; owned by the struct (never NULL
+ *               after a failed call)
+ *  data         JSON text of the JSON-RPC error's `data`, or NULL
+ */
+typedef struct mcp_error {
+  mcp_status status;
+  int rpc_code;
+  int http_status;
+  char *message;
+  char *data;
+  void *reserved_[4];
+} mcp_error;
+
+#define MCP_ERROR_INIT {MCP_OK, 0, 0, NULL, NULL, {NULL, NULL, NULL, NULL}}
+
+/*
+ * mcp_error_clear() frees what |err| holds and zeroes it.  NULL is fine.
+ * Threads: one thread at a time per mcp_error.
+ */
+MCP_EXTERN void mcp_error_clear(mcp_error *err);
+
+/* mcp_free() releases a string or buffer the library returned. NULL is fine. */
+MCP_EXTERN void mcp_free(void *p);
+
+/* mcp_version() returns the run-time library version, e.g. "0.1.0". */
+MCP_EXTERN const char *mcp_version(void);
+
+/* ------------------------------------------------------------------------ */
+/* Logging                                                                   */
+/* ------------------------------------------------------------------------ */
+
+typedef enum mcp_log_level {
+  MCP_LOG_DEBUG = 0,
+  MCP_LOG_INFO = 1,
+  MCP_LOG_WARN = 2,
+  MCP_LOG_ERROR = 3
+} mcp_log_level;
+
+/* A log line, without trailing newline.  |msg| is valid only during the call. */
+typedef void (*mcp_log_fn)(void *user, mcp_log_level level, const char *msg);
+
+/* ------------------------------------------------------------------------ */
+/* Cancellation tokens                                                       */
+/* ------------------------------------------------------------------------ */
+
+typedef struct mcp_cancel mcp_cancel;
+
+/*
+ * mcp_cancel_new() makes a token that has not fired, with one reference.
+ * Ownership: the caller owns the reference and drops it with
+ *   mcp_cancel_unref().  A request that uses the token takes its own reference.
+ * Threads: every mcp_cancel_* function may be called from any thread.
+ * Returns: the token, or NULL when out of memory.
+ */
+MCP_EXTERN mcp_cancel *mcp_cancel_new(void);
+MCP_EXTERN mcp_cancel *mcp_cancel_ref(mcp_cancel *c);
+MCP_EXTERN void mcp_cancel_unref(mcp_cancel *c);
+
+/*
+ * mcp_cancel_fire() fires the token once; later calls do nothing.  Every
+ * request using the token ends with MCP_ECANCELLED (unless it already ended)
+ * and the server is sent notifications/cancelled.  Threads: any.
+ */
+MCP_EXTERN void mcp_cancel_fire(mcp_cancel *c);
+MCP_EXTERN bool mcp_cancel_is_fired(const mcp_cancel *c);
+
+/* ------------------------------------------------------------------------ */
+/* Per-call options                                                          */
+/* ------------------------------------------------------------------------ */
+
+typedef struct mcp_call_options mcp_call_options;
+
+/*
+ * Progress callback: |progress| increases; |total| is NAN when the server
+ * sent none; |message| may be NULL.  Runs on a worker thread.
+ */
+typedef void (*mcp_progress_fn)(void *user, double progress, double total,
+                                const char *message);
+
+/*
+ * mcp_call_options_new() makes options with defaults: the client's timeout,
+ * no cancel token, no progress callback.  The options are copied by every
+ * call that takes them, so one object may be reused and freed at once after
+ * the call returns.  Threads: one thread at a time per object.
+ */
+MCP_EXTERN mcp_call_options *mcp_call_options_new(void);
+MCP_EXTERN void mcp_call_options_free(mcp_call_options *o);
+/* Timeout in ms for this call; 0 means none; negative means the client's. */
+MCP_EXTERN void mcp_call_options_set_timeout_ms(mcp_call_options *o, int64_t ms);
+/* The call takes its own reference to |c|; NULL removes the token. */
+MCP_EXTERN void mcp_call_options_set_cancel(mcp_call_options *o, mcp_cancel *c);
+/* Asks the server for progress (sends _meta.progressToken). */
+MCP_EXTERN void mcp_call_options_set_progress(mcp_call_options *o,
+                                              mcp_progress_fn fn, void *user);
+/*
+ * With |reset| true, each progress notification restarts the timeout, but
+ * the call never runs longer than |max_total_ms| (0: no cap).  A progress
+ * token is sent even without a progress callback.
+ */
+MCP_EXTERN void mcp_call_options_set_reset_timeout_on_progress(
+    mcp_call_options *o, bool reset, int64_t max_total_ms);
+
+/* ------------------------------------------------------------------------ */
+/* Client options                                                            */
+/* ------------------------------------------------------------------------ */
+
+typedef struct mcp_client mcp_client;
+typedef struct mcp_client_options mcp_client_options;
+
+/*
+ * Notification callback: |method| and |params_json| (never NULL; "{}" when
+ * the server sent no params) are valid only during the call.
+ */
+typedef void (*mcp_notification_fn)(void *user, const char *method,
+                                    const char *params_json);
+
+/*
+ * Handler for a server->client request (roots/list, sampling/createMessage,
+ * elicitation/create, or any other method registered).  Runs on a worker
+ * thread and may block.  Return MCP_OK with *result_json set to a string
+ * allocated with malloc() (the library frees it), or an error: with
+ * MCP_ERPC the library answers with err->rpc_code / err->message, with any
+ * other status it answers -32603 (internal error).
+ */
+typedef mcp_status (*mcp_request_fn)(void *user, const char *method,
+                                     const char *params_json,
+                                     char **result_json, mcp_error *err);
+
+/*
+ * mcp_client_options_new() makes options with defaults: request timeout
+ * 30000 ms, max message 16 MiB, client name "mcpconn".  Options are copied by
+ * mcp_client_connect(), so they may be freed right after.
+ * Threads: one thread at a time per object.
+ */
+MCP_EXTERN mcp_client_options *mcp_client_options_new(void);
+MCP_EXTERN void mcp_client_options_free(mcp_client_options *o);
+
+/*
+ * Use a stdio server: |argv| is the program and its arguments, NULL
+ * terminated, run without a shell (argv[0] is searched in PATH).
+ * Returns MCP_EINVAL for an empty argv, MCP_ENOMEM.
+ */
+MCP_EXTERN mcp_status mcp_client_options_set_stdio(mcp_client_options *o,
+                                                   const char *const *argv);
+/* Working directory of the server process (default: the host's). */
+MCP_EXTERN mcp_status mcp_client_options_set_cwd(mcp_client_options *o,
+                                                 const char *cwd);
+/*
+ * Sets NAME=VALUE in the server's environment, merged over the host's own.
+ * A NULL |value| removes NAME from the child's environment.
+ */
+MCP_EXTERN mcp_status mcp_client_options_set_env(mcp_client_options *o,
+                                                 const char *name,
+                                                 const char *value);
+MCP_EXTERN mcp_status mcp_client_options_set_client_info(mcp_client_options *o,
+                                                         const char *name,
+                                                         const char *version);
+/* Default timeout of every request in ms (0 = none); also bounds connect. */
+MCP_EXTERN void mcp_client_options_set_timeout_ms(mcp_client_options *o,
+                                                  int64_t ms);
+/* Largest message accepted from the server, in bytes (default 16 MiB). */
+MCP_EXTERN void mcp_client_options_set_max_message_bytes(mcp_client_options *o,
+                                                         size_t bytes);
+MCP_EXTERN void mcp_client_options_set_log(mcp_client_options *o,
+                                           mcp_log_fn fn, void *user);
+MCP_EXTERN void mcp_client_options_set_notification_handler(
+    mcp_client_options *o, mcp_notification_fn fn, void *user);
+/*
+ * Registers |fn| for server->client requests named |method|.  Registering
+ * "roots/list", "sampling/createMessage" or "elicitation/create" also
+ * declares the matching client capability in initialize.  Requests with no
+ * handler are answered -32601 (ping is always answered {}).
+ */
+MCP_EXTERN mcp_status mcp_client_options_set_request_handler(
+    mcp_client_options *o, const char *method, mcp_request_fn fn, void *user);
+/*
+ * Replaces the JSON object sent as `capabilities` for a capability the
+ * library declares from a handler, e.g. ("elicitation", "{\"form\":{}}").
+ */
+MCP_EXTERN mcp_status mcp_client_options_set_capability(mcp_client_options *o,
+                                                        const char *name,
+                                                        const char *json);
+
+/* ------------------------------------------------------------------------ */
+/* Client                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * mcp_client_connect() starts the server's transport, runs initialize
+ * (offering 2025-11-25, accepting 2025-06-18 and 2025-03-26) and sends
+ * notifications/initialized.
+ * Ownership: |o| is borrowed and copied.  On MCP_OK *out is a new client
+ *   released with mcp_client_free(); on error *out is NULL.
+ * Threads: any thread; blocks until ready, the timeout, or failure.
+ * Returns: MCP_OK, MCP_ESPAWN, MCP_ETIMEDOUT, MCP_ECLOSED, MCP_EPROTO,
+ *   MCP_ERPC, MCP_EVERSION, MCP_EINVAL, MCP_ENOMEM.
+ */
+MCP_EXTERN mcp_status mcp_client_connect(const mcp_client_options *o,
+                                         mcp_client **out, mcp_error *err);
+
+/*
+ * mcp_client_close() shuts the connection down (stdio: close stdin, wait 2 s,
+ * SIGTERM the process group, wait 2 s, SIGKILL, reap).  Every request still
+ * in flight ends with MCP_ECLOSED.  Idempotent.
+ * Threads: any thread, including a callback of this client.
+ */
+MCP_EXTERN void mcp_client_close(mcp_client *c);
+
+/*
+ * mcp_client_free() closes the client if needed, waits for its callbacks to
+ * finish and releases it.  Called from one of this client's own callbacks,
+ * the release happens after that callback returns.  No other call on |c|
+ * may run or start concurrently with, or after, this one.
+ */
+MCP_EXTERN void mcp_client_free(mcp_client *c);
+
+/* Negotiated protocol version, e.g. "2025-11-25"; valid until free. */
+MCP_EXTERN const char *mcp_client_protocol_version(const mcp_client *c);
+/* The server's initialize result as JSON text; valid until free. */
+MCP_EXTERN const char *mcp_client_server_info(const mcp_client *c);
+/* True until the connection has closed. Threads: any. */
+MCP_EXTERN bool mcp_client_is_open(const mcp_client *c);
+
+/*
+ * mcp_client_request() sends |method| with |params_json| (NULL for none) and
+ * waits for the answer.
+ * Ownership: inputs borrowed.  On MCP_OK *result_json is the result object
+ *   as JSON text, freed with mcp_free(); on error it is NULL.
+ * Threads: any thread, concurrently on one client.  Blocks until the reply,
+ *   the deadline, the cancel token or close, whichever comes first; on
+ *   timeout or cancel the server is sent notifications/cancelled.
+ * Returns: MCP_OK, MCP_ETIMEDOUT, MCP_ECANCELLED, MCP_ECLOSED, MCP_ERPC,
+ *   MCP_EPROTO, MCP_EINVAL, MCP_ETOOBIG, MCP_ENOMEM.
+ */
+MCP_EXTERN mcp_status mcp_client_request(mcp_client *c, const char *method,
+                                         const char *params_json,
+                                         const mcp_call_options *opts,
+                                         char **result_json, mcp_error *err);
+
+/*
+ * Completion of an async call.  Runs exactly once on a worker thread for a
+ * call that was accepted (MCP_OK from the *_async function), including on
+ * timeout, cancel and close; never for a call that was refused.
+ * |result_json| (NULL on error) and |err| are valid only during the call.
+ */
+typedef void (*mcp_result_fn)(void *user, mcp_status status,
+                              const char *result_json, const mcp_error *err);
+
+/*
+ * mcp_client_request_async() is mcp_client_request() that returns at once.
+ * Returns: MCP_OK (|fn| will run once), or an error (|fn| never runs).
+ */
+MCP_EXTERN mcp_status mcp_client_request_async(mcp_client *c,
+                                               const char *method,
+                                               const char *params_json,
+                                               const mcp_call_options *opts,
+                                               mcp_result_fn fn, void *user,
+                                               mcp_error *err);
+
+/* Sends a notification. Threads: any. */
+MCP_EXTERN mcp_status mcp_client_notify(mcp_client *c, const char *method,
+                                        const char *params_json,
+                                        mcp_error *err);
+
+/*
+ * mcp_client_call_tool() runs tools/call for |name| with |args_json| (a JSON
+ * object or NULL).  *result_json is the CallToolResult.  A result with
+ * isError: true returns MCP_ETOOLERROR and still sets *result_json.
+ * Threads and ownership as mcp_client_request().
+ */
+MCP_EXTERN mcp_status mcp_client_call_tool(mcp_client *c, const char *name,
+                                           const char *args_json,
+                                           const mcp_call_options *opts,
+                                           char **result_json, mcp_error *err);
+MCP_EXTERN mcp_status mcp_client_call_tool_async(mcp_client *c,
+                                                 const char *name,
+                                                 const char *args_json,
+                                                 const mcp_call_options *opts,
+                                                 mcp_result_fn fn, void *user,
+                                                 mcp_error *err);
+
+/*
+ * List calls follow nextCursor until the last page and return one JSON array
+ * of every item (tools, resources, resource templates, prompts).
+ */
+MCP_EXTERN mcp_status mcp_client_list_tools(mcp_client *c,
+                                            const mcp_call_options *opts,
+                                            char **tools_json, mcp_error *err);
+MCP_EXTERN mcp_status mcp_client_list_resources(mcp_client *c,
+                                                const mcp_call_options *opts,
+                                                char **resources_json,
+                                                mcp_error *err);
+MCP_EXTERN mcp_status mcp_client_list_resource_templates(
+    mcp_client *c, const mcp_call_options *opts, char **templates_json,
+    mcp_error *err);
+MCP_EXTERN mcp_status mcp_client_list_prompts(mcp_client *c,
+                                              const mcp_call_options *opts,
+                                              char **prompts_json,
+                                              mcp_error *err);
+/* resources/read of |uri|; *result_json is the ReadResourceResult. */
+MCP_EXTERN mcp_status mcp_client_read_resource(mcp_client *c, const char *uri,
+                                               const mcp_call_options *opts,
+                                               char **result_json,
+                                               mcp_error *err);
+/* prompts/get of |name| with |args_json| (object of strings, or NULL). */
+MCP_EXTERN mcp_status mcp_client_get_prompt(mcp_client *c, const char *name,
+                                            const char *args_json,
+                                            const mcp_call_options *opts,
+                                            char **result_json, mcp_error *err);
+/* ping; MCP_OK when the server answered. */
+MCP_EXTERN mcp_status mcp_client_ping(mcp_client *c,
+                                      const mcp_call_options *opts,
+                                      mcp_error *err);
+
+/*
+ * Counters for diagnostics; all monotonic since connect.
+ *  unknown_responses  responses whose id matched no request in flight
+ *  late_responses     responses to requests that had timed out or been cancelled
+ *  protocol_errors    lines that were not valid JSON-RPC
+ *  oversize_messages  messages dropped for exceeding the size limit
+ */
+typedef struct mcp_client_stats {
+  uint64_t requests_sent;
+  uint64_t responses_received;
+  uint64_t unknown_responses;
+  uint64_t late_responses;
+  uint64_t protocol_errors;
+  uint64_t oversize_messages;
+  uint64_t notifications_received;
+  uint64_t server_requests;
+} mcp_client_stats;
+
+MCP_EXTERN void mcp_client_get_stats(const mcp_client *c,
+                                     mcp_client_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MCPCONN_H */

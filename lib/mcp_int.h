@@ -1,0 +1,90 @@
+/*
+ * mcp_int.h: internal helpers shared by every module: allocation wrappers
+ * (so tests can fail the Nth allocation), monotonic time, error filling and
+ * the logger.  Never installed.
+ */
+#ifndef MCP_INT_H
+#define MCP_INT_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "mcpconn.h"
+
+#if defined(__GNUC__)
+#define MCP_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define MCP_UNUSED __attribute__((unused))
+#else
+#define MCP_PRINTF(a, b)
+#define MCP_UNUSED
+#endif
+
+/* Internal-only statuses; never returned from a public function. */
+#define MCP__EAGAIN (-1001)
+
+/*
+ * Allocation.  All library allocation goes through these so that the
+ * allocation-failure tests can make the Nth one fail.  mcp__calloc and
+ * mcp__reallocarray check for multiplication overflow.
+ */
+void *mcp__malloc(size_t n);
+void *mcp__calloc(size_t nmemb, size_t size);
+void *mcp__realloc(void *p, size_t n);
+void *mcp__reallocarray(void *p, size_t nmemb, size_t size);
+char *mcp__strdup(const char *s);
+char *mcp__strndup(const char *s, size_t n);
+void mcp__free(void *p);
+char *mcp__asprintf(const char *fmt, ...) MCP_PRINTF(1, 2);
+
+/*
+ * Test hook: after |n| more successful allocations, every allocation fails
+ * until reset with a negative |n| (the default: never fail).
+ */
+void mcp__alloc_fail_after(long n);
+
+/* Milliseconds on CLOCK_MONOTONIC. */
+int64_t mcp__now_ms(void);
+/* An absolute CLOCK_MONOTONIC timespec for a deadline in ms (from mcp__now_ms). */
+struct timespec mcp__ts_from_ms(int64_t abs_ms);
+/* Deadline |ms| from now, or INT64_MAX when |ms| <= 0 means "none". */
+int64_t mcp__deadline_in(int64_t ms);
+#define MCP_NO_DEADLINE INT64_MAX
+
+/*
+ * mcp__error_set() fills |err| (NULL is fine) with |status| and a formatted
+ * message, replacing what it held, and returns |status|.
+ */
+mcp_status mcp__error_set(mcp_error *err, mcp_status status, const char *fmt,
+                          ...) MCP_PRINTF(3, 4);
+/* Copies |src| into |dst| (NULL-safe), deep. */
+void mcp__error_copy(mcp_error *dst, const mcp_error *src);
+
+/* A logger: a host callback plus its user pointer.  fn NULL: discard. */
+typedef struct mcp_logger {
+  mcp_log_fn fn;
+  void *user;
+} mcp_logger;
+
+/* Calls the logger's callback directly on the calling thread.  Modules that
+ * log from I/O threads must route through the client (which posts to the
+ * worker pool); mcp__log is for worker or host threads only. */
+void mcp__log(const mcp_logger *lg, mcp_log_level level, const char *fmt, ...)
+    MCP_PRINTF(3, 4);
+
+/* A growable byte buffer. */
+typedef struct mcp_buf {
+  char *data; /* NUL-terminated when len < cap */
+  size_t len;
+  size_t cap;
+} mcp_buf;
+
+void mcp__buf_init(mcp_buf *b);
+void mcp__buf_free(mcp_buf *b);
+/* Returns MCP_OK or MCP_ENOMEM; keeps data NUL-terminated. */
+int mcp__buf_append(mcp_buf *b, const void *p, size_t n);
+int mcp__buf_reserve(mcp_buf *b, size_t extra);
+void mcp__buf_consume(mcp_buf *b, size_t n); /* drop n bytes at the front */
+
+#endif /* MCP_INT_H */

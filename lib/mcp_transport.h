@@ -1,0 +1,120 @@
+/*
+ * mcp_transport.h: the transport interface.  A transport moves whole
+ * messages (one JSON-RPC message as bytes) between the client and one
+ * server.  It owns framing and I/O threads; it knows nothing of MCP methods.
+ *
+ * Upcalls run on the transport's own I/O thread.  The receiver (the client)
+ * must not run host code there; it parses and hands work to the worker pool.
+ */
+#ifndef MCP_TRANSPORT_H
+#define MCP_TRANSPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mcp_int.h"
+
+typedef struct mcp_transport mcp_transport;
+
+typedef struct mcp_transport_callbacks {
+  /*
+   * One complete message, |len| bytes, not NUL-terminated in general (the
+   * stdio transport does terminate it).  |data| is valid only during the call.
+   */
+  void (*on_message)(void *user, const char *data, size_t len);
+  /*
+   * A non-fatal problem with the incoming stream: an oversize message
+   * (MCP_ETOOBIG), unreadable bytes, a write failure of a notification.
+   * The transport stays open.
+   */
+  void (*on_error)(void *user, mcp_status status, const char *message);
+  /*
+   * The connection is gone (EOF, child exit, close()).  Called exactly once,
+   * after the last on_message.  |message| says why: exit status, signal,
+   * stderr tail.  |status| is MCP_ECLOSED unless something more specific
+   * applies.
+   */
+  void (*on_close)(void *user, mcp_status status, const char *message);
+} mcp_transport_callbacks;
+
+typedef struct mcp_transport_ops {
+  /*
+   * send() writes one message.  |data| must not contain a newline (JSON
+   * from json-c's compact printer never does).  Blocks at most until
+   * |deadline_ms| (CLOCK_MONOTONIC ms, MCP_NO_DEADLINE for none): a peer
+   * that stops reading yields MCP_ETIMEDOUT with nothing partial left on
+   * the wire that would corrupt the next message (a half-written message
+   * closes the transport).
+   * Threads: any thread, concurrently (writes are serialised inside).
+   * Returns: MCP_OK, MCP_ETIMEDOUT, MCP_ECLOSED, MCP_EIO, MCP_ENOMEM.
+   */
+  mcp_status (*send)(mcp_transport *t, const char *data, size_t len,
+                     int64_t deadline_ms, mcp_error *err);
+  /*
+   * close() shuts the connection down gracefully and waits for the I/O
+   * threads to finish; on_close has been called when it returns.
+   * Idempotent.  Must not be called from an upcall (the I/O thread).
+   */
+  void (*close)(mcp_transport *t);
+  /* free() closes if needed and releases everything.  NULL-safe wrapper:
+   * mcp__transport_free(). */
+  void (*free)(mcp_transport *t);
+} mcp_transport_ops;
+
+/* Every transport struct starts with this header. */
+struct mcp_transport {
+  const mcp_transport_ops *ops;
+};
+
+static inline mcp_status mcp__transport_send(mcp_transport *t,
+                                             const char *data, size_t len,
+                                             int64_t deadline_ms,
+                                             mcp_error *err) {
+  return t->ops->send(t, data, len, deadline_ms, err);
+}
+static inline void mcp__transport_close(mcp_transport *t) {
+  if (t) t->ops->close(t);
+}
+static inline void mcp__transport_free(mcp_transport *t) {
+  if (t) t->ops->free(t);
+}
+
+/* ---- stdio ------------------------------------------------------------- */
+
+typedef struct mcp_stdio_config {
+  /* Program and arguments, NULL terminated; argv[0] searched in PATH. */
+  const char *const *argv;
+  /* Working directory, or NULL for the host's. */
+  const char *cwd;
+  /* "NAME=VALUE" entries merged over the host environment; "NAME" alone
+   * (no '=') removes NAME.  NULL terminated, or NULL for none. */
+  const char *const *env;
+  /* Largest accepted line in bytes (0: default 16 MiB). */
+  size_t max_line;
+  /* Bytes of stderr kept for error messages (0: default 64 KiB). */
+  size_t stderr_tail;
+  /* Close: ms to wait after closing stdin before SIGTERM, then before
+   * SIGKILL (0: default 2000 each). */
+  int64_t term_grace_ms;
+  int64_t kill_grace_ms;
+} mcp_stdio_config;
+
+/*
+ * mcp__stdio_transport_new() spawns the server (no shell; own process
+ * group; every descriptor but 0-2 closed in the child) and starts its
+ * reader thread.  An exec failure (no such program) is reported here as
+ * MCP_ESPAWN, not later as a close.
+ * Ownership: |cfg| is copied.  |cb| and |user| must stay valid until
+ *   free() returns.  On MCP_OK *out is the transport.
+ * Threads: any.
+ * Returns: MCP_OK, MCP_ESPAWN, MCP_EINVAL, MCP_ENOMEM, MCP_EIO.
+ */
+mcp_status mcp__stdio_transport_new(const mcp_stdio_config *cfg,
+                                    const mcp_transport_callbacks *cb,
+                                    void *user, mcp_transport **out,
+                                    mcp_error *err);
+
+/* The child's pid (for tests), or -1 after it has been reaped. */
+int mcp__stdio_transport_pid(mcp_transport *t);
+
+#endif /* MCP_TRANSPORT_H */
