@@ -1,2 +1,770 @@
-/* placeholder */
-int main(void) { return 77; }
+/*
+ * mcpconn-demo-server: a small MCP server on stdio, bundled with mcpconn.
+ *
+ * It is the CLI's default server, a peer for the test suites and the peer
+ * of the benchmarks, so it aims to be correct and cheap rather than
+ * featureful.  It speaks newline-delimited JSON-RPC 2.0 on stdin/stdout
+ * (compact JSON, one message per line) and logs only to stderr.
+ *
+ * Tools: echo, add, sleep and fail (see TOOLS_JSON below).
+ *
+ * Shape: one thread and one poll loop.  Input is read in large chunks and
+ * split into lines; every line is parsed once with a reused json_tokener.
+ * Replies are appended to an output buffer that is written with as few
+ * write() calls as possible: once per batch of input, before the loop blocks
+ * again, so a message is never split across writes by us.  A running `sleep`
+ * is an entry in a small timer list, so other requests are answered while it
+ * runs, progress notifications go out on its timer, and notifications/
+ * cancelled simply drops the entry.  On stdin EOF running sleeps are
+ * abandoned (the client has gone) and the server exits 0.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#ifndef VERSION
+#define VERSION "0.1.0"
+#endif
+
+#define SERVER_NAME "mcpconn-demo-server"
+#define DEFAULT_PROTOCOL "2025-11-25"
+
+/* Lines longer than this (bytes, without the newline) are skipped. */
+#define MAX_LINE (16u * 1024 * 1024)
+/* Bytes asked of each read(). */
+#define READ_CHUNK (64u * 1024)
+/* Output is written once this much is buffered, even mid-batch. */
+#define OUT_FLUSH_AT (256u * 1024)
+/* Interval of progress notifications during sleep, ms. */
+#define PROGRESS_EVERY_MS 100
+/* Longest sleep accepted, ms. */
+#define SLEEP_MAX_MS (10 * 60 * 1000)
+
+/* JSON-RPC error codes. */
+#define RPC_PARSE_ERROR (-32700)
+#define RPC_INVALID_REQUEST (-32600)
+#define RPC_METHOD_NOT_FOUND (-32601)
+#define RPC_INVALID_PARAMS (-32602)
+
+static const char *const SUPPORTED_PROTOCOLS[] = {"2025-11-25", "2025-06-18",
+                                                  "2025-03-26"};
+
+/* The tools/list result, parsed once at start-up. */
+static const char TOOLS_JSON[] =
+    "{\"tools\":["
+    "{\"name\":\"echo\",\"title\":\"Echo\","
+    "\"description\":\"Returns the given text unchanged.\","
+    "\"inputSchema\":{\"type\":\"object\",\"properties\":{\"text\":"
+    "{\"type\":\"string\",\"description\":\"The text to return.\"}},"
+    "\"required\":[\"text\"]}},"
+    "{\"name\":\"add\",\"title\":\"Add\","
+    "\"description\":\"Adds two numbers and returns the sum.\","
+    "\"inputSchema\":{\"type\":\"object\",\"properties\":{"
+    "\"a\":{\"type\":\"number\",\"description\":\"First addend.\"},"
+    "\"b\":{\"type\":\"number\",\"description\":\"Second addend.\"}},"
+    "\"required\":[\"a\",\"b\"]},"
+    "\"outputSchema\":{\"type\":\"object\",\"properties\":{"
+    "\"sum\":{\"type\":\"number\"}},\"required\":[\"sum\"]}},"
+    "{\"name\":\"sleep\",\"title\":\"Sleep\","
+    "\"description\":\"Waits the given number of milliseconds, then returns."
+    "\\nSends notifications/progress every 100 ms when the request carries a "
+    "progress token, and stops on notifications/cancelled.\","
+    "\"inputSchema\":{\"type\":\"object\",\"properties\":{\"ms\":"
+    "{\"type\":\"integer\",\"minimum\":0,\"maximum\":600000,"
+    "\"description\":\"How long to sleep, in milliseconds.\"}},"
+    "\"required\":[\"ms\"]}},"
+    "{\"name\":\"fail\",\"title\":\"Fail\","
+    "\"description\":\"Always returns a tool error (isError: true).\","
+    "\"inputSchema\":{\"type\":\"object\",\"properties\":{\"message\":"
+    "{\"type\":\"string\",\"description\":\"The error text to return.\"}}}}"
+    "]}";
+
+/* One running `sleep` call. */
+struct sleeper {
+  json_object *id;    /* the request id; owned reference */
+  json_object *token; /* params._meta.progressToken or NULL; owned */
+  int64_t start_ms;   /* CLOCK_MONOTONIC */
+  int64_t end_ms;     /* CLOCK_MONOTONIC */
+  int64_t next_progress_ms; /* CLOCK_MONOTONIC; unused without token */
+  int64_t total_ms;
+};
+
+struct server {
+  json_tokener *tok;
+  json_object *tools_result; /* the tools/list result; shared by replies */
+
+  char *in;          /* bytes read but not yet consumed */
+  size_t in_len;     /* bytes held in |in| */
+  size_t in_cap;     /* allocated size of |in| */
+  size_t in_scan;    /* bytes of |in| known to hold no newline */
+  bool skipping;     /* discarding an over-long line up to its newline */
+
+  char *out;         /* replies not yet written */
+  size_t out_len;
+  size_t out_cap;
+  bool out_dead;     /* stdout is gone (EPIPE or error); stop quietly */
+
+  struct sleeper *sleeps; /* running sleeps, in start order */
+  size_t n_sleeps;
+  size_t cap_sleeps;
+};
+
+/* ---- small helpers ---------------------------------------------------- */
+
+static void logmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void logmsg(const char *fmt, ...) {
+  va_list ap;
+  char line[512];
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof(line), fmt, ap);
+  va_end(ap);
+  fprintf(stderr, SERVER_NAME ": %s\n", line);
+}
+
+static void *xrealloc(void *p, size_t n) {
+  void *q = realloc(p, n ? n : 1);
+  if (!q) {
+    logmsg("out of memory");
+    exit(1);
+  }
+  return q;
+}
+
+static int64_t now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Returns member |key| of |obj| when it exists and has type |type|. */
+static json_object *get_typed(json_object *obj, const char *key,
+                              json_type type) {
+  json_object *v;
+  if (!obj || !json_object_object_get_ex(obj, key, &v)) return NULL;
+  return json_object_is_type(v, type) ? v : NULL;
+}
+
+static bool is_valid_id(json_object *id) {
+  return json_object_is_type(id, json_type_int) ||
+         json_object_is_type(id, json_type_string);
+}
+
+static bool id_equal(json_object *a, json_object *b) {
+  if (json_object_is_type(a, json_type_string) &&
+      json_object_is_type(b, json_type_string)) {
+    int la = json_object_get_string_len(a);
+    return la == json_object_get_string_len(b) &&
+           memcmp(json_object_get_string(a), json_object_get_string(b),
+                  (size_t)la) == 0;
+  }
+  if (json_object_is_type(a, json_type_int) &&
+      json_object_is_type(b, json_type_int))
+    return json_object_get_int64(a) == json_object_get_int64(b) &&
+           json_object_get_uint64(a) == json_object_get_uint64(b);
+  return false;
+}
+
+/* ---- output ----------------------------------------------------------- */
+
+/* Writes the whole output buffer to stdout; marks stdout dead on failure. */
+static void flush_out(struct server *s) {
+  size_t off = 0;
+  while (off < s->out_len && !s->out_dead) {
+    ssize_t n = write(STDOUT_FILENO, s->out + off, s->out_len - off);
+    if (n > 0) {
+      off += (size_t)n;
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      /* stdout was handed to us non-blocking: wait until it drains. */
+      struct pollfd pfd = {STDOUT_FILENO, POLLOUT, 0};
+      (void)poll(&pfd, 1, -1);
+    } else {
+      if (n < 0 && errno != EPIPE) logmsg("write: %s", strerror(errno));
+      s->out_dead = true;
+    }
+  }
+  s->out_len = 0;
+}
+
+/* Serialises |msg| as one line into the output buffer and drops |msg|. */
+static void send_msg(struct server *s, json_object *msg) {
+  size_t len;
+  const char *text = json_object_to_json_string_length(
+      msg, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+  if (s->out_len + len + 1 > s->out_cap) {
+    size_t cap = s->out_cap ? s->out_cap : 4096;
+    while (cap < s->out_len + len + 1) cap *= 2;
+    s->out = xrealloc(s->out, cap);
+    s->out_cap = cap;
+  }
+  memcpy(s->out + s->out_len, text, len);
+  s->out[s->out_len + len] = '\n';
+  s->out_len += len + 1;
+  json_object_put(msg);
+  if (s->out_len >= OUT_FLUSH_AT) flush_out(s);
+}
+
+static json_object *new_message(json_object *id) {
+  json_object *msg = json_object_new_object();
+  json_object_object_add(msg, "jsonrpc", json_object_new_string("2.0"));
+  json_object_object_add(msg, "id", id ? json_object_get(id) : NULL);
+  return msg;
+}
+
+/* Sends a result for request |id|; takes ownership of |result|. */
+static void send_result(struct server *s, json_object *id,
+                        json_object *result) {
+  json_object *msg = new_message(id);
+  json_object_object_add(msg, "result", result);
+  send_msg(s, msg);
+}
+
+/* Sends a JSON-RPC error for |id| (NULL: id null). */
+static void send_error(struct server *s, json_object *id, int code,
+                       const char *message) {
+  json_object *msg = new_message(id);
+  json_object *err = json_object_new_object();
+  json_object_object_add(err, "code", json_object_new_int(code));
+  json_object_object_add(err, "message", json_object_new_string(message));
+  json_object_object_add(msg, "error", err);
+  send_msg(s, msg);
+}
+
+/* A CallToolResult with one text item. */
+static json_object *tool_text(const char *text, size_t len, bool is_error) {
+  json_object *item = json_object_new_object();
+  json_object_object_add(item, "type", json_object_new_string("text"));
+  json_object_object_add(item, "text", json_object_new_string_len(text, (int)len));
+  json_object *content = json_object_new_array_ext(1);
+  json_object_array_add(content, item);
+  json_object *result = json_object_new_object();
+  json_object_object_add(result, "content", content);
+  if (is_error) json_object_object_add(result, "isError", json_object_new_boolean(1));
+  return result;
+}
+
+static json_object *tool_error(const char *text) {
+  return tool_text(text, strlen(text), true);
+}
+
+/* ---- tools ------------------------------------------------------------ */
+
+static json_object *tool_echo(json_object *args) {
+  json_object *text = get_typed(args, "text", json_type_string);
+  if (!text) return tool_error("echo: argument 'text' must be a string");
+  return tool_text(json_object_get_string(text),
+                   (size_t)json_object_get_string_len(text), false);
+}
+
+/* Reads a JSON number that fits an int64 exactly; false otherwise. */
+static bool get_exact_int(json_object *v, int64_t *out) {
+  if (!json_object_is_type(v, json_type_int)) return false;
+  int64_t i = json_object_get_int64(v);
+  if (i == INT64_MAX && json_object_get_uint64(v) != (uint64_t)INT64_MAX)
+    return false; /* a uint64 beyond INT64_MAX, or clamped */
+  *out = i;
+  return true;
+}
+
+/*
+ * Formats |d| (finite) the way people write numbers: integers without a
+ * fraction ("5"), other values with the fewest of 15..17 significant digits
+ * that read back as the same double.
+ */
+static void format_double(double d, char *buf, size_t size) {
+  if (d > -9007199254740992.0 && d < 9007199254740992.0 &&
+      d == (double)(int64_t)d) {
+    snprintf(buf, size, "%" PRId64, (int64_t)d);
+    return;
+  }
+  for (int prec = 15; prec <= 17; prec++) {
+    snprintf(buf, size, "%.*g", prec, d);
+    if (strtod(buf, NULL) == d) return;
+  }
+}
+
+static json_object *tool_add(json_object *args) {
+  json_object *a = NULL, *b = NULL;
+  if (args) {
+    json_object_object_get_ex(args, "a", &a);
+    json_object_object_get_ex(args, "b", &b);
+  }
+  bool a_num = json_object_is_type(a, json_type_int) ||
+               json_object_is_type(a, json_type_double);
+  bool b_num = json_object_is_type(b, json_type_int) ||
+               json_object_is_type(b, json_type_double);
+  if (!a_num || !b_num)
+    return tool_error("add: arguments 'a' and 'b' must both be numbers");
+
+  char text[64];
+  json_object *sum;
+  int64_t ia, ib, is;
+  if (get_exact_int(a, &ia) && get_exact_int(b, &ib) &&
+      !__builtin_add_overflow(ia, ib, &is)) {
+    snprintf(text, sizeof(text), "%" PRId64, is);
+    sum = json_object_new_int64(is);
+  } else {
+    double d = json_object_get_double(a) + json_object_get_double(b);
+    if (!(d - d == 0.0)) /* NaN or infinite: not a JSON number */
+      return tool_error("add: the sum is not a finite number");
+    format_double(d, text, sizeof(text));
+    sum = json_object_new_double_s(d, text);
+  }
+  json_object *result = tool_text(text, strlen(text), false);
+  json_object *structured = json_object_new_object();
+  json_object_object_add(structured, "sum", sum);
+  json_object_object_add(result, "structuredContent", structured);
+  return result;
+}
+
+static json_object *tool_fail(json_object *args) {
+  json_object *m = NULL;
+  if (args && json_object_object_get_ex(args, "message", &m) &&
+      !json_object_is_type(m, json_type_string))
+    return tool_error("fail: argument 'message' must be a string");
+  if (!m) return tool_error("the fail tool always fails");
+  return tool_text(json_object_get_string(m),
+                   (size_t)json_object_get_string_len(m), true);
+}
+
+static json_object *slept_result(int64_t ms) {
+  char text[64];
+  snprintf(text, sizeof(text), "slept %" PRId64 " ms", ms);
+  return tool_text(text, strlen(text), false);
+}
+
+/* Starts a sleep, or answers at once when it needs no waiting or is invalid. */
+static void tool_sleep(struct server *s, json_object *id, json_object *params,
+                       json_object *args) {
+  json_object *v = NULL;
+  int64_t ms = -1;
+  if (args) json_object_object_get_ex(args, "ms", &v);
+  if (json_object_is_type(v, json_type_int)) {
+    if (!get_exact_int(v, &ms)) ms = -1;
+  } else if (json_object_is_type(v, json_type_double)) {
+    double d = json_object_get_double(v);
+    if (d >= 0 && d <= SLEEP_MAX_MS && d == (double)(int64_t)d) ms = (int64_t)d;
+  }
+  if (ms < 0 || ms > SLEEP_MAX_MS) {
+    send_result(s, id,
+                tool_error("sleep: argument 'ms' must be an integer from 0 "
+                           "to 600000"));
+    return;
+  }
+  if (ms == 0) {
+    send_result(s, id, slept_result(0));
+    return;
+  }
+
+  json_object *meta = get_typed(params, "_meta", json_type_object);
+  json_object *token = NULL;
+  if (meta && json_object_object_get_ex(meta, "progressToken", &token) &&
+      !is_valid_id(token))
+    token = NULL; /* progress tokens are strings or integers */
+
+  if (s->n_sleeps == s->cap_sleeps) {
+    s->cap_sleeps = s->cap_sleeps ? s->cap_sleeps * 2 : 8;
+    s->sleeps = xrealloc(s->sleeps, s->cap_sleeps * sizeof(*s->sleeps));
+  }
+  struct sleeper *sl = &s->sleeps[s->n_sleeps++];
+  sl->id = json_object_get(id);
+  sl->token = token ? json_object_get(token) : NULL;
+  sl->start_ms = now_ms();
+  sl->end_ms = sl->start_ms + ms;
+  sl->next_progress_ms = sl->start_ms + PROGRESS_EVERY_MS;
+  sl->total_ms = ms;
+}
+
+static void remove_sleeper(struct server *s, size_t i) {
+  json_object_put(s->sleeps[i].id);
+  json_object_put(s->sleeps[i].token);
+  memmove(&s->sleeps[i], &s->sleeps[i + 1],
+          (s->n_sleeps - i - 1) * sizeof(*s->sleeps));
+  s->n_sleeps--;
+}
+
+static void send_progress(struct server *s, struct sleeper *sl, int64_t now) {
+  json_object *params = json_object_new_object();
+  json_object_object_add(params, "progressToken", json_object_get(sl->token));
+  json_object_object_add(params, "progress",
+                         json_object_new_int64(now - sl->start_ms));
+  json_object_object_add(params, "total", json_object_new_int64(sl->total_ms));
+  json_object_object_add(params, "message", json_object_new_string("sleeping"));
+  json_object *msg = json_object_new_object();
+  json_object_object_add(msg, "jsonrpc", json_object_new_string("2.0"));
+  json_object_object_add(msg, "method",
+                         json_object_new_string("notifications/progress"));
+  json_object_object_add(msg, "params", params);
+  send_msg(s, msg);
+}
+
+/* Finishes due sleeps and sends due progress notifications. */
+static void run_timers(struct server *s) {
+  if (!s->n_sleeps) return;
+  int64_t now = now_ms();
+  for (size_t i = 0; i < s->n_sleeps;) {
+    struct sleeper *sl = &s->sleeps[i];
+    if (now >= sl->end_ms) {
+      send_result(s, sl->id, slept_result(sl->total_ms));
+      remove_sleeper(s, i);
+      continue;
+    }
+    if (sl->token && now >= sl->next_progress_ms) {
+      send_progress(s, sl, now);
+      while (sl->next_progress_ms <= now) sl->next_progress_ms += PROGRESS_EVERY_MS;
+    }
+    i++;
+  }
+}
+
+/* Milliseconds until the next timer is due; -1 when none is running. */
+static int next_timeout(const struct server *s) {
+  if (!s->n_sleeps) return -1;
+  int64_t due = INT64_MAX;
+  for (size_t i = 0; i < s->n_sleeps; i++) {
+    const struct sleeper *sl = &s->sleeps[i];
+    if (sl->end_ms < due) due = sl->end_ms;
+    if (sl->token && sl->next_progress_ms < due) due = sl->next_progress_ms;
+  }
+  int64_t wait = due - now_ms();
+  return wait < 0 ? 0 : (int)wait;
+}
+
+/* ---- methods ---------------------------------------------------------- */
+
+static void do_initialize(struct server *s, json_object *id,
+                          json_object *params) {
+  json_object *v = get_typed(params, "protocolVersion", json_type_string);
+  if (!v) {
+    send_error(s, id, RPC_INVALID_PARAMS,
+               "Invalid params: protocolVersion must be a string");
+    return;
+  }
+  const char *version = DEFAULT_PROTOCOL;
+  for (size_t i = 0; i < sizeof(SUPPORTED_PROTOCOLS) / sizeof(*SUPPORTED_PROTOCOLS); i++)
+    if (strcmp(json_object_get_string(v), SUPPORTED_PROTOCOLS[i]) == 0)
+      version = SUPPORTED_PROTOCOLS[i];
+
+  json_object *tools = json_object_new_object();
+  json_object_object_add(tools, "listChanged", json_object_new_boolean(0));
+  json_object *caps = json_object_new_object();
+  json_object_object_add(caps, "tools", tools);
+  json_object *info = json_object_new_object();
+  json_object_object_add(info, "name", json_object_new_string(SERVER_NAME));
+  json_object_object_add(info, "version", json_object_new_string(VERSION));
+  json_object *result = json_object_new_object();
+  json_object_object_add(result, "protocolVersion", json_object_new_string(version));
+  json_object_object_add(result, "capabilities", caps);
+  json_object_object_add(result, "serverInfo", info);
+  json_object_object_add(
+      result, "instructions",
+      json_object_new_string("A demo server bundled with mcpconn. Tools: echo, "
+                             "add, sleep (with progress and cancellation) and "
+                             "fail."));
+  send_result(s, id, result);
+}
+
+static void do_tools_list(struct server *s, json_object *id,
+                          json_object *params) {
+  json_object *cursor;
+  if (params && json_object_object_get_ex(params, "cursor", &cursor) && cursor) {
+    /* There is one page, so no cursor we could have issued is valid. */
+    send_error(s, id, RPC_INVALID_PARAMS, "Invalid params: unknown cursor");
+    return;
+  }
+  send_result(s, id, json_object_get(s->tools_result));
+}
+
+static void do_tools_call(struct server *s, json_object *id,
+                          json_object *params) {
+  json_object *name = get_typed(params, "name", json_type_string);
+  if (!name) {
+    send_error(s, id, RPC_INVALID_PARAMS, "Invalid params: name must be a string");
+    return;
+  }
+  json_object *args = NULL;
+  if (json_object_object_get_ex(params, "arguments", &args) && args &&
+      !json_object_is_type(args, json_type_object)) {
+    send_error(s, id, RPC_INVALID_PARAMS,
+               "Invalid params: arguments must be an object");
+    return;
+  }
+  const char *n = json_object_get_string(name);
+  if (strcmp(n, "echo") == 0) {
+    send_result(s, id, tool_echo(args));
+  } else if (strcmp(n, "add") == 0) {
+    send_result(s, id, tool_add(args));
+  } else if (strcmp(n, "sleep") == 0) {
+    tool_sleep(s, id, params, args);
+  } else if (strcmp(n, "fail") == 0) {
+    send_result(s, id, tool_fail(args));
+  } else {
+    char msg[256];
+    snprintf(msg, sizeof(msg), "Unknown tool: %.200s", n);
+    send_error(s, id, RPC_INVALID_PARAMS, msg);
+  }
+}
+
+static void do_notification(struct server *s, const char *method,
+                            json_object *params) {
+  if (strcmp(method, "notifications/cancelled") == 0) {
+    json_object *rid;
+    if (!params || !json_object_object_get_ex(params, "requestId", &rid) ||
+        !is_valid_id(rid))
+      return; /* malformed cancellations are ignored, as the spec asks */
+    for (size_t i = 0; i < s->n_sleeps;) {
+      if (id_equal(s->sleeps[i].id, rid))
+        remove_sleeper(s, i);
+      else
+        i++;
+    }
+  }
+  /* notifications/initialized and anything else need nothing from us. */
+}
+
+static void dispatch(struct server *s, json_object *msg) {
+  if (!json_object_is_type(msg, json_type_object)) {
+    send_error(s, NULL, RPC_INVALID_REQUEST,
+               json_object_is_type(msg, json_type_array)
+                   ? "Invalid Request: batches are not supported"
+                   : "Invalid Request: not a JSON object");
+    return;
+  }
+  json_object *id = NULL;
+  bool has_id = json_object_object_get_ex(msg, "id", &id);
+  json_object *reply_id = has_id && is_valid_id(id) ? id : NULL;
+
+  json_object *jsonrpc = get_typed(msg, "jsonrpc", json_type_string);
+  if (!jsonrpc || strcmp(json_object_get_string(jsonrpc), "2.0") != 0) {
+    send_error(s, reply_id, RPC_INVALID_REQUEST,
+               "Invalid Request: jsonrpc must be \"2.0\"");
+    return;
+  }
+  json_object *mobj;
+  if (!json_object_object_get_ex(msg, "method", &mobj)) {
+    if (has_id && (json_object_object_get_ex(msg, "result", NULL) ||
+                   json_object_object_get_ex(msg, "error", NULL))) {
+      logmsg("ignoring a response: this server sends no requests");
+      return;
+    }
+    send_error(s, reply_id, RPC_INVALID_REQUEST, "Invalid Request: no method");
+    return;
+  }
+  if (!json_object_is_type(mobj, json_type_string)) {
+    send_error(s, reply_id, RPC_INVALID_REQUEST,
+               "Invalid Request: method must be a string");
+    return;
+  }
+  const char *method = json_object_get_string(mobj);
+  json_object *params = NULL;
+  bool params_ok = !json_object_object_get_ex(msg, "params", &params) ||
+                   json_object_is_type(params, json_type_object);
+
+  if (!has_id) {
+    if (params_ok) do_notification(s, method, params);
+    return;
+  }
+  if (!reply_id) {
+    send_error(s, NULL, RPC_INVALID_REQUEST,
+               "Invalid Request: id must be a string or an integer");
+    return;
+  }
+
+  bool known = strcmp(method, "initialize") == 0 || strcmp(method, "ping") == 0 ||
+               strcmp(method, "tools/list") == 0 ||
+               strcmp(method, "tools/call") == 0;
+  if (!known) {
+    send_error(s, id, RPC_METHOD_NOT_FOUND, "Method not found");
+    return;
+  }
+  if (!params_ok) {
+    send_error(s, id, RPC_INVALID_PARAMS, "Invalid params: params must be an object");
+    return;
+  }
+  if (strcmp(method, "ping") == 0)
+    send_result(s, id, json_object_new_object());
+  else if (strcmp(method, "tools/call") == 0)
+    do_tools_call(s, id, params);
+  else if (strcmp(method, "tools/list") == 0)
+    do_tools_list(s, id, params);
+  else
+    do_initialize(s, id, params);
+}
+
+/* ---- input ------------------------------------------------------------ */
+
+/* Handles one line; |line[len]| must be writable (it becomes the NUL). */
+static void handle_line(struct server *s, char *line, size_t len) {
+  size_t i = 0;
+  while (i < len && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) i++;
+  if (i == len) return; /* blank lines are tolerated */
+
+  line[len] = '\0';
+  json_tokener_reset(s->tok);
+  json_object *msg = json_tokener_parse_ex(s->tok, line, (int)len + 1);
+  if (json_tokener_get_error(s->tok) != json_tokener_success ||
+      json_tokener_get_parse_end(s->tok) < len) {
+    /* Trailing bytes after the value, or an embedded NUL, land here too. */
+    logmsg("unparseable line (%zu bytes) answered with -32700", len);
+    json_object_put(msg);
+    send_error(s, NULL, RPC_PARSE_ERROR, "Parse error");
+    return;
+  }
+  dispatch(s, msg);
+  json_object_put(msg);
+}
+
+/* Splits the buffered input into lines and handles the complete ones. */
+static void consume_input(struct server *s) {
+  size_t start = 0;
+  for (;;) {
+    char *nl = memchr(s->in + s->in_scan, '\n', s->in_len - s->in_scan);
+    if (!nl) break;
+    size_t end = (size_t)(nl - s->in);
+    if (s->skipping)
+      s->skipping = false; /* the end of an over-long line */
+    else
+      handle_line(s, s->in + start, end - start);
+    start = end + 1;
+    s->in_scan = start;
+  }
+  if (s->skipping) {
+    s->in_len = s->in_scan = 0;
+    return;
+  }
+  if (start) {
+    memmove(s->in, s->in + start, s->in_len - start);
+    s->in_len -= start;
+  }
+  s->in_scan = s->in_len;
+  if (s->in_len > MAX_LINE) {
+    logmsg("skipping a line longer than %u bytes", MAX_LINE);
+    s->skipping = true;
+    s->in_len = s->in_scan = 0;
+  }
+}
+
+/* Reads once from stdin.  Returns bytes read, 0 at EOF, -1 for "try later". */
+static ssize_t read_input(struct server *s) {
+  if (s->in_cap - s->in_len < READ_CHUNK + 1) {
+    size_t cap = s->in_cap ? s->in_cap : READ_CHUNK * 2;
+    while (cap - s->in_len < READ_CHUNK + 1) cap *= 2;
+    s->in = xrealloc(s->in, cap);
+    s->in_cap = cap;
+  }
+  for (;;) {
+    /* One byte is kept free so a final unterminated line can take a NUL. */
+    ssize_t n = read(STDIN_FILENO, s->in + s->in_len, s->in_cap - s->in_len - 1);
+    if (n >= 0) return n;
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return -1;
+    logmsg("read: %s", strerror(errno));
+    return 0;
+  }
+}
+
+/* ---- main ------------------------------------------------------------- */
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "Usage: " SERVER_NAME " [--help] [--version]\n"
+          "\n"
+          "A small MCP server on stdio, bundled with mcpconn.  It reads\n"
+          "newline-delimited JSON-RPC 2.0 on stdin, answers on stdout and logs\n"
+          "to stderr.  It exits 0 when stdin reaches end of file.\n"
+          "\n"
+          "Tools:\n"
+          "  echo {text}      returns text unchanged\n"
+          "  add  {a, b}      returns the sum (text, and structuredContent.sum)\n"
+          "  sleep {ms}       waits ms milliseconds; sends notifications/progress\n"
+          "                   every 100 ms when asked; honours notifications/cancelled\n"
+          "  fail {message?}  always returns a tool error (isError: true)\n");
+}
+
+int main(int argc, char **argv) {
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      usage(stdout);
+      return 0;
+    }
+    if (strcmp(argv[i], "--version") == 0) {
+      printf(SERVER_NAME " " VERSION "\n");
+      return 0;
+    }
+    fprintf(stderr, SERVER_NAME ": unknown argument '%s'\n", argv[i]);
+    usage(stderr);
+    return 2;
+  }
+
+  /* A vanished client shows up as EPIPE from write(), handled there. */
+  signal(SIGPIPE, SIG_IGN);
+
+  struct server s;
+  memset(&s, 0, sizeof(s));
+  s.tok = json_tokener_new();
+  if (!s.tok) {
+    logmsg("out of memory");
+    return 1;
+  }
+  json_tokener_set_flags(s.tok, JSON_TOKENER_STRICT);
+  s.tools_result = json_tokener_parse(TOOLS_JSON);
+  if (!s.tools_result) {
+    logmsg("internal error: the tool list does not parse");
+    return 1;
+  }
+
+  bool eof = false;
+  while (!eof && !s.out_dead) {
+    flush_out(&s);
+    if (s.out_dead) break;
+    int timeout = next_timeout(&s);
+    ssize_t n = -1;
+    if (timeout < 0) n = read_input(&s); /* nothing timed: block in read() */
+    if (n < 0) {
+      struct pollfd pfd = {STDIN_FILENO, POLLIN, 0};
+      int r = poll(&pfd, 1, timeout);
+      if (r < 0 && errno != EINTR) {
+        logmsg("poll: %s", strerror(errno));
+        break;
+      }
+      if (r > 0) n = read_input(&s);
+    }
+    if (n == 0) {
+      eof = true;
+      if (s.in_len && !s.skipping) handle_line(&s, s.in, s.in_len);
+      s.in_len = 0;
+    } else if (n > 0) {
+      s.in_len += (size_t)n;
+      consume_input(&s);
+    }
+    run_timers(&s);
+  }
+  flush_out(&s);
+
+  /* Sleeps still running are abandoned: nobody is left to read them. */
+  while (s.n_sleeps) remove_sleeper(&s, s.n_sleeps - 1);
+  free(s.sleeps);
+  free(s.in);
+  free(s.out);
+  json_object_put(s.tools_result);
+  json_tokener_free(s.tok);
+  return 0;
+}
