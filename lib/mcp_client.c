@@ -1,2 +1,1387 @@
-/* placeholder */
-typedef int mcp_placeholder_unit_;
+/*
+ * mcp_client.c: the MCP client.  Owns the lifecycle (initialize, version
+ * negotiation, initialized), requests with timeout, cancel and progress,
+ * notifications/cancelled, answers to server->client requests and the
+ * dispatch of notifications.  Knows nothing of how bytes move: it talks to
+ * an mcp_transport.
+ *
+ * Threads:
+ *  - The transport's reader thread calls on_message/on_close.  It parses,
+ *    completes pending entries and posts everything that runs host code to
+ *    the client's lane on the worker pool.  It never sends (a full pipe in
+ *    both directions would deadlock) and never runs host code.
+ *  - Host threads call the public functions concurrently.
+ *  - The lane runs host callbacks one at a time, in arrival order.
+ *
+ * json-c trees are never shared between threads: a subtree handed to another
+ * thread is first detached from its parent (so its refcount has one owner).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mcp_cancel.h"
+#include "mcp_client.h"
+#include "mcp_jsonrpc.h"
+#include "mcp_pending.h"
+#include "mcp_transport.h"
+
+const char *const mcp__protocol_versions[] = {"2025-11-25", "2025-06-18",
+                                              "2025-03-26", NULL};
+
+#define DEFAULT_TIMEOUT_MS 30000
+#define DEFAULT_MAX_MESSAGE (16u * 1024 * 1024)
+/* How long a reply or notification we send may wait on a full pipe. */
+#define SEND_GRACE_MS 5000
+/* Upper bound on pages followed by a list call (a server looping cursors). */
+#define MAX_PAGES 100000
+
+/* A server->client request being handled, for inbound cancellation. */
+typedef struct server_req {
+  char *id_text; /* compact JSON of its id */
+  bool cancelled;
+  struct server_req *next;
+} server_req;
+
+struct mcp_client {
+  mcp_client_options *opts; /* own copy; immutable after connect */
+  mcp_client_hooks hooks;
+  mcp_transport *t;
+  mcp_pending *pending;
+  mcp_workers *workers; /* own reference */
+  mcp_lane *lane;
+  char *protocol_version; /* set once during connect */
+  char *server_info;      /* initialize result JSON; set once during connect */
+  atomic_bool open;
+  pthread_mutex_t lock;   /* guards close_message and sreqs */
+  char *close_message;
+  server_req *sreqs;
+  /* Statistics. */
+  atomic_uint_fast64_t n_sent, n_responses, n_unknown, n_late, n_proto,
+      n_oversize, n_notifications, n_server_requests;
+};
+
+/* ------------------------------------------------------------------------ */
+/* Options                                                                   */
+/* ------------------------------------------------------------------------ */
+
+MCP_EXTERN mcp_client_options *mcp_client_options_new(void) {
+  mcp_client_options *o = mcp__calloc(1, sizeof(*o));
+  if (!o) return NULL;
+  o->timeout_ms = DEFAULT_TIMEOUT_MS;
+  o->max_message = DEFAULT_MAX_MESSAGE;
+  return o;
+}
+
+static void free_strv(char **v) {
+  if (!v) return;
+  for (char **p = v; *p; p++) mcp__free(*p);
+  mcp__free(v);
+}
+
+MCP_EXTERN void mcp_client_options_free(mcp_client_options *o) {
+  if (!o) return;
+  free_strv(o->argv);
+  mcp__free(o->cwd);
+  for (size_t i = 0; i < o->nenv; i++) mcp__free(o->env[i]);
+  mcp__free(o->env);
+  mcp__free(o->client_name);
+  mcp__free(o->client_version);
+  for (size_t i = 0; i < o->nhandlers; i++) mcp__free(o->handlers[i].method);
+  mcp__free(o->handlers);
+  for (size_t i = 0; i < o->ncaps; i++) {
+    mcp__free(o->caps[i].name);
+    mcp__free(o->caps[i].json);
+  }
+  mcp__free(o->caps);
+  mcp__free(o);
+}
+
+static char **dup_strv(const char *const *v) {
+  size_t n = 0;
+  while (v[n]) n++;
+  char **d = mcp__calloc(n + 1, sizeof(char *));
+  if (!d) return NULL;
+  for (size_t i = 0; i < n; i++) {
+    d[i] = mcp__strdup(v[i]);
+    if (!d[i]) {
+      free_strv(d);
+      return NULL;
+    }
+  }
+  return d;
+}
+
+MCP_EXTERN mcp_status mcp_client_options_set_stdio(mcp_client_options *o,
+                                                   const char *const *argv) {
+  if (!o || !argv || !argv[0] || !argv[0][0]) return MCP_EINVAL;
+  char **d = dup_strv(argv);
+  if (!d) return MCP_ENOMEM;
+  free_strv(o->argv);
+  o->argv = d;
+  return MCP_OK;
+}
+
+/* Replaces *slot with a copy of |s| (NULL clears it). */
+static mcp_status set_str(char **slot, const char *s) {
+  char *d = NULL;
+  if (s && !(d = mcp__strdup(s))) return MCP_ENOMEM;
+  mcp__free(*slot);
+  *slot = d;
+  return MCP_OK;
+}
+
+MCP_EXTERN mcp_status mcp_client_options_set_cwd(mcp_client_options *o,
+                                                 const char *cwd) {
+  if (!o) return MCP_EINVAL;
+  return set_str(&o->cwd, cwd);
+}
+
+MCP_EXTERN mcp_status mcp_client_options_set_env(mcp_client_options *o,
+                                                 const char *name,
+                                                 const char *value) {
+  if (!o || !name || !*name || strchr(name, '=')) return MCP_EINVAL;
+  char *entry = value ? mcp__asprintf("%s=%s", name, value) : mcp__strdup(name);
+  if (!entry) return MCP_ENOMEM;
+  size_t nlen = strlen(name);
+  for (size_t i = 0; i < o->nenv; i++) {
+    if (strncmp(o->env[i], name, nlen) == 0 &&
+        (o->env[i][nlen] == '=' || o->env[i][nlen] == '\0')) {
+      mcp__free(o->env[i]);
+      o->env[i] = entry;
+      return MCP_OK;
+    }
+  }
+  char **env = mcp__reallocarray(o->env, o->nenv + 2, sizeof(char *));
+  if (!env) {
+    mcp__free(entry);
+    return MCP_ENOMEM;
+  }
+  o->env = env;
+  o->env[o->nenv++] = entry;
+  o->env[o->nenv] = NULL;
+  return MCP_OK;
+}
+
+MCP_EXTERN mcp_status mcp_client_options_set_client_info(mcp_client_options *o,
+                                                         const char *name,
+                                                         const char *version) {
+  if (!o || !name || !version) return MCP_EINVAL;
+  mcp_status st = set_str(&o->client_name, name);
+  return st ? st : set_str(&o->client_version, version);
+}
+
+MCP_EXTERN void mcp_client_options_set_timeout_ms(mcp_client_options *o,
+                                                  int64_t ms) {
+  if (o) o->timeout_ms = ms < 0 ? 0 : ms;
+}
+
+MCP_EXTERN void mcp_client_options_set_max_message_bytes(mcp_client_options *o,
+                                                         size_t bytes) {
+  if (o) o->max_message = bytes ? bytes : DEFAULT_MAX_MESSAGE;
+}
+
+MCP_EXTERN void mcp_client_options_set_log(mcp_client_options *o,
+                                           mcp_log_fn fn, void *user) {
+  if (!o) return;
+  o->log.fn = fn;
+  o->log.user = user;
+}
+
+MCP_EXTERN void mcp_client_options_set_notification_handler(
+    mcp_client_options *o, mcp_notification_fn fn, void *user) {
+  if (!o) return;
+  o->notify_fn = fn;
+  o->notify_user = user;
+}
+
+MCP_EXTERN mcp_status mcp_client_options_set_request_handler(
+    mcp_client_options *o, const char *method, mcp_request_fn fn, void *user) {
+  if (!o || !method || !*method) return MCP_EINVAL;
+  for (size_t i = 0; i < o->nhandlers; i++) {
+    if (strcmp(o->handlers[i].method, method) == 0) {
+      if (!fn) { /* removal */
+        mcp__free(o->handlers[i].method);
+        o->handlers[i] = o->handlers[--o->nhandlers];
+        return MCP_OK;
+      }
+      o->handlers[i].fn = fn;
+      o->handlers[i].user = user;
+      return MCP_OK;
+    }
+  }
+  if (!fn) return MCP_OK;
+  mcp_handler_entry *h = mcp__reallocarray(o->handlers, o->nhandlers + 1, sizeof(*h));
+  if (!h) return MCP_ENOMEM;
+  o->handlers = h;
+  char *m = mcp__strdup(method);
+  if (!m) return MCP_ENOMEM;
+  o->handlers[o->nhandlers++] = (mcp_handler_entry){m, fn, user};
+  return MCP_OK;
+}
+
+MCP_EXTERN mcp_status mcp_client_options_set_capability(mcp_client_options *o,
+                                                        const char *name,
+                                                        const char *json) {
+  if (!o || !name || !*name || !json) return MCP_EINVAL;
+  json_object *chk = mcp__jsonrpc_parse(json, strlen(json), NULL);
+  bool ok = chk && json_object_is_type(chk, json_type_object);
+  json_object_put(chk);
+  if (!ok) return MCP_EINVAL;
+  for (size_t i = 0; i < o->ncaps; i++)
+    if (strcmp(o->caps[i].name, name) == 0) return set_str(&o->caps[i].json, json);
+  mcp_capability_entry *c = mcp__reallocarray(o->caps, o->ncaps + 1, sizeof(*c));
+  if (!c) return MCP_ENOMEM;
+  o->caps = c;
+  char *n = mcp__strdup(name), *j = mcp__strdup(json);
+  if (!n || !j) {
+    mcp__free(n);
+    mcp__free(j);
+    return MCP_ENOMEM;
+  }
+  o->caps[o->ncaps++] = (mcp_capability_entry){n, j};
+  return MCP_OK;
+}
+
+mcp_client_options *mcp__client_options_dup(const mcp_client_options *o) {
+  mcp_client_options *d = mcp_client_options_new();
+  if (!d) return NULL;
+  d->timeout_ms = o->timeout_ms;
+  d->max_message = o->max_message;
+  d->log = o->log;
+  d->notify_fn = o->notify_fn;
+  d->notify_user = o->notify_user;
+  if (o->argv && !(d->argv = dup_strv((const char *const *)o->argv))) goto fail;
+  if (set_str(&d->cwd, o->cwd) || set_str(&d->client_name, o->client_name) ||
+      set_str(&d->client_version, o->client_version))
+    goto fail;
+  for (size_t i = 0; i < o->nenv; i++) {
+    const char *eq = strchr(o->env[i], '=');
+    char *name = mcp__strndup(o->env[i], eq ? (size_t)(eq - o->env[i]) : strlen(o->env[i]));
+    mcp_status st = name ? mcp_client_options_set_env(d, name, eq ? eq + 1 : NULL) : MCP_ENOMEM;
+    mcp__free(name);
+    if (st) goto fail;
+  }
+  for (size_t i = 0; i < o->nhandlers; i++)
+    if (mcp_client_options_set_request_handler(d, o->handlers[i].method,
+                                               o->handlers[i].fn, o->handlers[i].user))
+      goto fail;
+  for (size_t i = 0; i < o->ncaps; i++)
+    if (mcp_client_options_set_capability(d, o->caps[i].name, o->caps[i].json)) goto fail;
+  return d;
+fail:
+  mcp_client_options_free(d);
+  return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Call options                                                              */
+/* ------------------------------------------------------------------------ */
+
+MCP_EXTERN mcp_call_options *mcp_call_options_new(void) {
+  mcp_call_options *o = mcp__calloc(1, sizeof(*o));
+  if (o) o->timeout_ms = -1;
+  return o;
+}
+
+MCP_EXTERN void mcp_call_options_free(mcp_call_options *o) {
+  if (!o) return;
+  mcp_cancel_unref(o->cancel);
+  mcp__free(o);
+}
+
+MCP_EXTERN void mcp_call_options_set_timeout_ms(mcp_call_options *o, int64_t ms) {
+  if (o) o->timeout_ms = ms;
+}
+
+MCP_EXTERN void mcp_call_options_set_cancel(mcp_call_options *o, mcp_cancel *c) {
+  if (!o) return;
+  mcp_cancel *old = o->cancel;
+  o->cancel = mcp_cancel_ref(c);
+  mcp_cancel_unref(old);
+}
+
+MCP_EXTERN void mcp_call_options_set_progress(mcp_call_options *o,
+                                              mcp_progress_fn fn, void *user) {
+  if (!o) return;
+  o->progress = fn;
+  o->progress_user = user;
+}
+
+MCP_EXTERN void mcp_call_options_set_reset_timeout_on_progress(
+    mcp_call_options *o, bool reset, int64_t max_total_ms) {
+  if (!o) return;
+  o->reset_on_progress = reset;
+  o->max_total_ms = max_total_ms;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Lane helpers and logging                                                  */
+/* ------------------------------------------------------------------------ */
+
+typedef struct log_item {
+  mcp_client *c;
+  mcp_log_level level;
+  char msg[];
+} log_item;
+
+static void run_log(void *arg) {
+  log_item *it = arg;
+  it->c->opts->log.fn(it->c->opts->log.user, it->level, it->msg);
+  mcp__free(it);
+}
+
+/* Logs from any thread: the host's log callback runs on the lane. */
+static void client_log(mcp_client *c, mcp_log_level level, const char *fmt, ...)
+    MCP_PRINTF(3, 4);
+static void client_log(mcp_client *c, mcp_log_level level, const char *fmt, ...) {
+  if (!c->opts->log.fn) return;
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(buf, sizeof(buf), fmt, ap);
+  va_end(ap);
+  if (n < 0) return;
+  size_t len = strlen(buf);
+  log_item *it = mcp__malloc(sizeof(*it) + len + 1);
+  if (!it) return;
+  it->c = c;
+  it->level = level;
+  memcpy(it->msg, buf, len + 1);
+  if (mcp__lane_post(c->lane, run_log, mcp__free, it) != MCP_OK) mcp__free(it);
+}
+
+/* Sends one message with a bounded wait; errors are logged, not returned. */
+static mcp_status send_text(mcp_client *c, char *text, size_t len,
+                            int64_t deadline, mcp_error *err) {
+  if (!text) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  mcp_status st = mcp__transport_send(c->t, text, len, deadline, err);
+  mcp__free(text);
+  return st;
+}
+
+static void send_cancelled(mcp_client *c, int64_t id, const char *reason) {
+  json_object *params = json_object_new_object();
+  if (!params) return;
+  json_object_object_add(params, "requestId", json_object_new_int64(id));
+  json_object_object_add(params, "reason", json_object_new_string(reason));
+  size_t len = 0;
+  char *text = mcp__jsonrpc_notification("notifications/cancelled", params, &len);
+  json_object_put(params);
+  mcp_error err = MCP_ERROR_INIT;
+  if (send_text(c, text, len, mcp__deadline_in(SEND_GRACE_MS), &err) != MCP_OK &&
+      err.status != MCP_ECLOSED)
+    client_log(c, MCP_LOG_WARN, "could not send notifications/cancelled for %lld: %s",
+               (long long)id, err.message ? err.message : "");
+  mcp_error_clear(&err);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Incoming messages (reader thread)                                         */
+/* ------------------------------------------------------------------------ */
+
+/* Per-call context: what callbacks tied to one request need. */
+typedef struct call_ctx {
+  mcp_client *c;
+  mcp_progress_fn progress;
+  void *progress_user;
+  /* async only */
+  mcp_result_fn fn;
+  void *user;
+  bool tool_call; /* map isError: true to MCP_ETOOLERROR */
+} call_ctx;
+
+typedef struct progress_item {
+  mcp_client *c;
+  mcp_pending_entry *e; /* own reference */
+  double progress, total;
+  char *message;
+} progress_item;
+
+static void drop_progress(void *arg) {
+  progress_item *it = arg;
+  mcp__pending_entry_unref(it->c->pending, it->e);
+  mcp__free(it->message);
+  mcp__free(it);
+}
+
+static void run_progress(void *arg) {
+  progress_item *it = arg;
+  mcp_pending *p = it->c->pending;
+  if (mcp__pending_entry_enter(p, it->e)) {
+    call_ctx *ctx = mcp__pending_entry_user(it->e);
+    if (ctx && ctx->progress)
+      ctx->progress(ctx->progress_user, it->progress, it->total, it->message);
+    mcp__pending_entry_leave(p, it->e);
+  }
+  drop_progress(it);
+}
+
+/* Progress tokens are our request ids; a server may echo them as strings. */
+static int token_to_id(json_object *tok, int64_t *id) {
+  if (mcp__jsonrpc_id_int(tok, id)) return 1;
+  if (tok && json_object_is_type(tok, json_type_string)) {
+    const char *s = json_object_get_string(tok);
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (*s && end && !*end && errno == 0) {
+      *id = v;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+static void handle_progress(mcp_client *c, json_object *params) {
+  json_object *tok = NULL, *v = NULL;
+  int64_t id;
+  if (!params || !json_object_object_get_ex(params, "progressToken", &tok) ||
+      !token_to_id(tok, &id))
+    return;
+  mcp_pending_entry *e = mcp__pending_progress(c->pending, id);
+  if (!e) return; /* finished or unknown token: dropped, as the spec says */
+  call_ctx *ctx = mcp__pending_entry_user(e);
+  if (!ctx || !ctx->progress) {
+    mcp__pending_entry_unref(c->pending, e);
+    return;
+  }
+  progress_item *it = mcp__calloc(1, sizeof(*it));
+  if (!it) {
+    mcp__pending_entry_unref(c->pending, e);
+    return;
+  }
+  it->c = c;
+  it->e = e;
+  it->progress = json_object_object_get_ex(params, "progress", &v) ? json_object_get_double(v) : 0;
+  it->total = json_object_object_get_ex(params, "total", &v) ? json_object_get_double(v) : NAN;
+  if (json_object_object_get_ex(params, "message", &v) && json_object_is_type(v, json_type_string))
+    it->message = mcp__strdup(json_object_get_string(v));
+  if (mcp__lane_post(c->lane, run_progress, drop_progress, it) != MCP_OK) drop_progress(it);
+}
+
+static void handle_inbound_cancel(mcp_client *c, json_object *params) {
+  json_object *rid = NULL;
+  if (!params || !json_object_object_get_ex(params, "requestId", &rid) || !rid) return;
+  const char *text = json_object_to_json_string_ext(rid, JSON_C_TO_STRING_PLAIN);
+  pthread_mutex_lock(&c->lock);
+  for (server_req *r = c->sreqs; r; r = r->next)
+    if (strcmp(r->id_text, text) == 0) r->cancelled = true;
+  pthread_mutex_unlock(&c->lock);
+}
+
+typedef struct inbound_item {
+  mcp_client *c;
+  json_object *msg; /* whole message, owned */
+} inbound_item;
+
+static void drop_inbound(void *arg) {
+  inbound_item *it = arg;
+  json_object_put(it->msg);
+  mcp__free(it);
+}
+
+static mcp_status post_inbound(mcp_client *c, json_object *msg, mcp_work_fn run) {
+  inbound_item *it = mcp__malloc(sizeof(*it));
+  if (!it) {
+    json_object_put(msg);
+    return MCP_ENOMEM;
+  }
+  it->c = c;
+  it->msg = msg;
+  int rc = mcp__lane_post(c->lane, run, drop_inbound, it);
+  if (rc != MCP_OK) drop_inbound(it);
+  return rc;
+}
+
+static void run_notification(void *arg) {
+  inbound_item *it = arg;
+  mcp_client *c = it->c;
+  if (c->opts->notify_fn) {
+    mcp_msg m;
+    mcp__jsonrpc_classify(it->msg, &m);
+    const char *params = m.params ? json_object_to_json_string_ext(m.params, JSON_C_TO_STRING_PLAIN) : "{}";
+    c->opts->notify_fn(c->opts->notify_user, m.method, params);
+  }
+  drop_inbound(it);
+}
+
+/* SEP-1034: fill in schema defaults the user left out of an accepted form. */
+static void apply_elicitation_defaults(json_object *params, json_object *result) {
+  json_object *action = NULL, *schema = NULL, *props = NULL, *content = NULL;
+  if (!json_object_object_get_ex(result, "action", &action) ||
+      strcmp(json_object_get_string(action), "accept") != 0)
+    return;
+  if (!params || !json_object_object_get_ex(params, "requestedSchema", &schema) ||
+      !json_object_object_get_ex(schema, "properties", &props) ||
+      !json_object_is_type(props, json_type_object))
+    return;
+  if (!json_object_object_get_ex(result, "content", &content) ||
+      !json_object_is_type(content, json_type_object)) {
+    content = json_object_new_object();
+    if (!content || json_object_object_add(result, "content", content)) return;
+  }
+  json_object_object_foreach(props, key, prop) {
+    json_object *def = NULL;
+    if (json_object_object_get_ex(content, key, NULL)) continue;
+    if (prop && json_object_object_get_ex(prop, "default", &def))
+      json_object_object_add(content, key, json_object_get(def));
+  }
+}
+
+static const mcp_handler_entry *find_handler(const mcp_client *c, const char *method) {
+  for (size_t i = 0; i < c->opts->nhandlers; i++)
+    if (strcmp(c->opts->handlers[i].method, method) == 0) return &c->opts->handlers[i];
+  return NULL;
+}
+
+static void run_server_request(void *arg) {
+  inbound_item *it = arg;
+  mcp_client *c = it->c;
+  mcp_msg m;
+  mcp__jsonrpc_classify(it->msg, &m);
+  server_req sr = {0};
+  sr.id_text = (char *)json_object_to_json_string_ext(m.id, JSON_C_TO_STRING_PLAIN);
+  pthread_mutex_lock(&c->lock);
+  sr.next = c->sreqs;
+  c->sreqs = &sr;
+  pthread_mutex_unlock(&c->lock);
+
+  char *reply = NULL;
+  size_t len = 0;
+  const mcp_handler_entry *h = find_handler(c, m.method);
+  if (strcmp(m.method, "ping") == 0 && !h) {
+    reply = mcp__jsonrpc_result(m.id, NULL, &len);
+  } else if (!h) {
+    char *msg = mcp__asprintf("Method not found: %s", m.method);
+    reply = mcp__jsonrpc_error(m.id, MCP_RPC_METHOD_NOT_FOUND, msg ? msg : "Method not found", NULL, &len);
+    mcp__free(msg);
+  } else {
+    const char *params = m.params ? json_object_to_json_string_ext(m.params, JSON_C_TO_STRING_PLAIN) : "{}";
+    char *result = NULL;
+    mcp_error herr = MCP_ERROR_INIT;
+    mcp_status st = h->fn(h->user, m.method, params, &result, &herr);
+    json_object *res = NULL;
+    if (st == MCP_OK) {
+      const char *why = NULL;
+      res = result ? mcp__jsonrpc_parse(result, strlen(result), &why) : json_object_new_object();
+      if (!res || !json_object_is_type(res, json_type_object)) {
+        client_log(c, MCP_LOG_ERROR, "handler for %s returned invalid JSON (%s)", m.method,
+                   why ? why : "not an object");
+        json_object_put(res);
+        res = NULL;
+        st = MCP_EPROTO;
+        mcp__error_set(&herr, st, "client handler returned invalid JSON");
+      }
+    }
+    free(result); /* the handler allocated it with malloc() */
+    if (res) {
+      if (strcmp(m.method, "elicitation/create") == 0) apply_elicitation_defaults(m.params, res);
+      reply = mcp__jsonrpc_result(m.id, res, &len);
+      json_object_put(res);
+    } else {
+      int64_t code = st == MCP_ERPC && herr.rpc_code ? herr.rpc_code : MCP_RPC_INTERNAL_ERROR;
+      reply = mcp__jsonrpc_error(m.id, code, herr.message ? herr.message : mcp_strerror(st), NULL, &len);
+    }
+    mcp_error_clear(&herr);
+  }
+
+  pthread_mutex_lock(&c->lock);
+  server_req **pp = &c->sreqs;
+  while (*pp && *pp != &sr) pp = &(*pp)->next;
+  if (*pp) *pp = sr.next;
+  bool cancelled = sr.cancelled;
+  pthread_mutex_unlock(&c->lock);
+
+  if (cancelled) {
+    mcp__free(reply); /* the server cancelled it: no response, per the spec */
+  } else {
+    mcp_error err = MCP_ERROR_INIT;
+    if (send_text(c, reply, len, mcp__deadline_in(SEND_GRACE_MS), &err) != MCP_OK &&
+        err.status != MCP_ECLOSED)
+      client_log(c, MCP_LOG_WARN, "could not answer %s: %s", m.method, err.message ? err.message : "");
+    mcp_error_clear(&err);
+  }
+  drop_inbound(it);
+}
+
+/* Takes ownership of |msg| (one element of a line). */
+static void dispatch(mcp_client *c, json_object *msg) {
+  mcp_msg m;
+  int64_t id = 0;
+  switch (mcp__jsonrpc_classify(msg, &m)) {
+  case MCP_MSG_RESPONSE: {
+    atomic_fetch_add(&c->n_responses, 1);
+    if (!mcp__jsonrpc_id_int(m.id, &id)) {
+      atomic_fetch_add(&c->n_unknown, 1);
+      break;
+    }
+    /* Detach the result so the waiter is its only owner. */
+    json_object *result = json_object_get(m.result);
+    json_object_object_del(msg, "result");
+    int rc = mcp__pending_complete(c->pending, id, MCP_OK, result, NULL);
+    if (rc == 1) atomic_fetch_add(&c->n_late, 1);
+    if (rc == 2) {
+      atomic_fetch_add(&c->n_unknown, 1);
+      client_log(c, MCP_LOG_DEBUG, "response with unknown id %lld dropped", (long long)id);
+    }
+    break;
+  }
+  case MCP_MSG_ERROR: {
+    atomic_fetch_add(&c->n_responses, 1);
+    if (!mcp__jsonrpc_id_int(m.id, &id)) {
+      atomic_fetch_add(&c->n_unknown, 1);
+      client_log(c, MCP_LOG_WARN, "server error without a request id: %lld %s",
+                 (long long)m.error_code, m.error_message);
+      break;
+    }
+    mcp_error e = MCP_ERROR_INIT;
+    mcp__error_set(&e, MCP_ERPC, "%s", m.error_message);
+    e.rpc_code = (int)m.error_code;
+    if (m.error_data) e.data = strdup(json_object_to_json_string_ext(m.error_data, JSON_C_TO_STRING_PLAIN));
+    int rc = mcp__pending_complete(c->pending, id, MCP_ERPC, NULL, &e);
+    mcp_error_clear(&e);
+    if (rc == 1) atomic_fetch_add(&c->n_late, 1);
+    if (rc == 2) atomic_fetch_add(&c->n_unknown, 1);
+    break;
+  }
+  case MCP_MSG_REQUEST:
+    atomic_fetch_add(&c->n_server_requests, 1);
+    post_inbound(c, msg, run_server_request);
+    return; /* ownership passed */
+  case MCP_MSG_NOTIFICATION:
+    atomic_fetch_add(&c->n_notifications, 1);
+    if (strcmp(m.method, "notifications/progress") == 0) {
+      handle_progress(c, m.params);
+      break;
+    }
+    if (strcmp(m.method, "notifications/cancelled") == 0) handle_inbound_cancel(c, m.params);
+    post_inbound(c, msg, run_notification);
+    return;
+  case MCP_MSG_INVALID:
+    atomic_fetch_add(&c->n_proto, 1);
+    client_log(c, MCP_LOG_WARN, "invalid JSON-RPC message dropped: %s", m.invalid);
+    break;
+  }
+  json_object_put(msg);
+}
+
+static void on_message(void *user, const char *data, size_t len) {
+  mcp_client *c = user;
+  const char *why = NULL;
+  json_object *o = mcp__jsonrpc_parse(data, len, &why);
+  if (!o) {
+    atomic_fetch_add(&c->n_proto, 1);
+    client_log(c, MCP_LOG_WARN, "unparseable message from server dropped (%s): %.80s",
+               why ? why : "?", data);
+    return;
+  }
+  if (json_object_is_type(o, json_type_array)) {
+    /* A JSON-RPC batch from a 2025-03-26 server: dispatch each element. */
+    size_t n = json_object_array_length(o);
+    for (size_t i = 0; i < n; i++) {
+      json_object *el = json_object_get(json_object_array_get_idx(o, i));
+      json_object_array_put_idx(o, i, NULL); /* detach: el has one owner */
+      if (el) dispatch(c, el);
+    }
+    json_object_put(o);
+    return;
+  }
+  dispatch(c, o);
+}
+
+static void on_error(void *user, mcp_status status, const char *message) {
+  mcp_client *c = user;
+  if (status == MCP_ETOOBIG) atomic_fetch_add(&c->n_oversize, 1);
+  client_log(c, MCP_LOG_WARN, "%s", message ? message : mcp_strerror(status));
+}
+
+typedef struct close_item {
+  mcp_client *c;
+  mcp_status status;
+  char *message;
+} close_item;
+
+static void drop_close(void *arg) {
+  close_item *it = arg;
+  mcp__free(it->message);
+  mcp__free(it);
+}
+
+static void run_close_hook(void *arg) {
+  close_item *it = arg;
+  if (it->c->hooks.on_close) it->c->hooks.on_close(it->c->hooks.user, it->status, it->message);
+  drop_close(it);
+}
+
+static void on_close(void *user, mcp_status status, const char *message) {
+  mcp_client *c = user;
+  atomic_store(&c->open, false);
+  pthread_mutex_lock(&c->lock);
+  if (!c->close_message) c->close_message = mcp__strdup(message ? message : "connection closed");
+  pthread_mutex_unlock(&c->lock);
+  mcp__pending_close(c->pending, status ? status : MCP_ECLOSED, message ? message : "connection closed");
+  client_log(c, MCP_LOG_INFO, "connection closed: %s", message ? message : "");
+  if (c->hooks.on_close) {
+    close_item *it = mcp__calloc(1, sizeof(*it));
+    if (it) {
+      it->c = c;
+      it->status = status;
+      it->message = mcp__strdup(message ? message : "connection closed");
+      if (mcp__lane_post(c->lane, run_close_hook, drop_close, it) != MCP_OK) drop_close(it);
+    }
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Requests                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Parses optional JSON text that must be an object; NULL text gives NULL. */
+static mcp_status parse_object(const char *text, const char *what, json_object **out,
+                               mcp_error *err) {
+  *out = NULL;
+  if (!text) return MCP_OK;
+  const char *why = NULL;
+  json_object *o = mcp__jsonrpc_parse(text, strlen(text), &why);
+  if (!o) return mcp__error_set(err, MCP_EINVAL, "%s is not valid JSON: %s", what, why ? why : "?");
+  if (!json_object_is_type(o, json_type_object)) {
+    json_object_put(o);
+    return mcp__error_set(err, MCP_EINVAL, "%s must be a JSON object", what);
+  }
+  *out = o;
+  return MCP_OK;
+}
+
+static int64_t effective_timeout(const mcp_client *c, const mcp_call_options *o) {
+  if (o && o->timeout_ms >= 0) return o->timeout_ms;
+  return c->opts->timeout_ms;
+}
+
+/* Adds _meta.progressToken = id to |*params| (created if NULL). */
+static mcp_status add_progress_token(json_object **params, int64_t id) {
+  if (!*params && !(*params = json_object_new_object())) return MCP_ENOMEM;
+  json_object *meta = NULL;
+  if (!json_object_object_get_ex(*params, "_meta", &meta) || !json_object_is_type(meta, json_type_object)) {
+    meta = json_object_new_object();
+    if (!meta || json_object_object_add(*params, "_meta", meta)) return MCP_ENOMEM;
+  }
+  if (json_object_object_add(meta, "progressToken", json_object_new_int64(id))) return MCP_ENOMEM;
+  return MCP_OK;
+}
+
+static bool wants_progress(const mcp_call_options *o) {
+  return o && (o->progress || o->reset_on_progress);
+}
+
+static void fill_pending_req(mcp_pending_req *r, const mcp_client *c, const mcp_call_options *o) {
+  memset(r, 0, sizeof(*r));
+  r->timeout_ms = effective_timeout(c, o);
+  if (o) {
+    r->cancel = o->cancel;
+    r->reset_on_progress = o->reset_on_progress;
+    r->max_total_ms = o->max_total_ms;
+  }
+}
+
+/*
+ * Sends request |method| with |params| (stolen) and waits.  On MCP_OK
+ * *result is the result tree (caller puts).
+ */
+static mcp_status request_sync(mcp_client *c, const char *method, json_object *params,
+                               const mcp_call_options *o, json_object **result,
+                               mcp_error *err) {
+  *result = NULL;
+  call_ctx ctx = {.c = c};
+  if (o) {
+    ctx.progress = o->progress;
+    ctx.progress_user = o->progress_user;
+  }
+  mcp_pending_req r;
+  fill_pending_req(&r, c, o);
+  r.user = &ctx;
+  int64_t id = 0;
+  mcp_pending_entry *e = NULL;
+  mcp_status st = mcp__pending_add(c->pending, &r, &id, &e, err);
+  if (st != MCP_OK) {
+    json_object_put(params);
+    return st;
+  }
+  if (wants_progress(o) && add_progress_token(&params, id) != MCP_OK) {
+    mcp_error e2 = MCP_ERROR_INIT;
+    mcp__error_set(&e2, MCP_ENOMEM, "out of memory");
+    mcp__pending_complete(c->pending, id, MCP_ENOMEM, NULL, &e2);
+    mcp_error_clear(&e2);
+  } else {
+    size_t len = 0;
+    char *text = mcp__jsonrpc_request(id, method, params, &len);
+    mcp_error serr = MCP_ERROR_INIT;
+    int64_t deadline = r.timeout_ms > 0 ? mcp__now_ms() + r.timeout_ms : MCP_NO_DEADLINE;
+    if (!text) mcp__error_set(&serr, MCP_ENOMEM, "out of memory");
+    if (!text || send_text(c, text, len, deadline, &serr) != MCP_OK) {
+      mcp__pending_complete(c->pending, id, serr.status, NULL, &serr);
+    } else {
+      atomic_fetch_add(&c->n_sent, 1);
+    }
+    mcp_error_clear(&serr);
+  }
+  json_object_put(params);
+  st = mcp__pending_wait(c->pending, e, result, err);
+  if ((st == MCP_ETIMEDOUT || st == MCP_ECANCELLED) && strcmp(method, "initialize") != 0)
+    send_cancelled(c, id, st == MCP_ETIMEDOUT ? "timeout" : "cancelled by client");
+  return st;
+}
+
+/* CallToolResult with isError: true becomes MCP_ETOOLERROR with its text. */
+static mcp_status check_tool_result(json_object *result, mcp_error *err) {
+  json_object *is_error = NULL, *content = NULL;
+  if (!json_object_object_get_ex(result, "isError", &is_error) || !json_object_get_boolean(is_error))
+    return MCP_OK;
+  const char *text = "the tool reported an error";
+  if (json_object_object_get_ex(result, "content", &content) &&
+      json_object_is_type(content, json_type_array) && json_object_array_length(content) > 0) {
+    json_object *first = json_object_array_get_idx(content, 0), *t = NULL;
+    if (first && json_object_object_get_ex(first, "text", &t) && json_object_is_type(t, json_type_string))
+      text = json_object_get_string(t);
+  }
+  return mcp__error_set(err, MCP_ETOOLERROR, "%s", text);
+}
+
+/* Turns a result tree into the caller's string; puts the tree. */
+static mcp_status result_to_text(json_object *result, char **out, mcp_error *err) {
+  *out = mcp__json_dup_string(result, NULL);
+  json_object_put(result);
+  return *out ? MCP_OK : mcp__error_set(err, MCP_ENOMEM, "out of memory");
+}
+
+static mcp_status check_client(mcp_client *c, const char *what, mcp_error *err) {
+  if (!c || !what) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
+  return MCP_OK;
+}
+
+MCP_EXTERN mcp_status mcp_client_request(mcp_client *c, const char *method,
+                                         const char *params_json,
+                                         const mcp_call_options *opts,
+                                         char **result_json, mcp_error *err) {
+  if (result_json) *result_json = NULL;
+  mcp_status st = check_client(c, method, err);
+  if (st || !result_json || !*method) return st ? st : mcp__error_set(err, MCP_EINVAL, "invalid argument");
+  json_object *params = NULL, *result = NULL;
+  if ((st = parse_object(params_json, "params", &params, err))) return st;
+  if ((st = request_sync(c, method, params, opts, &result, err))) return st;
+  return result_to_text(result, result_json, err);
+}
+
+MCP_EXTERN mcp_status mcp_client_call_tool(mcp_client *c, const char *name,
+                                           const char *args_json,
+                                           const mcp_call_options *opts,
+                                           char **result_json, mcp_error *err) {
+  if (result_json) *result_json = NULL;
+  mcp_status st = check_client(c, name, err);
+  if (st || !result_json) return st ? st : mcp__error_set(err, MCP_EINVAL, "invalid argument");
+  json_object *args = NULL, *result = NULL;
+  if ((st = parse_object(args_json, "tool arguments", &args, err))) return st;
+  json_object *params = json_object_new_object();
+  if (!params || json_object_object_add(params, "name", json_object_new_string(name)) ||
+      json_object_object_add(params, "arguments", args ? args : json_object_new_object())) {
+    json_object_put(params);
+    return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  }
+  if ((st = request_sync(c, "tools/call", params, opts, &result, err))) return st;
+  mcp_status tool_st = check_tool_result(result, err);
+  st = result_to_text(result, result_json, err);
+  return st ? st : tool_st;
+}
+
+/* Follows nextCursor; *out is one JSON array of every page's |key| items. */
+static mcp_status list_all(mcp_client *c, const char *method, const char *key,
+                           const mcp_call_options *opts, char **out, mcp_error *err) {
+  if (out) *out = NULL;
+  if (!c || !out) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
+  json_object *all = json_object_new_array();
+  if (!all) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  char *cursor = NULL;
+  mcp_status st = MCP_OK;
+  for (int page = 0;; page++) {
+    if (page >= MAX_PAGES) {
+      st = mcp__error_set(err, MCP_EPROTO, "%s: more than %d pages", method, MAX_PAGES);
+      break;
+    }
+    json_object *params = NULL, *result = NULL, *items = NULL, *next = NULL;
+    if (cursor) {
+      params = json_object_new_object();
+      if (!params || json_object_object_add(params, "cursor", json_object_new_string(cursor))) {
+        json_object_put(params);
+        st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
+        break;
+      }
+    }
+    if ((st = request_sync(c, method, params, opts, &result, err))) break;
+    if (!json_object_object_get_ex(result, key, &items) || !json_object_is_type(items, json_type_array)) {
+      json_object_put(result);
+      st = mcp__error_set(err, MCP_EPROTO, "%s result has no \"%s\" array", method, key);
+      break;
+    }
+    size_t n = json_object_array_length(items);
+    for (size_t i = 0; i < n; i++) json_object_array_add(all, json_object_get(json_object_array_get_idx(items, i)));
+    char *prev = cursor;
+    cursor = NULL;
+    if (json_object_object_get_ex(result, "nextCursor", &next) && json_object_is_type(next, json_type_string)) {
+      const char *nc = json_object_get_string(next);
+      if (prev && strcmp(prev, nc) == 0) {
+        mcp__free(prev);
+        json_object_put(result);
+        st = mcp__error_set(err, MCP_EPROTO, "%s: server repeated cursor \"%s\"", method, nc);
+        break;
+      }
+      cursor = mcp__strdup(nc);
+    }
+    mcp__free(prev);
+    json_object_put(result);
+    if (!cursor) break;
+  }
+  mcp__free(cursor);
+  if (st) {
+    json_object_put(all);
+    return st;
+  }
+  return result_to_text(all, out, err);
+}
+
+MCP_EXTERN mcp_status mcp_client_list_tools(mcp_client *c, const mcp_call_options *opts,
+                                            char **out, mcp_error *err) {
+  return list_all(c, "tools/list", "tools", opts, out, err);
+}
+MCP_EXTERN mcp_status mcp_client_list_resources(mcp_client *c, const mcp_call_options *opts,
+                                                char **out, mcp_error *err) {
+  return list_all(c, "resources/list", "resources", opts, out, err);
+}
+MCP_EXTERN mcp_status mcp_client_list_resource_templates(mcp_client *c,
+                                                         const mcp_call_options *opts,
+                                                         char **out, mcp_error *err) {
+  return list_all(c, "resources/templates/list", "resourceTemplates", opts, out, err);
+}
+MCP_EXTERN mcp_status mcp_client_list_prompts(mcp_client *c, const mcp_call_options *opts,
+                                              char **out, mcp_error *err) {
+  return list_all(c, "prompts/list", "prompts", opts, out, err);
+}
+
+MCP_EXTERN mcp_status mcp_client_read_resource(mcp_client *c, const char *uri,
+                                               const mcp_call_options *opts,
+                                               char **result_json, mcp_error *err) {
+  if (result_json) *result_json = NULL;
+  if (!c || !uri || !result_json) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
+  json_object *params = json_object_new_object(), *result = NULL;
+  if (!params || json_object_object_add(params, "uri", json_object_new_string(uri))) {
+    json_object_put(params);
+    return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  }
+  mcp_status st = request_sync(c, "resources/read", params, opts, &result, err);
+  return st ? st : result_to_text(result, result_json, err);
+}
+
+MCP_EXTERN mcp_status mcp_client_get_prompt(mcp_client *c, const char *name,
+                                            const char *args_json,
+                                            const mcp_call_options *opts,
+                                            char **result_json, mcp_error *err) {
+  if (result_json) *result_json = NULL;
+  if (!c || !name || !result_json) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
+  json_object *args = NULL, *result = NULL;
+  mcp_status st = parse_object(args_json, "prompt arguments", &args, err);
+  if (st) return st;
+  json_object *params = json_object_new_object();
+  if (!params || json_object_object_add(params, "name", json_object_new_string(name)) ||
+      (args && json_object_object_add(params, "arguments", args))) {
+    json_object_put(params);
+    return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  }
+  st = request_sync(c, "prompts/get", params, opts, &result, err);
+  return st ? st : result_to_text(result, result_json, err);
+}
+
+MCP_EXTERN mcp_status mcp_client_ping(mcp_client *c, const mcp_call_options *opts,
+                                      mcp_error *err) {
+  if (!c) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
+  json_object *result = NULL;
+  mcp_status st = request_sync(c, "ping", NULL, opts, &result, err);
+  json_object_put(result);
+  return st;
+}
+
+MCP_EXTERN mcp_status mcp_client_notify(mcp_client *c, const char *method,
+                                        const char *params_json, mcp_error *err) {
+  if (!c || !method || !*method) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
+  json_object *params = NULL;
+  mcp_status st = parse_object(params_json, "params", &params, err);
+  if (st) return st;
+  size_t len = 0;
+  char *text = mcp__jsonrpc_notification(method, params, &len);
+  json_object_put(params);
+  int64_t t = c->opts->timeout_ms;
+  return send_text(c, text, len, t > 0 ? mcp__deadline_in(t) : MCP_NO_DEADLINE, err);
+}
+
+/* ---- async --------------------------------------------------------------- */
+
+typedef struct done_item {
+  call_ctx *ctx;
+  int64_t id;
+  mcp_status status;
+  json_object *result;
+  mcp_error err;
+} done_item;
+
+static void free_done(done_item *it) {
+  json_object_put(it->result);
+  mcp_error_clear(&it->err);
+  mcp__free(it->ctx);
+  mcp__free(it);
+}
+
+static void run_done(void *arg) {
+  done_item *it = arg;
+  call_ctx *ctx = it->ctx;
+  if (it->status == MCP_ETIMEDOUT || it->status == MCP_ECANCELLED)
+    send_cancelled(ctx->c, it->id, it->status == MCP_ETIMEDOUT ? "timeout" : "cancelled by client");
+  mcp_status st = it->status;
+  char *text = NULL;
+  if (st == MCP_OK) {
+    mcp_status tool_st = ctx->tool_call ? check_tool_result(it->result, &it->err) : MCP_OK;
+    text = mcp__json_dup_string(it->result, NULL);
+    if (!text) st = mcp__error_set(&it->err, MCP_ENOMEM, "out of memory");
+    else st = tool_st;
+  }
+  if (st != MCP_OK) it->err.status = st;
+  ctx->fn(ctx->user, st, text, st == MCP_OK ? NULL : &it->err);
+  mcp__free(text);
+  free_done(it);
+}
+
+static void drop_done(void *arg) { free_done(arg); }
+
+/* Pending done callback: any thread; hands the outcome to the lane. */
+static void on_async_done(void *user, int64_t id, mcp_status status, json_object *result,
+                          const mcp_error *err) {
+  call_ctx *ctx = user;
+  done_item *it = mcp__calloc(1, sizeof(*it));
+  if (!it) {
+    /* Last resort under memory exhaustion: the callback still runs once. */
+    mcp_error e = MCP_ERROR_INIT;
+    mcp__error_set(&e, MCP_ENOMEM, "out of memory");
+    json_object_put(result);
+    ctx->fn(ctx->user, MCP_ENOMEM, NULL, &e);
+    mcp_error_clear(&e);
+    mcp__free(ctx);
+    return;
+  }
+  it->ctx = ctx;
+  it->id = id;
+  it->status = status;
+  it->result = result;
+  if (err) mcp__error_copy(&it->err, err);
+  if (mcp__lane_post(ctx->c->lane, run_done, drop_done, it) != MCP_OK) run_done(it);
+}
+
+static mcp_status request_async(mcp_client *c, const char *method, json_object *params,
+                                const mcp_call_options *o, bool tool_call, mcp_result_fn fn,
+                                void *user, mcp_error *err) {
+  call_ctx *ctx = mcp__calloc(1, sizeof(*ctx));
+  if (!ctx) {
+    json_object_put(params);
+    return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  }
+  ctx->c = c;
+  ctx->fn = fn;
+  ctx->user = user;
+  ctx->tool_call = tool_call;
+  if (o) {
+    ctx->progress = o->progress;
+    ctx->progress_user = o->progress_user;
+  }
+  mcp_pending_req r;
+  fill_pending_req(&r, c, o);
+  r.done = on_async_done;
+  r.user = ctx;
+  int64_t id = 0;
+  mcp_status st = mcp__pending_add(c->pending, &r, &id, NULL, err);
+  if (st != MCP_OK) {
+    mcp__free(ctx);
+    json_object_put(params);
+    return st;
+  }
+  /* From here on ctx belongs to the pending entry (freed by run_done). */
+  mcp_error serr = MCP_ERROR_INIT;
+  char *text = NULL;
+  size_t len = 0;
+  if (wants_progress(o) && add_progress_token(&params, id) != MCP_OK)
+    mcp__error_set(&serr, MCP_ENOMEM, "out of memory");
+  else if (!(text = mcp__jsonrpc_request(id, method, params, &len)))
+    mcp__error_set(&serr, MCP_ENOMEM, "out of memory");
+  json_object_put(params);
+  int64_t deadline = r.timeout_ms > 0 ? mcp__now_ms() + r.timeout_ms : MCP_NO_DEADLINE;
+  if (text && send_text(c, text, len, deadline, &serr) == MCP_OK) {
+    atomic_fetch_add(&c->n_sent, 1);
+    return MCP_OK;
+  }
+  /* Not sent.  Withdraw it quietly, unless it already ended (closed or
+   * cancelled meanwhile), in which case its callback runs as promised. */
+  if (mcp__pending_remove(c->pending, id)) {
+    mcp__free(ctx);
+    st = serr.status ? serr.status : MCP_EIO;
+    if (err) {
+      mcp__error_copy(err, &serr);
+      err->status = st;
+    }
+    mcp_error_clear(&serr);
+    return st;
+  }
+  mcp_error_clear(&serr);
+  return MCP_OK;
+}
+
+MCP_EXTERN mcp_status mcp_client_request_async(mcp_client *c, const char *method,
+                                               const char *params_json,
+                                               const mcp_call_options *opts,
+                                               mcp_result_fn fn, void *user,
+                                               mcp_error *err) {
+  if (!c || !method || !*method || !fn) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
+  json_object *params = NULL;
+  mcp_status st = parse_object(params_json, "params", &params, err);
+  if (st) return st;
+  return request_async(c, method, params, opts, false, fn, user, err);
+}
+
+MCP_EXTERN mcp_status mcp_client_call_tool_async(mcp_client *c, const char *name,
+                                                 const char *args_json,
+                                                 const mcp_call_options *opts,
+                                                 mcp_result_fn fn, void *user,
+                                                 mcp_error *err) {
+  if (!c || !name || !fn) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
+  json_object *args = NULL;
+  mcp_status st = parse_object(args_json, "tool arguments", &args, err);
+  if (st) return st;
+  json_object *params = json_object_new_object();
+  if (!params || json_object_object_add(params, "name", json_object_new_string(name)) ||
+      json_object_object_add(params, "arguments", args ? args : json_object_new_object())) {
+    json_object_put(params);
+    return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  }
+  return request_async(c, "tools/call", params, opts, true, fn, user, err);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Lifecycle                                                                 */
+/* ------------------------------------------------------------------------ */
+
+static json_object *build_capabilities(const mcp_client_options *o) {
+  json_object *caps = json_object_new_object();
+  if (!caps) return NULL;
+  static const struct {
+    const char *method, *cap, *dflt;
+  } implied[] = {
+      {"roots/list", "roots", "{\"listChanged\":true}"},
+      {"sampling/createMessage", "sampling", "{}"},
+      {"elicitation/create", "elicitation", "{}"},
+  };
+  for (size_t i = 0; i < sizeof(implied) / sizeof(implied[0]); i++) {
+    bool has = false;
+    for (size_t h = 0; h < o->nhandlers; h++)
+      if (strcmp(o->handlers[h].method, implied[i].method) == 0) has = true;
+    if (!has) continue;
+    const char *json = implied[i].dflt;
+    for (size_t k = 0; k < o->ncaps; k++)
+      if (strcmp(o->caps[k].name, implied[i].cap) == 0) json = o->caps[k].json;
+    json_object *v = mcp__jsonrpc_parse(json, strlen(json), NULL);
+    if (!v || json_object_object_add(caps, implied[i].cap, v)) {
+      json_object_put(v);
+      json_object_put(caps);
+      return NULL;
+    }
+  }
+  /* Capabilities set explicitly that no handler implies (experimental, ...). */
+  for (size_t k = 0; k < o->ncaps; k++) {
+    if (json_object_object_get_ex(caps, o->caps[k].name, NULL)) continue;
+    bool implied_cap = false;
+    for (size_t i = 0; i < sizeof(implied) / sizeof(implied[0]); i++)
+      if (strcmp(implied[i].cap, o->caps[k].name) == 0) implied_cap = true;
+    if (implied_cap) continue; /* declared only together with its handler */
+    json_object *v = mcp__jsonrpc_parse(o->caps[k].json, strlen(o->caps[k].json), NULL);
+    if (!v || json_object_object_add(caps, o->caps[k].name, v)) {
+      json_object_put(v);
+      json_object_put(caps);
+      return NULL;
+    }
+  }
+  return caps;
+}
+
+static mcp_status initialize(mcp_client *c, mcp_error *err) {
+  json_object *params = json_object_new_object();
+  json_object *info = json_object_new_object();
+  json_object *caps = build_capabilities(c->opts);
+  if (!params || !info || !caps ||
+      json_object_object_add(info, "name", json_object_new_string(c->opts->client_name ? c->opts->client_name : "mcpconn")) ||
+      json_object_object_add(info, "version", json_object_new_string(c->opts->client_version ? c->opts->client_version : PACKAGE_VERSION)) ||
+      json_object_object_add(params, "protocolVersion", json_object_new_string(mcp__protocol_versions[0]))) {
+    json_object_put(params);
+    json_object_put(info);
+    json_object_put(caps);
+    return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  }
+  json_object_object_add(params, "capabilities", caps);
+  json_object_object_add(params, "clientInfo", info);
+  json_object *result = NULL;
+  mcp_call_options o = {.timeout_ms = c->opts->timeout_ms};
+  mcp_status st = request_sync(c, "initialize", params, &o, &result, err);
+  if (st == MCP_ETIMEDOUT) {
+    return mcp__error_set(err, st, "server did not answer initialize within %lld ms",
+                          (long long)c->opts->timeout_ms);
+  }
+  if (st != MCP_OK) return st;
+  json_object *v = NULL;
+  const char *version = NULL;
+  if (json_object_object_get_ex(result, "protocolVersion", &v) && json_object_is_type(v, json_type_string))
+    version = json_object_get_string(v);
+  if (!version) {
+    json_object_put(result);
+    return mcp__error_set(err, MCP_EPROTO, "initialize result has no protocolVersion");
+  }
+  bool supported = false;
+  for (size_t i = 0; mcp__protocol_versions[i]; i++)
+    if (strcmp(version, mcp__protocol_versions[i]) == 0) supported = true;
+  if (!supported) {
+    st = mcp__error_set(err, MCP_EVERSION,
+                        "server chose protocol version \"%s\"; mcpconn supports 2025-11-25, "
+                        "2025-06-18 and 2025-03-26",
+                        version);
+    json_object_put(result);
+    return st;
+  }
+  c->protocol_version = mcp__strdup(version);
+  c->server_info = mcp__json_dup_string(result, NULL);
+  json_object_put(result);
+  if (!c->protocol_version || !c->server_info) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  size_t len = 0;
+  char *text = mcp__jsonrpc_notification("notifications/initialized", NULL, &len);
+  int64_t t = c->opts->timeout_ms;
+  return send_text(c, text, len, t > 0 ? mcp__deadline_in(t) : MCP_NO_DEADLINE, err);
+}
+
+static void free_now(mcp_client *c) {
+  if (c->t) mcp__transport_close(c->t);
+  /* Every request has ended by now (on_close closed the table); the lane
+   * drains the callbacks that reports. */
+  if (c->pending) mcp__pending_close(c->pending, MCP_ECLOSED, "client closed");
+  if (c->lane) mcp__lane_free(c->lane);
+  mcp__transport_free(c->t);
+  mcp__pending_free(c->pending);
+  if (c->workers) mcp__workers_unref(c->workers);
+  pthread_mutex_destroy(&c->lock);
+  mcp__free(c->close_message);
+  mcp__free(c->protocol_version);
+  mcp__free(c->server_info);
+  mcp_client_options_free(c->opts);
+  mcp__free(c);
+}
+
+mcp_status mcp__client_connect_ex(const mcp_client_options *o, mcp_workers *workers,
+                                  const mcp_client_hooks *hooks, mcp_client **out,
+                                  mcp_error *err) {
+  if (out) *out = NULL;
+  if (!o || !out) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
+  if (!o->argv) return mcp__error_set(err, MCP_EINVAL, "no server given (mcp_client_options_set_stdio)");
+  mcp_client *c = mcp__calloc(1, sizeof(*c));
+  if (!c) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  pthread_mutex_init(&c->lock, NULL);
+  atomic_init(&c->open, true);
+  if (hooks) c->hooks = *hooks;
+  mcp_status st = MCP_ENOMEM;
+  if (!(c->opts = mcp__client_options_dup(o))) goto fail_nomem;
+  if (!(c->pending = mcp__pending_new())) goto fail_nomem;
+  c->workers = workers ? mcp__workers_ref(workers) : mcp__workers_new(1);
+  if (!c->workers) goto fail_nomem;
+  if (!(c->lane = mcp__lane_new(c->workers))) goto fail_nomem;
+
+  static const mcp_transport_callbacks cbs = {on_message, on_error, on_close};
+  mcp_stdio_config cfg = {0};
+  cfg.argv = (const char *const *)c->opts->argv;
+  cfg.cwd = c->opts->cwd;
+  cfg.env = (const char *const *)c->opts->env;
+  cfg.max_line = c->opts->max_message;
+  if ((st = mcp__stdio_transport_new(&cfg, &cbs, c, &c->t, err))) goto fail;
+  if ((st = initialize(c, err))) goto fail;
+  *out = c;
+  return MCP_OK;
+fail_nomem:
+  st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
+fail:
+  free_now(c);
+  return st;
+}
+
+MCP_EXTERN mcp_status mcp_client_connect(const mcp_client_options *o, mcp_client **out,
+                                         mcp_error *err) {
+  return mcp__client_connect_ex(o, NULL, NULL, out, err);
+}
+
+MCP_EXTERN void mcp_client_close(mcp_client *c) {
+  if (!c) return;
+  atomic_store(&c->open, false);
+  mcp__transport_close(c->t);
+}
+
+static void *free_thread(void *arg) {
+  free_now(arg);
+  return NULL;
+}
+
+MCP_EXTERN void mcp_client_free(mcp_client *c) {
+  if (!c) return;
+  if (mcp__lane_is_current(c->lane)) {
+    /* Called from one of our own callbacks: finish on another thread once
+     * this callback has returned (lane_free waits for it). */
+    atomic_store(&c->open, false);
+    pthread_t th;
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&th, &a, free_thread, c);
+    pthread_attr_destroy(&a);
+    if (rc == 0) return;
+    /* No thread: close now; the memory stays (a leak beats a crash). */
+    mcp__transport_close(c->t);
+    return;
+  }
+  free_now(c);
+}
+
+MCP_EXTERN const char *mcp_client_protocol_version(const mcp_client *c) {
+  return c ? c->protocol_version : NULL;
+}
+
+MCP_EXTERN const char *mcp_client_server_info(const mcp_client *c) {
+  return c ? c->server_info : NULL;
+}
+
+MCP_EXTERN bool mcp_client_is_open(const mcp_client *c) {
+  return c && atomic_load(&((mcp_client *)c)->open);
+}
+
+MCP_EXTERN void mcp_client_get_stats(const mcp_client *cc, mcp_client_stats *out) {
+  if (!cc || !out) return;
+  mcp_client *c = (mcp_client *)cc;
+  out->requests_sent = atomic_load(&c->n_sent);
+  out->responses_received = atomic_load(&c->n_responses);
+  out->unknown_responses = atomic_load(&c->n_unknown);
+  out->late_responses = atomic_load(&c->n_late);
+  out->protocol_errors = atomic_load(&c->n_proto);
+  out->oversize_messages = atomic_load(&c->n_oversize);
+  out->notifications_received = atomic_load(&c->n_notifications);
+  out->server_requests = atomic_load(&c->n_server_requests);
+}

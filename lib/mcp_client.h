@@ -1,1 +1,77 @@
-/* placeholder */
+/*
+ * mcp_client.h: internal view of the MCP client (lifecycle, requests,
+ * server->client requests, notifications).  The option structs are defined
+ * here so the manager can build and inspect them; hosts only see the opaque
+ * handles in mcpconn.h.
+ */
+#ifndef MCP_CLIENT_H
+#define MCP_CLIENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mcp_int.h"
+#include "mcp_workers.h"
+
+/* Protocol revisions, newest first; the first is offered in initialize. */
+extern const char *const mcp__protocol_versions[];
+
+typedef struct mcp_handler_entry {
+  char *method;
+  mcp_request_fn fn;
+  void *user;
+} mcp_handler_entry;
+
+typedef struct mcp_capability_entry {
+  char *name;
+  char *json;
+} mcp_capability_entry;
+
+struct mcp_client_options {
+  char **argv;     /* NULL-terminated, owned; NULL until set_stdio */
+  char *cwd;
+  char **env;      /* "NAME=VALUE" or "NAME" (removal); owned */
+  size_t nenv;
+  char *client_name;
+  char *client_version;
+  int64_t timeout_ms;  /* default per-request timeout; 0: none */
+  size_t max_message;
+  mcp_logger log;
+  mcp_notification_fn notify_fn;
+  void *notify_user;
+  mcp_handler_entry *handlers;
+  size_t nhandlers;
+  mcp_capability_entry *caps;
+  size_t ncaps;
+};
+
+struct mcp_call_options {
+  int64_t timeout_ms; /* < 0: the client's default */
+  mcp_cancel *cancel; /* own reference */
+  mcp_progress_fn progress;
+  void *progress_user;
+  bool reset_on_progress;
+  int64_t max_total_ms;
+};
+
+/* Hooks for the manager (all optional; run on the client's lane). */
+typedef struct mcp_client_hooks {
+  /* The connection closed; |message| says why. */
+  void (*on_close)(void *user, mcp_status status, const char *message);
+  void *user;
+} mcp_client_hooks;
+
+/*
+ * mcp__client_connect_ex() is mcp_client_connect() with a shared worker
+ * pool (|workers| may be NULL for a private one; the client takes a
+ * reference) and manager hooks (may be NULL; copied).
+ */
+mcp_status mcp__client_connect_ex(const mcp_client_options *o,
+                                  mcp_workers *workers,
+                                  const mcp_client_hooks *hooks,
+                                  mcp_client **out, mcp_error *err);
+
+/* Deep copy of options; NULL when out of memory. */
+mcp_client_options *mcp__client_options_dup(const mcp_client_options *o);
+
+#endif /* MCP_CLIENT_H */

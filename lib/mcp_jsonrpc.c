@@ -1,2 +1,262 @@
-/* placeholder */
-typedef int mcp_placeholder_unit_;
+/*
+ * mcp_jsonrpc.c: parse, classify and build JSON-RPC 2.0 messages.
+ * Pure: no I/O and no threads.  json-c trees made here are handed to the
+ * caller whole; nothing is cached between calls.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "mcp_jsonrpc.h"
+
+#define PRINT_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+
+json_object *mcp__jsonrpc_parse(const char *data, size_t len, const char **why) {
+  if (why) *why = NULL;
+  if (len > (size_t)INT32_MAX) {
+    if (why) *why = "message too large to parse";
+    return NULL;
+  }
+  json_tokener *tok = json_tokener_new_ex(MCP_JSON_MAX_DEPTH);
+  if (!tok) {
+    if (why) *why = "out of memory";
+    return NULL;
+  }
+  /* Strict mode rejects the lenient json-c extensions (single quotes,
+   * unquoted keys, trailing commas) that other peers would not accept. */
+  json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+  json_object *o = json_tokener_parse_ex(tok, data, (int)len);
+  enum json_tokener_error jerr = json_tokener_get_error(tok);
+  size_t end = json_tokener_get_parse_end(tok);
+  if (!o && jerr == json_tokener_continue) {
+    /* A bare number at the very end ("42") is complete only once something
+     * follows it; white space ends it without changing the value. */
+    o = json_tokener_parse_ex(tok, " ", 1);
+    jerr = json_tokener_get_error(tok);
+    end = len;
+  }
+  if (!o && jerr == json_tokener_continue) {
+    if (why) *why = "incomplete JSON";
+    goto fail;
+  }
+  if (jerr != json_tokener_success) {
+    if (why) *why = json_tokener_error_desc(jerr);
+    goto fail;
+  }
+  /* Anything but white space after the value is an error. */
+  for (size_t off = end; off < len; off++) {
+    char ch = data[off];
+    if (ch != ' ' && ch != '\t' && ch != '\r' && ch != '\n') {
+      if (why) *why = "trailing data after JSON value";
+      json_object_put(o);
+      o = NULL;
+      goto fail;
+    }
+  }
+  json_tokener_free(tok);
+  return o;
+fail:
+  json_tokener_free(tok);
+  return NULL;
+}
+
+mcp_msg_kind mcp__jsonrpc_classify(json_object *o, mcp_msg *m) {
+  memset(m, 0, sizeof(*m));
+  m->kind = MCP_MSG_INVALID;
+  if (!json_object_is_type(o, json_type_object)) {
+    m->invalid = "message is not a JSON object";
+    return m->kind;
+  }
+  json_object *v = NULL;
+  if (!json_object_object_get_ex(o, "jsonrpc", &v) ||
+      !json_object_is_type(v, json_type_string) ||
+      strcmp(json_object_get_string(v), "2.0") != 0) {
+    m->invalid = "missing or wrong \"jsonrpc\" member";
+    return m->kind;
+  }
+  json_object *id = NULL, *method = NULL, *result = NULL, *error = NULL;
+  int has_id = json_object_object_get_ex(o, "id", &id);
+  int has_method = json_object_object_get_ex(o, "method", &method);
+  int has_result = json_object_object_get_ex(o, "result", &result);
+  int has_error = json_object_object_get_ex(o, "error", &error);
+
+  if (has_id && id && !json_object_is_type(id, json_type_int) &&
+      !json_object_is_type(id, json_type_string)) {
+    m->invalid = "id must be a string or an integer";
+    return m->kind;
+  }
+  if (has_method) {
+    if (!json_object_is_type(method, json_type_string)) {
+      m->invalid = "method must be a string";
+      return m->kind;
+    }
+    if (has_result || has_error) {
+      m->invalid = "message has both method and result/error";
+      return m->kind;
+    }
+    json_object *params = NULL;
+    if (json_object_object_get_ex(o, "params", &params) && params &&
+        !json_object_is_type(params, json_type_object) &&
+        !json_object_is_type(params, json_type_array)) {
+      m->invalid = "params must be an object or an array";
+      return m->kind;
+    }
+    m->method = json_object_get_string(method);
+    m->params = params;
+    if (has_id) {
+      if (!id) {
+        m->invalid = "request id must not be null";
+        return m->kind;
+      }
+      m->id = id;
+      m->kind = MCP_MSG_REQUEST;
+    } else {
+      m->kind = MCP_MSG_NOTIFICATION;
+    }
+    return m->kind;
+  }
+  if (!has_id) {
+    m->invalid = "message has neither method nor id";
+    return m->kind;
+  }
+  if (has_result == has_error) {
+    m->invalid = has_result ? "response has both result and error"
+                            : "response has neither result nor error";
+    return m->kind;
+  }
+  m->id = id;
+  if (has_result) {
+    if (!id) {
+      m->invalid = "response id must not be null";
+      return m->kind;
+    }
+    m->result = result;
+    m->kind = MCP_MSG_RESPONSE;
+    return m->kind;
+  }
+  if (!json_object_is_type(error, json_type_object)) {
+    m->invalid = "error must be an object";
+    return m->kind;
+  }
+  json_object *code = NULL, *message = NULL, *data = NULL;
+  if (!json_object_object_get_ex(error, "code", &code) ||
+      !json_object_is_type(code, json_type_int)) {
+    m->invalid = "error.code must be an integer";
+    return m->kind;
+  }
+  m->error_code = json_object_get_int64(code);
+  m->error_message = "";
+  if (json_object_object_get_ex(error, "message", &message) &&
+      json_object_is_type(message, json_type_string))
+    m->error_message = json_object_get_string(message);
+  if (json_object_object_get_ex(error, "data", &data)) m->error_data = data;
+  m->kind = MCP_MSG_ERROR;
+  return m->kind;
+}
+
+int mcp__jsonrpc_id_int(json_object *id, int64_t *out) {
+  if (!id || !json_object_is_type(id, json_type_int)) return 0;
+  *out = json_object_get_int64(id);
+  return 1;
+}
+
+char *mcp__json_dup_string(json_object *o, size_t *len) {
+  size_t n = 0;
+  const char *s = json_object_to_json_string_length(o, PRINT_FLAGS, &n);
+  if (!s) return NULL;
+  char *d = mcp__strndup(s, n);
+  if (d && len) *len = n;
+  return d;
+}
+
+/* Adds |val| (borrowed; a new reference is taken) to |o| under |key|. */
+static int add_ref(json_object *o, const char *key, json_object *val) {
+  if (json_object_object_add(o, key, json_object_get(val)) != 0) {
+    json_object_put(val);
+    return -1;
+  }
+  return 0;
+}
+
+/* Adds a new value (stolen) to |o|; fails when |val| is NULL. */
+static int add_new(json_object *o, const char *key, json_object *val) {
+  if (!val) return -1;
+  if (json_object_object_add(o, key, val) != 0) {
+    json_object_put(val);
+    return -1;
+  }
+  return 0;
+}
+
+static json_object *envelope(void) {
+  json_object *o = json_object_new_object();
+  if (!o) return NULL;
+  if (add_new(o, "jsonrpc", json_object_new_string("2.0"))) {
+    json_object_put(o);
+    return NULL;
+  }
+  return o;
+}
+
+static char *finish(json_object *o, size_t *len) {
+  char *s = o ? mcp__json_dup_string(o, len) : NULL;
+  json_object_put(o);
+  return s;
+}
+
+char *mcp__jsonrpc_request(int64_t id, const char *method, json_object *params,
+                           size_t *len) {
+  json_object *o = envelope();
+  if (!o) return NULL;
+  if (add_new(o, "id", json_object_new_int64(id)) ||
+      add_new(o, "method", json_object_new_string(method)) ||
+      (params && add_ref(o, "params", params))) {
+    json_object_put(o);
+    return NULL;
+  }
+  return finish(o, len);
+}
+
+char *mcp__jsonrpc_notification(const char *method, json_object *params,
+                                size_t *len) {
+  json_object *o = envelope();
+  if (!o) return NULL;
+  if (add_new(o, "method", json_object_new_string(method)) ||
+      (params && add_ref(o, "params", params))) {
+    json_object_put(o);
+    return NULL;
+  }
+  return finish(o, len);
+}
+
+char *mcp__jsonrpc_result(json_object *id, json_object *result, size_t *len) {
+  json_object *o = envelope();
+  if (!o) return NULL;
+  json_object *res = result ? json_object_get(result) : json_object_new_object();
+  if ((id ? add_ref(o, "id", id) : json_object_object_add(o, "id", NULL)) ||
+      add_new(o, "result", res)) {
+    json_object_put(o);
+    return NULL;
+  }
+  return finish(o, len);
+}
+
+char *mcp__jsonrpc_error(json_object *id, int64_t code, const char *message,
+                         json_object *data, size_t *len) {
+  json_object *o = envelope();
+  if (!o) return NULL;
+  json_object *err = json_object_new_object();
+  if (!err || add_new(err, "code", json_object_new_int64(code)) ||
+      add_new(err, "message", json_object_new_string(message ? message : "")) ||
+      (data && add_ref(err, "data", data))) {
+    json_object_put(err);
+    json_object_put(o);
+    return NULL;
+  }
+  if ((id ? add_ref(o, "id", id) : json_object_object_add(o, "id", NULL)) ||
+      add_new(o, "error", err)) {
+    json_object_put(o);
+    return NULL;
+  }
+  return finish(o, len);
+}

@@ -1,1 +1,84 @@
-/* placeholder */
+/*
+ * mcp_jsonrpc.h: JSON-RPC 2.0 message shapes.  Parses text into json-c
+ * trees, classifies them (request, notification, response, error) and
+ * builds outgoing messages as compact text.  Pure: no I/O, no threads, no
+ * knowledge of transports or MCP methods.
+ */
+#ifndef MCP_JSONRPC_H
+#define MCP_JSONRPC_H
+
+#include <json-c/json.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mcp_int.h"
+
+/* Deepest JSON nesting accepted from a peer. */
+#define MCP_JSON_MAX_DEPTH 128
+
+typedef enum mcp_msg_kind {
+  MCP_MSG_INVALID = 0,
+  MCP_MSG_REQUEST,      /* method + id */
+  MCP_MSG_NOTIFICATION, /* method, no id */
+  MCP_MSG_RESPONSE,     /* id + result */
+  MCP_MSG_ERROR         /* id (may be null) + error */
+} mcp_msg_kind;
+
+/* A classified message.  Every pointer borrows from the tree it came from. */
+typedef struct mcp_msg {
+  mcp_msg_kind kind;
+  const char *method;      /* REQUEST, NOTIFICATION */
+  json_object *id;         /* REQUEST, RESPONSE, ERROR (NULL for id null) */
+  json_object *params;     /* REQUEST, NOTIFICATION; NULL when absent */
+  json_object *result;     /* RESPONSE */
+  int64_t error_code;      /* ERROR */
+  const char *error_message; /* ERROR; "" when absent */
+  json_object *error_data; /* ERROR; NULL when absent */
+  const char *invalid;     /* INVALID: why */
+} mcp_msg;
+
+/*
+ * mcp__jsonrpc_parse() parses exactly one JSON value from |data| (|len|
+ * bytes; trailing white space allowed, anything else is an error).
+ * Ownership: on success returns a new tree the caller puts; on failure
+ *   returns NULL and sets *why (static string) when |why| is not NULL.
+ * Threads: any; no shared state.
+ */
+json_object *mcp__jsonrpc_parse(const char *data, size_t len, const char **why);
+
+/*
+ * mcp__jsonrpc_classify() fills |m| from |o| and returns its kind.
+ * A message that is not a JSON-RPC 2.0 object is MCP_MSG_INVALID with
+ * m->invalid saying why.  Arrays are not classified here (the caller
+ * dispatches each element).  Threads: any.
+ */
+mcp_msg_kind mcp__jsonrpc_classify(json_object *o, mcp_msg *m);
+
+/* True with *out set when |id| is a JSON integer (our ids always are). */
+int mcp__jsonrpc_id_int(json_object *id, int64_t *out);
+
+/*
+ * Builders.  Each returns newly allocated compact JSON text (free with
+ * mcp__free) and its length in *len, or NULL when out of memory.
+ * |params|, |result|, |data| and |id| are borrowed (may be NULL where it
+ * makes sense: params absent, id null).
+ */
+char *mcp__jsonrpc_request(int64_t id, const char *method, json_object *params,
+                           size_t *len);
+char *mcp__jsonrpc_notification(const char *method, json_object *params,
+                                size_t *len);
+char *mcp__jsonrpc_result(json_object *id, json_object *result, size_t *len);
+char *mcp__jsonrpc_error(json_object *id, int64_t code, const char *message,
+                         json_object *data, size_t *len);
+
+/* Compact text of |o| in a new string (mcp__free), or NULL. */
+char *mcp__json_dup_string(json_object *o, size_t *len);
+
+/* Standard JSON-RPC error codes. */
+#define MCP_RPC_PARSE_ERROR (-32700)
+#define MCP_RPC_INVALID_REQUEST (-32600)
+#define MCP_RPC_METHOD_NOT_FOUND (-32601)
+#define MCP_RPC_INVALID_PARAMS (-32602)
+#define MCP_RPC_INTERNAL_ERROR (-32603)
+
+#endif /* MCP_JSONRPC_H */

@@ -1,2 +1,467 @@
-/* placeholder */
-typedef int mcp_placeholder_unit_;
+/*
+ * mcp_pending.c: the in-flight request table (see mcp_pending.h).
+ *
+ * One mutex (`lock`) guards the hash, every entry's state fields and the
+ * timer bookkeeping.  An entry ends exactly once, in finish(), under the lock;
+ * the winner then runs the async done callback outside the lock.  Entries are
+ * refcounted (guarded by `lock`) so that progress callbacks can hold one.
+ *
+ * Lock order: cancel token lock -> table lock (listeners take the table lock
+ * while the token lock is held).  Hence unlisten is never called with the
+ * table lock held.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "mcp_cancel.h"
+#include "mcp_pending.h"
+
+struct mcp_pending_entry {
+  mcp_pending *p;
+  int64_t id;
+  int refs;        /* guarded by p->lock */
+  bool is_async;
+  bool done;       /* guarded by p->lock; set once by finish() */
+  bool in_table;   /* guarded by p->lock */
+  int in_cb;       /* callbacks between enter and leave; guarded by p->lock */
+  int64_t deadline;     /* ms, CLOCK_MONOTONIC; guarded by p->lock */
+  int64_t timeout_ms;   /* for restarts on progress */
+  int64_t max_deadline; /* ms, CLOCK_MONOTONIC; MCP_NO_DEADLINE for none */
+  bool reset_on_progress;
+  mcp_cancel *cancel;   /* own reference, or NULL */
+  mcp_cancel_listener listener;
+  mcp_pending_done_fn done_fn;
+  void *user;
+  /* Outcome, written by finish(). */
+  mcp_status status;
+  json_object *result;
+  mcp_error err;
+  pthread_cond_t cond; /* sync entries: the waiter sleeps here */
+  mcp_pending_entry *hnext; /* hash chain; guarded by p->lock */
+  mcp_pending_entry *cnext; /* a completer's local list */
+};
+
+struct mcp_pending {
+  pthread_mutex_t lock;
+  mcp_pending_entry **buckets; /* guarded by lock */
+  size_t nbuckets;             /* power of two */
+  size_t count;                /* entries in the table */
+  int64_t next_id;             /* ids handed out are 1 .. next_id-1 */
+  bool closed;
+  mcp_status close_status;
+  char *close_message;
+  /* Timer thread for async deadlines. */
+  pthread_t timer;
+  pthread_cond_t timer_cond;
+  bool timer_stop;
+  int64_t timer_next; /* earliest async deadline it sleeps towards */
+};
+
+static void entry_free(mcp_pending_entry *e) {
+  if (e->result) json_object_put(e->result);
+  mcp_error_clear(&e->err);
+  if (e->cancel) mcp_cancel_unref(e->cancel);
+  if (!e->is_async) pthread_cond_destroy(&e->cond);
+  mcp__free(e);
+}
+
+/* Drops a reference; the caller holds p->lock.  Returns the entry when it
+ * must be freed (outside the lock), else NULL. */
+static mcp_pending_entry *unref_locked(mcp_pending_entry *e) {
+  return --e->refs == 0 ? e : NULL;
+}
+
+static size_t bucket_of(const mcp_pending *p, int64_t id) {
+  return (size_t)((uint64_t)id * 0x9E3779B97F4A7C15ULL >> 20) & (p->nbuckets - 1);
+}
+
+static mcp_pending_entry *find_locked(mcp_pending *p, int64_t id) {
+  for (mcp_pending_entry *e = p->buckets[bucket_of(p, id)]; e; e = e->hnext)
+    if (e->id == id) return e;
+  return NULL;
+}
+
+static void unlink_locked(mcp_pending *p, mcp_pending_entry *e) {
+  if (!e->in_table) return;
+  mcp_pending_entry **pp = &p->buckets[bucket_of(p, e->id)];
+  while (*pp && *pp != e) pp = &(*pp)->hnext;
+  if (*pp) *pp = e->hnext;
+  e->hnext = NULL;
+  e->in_table = false;
+  p->count--;
+}
+
+static int grow_locked(mcp_pending *p) {
+  size_t n = p->nbuckets * 2;
+  mcp_pending_entry **nb = mcp__calloc(n, sizeof(*nb));
+  if (!nb) return -1;
+  mcp_pending_entry **old = p->buckets;
+  size_t oldn = p->nbuckets;
+  p->buckets = nb;
+  p->nbuckets = n;
+  for (size_t i = 0; i < oldn; i++) {
+    mcp_pending_entry *e = old[i];
+    while (e) {
+      mcp_pending_entry *next = e->hnext;
+      size_t b = bucket_of(p, e->id);
+      e->hnext = nb[b];
+      nb[b] = e;
+      e = next;
+    }
+  }
+  mcp__free(old);
+  return 0;
+}
+
+/*
+ * Ends |e| with the given outcome (result stolen, e2 copied) unless it has
+ * ended already, in which case |result| is put and false is returned.
+ * Caller holds p->lock.
+ */
+static bool finish_locked(mcp_pending *p, mcp_pending_entry *e,
+                          mcp_status status, json_object *result,
+                          const mcp_error *e2, const char *message) {
+  if (e->done) {
+    if (result) json_object_put(result);
+    return false;
+  }
+  e->done = true;
+  e->status = status;
+  e->result = result;
+  if (e2) {
+    mcp__error_copy(&e->err, e2);
+    e->err.status = status;
+  } else if (status != MCP_OK) {
+    mcp__error_set(&e->err, status, "%s", message ? message : mcp_strerror(status));
+  }
+  unlink_locked(p, e);
+  if (!e->is_async) pthread_cond_broadcast(&e->cond);
+  return true;
+}
+
+/* Runs the done callback of an async entry that this thread ended, then
+ * drops the table's reference.  Called without the lock. */
+static void deliver_async(mcp_pending *p, mcp_pending_entry *e,
+                          bool from_listener) {
+  if (e->cancel && !from_listener) mcp__cancel_unlisten(e->cancel, &e->listener);
+  json_object *result = e->result;
+  e->result = NULL;
+  e->done_fn(e->user, e->id, e->status, result,
+             e->status == MCP_OK ? NULL : &e->err);
+  pthread_mutex_lock(&p->lock);
+  mcp_pending_entry *dead = unref_locked(e);
+  pthread_mutex_unlock(&p->lock);
+  if (dead) entry_free(dead);
+}
+
+/* Cancel listener: runs on the firing thread under the token's lock. */
+static void on_cancel(void *arg) {
+  mcp_pending_entry *e = arg;
+  mcp_pending *p = e->p;
+  pthread_mutex_lock(&p->lock);
+  bool won = finish_locked(p, e, MCP_ECANCELLED, NULL, NULL, "request cancelled");
+  pthread_mutex_unlock(&p->lock);
+  if (won && e->is_async) deliver_async(p, e, true);
+}
+
+static void *timer_main(void *arg) {
+  mcp_pending *p = arg;
+  pthread_mutex_lock(&p->lock);
+  while (!p->timer_stop) {
+    int64_t now = mcp__now_ms();
+    int64_t next = MCP_NO_DEADLINE;
+    mcp_pending_entry *expired = NULL;
+    for (size_t i = 0; i < p->nbuckets; i++) {
+      for (mcp_pending_entry *e = p->buckets[i], *nx; e; e = nx) {
+        nx = e->hnext;
+        if (!e->is_async || e->deadline == MCP_NO_DEADLINE) continue;
+        if (e->deadline <= now) {
+          char msg[96];
+          snprintf(msg, sizeof(msg), "request timed out after %lld ms",
+                   (long long)e->timeout_ms);
+          if (finish_locked(p, e, MCP_ETIMEDOUT, NULL, NULL, msg)) {
+            e->cnext = expired;
+            expired = e;
+          }
+        } else if (e->deadline < next) {
+          next = e->deadline;
+        }
+      }
+    }
+    p->timer_next = next;
+    if (expired) {
+      pthread_mutex_unlock(&p->lock);
+      while (expired) {
+        mcp_pending_entry *e = expired;
+        expired = e->cnext;
+        deliver_async(p, e, false);
+      }
+      pthread_mutex_lock(&p->lock);
+      continue;
+    }
+    struct timespec ts = mcp__ts_from_ms(next);
+    pthread_cond_timedwait(&p->timer_cond, &p->lock, &ts);
+  }
+  pthread_mutex_unlock(&p->lock);
+  return NULL;
+}
+
+static int cond_init_monotonic(pthread_cond_t *c) {
+  pthread_condattr_t a;
+  if (pthread_condattr_init(&a)) return -1;
+  pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+  int rc = pthread_cond_init(c, &a);
+  pthread_condattr_destroy(&a);
+  return rc ? -1 : 0;
+}
+
+mcp_pending *mcp__pending_new(void) {
+  mcp_pending *p = mcp__calloc(1, sizeof(*p));
+  if (!p) return NULL;
+  p->nbuckets = 64;
+  p->buckets = mcp__calloc(p->nbuckets, sizeof(*p->buckets));
+  if (!p->buckets) goto fail_buckets;
+  p->next_id = 1;
+  p->timer_next = MCP_NO_DEADLINE;
+  if (pthread_mutex_init(&p->lock, NULL)) goto fail_lock;
+  if (cond_init_monotonic(&p->timer_cond)) goto fail_cond;
+  if (pthread_create(&p->timer, NULL, timer_main, p)) goto fail_thread;
+  return p;
+fail_thread:
+  pthread_cond_destroy(&p->timer_cond);
+fail_cond:
+  pthread_mutex_destroy(&p->lock);
+fail_lock:
+  mcp__free(p->buckets);
+fail_buckets:
+  mcp__free(p);
+  return NULL;
+}
+
+void mcp__pending_free(mcp_pending *p) {
+  if (!p) return;
+  mcp__pending_close(p, MCP_ECLOSED, "client freed");
+  pthread_mutex_lock(&p->lock);
+  p->timer_stop = true;
+  pthread_cond_signal(&p->timer_cond);
+  pthread_mutex_unlock(&p->lock);
+  pthread_join(p->timer, NULL);
+  pthread_cond_destroy(&p->timer_cond);
+  pthread_mutex_destroy(&p->lock);
+  mcp__free(p->close_message);
+  mcp__free(p->buckets);
+  mcp__free(p);
+}
+
+mcp_status mcp__pending_add(mcp_pending *p, const mcp_pending_req *r,
+                            int64_t *id, mcp_pending_entry **sync_entry,
+                            mcp_error *err) {
+  if (r->cancel && mcp_cancel_is_fired(r->cancel))
+    return mcp__error_set(err, MCP_ECANCELLED, "request cancelled before it was sent");
+  mcp_pending_entry *e = mcp__calloc(1, sizeof(*e));
+  if (!e) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  e->p = p;
+  e->refs = 1;
+  e->is_async = r->done != NULL;
+  e->done_fn = r->done;
+  e->user = r->user;
+  e->timeout_ms = r->timeout_ms > 0 ? r->timeout_ms : 0;
+  e->reset_on_progress = r->reset_on_progress;
+  int64_t now = mcp__now_ms();
+  e->deadline = r->timeout_ms > 0 ? now + r->timeout_ms : MCP_NO_DEADLINE;
+  e->max_deadline = r->max_total_ms > 0 ? now + r->max_total_ms : MCP_NO_DEADLINE;
+  if (e->deadline > e->max_deadline) e->deadline = e->max_deadline;
+  if (!e->is_async && cond_init_monotonic(&e->cond)) {
+    mcp__free(e);
+    return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  }
+  e->cancel = r->cancel ? mcp_cancel_ref(r->cancel) : NULL;
+
+  pthread_mutex_lock(&p->lock);
+  if (p->closed) {
+    mcp_status st = p->close_status;
+    mcp__error_set(err, st, "%s", p->close_message ? p->close_message : mcp_strerror(st));
+    pthread_mutex_unlock(&p->lock);
+    entry_free(e);
+    return st;
+  }
+  if (p->count + 1 > p->nbuckets && grow_locked(p) != 0 && p->count + 1 > p->nbuckets * 8) {
+    pthread_mutex_unlock(&p->lock);
+    entry_free(e);
+    return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  }
+  e->id = p->next_id++;
+  size_t b = bucket_of(p, e->id);
+  e->hnext = p->buckets[b];
+  p->buckets[b] = e;
+  e->in_table = true;
+  p->count++;
+  if (e->is_async && e->deadline < p->timer_next) {
+    p->timer_next = e->deadline;
+    pthread_cond_signal(&p->timer_cond);
+  }
+  *id = e->id;
+  if (sync_entry) *sync_entry = e->is_async ? NULL : e;
+  pthread_mutex_unlock(&p->lock);
+
+  /* Listening after insertion: a token that fires in between ends the entry
+   * through the normal path, so done still runs exactly once. */
+  if (e->cancel && mcp__cancel_listen(e->cancel, &e->listener, on_cancel, e) != MCP_OK) {
+    pthread_mutex_lock(&p->lock);
+    bool won = finish_locked(p, e, MCP_ECANCELLED, NULL, NULL, "request cancelled");
+    pthread_mutex_unlock(&p->lock);
+    if (won && e->is_async) deliver_async(p, e, true);
+  }
+  return MCP_OK;
+}
+
+mcp_status mcp__pending_wait(mcp_pending *p, mcp_pending_entry *e,
+                             json_object **result, mcp_error *err) {
+  *result = NULL;
+  pthread_mutex_lock(&p->lock);
+  /* The entry leaves the table when it ends (possibly before we got here);
+   * the waiter's reference keeps it alive until we are done with it. */
+  for (;;) {
+    if (e->done) break;
+    int64_t now = mcp__now_ms();
+    if (e->deadline != MCP_NO_DEADLINE && now >= e->deadline) {
+      char msg[96];
+      snprintf(msg, sizeof(msg), "request timed out after %lld ms",
+               (long long)(e->timeout_ms ? e->timeout_ms : now - e->deadline));
+      finish_locked(p, e, MCP_ETIMEDOUT, NULL, NULL, msg);
+      break;
+    }
+    struct timespec ts = mcp__ts_from_ms(e->deadline);
+    pthread_cond_timedwait(&e->cond, &p->lock, &ts);
+  }
+  while (e->in_cb > 0) pthread_cond_wait(&e->cond, &p->lock);
+  mcp_status st = e->status;
+  *result = e->result;
+  e->result = NULL;
+  if (st != MCP_OK && err) {
+    mcp__error_copy(err, &e->err);
+    err->status = st;
+  }
+  mcp_pending_entry *dead = unref_locked(e);
+  pthread_mutex_unlock(&p->lock);
+  if (e->cancel) mcp__cancel_unlisten(e->cancel, &e->listener);
+  if (dead) entry_free(dead);
+  return st;
+}
+
+int mcp__pending_complete(mcp_pending *p, int64_t id, mcp_status status,
+                          json_object *result, const mcp_error *e2) {
+  pthread_mutex_lock(&p->lock);
+  if (id <= 0 || id >= p->next_id) {
+    pthread_mutex_unlock(&p->lock);
+    if (result) json_object_put(result);
+    return 2;
+  }
+  mcp_pending_entry *e = find_locked(p, id);
+  if (!e || e->done) {
+    pthread_mutex_unlock(&p->lock);
+    if (result) json_object_put(result);
+    return 1;
+  }
+  finish_locked(p, e, status, result, e2, NULL);
+  pthread_mutex_unlock(&p->lock);
+  if (e->is_async) deliver_async(p, e, false);
+  return 0;
+}
+
+bool mcp__pending_remove(mcp_pending *p, int64_t id) {
+  pthread_mutex_lock(&p->lock);
+  mcp_pending_entry *e = find_locked(p, id);
+  if (!e || e->done || !e->is_async) {
+    pthread_mutex_unlock(&p->lock);
+    return false;
+  }
+  e->done = true;
+  unlink_locked(p, e);
+  mcp_pending_entry *dead = unref_locked(e);
+  pthread_mutex_unlock(&p->lock);
+  if (e->cancel) mcp__cancel_unlisten(e->cancel, &e->listener);
+  if (dead) entry_free(dead);
+  return true;
+}
+
+mcp_pending_entry *mcp__pending_progress(mcp_pending *p, int64_t id) {
+  pthread_mutex_lock(&p->lock);
+  mcp_pending_entry *e = find_locked(p, id);
+  if (!e || e->done) {
+    pthread_mutex_unlock(&p->lock);
+    return NULL;
+  }
+  if (e->reset_on_progress && e->timeout_ms > 0) {
+    int64_t d = mcp__now_ms() + e->timeout_ms;
+    e->deadline = d < e->max_deadline ? d : e->max_deadline;
+    /* A sync waiter re-reads its deadline when woken; the timer thread
+     * finds the later deadline at its next pass. */
+    if (!e->is_async) pthread_cond_broadcast(&e->cond);
+  }
+  e->refs++;
+  pthread_mutex_unlock(&p->lock);
+  return e;
+}
+
+bool mcp__pending_entry_enter(mcp_pending *p, mcp_pending_entry *e) {
+  pthread_mutex_lock(&p->lock);
+  bool ok = !e->done;
+  if (ok) e->in_cb++;
+  pthread_mutex_unlock(&p->lock);
+  return ok;
+}
+
+void mcp__pending_entry_leave(mcp_pending *p, mcp_pending_entry *e) {
+  pthread_mutex_lock(&p->lock);
+  if (--e->in_cb == 0 && e->done && !e->is_async) pthread_cond_broadcast(&e->cond);
+  pthread_mutex_unlock(&p->lock);
+}
+
+void *mcp__pending_entry_user(mcp_pending_entry *e) { return e->user; }
+
+void mcp__pending_entry_unref(mcp_pending *p, mcp_pending_entry *e) {
+  if (!e) return;
+  pthread_mutex_lock(&p->lock);
+  mcp_pending_entry *dead = unref_locked(e);
+  pthread_mutex_unlock(&p->lock);
+  if (dead) entry_free(dead);
+}
+
+void mcp__pending_close(mcp_pending *p, mcp_status status, const char *message) {
+  mcp_pending_entry *ended = NULL;
+  pthread_mutex_lock(&p->lock);
+  if (!p->closed) {
+    p->closed = true;
+    p->close_status = status;
+    p->close_message = mcp__strdup(message ? message : mcp_strerror(status));
+  }
+  const char *msg = p->close_message ? p->close_message : mcp_strerror(p->close_status);
+  for (size_t i = 0; i < p->nbuckets; i++) {
+    while (p->buckets[i]) {
+      mcp_pending_entry *e = p->buckets[i];
+      finish_locked(p, e, p->close_status, NULL, NULL, msg); /* unlinks e */
+      if (e->is_async) {
+        e->cnext = ended;
+        ended = e;
+      }
+    }
+  }
+  pthread_mutex_unlock(&p->lock);
+  while (ended) {
+    mcp_pending_entry *e = ended;
+    ended = e->cnext;
+    deliver_async(p, e, false);
+  }
+}
+
+size_t mcp__pending_count(mcp_pending *p) {
+  pthread_mutex_lock(&p->lock);
+  size_t n = p->count;
+  pthread_mutex_unlock(&p->lock);
+  return n;
+}

@@ -1,1 +1,116 @@
-/* placeholder */
+/*
+ * mcp_pending.h: the table of in-flight requests.  Maps our integer request
+ * ids to entries holding a deadline, a cancel token, the outcome and a
+ * waiter.  Completion, timeout, cancel and close race each other; exactly one
+ * wins and the request ends exactly once.  Knows no JSON content and no I/O.
+ *
+ * Two kinds of entries:
+ *  - sync: a host thread blocks in mcp__pending_wait(); it enforces its own
+ *    deadline and owns the entry's memory.
+ *  - async: a done callback runs exactly once on the completing thread
+ *    (reader, timer, canceller or closer); the table's timer thread enforces
+ *    deadlines.
+ *
+ * Lock order: the table lock is never held while calling into a cancel token
+ * (listen/unlisten) or a done callback.
+ */
+#ifndef MCP_PENDING_H
+#define MCP_PENDING_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mcp_int.h"
+
+typedef struct mcp_pending mcp_pending;
+typedef struct mcp_pending_entry mcp_pending_entry;
+
+/*
+ * Done callback of an async entry.  |result| (NULL unless MCP_OK or a tool
+ * error) is handed over: the callee puts it.  |err| is borrowed.  Must not
+ * block for long: it runs on I/O, timer or canceller threads.
+ */
+typedef void (*mcp_pending_done_fn)(void *user, int64_t id, mcp_status status,
+                                    json_object *result, const mcp_error *err);
+
+typedef struct mcp_pending_req {
+  int64_t timeout_ms;      /* <= 0: no deadline */
+  mcp_cancel *cancel;      /* may be NULL; the table takes a reference */
+  bool reset_on_progress;  /* progress restarts the timeout ... */
+  int64_t max_total_ms;    /* ... but never past this (<= 0: no cap) */
+  mcp_pending_done_fn done; /* NULL: a sync entry */
+  void *user;              /* passed to done, and returned by _entry_user */
+} mcp_pending_req;
+
+/* Returns NULL when out of memory or the timer thread cannot start. */
+mcp_pending *mcp__pending_new(void);
+/* Closes (MCP_ECLOSED) what is left, joins the timer thread, frees. */
+void mcp__pending_free(mcp_pending *p);
+
+/*
+ * mcp__pending_add() allocates the next id and registers a request.
+ * For a sync request *sync_entry receives the entry, which the caller must
+ * pass to mcp__pending_wait() exactly once (it holds the waiter's reference).
+ * Returns MCP_OK with *id set; MCP_ECLOSED (err filled with the close
+ * reason) after mcp__pending_close(); MCP_ECANCELLED when the token already
+ * fired; MCP_ENOMEM.  On error nothing is registered and done never runs.
+ * Threads: any, concurrently.
+ */
+mcp_status mcp__pending_add(mcp_pending *p, const mcp_pending_req *r,
+                            int64_t *id, mcp_pending_entry **sync_entry,
+                            mcp_error *err);
+
+/*
+ * mcp__pending_wait() blocks on a sync entry until it ends, then frees it.
+ * On MCP_OK (or MCP_ETOOLERROR-free success) *result is the result tree
+ * (caller puts); otherwise *result is NULL and |err| is filled.
+ * Threads: the thread that added the entry.
+ */
+mcp_status mcp__pending_wait(mcp_pending *p, mcp_pending_entry *e,
+                             json_object **result, mcp_error *err);
+
+/*
+ * mcp__pending_complete() ends request |id| with |status|.  |result| is
+ * stolen (put on every path).  |e| is borrowed (may be NULL).
+ * Returns 0 when it ended a request, 1 when |id| was ours but already ended
+ * (a late reply), 2 when |id| was never ours.  Threads: any.
+ */
+int mcp__pending_complete(mcp_pending *p, int64_t id, mcp_status status,
+                          json_object *result, const mcp_error *e);
+
+/*
+ * mcp__pending_remove() withdraws an async request whose message could not
+ * be sent, without running its done callback.  Returns true when withdrawn,
+ * false when it had already ended (its done callback has run or will run).
+ */
+bool mcp__pending_remove(mcp_pending *p, int64_t id);
+
+/*
+ * mcp__pending_progress() notes progress on |id|: restarts its timeout when
+ * it asked for that.  When the request is still running, returns a new
+ * reference to its entry (drop with mcp__pending_entry_unref), else NULL.
+ */
+mcp_pending_entry *mcp__pending_progress(mcp_pending *p, int64_t id);
+
+/*
+ * Callbacks tied to an entry (progress) run between _enter and _leave.
+ * _enter returns false once the entry has ended, and a sync waiter does not
+ * return while a callback is inside; so no progress callback ever runs after
+ * its call returned.  _entry_user is valid while inside.
+ */
+bool mcp__pending_entry_enter(mcp_pending *p, mcp_pending_entry *e);
+void mcp__pending_entry_leave(mcp_pending *p, mcp_pending_entry *e);
+void *mcp__pending_entry_user(mcp_pending_entry *e);
+void mcp__pending_entry_unref(mcp_pending *p, mcp_pending_entry *e);
+
+/*
+ * mcp__pending_close() ends every request with |status| and |message| and
+ * refuses new ones with the same.  Idempotent (the first reason stays).
+ */
+void mcp__pending_close(mcp_pending *p, mcp_status status, const char *message);
+
+/* Requests in flight.  Threads: any. */
+size_t mcp__pending_count(mcp_pending *p);
+
+#endif /* MCP_PENDING_H */

@@ -1,2 +1,483 @@
-/* placeholder */
-int main(void) { return 77; }
+/*
+ * check_pending.c: the in-flight table and cancellation tokens.  Every way a
+ * request can end (reply, timeout, cancel, close, withdrawal) races the
+ * others; each request must end exactly once.
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "check_util.h"
+#include "mcp_cancel.h"
+#include "mcp_pending.h"
+
+/* ---- helpers -------------------------------------------------------------- */
+
+typedef struct waiter_arg {
+  mcp_pending *p;
+  mcp_pending_entry *e;
+  mcp_status st;
+  json_object *result;
+  mcp_error err;
+} waiter_arg;
+
+static void *waiter_main(void *arg) {
+  waiter_arg *w = arg;
+  w->st = mcp__pending_wait(w->p, w->e, &w->result, &w->err);
+  return NULL;
+}
+
+static int64_t add_sync(mcp_pending *p, int64_t timeout, mcp_cancel *c, mcp_pending_entry **e) {
+  mcp_pending_req r = {0};
+  r.timeout_ms = timeout;
+  r.cancel = c;
+  int64_t id = 0;
+  ck_assert_int_eq(mcp__pending_add(p, &r, &id, e, NULL), MCP_OK);
+  ck_assert_ptr_nonnull(*e);
+  return id;
+}
+
+/* Records async completions: how many times each id ended, and how. */
+#define MAXIDS 20000
+typedef struct done_log {
+  atomic_int count[MAXIDS];
+  atomic_int status[MAXIDS];
+  atomic_int total;
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+} done_log;
+
+static void on_done(void *user, int64_t id, mcp_status st, json_object *result, const mcp_error *err) {
+  done_log *d = user;
+  if (id > 0 && id < MAXIDS) {
+    atomic_fetch_add(&d->count[id], 1);
+    atomic_store(&d->status[id], st);
+  }
+  if (st != MCP_OK) ck_assert_ptr_nonnull(err);
+  json_object_put(result);
+  pthread_mutex_lock(&d->lock);
+  atomic_fetch_add(&d->total, 1);
+  pthread_cond_broadcast(&d->cond);
+  pthread_mutex_unlock(&d->lock);
+}
+
+static done_log *done_log_new(void) {
+  done_log *d = calloc(1, sizeof(*d));
+  pthread_mutex_init(&d->lock, NULL);
+  pthread_cond_init(&d->cond, NULL);
+  return d;
+}
+
+/* Waits (condition variable with a deadline) until |n| completions. */
+static int wait_total(done_log *d, int n, int ms) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  ts.tv_sec += ms / 1000;
+  ts.tv_nsec += (ms % 1000) * 1000000L;
+  if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+  pthread_mutex_lock(&d->lock);
+  while (atomic_load(&d->total) < n)
+    if (pthread_cond_timedwait(&d->cond, &d->lock, &ts) != 0) break;
+  int ok = atomic_load(&d->total) >= n;
+  pthread_mutex_unlock(&d->lock);
+  return ok;
+}
+
+static int64_t add_async(mcp_pending *p, done_log *d, int64_t timeout, mcp_cancel *c) {
+  mcp_pending_req r = {0};
+  r.timeout_ms = timeout;
+  r.cancel = c;
+  r.done = on_done;
+  r.user = d;
+  int64_t id = 0;
+  ck_assert_int_eq(mcp__pending_add(p, &r, &id, NULL, NULL), MCP_OK);
+  return id;
+}
+
+/* ---- sync ------------------------------------------------------------------ */
+
+START_TEST(sync_reply_from_other_thread) {
+  mcp_pending *p = mcp__pending_new();
+  mcp_pending_entry *e;
+  int64_t id = add_sync(p, 5000, NULL, &e);
+  waiter_arg w = {p, e, 0, NULL, MCP_ERROR_INIT};
+  pthread_t th;
+  pthread_create(&th, NULL, waiter_main, &w);
+  json_object *res = json_object_new_object();
+  json_object_object_add(res, "v", json_object_new_int(7));
+  ck_assert_int_eq(mcp__pending_complete(p, id, MCP_OK, res, NULL), 0);
+  pthread_join(th, NULL);
+  ck_assert_int_eq(w.st, MCP_OK);
+  ck_assert_int_eq(json_object_get_int(json_object_object_get(w.result, "v")), 7);
+  json_object_put(w.result);
+  /* The same id again is a late reply; an id never handed out is unknown. */
+  ck_assert_int_eq(mcp__pending_complete(p, id, MCP_OK, json_object_new_object(), NULL), 1);
+  ck_assert_int_eq(mcp__pending_complete(p, id + 100, MCP_OK, NULL, NULL), 2);
+  ck_assert_int_eq(mcp__pending_complete(p, -1, MCP_OK, NULL, NULL), 2);
+  ck_assert_uint_eq(mcp__pending_count(p), 0);
+  mcp__pending_free(p);
+}
+END_TEST
+
+START_TEST(sync_reply_before_wait) {
+  /* The reply can win the race against the waiter reaching its wait. */
+  mcp_pending *p = mcp__pending_new();
+  mcp_pending_entry *e;
+  int64_t id = add_sync(p, 0, NULL, &e);
+  ck_assert_int_eq(mcp__pending_complete(p, id, MCP_OK, json_object_new_int(3), NULL), 0);
+  json_object *res = NULL;
+  ck_assert_int_eq(mcp__pending_wait(p, e, &res, NULL), MCP_OK);
+  ck_assert_int_eq(json_object_get_int(res), 3);
+  json_object_put(res);
+  mcp__pending_free(p);
+}
+END_TEST
+
+START_TEST(sync_rpc_error_passes_details) {
+  mcp_pending *p = mcp__pending_new();
+  mcp_pending_entry *e;
+  int64_t id = add_sync(p, 0, NULL, &e);
+  mcp_error re = MCP_ERROR_INIT;
+  mcp__error_set(&re, MCP_ERPC, "Method not found");
+  re.rpc_code = -32601;
+  re.data = strdup("{\"x\":1}");
+  ck_assert_int_eq(mcp__pending_complete(p, id, MCP_ERPC, NULL, &re), 0);
+  mcp_error_clear(&re);
+  json_object *res = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  ck_assert_int_eq(mcp__pending_wait(p, e, &res, &err), MCP_ERPC);
+  ck_assert_ptr_null(res);
+  ck_assert_int_eq(err.rpc_code, -32601);
+  ck_assert_str_eq(err.message, "Method not found");
+  ck_assert_str_eq(err.data, "{\"x\":1}");
+  mcp_error_clear(&err);
+  mcp__pending_free(p);
+}
+END_TEST
+
+START_TEST(sync_timeout_then_late_reply) {
+  mcp_pending *p = mcp__pending_new();
+  mcp_pending_entry *e;
+  long long t0 = test_now_ms();
+  int64_t id = add_sync(p, 50, NULL, &e);
+  json_object *res = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  ck_assert_int_eq(mcp__pending_wait(p, e, &res, &err), MCP_ETIMEDOUT);
+  ck_assert_int_ge(test_now_ms() - t0, 50);
+  ck_assert_ptr_nonnull(strstr(err.message, "timed out"));
+  mcp_error_clear(&err);
+  ck_assert_int_eq(mcp__pending_complete(p, id, MCP_OK, json_object_new_object(), NULL), 1);
+  mcp__pending_free(p);
+}
+END_TEST
+
+typedef struct fire_arg {
+  mcp_cancel *c;
+} fire_arg;
+
+static void *fire_main(void *arg) {
+  mcp_cancel_fire(((fire_arg *)arg)->c);
+  return NULL;
+}
+
+START_TEST(sync_cancel_from_other_thread) {
+  mcp_pending *p = mcp__pending_new();
+  mcp_cancel *c = mcp_cancel_new();
+  mcp_pending_entry *e;
+  int64_t id = add_sync(p, 0, c, &e);
+  fire_arg fa = {c};
+  pthread_t th;
+  pthread_create(&th, NULL, fire_main, &fa);
+  json_object *res = NULL;
+  ck_assert_int_eq(mcp__pending_wait(p, e, &res, NULL), MCP_ECANCELLED);
+  pthread_join(th, NULL);
+  ck_assert(mcp_cancel_is_fired(c));
+  ck_assert_int_eq(mcp__pending_complete(p, id, MCP_OK, NULL, NULL), 1);
+  /* A fired token refuses new requests at once. */
+  mcp_pending_req r = {.cancel = c};
+  int64_t id2;
+  mcp_pending_entry *e2;
+  ck_assert_int_eq(mcp__pending_add(p, &r, &id2, &e2, NULL), MCP_ECANCELLED);
+  mcp_cancel_unref(c);
+  mcp__pending_free(p);
+}
+END_TEST
+
+START_TEST(close_fails_everything) {
+  mcp_pending *p = mcp__pending_new();
+  done_log *d = done_log_new();
+  enum { NW = 8 };
+  waiter_arg w[NW];
+  pthread_t th[NW];
+  for (int i = 0; i < NW; i++) {
+    memset(&w[i], 0, sizeof(w[i]));
+    w[i].p = p;
+    add_sync(p, 0, NULL, &w[i].e);
+    pthread_create(&th[i], NULL, waiter_main, &w[i]);
+  }
+  for (int i = 0; i < 100; i++) add_async(p, d, 0, NULL);
+  mcp__pending_close(p, MCP_ECLOSED, "server exited with status 3");
+  for (int i = 0; i < NW; i++) {
+    pthread_join(th[i], NULL);
+    ck_assert_int_eq(w[i].st, MCP_ECLOSED);
+    ck_assert_str_eq(w[i].err.message, "server exited with status 3");
+    mcp_error_clear(&w[i].err);
+  }
+  ck_assert(wait_total(d, 100, 5000));
+  ck_assert_int_eq(atomic_load(&d->total), 100);
+  /* New requests are refused with the same reason. */
+  mcp_pending_req r = {0};
+  int64_t id;
+  mcp_pending_entry *e;
+  mcp_error err = MCP_ERROR_INIT;
+  ck_assert_int_eq(mcp__pending_add(p, &r, &id, &e, &err), MCP_ECLOSED);
+  ck_assert_str_eq(err.message, "server exited with status 3");
+  mcp_error_clear(&err);
+  mcp__pending_free(p);
+  free(d);
+}
+END_TEST
+
+/* ---- async ----------------------------------------------------------------- */
+
+START_TEST(async_paths_end_once) {
+  mcp_pending *p = mcp__pending_new();
+  done_log *d = done_log_new();
+  mcp_cancel *c = mcp_cancel_new();
+  int64_t a = add_async(p, d, 0, NULL);   /* replied */
+  int64_t b = add_async(p, d, 30, NULL);  /* times out on the timer thread */
+  int64_t k = add_async(p, d, 0, c);      /* cancelled */
+  int64_t w = add_async(p, d, 0, NULL);   /* withdrawn: done never runs */
+  ck_assert_int_eq(mcp__pending_complete(p, a, MCP_OK, json_object_new_object(), NULL), 0);
+  mcp_cancel_fire(c);
+  ck_assert(mcp__pending_remove(p, w));
+  ck_assert(!mcp__pending_remove(p, a));
+  ck_assert(wait_total(d, 3, 5000));
+  ck_assert_int_eq(atomic_load(&d->status[a]), MCP_OK);
+  ck_assert_int_eq(atomic_load(&d->status[b]), MCP_ETIMEDOUT);
+  ck_assert_int_eq(atomic_load(&d->status[k]), MCP_ECANCELLED);
+  mcp__pending_close(p, MCP_ECLOSED, "bye");
+  ck_assert_int_eq(atomic_load(&d->count[a]), 1);
+  ck_assert_int_eq(atomic_load(&d->count[b]), 1);
+  ck_assert_int_eq(atomic_load(&d->count[k]), 1);
+  ck_assert_int_eq(atomic_load(&d->count[w]), 0);
+  ck_assert_int_eq(atomic_load(&d->total), 3);
+  mcp_cancel_unref(c);
+  mcp__pending_free(p);
+  free(d);
+}
+END_TEST
+
+/* Many threads race replies, timeouts, cancels and a final close. */
+typedef struct race_arg {
+  mcp_pending *p;
+  done_log *d;
+  mcp_cancel *tok;
+  int base, n, added;
+  unsigned seed;
+} race_arg;
+
+static void *racer_main(void *arg) {
+  race_arg *r = arg;
+  for (int i = 0; i < r->n; i++) {
+    unsigned x = rand_r(&r->seed);
+    mcp_pending_req q = {0};
+    q.timeout_ms = (x % 4 == 0) ? 1 + x % 5 : 0;
+    q.cancel = (x % 7 == 0) ? r->tok : NULL;
+    q.done = on_done;
+    q.user = r->d;
+    int64_t id = 0;
+    mcp_status st = mcp__pending_add(r->p, &q, &id, NULL, NULL);
+    if (st == MCP_ECANCELLED) continue; /* token already fired: refused, no id */
+    ck_assert_int_eq(st, MCP_OK);
+    r->added++;
+    if (x % 3 == 0) mcp__pending_complete(r->p, id, MCP_OK, json_object_new_object(), NULL);
+    if (x % 11 == 0) mcp__pending_complete(r->p, id - 1, MCP_OK, NULL, NULL);
+  }
+  return NULL;
+}
+
+START_TEST(async_race_exactly_once) {
+  mcp_pending *p = mcp__pending_new();
+  done_log *d = done_log_new();
+  mcp_cancel *tok = mcp_cancel_new();
+  enum { NT = 8, PER = 1000 };
+  race_arg ra[NT];
+  pthread_t th[NT];
+  for (int i = 0; i < NT; i++) {
+    ra[i] = (race_arg){p, d, tok, i * PER, PER, 0, (unsigned)(i * 7919 + 1)};
+    pthread_create(&th[i], NULL, racer_main, &ra[i]);
+  }
+  fire_arg fa = {tok};
+  pthread_t fth;
+  pthread_create(&fth, NULL, fire_main, &fa);
+  for (int i = 0; i < NT; i++) pthread_join(th[i], NULL);
+  pthread_join(fth, NULL);
+  mcp__pending_close(p, MCP_ECLOSED, "closed");
+  int added = 0;
+  for (int i = 0; i < NT; i++) added += ra[i].added;
+  ck_assert_int_gt(added, NT * PER / 2);
+  ck_assert(wait_total(d, added, 10000));
+  /* Ids are dense over accepted requests: each ended exactly once. */
+  for (int id = 1; id <= added; id++) ck_assert_int_eq(atomic_load(&d->count[id]), 1);
+  ck_assert_int_eq(atomic_load(&d->total), added);
+  mcp_cancel_unref(tok);
+  mcp__pending_free(p);
+  free(d);
+}
+END_TEST
+
+/* ---- progress ---------------------------------------------------------------- */
+
+typedef struct prog_arg {
+  mcp_pending *p;
+  int64_t id;
+  atomic_bool stop;
+  int sent;
+} prog_arg;
+
+static void *progress_main(void *arg) {
+  prog_arg *pa = arg;
+  while (!atomic_load(&pa->stop)) {
+    mcp_pending_entry *e = mcp__pending_progress(pa->p, pa->id);
+    if (!e) break;
+    mcp__pending_entry_unref(pa->p, e);
+    pa->sent++;
+    struct timespec ts = {0, 20 * 1000000L};
+    nanosleep(&ts, NULL); /* paces a simulated server; not synchronisation */
+  }
+  return NULL;
+}
+
+START_TEST(progress_extends_until_max_total) {
+  mcp_pending *p = mcp__pending_new();
+  mcp_pending_req r = {0};
+  r.timeout_ms = 150;
+  r.reset_on_progress = true;
+  r.max_total_ms = 900;
+  int64_t id;
+  mcp_pending_entry *e;
+  long long t0 = test_now_ms();
+  ck_assert_int_eq(mcp__pending_add(p, &r, &id, &e, NULL), MCP_OK);
+  prog_arg pa = {p, id, false, 0};
+  pthread_t th;
+  pthread_create(&th, NULL, progress_main, &pa);
+  json_object *res = NULL;
+  ck_assert_int_eq(mcp__pending_wait(p, e, &res, NULL), MCP_ETIMEDOUT);
+  long long el = test_now_ms() - t0;
+  atomic_store(&pa.stop, true);
+  pthread_join(th, NULL);
+  /* It outlived its 150 ms timeout thanks to progress, and stopped at the cap. */
+  ck_assert_int_ge(el, 900);
+  ck_assert_int_gt(pa.sent, 3);
+  mcp__pending_free(p);
+}
+END_TEST
+
+START_TEST(progress_unknown_or_ended_is_dropped) {
+  mcp_pending *p = mcp__pending_new();
+  ck_assert_ptr_null(mcp__pending_progress(p, 12345));
+  mcp_pending_entry *e;
+  int64_t id = add_sync(p, 0, NULL, &e);
+  mcp_pending_entry *pe = mcp__pending_progress(p, id);
+  ck_assert_ptr_nonnull(pe);
+  ck_assert(mcp__pending_entry_enter(p, pe));
+  mcp__pending_entry_leave(p, pe);
+  ck_assert_int_eq(mcp__pending_complete(p, id, MCP_OK, NULL, NULL), 0);
+  ck_assert(!mcp__pending_entry_enter(p, pe)); /* ended: callbacks refused */
+  ck_assert_ptr_null(mcp__pending_progress(p, id));
+  json_object *res;
+  ck_assert_int_eq(mcp__pending_wait(p, e, &res, NULL), MCP_OK);
+  mcp__pending_entry_unref(p, pe);
+  mcp__pending_free(p);
+}
+END_TEST
+
+typedef struct cb_arg {
+  mcp_pending *p;
+  mcp_pending_entry *pe;
+  atomic_int phase;
+} cb_arg;
+
+static void *inside_cb_main(void *arg) {
+  cb_arg *a = arg;
+  ck_assert(mcp__pending_entry_enter(a->p, a->pe));
+  atomic_store(&a->phase, 1);
+  /* Stay inside until the request has ended; the waiter must not return. */
+  while (atomic_load(&a->phase) < 2) sched_yield();
+  atomic_store(&a->phase, 3);
+  mcp__pending_entry_leave(a->p, a->pe);
+  return NULL;
+}
+
+START_TEST(waiter_waits_for_callbacks_inside) {
+  mcp_pending *p = mcp__pending_new();
+  mcp_pending_entry *e;
+  int64_t id = add_sync(p, 0, NULL, &e);
+  cb_arg a = {p, mcp__pending_progress(p, id), 0};
+  pthread_t th;
+  pthread_create(&th, NULL, inside_cb_main, &a);
+  while (atomic_load(&a.phase) < 1) sched_yield();
+  ck_assert_int_eq(mcp__pending_complete(p, id, MCP_OK, NULL, NULL), 0);
+  atomic_store(&a.phase, 2);
+  json_object *res;
+  ck_assert_int_eq(mcp__pending_wait(p, e, &res, NULL), MCP_OK);
+  ck_assert_int_eq(atomic_load(&a.phase), 3); /* the callback left before we returned */
+  pthread_join(th, NULL);
+  mcp__pending_entry_unref(p, a.pe);
+  mcp__pending_free(p);
+}
+END_TEST
+
+START_TEST(cancel_token_refcount_and_listeners) {
+  mcp_cancel *c = mcp_cancel_new();
+  ck_assert(!mcp_cancel_is_fired(c));
+  mcp_cancel_ref(c);
+  mcp_cancel_fire(c);
+  mcp_cancel_fire(c); /* second fire does nothing */
+  ck_assert(mcp_cancel_is_fired(c));
+  mcp_cancel_listener l;
+  ck_assert_int_eq(mcp__cancel_listen(c, &l, (void (*)(void *))abort, NULL), MCP_ECANCELLED);
+  mcp_cancel_unref(c);
+  mcp_cancel_unref(c);
+  mcp_cancel_unref(NULL);
+  mcp_cancel_fire(NULL);
+}
+END_TEST
+
+START_TEST(alloc_failure_add) {
+  mcp_pending *p = mcp__pending_new();
+  mcp__alloc_fail_after(0);
+  mcp_pending_req r = {0};
+  int64_t id;
+  mcp_pending_entry *e;
+  ck_assert_int_eq(mcp__pending_add(p, &r, &id, &e, NULL), MCP_ENOMEM);
+  mcp__alloc_fail_after(-1);
+  ck_assert_uint_eq(mcp__pending_count(p), 0);
+  mcp__pending_free(p);
+}
+END_TEST
+
+static Suite *pending_suite(void) {
+  Suite *s = suite_create("pending");
+  TCase *tc = tcase_create("core");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, sync_reply_from_other_thread);
+  tcase_add_test(tc, sync_reply_before_wait);
+  tcase_add_test(tc, sync_rpc_error_passes_details);
+  tcase_add_test(tc, sync_timeout_then_late_reply);
+  tcase_add_test(tc, sync_cancel_from_other_thread);
+  tcase_add_test(tc, close_fails_everything);
+  tcase_add_test(tc, async_paths_end_once);
+  tcase_add_test(tc, async_race_exactly_once);
+  tcase_add_test(tc, progress_extends_until_max_total);
+  tcase_add_test(tc, progress_unknown_or_ended_is_dropped);
+  tcase_add_test(tc, waiter_waits_for_callbacks_inside);
+  tcase_add_test(tc, cancel_token_refcount_and_listeners);
+  tcase_add_test(tc, alloc_failure_add);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return run_suite(pending_suite()); }
