@@ -67,11 +67,13 @@ MCP_EXTERN void mcp_cancel_fire(mcp_cancel *c) {
 
 int mcp__cancel_listen(mcp_cancel *c, mcp_cancel_listener *l,
                        void (*fn)(void *arg), void *arg) {
+  /* Every field is written under the lock: a completer on another thread
+   * may already be in unlisten, reading them. */
+  pthread_mutex_lock(&c->lock);
   l->fn = fn;
   l->arg = arg;
   l->prev = l->next = NULL;
   l->linked = 0;
-  pthread_mutex_lock(&c->lock);
   if (atomic_load(&c->fired)) {
     pthread_mutex_unlock(&c->lock);
     return MCP_ECANCELLED;

@@ -162,10 +162,11 @@ static void deliver_async(mcp_pending *p, mcp_pending_entry *e,
 static void on_cancel(void *arg) {
   mcp_pending_entry *e = arg;
   mcp_pending *p = e->p;
+  bool async = e->is_async; /* a sync waiter may free e once we unlock */
   pthread_mutex_lock(&p->lock);
   bool won = finish_locked(p, e, MCP_ECANCELLED, NULL, NULL, "request cancelled");
   pthread_mutex_unlock(&p->lock);
-  if (won && e->is_async) deliver_async(p, e, true);
+  if (won && async) deliver_async(p, e, true);
 }
 
 static void *timer_main(void *arg) {
@@ -265,8 +266,11 @@ mcp_status mcp__pending_add(mcp_pending *p, const mcp_pending_req *r,
   mcp_pending_entry *e = mcp__calloc(1, sizeof(*e));
   if (!e) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
   e->p = p;
-  e->refs = 1;
   e->is_async = r->done != NULL;
+  /* Sync: the waiter's reference.  Async: the table's, plus ours until the
+   * cancel listener is in place (another thread may end the entry the
+   * moment it is in the table). */
+  e->refs = e->is_async ? 2 : 1;
   e->done_fn = r->done;
   e->user = r->user;
   e->timeout_ms = r->timeout_ms > 0 ? r->timeout_ms : 0;
@@ -310,11 +314,26 @@ mcp_status mcp__pending_add(mcp_pending *p, const mcp_pending_req *r,
 
   /* Listening after insertion: a token that fires in between ends the entry
    * through the normal path, so done still runs exactly once. */
-  if (e->cancel && mcp__cancel_listen(e->cancel, &e->listener, on_cancel, e) != MCP_OK) {
+  if (e->cancel) {
+    if (mcp__cancel_listen(e->cancel, &e->listener, on_cancel, e) != MCP_OK) {
+      pthread_mutex_lock(&p->lock);
+      bool won = finish_locked(p, e, MCP_ECANCELLED, NULL, NULL, "request cancelled");
+      pthread_mutex_unlock(&p->lock);
+      if (won && e->is_async) deliver_async(p, e, true);
+    } else {
+      /* If it ended before we listened, its completer's unlisten found
+       * nothing to remove: remove our listener ourselves. */
+      pthread_mutex_lock(&p->lock);
+      bool ended = e->done;
+      pthread_mutex_unlock(&p->lock);
+      if (ended) mcp__cancel_unlisten(e->cancel, &e->listener);
+    }
+  }
+  if (e->is_async) {
     pthread_mutex_lock(&p->lock);
-    bool won = finish_locked(p, e, MCP_ECANCELLED, NULL, NULL, "request cancelled");
+    mcp_pending_entry *dead = unref_locked(e);
     pthread_mutex_unlock(&p->lock);
-    if (won && e->is_async) deliver_async(p, e, true);
+    if (dead) entry_free(dead);
   }
   return MCP_OK;
 }
@@ -367,9 +386,10 @@ int mcp__pending_complete(mcp_pending *p, int64_t id, mcp_status status,
     if (result) json_object_put(result);
     return 1;
   }
+  bool async = e->is_async; /* a sync waiter may free e once we unlock */
   finish_locked(p, e, status, result, e2, NULL);
   pthread_mutex_unlock(&p->lock);
-  if (e->is_async) deliver_async(p, e, false);
+  if (async) deliver_async(p, e, false);
   return 0;
 }
 
