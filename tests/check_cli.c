@@ -1,2 +1,1164 @@
-/* placeholder */
-int main(void) { return 77; }
+/*
+ * check_cli.c: the demo server, driven directly over pipes, and the mcpconn
+ * command-line tool, run as a subprocess with its output and exit status
+ * captured.  Peers come from the environment (see Makefile.am):
+ * MCP_DEMO_SERVER and MCPCONN_BIN.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "check_util.h"
+
+/* Generous: sanitizer builds start slowly. */
+#define REPLY_MS 5000
+
+/* ------------------------------------------------------------------------ */
+/* Helpers: a child with pipes                                               */
+/* ------------------------------------------------------------------------ */
+
+struct child {
+  pid_t pid;
+  int in_fd;  /* our end of the child's stdin, or -1 */
+  int out_fd; /* our end of the child's stdout, or -1 */
+  int err_fd; /* our end of the child's stderr, or -1 (then /dev/null) */
+  char *buf;  /* stdout bytes read but not yet returned as lines */
+  size_t len;
+  size_t cap;
+};
+
+/* Starts |argv| with piped stdin and stdout; stderr to a pipe if asked. */
+static void child_start(struct child *c, char *const argv[], bool pipe_err) {
+  int in[2], out[2], err[2] = {-1, -1};
+  ck_assert_int_eq(pipe(in), 0);
+  ck_assert_int_eq(pipe(out), 0);
+  if (pipe_err) ck_assert_int_eq(pipe(err), 0);
+  memset(c, 0, sizeof(*c));
+  c->pid = fork();
+  ck_assert_int_ge(c->pid, 0);
+  if (c->pid == 0) {
+    dup2(in[0], 0);
+    dup2(out[1], 1);
+    if (pipe_err) {
+      dup2(err[1], 2);
+    } else {
+      int null = open("/dev/null", O_WRONLY);
+      if (null >= 0) dup2(null, 2);
+    }
+    for (int fd = 3; fd < 256; fd++) close(fd);
+    execv(argv[0], argv);
+    _exit(127);
+  }
+  close(in[0]);
+  close(out[1]);
+  if (pipe_err) close(err[1]);
+  c->in_fd = in[1];
+  c->out_fd = out[0];
+  c->err_fd = err[0];
+}
+
+static void child_send_bytes(struct child *c, const char *data, size_t len) {
+  while (len) {
+    ssize_t n = write(c->in_fd, data, len);
+    if (n < 0 && errno == EINTR) continue;
+    ck_assert_msg(n > 0, "write to the child failed: %s", strerror(errno));
+    data += n;
+    len -= (size_t)n;
+  }
+}
+
+static void child_send(struct child *c, const char *line) {
+  child_send_bytes(c, line, strlen(line));
+  child_send_bytes(c, "\n", 1);
+}
+
+static void child_sendf(struct child *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void child_sendf(struct child *c, const char *fmt, ...) {
+  char line[4096];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof(line), fmt, ap);
+  va_end(ap);
+  child_send(c, line);
+}
+
+/*
+ * Returns the next line of the child's stdout (a new string without the
+ * newline), or NULL at EOF or when |ms| pass first.
+ */
+static char *child_read_line(struct child *c, int ms) {
+  long long end = test_now_ms() + ms;
+  for (;;) {
+    char *nl = c->len ? memchr(c->buf, '\n', c->len) : NULL;
+    if (nl) {
+      size_t n = (size_t)(nl - c->buf);
+      char *line = malloc(n + 1);
+      memcpy(line, c->buf, n);
+      line[n] = '\0';
+      memmove(c->buf, nl + 1, c->len - n - 1);
+      c->len -= n + 1;
+      return line;
+    }
+    long long left = end - test_now_ms();
+    if (left <= 0) return NULL;
+    struct pollfd pfd = {c->out_fd, POLLIN, 0};
+    int r = poll(&pfd, 1, (int)left);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return NULL;
+    if (c->cap - c->len < 65536) {
+      c->cap = c->cap ? c->cap * 2 : 131072;
+      c->buf = realloc(c->buf, c->cap);
+    }
+    ssize_t n = read(c->out_fd, c->buf + c->len, c->cap - c->len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return NULL;
+    c->len += (size_t)n;
+  }
+}
+
+/* Reads the next line and parses it; fails the test on timeout or junk. */
+static json_object *child_read_json(struct child *c, int ms) {
+  char *line = child_read_line(c, ms);
+  ck_assert_msg(line != NULL, "no line from the child within %d ms", ms);
+  json_object *obj = json_tokener_parse(line);
+  ck_assert_msg(obj != NULL, "not JSON: %s", line);
+  free(line);
+  return obj;
+}
+
+static void child_close_stdin(struct child *c) {
+  if (c->in_fd >= 0) close(c->in_fd);
+  c->in_fd = -1;
+}
+
+static bool child_exited(struct child *c, int *status) {
+  return waitpid(c->pid, status, WNOHANG) == c->pid;
+}
+
+/* Waits up to |ms| for the child to exit; returns its wait status. */
+static int child_wait(struct child *c, int ms) {
+  int status = 0;
+  bool done = WAIT_UNTIL(child_exited(c, &status), ms);
+  if (!done) {
+    kill(c->pid, SIGKILL);
+    waitpid(c->pid, &status, 0);
+    ck_abort_msg("the child did not exit within %d ms", ms);
+  }
+  return status;
+}
+
+static void child_free(struct child *c) {
+  child_close_stdin(c);
+  if (c->out_fd >= 0) close(c->out_fd);
+  if (c->err_fd >= 0) close(c->err_fd);
+  c->out_fd = c->err_fd = -1;
+  free(c->buf);
+  c->buf = NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Helpers: JSON                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* Follows a path like "result.content.0.text"; NULL when absent. */
+static json_object *jpath(json_object *obj, const char *path) {
+  char buf[256];
+  snprintf(buf, sizeof(buf), "%s", path);
+  char *save = NULL;
+  for (char *part = strtok_r(buf, ".", &save); part && obj;
+       part = strtok_r(NULL, ".", &save)) {
+    if (json_object_is_type(obj, json_type_array)) {
+      char *end;
+      long i = strtol(part, &end, 10);
+      obj = *end ? NULL : json_object_array_get_idx(obj, (size_t)i);
+    } else if (!json_object_object_get_ex(obj, part, &obj)) {
+      obj = NULL;
+    }
+  }
+  return obj;
+}
+
+static const char *jstr(json_object *obj, const char *path) {
+  json_object *v = jpath(obj, path);
+  return json_object_is_type(v, json_type_string) ? json_object_get_string(v)
+                                                  : NULL;
+}
+
+static int64_t jint(json_object *obj, const char *path, int64_t dflt) {
+  json_object *v = jpath(obj, path);
+  return json_object_is_type(v, json_type_int) ? json_object_get_int64(v) : dflt;
+}
+
+static bool jtrue(json_object *obj, const char *path) {
+  json_object *v = jpath(obj, path);
+  return json_object_is_type(v, json_type_boolean) && json_object_get_boolean(v);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The demo server over pipes                                                */
+/* ------------------------------------------------------------------------ */
+
+static void demo_start(struct child *c) {
+  char *argv[] = {(char *)test_env_path("MCP_DEMO_SERVER"), NULL};
+  child_start(c, argv, false);
+}
+
+#define INIT_LINE                                                            \
+  "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"     \
+  "\"protocolVersion\":\"%s\",\"capabilities\":{},\"clientInfo\":{\"name\":" \
+  "\"check_cli\",\"version\":\"1\"}}}"
+
+static void demo_handshake(struct child *c) {
+  child_sendf(c, INIT_LINE, "2025-11-25");
+  json_object *r = child_read_json(c, REPLY_MS);
+  ck_assert_str_eq(jstr(r, "result.protocolVersion"), "2025-11-25");
+  json_object_put(r);
+  child_send(c, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+}
+
+/* Sends tools/call |name| with |args| as id |id| and returns the reply. */
+static json_object *demo_call(struct child *c, int id, const char *name,
+                              const char *args) {
+  child_sendf(c,
+              "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\","
+              "\"params\":{\"name\":\"%s\",\"arguments\":%s}}",
+              id, name, args);
+  json_object *r = child_read_json(c, REPLY_MS);
+  ck_assert_int_eq(jint(r, "id", -1), id);
+  return r;
+}
+
+START_TEST(test_demo_initialize) {
+  struct child c;
+  demo_start(&c);
+  /* The client's version is echoed when supported... */
+  child_sendf(&c, INIT_LINE, "2025-06-18");
+  json_object *r = child_read_json(&c, REPLY_MS);
+  ck_assert_str_eq(jstr(r, "jsonrpc"), "2.0");
+  ck_assert_int_eq(jint(r, "id", -1), 1);
+  ck_assert_str_eq(jstr(r, "result.protocolVersion"), "2025-06-18");
+  ck_assert_str_eq(jstr(r, "result.serverInfo.name"), "mcpconn-demo-server");
+  ck_assert_ptr_nonnull(jstr(r, "result.serverInfo.version"));
+  ck_assert_ptr_nonnull(jpath(r, "result.capabilities.tools"));
+  json_object_put(r);
+  /* ...and an unknown one gets the latest. */
+  child_sendf(&c, INIT_LINE, "1999-01-01");
+  r = child_read_json(&c, REPLY_MS);
+  ck_assert_str_eq(jstr(r, "result.protocolVersion"), "2025-11-25");
+  json_object_put(r);
+  /* No protocolVersion at all is invalid params. */
+  child_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"initialize\",\"params\":{}}");
+  r = child_read_json(&c, REPLY_MS);
+  ck_assert_int_eq(jint(r, "error.code", 0), -32602);
+  json_object_put(r);
+
+  child_send(&c, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+  child_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":\"p\",\"method\":\"ping\"}");
+  r = child_read_json(&c, REPLY_MS);
+  ck_assert_str_eq(jstr(r, "id"), "p");
+  ck_assert(json_object_is_type(jpath(r, "result"), json_type_object));
+  ck_assert_int_eq(json_object_object_length(jpath(r, "result")), 0);
+  json_object_put(r);
+  child_close_stdin(&c);
+  int st = child_wait(&c, REPLY_MS);
+  ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  child_free(&c);
+}
+END_TEST
+
+START_TEST(test_demo_tools_list) {
+  struct child c;
+  demo_start(&c);
+  demo_handshake(&c);
+  child_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+  json_object *r = child_read_json(&c, REPLY_MS);
+  json_object *tools = jpath(r, "result.tools");
+  ck_assert(json_object_is_type(tools, json_type_array));
+  ck_assert_int_eq(json_object_array_length(tools), 4);
+  const char *want[] = {"echo", "add", "sleep", "fail"};
+  for (size_t i = 0; i < 4; i++) {
+    json_object *t = json_object_array_get_idx(tools, i);
+    ck_assert_str_eq(jstr(t, "name"), want[i]);
+    ck_assert_ptr_nonnull(jstr(t, "description"));
+    ck_assert_str_eq(jstr(t, "inputSchema.type"), "object");
+  }
+  ck_assert_str_eq(jstr(tools, "0.inputSchema.properties.text.type"), "string");
+  ck_assert_str_eq(jstr(tools, "1.inputSchema.properties.a.type"), "number");
+  ck_assert_str_eq(jstr(tools, "2.inputSchema.properties.ms.type"), "integer");
+  json_object_put(r);
+  child_free(&c);
+  child_wait(&c, REPLY_MS);
+}
+END_TEST
+
+START_TEST(test_demo_tools) {
+  struct child c;
+  demo_start(&c);
+  demo_handshake(&c);
+
+  json_object *r = demo_call(&c, 2, "echo", "{\"text\":\"hi \\u00e9/\\\"x\\\"\"}");
+  ck_assert_str_eq(jstr(r, "result.content.0.type"), "text");
+  ck_assert_str_eq(jstr(r, "result.content.0.text"), "hi \xc3\xa9/\"x\"");
+  ck_assert(!jtrue(r, "result.isError"));
+  json_object_put(r);
+
+  r = demo_call(&c, 3, "add", "{\"a\":2,\"b\":3}");
+  ck_assert_str_eq(jstr(r, "result.content.0.text"), "5");
+  ck_assert_int_eq(jint(r, "result.structuredContent.sum", 0), 5);
+  json_object_put(r);
+
+  r = demo_call(&c, 4, "add", "{\"a\":0.5,\"b\":0.25}");
+  ck_assert_str_eq(jstr(r, "result.content.0.text"), "0.75");
+  json_object_put(r);
+
+  r = demo_call(&c, 5, "add", "{\"a\":2.5,\"b\":-0.5}");
+  ck_assert_str_eq(jstr(r, "result.content.0.text"), "2");
+  json_object_put(r);
+
+  r = demo_call(&c, 6, "add", "{\"a\":0.1,\"b\":0.2}");
+  ck_assert_str_eq(jstr(r, "result.content.0.text"), "0.30000000000000004");
+  json_object_put(r);
+
+  /* Invalid arguments are tool errors, not protocol errors. */
+  r = demo_call(&c, 7, "add", "{\"a\":\"2\",\"b\":3}");
+  ck_assert(jtrue(r, "result.isError"));
+  ck_assert_ptr_null(jpath(r, "error"));
+  json_object_put(r);
+
+  r = demo_call(&c, 8, "echo", "{}");
+  ck_assert(jtrue(r, "result.isError"));
+  json_object_put(r);
+
+  r = demo_call(&c, 9, "fail", "{}");
+  ck_assert(jtrue(r, "result.isError"));
+  ck_assert_str_eq(jstr(r, "result.content.0.text"), "the fail tool always fails");
+  json_object_put(r);
+
+  r = demo_call(&c, 10, "fail", "{\"message\":\"boom\"}");
+  ck_assert(jtrue(r, "result.isError"));
+  ck_assert_str_eq(jstr(r, "result.content.0.text"), "boom");
+  json_object_put(r);
+
+  r = demo_call(&c, 11, "sleep", "{\"ms\":-1}");
+  ck_assert(jtrue(r, "result.isError"));
+  json_object_put(r);
+
+  /* An unknown tool is a JSON-RPC error. */
+  r = demo_call(&c, 12, "nosuch", "{}");
+  ck_assert_int_eq(jint(r, "error.code", 0), -32602);
+  ck_assert_str_eq(jstr(r, "error.message"), "Unknown tool: nosuch");
+  json_object_put(r);
+
+  /* So are arguments that are not an object. */
+  r = demo_call(&c, 13, "echo", "[1]");
+  ck_assert_int_eq(jint(r, "error.code", 0), -32602);
+  json_object_put(r);
+
+  child_free(&c);
+  child_wait(&c, REPLY_MS);
+}
+END_TEST
+
+START_TEST(test_demo_protocol_errors) {
+  struct child c;
+  demo_start(&c);
+  demo_handshake(&c);
+
+  child_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"resources/list\"}");
+  json_object *r = child_read_json(&c, REPLY_MS);
+  ck_assert_int_eq(jint(r, "id", -1), 2);
+  ck_assert_int_eq(jint(r, "error.code", 0), -32601);
+  ck_assert_str_eq(jstr(r, "error.message"), "Method not found");
+  json_object_put(r);
+
+  /* Garbage: -32700 with id null, and the server keeps going. */
+  const char *garbage[] = {"this is not json", "{\"jsonrpc\":\"2.0\",",
+                           "{} trailing", "[1,]"};
+  for (size_t i = 0; i < sizeof(garbage) / sizeof(*garbage); i++) {
+    child_send(&c, garbage[i]);
+    r = child_read_json(&c, REPLY_MS);
+    ck_assert_int_eq(jint(r, "error.code", 0), -32700);
+    json_object *id = NULL;
+    ck_assert(json_object_object_get_ex(r, "id", &id));
+    ck_assert_ptr_null(id);
+    json_object_put(r);
+  }
+
+  /* Valid JSON that is no request: -32600. */
+  child_send(&c, "[{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}]");
+  r = child_read_json(&c, REPLY_MS);
+  ck_assert_int_eq(jint(r, "error.code", 0), -32600);
+  json_object_put(r);
+  child_send(&c, "{\"jsonrpc\":\"1.0\",\"id\":4,\"method\":\"ping\"}");
+  r = child_read_json(&c, REPLY_MS);
+  ck_assert_int_eq(jint(r, "error.code", 0), -32600);
+  json_object_put(r);
+
+  /* Params that are not an object: -32602. */
+  child_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/list\",\"params\":[]}");
+  r = child_read_json(&c, REPLY_MS);
+  ck_assert_int_eq(jint(r, "error.code", 0), -32602);
+  json_object_put(r);
+
+  /* A blank line is ignored; the ping right after it is answered next. */
+  child_send(&c, "");
+  child_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"ping\"}");
+  r = child_read_json(&c, REPLY_MS);
+  ck_assert_int_eq(jint(r, "id", -1), 6);
+  ck_assert_ptr_nonnull(jpath(r, "result"));
+  json_object_put(r);
+
+  child_close_stdin(&c);
+  int st = child_wait(&c, REPLY_MS);
+  ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  child_free(&c);
+}
+END_TEST
+
+/* A line over 16 MiB is skipped; the next line is served normally. */
+START_TEST(test_demo_huge_line) {
+  struct child c;
+  demo_start(&c);
+  demo_handshake(&c);
+  size_t big = 17u * 1024 * 1024;
+  char *line = malloc(big);
+  memset(line, 'x', big);
+  memcpy(line, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\",\"x\":\"", 46);
+  child_send_bytes(&c, line, big);
+  child_send_bytes(&c, "\"}\n", 3);
+  free(line);
+  child_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}");
+  json_object *r = child_read_json(&c, 20000);
+  ck_assert_int_eq(jint(r, "id", -1), 3);
+  json_object_put(r);
+  child_close_stdin(&c);
+  int st = child_wait(&c, REPLY_MS);
+  ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  child_free(&c);
+}
+END_TEST
+
+/* Other requests are answered while a sleep runs; the sleep then completes. */
+START_TEST(test_demo_sleep_concurrent) {
+  struct child c;
+  demo_start(&c);
+  demo_handshake(&c);
+  long long t0 = test_now_ms();
+  child_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+                 "\"params\":{\"name\":\"sleep\",\"arguments\":{\"ms\":300}}}");
+  child_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}");
+  json_object *r = child_read_json(&c, REPLY_MS);
+  ck_assert_int_eq(jint(r, "id", -1), 3);
+  json_object_put(r);
+  r = demo_call(&c, 4, "echo", "{\"text\":\"meanwhile\"}");
+  ck_assert_str_eq(jstr(r, "result.content.0.text"), "meanwhile");
+  json_object_put(r);
+  /* No token was sent, so the next message is the sleep's result. */
+  r = child_read_json(&c, REPLY_MS);
+  ck_assert_int_eq(jint(r, "id", -1), 2);
+  ck_assert_str_eq(jstr(r, "result.content.0.text"), "slept 300 ms");
+  ck_assert_int_ge(test_now_ms() - t0, 300);
+  json_object_put(r);
+  child_free(&c);
+  child_wait(&c, REPLY_MS);
+}
+END_TEST
+
+/*
+ * Progress arrives every ~100 ms with increasing values; after
+ * notifications/cancelled the sleep never answers.  The server handles its
+ * input in order on one thread, so once the ping sent after the cancel is
+ * answered, the cancel has been applied: anything from the sleep must come
+ * before that answer, and only progress may.  Then a sleep that was not
+ * cancelled, started after the cancel and longer than the cancelled one's
+ * remaining progress interval, must answer with nothing of the cancelled
+ * one in between: the server's own clock shows it stopped.
+ */
+START_TEST(test_demo_sleep_progress_cancel) {
+  struct child c;
+  demo_start(&c);
+  demo_handshake(&c);
+  child_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\","
+                 "\"params\":{\"name\":\"sleep\",\"arguments\":{\"ms\":10000},"
+                 "\"_meta\":{\"progressToken\":\"tok\"}}}");
+  int64_t last = 0;
+  for (int i = 0; i < 3; i++) {
+    json_object *n = child_read_json(&c, REPLY_MS);
+    ck_assert_str_eq(jstr(n, "method"), "notifications/progress");
+    ck_assert_str_eq(jstr(n, "params.progressToken"), "tok");
+    ck_assert_int_eq(jint(n, "params.total", 0), 10000);
+    ck_assert_str_eq(jstr(n, "params.message"), "sleeping");
+    int64_t p = jint(n, "params.progress", -1);
+    ck_assert_int_gt(p, last);
+    ck_assert_int_lt(p, 10000);
+    last = p;
+    json_object_put(n);
+  }
+
+  child_send(&c, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+                 "\"params\":{\"requestId\":7,\"reason\":\"test\"}}");
+  child_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"ping\"}");
+  for (;;) {
+    json_object *m = child_read_json(&c, REPLY_MS);
+    if (jint(m, "id", -1) == 8) {
+      json_object_put(m);
+      break;
+    }
+    /* Before the ping's answer only progress of the sleep may appear. */
+    ck_assert_str_eq(jstr(m, "method"), "notifications/progress");
+    json_object_put(m);
+  }
+
+  /* A 250 ms sleep spans two more progress intervals of the cancelled one. */
+  child_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\","
+                 "\"params\":{\"name\":\"sleep\",\"arguments\":{\"ms\":250}}}");
+  json_object *r = child_read_json(&c, REPLY_MS);
+  ck_assert_int_eq(jint(r, "id", -1), 9);
+  ck_assert_str_eq(jstr(r, "result.content.0.text"), "slept 250 ms");
+  json_object_put(r);
+
+  /* Cancelling an unknown or finished request is ignored. */
+  child_send(&c, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+                 "\"params\":{\"requestId\":\"nope\"}}");
+  child_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"ping\"}");
+  r = child_read_json(&c, REPLY_MS);
+  ck_assert_int_eq(jint(r, "id", -1), 10);
+  json_object_put(r);
+  child_free(&c);
+  child_wait(&c, REPLY_MS);
+}
+END_TEST
+
+/* EOF makes the server exit 0 at once, even with a sleep running. */
+START_TEST(test_demo_eof) {
+  struct child c;
+  demo_start(&c);
+  demo_handshake(&c);
+  child_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+                 "\"params\":{\"name\":\"sleep\",\"arguments\":{\"ms\":60000}}}");
+  child_close_stdin(&c);
+  long long t0 = test_now_ms();
+  int st = child_wait(&c, REPLY_MS);
+  ck_assert(WIFEXITED(st));
+  ck_assert_int_eq(WEXITSTATUS(st), 0);
+  ck_assert_int_lt(test_now_ms() - t0, 4000);
+  child_free(&c);
+
+  /* EOF in the middle of a line, and right away. */
+  demo_start(&c);
+  child_send_bytes(&c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"meth", 30);
+  child_close_stdin(&c);
+  st = child_wait(&c, REPLY_MS);
+  ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  child_free(&c);
+  demo_start(&c);
+  child_close_stdin(&c);
+  st = child_wait(&c, REPLY_MS);
+  ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  child_free(&c);
+}
+END_TEST
+
+/* A reader that went away (EPIPE) ends the server quietly, not by SIGPIPE. */
+START_TEST(test_demo_epipe) {
+  struct child c;
+  demo_start(&c);
+  close(c.out_fd);
+  c.out_fd = -1;
+  child_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}");
+  int status;
+  /* It exits on the failed write, before (or at) EOF. */
+  if (!WAIT_UNTIL(child_exited(&c, &status), 1000)) {
+    child_close_stdin(&c);
+    status = child_wait(&c, REPLY_MS);
+  }
+  ck_assert_msg(WIFEXITED(status), "killed by signal %d", WTERMSIG(status));
+  ck_assert_int_eq(WEXITSTATUS(status), 0);
+  child_free(&c);
+}
+END_TEST
+
+/* Reads everything from |fd| until EOF into a new string. */
+static char *slurp_fd(int fd) {
+  size_t cap = 4096, len = 0;
+  char *s = malloc(cap);
+  for (;;) {
+    if (cap - len < 1024) s = realloc(s, cap *= 2);
+    ssize_t n = read(fd, s + len, cap - len - 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    len += (size_t)n;
+  }
+  s[len] = '\0';
+  return s;
+}
+
+START_TEST(test_demo_flags) {
+  const char *demo = test_env_path("MCP_DEMO_SERVER");
+  struct child c;
+  char *v[] = {(char *)demo, "--version", NULL};
+  child_start(&c, v, false);
+  char *out = slurp_fd(c.out_fd);
+  ck_assert_ptr_nonnull(strstr(out, "mcpconn-demo-server"));
+  free(out);
+  int st = child_wait(&c, REPLY_MS);
+  ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  child_free(&c);
+
+  char *h[] = {(char *)demo, "--help", NULL};
+  child_start(&c, h, false);
+  out = slurp_fd(c.out_fd);
+  ck_assert_ptr_nonnull(strstr(out, "Usage:"));
+  free(out);
+  st = child_wait(&c, REPLY_MS);
+  ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  child_free(&c);
+
+  char *b[] = {(char *)demo, "--bogus", NULL};
+  child_start(&c, b, false);
+  st = child_wait(&c, REPLY_MS);
+  ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2);
+  child_free(&c);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* The CLI                                                                   */
+/* ------------------------------------------------------------------------ */
+
+struct run {
+  int status;      /* exit code, or 128 + signal */
+  char *out;       /* stdout */
+  char *err;       /* stderr */
+  long long ms;    /* wall time */
+};
+
+static void run_free(struct run *r) {
+  free(r->out);
+  free(r->err);
+}
+
+/*
+ * Runs mcpconn with |args| (NULL-terminated) and the demo server made
+ * findable through MCPCONN_DEMO_SERVER; captures everything.  |on_start|,
+ * if set, runs in the parent once the child exists.
+ */
+static void run_cli_ex(struct run *r, const char *const *args,
+                       void (*on_start)(pid_t pid, void *user), void *user) {
+  const char *bin = test_env_path("MCPCONN_BIN");
+  setenv("MCPCONN_DEMO_SERVER", test_env_path("MCP_DEMO_SERVER"), 1);
+  char *argv[64];
+  size_t n = 0;
+  argv[n++] = (char *)bin;
+  for (size_t i = 0; args[i] && n < 63; i++) argv[n++] = (char *)args[i];
+  argv[n] = NULL;
+
+  struct child c;
+  long long t0 = test_now_ms();
+  child_start(&c, argv, true);
+  child_close_stdin(&c);
+  if (on_start) on_start(c.pid, user);
+
+  /* Drain stdout and stderr together so neither pipe can fill up. */
+  size_t cap[2] = {4096, 4096}, len[2] = {0, 0};
+  char *buf[2] = {malloc(cap[0]), malloc(cap[1])};
+  int fds[2] = {c.out_fd, c.err_fd};
+  int open_fds = 2;
+  long long end = t0 + 60000;
+  while (open_fds && test_now_ms() < end) {
+    struct pollfd pfd[2] = {{fds[0], POLLIN, 0}, {fds[1], POLLIN, 0}};
+    int rc = poll(pfd, 2, 100);
+    if (rc < 0 && errno != EINTR) break;
+    for (int i = 0; i < 2; i++) {
+      if (fds[i] < 0 || !(pfd[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      if (cap[i] - len[i] < 1024) buf[i] = realloc(buf[i], cap[i] *= 2);
+      ssize_t k = read(fds[i], buf[i] + len[i], cap[i] - len[i] - 1);
+      if (k > 0) {
+        len[i] += (size_t)k;
+      } else if (k == 0 || errno != EINTR) {
+        fds[i] = -1;
+        open_fds--;
+      }
+    }
+  }
+  buf[0][len[0]] = '\0';
+  buf[1][len[1]] = '\0';
+  int st = child_wait(&c, 10000);
+  r->ms = test_now_ms() - t0;
+  r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  r->out = buf[0];
+  r->err = buf[1];
+  child_free(&c);
+}
+
+static void run_cli(struct run *r, const char *const *args) {
+  run_cli_ex(r, args, NULL, NULL);
+}
+
+#define RUN(r, ...)                                  \
+  do {                                               \
+    const char *const args_[] = {__VA_ARGS__, NULL}; \
+    run_cli((r), args_);                             \
+  } while (0)
+
+/* Asserts the exit status, showing stderr when it differs. */
+#define ASSERT_EXIT(r, code)                                                \
+  ck_assert_msg((r)->status == (code), "exit %d, expected %d; stderr: %s", \
+                (r)->status, (code), (r)->err)
+
+/* A failing run prints exactly one "mcpconn: " line on stderr. */
+static void assert_one_reason(const struct run *r) {
+  ck_assert_msg(strncmp(r->err, "mcpconn: ", 9) == 0, "stderr: %s", r->err);
+  size_t nl = 0;
+  for (const char *p = r->err; *p; p++) nl += *p == '\n';
+  ck_assert_msg(nl == 1, "expected one line on stderr, got: %s", r->err);
+}
+
+static json_object *parse_out(const struct run *r) {
+  json_object *obj = json_tokener_parse(r->out);
+  ck_assert_msg(obj != NULL, "stdout is not JSON: %s", r->out);
+  return obj;
+}
+
+/* Writes |text| to a new file in the test directory; returns its path. */
+static char *write_temp(const char *name, const char *text) {
+  const char *dir = getenv("MCP_TEST_TMPDIR");
+  char *path = malloc(4096);
+  snprintf(path, 4096, "%s/check_cli-%d-%s", dir && *dir ? dir : "/tmp",
+           (int)getpid(), name);
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs(text, f);
+  fclose(f);
+  return path;
+}
+
+/* A config naming the demo server twice, as a and b. */
+static char *write_two_server_config(void) {
+  const char *demo = test_env_path("MCP_DEMO_SERVER");
+  char text[8192];
+  snprintf(text, sizeof(text),
+           "{\n  \"mcpServers\": {\n"
+           "    \"a\": {\"command\": \"%s\"},\n"
+           "    \"b\": {\"command\": \"%s\", \"args\": [], \"env\": {\"X\": \"1\"}}\n"
+           "  }\n}\n",
+           demo, demo);
+  return write_temp("two.json", text);
+}
+
+START_TEST(test_cli_tools_default) {
+  struct run r;
+  RUN(&r, "tools");
+  ASSERT_EXIT(&r, 0);
+  const char *names[] = {"echo", "add", "sleep", "fail"};
+  for (size_t i = 0; i < 4; i++)
+    ck_assert_msg(strstr(r.out, names[i]), "no %s in: %s", names[i], r.out);
+  ck_assert_msg(strstr(r.err, "bundled demo server"), "stderr: %s", r.err);
+  ck_assert_msg(strstr(r.out, "Returns the given text unchanged."), "%s", r.out);
+  run_free(&r);
+
+  /* --quiet drops the notice. */
+  RUN(&r, "-q", "tools");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_str_eq(r.err, "");
+  run_free(&r);
+}
+END_TEST
+
+START_TEST(test_cli_tools_json) {
+  struct run r;
+  RUN(&r, "tools", "--json");
+  ASSERT_EXIT(&r, 0);
+  json_object *a = parse_out(&r);
+  ck_assert(json_object_is_type(a, json_type_array));
+  ck_assert_int_eq(json_object_array_length(a), 4);
+  for (size_t i = 0; i < 4; i++) {
+    json_object *t = json_object_array_get_idx(a, i);
+    ck_assert_str_eq(jstr(t, "server"), "demo");
+    ck_assert_ptr_nonnull(jstr(t, "name"));
+    ck_assert_ptr_nonnull(jstr(t, "description"));
+    ck_assert_str_eq(jstr(t, "inputSchema.type"), "object");
+  }
+  json_object_put(a);
+  run_free(&r);
+}
+END_TEST
+
+START_TEST(test_cli_call_echo) {
+  struct run r;
+  RUN(&r, "call", "echo", "{\"text\":\"hi\"}");
+  ASSERT_EXIT(&r, 0);
+  json_object *res = parse_out(&r);
+  ck_assert_str_eq(jstr(res, "content.0.text"), "hi");
+  json_object_put(res);
+  run_free(&r);
+
+  /* The server prefix works with one server too. */
+  RUN(&r, "call", "demo/echo", "{\"text\":\"there\"}");
+  ASSERT_EXIT(&r, 0);
+  res = parse_out(&r);
+  ck_assert_str_eq(jstr(res, "content.0.text"), "there");
+  json_object_put(res);
+  run_free(&r);
+}
+END_TEST
+
+START_TEST(test_cli_call_add) {
+  struct run r;
+  RUN(&r, "call", "add", "{\"a\":2,\"b\":3}");
+  ASSERT_EXIT(&r, 0);
+  json_object *res = parse_out(&r);
+  ck_assert_str_eq(jstr(res, "content.0.text"), "5");
+  ck_assert_int_eq(jint(res, "structuredContent.sum", 0), 5);
+  json_object_put(res);
+  run_free(&r);
+}
+END_TEST
+
+START_TEST(test_cli_call_fail) {
+  struct run r;
+  RUN(&r, "call", "fail");
+  ASSERT_EXIT(&r, 1);
+  json_object *res = parse_out(&r);
+  ck_assert(jtrue(res, "isError"));
+  ck_assert_str_eq(jstr(res, "content.0.text"), "the fail tool always fails");
+  json_object_put(res);
+  assert_one_reason(&r);
+  run_free(&r);
+}
+END_TEST
+
+START_TEST(test_cli_call_usage_errors) {
+  struct run r;
+  RUN(&r, "-q", "call", "nosuch");
+  ASSERT_EXIT(&r, 2);
+  assert_one_reason(&r);
+  ck_assert_msg(strstr(r.err, "nosuch"), "%s", r.err);
+  ck_assert_str_eq(r.out, "");
+  run_free(&r);
+
+  RUN(&r, "-q", "call", "echo", "{bad json");
+  ASSERT_EXIT(&r, 2);
+  assert_one_reason(&r);
+  run_free(&r);
+
+  RUN(&r, "-q", "call", "echo", "[1,2]");
+  ASSERT_EXIT(&r, 2);
+  assert_one_reason(&r);
+  run_free(&r);
+
+  RUN(&r, "-q", "call");
+  ASSERT_EXIT(&r, 2);
+  run_free(&r);
+}
+END_TEST
+
+START_TEST(test_cli_spawn_failure) {
+  struct run r;
+  RUN(&r, "--stdio", "/nonexistent/prog", "tools");
+  ASSERT_EXIT(&r, 3);
+  assert_one_reason(&r);
+  ck_assert_msg(strstr(r.err, "prog"), "%s", r.err);
+  run_free(&r);
+}
+END_TEST
+
+START_TEST(test_cli_timeout) {
+  struct run r;
+  RUN(&r, "--timeout", "200", "call", "sleep", "{\"ms\":5000}");
+  ASSERT_EXIT(&r, 3);
+  assert_one_reason(&r);
+  ck_assert_msg(strstr(r.err, "timed out"), "%s", r.err);
+  ck_assert_msg(r.ms < 4000, "took %lld ms", r.ms);
+  run_free(&r);
+}
+END_TEST
+
+START_TEST(test_cli_ping) {
+  struct run r;
+  RUN(&r, "-q", "ping");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strncmp(r.out, "demo: ok", 8) == 0, "%s", r.out);
+  run_free(&r);
+}
+END_TEST
+
+START_TEST(test_cli_request) {
+  struct run r;
+  RUN(&r, "request", "tools/list");
+  ASSERT_EXIT(&r, 0);
+  json_object *res = parse_out(&r);
+  ck_assert(json_object_is_type(jpath(res, "tools"), json_type_array));
+  ck_assert_int_eq(json_object_array_length(jpath(res, "tools")), 4);
+  json_object_put(res);
+  run_free(&r);
+
+  RUN(&r, "request", "ping", "{}");
+  ASSERT_EXIT(&r, 0);
+  res = parse_out(&r);
+  ck_assert(json_object_is_type(res, json_type_object));
+  json_object_put(res);
+  run_free(&r);
+
+  /* A JSON-RPC error from the server is a protocol failure. */
+  RUN(&r, "-q", "request", "nosuch/method");
+  ASSERT_EXIT(&r, 3);
+  assert_one_reason(&r);
+  ck_assert_msg(strstr(r.err, "-32601"), "%s", r.err);
+  run_free(&r);
+}
+END_TEST
+
+START_TEST(test_cli_config_two_servers) {
+  char *cfg = write_two_server_config();
+  struct run r;
+  RUN(&r, "--config", cfg, "call", "a/echo", "{\"text\":\"from a\"}");
+  ASSERT_EXIT(&r, 0);
+  json_object *res = parse_out(&r);
+  ck_assert_str_eq(jstr(res, "content.0.text"), "from a");
+  json_object_put(res);
+  run_free(&r);
+
+  RUN(&r, "--config", cfg, "call", "echo", "{\"text\":\"x\"}");
+  ASSERT_EXIT(&r, 2);
+  assert_one_reason(&r);
+  ck_assert_msg(strstr(r.err, "a/echo") && strstr(r.err, "b/echo"), "%s", r.err);
+  run_free(&r);
+
+  RUN(&r, "--config", cfg, "tools");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "\na ") && strstr(r.out, "\nb "), "%s", r.out);
+  ck_assert_str_eq(r.err, ""); /* no demo-server notice with a config */
+  run_free(&r);
+
+  RUN(&r, "--config", cfg, "tools", "--json");
+  ASSERT_EXIT(&r, 0);
+  res = parse_out(&r);
+  ck_assert_int_eq(json_object_array_length(res), 8);
+  json_object_put(res);
+  run_free(&r);
+
+  RUN(&r, "--config", cfg, "ping");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "a: ok") && strstr(r.out, "b: ok"), "%s", r.out);
+  run_free(&r);
+
+  /* --server narrows the set: a bare name is then unambiguous. */
+  RUN(&r, "--config", cfg, "--server", "b", "call", "echo", "{\"text\":\"b\"}");
+  ASSERT_EXIT(&r, 0);
+  run_free(&r);
+
+  /* request needs exactly one server. */
+  RUN(&r, "--config", cfg, "request", "ping");
+  ASSERT_EXIT(&r, 2);
+  assert_one_reason(&r);
+  run_free(&r);
+
+  unlink(cfg);
+  free(cfg);
+}
+END_TEST
+
+START_TEST(test_cli_config_errors) {
+  struct run r;
+  char *bad = write_temp("bad.json", "{\"mcpServers\": {\"a\": {\"command\": }}");
+  RUN(&r, "--config", bad, "tools");
+  ASSERT_EXIT(&r, 2);
+  assert_one_reason(&r);
+  ck_assert_msg(strstr(r.err, "line 1"), "%s", r.err);
+  run_free(&r);
+  unlink(bad);
+  free(bad);
+
+  char *http = write_temp("http.json",
+                          "{\"mcpServers\": {\"web\": {\"url\": \"https://x/mcp\"}}}");
+  RUN(&r, "--config", http, "tools");
+  ASSERT_EXIT(&r, 2);
+  assert_one_reason(&r);
+  ck_assert_msg(strstr(r.err, "HTTP servers are not supported yet"), "%s", r.err);
+  run_free(&r);
+  unlink(http);
+  free(http);
+
+  char *nocmd = write_temp("nocmd.json", "{\"mcpServers\": {\"x\": {\"args\": []}}}");
+  RUN(&r, "--config", nocmd, "tools");
+  ASSERT_EXIT(&r, 2);
+  assert_one_reason(&r);
+  run_free(&r);
+  unlink(nocmd);
+  free(nocmd);
+
+  RUN(&r, "--config", "/nonexistent/config.json", "tools");
+  ASSERT_EXIT(&r, 2);
+  assert_one_reason(&r);
+  run_free(&r);
+}
+END_TEST
+
+START_TEST(test_cli_usage) {
+  struct run r;
+  RUN(&r, "--bogus", "tools");
+  ASSERT_EXIT(&r, 2);
+  assert_one_reason(&r);
+  run_free(&r);
+
+  RUN(&r, "frobnicate");
+  ASSERT_EXIT(&r, 2);
+  run_free(&r);
+
+  RUN(&r, "--timeout", "soon", "ping");
+  ASSERT_EXIT(&r, 2);
+  run_free(&r);
+
+  RUN(&r, "--name", "x", "ping");
+  ASSERT_EXIT(&r, 2);
+  run_free(&r);
+
+  RUN(&r, "--stdio", "'unterminated", "ping");
+  ASSERT_EXIT(&r, 2);
+  run_free(&r);
+
+  const char *no_args[] = {NULL};
+  run_cli(&r, no_args);
+  ASSERT_EXIT(&r, 2);
+  run_free(&r);
+
+  RUN(&r, "--help");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "Usage: mcpconn"), "%s", r.out);
+  run_free(&r);
+
+  RUN(&r, "--version");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strncmp(r.out, "mcpconn ", 8) == 0, "%s", r.out);
+  run_free(&r);
+}
+END_TEST
+
+/* --stdio splits words (quotes, backslash) and --name names the server. */
+START_TEST(test_cli_stdio_words) {
+  const char *demo = test_env_path("MCP_DEMO_SERVER");
+  char cmd[4096];
+  snprintf(cmd, sizeof(cmd), "'%s'", demo);
+  struct run r;
+  RUN(&r, "--stdio", cmd, "--name", "one", "--stdio", demo, "ping");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "one: ok") && strstr(r.out, "mcpconn-demo-server: ok"),
+                "%s", r.out);
+  run_free(&r);
+
+  /* Two servers with the same default name need --name. */
+  RUN(&r, "--stdio", demo, "--stdio", demo, "ping");
+  ASSERT_EXIT(&r, 2);
+  run_free(&r);
+
+  /* An extra argument reaches the server: the demo server refuses it. */
+  snprintf(cmd, sizeof(cmd), "\"%s\" --bo\\gus", demo);
+  RUN(&r, "--stdio", cmd, "ping");
+  ASSERT_EXIT(&r, 3);
+  assert_one_reason(&r);
+  run_free(&r);
+}
+END_TEST
+
+/*
+ * Ctrl-C during a call sends notifications/cancelled and exits 130.  The
+ * server runs behind `tee`, so the test sees what the CLI sent it.
+ */
+struct sigint_ctx {
+  const char *log;
+};
+
+static bool file_contains(const char *path, const char *needle) {
+  FILE *f = fopen(path, "r");
+  if (!f) return false;
+  char buf[65536];
+  size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  return strstr(buf, needle) != NULL;
+}
+
+static void send_sigint_when_called(pid_t pid, void *user) {
+  struct sigint_ctx *ctx = user;
+  ck_assert_msg(WAIT_UNTIL(file_contains(ctx->log, "\"sleep\""), 20000),
+                "the CLI never sent the sleep call");
+  kill(pid, SIGINT);
+}
+
+START_TEST(test_cli_sigint_cancels) {
+  const char *demo = test_env_path("MCP_DEMO_SERVER");
+  char *log = write_temp("sigint.log", "");
+  char cmd[8192];
+  snprintf(cmd, sizeof(cmd), "/bin/sh -c 'tee \"$0\" | \"$1\"' '%s' '%s'", log,
+           demo);
+  struct sigint_ctx ctx = {log};
+  const char *args[] = {"--stdio", cmd, "call", "sleep", "{\"ms\":20000}", NULL};
+  struct run r;
+  run_cli_ex(&r, args, send_sigint_when_called, &ctx);
+  ASSERT_EXIT(&r, 130);
+  ck_assert_msg(r.ms < 15000, "took %lld ms", r.ms);
+  ck_assert_msg(strstr(r.err, "interrupted"), "%s", r.err);
+  ck_assert_msg(file_contains(log, "notifications/cancelled"),
+                "no notifications/cancelled was sent");
+  run_free(&r);
+  unlink(log);
+  free(log);
+}
+END_TEST
+
+static Suite *cli_suite(void) {
+  Suite *s = suite_create("cli");
+  TCase *demo = tcase_create("demo-server");
+  tcase_set_timeout(demo, 60);
+  tcase_add_test(demo, test_demo_initialize);
+  tcase_add_test(demo, test_demo_tools_list);
+  tcase_add_test(demo, test_demo_tools);
+  tcase_add_test(demo, test_demo_protocol_errors);
+  tcase_add_test(demo, test_demo_huge_line);
+  tcase_add_test(demo, test_demo_sleep_concurrent);
+  tcase_add_test(demo, test_demo_sleep_progress_cancel);
+  tcase_add_test(demo, test_demo_eof);
+  tcase_add_test(demo, test_demo_epipe);
+  tcase_add_test(demo, test_demo_flags);
+  suite_add_tcase(s, demo);
+
+  TCase *cli = tcase_create("mcpconn");
+  tcase_set_timeout(cli, 90);
+  tcase_add_test(cli, test_cli_tools_default);
+  tcase_add_test(cli, test_cli_tools_json);
+  tcase_add_test(cli, test_cli_call_echo);
+  tcase_add_test(cli, test_cli_call_add);
+  tcase_add_test(cli, test_cli_call_fail);
+  tcase_add_test(cli, test_cli_call_usage_errors);
+  tcase_add_test(cli, test_cli_spawn_failure);
+  tcase_add_test(cli, test_cli_timeout);
+  tcase_add_test(cli, test_cli_ping);
+  tcase_add_test(cli, test_cli_request);
+  tcase_add_test(cli, test_cli_config_two_servers);
+  tcase_add_test(cli, test_cli_config_errors);
+  tcase_add_test(cli, test_cli_usage);
+  tcase_add_test(cli, test_cli_stdio_words);
+  tcase_add_test(cli, test_cli_sigint_cancels);
+  suite_add_tcase(s, cli);
+  return s;
+}
+
+int main(void) {
+  /* Writing to a child that has exited must fail, not kill the test. */
+  signal(SIGPIPE, SIG_IGN);
+  return run_suite(cli_suite());
+}
