@@ -605,9 +605,10 @@ static void *conn_run(void *arg) {
   mcp_client_options *o = mcp_client_options_new();
   mcp_call_options *co = NULL;
   char *tools_json = NULL;
+  /* The option setters fill no mcp_error: report() then uses mcp_strerror. */
   c->step = "connect";
   c->status = MCP_ENOMEM;
-  if (!o) goto fail_nomem;
+  if (!o) goto out;
   c->status = mcp_client_options_set_stdio(o, (const char *const *)d->argv.v);
   for (size_t i = 0; c->status == MCP_OK && i + 1 < d->env.n; i += 2)
     c->status = mcp_client_options_set_env(o, d->env.v[i], d->env.v[i + 1]);
@@ -615,7 +616,7 @@ static void *conn_run(void *arg) {
     c->status = mcp_client_options_set_cwd(o, d->cwd);
   if (c->status == MCP_OK)
     c->status = mcp_client_options_set_client_info(o, PROG, MCP_VERSION);
-  if (c->status != MCP_OK) goto fail_nomem;
+  if (c->status != MCP_OK) goto out;
   mcp_client_options_set_timeout_ms(o, g_cli.timeout_ms);
   if (g_cli.verbose)
     mcp_client_options_set_log(o, log_to_stderr, (void *)d);
@@ -626,12 +627,17 @@ static void *conn_run(void *arg) {
   co = new_call_options();
   if (!co) {
     c->status = MCP_ENOMEM;
-    goto fail_nomem;
+    goto out;
   }
   if (c->job == JOB_LIST) {
     c->step = "tools/list";
     c->status = mcp_client_list_tools(c->client, co, &tools_json, &c->err);
-    if (c->status == MCP_OK) {
+    if (c->status == MCP_ERPC && c->err.rpc_code == -32601) {
+      /* A server without tools may not know tools/list at all. */
+      mcp_error_clear(&c->err);
+      c->tools = json_object_new_array();
+      c->status = MCP_OK;
+    } else if (c->status == MCP_OK) {
       char why[256];
       c->tools = parse_json(tools_json, strlen(tools_json), why, sizeof(why));
       if (!json_object_is_type(c->tools, json_type_array)) {
@@ -648,10 +654,7 @@ static void *conn_run(void *arg) {
     c->status = mcp_client_ping(c->client, co, &c->err);
     c->ping_ms = elapsed_ms(&t0);
   }
-  goto out;
 
-fail_nomem:
-  /* Option setters fill no mcp_error; report() falls back to mcp_strerror. */
 out:
   mcp_free(tools_json);
   mcp_call_options_free(co);
@@ -772,7 +775,8 @@ static void print_json(const char *json) {
   json_object *obj = parse_json(json, strlen(json), why, sizeof(why));
   if (obj) {
     puts(json_object_to_json_string_ext(
-        obj, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+        obj, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+            JSON_C_TO_STRING_NOSLASHESCAPE));
     json_object_put(obj);
   } else {
     puts(json);
@@ -788,6 +792,15 @@ static const char *tool_string(json_object *tool, const char *key) {
   return NULL;
 }
 
+/* Prints |len| bytes of server-supplied text with control characters
+ * (terminal escapes among them) shown as '?'. */
+static void print_clean(const char *s, size_t len) {
+  for (size_t i = 0; i < len; i++) {
+    unsigned char ch = (unsigned char)s[i];
+    putchar(ch < 0x20 || ch == 0x7f ? '?' : ch);
+  }
+}
+
 /* ---- commands --------------------------------------------------------- */
 
 static int cmd_tools(bool as_json) {
@@ -796,7 +809,9 @@ static int cmd_tools(bool as_json) {
   run_conns(conns, n);
 
   int rc = EXIT_OK;
-  json_object *out = as_json ? json_object_new_array() : NULL;
+  size_t n_ok = 0;
+  for (size_t i = 0; i < n; i++) n_ok += conns[i].status == MCP_OK;
+  json_object *out = as_json && n_ok ? json_object_new_array() : NULL;
   size_t w_server = strlen("SERVER"), w_tool = strlen("TOOL");
   for (size_t i = 0; i < n; i++) {
     struct conn *c = &conns[i];
@@ -824,9 +839,10 @@ static int cmd_tools(bool as_json) {
   }
   if (out) {
     puts(json_object_to_json_string_ext(
-        out, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+        out, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+            JSON_C_TO_STRING_NOSLASHESCAPE));
     json_object_put(out);
-  } else {
+  } else if (n_ok) {
     printf("%-*s  %-*s  %s\n", (int)w_server, "SERVER", (int)w_tool, "TOOL",
            "DESCRIPTION");
     for (size_t i = 0; i < n; i++) {
@@ -838,9 +854,11 @@ static int cmd_tools(bool as_json) {
         const char *desc = tool_string(t, "description");
         if (!name) continue;
         if (!desc) desc = "";
-        int first_line = (int)strcspn(desc, "\r\n");
-        printf("%-*s  %-*s  %.*s\n", (int)w_server, c->def->name,
-               (int)w_tool, name, first_line, desc);
+        printf("%-*s  ", (int)w_server, c->def->name);
+        print_clean(name, strlen(name));
+        printf("%*s  ", (int)(w_tool - strlen(name)), "");
+        print_clean(desc, strcspn(desc, "\r\n"));
+        putchar('\n');
       }
     }
   }

@@ -830,7 +830,7 @@ END_TEST
 
 START_TEST(test_cli_call_fail) {
   struct run r;
-  RUN(&r, "call", "fail");
+  RUN(&r, "-q", "call", "fail");
   ASSERT_EXIT(&r, 1);
   json_object *res = parse_out(&r);
   ck_assert(jtrue(res, "isError"));
@@ -878,7 +878,7 @@ END_TEST
 
 START_TEST(test_cli_timeout) {
   struct run r;
-  RUN(&r, "--timeout", "200", "call", "sleep", "{\"ms\":5000}");
+  RUN(&r, "-q", "--timeout", "200", "call", "sleep", "{\"ms\":5000}");
   ASSERT_EXIT(&r, 3);
   assert_one_reason(&r);
   ck_assert_msg(strstr(r.err, "timed out"), "%s", r.err);
