@@ -1,0 +1,2 @@
+/* placeholder */
+typedef int mcp_placeholder_unit_;
