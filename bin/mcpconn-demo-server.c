@@ -107,7 +107,9 @@ struct sleeper {
 
 struct server {
   json_tokener *tok;
-  json_object *tools_result; /* the tools/list result; shared by replies */
+  json_object *tools_result; /* the tools/list result */
+  const char *tools_text;    /* tools_result serialised; owned by it */
+  size_t tools_len;
 
   char *in;          /* bytes read but not yet consumed */
   size_t in_len;     /* bytes held in |in| */
@@ -204,48 +206,88 @@ static void flush_out(struct server *s) {
   s->out_len = 0;
 }
 
-/* Serialises |msg| as one line into the output buffer and drops |msg|. */
-static void send_msg(struct server *s, json_object *msg) {
-  size_t len;
-  const char *text = json_object_to_json_string_length(
-      msg, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
-  if (s->out_len + len + 1 > s->out_cap) {
+#define SER_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+
+/* Appends |len| bytes to the output buffer. */
+static void out_append(struct server *s, const char *data, size_t len) {
+  if (s->out_len + len > s->out_cap) {
     size_t cap = s->out_cap ? s->out_cap : 4096;
-    while (cap < s->out_len + len + 1) cap *= 2;
+    while (cap < s->out_len + len) cap *= 2;
     s->out = xrealloc(s->out, cap);
     s->out_cap = cap;
   }
-  memcpy(s->out + s->out_len, text, len);
-  s->out[s->out_len + len] = '\n';
-  s->out_len += len + 1;
-  json_object_put(msg);
+  memcpy(s->out + s->out_len, data, len);
+  s->out_len += len;
+}
+
+static void out_append_str(struct server *s, const char *str) {
+  out_append(s, str, strlen(str));
+}
+
+static void out_append_json(struct server *s, json_object *obj) {
+  size_t len;
+  const char *text = json_object_to_json_string_length(obj, SER_FLAGS, &len);
+  out_append(s, text, len);
+}
+
+/* Ends the message being appended: one line, written in the next flush. */
+static void out_end_message(struct server *s) {
+  out_append(s, "\n", 1);
   if (s->out_len >= OUT_FLUSH_AT) flush_out(s);
 }
 
-static json_object *new_message(json_object *id) {
-  json_object *msg = json_object_new_object();
-  json_object_object_add(msg, "jsonrpc", json_object_new_string("2.0"));
-  json_object_object_add(msg, "id", id ? json_object_get(id) : NULL);
-  return msg;
+/* Serialises |msg| as one line into the output buffer and drops |msg|. */
+static void send_msg(struct server *s, json_object *msg) {
+  out_append_json(s, msg);
+  out_end_message(s);
+  json_object_put(msg);
+}
+
+/*
+ * The envelope is written by hand around the serialised id and payload:
+ * cheaper than building a json-c object for every reply.
+ */
+static void begin_reply(struct server *s, json_object *id) {
+  out_append_str(s, "{\"jsonrpc\":\"2.0\",\"id\":");
+  if (id)
+    out_append_json(s, id);
+  else
+    out_append_str(s, "null");
+}
+
+/* Sends |text| (serialised JSON) as the result for request |id|. */
+static void send_result_text(struct server *s, json_object *id,
+                             const char *text, size_t len) {
+  begin_reply(s, id);
+  out_append_str(s, ",\"result\":");
+  out_append(s, text, len);
+  out_append(s, "}", 1);
+  out_end_message(s);
 }
 
 /* Sends a result for request |id|; takes ownership of |result|. */
 static void send_result(struct server *s, json_object *id,
                         json_object *result) {
-  json_object *msg = new_message(id);
-  json_object_object_add(msg, "result", result);
-  send_msg(s, msg);
+  begin_reply(s, id);
+  out_append_str(s, ",\"result\":");
+  out_append_json(s, result);
+  out_append(s, "}", 1);
+  out_end_message(s);
+  json_object_put(result);
 }
 
 /* Sends a JSON-RPC error for |id| (NULL: id null). */
 static void send_error(struct server *s, json_object *id, int code,
                        const char *message) {
-  json_object *msg = new_message(id);
   json_object *err = json_object_new_object();
   json_object_object_add(err, "code", json_object_new_int(code));
   json_object_object_add(err, "message", json_object_new_string(message));
-  json_object_object_add(msg, "error", err);
-  send_msg(s, msg);
+  begin_reply(s, id);
+  out_append_str(s, ",\"error\":");
+  out_append_json(s, err);
+  out_append(s, "}", 1);
+  out_end_message(s);
+  json_object_put(err);
 }
 
 /* A CallToolResult with one text item. */
@@ -490,7 +532,7 @@ static void do_tools_list(struct server *s, json_object *id,
     send_error(s, id, RPC_INVALID_PARAMS, "Invalid params: unknown cursor");
     return;
   }
-  send_result(s, id, json_object_get(s->tools_result));
+  send_result_text(s, id, s->tools_text, s->tools_len);
 }
 
 static void do_tools_call(struct server *s, json_object *id,
@@ -709,8 +751,8 @@ int main(int argc, char **argv) {
       printf(SERVER_NAME " " VERSION "\n");
       return 0;
     }
-    fprintf(stderr, SERVER_NAME ": unknown argument '%s'\n", argv[i]);
-    usage(stderr);
+    fprintf(stderr, SERVER_NAME ": unknown argument '%s' (see --help)\n",
+            argv[i]);
     return 2;
   }
 
@@ -730,6 +772,8 @@ int main(int argc, char **argv) {
     logmsg("internal error: the tool list does not parse");
     return 1;
   }
+  s.tools_text =
+      json_object_to_json_string_length(s.tools_result, SER_FLAGS, &s.tools_len);
 
   bool eof = false;
   while (!eof && !s.out_dead) {
