@@ -290,30 +290,90 @@ static void send_error(struct server *s, json_object *id, int code,
   json_object_put(err);
 }
 
-/* A CallToolResult with one text item. */
-static json_object *tool_text(const char *text, size_t len, bool is_error) {
-  json_object *item = json_object_new_object();
-  json_object_object_add(item, "type", json_object_new_string("text"));
-  json_object_object_add(item, "text", json_object_new_string_len(text, (int)len));
-  json_object *content = json_object_new_array_ext(1);
-  json_object_array_add(content, item);
-  json_object *result = json_object_new_object();
-  json_object_object_add(result, "content", content);
-  if (is_error) json_object_object_add(result, "isError", json_object_new_boolean(1));
-  return result;
+/* Appends |len| bytes as a JSON string literal (quotes included). */
+static void out_append_json_string(struct server *s, const char *str,
+                                   size_t len) {
+  static const char hex[] = "0123456789abcdef";
+  out_append(s, "\"", 1);
+  size_t run = 0; /* start of the bytes not yet appended */
+  for (size_t i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)str[i];
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out_append(s, str + run, i - run);
+    run = i + 1;
+    char esc[6] = {'\\', (char)c, 0, 0, 0, 0};
+    size_t n = 2;
+    switch (c) {
+    case '"': case '\\': break;
+    case '\n': esc[1] = 'n'; break;
+    case '\r': esc[1] = 'r'; break;
+    case '\t': esc[1] = 't'; break;
+    case '\b': esc[1] = 'b'; break;
+    case '\f': esc[1] = 'f'; break;
+    default:
+      esc[1] = 'u';
+      esc[2] = esc[3] = '0';
+      esc[4] = hex[c >> 4];
+      esc[5] = hex[c & 15];
+      n = 6;
+    }
+    out_append(s, esc, n);
+  }
+  out_append(s, str + run, len - run);
+  out_append(s, "\"", 1);
 }
 
-static json_object *tool_error(const char *text) {
-  return tool_text(text, strlen(text), true);
+/*
+ * What a tool produced: a CallToolResult with one text item, and for `add`
+ * a structuredContent sum.  It is written by hand, without building a json-c
+ * tree, because tool calls are the benchmark's hot path.
+ */
+struct tool_result {
+  const char *text; /* borrowed: a literal, |buf|, or the request's JSON */
+  size_t len;
+  bool is_error;
+  const char *sum;  /* a JSON number for structuredContent.sum, or NULL */
+  char buf[64];
+  char sum_buf[64];
+};
+
+static void set_text(struct tool_result *r, const char *text, size_t len,
+                     bool is_error) {
+  r->text = text;
+  r->len = len;
+  r->is_error = is_error;
+}
+
+static void set_error(struct tool_result *r, const char *text) {
+  set_text(r, text, strlen(text), true);
+}
+
+static void send_tool_result(struct server *s, json_object *id,
+                             const struct tool_result *r) {
+  begin_reply(s, id);
+  out_append_str(s, ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":");
+  out_append_json_string(s, r->text, r->len);
+  out_append_str(s, "}]");
+  if (r->sum) {
+    out_append_str(s, ",\"structuredContent\":{\"sum\":");
+    out_append_str(s, r->sum);
+    out_append(s, "}", 1);
+  }
+  if (r->is_error) out_append_str(s, ",\"isError\":true");
+  out_append(s, "}}", 2);
+  out_end_message(s);
 }
 
 /* ---- tools ------------------------------------------------------------ */
 
-static json_object *tool_echo(json_object *args) {
+static void tool_echo(json_object *args, struct tool_result *r) {
   json_object *text = get_typed(args, "text", json_type_string);
-  if (!text) return tool_error("echo: argument 'text' must be a string");
-  return tool_text(json_object_get_string(text),
-                   (size_t)json_object_get_string_len(text), false);
+  if (!text) {
+    set_error(r, "echo: argument 'text' must be a string");
+    return;
+  }
+  set_text(r, json_object_get_string(text),
+           (size_t)json_object_get_string_len(text), false);
 }
 
 /* Reads a JSON number that fits an int64 exactly; false otherwise. */
@@ -343,7 +403,7 @@ static void format_double(double d, char *buf, size_t size) {
   }
 }
 
-static json_object *tool_add(json_object *args) {
+static void tool_add(json_object *args, struct tool_result *r) {
   json_object *a = NULL, *b = NULL;
   if (args) {
     json_object_object_get_ex(args, "a", &a);
@@ -353,44 +413,46 @@ static json_object *tool_add(json_object *args) {
                json_object_is_type(a, json_type_double);
   bool b_num = json_object_is_type(b, json_type_int) ||
                json_object_is_type(b, json_type_double);
-  if (!a_num || !b_num)
-    return tool_error("add: arguments 'a' and 'b' must both be numbers");
-
-  char text[64];
-  json_object *sum;
+  if (!a_num || !b_num) {
+    set_error(r, "add: arguments 'a' and 'b' must both be numbers");
+    return;
+  }
   int64_t ia, ib, is;
   if (get_exact_int(a, &ia) && get_exact_int(b, &ib) &&
       !__builtin_add_overflow(ia, ib, &is)) {
-    snprintf(text, sizeof(text), "%" PRId64, is);
-    sum = json_object_new_int64(is);
+    snprintf(r->buf, sizeof(r->buf), "%" PRId64, is);
   } else {
     double d = json_object_get_double(a) + json_object_get_double(b);
-    if (!(d - d == 0.0)) /* NaN or infinite: not a JSON number */
-      return tool_error("add: the sum is not a finite number");
-    format_double(d, text, sizeof(text));
-    sum = json_object_new_double_s(d, text);
+    if (!(d - d == 0.0)) { /* NaN or infinite: not a JSON number */
+      set_error(r, "add: the sum is not a finite number");
+      return;
+    }
+    format_double(d, r->buf, sizeof(r->buf));
   }
-  json_object *result = tool_text(text, strlen(text), false);
-  json_object *structured = json_object_new_object();
-  json_object_object_add(structured, "sum", sum);
-  json_object_object_add(result, "structuredContent", structured);
-  return result;
+  /* Both spellings ("5", "0.30000000000000004", "1e+300") are JSON numbers. */
+  set_text(r, r->buf, strlen(r->buf), false);
+  memcpy(r->sum_buf, r->buf, sizeof(r->buf));
+  r->sum = r->sum_buf;
 }
 
-static json_object *tool_fail(json_object *args) {
+static void tool_fail(json_object *args, struct tool_result *r) {
   json_object *m = NULL;
   if (args && json_object_object_get_ex(args, "message", &m) &&
-      !json_object_is_type(m, json_type_string))
-    return tool_error("fail: argument 'message' must be a string");
-  if (!m) return tool_error("the fail tool always fails");
-  return tool_text(json_object_get_string(m),
-                   (size_t)json_object_get_string_len(m), true);
+      !json_object_is_type(m, json_type_string)) {
+    set_error(r, "fail: argument 'message' must be a string");
+  } else if (!m) {
+    set_error(r, "the fail tool always fails");
+  } else {
+    set_text(r, json_object_get_string(m),
+             (size_t)json_object_get_string_len(m), true);
+  }
 }
 
-static json_object *slept_result(int64_t ms) {
-  char text[64];
-  snprintf(text, sizeof(text), "slept %" PRId64 " ms", ms);
-  return tool_text(text, strlen(text), false);
+static void send_slept(struct server *s, json_object *id, int64_t ms) {
+  struct tool_result r = {0};
+  snprintf(r.buf, sizeof(r.buf), "slept %" PRId64 " ms", ms);
+  set_text(&r, r.buf, strlen(r.buf), false);
+  send_tool_result(s, id, &r);
 }
 
 /* Starts a sleep, or answers at once when it needs no waiting or is invalid. */
@@ -406,13 +468,13 @@ static void tool_sleep(struct server *s, json_object *id, json_object *params,
     if (d >= 0 && d <= SLEEP_MAX_MS && d == (double)(int64_t)d) ms = (int64_t)d;
   }
   if (ms < 0 || ms > SLEEP_MAX_MS) {
-    send_result(s, id,
-                tool_error("sleep: argument 'ms' must be an integer from 0 "
-                           "to 600000"));
+    struct tool_result r = {0};
+    set_error(&r, "sleep: argument 'ms' must be an integer from 0 to 600000");
+    send_tool_result(s, id, &r);
     return;
   }
   if (ms == 0) {
-    send_result(s, id, slept_result(0));
+    send_slept(s, id, 0);
     return;
   }
 
@@ -465,7 +527,7 @@ static void run_timers(struct server *s) {
   for (size_t i = 0; i < s->n_sleeps;) {
     struct sleeper *sl = &s->sleeps[i];
     if (now >= sl->end_ms) {
-      send_result(s, sl->id, slept_result(sl->total_ms));
+      send_slept(s, sl->id, sl->total_ms);
       remove_sleeper(s, i);
       continue;
     }
@@ -550,14 +612,18 @@ static void do_tools_call(struct server *s, json_object *id,
     return;
   }
   const char *n = json_object_get_string(name);
+  struct tool_result r = {0};
   if (strcmp(n, "echo") == 0) {
-    send_result(s, id, tool_echo(args));
+    tool_echo(args, &r);
+    send_tool_result(s, id, &r);
   } else if (strcmp(n, "add") == 0) {
-    send_result(s, id, tool_add(args));
+    tool_add(args, &r);
+    send_tool_result(s, id, &r);
   } else if (strcmp(n, "sleep") == 0) {
     tool_sleep(s, id, params, args);
   } else if (strcmp(n, "fail") == 0) {
-    send_result(s, id, tool_fail(args));
+    tool_fail(args, &r);
+    send_tool_result(s, id, &r);
   } else {
     char msg[256];
     snprintf(msg, sizeof(msg), "Unknown tool: %.200s", n);

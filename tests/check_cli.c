@@ -315,6 +315,13 @@ START_TEST(test_demo_tools) {
   ck_assert(!jtrue(r, "result.isError"));
   json_object_put(r);
 
+  /* Control characters, NUL, quotes and backslashes survive the trip. */
+  r = demo_call(&c, 20, "echo", "{\"text\":\"a\\u0000b\\n\\t\\u001f\\\\\\\"\"}");
+  json_object *t = jpath(r, "result.content.0.text");
+  ck_assert_int_eq(json_object_get_string_len(t), 8);
+  ck_assert_mem_eq(json_object_get_string(t), "a\0b\n\t\x1f\\\"", 8);
+  json_object_put(r);
+
   r = demo_call(&c, 3, "add", "{\"a\":2,\"b\":3}");
   ck_assert_str_eq(jstr(r, "result.content.0.text"), "5");
   ck_assert_int_eq(jint(r, "result.structuredContent.sum", 0), 5);
