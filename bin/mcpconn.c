@@ -520,7 +520,9 @@ static char *find_demo_server(void) {
       const char *dir = base_name(self);
       if (strcmp(dir, ".libs") == 0) {
         snprintf(path, sizeof(path), "%s/../" DEMO_SERVER_PROG, self);
-        if (access(path, X_OK) == 0) return xstrdup(path);
+        char *clean = realpath(path, NULL); /* drop the "/.libs/.." */
+        if (clean && access(clean, X_OK) == 0) return clean;
+        free(clean);
       }
     }
   }
