@@ -179,7 +179,7 @@ struct cli {
   int64_t timeout_ms;
   bool quiet;
   bool verbose;
-  bool using_demo;
+  bool any_source;        /* --stdio or --config was given */
 };
 
 /* Global so that exit() from deep inside parsing leaks nothing visible. */
@@ -1213,6 +1213,7 @@ static void parse_options(int argc, char **argv) {
     last_was_stdio = false;
     switch (opt) {
     case OPT_STDIO:
+      g_cli.any_source = true;
       add_stdio_def(&g_cli, optarg);
       last_was_stdio = true;
       break;
@@ -1220,6 +1221,7 @@ static void parse_options(int argc, char **argv) {
       rename_last_stdio(&g_cli, optarg, was_stdio);
       break;
     case OPT_CONFIG:
+      g_cli.any_source = true;
       load_config(&g_cli, optarg);
       break;
     case 's':
@@ -1282,7 +1284,6 @@ static void use_demo_server(void) {
   struct server_def *d = add_def(&g_cli);
   d->name = xstrdup(DEMO_SERVER_NAME);
   strv_push(&d->argv, path);
-  g_cli.using_demo = true;
 }
 
 int main(int argc, char **argv) {
@@ -1319,7 +1320,12 @@ int main(int argc, char **argv) {
     usage_error("unknown command '%s'", cmd);
   }
 
-  if (g_cli.n_defs == 0) use_demo_server();
+  if (!g_cli.any_source) {
+    use_demo_server();
+  } else if (g_cli.n_defs == 0) {
+    complain("no servers: the configuration has none that is enabled");
+    return EXIT_USAGE;
+  }
   select_servers();
 
   g_cancel = mcp_cancel_new();

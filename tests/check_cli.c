@@ -968,6 +968,19 @@ START_TEST(test_cli_config_two_servers) {
   ASSERT_EXIT(&r, 0);
   run_free(&r);
 
+  /* A disabled entry is skipped, so "echo" has one home again. */
+  char text[8192];
+  const char *demo = test_env_path("MCP_DEMO_SERVER");
+  snprintf(text, sizeof(text),
+           "{\"mcpServers\": {\"a\": {\"command\": \"%s\", \"disabled\": true},"
+           " \"b\": {\"command\": \"%s\"}}}", demo, demo);
+  char *one = write_temp("one.json", text);
+  RUN(&r, "--config", one, "call", "echo", "{\"text\":\"b\"}");
+  ASSERT_EXIT(&r, 0);
+  run_free(&r);
+  unlink(one);
+  free(one);
+
   /* request needs exactly one server. */
   RUN(&r, "--config", cfg, "request", "ping");
   ASSERT_EXIT(&r, 2);
@@ -1007,6 +1020,14 @@ START_TEST(test_cli_config_errors) {
   run_free(&r);
   unlink(nocmd);
   free(nocmd);
+
+  char *empty = write_temp("empty.json", "{\"mcpServers\": {}}");
+  RUN(&r, "--config", empty, "tools");
+  ASSERT_EXIT(&r, 2);
+  assert_one_reason(&r);
+  run_free(&r);
+  unlink(empty);
+  free(empty);
 
   RUN(&r, "--config", "/nonexistent/config.json", "tools");
   ASSERT_EXIT(&r, 2);
