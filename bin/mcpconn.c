@@ -270,19 +270,22 @@ unterminated:
   return "an unterminated quote";
 }
 
-/* Checks a server name: non-empty, no '/', not taken. */
-static void check_new_name(struct cli *cli, const char *name,
-                           const char *origin) {
-  if (!*name || strchr(name, '/')) {
-    complain("%s: invalid server name '%s' (it must be non-empty and must not "
-             "contain '/')", origin, name);
-    exit(EXIT_USAGE);
-  }
-  if (find_def(cli, name, strlen(name))) {
-    complain("%s: two servers are named '%s'%s", origin, name,
-             strcmp(origin, "--stdio") == 0 ? "; name them with --name" : "");
-    exit(EXIT_USAGE);
-  }
+static bool valid_name(const char *name) {
+  return *name && !strchr(name, '/');
+}
+
+/*
+ * Fails when two servers share a name.  Checked once every option is read,
+ * since a --name after a --stdio may still resolve a clash.
+ */
+static void check_unique_names(struct cli *cli) {
+  for (size_t i = 0; i < cli->n_defs; i++)
+    for (size_t j = i + 1; j < cli->n_defs; j++)
+      if (strcmp(cli->defs[i].name, cli->defs[j].name) == 0) {
+        complain("two servers are named '%s'; give a --stdio server another "
+                 "name with --name NAME", cli->defs[i].name);
+        exit(EXIT_USAGE);
+      }
 }
 
 static void add_stdio_def(struct cli *cli, const char *cmdline) {
@@ -297,7 +300,6 @@ static void add_stdio_def(struct cli *cli, const char *cmdline) {
     complain("--stdio needs a command");
     exit(EXIT_USAGE);
   }
-  check_new_name(cli, base_name(words.v[0]), "--stdio");
   struct server_def *d = add_def(cli);
   d->name = xstrdup(base_name(words.v[0]));
   d->argv = words;
@@ -309,9 +311,12 @@ static void rename_last_stdio(struct cli *cli, const char *name,
     complain("--name must follow the --stdio it names");
     exit(EXIT_USAGE);
   }
+  if (!valid_name(name)) {
+    complain("--name '%s': a server name must be non-empty and must not "
+             "contain '/'", name);
+    exit(EXIT_USAGE);
+  }
   struct server_def *d = &cli->defs[cli->n_defs - 1];
-  if (strcmp(d->name, name) == 0) return;
-  check_new_name(cli, name, "--name");
   free(d->name);
   d->name = xstrdup(name);
 }
@@ -479,13 +484,11 @@ static void load_config(struct cli *cli, const char *path) {
       }
       cwd = json_object_get_string(v);
     }
-    if (!*name || strchr(name, '/') || find_def(cli, name, strlen(name))) {
+    if (!valid_name(name)) {
       strv_free(&argv);
       strv_free(&env);
-      CONFIG_FAIL(!*name || strchr(name, '/')
-                      ? "invalid server name (it must be non-empty and must "
-                        "not contain '/')"
-                      : "another server has this name");
+      CONFIG_FAIL("invalid server name (it must be non-empty and must not "
+                  "contain '/')");
     }
 #undef CONFIG_FAIL
     struct server_def *d = add_def(cli);
@@ -1294,6 +1297,7 @@ int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);
 
   parse_options(argc, argv);
+  check_unique_names(&g_cli);
   if (optind >= argc) usage_error("no command given");
   const char *cmd = argv[optind];
   char **args = argv + optind + 1;

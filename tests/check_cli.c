@@ -1092,6 +1092,10 @@ START_TEST(test_cli_stdio_words) {
   RUN(&r, "--stdio", demo, "--stdio", demo, "ping");
   ASSERT_EXIT(&r, 2);
   run_free(&r);
+  RUN(&r, "--stdio", demo, "--stdio", demo, "--name", "two", "ping");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "two: ok"), "%s", r.out);
+  run_free(&r);
 
   /* An extra argument reaches the server: the demo server refuses it. */
   snprintf(cmd, sizeof(cmd), "\"%s\" --bo\\gus", demo);
