@@ -195,13 +195,15 @@ static struct server_def *add_def(struct cli *cli) {
   return d;
 }
 
+static void free_def(struct server_def *d) {
+  free(d->name);
+  strv_free(&d->argv);
+  strv_free(&d->env);
+  free(d->cwd);
+}
+
 static void free_defs(struct cli *cli) {
-  for (size_t i = 0; i < cli->n_defs; i++) {
-    free(cli->defs[i].name);
-    strv_free(&cli->defs[i].argv);
-    strv_free(&cli->defs[i].env);
-    free(cli->defs[i].cwd);
-  }
+  for (size_t i = 0; i < cli->n_defs; i++) free_def(&cli->defs[i]);
   free(cli->defs);
   strv_free(&cli->only);
 }
@@ -384,6 +386,66 @@ static bool is_object(json_object *o) {
   return json_object_is_type(o, json_type_object);
 }
 
+/*
+ * Reads one "mcpServers" entry into |d| (zeroed by the caller).  Returns
+ * NULL on success (with d->name NULL for a disabled entry), else why the
+ * entry is invalid; |d| then holds whatever was read so far.
+ */
+static const char *read_config_entry(const char *name, json_object *entry,
+                                     struct server_def *d) {
+  json_object *v;
+  if (!is_object(entry)) return "the entry must be an object";
+  if (json_object_object_get_ex(entry, "disabled", &v) &&
+      json_object_get_boolean(v))
+    return NULL;
+  const char *type = NULL;
+  if (json_object_object_get_ex(entry, "type", &v)) {
+    if (!json_object_is_type(v, json_type_string))
+      return "\"type\" must be a string";
+    type = json_object_get_string(v);
+  }
+  if (json_object_object_get_ex(entry, "url", NULL) ||
+      (type && (strcmp(type, "http") == 0 || strcmp(type, "sse") == 0 ||
+                strcmp(type, "streamable-http") == 0)))
+    return "HTTP servers are not supported yet";
+  if (type && strcmp(type, "stdio") != 0)
+    return "unknown \"type\" (only \"stdio\" is supported)";
+  if (!valid_name(name))
+    return "invalid server name (it must be non-empty and must not contain "
+           "'/')";
+
+  if (!json_object_object_get_ex(entry, "command", &v) ||
+      !json_object_is_type(v, json_type_string) || !*json_object_get_string(v))
+    return "\"command\" must be a non-empty string";
+  strv_push(&d->argv, xstrdup(json_object_get_string(v)));
+  if (json_object_object_get_ex(entry, "args", &v)) {
+    if (!json_object_is_type(v, json_type_array))
+      return "\"args\" must be an array of strings";
+    for (size_t i = 0; i < json_object_array_length(v); i++) {
+      json_object *a = json_object_array_get_idx(v, i);
+      if (!json_object_is_type(a, json_type_string))
+        return "\"args\" must be an array of strings";
+      strv_push(&d->argv, xstrdup(json_object_get_string(a)));
+    }
+  }
+  if (json_object_object_get_ex(entry, "env", &v)) {
+    if (!is_object(v)) return "\"env\" must be an object of strings";
+    json_object_object_foreach(v, key, val) {
+      if (!json_object_is_type(val, json_type_string))
+        return "\"env\" must be an object of strings";
+      strv_push(&d->env, xstrdup(key));
+      strv_push(&d->env, xstrdup(json_object_get_string(val)));
+    }
+  }
+  if (json_object_object_get_ex(entry, "cwd", &v)) {
+    if (!json_object_is_type(v, json_type_string))
+      return "\"cwd\" must be a string";
+    d->cwd = xstrdup(json_object_get_string(v));
+  }
+  d->name = xstrdup(name);
+  return NULL;
+}
+
 /* Adds the servers of a config file; exits 2 on any problem. */
 static void load_config(struct cli *cli, const char *path) {
   size_t len;
@@ -410,92 +472,16 @@ static void load_config(struct cli *cli, const char *path) {
   }
 
   json_object_object_foreach(servers, name, entry) {
-    char origin[512];
-    snprintf(origin, sizeof(origin), "config %s: server '%s'", path, name);
-#define CONFIG_FAIL(...)          \
-  do {                            \
-    char msg_[256];               \
-    snprintf(msg_, sizeof(msg_), __VA_ARGS__); \
-    json_object_put(root);        \
-    complain("%s: %s", origin, msg_); \
-    exit(EXIT_USAGE);             \
-  } while (0)
-    if (!is_object(entry)) CONFIG_FAIL("the entry must be an object");
-    json_object *v;
-    if (json_object_object_get_ex(entry, "disabled", &v) &&
-        json_object_get_boolean(v))
-      continue;
-    const char *type = NULL;
-    if (json_object_object_get_ex(entry, "type", &v)) {
-      if (!json_object_is_type(v, json_type_string))
-        CONFIG_FAIL("\"type\" must be a string");
-      type = json_object_get_string(v);
+    struct server_def d;
+    memset(&d, 0, sizeof(d));
+    const char *err = read_config_entry(name, entry, &d);
+    if (err) {
+      complain("config %s: server '%s': %s", path, name, err);
+      free_def(&d);
+      json_object_put(root);
+      exit(EXIT_USAGE);
     }
-    if (json_object_object_get_ex(entry, "url", NULL) ||
-        (type && (strcmp(type, "http") == 0 || strcmp(type, "sse") == 0 ||
-                  strcmp(type, "streamable-http") == 0)))
-      CONFIG_FAIL("HTTP servers are not supported yet");
-    if (type && strcmp(type, "stdio") != 0)
-      CONFIG_FAIL("unknown \"type\" '%.100s'", type);
-    json_object *command;
-    if (!json_object_object_get_ex(entry, "command", &command) ||
-        !json_object_is_type(command, json_type_string) ||
-        !*json_object_get_string(command))
-      CONFIG_FAIL("\"command\" must be a non-empty string");
-
-    struct strv argv = {0}, env = {0};
-    strv_push(&argv, xstrdup(json_object_get_string(command)));
-    if (json_object_object_get_ex(entry, "args", &v)) {
-      bool ok = json_object_is_type(v, json_type_array);
-      for (size_t i = 0; ok && i < json_object_array_length(v); i++) {
-        json_object *a = json_object_array_get_idx(v, i);
-        ok = json_object_is_type(a, json_type_string);
-        if (ok) strv_push(&argv, xstrdup(json_object_get_string(a)));
-      }
-      if (!ok) {
-        strv_free(&argv);
-        CONFIG_FAIL("\"args\" must be an array of strings");
-      }
-    }
-    if (json_object_object_get_ex(entry, "env", &v)) {
-      bool ok = is_object(v);
-      if (ok) {
-        json_object_object_foreach(v, key, val) {
-          if (!json_object_is_type(val, json_type_string)) {
-            ok = false;
-            break;
-          }
-          strv_push(&env, xstrdup(key));
-          strv_push(&env, xstrdup(json_object_get_string(val)));
-        }
-      }
-      if (!ok) {
-        strv_free(&argv);
-        strv_free(&env);
-        CONFIG_FAIL("\"env\" must be an object of strings");
-      }
-    }
-    const char *cwd = NULL;
-    if (json_object_object_get_ex(entry, "cwd", &v)) {
-      if (!json_object_is_type(v, json_type_string)) {
-        strv_free(&argv);
-        strv_free(&env);
-        CONFIG_FAIL("\"cwd\" must be a string");
-      }
-      cwd = json_object_get_string(v);
-    }
-    if (!valid_name(name)) {
-      strv_free(&argv);
-      strv_free(&env);
-      CONFIG_FAIL("invalid server name (it must be non-empty and must not "
-                  "contain '/')");
-    }
-#undef CONFIG_FAIL
-    struct server_def *d = add_def(cli);
-    d->name = xstrdup(name);
-    d->argv = argv;
-    d->env = env;
-    d->cwd = cwd ? xstrdup(cwd) : NULL;
+    if (d.name) *add_def(cli) = d; /* else disabled */
   }
   json_object_put(root);
 }

@@ -992,6 +992,26 @@ START_TEST(test_cli_config_two_servers) {
 }
 END_TEST
 
+/* "env" and "cwd" reach the server: the shell only starts it if they did. */
+START_TEST(test_cli_config_env_cwd) {
+  char text[8192];
+  snprintf(text, sizeof(text),
+           "{\"mcpServers\": {\"s\": {\"command\": \"/bin/sh\", \"args\": [\"-c\","
+           " \"test \\\"$MCPCONN_T\\\" = 'x y' && test \\\"$(pwd -P)\\\" = \\\"$(cd / && "
+           "pwd -P)\\\" && exec \\\"$0\\\"\", \"%s\"],"
+           " \"env\": {\"MCPCONN_T\": \"x y\"}, \"cwd\": \"/\"}}}",
+           test_env_path("MCP_DEMO_SERVER"));
+  char *cfg = write_temp("envcwd.json", text);
+  struct run r;
+  RUN(&r, "--config", cfg, "ping");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "s: ok"), "%s", r.out);
+  run_free(&r);
+  unlink(cfg);
+  free(cfg);
+}
+END_TEST
+
 START_TEST(test_cli_config_errors) {
   struct run r;
   char *bad = write_temp("bad.json", "{\"mcpServers\": {\"a\": {\"command\": }}");
@@ -1181,6 +1201,7 @@ static Suite *cli_suite(void) {
   tcase_add_test(cli, test_cli_ping);
   tcase_add_test(cli, test_cli_request);
   tcase_add_test(cli, test_cli_config_two_servers);
+  tcase_add_test(cli, test_cli_config_env_cwd);
   tcase_add_test(cli, test_cli_config_errors);
   tcase_add_test(cli, test_cli_usage);
   tcase_add_test(cli, test_cli_stdio_words);
