@@ -530,12 +530,15 @@ static atomic_bool g_interrupted;
 /* True while every blocking call in flight carries g_cancel. */
 static atomic_bool g_cancellable;
 static sigset_t g_sigint_set;
+/* Set when main is done; the SIGINT that follows ends the signal thread. */
+static atomic_bool g_quitting;
 
 static void *signal_thread(void *arg) {
   (void)arg;
   for (;;) {
     int sig = 0;
     if (sigwait(&g_sigint_set, &sig) != 0) continue;
+    if (atomic_load(&g_quitting)) break;
     if (atomic_exchange(&g_interrupted, true) ||
         !atomic_load(&g_cancellable)) {
       /* A second Ctrl-C, or nothing to cancel (connecting): leave now.  The
@@ -1276,7 +1279,6 @@ static void use_demo_server(void) {
 }
 
 int main(int argc, char **argv) {
-  /* Before any thread exists, so every thread inherits the mask. */
   sigemptyset(&g_sigint_set);
   sigaddset(&g_sigint_set, SIGINT);
   /* A closed stdout shows up as a write error, not a signal. */
@@ -1323,6 +1325,9 @@ int main(int argc, char **argv) {
     complain("out of memory");
     return EXIT_CONNECTION;
   }
+  /* Before any other thread exists (the library starts its threads when a
+   * client connects), so every thread inherits the mask and SIGINT reaches
+   * only sigwait(). */
   pthread_sigmask(SIG_BLOCK, &g_sigint_set, NULL);
   pthread_t sig_thread;
   bool sig_thread_started =
@@ -1339,7 +1344,8 @@ int main(int argc, char **argv) {
     rc = cmd_request(args[0], nargs == 2 ? args[1] : NULL);
 
   if (sig_thread_started) {
-    pthread_cancel(sig_thread); /* sigwait() is a cancellation point */
+    atomic_store(&g_quitting, true);
+    pthread_kill(sig_thread, SIGINT);
     pthread_join(sig_thread, NULL);
   }
   if (fflush(stdout) != 0 || ferror(stdout)) {
