@@ -1,2 +1,616 @@
-/* placeholder */
-int main(void) { return 77; }
+/*
+ * mcp-fault-server: a scriptable MCP server on stdio for tests.
+ *
+ * It speaks newline-delimited JSON-RPC on stdin/stdout and behaves like a
+ * normal server unless flags make it misbehave.  Other suites depend on
+ * these flags, so they are a contract:
+ *
+ *   --garbage            before the initialize response, write a non-JSON
+ *                        line, a non-object (42), an object without
+ *                        "jsonrpc", a response to an unknown id, an empty
+ *                        line and a line of spaces
+ *   --oversize N         before each tools/call response, write one line of
+ *                        N bytes (a notification padded with 'x')
+ *   --crash-on-call      any tools/call writes "about to crash" to stderr
+ *                        and exits with status 3 (the `crash` tool always does)
+ *   --stderr-flood BYTES write BYTES bytes of text lines to stderr at start,
+ *                        before reading stdin
+ *   --stop-reading       stop reading stdin after notifications/initialized
+ *   --ignore-sigterm     ignore SIGTERM, and block instead of exiting on
+ *                        stdin EOF: only SIGKILL ends it
+ *   --slow-init MS       wait MS before answering initialize
+ *   --version V          answer initialize with protocolVersion V
+ *   --exit-after-init    exit(0) on notifications/initialized
+ *   --batch              wrap every response in a one-element array
+ *   --page-size N        tools/list returns N tools per page (nextCursor)
+ *
+ * Tools: echo {text}, crash, ask, notify {count}, hang, and progress
+ * {steps, ms}, which is callable but not listed (tools/list names the first
+ * five).  See each handler below.
+ *
+ * Standalone: links json-c only.  One thread; a small line reader over
+ * read(2) lets the tools that wait for the client also poll with timeouts.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <json.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CHUNK 65536
+
+/* ---- options ---------------------------------------------------------- */
+
+static struct {
+  bool garbage;
+  long long oversize; /* 0: off */
+  bool crash_on_call;
+  long long stderr_flood;
+  bool stop_reading;
+  bool ignore_sigterm;
+  long slow_init_ms;
+  const char *version;
+  bool exit_after_init;
+  bool batch;
+  int page_size; /* 0: everything on one page */
+} opt;
+
+static void usage(void) {
+  fprintf(stderr,
+          "usage: mcp-fault-server [--garbage] [--oversize N] "
+          "[--crash-on-call] [--stderr-flood BYTES] [--stop-reading] "
+          "[--ignore-sigterm] [--slow-init MS] [--version V] "
+          "[--exit-after-init] [--batch] [--page-size N]\n");
+  exit(2);
+}
+
+static long long num_arg(int argc, char **argv, int *i) {
+  if (*i + 1 >= argc) usage();
+  char *end;
+  errno = 0;
+  long long v = strtoll(argv[++*i], &end, 10);
+  if (errno || *end || v < 0) usage();
+  return v;
+}
+
+static void parse_args(int argc, char **argv) {
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--garbage")) opt.garbage = true;
+    else if (!strcmp(a, "--oversize")) opt.oversize = num_arg(argc, argv, &i);
+    else if (!strcmp(a, "--crash-on-call")) opt.crash_on_call = true;
+    else if (!strcmp(a, "--stderr-flood")) opt.stderr_flood = num_arg(argc, argv, &i);
+    else if (!strcmp(a, "--stop-reading")) opt.stop_reading = true;
+    else if (!strcmp(a, "--ignore-sigterm")) opt.ignore_sigterm = true;
+    else if (!strcmp(a, "--slow-init")) opt.slow_init_ms = (long)num_arg(argc, argv, &i);
+    else if (!strcmp(a, "--version")) {
+      if (i + 1 >= argc) usage();
+      opt.version = argv[++i];
+    } else if (!strcmp(a, "--exit-after-init")) opt.exit_after_init = true;
+    else if (!strcmp(a, "--batch")) opt.batch = true;
+    else if (!strcmp(a, "--page-size")) opt.page_size = (int)num_arg(argc, argv, &i);
+    else usage();
+  }
+}
+
+/* ---- output ------------------------------------------------------------ */
+
+static void write_all(int fd, const char *p, size_t n) {
+  while (n > 0) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      _exit(4); /* the client went away */
+    }
+    p += w;
+    n -= (size_t)w;
+  }
+}
+
+static void write_line(const char *s) {
+  size_t n = strlen(s);
+  char *line = malloc(n + 1);
+  if (!line) abort();
+  memcpy(line, s, n);
+  line[n] = '\n';
+  write_all(1, line, n + 1); /* one write, so a line is never split */
+  free(line);
+}
+
+/* Sends |msg| and drops the reference. */
+static void send_msg(json_object *msg) {
+  write_line(json_object_to_json_string_ext(
+      msg, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+  json_object_put(msg);
+}
+
+static json_object *new_msg(void) {
+  json_object *m = json_object_new_object();
+  json_object_object_add(m, "jsonrpc", json_object_new_string("2.0"));
+  return m;
+}
+
+/* Sends a response; |result| is stolen.  --batch wraps it in an array. */
+static void send_result(json_object *id, json_object *result) {
+  json_object *m = new_msg();
+  json_object_object_add(m, "id", json_object_get(id));
+  json_object_object_add(m, "result", result);
+  if (opt.batch) {
+    json_object *arr = json_object_new_array();
+    json_object_array_add(arr, m);
+    m = arr;
+  }
+  send_msg(m);
+}
+
+static void send_error(json_object *id, int code, const char *message) {
+  json_object *m = new_msg();
+  json_object *e = json_object_new_object();
+  json_object_object_add(e, "code", json_object_new_int(code));
+  json_object_object_add(e, "message", json_object_new_string(message));
+  json_object_object_add(m, "id", id ? json_object_get(id) : NULL);
+  json_object_object_add(m, "error", e);
+  if (opt.batch) {
+    json_object *arr = json_object_new_array();
+    json_object_array_add(arr, m);
+    m = arr;
+  }
+  send_msg(m);
+}
+
+/* Sends a request or notification (id NULL); |params| is stolen. */
+static void send_call(json_object *id, const char *method, json_object *params) {
+  json_object *m = new_msg();
+  if (id) json_object_object_add(m, "id", id);
+  json_object_object_add(m, "method", json_object_new_string(method));
+  if (params) json_object_object_add(m, "params", params);
+  send_msg(m);
+}
+
+static json_object *text_content(const char *text) {
+  json_object *r = json_object_new_object();
+  json_object *content = json_object_new_array();
+  json_object *item = json_object_new_object();
+  json_object_object_add(item, "type", json_object_new_string("text"));
+  json_object_object_add(item, "text", json_object_new_string(text));
+  json_object_array_add(content, item);
+  json_object_object_add(r, "content", content);
+  return r;
+}
+
+static void sleep_ms(long ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {
+  }
+}
+
+static long long now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Blocks forever; only a signal ends the process. */
+static void block_forever(void) __attribute__((noreturn));
+static void block_forever(void) {
+  for (;;) pause();
+}
+
+/* ---- input ------------------------------------------------------------- */
+
+static char *inbuf;
+static size_t inlen, incap;
+static bool in_eof;
+
+/* Messages read while a tool waited for something else, handled later. */
+static json_object *backlog[256];
+static size_t backlog_n;
+
+static void backlog_push(json_object *m) {
+  if (backlog_n == sizeof(backlog) / sizeof(backlog[0])) {
+    json_object_put(m); /* a test flooding us mid-tool; drop */
+    return;
+  }
+  backlog[backlog_n++] = m;
+}
+
+static json_object *backlog_pop(void) {
+  if (!backlog_n) return NULL;
+  json_object *m = backlog[0];
+  memmove(backlog, backlog + 1, --backlog_n * sizeof(backlog[0]));
+  return m;
+}
+
+/*
+ * Returns the next non-empty line (malloc'd, without "\n"), or NULL when
+ * |timeout_ms| passed (-1: wait forever) or stdin reached EOF (in_eof).
+ */
+static char *read_line(long timeout_ms) {
+  long long end = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+  for (;;) {
+    char *nl = inlen ? memchr(inbuf, '\n', inlen) : NULL;
+    if (nl) {
+      size_t n = (size_t)(nl - inbuf);
+      char *line = strndup(inbuf, n);
+      memmove(inbuf, nl + 1, inlen - n - 1);
+      inlen -= n + 1;
+      if (n && line[n - 1] == '\r') line[n - 1] = '\0';
+      if (line[strspn(line, " \t")] == '\0') {
+        free(line);
+        continue;
+      }
+      return line;
+    }
+    if (in_eof) return NULL;
+    int wait = -1;
+    if (end >= 0) {
+      long long left = end - now_ms();
+      if (left <= 0) return NULL;
+      wait = (int)left;
+    }
+    struct pollfd pf = {0, POLLIN, 0};
+    int r = poll(&pf, 1, wait);
+    if (r < 0 && errno != EINTR) exit(5);
+    if (r <= 0) continue;
+    if (incap - inlen < CHUNK) {
+      incap = incap * 2 + CHUNK;
+      inbuf = realloc(inbuf, incap);
+      if (!inbuf) abort();
+    }
+    ssize_t got = read(0, inbuf + inlen, CHUNK);
+    if (got < 0 && errno != EINTR && errno != EAGAIN) exit(5);
+    if (got == 0) in_eof = true;
+    if (got > 0) inlen += (size_t)got;
+  }
+}
+
+/* Reads one message: NULL on timeout or EOF.  Unparseable lines get a
+ * -32700 answer and are skipped. */
+static json_object *read_message(long timeout_ms) {
+  for (;;) {
+    char *line = read_line(timeout_ms);
+    if (!line) return NULL;
+    json_object *m = json_tokener_parse(line);
+    free(line);
+    if (m) return m;
+    send_error(NULL, -32700, "parse error");
+  }
+}
+
+static const char *str_field(json_object *o, const char *key) {
+  json_object *v;
+  if (!json_object_is_type(o, json_type_object) ||
+      !json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+    return NULL;
+  return json_object_get_string(v);
+}
+
+static json_object *field(json_object *o, const char *key) {
+  json_object *v = NULL;
+  if (!json_object_is_type(o, json_type_object)) return NULL;
+  json_object_object_get_ex(o, key, &v);
+  return v;
+}
+
+static bool has_field(json_object *o, const char *key) {
+  return json_object_is_type(o, json_type_object) &&
+         json_object_object_get_ex(o, key, NULL);
+}
+
+/* At EOF: exit, or with --ignore-sigterm wait for SIGKILL. */
+static void on_eof(void) __attribute__((noreturn));
+static void on_eof(void) {
+  if (opt.ignore_sigterm) block_forever();
+  exit(0);
+}
+
+/*
+ * Called by tools that wait for the client: answers pings at once and keeps
+ * anything else for later.
+ */
+static void answer_ping_or_defer(json_object *m) {
+  const char *method = str_field(m, "method");
+  if (method && !strcmp(method, "ping") && has_field(m, "id")) {
+    send_result(field(m, "id"), json_object_new_object());
+    json_object_put(m);
+    return;
+  }
+  backlog_push(m);
+}
+
+/* ---- methods ------------------------------------------------------------- */
+
+static const char *const supported_versions[] = {"2025-11-25", "2025-06-18",
+                                                 "2025-03-26"};
+
+static void write_garbage(void) {
+  write_line("this is not json");
+  write_line("42");
+  write_line("{\"id\":1,\"result\":{}}");
+  write_line("{\"jsonrpc\":\"2.0\",\"id\":999999,\"result\":{}}");
+  write_line("");
+  write_line("   ");
+}
+
+static void do_initialize(json_object *id, json_object *params) {
+  if (opt.slow_init_ms) sleep_ms(opt.slow_init_ms);
+  const char *version = supported_versions[0];
+  const char *asked = str_field(params, "protocolVersion");
+  for (size_t i = 0; asked && i < 3; i++)
+    if (!strcmp(asked, supported_versions[i])) version = supported_versions[i];
+  if (opt.version) version = opt.version;
+  if (opt.garbage) write_garbage();
+
+  json_object *r = json_object_new_object();
+  json_object_object_add(r, "protocolVersion", json_object_new_string(version));
+  json_object *caps = json_object_new_object();
+  json_object *tools = json_object_new_object();
+  json_object_object_add(tools, "listChanged", json_object_new_boolean(1));
+  json_object_object_add(caps, "tools", tools);
+  json_object_object_add(r, "capabilities", caps);
+  json_object *info = json_object_new_object();
+  json_object_object_add(info, "name", json_object_new_string("mcp-fault-server"));
+  json_object_object_add(info, "version", json_object_new_string("1.0"));
+  json_object_object_add(r, "serverInfo", info);
+  send_result(id, r);
+}
+
+static const struct {
+  const char *name;
+  const char *description;
+  const char *schema;
+} tool_defs[] = {
+    {"echo", "Returns its text argument.",
+     "{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\"}},"
+     "\"required\":[\"text\"]}"},
+    {"crash", "Writes to stderr and exits with status 3.", "{\"type\":\"object\"}"},
+    {"ask", "Sends the client ping, roots/list and an unknown request.",
+     "{\"type\":\"object\"}"},
+    {"notify", "Sends count notifications/message before answering.",
+     "{\"type\":\"object\",\"properties\":{\"count\":{\"type\":\"integer\"}}}"},
+    {"hang", "Never answers.", "{\"type\":\"object\"}"},
+};
+#define NTOOLS ((int)(sizeof(tool_defs) / sizeof(tool_defs[0])))
+
+static void do_tools_list(json_object *id, json_object *params) {
+  int start = 0;
+  const char *cursor = str_field(params, "cursor");
+  if (cursor) {
+    char *end;
+    long v = strtol(cursor, &end, 10);
+    if (*end || v < 0 || v > NTOOLS) {
+      send_error(id, -32602, "invalid cursor");
+      return;
+    }
+    start = (int)v;
+  }
+  int stop = opt.page_size ? start + opt.page_size : NTOOLS;
+  if (stop > NTOOLS) stop = NTOOLS;
+  json_object *tools = json_object_new_array();
+  for (int i = start; i < stop; i++) {
+    json_object *t = json_object_new_object();
+    json_object_object_add(t, "name", json_object_new_string(tool_defs[i].name));
+    json_object_object_add(t, "description",
+                           json_object_new_string(tool_defs[i].description));
+    json_object_object_add(t, "inputSchema", json_tokener_parse(tool_defs[i].schema));
+    json_object_array_add(tools, t);
+  }
+  json_object *r = json_object_new_object();
+  json_object_object_add(r, "tools", tools);
+  if (stop < NTOOLS) {
+    char next[16];
+    snprintf(next, sizeof(next), "%d", stop);
+    json_object_object_add(r, "nextCursor", json_object_new_string(next));
+  }
+  send_result(id, r);
+}
+
+static void crash(void) __attribute__((noreturn));
+static void crash(void) {
+  static const char msg[] = "about to crash\n";
+  write_all(2, msg, sizeof(msg) - 1);
+  _exit(3);
+}
+
+/* One line of exactly |n| bytes (unless n is below the fixed framing). */
+static void write_oversize(long long n) {
+  static const char pre[] = "{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"params\":{\"pad\":\"";
+  static const char post[] = "\"}}\n";
+  long long pad = n - (long long)(sizeof(pre) - 1) - (long long)(sizeof(post) - 2);
+  static char xs[CHUNK];
+  memset(xs, 'x', sizeof(xs));
+  write_all(1, pre, sizeof(pre) - 1);
+  while (pad > 0) {
+    size_t k = pad > CHUNK ? CHUNK : (size_t)pad;
+    write_all(1, xs, k);
+    pad -= (long long)k;
+  }
+  write_all(1, post, sizeof(post) - 1);
+}
+
+/* ask: ping, roots/list and x/unknown to the client; answers with the
+ * result-or-error of each, in that order, as compact JSON text. */
+static void tool_ask(json_object *id) {
+  json_object *ids[3] = {json_object_new_string("s1"), json_object_new_string("s2"),
+                         json_object_new_int(3)};
+  const char *methods[3] = {"ping", "roots/list", "x/unknown"};
+  json_object *answers[3] = {NULL, NULL, NULL};
+  for (int i = 0; i < 3; i++) send_call(json_object_get(ids[i]), methods[i], NULL);
+  int got = 0;
+  while (got < 3) {
+    json_object *m = read_message(-1);
+    if (!m) on_eof();
+    int which = -1;
+    if (!has_field(m, "method") && has_field(m, "id"))
+      for (int i = 0; i < 3; i++)
+        if (!answers[i] && json_object_equal(field(m, "id"), ids[i])) which = i;
+    if (which < 0) {
+      answer_ping_or_defer(m);
+      continue;
+    }
+    json_object *v = has_field(m, "error") ? field(m, "error") : field(m, "result");
+    answers[which] = v ? json_object_get(v) : json_object_new_object();
+    json_object_put(m);
+    got++;
+  }
+  json_object *arr = json_object_new_array();
+  for (int i = 0; i < 3; i++) {
+    json_object_array_add(arr, answers[i]);
+    json_object_put(ids[i]);
+  }
+  send_result(id, text_content(json_object_to_json_string_ext(
+                      arr, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)));
+  json_object_put(arr);
+}
+
+static void tool_notify(json_object *id, json_object *args) {
+  json_object *c = field(args, "count");
+  int count = c ? json_object_get_int(c) : 1;
+  for (int i = 0; i < count; i++) {
+    json_object *p = json_object_new_object();
+    json_object_object_add(p, "level", json_object_new_string("info"));
+    json_object_object_add(p, "data", json_object_new_int(i));
+    send_call(NULL, "notifications/message", p);
+  }
+  char text[64];
+  snprintf(text, sizeof(text), "sent %d notifications", count);
+  send_result(id, text_content(text));
+}
+
+/* progress: |steps| steps |ms| apart, each announced with
+ * notifications/progress when the request carried a progressToken; stops
+ * without answering on notifications/cancelled for this request. */
+static void tool_progress(json_object *id, json_object *params, json_object *args) {
+  json_object *v = field(args, "steps");
+  int steps = v ? json_object_get_int(v) : 5;
+  v = field(args, "ms");
+  long ms = v ? (long)json_object_get_int64(v) : 10;
+  json_object *token = field(field(params, "_meta"), "progressToken");
+
+  for (int i = 1; i <= steps; i++) {
+    long long end = now_ms() + ms;
+    for (;;) {
+      long long left = end - now_ms();
+      if (left <= 0) break;
+      json_object *m = read_message((long)left);
+      if (!m) {
+        if (in_eof) on_eof();
+        continue;
+      }
+      const char *method = str_field(m, "method");
+      if (method && !strcmp(method, "notifications/cancelled") &&
+          json_object_equal(field(field(m, "params"), "requestId"), id)) {
+        json_object_put(m);
+        return;
+      }
+      answer_ping_or_defer(m);
+    }
+    if (token) {
+      json_object *p = json_object_new_object();
+      json_object_object_add(p, "progressToken", json_object_get(token));
+      json_object_object_add(p, "progress", json_object_new_int(i));
+      json_object_object_add(p, "total", json_object_new_int(steps));
+      send_call(NULL, "notifications/progress", p);
+    }
+  }
+  send_result(id, text_content("done"));
+}
+
+static void do_tools_call(json_object *id, json_object *params) {
+  const char *name = str_field(params, "name");
+  json_object *args = field(params, "arguments");
+  if (opt.crash_on_call || (name && !strcmp(name, "crash"))) crash();
+  if (opt.oversize) write_oversize(opt.oversize);
+  if (!name) {
+    send_error(id, -32602, "missing tool name");
+  } else if (!strcmp(name, "echo")) {
+    const char *text = str_field(args, "text");
+    if (text)
+      send_result(id, text_content(text));
+    else
+      send_error(id, -32602, "echo needs a string argument 'text'");
+  } else if (!strcmp(name, "hang")) {
+    /* Never answers. */
+  } else if (!strcmp(name, "ask")) {
+    tool_ask(id);
+  } else if (!strcmp(name, "notify")) {
+    tool_notify(id, args);
+  } else if (!strcmp(name, "progress")) {
+    tool_progress(id, params, args);
+  } else {
+    char msg[160];
+    snprintf(msg, sizeof(msg), "unknown tool: %.100s", name);
+    send_error(id, -32602, msg);
+  }
+}
+
+/* Handles one message and drops it. */
+static void handle(json_object *m) {
+  if (json_object_is_type(m, json_type_array)) {
+    size_t n = json_object_array_length(m);
+    for (size_t i = 0; i < n; i++)
+      handle(json_object_get(json_object_array_get_idx(m, i)));
+    json_object_put(m);
+    return;
+  }
+  if (!json_object_is_type(m, json_type_object)) {
+    send_error(NULL, -32600, "invalid request");
+    json_object_put(m);
+    return;
+  }
+  const char *method = str_field(m, "method");
+  json_object *id = field(m, "id");
+  json_object *params = field(m, "params");
+  bool is_request = has_field(m, "id");
+
+  if (!method) {
+    /* A response we did not ask for: ignore it. */
+  } else if (!is_request) {
+    if (!strcmp(method, "notifications/initialized")) {
+      if (opt.exit_after_init) exit(0);
+      if (opt.stop_reading) block_forever();
+    }
+  } else if (!strcmp(method, "initialize")) {
+    do_initialize(id, params);
+  } else if (!strcmp(method, "ping")) {
+    send_result(id, json_object_new_object());
+  } else if (!strcmp(method, "tools/list")) {
+    do_tools_list(id, params);
+  } else if (!strcmp(method, "tools/call")) {
+    do_tools_call(id, params);
+  } else {
+    send_error(id, -32601, "method not found");
+  }
+  json_object_put(m);
+}
+
+static void stderr_flood(long long bytes) {
+  static char buf[CHUNK];
+  static const char line[] = "mcp-fault-server: stderr flood, nobody reads this line\n";
+  size_t ll = sizeof(line) - 1;
+  for (size_t i = 0; i < sizeof(buf); i++) buf[i] = line[i % ll];
+  while (bytes > 0) {
+    size_t k = bytes > CHUNK ? CHUNK : (size_t)bytes;
+    write_all(2, buf, k);
+    bytes -= (long long)k;
+  }
+}
+
+int main(int argc, char **argv) {
+  parse_args(argc, argv);
+  if (opt.ignore_sigterm) signal(SIGTERM, SIG_IGN);
+  if (opt.stderr_flood) stderr_flood(opt.stderr_flood);
+  for (;;) {
+    json_object *m = backlog_pop();
+    if (!m) m = read_message(-1);
+    if (!m) on_eof();
+    handle(m);
+  }
+}
