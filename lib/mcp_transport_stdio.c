@@ -1,2 +1,1204 @@
-/* placeholder */
-typedef int mcp_placeholder_unit_;
+/*
+ * mcp_transport_stdio.c: the stdio transport.  Spawns the server with its
+ * stdin, stdout and stderr on pipes, frames stdout as JSON lines, keeps the
+ * tail of stderr for error messages, writes with a deadline, and shuts the
+ * server down (close stdin, SIGTERM, SIGKILL, reap).
+ * Must not know about: HTTP, MCP method names.
+ *
+ * Threads.  One reader thread per transport does all the waiting: it polls
+ * the child's stdout and stderr, the child's pidfd and the stop pipe.  It
+ * is the only caller of on_message, on_error and on_close, the only thread
+ * that reaps the child, and it runs the shutdown escalation once a stop is
+ * requested (by close(), or by send() after a half-written message).  So
+ * close() only has to request the stop, close stdin and join the reader.
+ *
+ * Any number of threads may call send().  Writes are serialised by a write
+ * lock made of |writing| and the condition variable |cv| (CLOCK_MONOTONIC,
+ * so a deadline is not moved by wall-clock changes).  A writer that waits
+ * for the pipe to drain also polls the stop pipe, so close() never waits
+ * for a writer's deadline.
+ *
+ * Locks.  |mu| guards the fields marked below.  It is never held across a
+ * write, a poll, or an upcall.  The write lock (|writing|) is taken under
+ * |mu| and then held without it; |in_fd| belongs to the holder of the write
+ * lock.  There is no other lock, so there is no lock order to respect.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "mcp_jsonl.h"
+#include "mcp_transport.h"
+
+extern char **environ;
+
+#define STDIO_DEFAULT_TAIL ((size_t)64 * 1024)
+#define STDIO_DEFAULT_GRACE_MS 2000
+/* After stdout reaches EOF, how long to wait for the exit status before
+ * reporting "server closed stdout" instead. */
+#define STDIO_EOF_GRACE_MS 1000
+/* After SIGKILL, how long to wait for the child to be reapable before
+ * giving up (a process stuck in the kernel cannot be reaped). */
+#define STDIO_KILLED_GRACE_MS 5000
+/* Without a pidfd the reader checks the child with waitpid(WNOHANG) this
+ * often, and more often once the child is expected to go. */
+#define STDIO_FALLBACK_POLL_MS 100
+#define STDIO_FALLBACK_FAST_MS 10
+/* Bytes of the stderr tail quoted in the close message. */
+#define STDIO_MSG_TAIL 2048
+/* Size of one read from stdout or stderr. */
+#define STDIO_READ_CHUNK ((size_t)64 * 1024)
+/* Reads made to drain a pipe once the child is gone (bounds the work if an
+ * escaped grandchild keeps writing). */
+#define STDIO_DRAIN_READS 256
+
+/* What the child reports through the exec-error pipe. */
+enum { SPAWN_STAGE_CHDIR = 1, SPAWN_STAGE_EXEC = 2, SPAWN_STAGE_SETUP = 3 };
+typedef struct spawn_report {
+  int stage;
+  int err;
+} spawn_report;
+
+/* Shutdown escalation, run by the reader once a stop is requested. */
+enum { PHASE_RUN, PHASE_TERM_WAIT, PHASE_KILL_WAIT, PHASE_KILLED };
+
+typedef struct stdio_transport {
+  mcp_transport base; /* first, so the generic header casts to us */
+
+  /* Immutable after mcp__stdio_transport_new() returns. */
+  mcp_transport_callbacks cb;
+  void *user;
+  size_t max_line;
+  int64_t term_grace_ms; /* ms */
+  int64_t kill_grace_ms; /* ms */
+  pid_t pgid;            /* the child's process group, equal to its pid */
+  int pidfd;             /* -1 when pidfd_open is unavailable */
+  int stop_rd;           /* readable once a stop has been requested */
+  int stop_wr;
+  pthread_t reader;
+  bool reader_started;
+
+  /* Reader thread only (and free() after the join). */
+  int out_fd;
+  int err_fd;
+  mcp_jsonl *framer;
+  char *rbuf;       /* STDIO_READ_CHUNK bytes */
+  char *tail;       /* stderr ring of tail_cap bytes */
+  size_t tail_cap;
+  size_t tail_pos;  /* next write position in the ring */
+  bool tail_full;   /* the ring has wrapped at least once */
+
+  /* Holder of the write lock only. */
+  int in_fd; /* our end of the child's stdin; -1 once closed */
+
+  pthread_mutex_t mu;
+  pthread_cond_t cv; /* CLOCK_MONOTONIC; broadcast on any change below */
+  /* Guarded by |mu|. */
+  pid_t pid;            /* -1 once reaped */
+  bool reaped;
+  bool status_known;    /* false if someone else reaped it (ECHILD) */
+  int wstatus;          /* waitpid status when status_known */
+  bool writing;         /* the write lock is held */
+  bool stop_requested;  /* the stop pipe has been written */
+  const char *stop_reason; /* static text, set with stop_requested */
+  bool reported;        /* on_close has been (or is being) called */
+  bool closer_active;   /* a close() is closing stdin and joining */
+  bool joined;          /* the reader has been joined */
+} stdio_transport;
+
+/*
+ * Set once pidfd_open has failed with ENOSYS (kernel before 5.3, or a tool
+ * such as valgrind 3.19 that does not know the call), so it is tried once
+ * per process only.
+ */
+static atomic_int pidfd_unsupported;
+/* Test hook state: pretend pidfd_open is unavailable. */
+static atomic_int pidfd_test_disabled;
+
+/* Test hook: non-zero makes new transports use the waitpid(WNOHANG)
+ * fallback instead of a pidfd.  Threads: any. */
+void mcp__stdio_test_disable_pidfd(int disable);
+void mcp__stdio_test_disable_pidfd(int disable) {
+  atomic_store(&pidfd_test_disabled, disable ? 1 : 0);
+}
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static const char *errtext(int e, char *buf, size_t n) {
+#if defined(__GLIBC__) && defined(_GNU_SOURCE)
+  return strerror_r(e, buf, n);
+#else
+  if (strerror_r(e, buf, n) != 0) snprintf(buf, n, "error %d", e);
+  return buf;
+#endif
+}
+
+static const char *signame(int sig) {
+  switch (sig) {
+  case SIGHUP: return "SIGHUP";
+  case SIGINT: return "SIGINT";
+  case SIGQUIT: return "SIGQUIT";
+  case SIGILL: return "SIGILL";
+  case SIGTRAP: return "SIGTRAP";
+  case SIGABRT: return "SIGABRT";
+  case SIGBUS: return "SIGBUS";
+  case SIGFPE: return "SIGFPE";
+  case SIGKILL: return "SIGKILL";
+  case SIGUSR1: return "SIGUSR1";
+  case SIGSEGV: return "SIGSEGV";
+  case SIGUSR2: return "SIGUSR2";
+  case SIGPIPE: return "SIGPIPE";
+  case SIGALRM: return "SIGALRM";
+  case SIGTERM: return "SIGTERM";
+  case SIGXCPU: return "SIGXCPU";
+  case SIGXFSZ: return "SIGXFSZ";
+  case SIGSYS: return "SIGSYS";
+  default: return "unknown signal";
+  }
+}
+
+static void close_fd(int *fd) {
+  if (*fd >= 0) {
+    close(*fd);
+    *fd = -1;
+  }
+}
+
+static int set_nonblock(int fd) {
+  int fl = fcntl(fd, F_GETFL);
+  if (fl < 0) return -1;
+  return fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+/*
+ * Moves |*fd| to a number >= 3 (keeping close-on-exec).  A host that closed
+ * its own stdin makes pipe2() hand out 0, which the child's dup2() onto
+ * 0..2 would then clobber.
+ */
+static int move_high(int *fd) {
+  if (*fd >= 3) return 0;
+  int nfd = fcntl(*fd, F_DUPFD_CLOEXEC, 3);
+  if (nfd < 0) return -1;
+  close(*fd);
+  *fd = nfd;
+  return 0;
+}
+
+static int make_pipe(int p[2]) {
+  if (pipe2(p, O_CLOEXEC) < 0) return -1;
+  if (move_high(&p[0]) < 0 || move_high(&p[1]) < 0) {
+    close_fd(&p[0]);
+    close_fd(&p[1]);
+    return -1;
+  }
+  return 0;
+}
+
+/* ---- spawning ------------------------------------------------------------ */
+
+/*
+ * Everything the child needs, built before fork() so that the child only
+ * makes async-signal-safe calls.  Strings are borrowed from the config and
+ * from environ; only the arrays are ours.
+ */
+typedef struct spawn_plan {
+  char **argv;        /* the config's argv */
+  char **envp;        /* environ merged with the config's env */
+  char **candidates;  /* full paths to try, in PATH order */
+  char *cand_block;   /* storage for |candidates| */
+  char **sh_argv;     /* "/bin/sh" fallback for ENOEXEC; slot 1 set in the child */
+  const char *cwd;
+  int max_fd;         /* for the close loop when close_range is missing */
+} spawn_plan;
+
+static void plan_free(spawn_plan *sp) {
+  mcp__free(sp->argv);
+  mcp__free(sp->envp);
+  mcp__free(sp->candidates);
+  mcp__free(sp->cand_block);
+  mcp__free(sp->sh_argv);
+  memset(sp, 0, sizeof(*sp));
+}
+
+/* Length of the NAME part of "NAME=VALUE" or "NAME". */
+static size_t env_name_len(const char *e) { return strcspn(e, "="); }
+
+static char **build_envp(const char *const *extra) {
+  size_t n0 = 0, n1 = 0;
+  if (environ)
+    while (environ[n0]) n0++;
+  if (extra)
+    while (extra[n1]) n1++;
+  char **envp = mcp__calloc(n0 + n1 + 1, sizeof(char *));
+  if (!envp) return NULL;
+  size_t n = 0;
+  for (size_t i = 0; i < n0; i++) envp[n++] = environ[i];
+  for (size_t i = 0; i < n1; i++) {
+    const char *e = extra[i];
+    size_t nl = env_name_len(e);
+    size_t w = 0;
+    for (size_t r = 0; r < n; r++) {
+      bool same = strncmp(envp[r], e, nl) == 0 && envp[r][nl] == '=';
+      if (!same) envp[w++] = envp[r];
+    }
+    n = w;
+    if (e[nl] == '=') envp[n++] = (char *)e;
+  }
+  envp[n] = NULL;
+  return envp;
+}
+
+/*
+ * Lists the paths execvp() would try for |file|, but searching the PATH of
+ * the child's environment (as libuv does), so a config that sets PATH
+ * finds its programs there.  Without PATH, glibc's default is used.
+ */
+static int build_candidates(spawn_plan *sp, const char *file) {
+  if (strchr(file, '/')) {
+    sp->candidates = mcp__calloc(2, sizeof(char *));
+    if (!sp->candidates) return -1;
+    sp->candidates[0] = (char *)file;
+    return 0;
+  }
+  const char *path = "/bin:/usr/bin";
+  for (char **e = sp->envp; *e; e++)
+    if (strncmp(*e, "PATH=", 5) == 0) path = *e + 5;
+  size_t dirs = 1, flen = strlen(file);
+  for (const char *p = path; *p; p++)
+    if (*p == ':') dirs++;
+  sp->candidates = mcp__calloc(dirs + 1, sizeof(char *));
+  /* Each candidate is dir + "/" + file + NUL; an empty dir means ".". */
+  size_t block = strlen(path) + dirs * (flen + 3);
+  sp->cand_block = mcp__malloc(block);
+  if (!sp->candidates || !sp->cand_block) return -1;
+  char *out = sp->cand_block;
+  const char *p = path;
+  for (size_t i = 0; i < dirs; i++) {
+    size_t dl = strcspn(p, ":");
+    sp->candidates[i] = out;
+    if (dl == 0) {
+      *out++ = '.';
+    } else {
+      memcpy(out, p, dl);
+      out += dl;
+    }
+    *out++ = '/';
+    memcpy(out, file, flen + 1);
+    out += flen + 1;
+    p += dl;
+    if (*p == ':') p++;
+  }
+  return 0;
+}
+
+static int build_plan(spawn_plan *sp, const mcp_stdio_config *cfg) {
+  size_t argc = 0;
+  while (cfg->argv[argc]) argc++;
+  sp->argv = mcp__calloc(argc + 1, sizeof(char *));
+  sp->sh_argv = mcp__calloc(argc + 2, sizeof(char *));
+  if (!sp->argv || !sp->sh_argv) return -1;
+  for (size_t i = 0; i < argc; i++) sp->argv[i] = (char *)cfg->argv[i];
+  sp->sh_argv[0] = (char *)"/bin/sh";
+  for (size_t i = 1; i < argc; i++) sp->sh_argv[i + 1] = (char *)cfg->argv[i];
+  sp->envp = build_envp(cfg->env);
+  if (!sp->envp) return -1;
+  if (build_candidates(sp, cfg->argv[0]) < 0) return -1;
+  sp->cwd = cfg->cwd;
+  struct rlimit rl;
+  sp->max_fd = 1024;
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+    sp->max_fd = rl.rlim_cur > 65536 ? 65536 : (int)rl.rlim_cur;
+  return 0;
+}
+
+static void child_fail(int fd, int stage, int e) __attribute__((noreturn));
+static void child_fail(int fd, int stage, int e) {
+  spawn_report r = {stage, e};
+  ssize_t n;
+  do n = write(fd, &r, sizeof(r));
+  while (n < 0 && errno == EINTR);
+  _exit(127);
+}
+
+/*
+ * Runs in the child between fork() and exec: async-signal-safe calls only.
+ * The parent blocked every signal before fork(), so no host handler can run
+ * here; dispositions go back to the defaults (an ignored SIGPIPE would
+ * otherwise survive exec) before the mask is cleared.
+ */
+static void child_exec(const spawn_plan *sp, int in_rd, int out_wr, int err_wr,
+                       int report_fd) __attribute__((noreturn));
+static void child_exec(const spawn_plan *sp, int in_rd, int out_wr, int err_wr,
+                       int report_fd) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = SIG_DFL;
+  for (int s = 1; s < NSIG; s++) sigaction(s, &sa, NULL);
+
+  /* Own process group, so close() can signal a whole wrapper tree. */
+  setpgid(0, 0);
+
+  if (dup2(in_rd, 0) < 0 || dup2(out_wr, 1) < 0 || dup2(err_wr, 2) < 0)
+    child_fail(report_fd, SPAWN_STAGE_SETUP, errno);
+  /* Keep the report pipe at 3 (close-on-exec) and close everything above. */
+  if (report_fd != 3) {
+    if (dup3(report_fd, 3, O_CLOEXEC) < 0)
+      child_fail(report_fd, SPAWN_STAGE_SETUP, errno);
+    report_fd = 3;
+  }
+  int closed = -1;
+#ifdef SYS_close_range
+  closed = (int)syscall(SYS_close_range, 4U, ~0U, 0U);
+#endif
+  if (closed != 0)
+    for (int fd = 4; fd < sp->max_fd; fd++) close(fd);
+
+  if (sp->cwd && chdir(sp->cwd) < 0)
+    child_fail(report_fd, SPAWN_STAGE_CHDIR, errno);
+
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+
+  /* Like execvp(): try each PATH entry, remember EACCES, and run a file
+   * without a "#!" line with /bin/sh. */
+  int err = ENOENT;
+  bool saw_eacces = false;
+  for (char *const *c = sp->candidates; *c; c++) {
+    execve(*c, sp->argv, sp->envp);
+    err = errno;
+    if (err == ENOEXEC) {
+      sp->sh_argv[1] = *c;
+      execve("/bin/sh", sp->sh_argv, sp->envp);
+      err = errno;
+    }
+    if (err == EACCES) {
+      saw_eacces = true;
+      continue;
+    }
+    if (err != ENOENT && err != ENOTDIR && err != ESTALE && err != ENODEV &&
+        err != ETIMEDOUT)
+      break;
+  }
+  if (saw_eacces && (err == ENOENT || err == ENOTDIR)) err = EACCES;
+  child_fail(report_fd, SPAWN_STAGE_EXEC, err);
+}
+
+/*
+ * Forks and execs the server.  On success the child's pipes are in |t|.
+ * An exec failure comes back through a close-on-exec pipe: EOF means exec
+ * succeeded, a spawn_report means it did not (the libuv trick).
+ */
+static mcp_status spawn_child(stdio_transport *t, const mcp_stdio_config *cfg,
+                              mcp_error *err) {
+  char eb[128];
+  spawn_plan sp;
+  int in[2] = {-1, -1}, outp[2] = {-1, -1}, errp[2] = {-1, -1},
+      rep[2] = {-1, -1};
+  mcp_status st = MCP_OK;
+  const char *prog = cfg->argv[0];
+
+  memset(&sp, 0, sizeof(sp));
+  if (build_plan(&sp, cfg) < 0) {
+    st = mcp__error_set(err, MCP_ENOMEM, "out of memory spawning '%s'", prog);
+    goto out;
+  }
+  if (make_pipe(in) < 0 || make_pipe(outp) < 0 || make_pipe(errp) < 0 ||
+      make_pipe(rep) < 0) {
+    int e = errno;
+    st = mcp__error_set(err, MCP_ESPAWN, "cannot create pipes for '%s': %s",
+                        prog, errtext(e, eb, sizeof(eb)));
+    goto out;
+  }
+  if (set_nonblock(in[1]) < 0 || set_nonblock(outp[0]) < 0 ||
+      set_nonblock(errp[0]) < 0) {
+    int e = errno;
+    st = mcp__error_set(err, MCP_EIO, "cannot configure pipes for '%s': %s",
+                        prog, errtext(e, eb, sizeof(eb)));
+    goto out;
+  }
+
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pid_t pid = fork();
+  if (pid == 0) child_exec(&sp, in[0], outp[1], errp[1], rep[1]);
+  int fork_errno = errno;
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (pid < 0) {
+    st = mcp__error_set(err, MCP_ESPAWN, "cannot fork to run '%s': %s", prog,
+                        errtext(fork_errno, eb, sizeof(eb)));
+    goto out;
+  }
+  /* Also from the parent, so the group exists before we could signal it;
+   * this fails harmlessly once the child has exec'd. */
+  setpgid(pid, pid);
+
+  close_fd(&in[0]);
+  close_fd(&outp[1]);
+  close_fd(&errp[1]);
+  close_fd(&rep[1]);
+
+  spawn_report rep_msg;
+  ssize_t n;
+  do n = read(rep[0], &rep_msg, sizeof(rep_msg));
+  while (n < 0 && errno == EINTR);
+  if (n == (ssize_t)sizeof(rep_msg)) {
+    int ws;
+    while (waitpid(pid, &ws, 0) < 0 && errno == EINTR) {
+    }
+    const char *what = errtext(rep_msg.err, eb, sizeof(eb));
+    if (rep_msg.stage == SPAWN_STAGE_CHDIR)
+      st = mcp__error_set(err, MCP_ESPAWN,
+                          "cannot run '%s': cannot change directory to '%s': %s",
+                          prog, cfg->cwd, what);
+    else if (rep_msg.stage == SPAWN_STAGE_SETUP)
+      st = mcp__error_set(err, MCP_ESPAWN, "cannot run '%s': child setup: %s",
+                          prog, what);
+    else
+      st = mcp__error_set(err, MCP_ESPAWN, "cannot run '%s': %s", prog, what);
+    goto out;
+  }
+
+  t->pid = pid;
+  t->pgid = pid;
+  t->pidfd = -1;
+#ifdef SYS_pidfd_open
+  /* Safe from pid reuse: the child cannot be reaped before we do it. */
+  if (!atomic_load(&pidfd_unsupported) && !atomic_load(&pidfd_test_disabled)) {
+    t->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (t->pidfd < 0 && errno == ENOSYS) atomic_store(&pidfd_unsupported, 1);
+  }
+  if (t->pidfd < 0) t->pidfd = -1;
+#endif
+  t->in_fd = in[1];
+  t->out_fd = outp[0];
+  t->err_fd = errp[0];
+  in[1] = outp[0] = errp[0] = -1;
+
+out:
+  close_fd(&in[0]);
+  close_fd(&in[1]);
+  close_fd(&outp[0]);
+  close_fd(&outp[1]);
+  close_fd(&errp[0]);
+  close_fd(&errp[1]);
+  close_fd(&rep[0]);
+  close_fd(&rep[1]);
+  plan_free(&sp);
+  return st;
+}
+
+/* ---- child state ----------------------------------------------------------- */
+
+/*
+ * Reaps the child if it has exited and returns whether it is reaped.  Right
+ * after the reap the whole process group gets SIGKILL, so no grandchild
+ * (`sh -c 'helper & exec server'`) outlives the server; doing it at once
+ * keeps the group id from being reused in between.
+ * Threads: the reader, or free() after the join.
+ */
+static bool try_reap(stdio_transport *t) {
+  pthread_mutex_lock(&t->mu);
+  if (!t->reaped) {
+    int ws = 0;
+    pid_t r;
+    do r = waitpid(t->pid, &ws, WNOHANG);
+    while (r < 0 && errno == EINTR);
+    if (r == t->pid) {
+      t->reaped = true;
+      t->status_known = true;
+      t->wstatus = ws;
+      kill(-t->pgid, SIGKILL);
+    } else if (r < 0) {
+      /* ECHILD: the host reaps children itself (SIGCHLD ignored or a
+       * waitpid(-1) loop).  The group id may already be reused, so it is
+       * not signalled. */
+      t->reaped = true;
+      t->status_known = false;
+    }
+    if (t->reaped) {
+      t->pid = -1;
+      pthread_cond_broadcast(&t->cv);
+    }
+  }
+  bool reaped = t->reaped;
+  pthread_mutex_unlock(&t->mu);
+  return reaped;
+}
+
+/* Signals the child's group unless it is already reaped, and the child
+ * itself in case it left the group (setsid). */
+static void signal_group(stdio_transport *t, int sig) {
+  pthread_mutex_lock(&t->mu);
+  if (!t->reaped) {
+    kill(-t->pgid, sig);
+    kill(t->pid, sig);
+  }
+  pthread_mutex_unlock(&t->mu);
+}
+
+/* Asks the reader to shut the child down; the first reason wins. */
+static void request_stop(stdio_transport *t, const char *reason) {
+  pthread_mutex_lock(&t->mu);
+  if (!t->stop_requested) {
+    t->stop_requested = true;
+    t->stop_reason = reason;
+    ssize_t n;
+    do n = write(t->stop_wr, "x", 1);
+    while (n < 0 && errno == EINTR);
+    pthread_cond_broadcast(&t->cv);
+  }
+  pthread_mutex_unlock(&t->mu);
+}
+
+/* ---- stderr tail ----------------------------------------------------------- */
+
+static void tail_add(stdio_transport *t, const char *p, size_t n) {
+  size_t cap = t->tail_cap;
+  if (n >= cap) {
+    memcpy(t->tail, p + (n - cap), cap);
+    t->tail_pos = 0;
+    t->tail_full = true;
+    return;
+  }
+  size_t first = cap - t->tail_pos;
+  if (first > n) first = n;
+  memcpy(t->tail + t->tail_pos, p, first);
+  memcpy(t->tail, p + first, n - first);
+  if (t->tail_pos + n >= cap) t->tail_full = true;
+  t->tail_pos = (t->tail_pos + n) % cap;
+}
+
+/*
+ * The last STDIO_MSG_TAIL bytes of stderr as one line: it starts at a line
+ * boundary when it was cut, line breaks become " | ", other control bytes
+ * become '?'.  NULL when stderr was empty (or out of memory).
+ */
+static char *tail_text(const stdio_transport *t) {
+  size_t have = t->tail_full ? t->tail_cap : t->tail_pos;
+  size_t take = have < STDIO_MSG_TAIL ? have : STDIO_MSG_TAIL;
+  if (take == 0) return NULL;
+  char *lin = mcp__malloc(take);
+  if (!lin) return NULL;
+  size_t start = (t->tail_pos + t->tail_cap - take) % t->tail_cap;
+  for (size_t i = 0; i < take; i++) lin[i] = t->tail[(start + i) % t->tail_cap];
+
+  size_t b = 0, e = take;
+  if (take < have) {
+    /* Cut mid-stream: start after the first line break if there is one in
+     * the first half, else at least not inside a UTF-8 sequence. */
+    const char *nl = memchr(lin, '\n', take / 2);
+    if (nl) b = (size_t)(nl - lin) + 1;
+    while (b < e && ((unsigned char)lin[b] & 0xC0) == 0x80) b++;
+  }
+  while (e > b && (lin[e - 1] == '\n' || lin[e - 1] == '\r' ||
+                   lin[e - 1] == ' ' || lin[e - 1] == '\t'))
+    e--;
+  while (b < e && (lin[b] == '\n' || lin[b] == '\r')) b++;
+  if (b == e) {
+    mcp__free(lin);
+    return NULL;
+  }
+  char *out = mcp__malloc((e - b) * 3 + 1);
+  if (out) {
+    size_t o = 0;
+    for (size_t i = b; i < e; i++) {
+      unsigned char c = (unsigned char)lin[i];
+      if (c == '\n') {
+        memcpy(out + o, " | ", 3);
+        o += 3;
+      } else if (c == '\r') {
+        continue;
+      } else if ((c < 0x20 && c != '\t') || c == 0x7f) {
+        out[o++] = '?';
+      } else {
+        out[o++] = (char)c;
+      }
+    }
+    out[o] = '\0';
+  }
+  mcp__free(lin);
+  return out;
+}
+
+/* ---- reader thread --------------------------------------------------------- */
+
+static int on_line(void *user, const char *data, size_t len) {
+  stdio_transport *t = user;
+  if (t->cb.on_message) t->cb.on_message(t->user, data, len);
+  return 0;
+}
+
+static void on_oversize(void *user, size_t len) {
+  stdio_transport *t = user;
+  if (!t->cb.on_error) return;
+  char msg[160];
+  snprintf(msg, sizeof(msg),
+           "message of %zu bytes exceeds the limit of %zu bytes; skipped", len,
+           t->max_line);
+  t->cb.on_error(t->user, MCP_ETOOBIG, msg);
+}
+
+/*
+ * Reads once from stdout and frames what came.  Returns 1 on data, 0 when
+ * nothing was ready, -1 on EOF, and -2 on a read error (errno kept).
+ */
+static int read_stdout(stdio_transport *t) {
+  ssize_t n;
+  do n = read(t->out_fd, t->rbuf, STDIO_READ_CHUNK);
+  while (n < 0 && errno == EINTR);
+  if (n > 0) {
+    int rc = mcp__jsonl_feed(t->framer, t->rbuf, (size_t)n);
+    if (rc == MCP_ENOMEM && t->cb.on_error)
+      t->cb.on_error(t->user, MCP_ENOMEM,
+                     "out of memory buffering a message; it was dropped");
+    return 1;
+  }
+  if (n == 0) return -1;
+  if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
+  return -2;
+}
+
+/* Same for stderr, into the tail ring. */
+static int read_stderr(stdio_transport *t) {
+  ssize_t n;
+  do n = read(t->err_fd, t->rbuf, STDIO_READ_CHUNK);
+  while (n < 0 && errno == EINTR);
+  if (n > 0) {
+    tail_add(t, t->rbuf, (size_t)n);
+    return 1;
+  }
+  if (n == 0) return -1;
+  if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
+  return -2;
+}
+
+/* Reads what is left in both pipes once the child is gone, so the last
+ * messages and stderr lines are not lost. */
+static void drain_pipes(stdio_transport *t) {
+  for (int i = 0; i < STDIO_DRAIN_READS && t->out_fd >= 0; i++) {
+    int r = read_stdout(t);
+    if (r < 0) close_fd(&t->out_fd);
+    if (r <= 0) break;
+  }
+  for (int i = 0; i < STDIO_DRAIN_READS && t->err_fd >= 0; i++) {
+    int r = read_stderr(t);
+    if (r < 0) close_fd(&t->err_fd);
+    if (r <= 0) break;
+  }
+}
+
+/*
+ * Calls on_close once.  |detail| describes the end when the child has not
+ * been reaped (stdout EOF, read error); otherwise the exit status does.
+ */
+static void report_close(stdio_transport *t, const char *detail) {
+  pthread_mutex_lock(&t->mu);
+  bool reaped = t->reaped, known = t->status_known;
+  int ws = t->wstatus;
+  const char *reason = t->stop_reason;
+  t->reported = true;
+  pthread_cond_broadcast(&t->cv);
+  pthread_mutex_unlock(&t->mu);
+
+  char how[160];
+  if (!reaped)
+    snprintf(how, sizeof(how), "%s", detail ? detail : "server closed stdout");
+  else if (!known)
+    snprintf(how, sizeof(how), "server exited (exit status unavailable)");
+  else if (WIFEXITED(ws))
+    snprintf(how, sizeof(how), "server exited with status %d", WEXITSTATUS(ws));
+  else if (WIFSIGNALED(ws))
+    snprintf(how, sizeof(how), "server killed by signal %d (%s)", WTERMSIG(ws),
+             signame(WTERMSIG(ws)));
+  else
+    snprintf(how, sizeof(how), "server ended (wait status %d)", ws);
+
+  char *tail = tail_text(t);
+  char *msg = mcp__asprintf("%s%s%s%s%s", reason ? reason : "",
+                            reason ? ": " : "", how, tail ? "; stderr: " : "",
+                            tail ? tail : "");
+  if (t->cb.on_close) t->cb.on_close(t->user, MCP_ECLOSED, msg ? msg : how);
+  mcp__free(msg);
+  mcp__free(tail);
+}
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+static void *reader_main(void *arg) {
+  stdio_transport *t = arg;
+  bool stop_seen = false, exited = false, reported = false, out_eof = false;
+  int phase = PHASE_RUN;
+  int64_t phase_deadline = MCP_NO_DEADLINE, eof_deadline = MCP_NO_DEADLINE;
+  char detail[160] = "server closed stdout";
+
+  for (;;) {
+    /* With a pidfd the child is checked only once it has exited; without
+     * one, on every pass (the poll timeout below bounds the delay). */
+    bool reaped = (t->pidfd < 0 || exited) && try_reap(t);
+    if (reaped) {
+      drain_pipes(t);
+      if (!reported) report_close(t, NULL);
+      break;
+    }
+
+    int64_t now = mcp__now_ms();
+    if (out_eof && !reported && now >= eof_deadline) {
+      report_close(t, detail);
+      reported = true;
+    }
+    if (stop_seen && now >= phase_deadline) {
+      if (phase == PHASE_TERM_WAIT) {
+        signal_group(t, SIGTERM);
+        phase = PHASE_KILL_WAIT;
+        phase_deadline = now + t->kill_grace_ms;
+      } else if (phase == PHASE_KILL_WAIT) {
+        signal_group(t, SIGKILL);
+        phase = PHASE_KILLED;
+        phase_deadline = now + STDIO_KILLED_GRACE_MS;
+      } else {
+        /* Unkillable (stuck in the kernel): give up; free() tries once more
+         * to reap it. */
+        if (!reported) report_close(t, "server did not exit after SIGKILL");
+        break;
+      }
+      continue;
+    }
+
+    struct pollfd pf[4];
+    int n = 0, i_out = -1, i_err = -1, i_pid = -1, i_stop = -1;
+    if (t->out_fd >= 0) {
+      i_out = n;
+      pf[n++] = (struct pollfd){t->out_fd, POLLIN, 0};
+    }
+    if (t->err_fd >= 0) {
+      i_err = n;
+      pf[n++] = (struct pollfd){t->err_fd, POLLIN, 0};
+    }
+    if (t->pidfd >= 0 && !exited) {
+      i_pid = n;
+      pf[n++] = (struct pollfd){t->pidfd, POLLIN, 0};
+    }
+    if (!stop_seen) {
+      i_stop = n;
+      pf[n++] = (struct pollfd){t->stop_rd, POLLIN, 0};
+    }
+    int64_t wake = MCP_NO_DEADLINE;
+    if (stop_seen) wake = min64(wake, phase_deadline);
+    if (out_eof && !reported) wake = min64(wake, eof_deadline);
+    if (t->pidfd < 0 || exited)
+      wake = min64(wake, now + (stop_seen || out_eof || exited
+                                    ? STDIO_FALLBACK_FAST_MS
+                                    : STDIO_FALLBACK_POLL_MS));
+    int timeout = -1;
+    if (wake != MCP_NO_DEADLINE) {
+      int64_t d = wake - now;
+      timeout = d < 0 ? 0 : d > 60000 ? 60000 : (int)d;
+    }
+    int r = poll(pf, (nfds_t)n, timeout);
+    if (r < 0) {
+      /* Only EINTR or a transient ENOMEM can happen with these arguments;
+       * retry (after a pause for ENOMEM), since leaving would skip the
+       * shutdown and on_close. */
+      if (errno != EINTR) {
+        struct timespec pause_ts = {0, 10 * 1000 * 1000};
+        nanosleep(&pause_ts, NULL);
+      }
+      continue;
+    }
+    if (r == 0) continue;
+    now = mcp__now_ms();
+
+    if (i_out >= 0 && pf[i_out].revents) {
+      int rr = read_stdout(t);
+      if (rr < 0) {
+        if (rr == -2) {
+          char eb[96];
+          snprintf(detail, sizeof(detail), "read from server failed: %s",
+                   errtext(errno, eb, sizeof(eb)));
+        }
+        close_fd(&t->out_fd);
+        out_eof = true;
+        eof_deadline = now + STDIO_EOF_GRACE_MS;
+      }
+    }
+    if (i_err >= 0 && pf[i_err].revents) {
+      if (read_stderr(t) < 0) close_fd(&t->err_fd);
+    }
+    if (i_pid >= 0 && pf[i_pid].revents) exited = true;
+    if (i_stop >= 0 && pf[i_stop].revents) {
+      stop_seen = true;
+      phase = PHASE_TERM_WAIT;
+      phase_deadline = now + t->term_grace_ms;
+    }
+  }
+
+  close_fd(&t->out_fd);
+  close_fd(&t->err_fd);
+  return NULL;
+}
+
+/* ---- operations ---------------------------------------------------------- */
+
+/* Takes the write lock before |deadline_ms|. */
+static mcp_status write_lock(stdio_transport *t, int64_t deadline_ms,
+                             mcp_error *err) {
+  mcp_status st = MCP_OK;
+  pthread_mutex_lock(&t->mu);
+  for (;;) {
+    if (t->stop_requested || t->reported) {
+      st = mcp__error_set(err, MCP_ECLOSED, "transport is closed");
+      break;
+    }
+    if (!t->writing) {
+      t->writing = true;
+      break;
+    }
+    if (deadline_ms == MCP_NO_DEADLINE) {
+      pthread_cond_wait(&t->cv, &t->mu);
+      continue;
+    }
+    if (mcp__now_ms() >= deadline_ms) {
+      st = mcp__error_set(err, MCP_ETIMEDOUT,
+                          "timed out waiting for another writer");
+      break;
+    }
+    struct timespec ts = mcp__ts_from_ms(deadline_ms);
+    pthread_cond_timedwait(&t->cv, &t->mu, &ts);
+  }
+  pthread_mutex_unlock(&t->mu);
+  return st;
+}
+
+static void write_unlock(stdio_transport *t) {
+  pthread_mutex_lock(&t->mu);
+  t->writing = false;
+  pthread_cond_broadcast(&t->cv);
+  pthread_mutex_unlock(&t->mu);
+}
+
+/*
+ * Writes |data| and "\n" to the child's stdin.  Caller holds the write lock.
+ * SIGPIPE is blocked in this thread while writing; one raised by our write
+ * is consumed before unblocking, unless one was already pending (then it
+ * is not ours to take).  No process-wide handler is touched.
+ */
+static mcp_status write_line(stdio_transport *t, const char *data, size_t len,
+                             int64_t deadline_ms, mcp_error *err) {
+  char eb[96];
+  mcp_status st = MCP_OK;
+  size_t total = len + 1, done = 0;
+  bool timed_out = false, epipe = false;
+  int fd = t->in_fd;
+  if (fd < 0) return mcp__error_set(err, MCP_ECLOSED, "transport is closed");
+
+  sigset_t pipe_set, old, pending;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  sigpending(&pending);
+  bool was_pending = sigismember(&pending, SIGPIPE) == 1;
+  pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+
+  while (done < total) {
+    struct iovec iov[2];
+    int cnt = 0;
+    if (done < len) {
+      iov[cnt].iov_base = (void *)(data + done);
+      iov[cnt++].iov_len = len - done;
+    }
+    iov[cnt].iov_base = (void *)"\n";
+    iov[cnt++].iov_len = 1;
+    ssize_t n = writev(fd, iov, cnt);
+    if (n >= 0) {
+      done += (size_t)n;
+      continue;
+    }
+    if (errno == EINTR) continue;
+    if (errno == EPIPE) {
+      epipe = true;
+      st = mcp__error_set(err, MCP_ECLOSED, "server closed its stdin");
+      break;
+    }
+    if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      st = mcp__error_set(err, MCP_EIO, "write to server failed: %s",
+                          errtext(errno, eb, sizeof(eb)));
+      break;
+    }
+    int64_t now = mcp__now_ms();
+    if (now >= deadline_ms) {
+      timed_out = true;
+      break;
+    }
+    int timeout = -1;
+    if (deadline_ms != MCP_NO_DEADLINE)
+      timeout = deadline_ms - now > 60000 ? 60000 : (int)(deadline_ms - now);
+    struct pollfd pf[2] = {{fd, POLLOUT, 0}, {t->stop_rd, POLLIN, 0}};
+    int r = poll(pf, 2, timeout);
+    if (r < 0 && errno != EINTR) {
+      st = mcp__error_set(err, MCP_EIO, "poll on server stdin failed: %s",
+                          errtext(errno, eb, sizeof(eb)));
+      break;
+    }
+    if (r > 0 && pf[1].revents) {
+      st = mcp__error_set(err, MCP_ECLOSED, "transport is closing");
+      break;
+    }
+  }
+
+  if (epipe && !was_pending) {
+    struct timespec zero = {0, 0};
+    while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR) {
+    }
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+
+  if (timed_out) {
+    if (done == 0)
+      return mcp__error_set(err, MCP_ETIMEDOUT,
+                            "timed out writing to server (it is not reading)");
+    /* Half a message is on the wire: the next one would be garbage to the
+     * server, so the transport is closed. */
+    close_fd(&t->in_fd);
+    request_stop(t, "write to server timed out mid-message");
+    return mcp__error_set(err, MCP_ETIMEDOUT,
+                          "timed out after writing %zu of %zu bytes to server; "
+                          "transport closed",
+                          done, total);
+  }
+  return st;
+}
+
+static mcp_status stdio_send(mcp_transport *base, const char *data, size_t len,
+                             int64_t deadline_ms, mcp_error *err) {
+  stdio_transport *t = (stdio_transport *)base;
+  if (!data && len) return mcp__error_set(err, MCP_EINVAL, "no data");
+  if (len && memchr(data, '\n', len))
+    return mcp__error_set(err, MCP_EINVAL, "message contains a newline");
+  mcp_status st = write_lock(t, deadline_ms, err);
+  if (st != MCP_OK) return st;
+  st = write_line(t, data, len, deadline_ms, err);
+  write_unlock(t);
+  return st;
+}
+
+/*
+ * Requests the stop, closes stdin (waking writers through the stop pipe
+ * first so the write lock comes free at once), and joins the reader, which
+ * runs the escalation and calls on_close.  Concurrent callers wait for the
+ * first one to finish.
+ */
+static void stdio_close(mcp_transport *base) {
+  stdio_transport *t = (stdio_transport *)base;
+  request_stop(t, "closed by client");
+
+  /* From an upcall (forbidden, but it must not deadlock): stdin is closed
+   * and the reader finishes the shutdown on its own; joining ourselves is
+   * skipped. */
+  bool from_reader =
+      t->reader_started && pthread_equal(pthread_self(), t->reader);
+  pthread_mutex_lock(&t->mu);
+  if (!from_reader) {
+    while (t->closer_active) pthread_cond_wait(&t->cv, &t->mu);
+    if (t->joined) {
+      pthread_mutex_unlock(&t->mu);
+      return;
+    }
+    t->closer_active = true;
+  }
+  while (t->writing) pthread_cond_wait(&t->cv, &t->mu);
+  t->writing = true;
+  pthread_mutex_unlock(&t->mu);
+
+  close_fd(&t->in_fd);
+  write_unlock(t);
+  if (from_reader) return;
+  if (t->reader_started) pthread_join(t->reader, NULL);
+
+  pthread_mutex_lock(&t->mu);
+  t->joined = true;
+  t->closer_active = false;
+  pthread_cond_broadcast(&t->cv);
+  pthread_mutex_unlock(&t->mu);
+}
+
+/* Releases everything; the reader is not running (joined or never started). */
+static void destroy(stdio_transport *t) {
+  if (t->pgid > 0 && !t->reaped) {
+    /* Only after the reader gave up on an unkillable child, or when the
+     * reader could not be started: one last attempt not to leave a zombie. */
+    kill(-t->pgid, SIGKILL);
+    try_reap(t);
+  }
+  close_fd(&t->in_fd);
+  close_fd(&t->out_fd);
+  close_fd(&t->err_fd);
+  close_fd(&t->pidfd);
+  close_fd(&t->stop_rd);
+  close_fd(&t->stop_wr);
+  mcp__jsonl_free(t->framer);
+  mcp__free(t->rbuf);
+  mcp__free(t->tail);
+  pthread_cond_destroy(&t->cv);
+  pthread_mutex_destroy(&t->mu);
+  mcp__free(t);
+}
+
+static void stdio_free(mcp_transport *base) {
+  stdio_transport *t = (stdio_transport *)base;
+  stdio_close(base);
+  destroy(t);
+}
+
+static const mcp_transport_ops stdio_ops = {stdio_send, stdio_close,
+                                            stdio_free};
+
+/*
+ * mcp__stdio_transport_new() spawns the server and starts its reader (the
+ * full contract is in mcp_transport.h).
+ * Ownership: |cfg| and its strings are only read during the call.  |cb| is
+ *   copied; |cb|'s user pointer |user| must stay valid until free()
+ *   returns.  On MCP_OK *out owns the child, its pipes and the reader
+ *   thread; on failure *out is NULL, no callback has run, and no child is
+ *   left behind (an exec failure is reaped before returning).
+ * Threads: any thread, concurrently.  Forks: between fork and exec the
+ *   child makes only async-signal-safe calls, so this is safe in a
+ *   multi-threaded host.
+ * Returns: MCP_OK, MCP_ESPAWN, MCP_EINVAL, MCP_ENOMEM, MCP_EIO.
+ */
+mcp_status mcp__stdio_transport_new(const mcp_stdio_config *cfg,
+                                    const mcp_transport_callbacks *cb,
+                                    void *user, mcp_transport **out,
+                                    mcp_error *err) {
+  mcp_status st = MCP_OK;
+  stdio_transport *t = NULL;
+  bool mu_ok = false, cv_ok = false;
+
+  if (out) *out = NULL;
+  if (!cfg || !cfg->argv || !cfg->argv[0] || !cfg->argv[0][0] || !cb || !out)
+    return mcp__error_set(err, MCP_EINVAL,
+                          "stdio transport needs a program and callbacks");
+
+  t = mcp__calloc(1, sizeof(*t));
+  if (!t) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  t->base.ops = &stdio_ops;
+  t->cb = *cb;
+  t->user = user;
+  t->max_line = cfg->max_line ? cfg->max_line : (size_t)16 * 1024 * 1024;
+  t->tail_cap = cfg->stderr_tail ? cfg->stderr_tail : STDIO_DEFAULT_TAIL;
+  t->term_grace_ms =
+      cfg->term_grace_ms > 0 ? cfg->term_grace_ms : STDIO_DEFAULT_GRACE_MS;
+  t->kill_grace_ms =
+      cfg->kill_grace_ms > 0 ? cfg->kill_grace_ms : STDIO_DEFAULT_GRACE_MS;
+  t->pid = -1;
+  t->pidfd = t->stop_rd = t->stop_wr = -1;
+  t->in_fd = t->out_fd = t->err_fd = -1;
+
+  if (pthread_mutex_init(&t->mu, NULL) != 0) {
+    st = mcp__error_set(err, MCP_ENOMEM, "cannot create mutex");
+    goto fail;
+  }
+  mu_ok = true;
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  cv_ok = pthread_cond_init(&t->cv, &ca) == 0;
+  pthread_condattr_destroy(&ca);
+  if (!cv_ok) {
+    st = mcp__error_set(err, MCP_ENOMEM, "cannot create condition variable");
+    goto fail;
+  }
+
+  mcp_jsonl_callbacks jcb = {on_line, on_oversize};
+  t->framer = mcp__jsonl_new(t->max_line, &jcb, t);
+  t->rbuf = mcp__malloc(STDIO_READ_CHUNK);
+  t->tail = mcp__malloc(t->tail_cap);
+  if (!t->framer || !t->rbuf || !t->tail) {
+    st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
+    goto fail;
+  }
+  int sp[2];
+  if (make_pipe(sp) < 0) {
+    char eb[96];
+    st = mcp__error_set(err, MCP_EIO, "cannot create pipe: %s",
+                        errtext(errno, eb, sizeof(eb)));
+    goto fail;
+  }
+  t->stop_rd = sp[0];
+  t->stop_wr = sp[1];
+  set_nonblock(t->stop_wr);
+
+  st = spawn_child(t, cfg, err);
+  if (st != MCP_OK) goto fail;
+
+  /* The reader inherits a full signal mask, so process-directed signals go
+   * to host threads and never interrupt it. */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  int rc = pthread_create(&t->reader, NULL, reader_main, t);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (rc != 0) {
+    st = mcp__error_set(err, rc == EAGAIN ? MCP_ENOMEM : MCP_EIO,
+                        "cannot start reader thread: %s", strerror(rc));
+    goto fail;
+  }
+  t->reader_started = true;
+  *out = &t->base;
+  return MCP_OK;
+
+fail:
+  if (!mu_ok) {
+    mcp__free(t);
+    return st;
+  }
+  if (!cv_ok) {
+    pthread_mutex_destroy(&t->mu);
+    mcp__free(t);
+    return st;
+  }
+  if (t->pgid > 0) {
+    /* Spawned but the reader did not start: the child goes now. */
+    close_fd(&t->in_fd);
+    kill(-t->pgid, SIGKILL);
+    pthread_mutex_lock(&t->mu);
+    if (!t->reaped) {
+      int ws;
+      while (waitpid(t->pid, &ws, 0) < 0 && errno == EINTR) {
+      }
+      t->reaped = true;
+      t->pid = -1;
+    }
+    pthread_mutex_unlock(&t->mu);
+  }
+  destroy(t);
+  return st;
+}
+
+/*
+ * mcp__stdio_transport_pid() is the child's pid, or -1 once the reader has
+ * reaped it.  Ownership: |t| is borrowed and must be a stdio transport.
+ * Threads: any thread, concurrently.
+ */
+int mcp__stdio_transport_pid(mcp_transport *t) {
+  stdio_transport *s = (stdio_transport *)t;
+  pthread_mutex_lock(&s->mu);
+  int pid = s->pid;
+  pthread_mutex_unlock(&s->mu);
+  return pid;
+}
