@@ -1,2 +1,472 @@
-/* placeholder */
-typedef int mcp_placeholder_unit_;
+/*
+ * mcp_cache.c: the deferred-tool cache on disk: one versioned JSON file per
+ * server, written atomically, judged strictly when read.  No threads, no
+ * global state.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+#include <openssl/evp.h>
+
+#include "mcp_cache.h"
+
+/* Deepest JSON nesting accepted (tool schemas nest, but not this deep). */
+#define JSON_MAX_DEPTH 256
+/* Bytes of the server name kept in the file name. */
+#define NAME_KEEP 64
+
+static const char *errtext(int e, char *buf, size_t n) {
+#if defined(__GLIBC__) && defined(_GNU_SOURCE)
+  return strerror_r(e, buf, n);
+#else
+  if (strerror_r(e, buf, n) != 0) snprintf(buf, n, "error %d", e);
+  return buf;
+#endif
+}
+
+mcp_log_level mcp__cache_outcome_level(mcp_cache_outcome o) {
+  switch (o) {
+  case MCP_CACHE_CORRUPT:
+  case MCP_CACHE_VERSION_MISMATCH:
+  case MCP_CACHE_UNREADABLE:
+    return MCP_LOG_WARN;
+  case MCP_CACHE_HIT:
+  case MCP_CACHE_ABSENT:
+  case MCP_CACHE_STALE:
+  case MCP_CACHE_MISMATCH:
+    break;
+  }
+  return MCP_LOG_DEBUG;
+}
+
+mcp_status mcp__cache_dir(const char *xdg_cache_home, const char *home,
+                          char **out) {
+  if (!out) return MCP_EINVAL;
+  *out = NULL;
+  if (xdg_cache_home && *xdg_cache_home == '/')
+    *out = mcp__asprintf("%s/mcpconn", xdg_cache_home);
+  else if (home && *home == '/')
+    *out = mcp__asprintf("%s/.cache/mcpconn", home);
+  else
+    return MCP_EINVAL;
+  return *out ? MCP_OK : MCP_ENOMEM;
+}
+
+/* The file name's stem: "tools-<sanitised>-<8 hex>" (no directory). */
+static char *file_stem(const char *server) {
+  static const char hex[] = "0123456789abcdef";
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int mdlen = 0;
+  char san[NAME_KEEP + 1], h[9];
+  size_t n = 0;
+  if (!EVP_Digest(server, strlen(server), md, &mdlen, EVP_sha256(), NULL) ||
+      mdlen < 4)
+    return NULL;
+  for (int i = 0; i < 4; i++) {
+    h[2 * i] = hex[md[i] >> 4];
+    h[2 * i + 1] = hex[md[i] & 15];
+  }
+  h[8] = '\0';
+  /* Names are [A-Za-z0-9_.:-] already; ":" and anything else becomes "_",
+   * and a leading "." too, so no name makes a hidden file or "..".  The
+   * hash keeps names that sanitise alike apart. */
+  for (; server[n] && n < NAME_KEEP; n++) {
+    char c = server[n];
+    bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+              (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+              (c == '.' && n > 0);
+    san[n] = ok ? c : '_';
+  }
+  san[n] = '\0';
+  return mcp__asprintf("tools-%s-%s", san, h);
+}
+
+mcp_status mcp__cache_path(const char *dir, const char *server, char **out) {
+  if (!out) return MCP_EINVAL;
+  *out = NULL;
+  if (!dir || !*dir || !server || !*server) return MCP_EINVAL;
+  char *stem = file_stem(server);
+  if (!stem) return MCP_ENOMEM;
+  *out = mcp__asprintf("%s/%s.json", dir, stem);
+  mcp__free(stem);
+  return *out ? MCP_OK : MCP_ENOMEM;
+}
+
+/*
+ * Parses all of |data| as one JSON value, or returns NULL with a reason in
+ * |why|.  Whitespace may follow the value; nothing else may.
+ */
+static json_object *parse_json(const char *data, size_t len, char *why,
+                               size_t whylen) {
+  if (len > (size_t)INT32_MAX - 1) {
+    snprintf(why, whylen, "too large");
+    return NULL;
+  }
+  json_tokener *tok = json_tokener_new_ex(JSON_MAX_DEPTH);
+  if (!tok) {
+    snprintf(why, whylen, "out of memory");
+    return NULL;
+  }
+  json_object *o = json_tokener_parse_ex(tok, data, (int)len);
+  enum json_tokener_error e = json_tokener_get_error(tok);
+  size_t end = json_tokener_get_parse_end(tok);
+  if (!o && e == json_tokener_continue) {
+    o = json_tokener_parse_ex(tok, "", 1);
+    e = json_tokener_get_error(tok);
+    end = len;
+  }
+  if (o) {
+    while (end < len && data[end] && strchr(" \t\r\n", data[end])) end++;
+    if (end < len) {
+      snprintf(why, whylen, "unexpected data after the JSON value at byte %zu",
+               end);
+      json_object_put(o);
+      o = NULL;
+    }
+  } else {
+    snprintf(why, whylen, "invalid JSON: %s at byte %zu",
+             json_tokener_error_desc(e), end);
+  }
+  json_tokener_free(tok);
+  return o;
+}
+
+static bool hash_ok(const char *h) {
+  size_t n = 0;
+  for (; h[n]; n++) {
+    char c = h[n];
+    bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
+              (c >= 'A' && c <= 'F');
+    if (!ok || n >= 128) return false;
+  }
+  return n > 0;
+}
+
+/* Creates |dir| and its missing parents with mode 0700. */
+static int mkdir_p(const char *dir) {
+  char *p = mcp__strdup(dir);
+  if (!p) return ENOMEM;
+  int e = 0;
+  for (char *s = p + 1;; s++) {
+    if (*s != '/' && *s != '\0') continue;
+    char saved = *s;
+    *s = '\0';
+    if (mkdir(p, 0700) < 0 && errno != EEXIST) {
+      e = errno;
+      break;
+    }
+    *s = saved;
+    if (!saved) break;
+  }
+  if (!e) {
+    struct stat st;
+    if (stat(dir, &st) < 0)
+      e = errno;
+    else if (!S_ISDIR(st.st_mode))
+      e = ENOTDIR;
+  }
+  mcp__free(p);
+  return e;
+}
+
+static int write_all(int fd, const char *p, size_t n) {
+  while (n) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) return errno;
+    p += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+mcp_status mcp__cache_write(const char *dir, const char *server,
+                            const char *config_hash, const char *tools_json,
+                            int64_t now, mcp_error *err) {
+  char eb[128], why[160];
+  char *stem = NULL, *tmp = NULL, *final = NULL, *head = NULL;
+  json_object *tools = NULL, *jname = NULL;
+  int fd = -1, dfd = -1, e;
+  mcp_status st = MCP_OK;
+  const char *step = NULL;
+
+  if (!dir || !*dir || !server || !*server || !config_hash || !tools_json)
+    return mcp__error_set(err, MCP_EINVAL, "cache write: missing argument");
+  if (!hash_ok(config_hash))
+    return mcp__error_set(err, MCP_EINVAL, "cache write: config hash is not "
+                          "hex");
+  tools = parse_json(tools_json, strlen(tools_json), why, sizeof(why));
+  if (!tools || !json_object_is_type(tools, json_type_array)) {
+    st = mcp__error_set(err, MCP_EINVAL, "cache write for server \"%s\": "
+                        "tools are not a JSON array%s%s", server,
+                        tools ? "" : ": ", tools ? "" : why);
+    goto out;
+  }
+  jname = json_object_new_string(server);
+  stem = file_stem(server);
+  if (!jname || !stem) goto oom;
+  head = mcp__asprintf(
+      "{\"version\":%d,\"server\":%s,\"configHash\":\"%s\",\"writtenAt\":%lld,"
+      "\"tools\":",
+      MCP_CACHE_VERSION,
+      json_object_to_json_string_ext(jname, JSON_C_TO_STRING_PLAIN |
+                                                JSON_C_TO_STRING_NOSLASHESCAPE),
+      config_hash, (long long)now);
+  tmp = mcp__asprintf("%s/.%s.json.XXXXXX", dir, stem);
+  final = mcp__asprintf("%s/%s.json", dir, stem);
+  if (!head || !tmp || !final) goto oom;
+
+  if ((e = mkdir_p(dir)) != 0) {
+    if (e == ENOMEM) goto oom;
+    step = "cannot create the directory";
+    goto io;
+  }
+  fd = mkostemp(tmp, O_CLOEXEC);
+  if (fd < 0) {
+    e = errno;
+    step = "cannot create a temporary file";
+    mcp__free(tmp);
+    tmp = NULL; /* nothing to unlink */
+    goto io;
+  }
+  if (fchmod(fd, 0600) < 0) {
+    e = errno;
+    step = "cannot set the mode";
+    goto io;
+  }
+  if ((e = write_all(fd, head, strlen(head))) ||
+      (e = write_all(fd, tools_json, strlen(tools_json))) ||
+      (e = write_all(fd, "}\n", 2))) {
+    step = "cannot write";
+    goto io;
+  }
+  if (fsync(fd) < 0) {
+    e = errno;
+    step = "cannot sync";
+    goto io;
+  }
+  if (close(fd) < 0) {
+    fd = -1;
+    e = errno;
+    step = "cannot close";
+    goto io;
+  }
+  fd = -1;
+  if (rename(tmp, final) < 0) {
+    e = errno;
+    step = "cannot rename";
+    goto io;
+  }
+  mcp__free(tmp);
+  tmp = NULL;
+  /* Make the rename itself durable. */
+  dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0 || fsync(dfd) < 0) {
+    e = errno;
+    step = "cannot sync the directory";
+    goto io;
+  }
+  goto out;
+oom:
+  st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  goto out;
+io:
+  st = mcp__error_set(err, MCP_EIO, "cache write for server \"%s\" in %s: "
+                      "%s: %s", server, dir, step, errtext(e, eb, sizeof(eb)));
+out:
+  if (fd >= 0) close(fd);
+  if (dfd >= 0) close(dfd);
+  if (tmp) unlink(tmp);
+  json_object_put(tools);
+  json_object_put(jname);
+  mcp__free(stem);
+  mcp__free(tmp);
+  mcp__free(final);
+  mcp__free(head);
+  return st;
+}
+
+/* Sets the miss reason; MCP_ENOTFOUND. */
+static mcp_status miss(mcp_cache_outcome *outcome, char **why,
+                       mcp_cache_outcome o, const char *prefix,
+                       const char *fmt, ...) MCP_PRINTF(5, 6);
+static mcp_status miss(mcp_cache_outcome *outcome, char **why,
+                       mcp_cache_outcome o, const char *prefix,
+                       const char *fmt, ...) {
+  if (outcome) *outcome = o;
+  if (why) {
+    char text[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    *why = mcp__asprintf("%s%s%s", prefix ? prefix : "", prefix ? ": " : "",
+                         text);
+  }
+  return MCP_ENOTFOUND;
+}
+
+static mcp_status judge(const char *data, size_t len, const char *server,
+                        const char *config_hash, int64_t now, int64_t ttl_s,
+                        const char *prefix, char **tools_json,
+                        mcp_cache_outcome *outcome, char **why) {
+  char reason[160];
+  mcp_status st;
+  json_object *root = parse_json(data, len, reason, sizeof(reason));
+  json_object *v = NULL;
+  if (ttl_s <= 0) ttl_s = MCP_CACHE_TTL_S;
+  if (!root) {
+    st = miss(outcome, why, MCP_CACHE_CORRUPT, prefix, "corrupt cache file: "
+              "%s", reason);
+    goto out;
+  }
+  if (!json_object_is_type(root, json_type_object)) {
+    st = miss(outcome, why, MCP_CACHE_CORRUPT, prefix, "corrupt cache file: "
+              "not a JSON object");
+    goto out;
+  }
+  if (!json_object_object_get_ex(root, "version", &v) ||
+      !json_object_is_type(v, json_type_int)) {
+    st = miss(outcome, why, MCP_CACHE_CORRUPT, prefix, "corrupt cache file: "
+              "no integer \"version\"");
+    goto out;
+  }
+  if (json_object_get_int64(v) != MCP_CACHE_VERSION) {
+    st = miss(outcome, why, MCP_CACHE_VERSION_MISMATCH, prefix, "cache file "
+              "has version %lld, not %d", (long long)json_object_get_int64(v),
+              MCP_CACHE_VERSION);
+    goto out;
+  }
+  json_object *jserver = NULL, *jhash = NULL, *jat = NULL, *jtools = NULL;
+  if (!json_object_object_get_ex(root, "server", &jserver) ||
+      !json_object_is_type(jserver, json_type_string) ||
+      !json_object_object_get_ex(root, "configHash", &jhash) ||
+      !json_object_is_type(jhash, json_type_string) ||
+      !json_object_object_get_ex(root, "writtenAt", &jat) ||
+      !json_object_is_type(jat, json_type_int) ||
+      !json_object_object_get_ex(root, "tools", &jtools) ||
+      !json_object_is_type(jtools, json_type_array)) {
+    st = miss(outcome, why, MCP_CACHE_CORRUPT, prefix, "corrupt cache file: "
+              "missing or mistyped server, configHash, writtenAt or tools");
+    goto out;
+  }
+  const char *fs = json_object_get_string(jserver);
+  if ((size_t)json_object_get_string_len(jserver) != strlen(server) ||
+      strcmp(fs, server) != 0) {
+    st = miss(outcome, why, MCP_CACHE_CORRUPT, prefix, "cache file belongs "
+              "to another server");
+    goto out;
+  }
+  const char *fh = json_object_get_string(jhash);
+  if ((size_t)json_object_get_string_len(jhash) != strlen(config_hash) ||
+      strcmp(fh, config_hash) != 0) {
+    st = miss(outcome, why, MCP_CACHE_MISMATCH, prefix, "cache file is for "
+              "another configuration");
+    goto out;
+  }
+  int64_t at = json_object_get_int64(jat);
+  if (at > now && (uint64_t)at - (uint64_t)now > MCP_CACHE_FUTURE_SLACK_S) {
+    st = miss(outcome, why, MCP_CACHE_STALE, prefix, "cache file is dated "
+              "%lld s in the future", (long long)((uint64_t)at - (uint64_t)now));
+    goto out;
+  }
+  if (at < now && (uint64_t)now - (uint64_t)at > (uint64_t)ttl_s) {
+    st = miss(outcome, why, MCP_CACHE_STALE, prefix, "cache file is older "
+              "than %lld s", (long long)ttl_s);
+    goto out;
+  }
+  const char *text = json_object_to_json_string_ext(
+      jtools, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+  *tools_json = text ? mcp__strdup(text) : NULL;
+  if (!*tools_json) {
+    st = MCP_ENOMEM;
+    goto out;
+  }
+  if (outcome) *outcome = MCP_CACHE_HIT;
+  st = MCP_OK;
+out:
+  json_object_put(root);
+  return st;
+}
+
+mcp_status mcp__cache_parse(const char *data, size_t len, const char *server,
+                            const char *config_hash, int64_t now,
+                            int64_t ttl_s, char **tools_json,
+                            mcp_cache_outcome *outcome, char **why) {
+  if (why) *why = NULL;
+  if (!tools_json) return MCP_EINVAL;
+  *tools_json = NULL;
+  if ((!data && len) || !server || !config_hash) return MCP_EINVAL;
+  return judge(data ? data : "", len, server, config_hash, now, ttl_s, NULL,
+               tools_json, outcome, why);
+}
+
+mcp_status mcp__cache_read(const char *dir, const char *server,
+                           const char *config_hash, int64_t now,
+                           int64_t ttl_s, char **tools_json,
+                           mcp_cache_outcome *outcome, char **why) {
+  char eb[128];
+  char *path = NULL;
+  mcp_buf b;
+  int fd = -1;
+  mcp_status st;
+  mcp__buf_init(&b);
+  if (why) *why = NULL;
+  if (!tools_json) return MCP_EINVAL;
+  *tools_json = NULL;
+  if (!config_hash) return MCP_EINVAL;
+  st = mcp__cache_path(dir, server, &path);
+  if (st != MCP_OK) return st;
+  fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0 && errno == ENOENT) {
+    if (outcome) *outcome = MCP_CACHE_ABSENT;
+    st = MCP_ENOTFOUND;
+    goto out;
+  }
+  if (fd < 0) {
+    st = miss(outcome, why, MCP_CACHE_UNREADABLE, path, "cannot open the "
+              "cache file: %s", errtext(errno, eb, sizeof(eb)));
+    goto out;
+  }
+  struct stat sb;
+  if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+    st = miss(outcome, why, MCP_CACHE_UNREADABLE, path, "not a regular file");
+    goto out;
+  }
+  for (;;) {
+    if (b.len > MCP_CACHE_FILE_MAX) {
+      st = miss(outcome, why, MCP_CACHE_CORRUPT, path, "larger than %u bytes",
+                MCP_CACHE_FILE_MAX);
+      goto out;
+    }
+    if (mcp__buf_reserve(&b, 65536)) {
+      st = MCP_ENOMEM;
+      goto out;
+    }
+    ssize_t n = read(fd, b.data + b.len, 65536);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      st = miss(outcome, why, MCP_CACHE_UNREADABLE, path, "cannot read: %s",
+                errtext(errno, eb, sizeof(eb)));
+      goto out;
+    }
+    if (n == 0) break;
+    b.len += (size_t)n;
+  }
+  st = judge(b.data, b.len, server, config_hash, now, ttl_s, path, tools_json,
+             outcome, why);
+out:
+  if (fd >= 0) close(fd);
+  mcp__buf_free(&b);
+  mcp__free(path);
+  return st;
+}

@@ -1,2 +1,536 @@
-/* placeholder */
-int main(void) { return 77; }
+/*
+ * check_cache.c: the deferred-tool cache: write/read round trip, misses
+ * (hash change, stale, future-dated), corrupt files that must never crash
+ * the reader, atomic writes that leave no temporary files, file modes, and
+ * unreadable directories.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "check_util.h"
+#include "mcp_cache.h"
+
+#define HASH_A "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define HASH_B "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"
+#define NOW INT64_C(1767225600) /* 2026-01-01 */
+#define DAY INT64_C(86400)
+#define TOOLS                                                            \
+  "[{\"name\":\"echo\",\"description\":\"Echo \\u00e9 /x\",\"inputSchema\":" \
+  "{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\"}}}},"  \
+  "{\"name\":\"add\",\"inputSchema\":{\"type\":\"object\"}}]"
+
+static char tmpdir[512];
+
+static int rm_one(const char *p, const struct stat *sb, int flag,
+                  struct FTW *ftw) {
+  (void)sb;
+  (void)flag;
+  (void)ftw;
+  chmod(p, 0700);
+  return remove(p);
+}
+
+static void setup(void) {
+  const char *base = getenv("MCP_TEST_TMPDIR");
+  snprintf(tmpdir, sizeof(tmpdir), "%s/check_cache.XXXXXX",
+           base && *base ? base : "/tmp");
+  ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void teardown(void) {
+  chmod(tmpdir, 0700);
+  nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static char *cache_dir(void) {
+  char *d = NULL;
+  ck_assert_int_eq(mcp__cache_dir(tmpdir, NULL, &d), MCP_OK);
+  return d;
+}
+
+static void write_ok(const char *dir, const char *server, const char *hash,
+                     const char *tools, int64_t now) {
+  mcp_error err = MCP_ERROR_INIT;
+  mcp_status st = mcp__cache_write(dir, server, hash, tools, now, &err);
+  ck_assert_msg(st == MCP_OK, "write: %s", err.message ? err.message : "?");
+  mcp_error_clear(&err);
+}
+
+/* Reads and returns the status; fills outcome and why (caller frees). */
+static mcp_status read_c(const char *dir, const char *server, const char *hash,
+                         int64_t now, char **tools, mcp_cache_outcome *oc,
+                         char **why) {
+  return mcp__cache_read(dir, server, hash, now, MCP_CACHE_TTL_S, tools, oc,
+                         why);
+}
+
+static bool json_equal_text(const char *a, const char *b) {
+  json_object *x = json_tokener_parse(a), *y = json_tokener_parse(b);
+  bool eq = x && y && json_object_equal(x, y);
+  json_object_put(x);
+  json_object_put(y);
+  return eq;
+}
+
+/* Writes raw |data| where |server|'s cache file lives. */
+static void put_raw(const char *dir, const char *server, const void *data,
+                    size_t len) {
+  char *path = NULL;
+  mkdir(dir, 0700);
+  ck_assert_int_eq(mcp__cache_path(dir, server, &path), MCP_OK);
+  FILE *f = fopen(path, "wb");
+  ck_assert_ptr_nonnull(f);
+  ck_assert_uint_eq(fwrite(data, 1, len, f), len);
+  fclose(f);
+  mcp__free(path);
+}
+
+START_TEST(test_dir_and_path) {
+  char *d = NULL;
+  ck_assert_int_eq(mcp__cache_dir("/x/cache", "/home/u", &d), MCP_OK);
+  ck_assert_str_eq(d, "/x/cache/mcpconn");
+  mcp__free(d);
+  ck_assert_int_eq(mcp__cache_dir("relative", "/home/u", &d), MCP_OK);
+  ck_assert_str_eq(d, "/home/u/.cache/mcpconn");
+  mcp__free(d);
+  ck_assert_int_eq(mcp__cache_dir(NULL, "/home/u", &d), MCP_OK);
+  ck_assert_str_eq(d, "/home/u/.cache/mcpconn");
+  mcp__free(d);
+  ck_assert_int_eq(mcp__cache_dir(NULL, NULL, &d), MCP_EINVAL);
+  ck_assert_ptr_null(d);
+
+  char *p1 = NULL, *p2 = NULL, *p3 = NULL, *p4 = NULL;
+  ck_assert_int_eq(mcp__cache_path("/c", "a:b", &p1), MCP_OK);
+  ck_assert_int_eq(mcp__cache_path("/c", "a_b", &p2), MCP_OK);
+  ck_assert_int_eq(mcp__cache_path("/c", "..", &p3), MCP_OK);
+  ck_assert_int_eq(mcp__cache_path("/c", "x/../../etc", &p4), MCP_OK);
+  ck_assert(strncmp(p1, "/c/tools-a_b-", 13) == 0);
+  ck_assert(strncmp(p2, "/c/tools-a_b-", 13) == 0);
+  ck_assert_str_ne(p1, p2); /* the hash keeps them apart */
+  ck_assert(strncmp(p3, "/c/tools-_.-", 12) == 0);
+  ck_assert_ptr_null(strchr(p4 + 3, '/'));
+  ck_assert_uint_eq(strlen(p2), strlen("/c/tools-a_b-12345678.json"));
+  mcp__free(p1);
+  mcp__free(p2);
+  mcp__free(p3);
+  mcp__free(p4);
+  ck_assert_int_eq(mcp__cache_path("/c", "", &p1), MCP_EINVAL);
+}
+END_TEST
+
+START_TEST(test_round_trip) {
+  char *dir = cache_dir();
+  write_ok(dir, "github", HASH_A, TOOLS, NOW);
+  char *tools = NULL, *why = NULL;
+  mcp_cache_outcome oc = MCP_CACHE_ABSENT;
+  ck_assert_int_eq(read_c(dir, "github", HASH_A, NOW + 60, &tools, &oc, &why),
+                   MCP_OK);
+  ck_assert_int_eq(oc, MCP_CACHE_HIT);
+  ck_assert_ptr_null(why);
+  ck_assert(json_equal_text(tools, TOOLS));
+  mcp__free(tools);
+
+  /* The file is the documented shape. */
+  char *path = NULL;
+  ck_assert_int_eq(mcp__cache_path(dir, "github", &path), MCP_OK);
+  json_object *root = json_object_from_file(path);
+  ck_assert_ptr_nonnull(root);
+  json_object *v;
+  ck_assert(json_object_object_get_ex(root, "version", &v));
+  ck_assert_int_eq(json_object_get_int(v), 1);
+  ck_assert(json_object_object_get_ex(root, "server", &v));
+  ck_assert_str_eq(json_object_get_string(v), "github");
+  ck_assert(json_object_object_get_ex(root, "configHash", &v));
+  ck_assert_str_eq(json_object_get_string(v), HASH_A);
+  ck_assert(json_object_object_get_ex(root, "writtenAt", &v));
+  ck_assert_int_eq(json_object_get_int64(v), NOW);
+  json_object_put(root);
+
+  /* A second write replaces the first. */
+  write_ok(dir, "github", HASH_A, "[]", NOW + 5);
+  ck_assert_int_eq(read_c(dir, "github", HASH_A, NOW + 60, &tools, &oc, &why),
+                   MCP_OK);
+  ck_assert_str_eq(tools, "[]");
+  mcp__free(tools);
+
+  /* Another server's file is separate; absent is a quiet miss. */
+  ck_assert_int_eq(read_c(dir, "other", HASH_A, NOW, &tools, &oc, &why),
+                   MCP_ENOTFOUND);
+  ck_assert_int_eq(oc, MCP_CACHE_ABSENT);
+  ck_assert_ptr_null(why);
+  ck_assert_ptr_null(tools);
+  mcp__free(path);
+  mcp__free(dir);
+}
+END_TEST
+
+START_TEST(test_hash_change_and_age) {
+  char *dir = cache_dir();
+  char *tools = NULL, *why = NULL;
+  mcp_cache_outcome oc;
+  write_ok(dir, "db", HASH_A, TOOLS, NOW);
+
+  ck_assert_int_eq(read_c(dir, "db", HASH_B, NOW, &tools, &oc, &why),
+                   MCP_ENOTFOUND);
+  ck_assert_int_eq(oc, MCP_CACHE_MISMATCH);
+  ck_assert_int_eq(mcp__cache_outcome_level(oc), MCP_LOG_DEBUG);
+  ck_assert_ptr_nonnull(why);
+  ck_assert_ptr_null(tools);
+  mcp__free(why);
+
+  ck_assert_int_eq(read_c(dir, "db", HASH_A, NOW + 29 * DAY, &tools, &oc,
+                          &why), MCP_OK);
+  mcp__free(tools);
+  ck_assert_int_eq(read_c(dir, "db", HASH_A, NOW + 30 * DAY, &tools, &oc,
+                          &why), MCP_OK);
+  mcp__free(tools);
+  ck_assert_int_eq(read_c(dir, "db", HASH_A, NOW + 31 * DAY, &tools, &oc,
+                          &why), MCP_ENOTFOUND);
+  ck_assert_int_eq(oc, MCP_CACHE_STALE);
+  ck_assert_int_eq(mcp__cache_outcome_level(oc), MCP_LOG_DEBUG);
+  mcp__free(why);
+
+  /* A custom TTL. */
+  ck_assert_int_eq(mcp__cache_read(dir, "db", HASH_A, NOW + 61, 60, &tools,
+                                   &oc, &why), MCP_ENOTFOUND);
+  ck_assert_int_eq(oc, MCP_CACHE_STALE);
+  mcp__free(why);
+
+  /* Dated in the future: up to a day of skew is fine, more is not. */
+  write_ok(dir, "db", HASH_A, TOOLS, NOW + 3600);
+  ck_assert_int_eq(read_c(dir, "db", HASH_A, NOW, &tools, &oc, &why), MCP_OK);
+  mcp__free(tools);
+  write_ok(dir, "db", HASH_A, TOOLS, NOW + 2 * DAY);
+  ck_assert_int_eq(read_c(dir, "db", HASH_A, NOW, &tools, &oc, &why),
+                   MCP_ENOTFOUND);
+  ck_assert_int_eq(oc, MCP_CACHE_STALE);
+  ck_assert_ptr_nonnull(strstr(why, "future"));
+  mcp__free(why);
+  /* Extreme dates do not overflow. */
+  write_ok(dir, "db", HASH_A, TOOLS, INT64_MAX);
+  ck_assert_int_eq(read_c(dir, "db", HASH_A, INT64_MIN, &tools, &oc, &why),
+                   MCP_ENOTFOUND);
+  mcp__free(why);
+  write_ok(dir, "db", HASH_A, TOOLS, INT64_MIN);
+  ck_assert_int_eq(read_c(dir, "db", HASH_A, INT64_MAX, &tools, &oc, &why),
+                   MCP_ENOTFOUND);
+  ck_assert_int_eq(oc, MCP_CACHE_STALE);
+  mcp__free(why);
+  mcp__free(dir);
+}
+END_TEST
+
+/* Expects a warning-level miss for |data| stored as |server|'s file. */
+static void expect_corrupt(const char *dir, const void *data, size_t len,
+                           mcp_cache_outcome want) {
+  char *tools = NULL, *why = NULL;
+  mcp_cache_outcome oc = MCP_CACHE_HIT;
+  put_raw(dir, "srv", data, len);
+  ck_assert_int_eq(read_c(dir, "srv", HASH_A, NOW, &tools, &oc, &why),
+                   MCP_ENOTFOUND);
+  ck_assert_ptr_null(tools);
+  ck_assert_int_eq(oc, want);
+  ck_assert_int_eq(mcp__cache_outcome_level(oc), MCP_LOG_WARN);
+  ck_assert_ptr_nonnull(why);
+  ck_assert_msg(strstr(why, dir) == why, "reason should start with the path: "
+                "%s", why);
+  mcp__free(why);
+}
+
+START_TEST(test_corrupt_files) {
+  char *dir = cache_dir();
+  char good[1024];
+  snprintf(good, sizeof(good),
+           "{\"version\":1,\"server\":\"srv\",\"configHash\":\"%s\","
+           "\"writtenAt\":%lld,\"tools\":%s}",
+           HASH_A, (long long)NOW, TOOLS);
+
+  /* Random bytes. */
+  unsigned char rnd[4096];
+  uint32_t x = 12345;
+  for (size_t i = 0; i < sizeof(rnd); i++) {
+    x = x * 1103515245u + 12345u;
+    rnd[i] = (unsigned char)(x >> 16);
+  }
+  expect_corrupt(dir, rnd, sizeof(rnd), MCP_CACHE_CORRUPT);
+  /* Every truncation of a good file. */
+  for (size_t cut = 0; cut < strlen(good); cut++)
+    expect_corrupt(dir, good, cut, MCP_CACHE_CORRUPT);
+  /* A NUL inside, and garbage after the value. */
+  char withnul[1100];
+  memcpy(withnul, good, strlen(good));
+  withnul[strlen(good)] = '\0';
+  withnul[strlen(good) + 1] = 'x';
+  expect_corrupt(dir, withnul, strlen(good) + 2, MCP_CACHE_CORRUPT);
+  char trailing[1100];
+  snprintf(trailing, sizeof(trailing), "%s {}", good);
+  expect_corrupt(dir, trailing, strlen(trailing), MCP_CACHE_CORRUPT);
+
+  static const char *const shapes[] = {
+      "[]",
+      "\"text\"",
+      "{}",
+      "{\"version\":\"1\",\"server\":\"srv\"}",
+      "{\"version\":1.0,\"server\":\"srv\"}",
+      "{\"version\":1,\"server\":\"srv\",\"configHash\":\"" HASH_A "\","
+      "\"writtenAt\":1767225600,\"tools\":{}}",
+      "{\"version\":1,\"server\":\"srv\",\"configHash\":\"" HASH_A "\","
+      "\"writtenAt\":1767225600,\"tools\":null}",
+      "{\"version\":1,\"server\":\"srv\",\"configHash\":\"" HASH_A "\","
+      "\"writtenAt\":\"1767225600\",\"tools\":[]}",
+      "{\"version\":1,\"server\":\"srv\",\"configHash\":\"" HASH_A "\","
+      "\"writtenAt\":1767225600.5,\"tools\":[]}",
+      "{\"version\":1,\"server\":\"srv\",\"configHash\":7,"
+      "\"writtenAt\":1767225600,\"tools\":[]}",
+      "{\"version\":1,\"server\":\"other\",\"configHash\":\"" HASH_A "\","
+      "\"writtenAt\":1767225600,\"tools\":[]}",
+      "{\"version\":1,\"server\":\"srv\",\"configHash\":\"" HASH_A "\","
+      "\"tools\":[]}",
+  };
+  for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
+    expect_corrupt(dir, shapes[i], strlen(shapes[i]), MCP_CACHE_CORRUPT);
+
+  const char *v2 = "{\"version\":2,\"server\":\"srv\",\"tools\":\"new\"}";
+  expect_corrupt(dir, v2, strlen(v2), MCP_CACHE_VERSION_MISMATCH);
+
+  /* Deep nesting is refused, not a stack overflow. */
+  size_t depth = 100000;
+  char *deep = malloc(2 * depth);
+  memset(deep, '[', depth);
+  memset(deep + depth, ']', depth);
+  expect_corrupt(dir, deep, 2 * depth, MCP_CACHE_CORRUPT);
+  free(deep);
+
+  /* And the good file is a hit. */
+  char *tools = NULL;
+  put_raw(dir, "srv", good, strlen(good));
+  ck_assert_int_eq(read_c(dir, "srv", HASH_A, NOW, &tools, NULL, NULL),
+                   MCP_OK);
+  mcp__free(tools);
+  mcp__free(dir);
+}
+END_TEST
+
+START_TEST(test_parse_mutations) {
+  /* Random byte flips of a good file through the pure parser. */
+  char good[1024];
+  snprintf(good, sizeof(good),
+           "{\"version\":1,\"server\":\"srv\",\"configHash\":\"%s\","
+           "\"writtenAt\":%lld,\"tools\":%s}",
+           HASH_A, (long long)NOW, TOOLS);
+  size_t len = strlen(good);
+  uint64_t s = 0x1234567;
+  int hits = 0;
+  for (int round = 0; round < 3000; round++) {
+    char buf[1024];
+    memcpy(buf, good, len);
+    int flips = 1 + round % 4;
+    for (int f = 0; f < flips; f++) {
+      s ^= s << 13;
+      s ^= s >> 7;
+      s ^= s << 17;
+      buf[s % len] = (char)(s >> 32);
+    }
+    char *tools = NULL, *why = NULL;
+    mcp_cache_outcome oc;
+    mcp_status st = mcp__cache_parse(buf, len, "srv", HASH_A, NOW, 0, &tools,
+                                     &oc, &why);
+    if (st == MCP_OK) {
+      hits++;
+      ck_assert_ptr_nonnull(tools);
+      ck_assert_ptr_null(why);
+    } else {
+      ck_assert_int_eq(st, MCP_ENOTFOUND);
+      ck_assert_ptr_null(tools);
+      ck_assert_ptr_nonnull(why);
+    }
+    mcp__free(tools);
+    mcp__free(why);
+  }
+  ck_assert_int_gt(hits, 0); /* flips inside descriptions still parse */
+}
+END_TEST
+
+static int count_entries(const char *dir, const char *prefix) {
+  DIR *d = opendir(dir);
+  ck_assert_ptr_nonnull(d);
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL)
+    if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) n++;
+  closedir(d);
+  return n;
+}
+
+START_TEST(test_atomic_and_modes) {
+  umask(022);
+  char *dir = NULL;
+  char base[600];
+  snprintf(base, sizeof(base), "%s/deep/er", tmpdir);
+  ck_assert_int_eq(mcp__cache_dir(base, NULL, &dir), MCP_OK);
+  for (int i = 0; i < 20; i++) {
+    char name[32];
+    snprintf(name, sizeof(name), "server-%d", i % 5);
+    write_ok(dir, name, HASH_A, TOOLS, NOW + i);
+  }
+  /* No temporary files; one file per server. */
+  ck_assert_int_eq(count_entries(dir, ".tools-"), 0);
+  ck_assert_int_eq(count_entries(dir, "tools-"), 5);
+  /* A refused write leaves nothing either. */
+  mcp_error err = MCP_ERROR_INIT;
+  ck_assert_int_eq(mcp__cache_write(dir, "server-9", HASH_A, "{}", NOW, &err),
+                   MCP_EINVAL);
+  mcp_error_clear(&err);
+  ck_assert_int_eq(mcp__cache_write(dir, "server-9", "xyz", "[]", NOW, &err),
+                   MCP_EINVAL);
+  mcp_error_clear(&err);
+  ck_assert_int_eq(mcp__cache_write(dir, "server-9", HASH_A, "[1] x", NOW,
+                                    &err), MCP_EINVAL);
+  mcp_error_clear(&err);
+  ck_assert_int_eq(count_entries(dir, "tools-"), 5);
+  ck_assert_int_eq(count_entries(dir, ".tools-"), 0);
+
+  struct stat st;
+  char *path = NULL;
+  ck_assert_int_eq(mcp__cache_path(dir, "server-0", &path), MCP_OK);
+  ck_assert_int_eq(stat(path, &st), 0);
+  ck_assert_int_eq(st.st_mode & 0777, 0600);
+  ck_assert_int_eq(stat(dir, &st), 0);
+  ck_assert_int_eq(st.st_mode & 0777, 0700);
+  /* Parents created on the way are private too. */
+  char parent[700];
+  snprintf(parent, sizeof(parent), "%s/deep", tmpdir);
+  ck_assert_int_eq(stat(parent, &st), 0);
+  ck_assert_int_eq(st.st_mode & 0777, 0700);
+  mcp__free(path);
+  mcp__free(dir);
+}
+END_TEST
+
+START_TEST(test_failed_write_keeps_old) {
+  char *dir = cache_dir();
+  write_ok(dir, "s", HASH_A, TOOLS, NOW);
+  if (geteuid() != 0) {
+    /* A read-only directory: the write fails and the old file survives. */
+    chmod(dir, 0500);
+    mcp_error err = MCP_ERROR_INIT;
+    ck_assert_int_eq(mcp__cache_write(dir, "s", HASH_A, "[]", NOW, &err),
+                     MCP_EIO);
+    ck_assert_ptr_nonnull(strstr(err.message, "temporary"));
+    mcp_error_clear(&err);
+    chmod(dir, 0700);
+  }
+  char *tools = NULL;
+  ck_assert_int_eq(read_c(dir, "s", HASH_A, NOW, &tools, NULL, NULL), MCP_OK);
+  ck_assert(json_equal_text(tools, TOOLS));
+  mcp__free(tools);
+  ck_assert_int_eq(count_entries(dir, ".tools-"), 0);
+  mcp__free(dir);
+}
+END_TEST
+
+START_TEST(test_unreadable) {
+  char *tools = NULL, *why = NULL;
+  mcp_cache_outcome oc;
+  mcp_error err = MCP_ERROR_INIT;
+
+  /* The cache "directory" is a regular file: reads warn, writes fail. */
+  char notdir[600];
+  snprintf(notdir, sizeof(notdir), "%s/plainfile", tmpdir);
+  FILE *f = fopen(notdir, "w");
+  ck_assert_ptr_nonnull(f);
+  fclose(f);
+  ck_assert_int_eq(read_c(notdir, "s", HASH_A, NOW, &tools, &oc, &why),
+                   MCP_ENOTFOUND);
+  ck_assert_int_eq(oc, MCP_CACHE_UNREADABLE);
+  ck_assert_int_eq(mcp__cache_outcome_level(oc), MCP_LOG_WARN);
+  ck_assert_ptr_nonnull(why);
+  mcp__free(why);
+  ck_assert_int_eq(mcp__cache_write(notdir, "s", HASH_A, "[]", NOW, &err),
+                   MCP_EIO);
+  ck_assert_ptr_nonnull(strstr(err.message, "directory"));
+  mcp_error_clear(&err);
+
+  /* The cache file is a directory. */
+  char *dir = cache_dir(), *path = NULL;
+  mkdir(dir, 0700);
+  ck_assert_int_eq(mcp__cache_path(dir, "s", &path), MCP_OK);
+  ck_assert_int_eq(mkdir(path, 0700), 0);
+  ck_assert_int_eq(read_c(dir, "s", HASH_A, NOW, &tools, &oc, &why),
+                   MCP_ENOTFOUND);
+  ck_assert_int_eq(oc, MCP_CACHE_UNREADABLE);
+  mcp__free(why);
+  rmdir(path);
+
+  /* A directory we may not enter (not testable as root). */
+  if (geteuid() != 0) {
+    write_ok(dir, "s", HASH_A, TOOLS, NOW);
+    chmod(dir, 0);
+    ck_assert_int_eq(read_c(dir, "s", HASH_A, NOW, &tools, &oc, &why),
+                     MCP_ENOTFOUND);
+    ck_assert_int_eq(oc, MCP_CACHE_UNREADABLE);
+    ck_assert_ptr_nonnull(why);
+    mcp__free(why);
+    chmod(dir, 0700);
+  }
+  mcp__free(path);
+  mcp__free(dir);
+}
+END_TEST
+
+START_TEST(test_alloc_failures) {
+  char *dir = cache_dir();
+  write_ok(dir, "s", HASH_A, TOOLS, NOW);
+  bool read_done = false, write_done = false;
+  for (long k = 0; k < 500 && !(read_done && write_done); k++) {
+    char *tools = NULL, *why = NULL;
+    mcp_error err = MCP_ERROR_INIT;
+    mcp__alloc_fail_after(k);
+    mcp_status r = read_c(dir, "s", HASH_A, NOW, &tools, NULL, &why);
+    mcp__alloc_fail_after(k);
+    mcp_status w = mcp__cache_write(dir, "s", HASH_A, TOOLS, NOW, &err);
+    mcp__alloc_fail_after(-1);
+    ck_assert(r == MCP_OK || r == MCP_ENOMEM);
+    ck_assert(w == MCP_OK || w == MCP_ENOMEM);
+    if (r == MCP_OK) read_done = true;
+    if (w == MCP_OK) write_done = true;
+    mcp__free(tools);
+    mcp__free(why);
+    mcp_error_clear(&err);
+    ck_assert_int_eq(count_entries(dir, ".tools-"), 0);
+  }
+  ck_assert(read_done && write_done);
+  mcp__free(dir);
+}
+END_TEST
+
+static Suite *cache_suite(void) {
+  Suite *s = suite_create("cache");
+  TCase *tc = tcase_create("core");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, test_dir_and_path);
+  tcase_add_test(tc, test_round_trip);
+  tcase_add_test(tc, test_hash_change_and_age);
+  tcase_add_test(tc, test_corrupt_files);
+  tcase_add_test(tc, test_parse_mutations);
+  tcase_add_test(tc, test_atomic_and_modes);
+  tcase_add_test(tc, test_failed_write_keeps_old);
+  tcase_add_test(tc, test_unreadable);
+  tcase_add_test(tc, test_alloc_failures);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return run_suite(cache_suite()); }
