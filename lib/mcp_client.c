@@ -366,6 +366,13 @@ static mcp_status send_text(mcp_client *c, char *text, size_t len,
   return st;
 }
 
+static mcp_status send_request_text(mcp_client *c, int64_t id, unsigned flags, char *text,
+                                    size_t len, int64_t deadline, mcp_error *err) {
+  mcp_status st = mcp__transport_send_request(c->t, id, flags, text, len, deadline, err);
+  mcp__free(text);
+  return st;
+}
+
 static void send_cancelled(mcp_client *c, int64_t id, const char *reason) {
   json_object *params = json_object_new_object();
   if (!params) return;
@@ -702,6 +709,12 @@ static void on_error(void *user, mcp_status status, const char *message) {
   client_log(c, MCP_LOG_WARN, "%s", message ? message : mcp_strerror(status));
 }
 
+static void on_request_error(void *user, int64_t id, const mcp_error *err) {
+  mcp_client *c = user;
+  mcp_status st = err && err->status ? err->status : MCP_EIO;
+  if (mcp__pending_complete(c->pending, id, st, NULL, err) == 1) atomic_fetch_add(&c->n_late, 1);
+}
+
 typedef struct close_item {
   mcp_client *c;
   mcp_status status;
@@ -824,7 +837,8 @@ static mcp_status request_sync(mcp_client *c, const char *method, json_object *p
     mcp_error serr = MCP_ERROR_INIT;
     int64_t deadline = r.timeout_ms > 0 ? mcp__now_ms() + r.timeout_ms : MCP_NO_DEADLINE;
     if (!text) mcp__error_set(&serr, MCP_ENOMEM, "out of memory");
-    if (!text || send_text(c, text, len, deadline, &serr) != MCP_OK) {
+    unsigned flags = strcmp(method, "initialize") == 0 ? MCP_SEND_INITIALIZE : 0;
+    if (!text || send_request_text(c, id, flags, text, len, deadline, &serr) != MCP_OK) {
       mcp__pending_complete(c->pending, id, serr.status, NULL, &serr);
     } else {
       atomic_fetch_add(&c->n_sent, 1);
@@ -833,8 +847,11 @@ static mcp_status request_sync(mcp_client *c, const char *method, json_object *p
   }
   json_object_put(params);
   st = mcp__pending_wait(c->pending, e, result, err);
-  if ((st == MCP_ETIMEDOUT || st == MCP_ECANCELLED) && strcmp(method, "initialize") != 0)
-    send_cancelled(c, id, st == MCP_ETIMEDOUT ? "timeout" : "cancelled by client");
+  if (st == MCP_ETIMEDOUT || st == MCP_ECANCELLED) {
+    mcp__transport_abandon(c->t, id);
+    if (strcmp(method, "initialize") != 0) /* initialize is never cancelled */
+      send_cancelled(c, id, st == MCP_ETIMEDOUT ? "timeout" : "cancelled by client");
+  }
   return st;
 }
 
@@ -1047,8 +1064,10 @@ static void free_done(done_item *it) {
 static void run_done(void *arg) {
   done_item *it = arg;
   call_ctx *ctx = it->ctx;
-  if (it->status == MCP_ETIMEDOUT || it->status == MCP_ECANCELLED)
+  if (it->status == MCP_ETIMEDOUT || it->status == MCP_ECANCELLED) {
+    mcp__transport_abandon(ctx->c->t, it->id);
     send_cancelled(ctx->c, it->id, it->status == MCP_ETIMEDOUT ? "timeout" : "cancelled by client");
+  }
   mcp_status st = it->status;
   char *text = NULL;
   if (st == MCP_OK) {
@@ -1125,7 +1144,7 @@ static mcp_status request_async(mcp_client *c, const char *method, json_object *
     mcp__error_set(&serr, MCP_ENOMEM, "out of memory");
   json_object_put(params);
   int64_t deadline = r.timeout_ms > 0 ? mcp__now_ms() + r.timeout_ms : MCP_NO_DEADLINE;
-  if (text && send_text(c, text, len, deadline, &serr) == MCP_OK) {
+  if (text && send_request_text(c, id, 0, text, len, deadline, &serr) == MCP_OK) {
     atomic_fetch_add(&c->n_sent, 1);
     return MCP_OK;
   }
@@ -1270,7 +1289,9 @@ static mcp_status initialize(mcp_client *c, mcp_error *err) {
   size_t len = 0;
   char *text = mcp__jsonrpc_notification("notifications/initialized", NULL, &len);
   int64_t t = c->opts->timeout_ms;
-  return send_text(c, text, len, t > 0 ? mcp__deadline_in(t) : MCP_NO_DEADLINE, err);
+  mcp_status st2 = send_text(c, text, len, t > 0 ? mcp__deadline_in(t) : MCP_NO_DEADLINE, err);
+  if (st2 == MCP_OK) mcp__transport_ready(c->t, c->protocol_version);
+  return st2;
 }
 
 static void free_now(mcp_client *c) {
@@ -1308,7 +1329,10 @@ mcp_status mcp__client_connect_ex(const mcp_client_options *o, mcp_workers *work
   if (!c->workers) goto fail_nomem;
   if (!(c->lane = mcp__lane_new(c->workers))) goto fail_nomem;
 
-  static const mcp_transport_callbacks cbs = {on_message, on_error, on_close};
+  static const mcp_transport_callbacks cbs = {.on_message = on_message,
+                                              .on_error = on_error,
+                                              .on_close = on_close,
+                                              .on_request_error = on_request_error};
   mcp_stdio_config cfg = {0};
   cfg.argv = (const char *const *)c->opts->argv;
   cfg.cwd = c->opts->cwd;

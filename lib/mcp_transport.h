@@ -35,7 +35,18 @@ typedef struct mcp_transport_callbacks {
    * applies.
    */
   void (*on_close)(void *user, mcp_status status, const char *message);
+  /*
+   * Request |id| (given to send_request) failed at the transport level
+   * without a JSON-RPC answer: an HTTP error status, a reset stream, a
+   * response stream that ended without the response.  |err| carries the
+   * status (MCP_EHTTP with http_status, MCP_EIO, ...) and message.  Optional
+   * for transports: stdio never calls it.  May be NULL in the struct.
+   */
+  void (*on_request_error)(void *user, int64_t id, const mcp_error *err);
 } mcp_transport_callbacks;
+
+/* Flags for send_request. */
+#define MCP_SEND_INITIALIZE 0x1u /* the initialize request (starts a session) */
 
 typedef struct mcp_transport_ops {
   /*
@@ -59,6 +70,27 @@ typedef struct mcp_transport_ops {
   /* free() closes if needed and releases everything.  NULL-safe wrapper:
    * mcp__transport_free(). */
   void (*free)(mcp_transport *t);
+  /*
+   * Optional (NULL: send() is used).  send_request() sends request |id|;
+   * transports that can fail one request on its own (HTTP) report that
+   * through on_request_error with the same id.  Same contract as send().
+   */
+  mcp_status (*send_request)(mcp_transport *t, int64_t id, unsigned flags,
+                             const char *data, size_t len, int64_t deadline_ms,
+                             mcp_error *err);
+  /*
+   * Optional.  The handshake finished: |protocol_version| was negotiated and
+   * notifications/initialized was sent (HTTP: send MCP-Protocol-Version from
+   * now on and open the GET listener).  Called once, from the connecting
+   * thread.
+   */
+  void (*ready)(mcp_transport *t, const char *protocol_version);
+  /*
+   * Optional.  The client gave up on request |id| (timeout or cancel); the
+   * transport may stop reading its response (HTTP/2: RST_STREAM).  Threads:
+   * any.
+   */
+  void (*abandon)(mcp_transport *t, int64_t id);
 } mcp_transport_ops;
 
 /* Every transport struct starts with this header. */
@@ -71,6 +103,20 @@ static inline mcp_status mcp__transport_send(mcp_transport *t,
                                              int64_t deadline_ms,
                                              mcp_error *err) {
   return t->ops->send(t, data, len, deadline_ms, err);
+}
+static inline mcp_status mcp__transport_send_request(mcp_transport *t, int64_t id,
+                                                     unsigned flags, const char *data,
+                                                     size_t len, int64_t deadline_ms,
+                                                     mcp_error *err) {
+  if (t->ops->send_request)
+    return t->ops->send_request(t, id, flags, data, len, deadline_ms, err);
+  return t->ops->send(t, data, len, deadline_ms, err);
+}
+static inline void mcp__transport_ready(mcp_transport *t, const char *version) {
+  if (t->ops->ready) t->ops->ready(t, version);
+}
+static inline void mcp__transport_abandon(mcp_transport *t, int64_t id) {
+  if (t->ops->abandon) t->ops->abandon(t, id);
 }
 static inline void mcp__transport_close(mcp_transport *t) {
   if (t) t->ops->close(t);

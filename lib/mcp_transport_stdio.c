@@ -1065,8 +1065,8 @@ static void stdio_free(mcp_transport *base) {
   destroy(t);
 }
 
-static const mcp_transport_ops stdio_ops = {stdio_send, stdio_close,
-                                            stdio_free};
+static const mcp_transport_ops stdio_ops = {
+    .send = stdio_send, .close = stdio_close, .free = stdio_free};
 
 /*
  * mcp__stdio_transport_new() spawns the server and starts its reader (the

@@ -121,7 +121,8 @@ static void on_close(void *user, mcp_status status, const char *message) {
   pthread_mutex_unlock(&c->mu);
 }
 
-static const mcp_transport_callbacks coll_cb = {on_message, on_error, on_close};
+static const mcp_transport_callbacks coll_cb = {
+    .on_message = on_message, .on_error = on_error, .on_close = on_close};
 
 /* Waits until |pred| holds or |ms| pass; returns the predicate's value. */
 static bool coll_wait(collector *c, bool (*pred)(collector *, const void *),
@@ -1176,7 +1177,7 @@ START_TEST(test_close_from_upcall) {
   upcall_ctx u;
   coll_init(&u.c);
   u.t = NULL;
-  mcp_transport_callbacks cb = {close_from_upcall, NULL, ctx_on_close};
+  mcp_transport_callbacks cb = {.on_message = close_from_upcall, .on_close = ctx_on_close};
   /* The child speaks only after our "go", so the upcall sees |t| set. */
   const char *argv[] = {"sh", "-c", "read x; echo hello; exec cat", NULL};
   mcp_stdio_config cfg;
