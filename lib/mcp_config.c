@@ -1,2 +1,2130 @@
-/* placeholder */
-typedef int mcp_placeholder_unit_;
+/*
+ * mcp_config.c: server definitions: parsing, ${VAR} expansion, validation,
+ * discovery, canonical hashing, and `!command` secret resolution.
+ *
+ * Owns the process-wide secret cache (guarded by secret_lock) and nothing
+ * else global.  Parsing and discovery start no threads and do no I/O other
+ * than reading config files; only mcp__config_resolve_secrets() forks.
+ * Knows nothing of transports or the manager.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+#include <openssl/evp.h>
+
+#include "mcp_client.h"
+#include "mcp_config.h"
+
+extern char **environ;
+
+/* Deepest nesting of ${A:-${B:-...}} defaults that is expanded. */
+#define EXPAND_MAX_DEPTH 8
+/* Deepest JSON nesting accepted in a config file. */
+#define JSON_MAX_DEPTH 64
+/* Most bytes of output kept from one secret command. */
+#define SECRET_MAX_OUTPUT (64 * 1024)
+
+static const char *errtext(int e, char *buf, size_t n) {
+#if defined(__GLIBC__) && defined(_GNU_SOURCE)
+  return strerror_r(e, buf, n);
+#else
+  if (strerror_r(e, buf, n) != 0) snprintf(buf, n, "error %d", e);
+  return buf;
+#endif
+}
+
+static const char *default_getenv(void *user, const char *name) {
+  (void)user;
+  return getenv(name);
+}
+
+/* ---- diagnostics ---------------------------------------------------------- */
+
+/* A growing list of diagnostics; |oom| is sticky once an append failed. */
+typedef struct diag_list {
+  mcp_config_diag *v;
+  size_t n;
+  size_t cap;
+  bool oom;
+} diag_list;
+
+/*
+ * Quotes |s| for a message: "..." with backslash, quote and control bytes
+ * escaped, cut after 120 bytes.  NULL when out of memory.
+ */
+static char *quote(const char *s) {
+  mcp_buf b;
+  mcp__buf_init(&b);
+  int rc = mcp__buf_append(&b, "\"", 1);
+  size_t i = 0;
+  for (; s[i] && i < 120 && rc == MCP_OK; i++) {
+    unsigned char c = (unsigned char)s[i];
+    char tmp[8];
+    if (c == '"' || c == '\\') {
+      tmp[0] = '\\';
+      tmp[1] = (char)c;
+      rc = mcp__buf_append(&b, tmp, 2);
+    } else if (c < 0x20 || c == 0x7f) {
+      snprintf(tmp, sizeof(tmp), "\\x%02x", c);
+      rc = mcp__buf_append(&b, tmp, 4);
+    } else {
+      rc = mcp__buf_append(&b, &s[i], 1);
+    }
+  }
+  if (rc == MCP_OK && s[i]) rc = mcp__buf_append(&b, "...", 3);
+  if (rc == MCP_OK) rc = mcp__buf_append(&b, "\"", 1);
+  if (rc != MCP_OK) {
+    mcp__buf_free(&b);
+    return NULL;
+  }
+  return b.data;
+}
+
+static void diag_clear(mcp_config_diag *d) {
+  mcp__free(d->source);
+  mcp__free(d->server);
+  mcp__free(d->field);
+  mcp__free(d->message);
+  memset(d, 0, sizeof(*d));
+}
+
+void mcp__config_diags_free(mcp_config_diag *diags, size_t n) {
+  if (!diags) return;
+  for (size_t i = 0; i < n; i++) diag_clear(&diags[i]);
+  mcp__free(diags);
+}
+
+/*
+ * Appends a diagnostic whose message is "<source>: server <q>: <text>",
+ * leaving out the parts that are NULL.
+ */
+static void diag_add(diag_list *dl, mcp_log_level level, const char *source,
+                     const char *server, const char *field, const char *fmt,
+                     ...) MCP_PRINTF(6, 7);
+static void diag_add(diag_list *dl, mcp_log_level level, const char *source,
+                     const char *server, const char *field, const char *fmt,
+                     ...) {
+  mcp_config_diag d;
+  char *text = NULL, *qs = NULL;
+  memset(&d, 0, sizeof(d));
+  if (dl->oom) return;
+  if (dl->n == dl->cap) {
+    size_t cap = dl->cap ? dl->cap * 2 : 8;
+    mcp_config_diag *v = mcp__reallocarray(dl->v, cap, sizeof(*v));
+    if (!v) goto oom;
+    dl->v = v;
+    dl->cap = cap;
+  }
+  va_list ap, ap2;
+  va_start(ap, fmt);
+  va_copy(ap2, ap);
+  int len = vsnprintf(NULL, 0, fmt, ap2);
+  va_end(ap2);
+  if (len >= 0) {
+    text = mcp__malloc((size_t)len + 1);
+    if (text) vsnprintf(text, (size_t)len + 1, fmt, ap);
+  }
+  va_end(ap);
+  if (!text) goto oom;
+  d.level = level;
+  if (server) {
+    qs = quote(server);
+    if (!qs) goto oom;
+  }
+  d.message = mcp__asprintf("%s%s%s%s%s%s", source ? source : "",
+                            source ? ": " : "", qs ? "server " : "",
+                            qs ? qs : "", qs ? ": " : "", text);
+  d.source = source ? mcp__strdup(source) : NULL;
+  d.server = server ? mcp__strdup(server) : NULL;
+  d.field = field ? mcp__strdup(field) : NULL;
+  if (!d.message || (source && !d.source) || (server && !d.server) ||
+      (field && !d.field))
+    goto oom;
+  dl->v[dl->n++] = d;
+  mcp__free(text);
+  mcp__free(qs);
+  return;
+oom:
+  dl->oom = true;
+  diag_clear(&d);
+  mcp__free(text);
+  mcp__free(qs);
+}
+
+/* ---- expansion ------------------------------------------------------------ */
+
+static bool is_name_start(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+}
+
+static bool is_name_char(char c) {
+  return is_name_start(c) || (c >= '0' && c <= '9');
+}
+
+/*
+ * Finds the "}" that ends a default starting at |p| (inside ${VAR:-...}).
+ * Returns its offset from |p| or -1 when unterminated.
+ */
+static ptrdiff_t default_end(const char *p, size_t n) {
+  size_t depth = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (p[i] == '$' && i + 2 < n && p[i + 1] == '$' && p[i + 2] == '{') {
+      i += 2; /* an escaped "${" opens nothing */
+    } else if (p[i] == '$' && i + 1 < n && p[i + 1] == '{') {
+      depth++;
+      i++;
+    } else if (p[i] == '}') {
+      if (depth == 0) return (ptrdiff_t)i;
+      depth--;
+    }
+  }
+  return -1;
+}
+
+/* Expands |n| bytes at |s| into |b|.  Returns MCP_OK or MCP_ENOMEM. */
+static int expand_into(mcp_buf *b, const char *s, size_t n,
+                       mcp_config_getenv_fn lookup, void *user, int depth) {
+  size_t i = 0;
+  while (i < n) {
+    const char *dollar = memchr(s + i, '$', n - i);
+    size_t lit = dollar ? (size_t)(dollar - (s + i)) : n - i;
+    if (mcp__buf_append(b, s + i, lit)) return MCP_ENOMEM;
+    i += lit;
+    if (i >= n) break;
+    /* s[i] == '$' */
+    if (i + 2 < n && s[i + 1] == '$' && s[i + 2] == '{') {
+      if (mcp__buf_append(b, "${", 2)) return MCP_ENOMEM;
+      i += 3;
+      continue;
+    }
+    if (i + 1 >= n || s[i + 1] != '{' || i + 2 >= n || !is_name_start(s[i + 2])) {
+      if (mcp__buf_append(b, "$", 1)) return MCP_ENOMEM;
+      i++;
+      continue;
+    }
+    size_t name_at = i + 2, j = name_at;
+    while (j < n && is_name_char(s[j])) j++;
+    size_t name_len = j - name_at;
+    bool has_default = false;
+    size_t def_at = 0, def_len = 0, end = 0;
+    if (j < n && s[j] == '}') {
+      end = j + 1;
+    } else if (j + 1 < n && s[j] == ':' && s[j + 1] == '-') {
+      ptrdiff_t e = default_end(s + j + 2, n - (j + 2));
+      if (e < 0) {
+        if (mcp__buf_append(b, "$", 1)) return MCP_ENOMEM;
+        i++;
+        continue;
+      }
+      has_default = true;
+      def_at = j + 2;
+      def_len = (size_t)e;
+      end = def_at + def_len + 1;
+    } else {
+      if (mcp__buf_append(b, "$", 1)) return MCP_ENOMEM;
+      i++;
+      continue;
+    }
+    char name[256];
+    const char *val = NULL;
+    if (name_len < sizeof(name)) {
+      memcpy(name, s + name_at, name_len);
+      name[name_len] = '\0';
+      val = lookup(user, name);
+    }
+    if (has_default && (!val || !*val)) {
+      if (depth >= EXPAND_MAX_DEPTH) {
+        if (mcp__buf_append(b, s + def_at, def_len)) return MCP_ENOMEM;
+      } else if (expand_into(b, s + def_at, def_len, lookup, user, depth + 1)) {
+        return MCP_ENOMEM;
+      }
+    } else if (val) {
+      if (mcp__buf_append(b, val, strlen(val))) return MCP_ENOMEM;
+    } else {
+      /* Unset and no default: the reference stays as written. */
+      if (mcp__buf_append(b, s + i, end - i)) return MCP_ENOMEM;
+    }
+    i = end;
+  }
+  return MCP_OK;
+}
+
+mcp_status mcp__config_expand(const char *in, mcp_config_getenv_fn lookup,
+                              void *user, char **out) {
+  if (!in || !out) return MCP_EINVAL;
+  *out = NULL;
+  if (!lookup) lookup = default_getenv;
+  mcp_buf b;
+  mcp__buf_init(&b);
+  if (mcp__buf_reserve(&b, strlen(in)) ||
+      expand_into(&b, in, strlen(in), lookup, user, 0)) {
+    mcp__buf_free(&b);
+    return MCP_ENOMEM;
+  }
+  b.data[b.len] = '\0'; /* reserve() alone does not terminate */
+  *out = b.data;
+  return MCP_OK;
+}
+
+/* ---- definitions ---------------------------------------------------------- */
+
+static void kv_free(mcp_config_kv *kv, size_t n) {
+  if (!kv) return;
+  for (size_t i = 0; i < n; i++) {
+    mcp__free(kv[i].name);
+    mcp__free(kv[i].value);
+  }
+  mcp__free(kv);
+}
+
+void mcp__server_def_free(mcp_server_def *def) {
+  if (!def) return;
+  mcp__free(def->name);
+  if (def->argv)
+    for (size_t i = 0; i < def->argc; i++) mcp__free(def->argv[i]);
+  mcp__free(def->argv);
+  kv_free(def->env, def->nenv);
+  mcp__free(def->cwd);
+  mcp__free(def->url);
+  kv_free(def->headers, def->nheaders);
+  mcp__free(def->ca_file);
+  mcp__free(def->ca_dir);
+  mcp__free(def->client_cert);
+  mcp__free(def->client_key);
+  mcp__free(def->source);
+  mcp__free(def);
+}
+
+/* Copies |s| (NULL stays NULL) into *dst; false when out of memory. */
+static bool dup_opt(char **dst, const char *s) {
+  *dst = NULL;
+  if (!s) return true;
+  *dst = mcp__strdup(s);
+  return *dst != NULL;
+}
+
+static bool kv_dup(mcp_config_kv **dst, const mcp_config_kv *src, size_t n) {
+  *dst = NULL;
+  if (!src || !n) return true;
+  mcp_config_kv *kv = mcp__calloc(n, sizeof(*kv));
+  if (!kv) return false;
+  *dst = kv;
+  for (size_t i = 0; i < n; i++) {
+    kv[i].name = mcp__strdup(src[i].name);
+    kv[i].value = mcp__strdup(src[i].value);
+    if (!kv[i].name || !kv[i].value) return false;
+  }
+  return true;
+}
+
+mcp_server_def *mcp__server_def_dup(const mcp_server_def *def) {
+  if (!def) return NULL;
+  mcp_server_def *d = mcp__calloc(1, sizeof(*d));
+  if (!d) return NULL;
+  *d = *def;
+  /* Clear every pointer first so a partial copy frees cleanly. */
+  d->name = d->cwd = d->url = d->ca_file = d->ca_dir = NULL;
+  d->client_cert = d->client_key = d->source = NULL;
+  d->argv = NULL;
+  d->env = d->headers = NULL;
+  bool ok = dup_opt(&d->name, def->name) && dup_opt(&d->cwd, def->cwd) &&
+            dup_opt(&d->url, def->url) && dup_opt(&d->ca_file, def->ca_file) &&
+            dup_opt(&d->ca_dir, def->ca_dir) &&
+            dup_opt(&d->client_cert, def->client_cert) &&
+            dup_opt(&d->client_key, def->client_key) &&
+            dup_opt(&d->source, def->source);
+  /* kv_dup leaves a partial array in place; the counts free it. */
+  ok = ok && kv_dup(&d->env, def->env, def->nenv);
+  if (!d->env) d->nenv = 0;
+  ok = ok && kv_dup(&d->headers, def->headers, def->nheaders);
+  if (!d->headers) d->nheaders = 0;
+  if (ok && def->argv) {
+    d->argv = mcp__calloc(def->argc + 1, sizeof(char *));
+    ok = d->argv != NULL;
+    for (size_t i = 0; ok && i < def->argc; i++) {
+      d->argv[i] = mcp__strdup(def->argv[i]);
+      ok = d->argv[i] != NULL;
+    }
+  }
+  if (!d->argv) d->argc = 0;
+  if (!ok) {
+    mcp__server_def_free(d);
+    return NULL;
+  }
+  return d;
+}
+
+bool mcp__config_name_is_valid(const char *name) {
+  if (!name) return false;
+  size_t n = 0;
+  for (; name[n]; n++) {
+    char c = name[n];
+    bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+              (c >= '0' && c <= '9') || c == '_' || c == '.' || c == ':' ||
+              c == '-';
+    if (!ok || n >= MCP_CONFIG_NAME_MAX) return false;
+  }
+  return n >= 1;
+}
+
+/* ---- canonical form and hash ------------------------------------------------ */
+
+static int cmp_str_ptr(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int put_json_string(mcp_buf *b, const char *s, size_t n) {
+  static const char hex[] = "0123456789abcdef";
+  if (mcp__buf_append(b, "\"", 1)) return MCP_ENOMEM;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    char esc[6];
+    size_t el = 0;
+    switch (c) {
+    case '"': memcpy(esc, "\\\"", 2); el = 2; break;
+    case '\\': memcpy(esc, "\\\\", 2); el = 2; break;
+    case '\n': memcpy(esc, "\\n", 2); el = 2; break;
+    case '\r': memcpy(esc, "\\r", 2); el = 2; break;
+    case '\t': memcpy(esc, "\\t", 2); el = 2; break;
+    default:
+      if (c < 0x20) {
+        esc[0] = '\\';
+        esc[1] = 'u';
+        esc[2] = '0';
+        esc[3] = '0';
+        esc[4] = hex[c >> 4];
+        esc[5] = hex[c & 15];
+        el = 6;
+      }
+    }
+    int rc = el ? mcp__buf_append(b, esc, el) : mcp__buf_append(b, &s[i], 1);
+    if (rc) return MCP_ENOMEM;
+  }
+  return mcp__buf_append(b, "\"", 1) ? MCP_ENOMEM : MCP_OK;
+}
+
+/* Serialises |o| with every object's keys in byte order, no whitespace. */
+static int stable_stringify(mcp_buf *b, json_object *o) {
+  char num[32];
+  switch (json_object_get_type(o)) {
+  case json_type_null:
+    return mcp__buf_append(b, "null", 4);
+  case json_type_boolean:
+    return json_object_get_boolean(o) ? mcp__buf_append(b, "true", 4)
+                                      : mcp__buf_append(b, "false", 5);
+  case json_type_int:
+    snprintf(num, sizeof(num), "%lld", (long long)json_object_get_int64(o));
+    return mcp__buf_append(b, num, strlen(num));
+  case json_type_double: {
+    const char *t = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+    return mcp__buf_append(b, t, strlen(t));
+  }
+  case json_type_string:
+    return put_json_string(b, json_object_get_string(o),
+                           (size_t)json_object_get_string_len(o));
+  case json_type_array: {
+    size_t n = json_object_array_length(o);
+    if (mcp__buf_append(b, "[", 1)) return MCP_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+      if (i && mcp__buf_append(b, ",", 1)) return MCP_ENOMEM;
+      if (stable_stringify(b, json_object_array_get_idx(o, i)))
+        return MCP_ENOMEM;
+    }
+    return mcp__buf_append(b, "]", 1);
+  }
+  case json_type_object: {
+    size_t n = (size_t)json_object_object_length(o), k = 0;
+    const char **keys = mcp__calloc(n ? n : 1, sizeof(char *));
+    if (!keys) return MCP_ENOMEM;
+    json_object_object_foreach(o, key, val) {
+      (void)val;
+      keys[k++] = key;
+    }
+    qsort(keys, k, sizeof(char *), cmp_str_ptr);
+    int rc = mcp__buf_append(b, "{", 1);
+    for (size_t i = 0; rc == MCP_OK && i < k; i++) {
+      if (i) rc = mcp__buf_append(b, ",", 1);
+      if (rc == MCP_OK) rc = put_json_string(b, keys[i], strlen(keys[i]));
+      if (rc == MCP_OK) rc = mcp__buf_append(b, ":", 1);
+      if (rc == MCP_OK)
+        rc = stable_stringify(b, json_object_object_get(o, keys[i]));
+    }
+    if (rc == MCP_OK) rc = mcp__buf_append(b, "}", 1);
+    mcp__free(keys);
+    return rc;
+  }
+  }
+  return MCP_OK;
+}
+
+static const char *type_name(mcp_server_type t) {
+  switch (t) {
+  case MCP_SERVER_HTTP: return "http";
+  case MCP_SERVER_SSE: return "sse";
+  case MCP_SERVER_STDIO: break;
+  }
+  return "stdio";
+}
+
+static const char *http2_name(mcp_config_http2 m) {
+  switch (m) {
+  case MCP_CONFIG_HTTP2_OFF: return "off";
+  case MCP_CONFIG_HTTP2_PRIOR_KNOWLEDGE: return "prior-knowledge";
+  case MCP_CONFIG_HTTP2_AUTO: break;
+  }
+  return "auto";
+}
+
+/* Adds |key|: |val| to |o|; false (|val| released) when out of memory. */
+static bool obj_add(json_object *o, const char *key, json_object *val) {
+  if (!val) return false;
+  if (json_object_object_add(o, key, val) != 0) {
+    json_object_put(val);
+    return false;
+  }
+  return true;
+}
+
+static bool obj_add_str(json_object *o, const char *key, const char *s) {
+  if (!s) return true;
+  return obj_add(o, key, json_object_new_string(s));
+}
+
+static json_object *kv_object(const mcp_config_kv *kv, size_t n) {
+  json_object *o = json_object_new_object();
+  if (!o) return NULL;
+  for (size_t i = 0; i < n; i++) {
+    if (!obj_add_str(o, kv[i].name, kv[i].value)) {
+      json_object_put(o);
+      return NULL;
+    }
+  }
+  return o;
+}
+
+mcp_status mcp__config_canonical_json(const mcp_server_def *def, char **out) {
+  mcp_status st = MCP_ENOMEM;
+  mcp_buf b;
+  mcp__buf_init(&b);
+  if (!def || !out) return MCP_EINVAL;
+  *out = NULL;
+  json_object *o = json_object_new_object();
+  if (!o) goto out;
+  if (!obj_add_str(o, "type", type_name(def->type))) goto out;
+  if (def->argv && def->argc > 0) {
+    if (!obj_add_str(o, "command", def->argv[0])) goto out;
+    if (def->argc > 1) {
+      json_object *a = json_object_new_array();
+      if (!obj_add(o, "args", a)) goto out;
+      for (size_t i = 1; i < def->argc; i++) {
+        json_object *s = json_object_new_string(def->argv[i]);
+        if (!s || json_object_array_add(a, s) != 0) {
+          json_object_put(s);
+          goto out;
+        }
+      }
+    }
+  }
+  if (def->nenv && !obj_add(o, "env", kv_object(def->env, def->nenv)))
+    goto out;
+  if (def->nheaders &&
+      !obj_add(o, "headers", kv_object(def->headers, def->nheaders)))
+    goto out;
+  if (!obj_add_str(o, "cwd", def->cwd) || !obj_add_str(o, "url", def->url) ||
+      !obj_add_str(o, "caFile", def->ca_file) ||
+      !obj_add_str(o, "caDir", def->ca_dir) ||
+      !obj_add_str(o, "clientCert", def->client_cert) ||
+      !obj_add_str(o, "clientKey", def->client_key))
+    goto out;
+  if (def->timeout_ms >= 0 &&
+      !obj_add(o, "timeout", json_object_new_int64(def->timeout_ms)))
+    goto out;
+  if (def->http2 != MCP_CONFIG_HTTP2_AUTO &&
+      !obj_add_str(o, "http2", http2_name(def->http2)))
+    goto out;
+  if (def->insecure && !obj_add(o, "insecure", json_object_new_boolean(1)))
+    goto out;
+  if (stable_stringify(&b, o) || mcp__buf_reserve(&b, 0)) goto out;
+  *out = b.data;
+  b.data = NULL;
+  st = MCP_OK;
+out:
+  json_object_put(o);
+  mcp__buf_free(&b);
+  return st;
+}
+
+/* Fills def->hash; MCP_OK or MCP_ENOMEM. */
+static mcp_status def_hash(mcp_server_def *def) {
+  static const char hex[] = "0123456789abcdef";
+  char *canon = NULL;
+  mcp_status st = mcp__config_canonical_json(def, &canon);
+  if (st != MCP_OK) return st;
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int mdlen = 0;
+  if (!EVP_Digest(canon, strlen(canon), md, &mdlen, EVP_sha256(), NULL) ||
+      mdlen != 32) {
+    mcp__free(canon);
+    return MCP_ENOMEM;
+  }
+  for (unsigned i = 0; i < 32; i++) {
+    def->hash[2 * i] = hex[md[i] >> 4];
+    def->hash[2 * i + 1] = hex[md[i] & 15];
+  }
+  def->hash[64] = '\0';
+  mcp__free(canon);
+  return MCP_OK;
+}
+
+/* ---- parsing one server entry -------------------------------------------- */
+
+typedef struct parse_ctx {
+  const char *source;
+  mcp_config_dialect dialect;
+  mcp_config_getenv_fn lookup;
+  void *user;
+  diag_list *diags;
+} parse_ctx;
+
+enum field_id {
+  F_TYPE, F_COMMAND, F_ARGS, F_ENV, F_CWD, F_URL, F_HEADERS, F_TIMEOUT,
+  F_ENABLED, F_HTTP2, F_CAFILE, F_CADIR, F_CLIENTCERT, F_CLIENTKEY,
+  F_INSECURE, F_HTTPURL, F_SERVERURL, F_COUNT
+};
+
+/* Which transports a field belongs to. */
+enum { SCOPE_ALL, SCOPE_STDIO, SCOPE_HTTP };
+
+static const struct field_info {
+  const char *key;
+  int scope;
+  bool foreign_only; /* an alias read only from other clients' files */
+} field_table[F_COUNT] = {
+    [F_TYPE] = {"type", SCOPE_ALL, false},
+    [F_COMMAND] = {"command", SCOPE_STDIO, false},
+    [F_ARGS] = {"args", SCOPE_STDIO, false},
+    [F_ENV] = {"env", SCOPE_STDIO, false},
+    [F_CWD] = {"cwd", SCOPE_STDIO, false},
+    [F_URL] = {"url", SCOPE_HTTP, false},
+    [F_HEADERS] = {"headers", SCOPE_HTTP, false},
+    [F_TIMEOUT] = {"timeout", SCOPE_ALL, false},
+    [F_ENABLED] = {"enabled", SCOPE_ALL, false},
+    [F_HTTP2] = {"http2", SCOPE_HTTP, false},
+    [F_CAFILE] = {"caFile", SCOPE_HTTP, false},
+    [F_CADIR] = {"caDir", SCOPE_HTTP, false},
+    [F_CLIENTCERT] = {"clientCert", SCOPE_HTTP, false},
+    [F_CLIENTKEY] = {"clientKey", SCOPE_HTTP, false},
+    [F_INSECURE] = {"insecure", SCOPE_HTTP, false},
+    [F_HTTPURL] = {"httpUrl", SCOPE_HTTP, true},
+    [F_SERVERURL] = {"serverUrl", SCOPE_HTTP, true},
+};
+
+/* Result of a field check: fine, invalid (a warning was added), or OOM. */
+enum { CHECK_OK = 0, CHECK_BAD = 1, CHECK_OOM = 2 };
+
+static int bad(parse_ctx *c, const char *server, const char *field,
+               const char *fmt, ...) MCP_PRINTF(4, 5);
+static int bad(parse_ctx *c, const char *server, const char *field,
+               const char *fmt, ...) {
+  char text[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof(text), fmt, ap);
+  va_end(ap);
+  diag_add(c->diags, MCP_LOG_WARN, c->source, server, field, "%s", text);
+  return c->diags->oom ? CHECK_OOM : CHECK_BAD;
+}
+
+/* A JSON string without NUL bytes, or NULL. */
+static const char *plain_string(json_object *o) {
+  if (!json_object_is_type(o, json_type_string)) return NULL;
+  const char *s = json_object_get_string(o);
+  if (strlen(s) != (size_t)json_object_get_string_len(o)) return NULL;
+  return s;
+}
+
+/* Expands string field |o| into *out; reports a non-string. */
+static int expand_field(parse_ctx *c, const char *server, const char *field,
+                        json_object *o, char **out) {
+  const char *s = plain_string(o);
+  if (!s)
+    return bad(c, server, field, "field \"%s\" must be a string without NUL "
+               "bytes", field);
+  if (mcp__config_expand(s, c->lookup, c->user, out) != MCP_OK)
+    return CHECK_OOM;
+  return CHECK_OK;
+}
+
+static bool is_tchar(char ch) {
+  return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
+         (ch >= '0' && ch <= '9') || (ch && strchr("!#$%&'*+-.^_`|~", ch));
+}
+
+/*
+ * Reads a map of strings (env or headers) into *kv.  Env names must be
+ * non-empty without "=", header names HTTP tokens; header values must not
+ * hold CR or LF (except `!command` values, whose output is checked when it
+ * is resolved).
+ */
+static int read_map(parse_ctx *c, const char *server, const char *field,
+                    json_object *o, bool headers, mcp_config_kv **kv,
+                    size_t *n) {
+  if (!json_object_is_type(o, json_type_object))
+    return bad(c, server, field, "field \"%s\" must be an object of strings",
+               field);
+  size_t cap = (size_t)json_object_object_length(o);
+  *kv = mcp__calloc(cap ? cap : 1, sizeof(**kv));
+  if (!*kv) return CHECK_OOM;
+  json_object_object_foreach(o, key, val) {
+    if (*key == '\0' || strlen(key) > 1024) {
+      return bad(c, server, field, "field \"%s\": invalid name %s", field,
+                 *key ? "(too long)" : "\"\"");
+    }
+    for (const char *p = key; *p; p++) {
+      bool ok = headers ? is_tchar(*p) : *p != '=';
+      if (!ok) {
+        char *q = quote(key);
+        int r = q ? bad(c, server, field, "field \"%s\": invalid name %s",
+                        field, q)
+                  : CHECK_OOM;
+        mcp__free(q);
+        return r;
+      }
+    }
+    const char *s = plain_string(val);
+    if (!s) {
+      char *q = quote(key);
+      int r = q ? bad(c, server, field, "field \"%s\": value of %s must be a "
+                      "string without NUL bytes", field, q)
+                : CHECK_OOM;
+      mcp__free(q);
+      return r;
+    }
+    mcp_config_kv *e = &(*kv)[*n];
+    e->name = mcp__strdup(key);
+    if (!e->name || mcp__config_expand(s, c->lookup, c->user, &e->value)) {
+      mcp__free(e->name);
+      e->name = NULL;
+      return CHECK_OOM;
+    }
+    (*n)++;
+    bool secret = e->value[0] == '!' && c->dialect == MCP_CONFIG_NATIVE;
+    if (headers && !secret && strpbrk(e->value, "\r\n")) {
+      char *q = quote(key);
+      int r = q ? bad(c, server, field, "field \"%s\": value of %s contains "
+                      "CR or LF", field, q)
+                : CHECK_OOM;
+      mcp__free(q);
+      return r;
+    }
+  }
+  return CHECK_OK;
+}
+
+static bool url_scheme_ok(const char *u) {
+  return strncasecmp(u, "http://", 7) == 0 || strncasecmp(u, "https://", 8) == 0;
+}
+
+/* Reads the non-type fields of |f| into |d|.  The type is already known. */
+static int read_fields(parse_ctx *c, const char *name, json_object **f,
+                       mcp_server_def *d) {
+  int r;
+  bool stdio = d->type == MCP_SERVER_STDIO;
+  if (stdio) {
+    if (!f[F_COMMAND])
+      return bad(c, name, "command", "field \"command\" is required for a "
+                 "stdio server");
+    const char *cmd = plain_string(f[F_COMMAND]);
+    if (!cmd || !*cmd)
+      return bad(c, name, "command", "field \"command\" must be a non-empty "
+                 "string");
+    size_t nargs = 0;
+    if (f[F_ARGS]) {
+      if (!json_object_is_type(f[F_ARGS], json_type_array))
+        return bad(c, name, "args", "field \"args\" must be an array of "
+                   "strings");
+      nargs = json_object_array_length(f[F_ARGS]);
+    }
+    d->argv = mcp__calloc(nargs + 2, sizeof(char *));
+    if (!d->argv) return CHECK_OOM;
+    if ((r = expand_field(c, name, "command", f[F_COMMAND], &d->argv[0])))
+      return r;
+    d->argc = 1;
+    for (size_t i = 0; i < nargs; i++) {
+      json_object *a = json_object_array_get_idx(f[F_ARGS], i);
+      if (!plain_string(a))
+        return bad(c, name, "args", "field \"args\": element %zu must be a "
+                   "string without NUL bytes", i);
+      if ((r = expand_field(c, name, "args", a, &d->argv[d->argc]))) return r;
+      d->argc++;
+    }
+    if (f[F_ENV] &&
+        (r = read_map(c, name, "env", f[F_ENV], false, &d->env, &d->nenv)))
+      return r;
+    if (f[F_CWD] && (r = expand_field(c, name, "cwd", f[F_CWD], &d->cwd)))
+      return r;
+  } else {
+    json_object *u = f[F_URL] ? f[F_URL]
+                     : f[F_HTTPURL] ? f[F_HTTPURL] : f[F_SERVERURL];
+    const char *ukey = f[F_URL] ? "url" : f[F_HTTPURL] ? "httpUrl"
+                                                       : "serverUrl";
+    if (!u)
+      return bad(c, name, "url", "field \"url\" is required for an %s server",
+                 type_name(d->type));
+    if ((r = expand_field(c, name, ukey, u, &d->url))) return r;
+    if (!url_scheme_ok(d->url))
+      return bad(c, name, ukey, "field \"%s\" must be an http:// or https:// "
+                 "URL", ukey);
+    if (f[F_HEADERS] && (r = read_map(c, name, "headers", f[F_HEADERS], true,
+                                      &d->headers, &d->nheaders)))
+      return r;
+    if (f[F_HTTP2]) {
+      const char *m = plain_string(f[F_HTTP2]);
+      if (m && strcmp(m, "auto") == 0)
+        d->http2 = MCP_CONFIG_HTTP2_AUTO;
+      else if (m && strcmp(m, "off") == 0)
+        d->http2 = MCP_CONFIG_HTTP2_OFF;
+      else if (m && strcmp(m, "prior-knowledge") == 0)
+        d->http2 = MCP_CONFIG_HTTP2_PRIOR_KNOWLEDGE;
+      else
+        return bad(c, name, "http2", "field \"http2\" must be \"auto\", "
+                   "\"prior-knowledge\" or \"off\"");
+    }
+    static const struct {
+      int id;
+      size_t off;
+    } paths[] = {
+        {F_CAFILE, offsetof(mcp_server_def, ca_file)},
+        {F_CADIR, offsetof(mcp_server_def, ca_dir)},
+        {F_CLIENTCERT, offsetof(mcp_server_def, client_cert)},
+        {F_CLIENTKEY, offsetof(mcp_server_def, client_key)},
+    };
+    for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+      json_object *p = f[paths[i].id];
+      if (!p) continue;
+      char **slot = (char **)((char *)d + paths[i].off);
+      if ((r = expand_field(c, name, field_table[paths[i].id].key, p, slot)))
+        return r;
+    }
+    if (f[F_INSECURE]) {
+      if (!json_object_is_type(f[F_INSECURE], json_type_boolean))
+        return bad(c, name, "insecure", "field \"insecure\" must be a "
+                   "boolean");
+      d->insecure = json_object_get_boolean(f[F_INSECURE]);
+    }
+  }
+  if (f[F_TIMEOUT]) {
+    if (!json_object_is_type(f[F_TIMEOUT], json_type_int) ||
+        json_object_get_int64(f[F_TIMEOUT]) < 0)
+      return bad(c, name, "timeout", "field \"timeout\" must be a "
+                 "non-negative integer (ms)");
+    d->timeout_ms = json_object_get_int64(f[F_TIMEOUT]);
+  }
+  if (f[F_ENABLED]) {
+    if (!json_object_is_type(f[F_ENABLED], json_type_boolean))
+      return bad(c, name, "enabled", "field \"enabled\" must be a boolean");
+    d->enabled = json_object_get_boolean(f[F_ENABLED]);
+  }
+  return CHECK_OK;
+}
+
+/*
+ * Parses one entry.  On CHECK_OK *out is the definition; on CHECK_BAD a
+ * warning was added and *out is NULL.
+ */
+static int parse_server(parse_ctx *c, const char *name, json_object *obj,
+                        mcp_server_def **out) {
+  json_object *f[F_COUNT];
+  bool native = c->dialect == MCP_CONFIG_NATIVE;
+  int r;
+  *out = NULL;
+  memset(f, 0, sizeof(f));
+  if (!json_object_is_type(obj, json_type_object))
+    return bad(c, name, NULL, "definition must be a JSON object");
+  json_object_object_foreach(obj, key, val) {
+    int id = -1;
+    for (int i = 0; i < F_COUNT; i++)
+      if (strcmp(key, field_table[i].key) == 0 &&
+          !(native && field_table[i].foreign_only))
+        id = i;
+    if (id >= 0) {
+      f[id] = val;
+    } else if (native) {
+      char *q = quote(key);
+      r = q ? bad(c, name, key, "unknown field %s", q) : CHECK_OOM;
+      mcp__free(q);
+      return r;
+    }
+  }
+
+  mcp_server_def *d = mcp__calloc(1, sizeof(*d));
+  if (!d) return CHECK_OOM;
+  d->enabled = true;
+  d->foreign = !native;
+  d->timeout_ms = -1;
+  d->name = mcp__strdup(name);
+  d->source = mcp__strdup(c->source);
+  if (!d->name || !d->source) {
+    r = CHECK_OOM;
+    goto fail;
+  }
+
+  bool has_cmd = f[F_COMMAND] != NULL;
+  bool has_url = f[F_URL] || f[F_HTTPURL] || f[F_SERVERURL];
+  if (f[F_TYPE]) {
+    const char *t = plain_string(f[F_TYPE]);
+    if (t && strcmp(t, "stdio") == 0) {
+      d->type = MCP_SERVER_STDIO;
+    } else if (t && strcmp(t, "http") == 0) {
+      d->type = MCP_SERVER_HTTP;
+    } else if (t && strcmp(t, "sse") == 0) {
+      d->type = MCP_SERVER_SSE;
+    } else if (t && !native && (strcmp(t, "streamable-http") == 0 ||
+                                strcmp(t, "streamableHttp") == 0)) {
+      d->type = MCP_SERVER_HTTP;
+    } else {
+      char *q = t ? quote(t) : NULL;
+      r = (q || !t) ? bad(c, name, "type", "unknown type %s (use \"stdio\", "
+                          "\"http\" or \"sse\")", q ? q : "(not a string)")
+                    : CHECK_OOM;
+      mcp__free(q);
+      goto fail;
+    }
+  } else if (!has_cmd && has_url) {
+    bool sse = c->dialect == MCP_CONFIG_GEMINI && f[F_URL] && !f[F_HTTPURL];
+    d->type = sse ? MCP_SERVER_SSE : MCP_SERVER_HTTP;
+  } else {
+    d->type = MCP_SERVER_STDIO;
+  }
+
+  if (has_cmd && has_url && (native || !f[F_TYPE])) {
+    r = bad(c, name, "url", "has both \"command\" and \"url\"; a server is either stdio or "
+            "http/sse");
+    goto fail;
+  }
+  if (native) {
+    int other = d->type == MCP_SERVER_STDIO ? SCOPE_HTTP : SCOPE_STDIO;
+    for (int i = 0; i < F_COUNT; i++) {
+      if (f[i] && field_table[i].scope == other) {
+        r = bad(c, name, field_table[i].key, "field \"%s\" does not apply to "
+                "%s servers", field_table[i].key, type_name(d->type));
+        goto fail;
+      }
+    }
+  }
+  r = read_fields(c, name, f, d);
+  if (r != CHECK_OK) goto fail;
+  if (def_hash(d) != MCP_OK) {
+    r = CHECK_OOM;
+    goto fail;
+  }
+  *out = d;
+  return CHECK_OK;
+fail:
+  mcp__server_def_free(d);
+  return r;
+}
+
+/* ---- parsing a file ------------------------------------------------------ */
+
+/* One entry of a file; |def| NULL means invalid (it still claims |name|). */
+typedef struct entry {
+  char *name;
+  mcp_server_def *def;
+} entry;
+
+typedef struct file_result {
+  entry *v;
+  size_t n;
+  char **disabled;
+  size_t ndisabled;
+} file_result;
+
+static void file_result_clear(file_result *fr) {
+  for (size_t i = 0; i < fr->n; i++) {
+    mcp__free(fr->v[i].name);
+    mcp__server_def_free(fr->v[i].def);
+  }
+  mcp__free(fr->v);
+  for (size_t i = 0; i < fr->ndisabled; i++) mcp__free(fr->disabled[i]);
+  mcp__free(fr->disabled);
+  memset(fr, 0, sizeof(*fr));
+}
+
+/*
+ * Parses all of |text| as one JSON value.  Returns the value, or NULL with
+ * a description of the problem in |why|.
+ */
+static json_object *parse_json(const char *text, size_t len, char *why,
+                               size_t whylen) {
+  if (len > (size_t)INT32_MAX - 1) {
+    snprintf(why, whylen, "too large");
+    return NULL;
+  }
+  json_tokener *tok = json_tokener_new_ex(JSON_MAX_DEPTH);
+  if (!tok) {
+    snprintf(why, whylen, "out of memory");
+    return NULL;
+  }
+  json_object *o = json_tokener_parse_ex(tok, text, (int)len);
+  enum json_tokener_error e = json_tokener_get_error(tok);
+  size_t end = json_tokener_get_parse_end(tok);
+  if (!o && e == json_tokener_continue) {
+    /* A trailing comment or number needs the end of input to finish. */
+    o = json_tokener_parse_ex(tok, "", 1);
+    e = json_tokener_get_error(tok);
+    end = len;
+  }
+  if (o) {
+    while (end < len && strchr(" \t\r\n", text[end]) && text[end]) end++;
+    if (end < len) {
+      snprintf(why, whylen, "unexpected data after the JSON value at byte %zu",
+               end);
+      json_object_put(o);
+      o = NULL;
+    }
+  } else {
+    snprintf(why, whylen, "%s at byte %zu", json_tokener_error_desc(e),
+             end);
+  }
+  json_tokener_free(tok);
+  return o;
+}
+
+/* Adds one server entry to |fr|; CHECK_OOM when out of memory. */
+static int file_add_entry(file_result *fr, const char *name,
+                          mcp_server_def *def) {
+  entry *e = &fr->v[fr->n];
+  e->name = mcp__strdup(name);
+  if (!e->name) {
+    mcp__server_def_free(def);
+    return CHECK_OOM;
+  }
+  e->def = def;
+  fr->n++;
+  return CHECK_OK;
+}
+
+/*
+ * Collects the servers of |map| (the object under "mcpServers" or
+ * "servers") into |fr|.  Returns CHECK_OK or CHECK_OOM.
+ */
+static int collect_servers(parse_ctx *c, json_object *map, file_result *fr) {
+  size_t cap = (size_t)json_object_object_length(map);
+  fr->v = mcp__calloc(cap ? cap : 1, sizeof(entry));
+  if (!fr->v) return CHECK_OOM;
+  json_object_object_foreach(map, name, val) {
+    if (!mcp__config_name_is_valid(name)) {
+      if (bad(c, name, NULL, "invalid server name (use 1 to %d of A-Z a-z "
+              "0-9 _ . : -)", MCP_CONFIG_NAME_MAX) == CHECK_OOM)
+        return CHECK_OOM;
+      continue;
+    }
+    mcp_server_def *def = NULL;
+    int r = parse_server(c, name, val, &def);
+    if (r == CHECK_OOM) return CHECK_OOM;
+    if (file_add_entry(fr, name, def) == CHECK_OOM) return CHECK_OOM;
+  }
+  return CHECK_OK;
+}
+
+static int collect_disabled(parse_ctx *c, json_object *arr, file_result *fr) {
+  if (!json_object_is_type(arr, json_type_array)) {
+    diag_add(c->diags, MCP_LOG_WARN, c->source, NULL, "disabledServers",
+             "field \"disabledServers\" must be an array of names; ignored");
+    return c->diags->oom ? CHECK_OOM : CHECK_OK;
+  }
+  size_t n = json_object_array_length(arr);
+  fr->disabled = mcp__calloc(n ? n : 1, sizeof(char *));
+  if (!fr->disabled) return CHECK_OOM;
+  for (size_t i = 0; i < n; i++) {
+    const char *s = plain_string(json_object_array_get_idx(arr, i));
+    if (!s || !mcp__config_name_is_valid(s)) {
+      diag_add(c->diags, MCP_LOG_WARN, c->source, NULL, "disabledServers",
+               "field \"disabledServers\": element %zu is not a server name; "
+               "ignored", i);
+      if (c->diags->oom) return CHECK_OOM;
+      continue;
+    }
+    fr->disabled[fr->ndisabled] = mcp__strdup(s);
+    if (!fr->disabled[fr->ndisabled]) return CHECK_OOM;
+    fr->ndisabled++;
+  }
+  return CHECK_OK;
+}
+
+static const char *servers_key(mcp_config_dialect d) {
+  return d == MCP_CONFIG_VSCODE ? "servers" : "mcpServers";
+}
+
+/*
+ * Reads the server map and disabledServers of |root| into |fr|.  A wrong
+ * shape gives one warning and leaves |fr| empty.  CHECK_OK or CHECK_OOM.
+ */
+static int collect_root(parse_ctx *c, json_object *root, file_result *fr) {
+  if (!json_object_is_type(root, json_type_object)) {
+    diag_add(c->diags, MCP_LOG_WARN, c->source, NULL, NULL,
+             "not a JSON object; file ignored");
+    return c->diags->oom ? CHECK_OOM : CHECK_OK;
+  }
+  const char *key = servers_key(c->dialect);
+  json_object *map = NULL;
+  if (json_object_object_get_ex(root, key, &map) &&
+      !json_object_is_type(map, json_type_object)) {
+    diag_add(c->diags, MCP_LOG_WARN, c->source, NULL, key,
+             "field \"%s\" must be an object; file ignored", key);
+    return c->diags->oom ? CHECK_OOM : CHECK_OK;
+  }
+  int r = CHECK_OK;
+  if (map) r = collect_servers(c, map, fr);
+  json_object *dis = NULL;
+  if (r == CHECK_OK && json_object_object_get_ex(root, "disabledServers", &dis))
+    r = collect_disabled(c, dis, fr);
+  return r;
+}
+
+static int parse_root_text(parse_ctx *c, const char *text, size_t len,
+                           json_object **root) {
+  char why[160];
+  *root = parse_json(text, len, why, sizeof(why));
+  if (!*root) {
+    diag_add(c->diags, MCP_LOG_WARN, c->source, NULL, NULL,
+             "invalid JSON (%s); file ignored", why);
+    return c->diags->oom ? CHECK_OOM : CHECK_BAD;
+  }
+  return CHECK_OK;
+}
+
+/*
+ * Reads a whole file.  Returns 0 with *data (NUL-terminated) and *len, or
+ * an errno value (EFBIG for a file over MCP_CONFIG_FILE_MAX, ENOMEM).
+ */
+static int read_file(const char *path, char **data, size_t *len) {
+  *data = NULL;
+  *len = 0;
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return errno;
+  int e = 0;
+  struct stat st;
+  mcp_buf b;
+  mcp__buf_init(&b);
+  if (fstat(fd, &st) < 0) {
+    e = errno;
+    goto out;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    e = EISDIR;
+    goto out;
+  }
+  for (;;) {
+    if (b.len > MCP_CONFIG_FILE_MAX) {
+      e = EFBIG;
+      goto out;
+    }
+    if (mcp__buf_reserve(&b, 65536)) {
+      e = ENOMEM;
+      goto out;
+    }
+    ssize_t n = read(fd, b.data + b.len, 65536);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      e = errno;
+      goto out;
+    }
+    if (n == 0) break;
+    b.len += (size_t)n;
+    b.data[b.len] = '\0';
+  }
+  if (mcp__buf_reserve(&b, 0)) {
+    e = ENOMEM;
+    goto out;
+  }
+  b.data[b.len] = '\0';
+  *data = b.data;
+  *len = b.len;
+  b.data = NULL;
+out:
+  mcp__buf_free(&b);
+  close(fd);
+  return e;
+}
+
+/*
+ * Loads |path| into a JSON root.  Returns CHECK_OK with *root (NULL when
+ * the file is missing and |quiet_missing|), CHECK_BAD after a warning, or
+ * CHECK_OOM.
+ */
+static int load_root(parse_ctx *c, const char *path, bool quiet_missing,
+                     json_object **root) {
+  char *data = NULL;
+  size_t len = 0;
+  char eb[128];
+  *root = NULL;
+  int e = read_file(path, &data, &len);
+  if (e == ENOMEM) return CHECK_OOM;
+  if (e == ENOENT && quiet_missing) return CHECK_OK;
+  if (e == EFBIG) {
+    diag_add(c->diags, MCP_LOG_WARN, path, NULL, NULL,
+             "larger than %u bytes; file ignored", MCP_CONFIG_FILE_MAX);
+    return c->diags->oom ? CHECK_OOM : CHECK_BAD;
+  }
+  if (e) {
+    diag_add(c->diags, MCP_LOG_WARN, path, NULL, NULL, "cannot read: %s",
+             errtext(e, eb, sizeof(eb)));
+    return c->diags->oom ? CHECK_OOM : CHECK_BAD;
+  }
+  int r = parse_root_text(c, data, len, root);
+  mcp__free(data);
+  return r;
+}
+
+/* ---- sets ------------------------------------------------------------------ */
+
+void mcp__config_free(mcp_config_set *set) {
+  if (!set) return;
+  for (size_t i = 0; i < set->ndefs; i++) mcp__server_def_free(set->defs[i]);
+  mcp__free(set->defs);
+  for (size_t i = 0; i < set->ndisabled; i++) mcp__free(set->disabled[i]);
+  mcp__free(set->disabled);
+  mcp__config_diags_free(set->diags, set->ndiags);
+  for (size_t i = 0; i < set->nfiles; i++) mcp__free(set->files[i]);
+  mcp__free(set->files);
+  mcp__free(set);
+}
+
+static int cmp_def(const void *a, const void *b) {
+  const mcp_server_def *x = *(const mcp_server_def *const *)a;
+  const mcp_server_def *y = *(const mcp_server_def *const *)b;
+  return strcmp(x->name, y->name);
+}
+
+const mcp_server_def *mcp__config_find(const mcp_config_set *set,
+                                       const char *name) {
+  if (!set || !name || !set->ndefs) return NULL;
+  mcp_server_def key;
+  const mcp_server_def *kp = &key;
+  key.name = (char *)name;
+  mcp_server_def *const *hit =
+      bsearch(&kp, set->defs, set->ndefs, sizeof(*set->defs), cmp_def);
+  return hit ? *hit : NULL;
+}
+
+/* Sorts and de-duplicates a list of names in place. */
+static void sort_unique(char **v, size_t *n) {
+  if (*n < 2) return;
+  qsort(v, *n, sizeof(char *), cmp_str_ptr);
+  size_t w = 1;
+  for (size_t r = 1; r < *n; r++) {
+    if (strcmp(v[r], v[w - 1]) == 0)
+      mcp__free(v[r]);
+    else
+      v[w++] = v[r];
+  }
+  *n = w;
+}
+
+static bool name_listed(char *const *v, size_t n, const char *name) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(v[i], name) == 0) return true;
+  return false;
+}
+
+/* Moves |dl|'s diagnostics into |set|. */
+static void set_take_diags(mcp_config_set *set, diag_list *dl) {
+  set->diags = dl->v;
+  set->ndiags = dl->n;
+  dl->v = NULL;
+  dl->n = dl->cap = 0;
+}
+
+static mcp_status parse_common(parse_ctx *c, const char *text, size_t len,
+                               const char *path, mcp_config_set **out) {
+  mcp_status st = MCP_ENOMEM;
+  file_result fr;
+  json_object *root = NULL;
+  memset(&fr, 0, sizeof(fr));
+  mcp_config_set *set = mcp__calloc(1, sizeof(*set));
+  if (!set) goto out;
+  int r;
+  if (path)
+    r = load_root(c, path, false, &root);
+  else
+    r = parse_root_text(c, text, len, &root);
+  if (r == CHECK_OOM) goto out;
+  if (root) {
+    if (path) {
+      set->files = mcp__calloc(1, sizeof(char *));
+      if (!set->files || !(set->files[0] = mcp__strdup(path))) goto out;
+      set->nfiles = 1;
+    }
+    if (collect_root(c, root, &fr) == CHECK_OOM) goto out;
+  }
+  set->defs = mcp__calloc(fr.n ? fr.n : 1, sizeof(mcp_server_def *));
+  if (!set->defs) goto out;
+  for (size_t i = 0; i < fr.n; i++) {
+    if (fr.v[i].def) {
+      set->defs[set->ndefs++] = fr.v[i].def;
+      fr.v[i].def = NULL;
+    }
+  }
+  qsort(set->defs, set->ndefs, sizeof(*set->defs), cmp_def);
+  set->disabled = fr.disabled;
+  set->ndisabled = fr.ndisabled;
+  fr.disabled = NULL;
+  fr.ndisabled = 0;
+  sort_unique(set->disabled, &set->ndisabled);
+  if (c->diags->oom) goto out;
+  set_take_diags(set, c->diags);
+  *out = set;
+  set = NULL;
+  st = MCP_OK;
+out:
+  json_object_put(root);
+  file_result_clear(&fr);
+  mcp__config_free(set);
+  return st;
+}
+
+static void ctx_init(parse_ctx *c, diag_list *dl, const char *source,
+                     const mcp_config_parse_opts *o) {
+  memset(c, 0, sizeof(*c));
+  c->source = source ? source : "<config>";
+  c->dialect = o ? o->dialect : MCP_CONFIG_NATIVE;
+  c->lookup = o && o->getenv ? o->getenv : default_getenv;
+  c->user = o ? o->getenv_user : NULL;
+  c->diags = dl;
+}
+
+mcp_status mcp__config_parse_text(const char *text, size_t len,
+                                  const char *source,
+                                  const mcp_config_parse_opts *o,
+                                  mcp_config_set **out) {
+  if (!out) return MCP_EINVAL;
+  *out = NULL;
+  if (!text) return MCP_EINVAL;
+  diag_list dl;
+  parse_ctx c;
+  memset(&dl, 0, sizeof(dl));
+  ctx_init(&c, &dl, source, o);
+  mcp_status st = parse_common(&c, text, len, NULL, out);
+  mcp__config_diags_free(dl.v, dl.n);
+  return st;
+}
+
+mcp_status mcp__config_parse_file(const char *path,
+                                  const mcp_config_parse_opts *o,
+                                  mcp_config_set **out) {
+  if (!out) return MCP_EINVAL;
+  *out = NULL;
+  if (!path) return MCP_EINVAL;
+  diag_list dl;
+  parse_ctx c;
+  memset(&dl, 0, sizeof(dl));
+  ctx_init(&c, &dl, path, o);
+  mcp_status st = parse_common(&c, NULL, 0, path, out);
+  mcp__config_diags_free(dl.v, dl.n);
+  return st;
+}
+
+/* ---- discovery ------------------------------------------------------------ */
+
+/* A name claimed by the first file that defined it. */
+typedef struct claim {
+  char *name;
+  char *source;
+  mcp_server_def *def; /* NULL: the claiming entry was invalid */
+} claim;
+
+typedef struct discovery {
+  const mcp_discovery_opts *o;
+  mcp_config_getenv_fn lookup;
+  void *user;
+  diag_list diags;
+  claim *claims;
+  size_t nclaims;
+  size_t capclaims;
+  char **disabled;
+  size_t ndisabled;
+  size_t capdisabled;
+  char **files;
+  size_t nfiles;
+  size_t capfiles;
+  char **dirs; /* cwd and its parents up to the project root, nearest first */
+  size_t ndirs;
+  char *home;
+} discovery;
+
+static bool grow(void **v, size_t *cap, size_t need, size_t size) {
+  if (need <= *cap) return true;
+  size_t ncap = *cap ? *cap * 2 : 8;
+  while (ncap < need) ncap *= 2;
+  void *p = mcp__reallocarray(*v, ncap, size);
+  if (!p) return false;
+  *v = p;
+  *cap = ncap;
+  return true;
+}
+
+static bool path_exists(const char *p) {
+  struct stat st;
+  return stat(p, &st) == 0;
+}
+
+static bool file_exists(const char *p) {
+  struct stat st;
+  return stat(p, &st) == 0 && !S_ISDIR(st.st_mode);
+}
+
+/*
+ * Lists cwd and its parents, nearest first, ending with the first directory
+ * that holds ".git" (a directory, or the file of a worktree) or at "/".
+ */
+static int list_dirs(discovery *dc, const char *cwd) {
+  char *cur = mcp__strdup(cwd);
+  if (!cur) return CHECK_OOM;
+  size_t len = strlen(cur);
+  while (len > 1 && cur[len - 1] == '/') cur[--len] = '\0';
+  size_t cap = 0;
+  for (;;) {
+    if (!grow((void **)&dc->dirs, &cap, dc->ndirs + 1, sizeof(char *))) {
+      mcp__free(cur);
+      return CHECK_OOM;
+    }
+    dc->dirs[dc->ndirs++] = cur;
+    char *git = mcp__asprintf("%s%sgit", cur, strcmp(cur, "/") ? "/." : ".");
+    if (!git) return CHECK_OOM;
+    bool stop = path_exists(git) || strcmp(cur, "/") == 0;
+    mcp__free(git);
+    if (stop) break;
+    char *slash = strrchr(cur, '/');
+    size_t plen = slash == cur ? 1 : (size_t)(slash - cur);
+    char *parent = mcp__strndup(cur, plen);
+    if (!parent) return CHECK_OOM;
+    cur = parent;
+  }
+  return CHECK_OK;
+}
+
+/* The nearest |rel| in the project directories, or NULL in *out. */
+static int find_upward(discovery *dc, const char *rel, char **out) {
+  *out = NULL;
+  for (size_t i = 0; i < dc->ndirs; i++) {
+    const char *d = dc->dirs[i];
+    char *p = mcp__asprintf("%s%s%s", d, strcmp(d, "/") ? "/" : "", rel);
+    if (!p) return CHECK_OOM;
+    if (file_exists(p)) {
+      *out = p;
+      return CHECK_OK;
+    }
+    mcp__free(p);
+  }
+  return CHECK_OK;
+}
+
+static const claim *find_claim(const discovery *dc, const char *name) {
+  for (size_t i = 0; i < dc->nclaims; i++)
+    if (strcmp(dc->claims[i].name, name) == 0) return &dc->claims[i];
+  return NULL;
+}
+
+/* Merges one file's entries: first definition of a name wins. */
+static int merge(discovery *dc, const char *source, file_result *fr) {
+  for (size_t i = 0; i < fr->n; i++) {
+    entry *e = &fr->v[i];
+    const claim *prev = find_claim(dc, e->name);
+    if (prev) {
+      diag_add(&dc->diags, MCP_LOG_DEBUG, source, e->name, NULL,
+               "ignored: already defined in %s", prev->source);
+      if (dc->diags.oom) return CHECK_OOM;
+      continue;
+    }
+    if (!grow((void **)&dc->claims, &dc->capclaims, dc->nclaims + 1,
+              sizeof(claim)))
+      return CHECK_OOM;
+    claim *cl = &dc->claims[dc->nclaims];
+    cl->name = mcp__strdup(e->name);
+    cl->source = mcp__strdup(source);
+    if (!cl->name || !cl->source) {
+      mcp__free(cl->name);
+      mcp__free(cl->source);
+      return CHECK_OOM;
+    }
+    cl->def = e->def;
+    e->def = NULL;
+    dc->nclaims++;
+  }
+  for (size_t i = 0; i < fr->ndisabled; i++) {
+    if (!grow((void **)&dc->disabled, &dc->capdisabled, dc->ndisabled + 1,
+              sizeof(char *)))
+      return CHECK_OOM;
+    dc->disabled[dc->ndisabled++] = fr->disabled[i];
+    fr->disabled[i] = NULL;
+  }
+  fr->ndisabled = 0;
+  return CHECK_OK;
+}
+
+static int note_file(discovery *dc, const char *path) {
+  if (!grow((void **)&dc->files, &dc->capfiles, dc->nfiles + 1,
+            sizeof(char *)))
+    return CHECK_OOM;
+  dc->files[dc->nfiles] = mcp__strdup(path);
+  if (!dc->files[dc->nfiles]) return CHECK_OOM;
+  dc->nfiles++;
+  return CHECK_OK;
+}
+
+/*
+ * Reads |path| in |dialect| and merges it.  With |claude_projects|, it
+ * merges ~/.claude.json's projects[dir] entry for the nearest project
+ * directory instead of the top-level map.
+ */
+static int load_and_merge(discovery *dc, const char *path,
+                          mcp_config_dialect dialect, bool quiet_missing,
+                          bool claude_projects) {
+  parse_ctx c;
+  mcp_config_parse_opts po;
+  json_object *root = NULL;
+  file_result fr;
+  char *source = NULL;
+  int r;
+  memset(&fr, 0, sizeof(fr));
+  memset(&po, 0, sizeof(po));
+  po.dialect = dialect;
+  po.getenv = dc->lookup;
+  po.getenv_user = dc->user;
+  ctx_init(&c, &dc->diags, path, &po);
+  r = load_root(&c, path, quiet_missing, &root);
+  if (r != CHECK_OK || !root) goto out;
+  if (!claude_projects && (r = note_file(dc, path)) != CHECK_OK) goto out;
+  if (claude_projects) {
+    json_object *projects = NULL, *proj = NULL;
+    if (!json_object_is_type(root, json_type_object) ||
+        !json_object_object_get_ex(root, "projects", &projects) ||
+        !json_object_is_type(projects, json_type_object))
+      goto out;
+    const char *dir = NULL;
+    for (size_t i = 0; i < dc->ndirs && !proj; i++) {
+      json_object *p = NULL;
+      if (json_object_object_get_ex(projects, dc->dirs[i], &p) &&
+          json_object_is_type(p, json_type_object)) {
+        proj = p;
+        dir = dc->dirs[i];
+      }
+    }
+    if (!proj) goto out;
+    source = mcp__asprintf("%s (project %s)", path, dir);
+    if (!source) {
+      r = CHECK_OOM;
+      goto out;
+    }
+    c.source = source;
+    if ((r = note_file(dc, source)) != CHECK_OK) goto out;
+    json_object *map = NULL;
+    if (!json_object_object_get_ex(proj, "mcpServers", &map)) goto out;
+    if (!json_object_is_type(map, json_type_object)) {
+      diag_add(c.diags, MCP_LOG_WARN, c.source, NULL, "mcpServers",
+               "field \"mcpServers\" must be an object; ignored");
+      r = c.diags->oom ? CHECK_OOM : CHECK_OK;
+      goto out;
+    }
+    r = collect_servers(&c, map, &fr);
+  } else {
+    r = collect_root(&c, root, &fr);
+  }
+  if (r == CHECK_OK) r = merge(dc, c.source, &fr);
+out:
+  json_object_put(root);
+  file_result_clear(&fr);
+  mcp__free(source);
+  return r == CHECK_BAD ? CHECK_OK : r;
+}
+
+/* One place another client keeps its servers. */
+typedef struct import_file {
+  unsigned bit;
+  bool project; /* searched upwards from cwd; else under home */
+  const char *rel;
+  mcp_config_dialect dialect;
+  bool claude_projects;
+} import_file;
+
+static const import_file imports[] = {
+    {MCP_IMPORT_CLAUDE, false, ".claude.json", MCP_CONFIG_FOREIGN, true},
+    {MCP_IMPORT_CLAUDE, true, ".claude/mcp.json", MCP_CONFIG_FOREIGN, false},
+    {MCP_IMPORT_CLAUDE, false, ".claude.json", MCP_CONFIG_FOREIGN, false},
+    {MCP_IMPORT_CURSOR, true, ".cursor/mcp.json", MCP_CONFIG_FOREIGN, false},
+    {MCP_IMPORT_CURSOR, false, ".cursor/mcp.json", MCP_CONFIG_FOREIGN, false},
+    {MCP_IMPORT_VSCODE, true, ".vscode/mcp.json", MCP_CONFIG_VSCODE, false},
+    {MCP_IMPORT_WINDSURF, false, ".codeium/windsurf/mcp_config.json",
+     MCP_CONFIG_FOREIGN, false},
+    {MCP_IMPORT_GEMINI, true, ".gemini/settings.json", MCP_CONFIG_GEMINI,
+     false},
+    {MCP_IMPORT_GEMINI, false, ".gemini/settings.json", MCP_CONFIG_GEMINI,
+     false},
+};
+
+static void discovery_clear(discovery *dc) {
+  mcp__config_diags_free(dc->diags.v, dc->diags.n);
+  for (size_t i = 0; i < dc->nclaims; i++) {
+    mcp__free(dc->claims[i].name);
+    mcp__free(dc->claims[i].source);
+    mcp__server_def_free(dc->claims[i].def);
+  }
+  mcp__free(dc->claims);
+  for (size_t i = 0; i < dc->ndisabled; i++) mcp__free(dc->disabled[i]);
+  mcp__free(dc->disabled);
+  for (size_t i = 0; i < dc->nfiles; i++) mcp__free(dc->files[i]);
+  mcp__free(dc->files);
+  for (size_t i = 0; i < dc->ndirs; i++) mcp__free(dc->dirs[i]);
+  mcp__free(dc->dirs);
+  mcp__free(dc->home);
+}
+
+/* Finds the home directory: the option, $HOME, then the password entry. */
+static int find_home(discovery *dc) {
+  const char *h = dc->o->home;
+  if (!h || !*h) h = dc->lookup(dc->user, "HOME");
+  if (h && *h == '/') {
+    dc->home = mcp__strdup(h);
+    return dc->home ? CHECK_OK : CHECK_OOM;
+  }
+  if (dc->o->getenv) return CHECK_OK; /* a hermetic lookup: no fallback */
+  struct passwd pw, *res = NULL;
+  char buf[4096];
+  if (getpwuid_r(getuid(), &pw, buf, sizeof(buf), &res) == 0 && res &&
+      res->pw_dir && *res->pw_dir == '/') {
+    dc->home = mcp__strdup(res->pw_dir);
+    if (!dc->home) return CHECK_OOM;
+  }
+  return CHECK_OK;
+}
+
+/* Builds the output set from the claims. */
+static mcp_status finish(discovery *dc, mcp_config_set **out) {
+  mcp_config_set *set = mcp__calloc(1, sizeof(*set));
+  if (!set) return MCP_ENOMEM;
+  sort_unique(dc->disabled, &dc->ndisabled);
+  set->defs = mcp__calloc(dc->nclaims ? dc->nclaims : 1,
+                          sizeof(mcp_server_def *));
+  if (!set->defs) goto oom;
+  for (size_t i = 0; i < dc->nclaims; i++) {
+    claim *cl = &dc->claims[i];
+    if (!cl->def) continue;
+    if (name_listed(dc->disabled, dc->ndisabled, cl->name)) {
+      diag_add(&dc->diags, MCP_LOG_DEBUG, cl->source, cl->name, NULL,
+               "disabled by \"disabledServers\"");
+      continue;
+    }
+    if (!cl->def->enabled) {
+      diag_add(&dc->diags, MCP_LOG_DEBUG, cl->source, cl->name, "enabled",
+               "hidden by \"enabled\": false");
+      continue;
+    }
+    set->defs[set->ndefs++] = cl->def;
+    cl->def = NULL;
+  }
+  if (dc->diags.oom) goto oom;
+  qsort(set->defs, set->ndefs, sizeof(*set->defs), cmp_def);
+  set->disabled = dc->disabled;
+  set->ndisabled = dc->ndisabled;
+  dc->disabled = NULL;
+  dc->ndisabled = 0;
+  set->files = dc->files;
+  set->nfiles = dc->nfiles;
+  dc->files = NULL;
+  dc->nfiles = 0;
+  set_take_diags(set, &dc->diags);
+  *out = set;
+  return MCP_OK;
+oom:
+  mcp__config_free(set);
+  return MCP_ENOMEM;
+}
+
+mcp_status mcp__config_discover(const mcp_discovery_opts *o,
+                                mcp_config_set **out, mcp_error *err) {
+  static const mcp_discovery_opts defaults;
+  discovery dc;
+  char *cwd_buf = NULL, *path = NULL;
+  mcp_status st = MCP_OK;
+  int r = CHECK_OK;
+  if (!out) return mcp__error_set(err, MCP_EINVAL, "no output set");
+  *out = NULL;
+  memset(&dc, 0, sizeof(dc));
+  dc.o = o ? o : &defaults;
+  dc.lookup = dc.o->getenv ? dc.o->getenv : default_getenv;
+  dc.user = dc.o->getenv_user;
+
+  const char *cwd = dc.o->cwd;
+  if (!cwd) {
+    cwd_buf = getcwd(NULL, 0);
+    if (!cwd_buf) {
+      char eb[128];
+      st = mcp__error_set(err, MCP_EIO, "cannot find the working directory: "
+                          "%s", errtext(errno, eb, sizeof(eb)));
+      goto out;
+    }
+    cwd = cwd_buf;
+  }
+  if (*cwd != '/') {
+    st = mcp__error_set(err, MCP_EINVAL, "working directory \"%s\" is not an "
+                        "absolute path", cwd);
+    goto out;
+  }
+  if ((r = list_dirs(&dc, cwd)) != CHECK_OK) goto out;
+  if ((r = find_home(&dc)) != CHECK_OK) goto out;
+
+  /* 1. Explicit files. */
+  for (size_t i = 0; i < dc.o->nfiles; i++) {
+    if (!dc.o->files[i]) continue;
+    r = load_and_merge(&dc, dc.o->files[i], MCP_CONFIG_NATIVE, false, false);
+    if (r != CHECK_OK) goto out;
+  }
+  /* 2. Project. */
+  if (!dc.o->no_project) {
+    if ((r = find_upward(&dc, ".mcp.json", &path)) != CHECK_OK) goto out;
+    if (path &&
+        (r = load_and_merge(&dc, path, MCP_CONFIG_NATIVE, true, false)))
+      goto out;
+    mcp__free(path);
+    path = NULL;
+  }
+  /* 3. User. */
+  const char *xdg = dc.o->xdg_config_home;
+  if (!xdg || !*xdg) xdg = dc.lookup(dc.user, "XDG_CONFIG_HOME");
+  if (xdg && *xdg == '/')
+    path = mcp__asprintf("%s/mcpconn/mcp.json", xdg);
+  else if (dc.home)
+    path = mcp__asprintf("%s/.config/mcpconn/mcp.json", dc.home);
+  if ((xdg && *xdg == '/') || dc.home) {
+    if (!path) {
+      r = CHECK_OOM;
+      goto out;
+    }
+    if ((r = load_and_merge(&dc, path, MCP_CONFIG_NATIVE, true, false)))
+      goto out;
+  }
+  mcp__free(path);
+  path = NULL;
+  /* 4. Other clients' files. */
+  for (size_t i = 0; i < sizeof(imports) / sizeof(imports[0]); i++) {
+    const import_file *im = &imports[i];
+    if (!(dc.o->imports & im->bit)) continue;
+    if (im->project) {
+      if (dc.o->no_project) continue;
+      if ((r = find_upward(&dc, im->rel, &path)) != CHECK_OK) goto out;
+    } else if (dc.home) {
+      path = mcp__asprintf("%s/%s", dc.home, im->rel);
+      if (!path) {
+        r = CHECK_OOM;
+        goto out;
+      }
+    }
+    if (path && (r = load_and_merge(&dc, path, im->dialect, true,
+                                    im->claude_projects)))
+      goto out;
+    mcp__free(path);
+    path = NULL;
+  }
+  st = finish(&dc, out);
+out:
+  if (r == CHECK_OOM) st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  else if (st == MCP_ENOMEM)
+    mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  mcp__free(path);
+  free(cwd_buf); /* from getcwd() */
+  discovery_clear(&dc);
+  return st;
+}
+
+/* ---- secrets ---------------------------------------------------------------- */
+
+/*
+ * The process-wide cache of secret command outputs.  Entries live until
+ * mcp__config_secrets_clear().  Every field is guarded by secret_lock;
+ * waiters for a running command sleep on secret_cond.
+ */
+typedef struct secret_entry {
+  struct secret_entry *next;
+  char *cmd;
+  char *value;    /* the trimmed output, once a run succeeded */
+  bool running;   /* a thread is running the command now */
+  uint64_t runs;  /* completed runs */
+  bool last_ok;   /* outcome of the latest completed run */
+} secret_entry;
+
+static pthread_mutex_t secret_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t secret_cond = PTHREAD_COND_INITIALIZER;
+static secret_entry *secret_head;
+
+void mcp__config_secrets_clear(void) {
+  pthread_mutex_lock(&secret_lock);
+  secret_entry *e = secret_head;
+  secret_head = NULL;
+  pthread_mutex_unlock(&secret_lock);
+  while (e) {
+    secret_entry *next = e->next;
+    mcp__free(e->cmd);
+    mcp__free(e->value);
+    mcp__free(e);
+    e = next;
+  }
+}
+
+/* Moves |*fd| to a number >= 3, keeping close-on-exec. */
+static int move_high(int *fd) {
+  if (*fd >= 3) return 0;
+  int nfd = fcntl(*fd, F_DUPFD_CLOEXEC, 3);
+  if (nfd < 0) return -1;
+  close(*fd);
+  *fd = nfd;
+  return 0;
+}
+
+/*
+ * The child between fork() and exec: async-signal-safe calls only.  The
+ * parent blocked every signal before fork(), so no host handler runs here.
+ */
+static void secret_child(char *const argv[], int devnull, int out_wr,
+                         int max_fd) __attribute__((noreturn));
+static void secret_child(char *const argv[], int devnull, int out_wr,
+                         int max_fd) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = SIG_DFL;
+  for (int s = 1; s < NSIG; s++) sigaction(s, &sa, NULL);
+  /* Its own process group, so a timeout kills what it started too. */
+  setpgid(0, 0);
+  if (dup2(devnull, 0) < 0 || dup2(out_wr, 1) < 0 || dup2(devnull, 2) < 0)
+    _exit(127);
+  int closed = -1;
+#ifdef SYS_close_range
+  closed = (int)syscall(SYS_close_range, 3U, ~0U, 0U);
+#endif
+  if (closed != 0)
+    for (int fd = 3; fd < max_fd; fd++) close(fd);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+  execve("/bin/sh", argv, environ);
+  _exit(127);
+}
+
+/* Waits for |pid| until |deadline| (mcp__now_ms); true when reaped. */
+static bool reap_until(pid_t pid, int64_t deadline, int *ws) {
+  for (;;) {
+    pid_t r = waitpid(pid, ws, WNOHANG);
+    if (r == pid) return true;
+    if (r < 0 && errno == ECHILD) {
+      *ws = 0; /* reaped elsewhere (SIGCHLD ignored by the host) */
+      return true;
+    }
+    if (r < 0 && errno != EINTR) return false;
+    int64_t left = deadline - mcp__now_ms();
+    if (left <= 0) return false;
+    poll(NULL, 0, left < 5 ? (int)left : 5);
+  }
+}
+
+static void reap_blocking(pid_t pid) {
+  int ws;
+  while (waitpid(pid, &ws, 0) < 0 && errno == EINTR) {
+  }
+}
+
+/*
+ * Runs `/bin/sh -c cmd`.  Returns 0 with *out (trimmed, non-empty), 1 with
+ * a reason in |why|, or -1 when out of memory.
+ */
+static int run_secret(const char *cmd, int64_t timeout_ms, char **out,
+                      char *why, size_t whylen) {
+  char *argv[] = {(char *)"/bin/sh", (char *)"-c", (char *)cmd, NULL};
+  int p[2] = {-1, -1}, devnull = -1, rc = 1, ws = 0;
+  char eb[128];
+  mcp_buf b;
+  mcp__buf_init(&b);
+  *out = NULL;
+
+  struct rlimit rl;
+  int max_fd = 1024;
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+    max_fd = rl.rlim_cur > 65536 ? 65536 : (int)rl.rlim_cur;
+
+  devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (devnull < 0 || move_high(&devnull) < 0 || pipe2(p, O_CLOEXEC) < 0 ||
+      move_high(&p[0]) < 0 || move_high(&p[1]) < 0) {
+    snprintf(why, whylen, "cannot set up: %s", errtext(errno, eb, sizeof(eb)));
+    goto out;
+  }
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pid_t pid = fork();
+  if (pid == 0) secret_child(argv, devnull, p[1], max_fd);
+  int fork_errno = errno;
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (pid < 0) {
+    snprintf(why, whylen, "cannot fork: %s", errtext(fork_errno, eb,
+                                                     sizeof(eb)));
+    goto out;
+  }
+  setpgid(pid, pid);
+  close(p[1]);
+  p[1] = -1;
+
+  int64_t deadline = mcp__now_ms() + timeout_ms;
+  bool timed_out = false, too_big = false;
+  for (;;) {
+    int64_t left = deadline - mcp__now_ms();
+    if (left <= 0) {
+      timed_out = true;
+      break;
+    }
+    struct pollfd pfd = {p[0], POLLIN, 0};
+    int n = poll(&pfd, 1, left > 1000 ? 1000 : (int)left);
+    if (n < 0 && errno != EINTR) break;
+    if (n <= 0) continue;
+    if (mcp__buf_reserve(&b, 4096)) {
+      kill(-pid, SIGKILL);
+      kill(pid, SIGKILL);
+      reap_blocking(pid);
+      rc = -1;
+      goto out;
+    }
+    ssize_t got = read(p[0], b.data + b.len, 4096);
+    if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (got <= 0) break;
+    b.len += (size_t)got;
+    b.data[b.len] = '\0';
+    if (b.len > SECRET_MAX_OUTPUT) {
+      too_big = true;
+      break;
+    }
+  }
+  if (!timed_out && !too_big && reap_until(pid, deadline, &ws)) {
+    if (WIFSIGNALED(ws)) {
+      snprintf(why, whylen, "killed by signal %d", WTERMSIG(ws));
+      goto out;
+    }
+    if (WIFEXITED(ws) && WEXITSTATUS(ws) != 0) {
+      snprintf(why, whylen, "exited with status %d", WEXITSTATUS(ws));
+      goto out;
+    }
+  } else {
+    kill(-pid, SIGKILL);
+    kill(pid, SIGKILL);
+    reap_blocking(pid);
+    if (too_big)
+      snprintf(why, whylen, "printed more than %d bytes", SECRET_MAX_OUTPUT);
+    else
+      snprintf(why, whylen, "timed out after %lld ms", (long long)timeout_ms);
+    goto out;
+  }
+  if (b.len && memchr(b.data, '\0', b.len)) {
+    snprintf(why, whylen, "printed a NUL byte");
+    goto out;
+  }
+  size_t s = 0, e = b.len;
+  while (s < e && isspace((unsigned char)b.data[s])) s++;
+  while (e > s && isspace((unsigned char)b.data[e - 1])) e--;
+  if (s == e) {
+    snprintf(why, whylen, "printed nothing");
+    goto out;
+  }
+  *out = mcp__strndup(b.data + s, e - s);
+  rc = *out ? 0 : -1;
+out:
+  if (p[0] >= 0) close(p[0]);
+  if (p[1] >= 0) close(p[1]);
+  if (devnull >= 0) close(devnull);
+  /* The buffer held the secret: wipe it before freeing. */
+  if (b.data) memset(b.data, 0, b.cap);
+  mcp__buf_free(&b);
+  return rc;
+}
+
+/*
+ * Resolves one `!command` through the cache.  Returns 0 with *out, 1 with a
+ * reason in |why|, or -1 when out of memory.
+ */
+static int resolve_one(const char *cmd, int64_t timeout_ms, char **out,
+                       char *why, size_t whylen) {
+  *out = NULL;
+  pthread_mutex_lock(&secret_lock);
+  secret_entry *e = secret_head;
+  while (e && strcmp(e->cmd, cmd) != 0) e = e->next;
+  if (!e) {
+    e = mcp__calloc(1, sizeof(*e));
+    if (e) e->cmd = mcp__strdup(cmd);
+    if (!e || !e->cmd) {
+      mcp__free(e);
+      pthread_mutex_unlock(&secret_lock);
+      return -1;
+    }
+    e->next = secret_head;
+    secret_head = e;
+  }
+  while (!e->value && e->running) {
+    /* Share the outcome of the identical command already running. */
+    uint64_t runs = e->runs;
+    while (e->running && e->runs == runs)
+      pthread_cond_wait(&secret_cond, &secret_lock);
+    if (!e->value && !e->last_ok) {
+      pthread_mutex_unlock(&secret_lock);
+      snprintf(why, whylen, "failed in a concurrent run");
+      return 1;
+    }
+  }
+  if (e->value) {
+    *out = mcp__strdup(e->value);
+    pthread_mutex_unlock(&secret_lock);
+    return *out ? 0 : -1;
+  }
+  e->running = true;
+  pthread_mutex_unlock(&secret_lock);
+
+  char *val = NULL;
+  int rc = run_secret(cmd, timeout_ms, &val, why, whylen);
+
+  pthread_mutex_lock(&secret_lock);
+  e->running = false;
+  e->runs++;
+  e->last_ok = rc == 0;
+  if (rc == 0) {
+    e->value = val;
+    *out = mcp__strdup(val);
+    if (!*out) rc = -1;
+  }
+  pthread_cond_broadcast(&secret_cond);
+  pthread_mutex_unlock(&secret_lock);
+  return rc;
+}
+
+/*
+ * Resolves the `!` values of one map in place, dropping failed entries.
+ * Returns CHECK_OK or CHECK_OOM.
+ */
+static int resolve_map(const mcp_server_def *def, const char *field,
+                       mcp_config_kv *kv, size_t *n, bool headers,
+                       int64_t timeout_ms, diag_list *dl) {
+  size_t w = 0;
+  for (size_t i = 0; i < *n; i++) {
+    char why[200];
+    char *val = NULL;
+    bool drop = false;
+    if (kv[i].value[0] == '!') {
+      int rc = resolve_one(kv[i].value + 1, timeout_ms, &val, why,
+                           sizeof(why));
+      if (rc < 0) return CHECK_OOM;
+      if (rc == 0 && headers && strpbrk(val, "\r\n")) {
+        snprintf(why, sizeof(why), "printed CR or LF");
+        memset(val, 0, strlen(val));
+        mcp__free(val);
+        val = NULL;
+        rc = 1;
+      }
+      if (rc == 0) {
+        memset(kv[i].value, 0, strlen(kv[i].value));
+        mcp__free(kv[i].value);
+        kv[i].value = val;
+      } else {
+        char *q = quote(kv[i].name);
+        if (!q) return CHECK_OOM;
+        diag_add(dl, MCP_LOG_WARN, def->source, def->name, field,
+                 "%s %s: secret command %s; entry dropped", field, q, why);
+        mcp__free(q);
+        if (dl->oom) return CHECK_OOM;
+        drop = true;
+      }
+    }
+    if (drop) {
+      mcp__free(kv[i].name);
+      mcp__free(kv[i].value);
+    } else {
+      kv[w++] = kv[i];
+    }
+  }
+  *n = w;
+  return CHECK_OK;
+}
+
+mcp_status mcp__config_resolve_secrets(const mcp_server_def *def,
+                                       const mcp_secret_opts *o,
+                                       mcp_server_def **out,
+                                       mcp_config_diag **diags,
+                                       size_t *ndiags) {
+  if (!out) return MCP_EINVAL;
+  *out = NULL;
+  if (!def || !diags || !ndiags) return MCP_EINVAL;
+  int64_t timeout_ms = o && o->timeout_ms > 0 ? o->timeout_ms
+                                              : MCP_CONFIG_SECRET_TIMEOUT_MS;
+  diag_list dl;
+  memset(&dl, 0, sizeof(dl));
+  mcp_server_def *d = mcp__server_def_dup(def);
+  if (!d) return MCP_ENOMEM;
+  if (!def->foreign &&
+      (resolve_map(def, "env", d->env, &d->nenv, false, timeout_ms, &dl) ||
+       resolve_map(def, "header", d->headers, &d->nheaders, true, timeout_ms,
+                   &dl)))
+    goto oom;
+  if (dl.n) {
+    mcp_config_diag *v = mcp__reallocarray(*diags, *ndiags + dl.n,
+                                           sizeof(*v));
+    if (!v) goto oom;
+    memcpy(v + *ndiags, dl.v, dl.n * sizeof(*v));
+    *diags = v;
+    *ndiags += dl.n;
+    mcp__free(dl.v);
+  }
+  *out = d;
+  return MCP_OK;
+oom:
+  mcp__config_diags_free(dl.v, dl.n);
+  mcp__server_def_free(d);
+  return MCP_ENOMEM;
+}
+
+/* ---- client options ------------------------------------------------------- */
+
+mcp_status mcp__config_client_options(const mcp_server_def *def,
+                                      mcp_client_options **out,
+                                      mcp_error *err) {
+  mcp_status st;
+  if (!out) return mcp__error_set(err, MCP_EINVAL, "no output options");
+  *out = NULL;
+  if (!def || def->type != MCP_SERVER_STDIO || !def->argv || !def->argc)
+    return mcp__error_set(err, MCP_EINVAL, "server \"%s\" is not a stdio "
+                          "server", def && def->name ? def->name : "");
+  mcp_client_options *co = mcp_client_options_new();
+  if (!co) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  st = mcp_client_options_set_stdio(co, (const char *const *)def->argv);
+  if (st == MCP_OK && def->cwd) st = mcp_client_options_set_cwd(co, def->cwd);
+  for (size_t i = 0; st == MCP_OK && i < def->nenv; i++)
+    st = mcp_client_options_set_env(co, def->env[i].name, def->env[i].value);
+  if (st != MCP_OK) {
+    mcp_client_options_free(co);
+    return mcp__error_set(err, st, "cannot build options for server \"%s\": "
+                          "%s", def->name, mcp_strerror(st));
+  }
+  if (def->timeout_ms >= 0) mcp_client_options_set_timeout_ms(co, def->timeout_ms);
+  *out = co;
+  return MCP_OK;
+}
