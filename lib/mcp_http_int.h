@@ -1,1 +1,183 @@
-/* placeholder */
+/*
+ * mcp_http_int.h: the structures the HTTP connection layer's files share:
+ * a request (mcp_http_req), a connection (mcp_http_conn), and the
+ * functions mcp_http.c offers to its protocol glue (mcp_h2.c, and the
+ * HTTP/1.1 glue inside mcp_http.c) to hand response events to a request
+ * and to queue bytes on a connection.  Never installed; not used outside
+ * mcp_http.c, mcp_h2.c and the tests.
+ *
+ * Threads: every field below that is not marked otherwise belongs to the
+ * client's I/O thread.  Requests are built on the submitting thread and
+ * handed over through the client's command queue; from then on only the
+ * I/O thread touches them.
+ */
+#ifndef MCP_HTTP_INT_H
+#define MCP_HTTP_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mcp_http.h"
+#include "mcp_tls.h"
+
+typedef struct mcp_http_req mcp_http_req;
+typedef struct mcp_http_conn mcp_http_conn;
+typedef struct mcp_h2 mcp_h2;
+typedef struct mcp_h1_parser mcp_h1_parser;
+
+/* Where a request is. */
+typedef enum mcp_http_req_state {
+  MCP_HTTP_REQ_QUEUED = 0, /* in the command queue (submitting thread) */
+  MCP_HTTP_REQ_PENDING,    /* waiting for a connection or a stream slot */
+  MCP_HTTP_REQ_ACTIVE      /* sent (or being sent) on |conn| */
+} mcp_http_req_state;
+
+/* One response header field, both strings owned. */
+typedef struct mcp_http_field {
+  char *name;
+  char *value;
+} mcp_http_field;
+
+struct mcp_http_req {
+  /* Immutable after submit. */
+  uint64_t id;             /* 1, 2, ... per client, in submission order */
+  mcp_http_client *client;
+  char *method;
+  char *path;              /* path and query */
+  mcp_http_header *headers; /* names lower-cased; strings in |strings| */
+  size_t nheaders;
+  char *strings;           /* one block holding every header string */
+  char *body;              /* NULL when there is none */
+  size_t body_len;
+  mcp_http_callbacks cb;
+  void *user;
+
+  /* I/O thread only. */
+  mcp_http_req_state state;
+  mcp_http_req *prev, *next; /* in the pending list or |conn|'s list */
+  mcp_http_conn *conn;       /* when ACTIVE */
+  int32_t stream_id;         /* HTTP/2, when ACTIVE; 0 before */
+  size_t body_off;           /* body bytes handed to the protocol so far */
+  int retries;               /* times re-queued after a refusal */
+  bool sent;                 /* the request head was serialised */
+  bool head_done;            /* on_headers has run: never retried after */
+  bool got_bytes;            /* some response byte arrived */
+  /* The response head being collected (HTTP/2; HTTP/1.1 uses mcp_h1). */
+  mcp_http_field *rh;
+  size_t nrh, caprh;
+  size_t rh_bytes; /* names + values + 4 per field, against the cap */
+  int status;
+};
+
+/* Connection states, in order. */
+typedef enum mcp_http_conn_state {
+  MCP_HTTP_CONN_RESOLVING = 0,
+  MCP_HTTP_CONN_CONNECTING,
+  MCP_HTTP_CONN_HANDSHAKE,
+  MCP_HTTP_CONN_READY,
+  MCP_HTTP_CONN_CLOSED
+} mcp_http_conn_state;
+
+typedef enum mcp_http_proto {
+  MCP_HTTP_PROTO_NONE = 0,
+  MCP_HTTP_PROTO_H1,
+  MCP_HTTP_PROTO_H2
+} mcp_http_proto;
+
+struct mcp_http_resolver;
+
+struct mcp_http_conn {
+  mcp_http_client *client;
+  mcp_http_conn *prev, *next; /* in the client's connection list */
+  uint64_t serial;            /* 1, 2, ... per client, for logs and tests */
+  mcp_http_conn_state state;
+  mcp_http_proto proto; /* known once READY */
+  int fd;               /* -1 before the socket exists */
+  mcp_tls *tls;         /* NULL for cleartext */
+
+  /* Connecting. */
+  struct mcp_http_resolver *resolver; /* while RESOLVING */
+  struct addrinfo *ai_list;           /* owned; the candidate addresses */
+  struct addrinfo *ai_next;           /* the next one to try */
+  int last_errno;                     /* of the last failed address */
+  char last_addr[64];                 /* text of the last address tried */
+  int64_t deadline; /* ms, CLOCK_MONOTONIC: TCP + TLS must finish by then */
+
+  /* Output waiting for the socket: out[out_off .. out_len). */
+  char *out;
+  size_t out_off, out_len, out_cap;
+  bool want_pollout;    /* the socket (or TLS) waits to write */
+  bool read_again;      /* stopped reading early: poll with timeout 0 */
+
+  /* Requests on this connection (ACTIVE), in submission order. */
+  mcp_http_req *reqs_head, *reqs_tail;
+  size_t nreqs;
+
+  /* HTTP/2. */
+  mcp_h2 *h2;
+
+  /* HTTP/1.1. */
+  mcp_h1_parser *h1;
+  size_t h1_served;    /* responses completed on this connection */
+  bool h1_keepalive;   /* the current response allows reuse */
+  bool h1_body_sent;   /* the current request is fully in |out| */
+};
+
+/* ---- services of mcp_http.c to the protocol glue (I/O thread only) ---- */
+
+/*
+ * mcp__http_conn_queue() appends |n| bytes to |c|'s output.
+ * Returns: MCP_OK or MCP_ENOMEM.
+ */
+mcp_status mcp__http_conn_queue(mcp_http_conn *c, const void *data, size_t n);
+
+/* Bytes of |c|'s output not yet written. */
+size_t mcp__http_conn_queued(const mcp_http_conn *c);
+
+/* The client configuration values the glue needs. */
+size_t mcp__http_conn_max_header_bytes(const mcp_http_conn *c);
+const char *mcp__http_conn_scheme(const mcp_http_conn *c);
+const char *mcp__http_conn_authority(const mcp_http_conn *c);
+
+/* mcp__http_conn_attach() links |req| to |c| as ACTIVE (at the tail). */
+void mcp__http_conn_attach(mcp_http_conn *c, mcp_http_req *req);
+
+/*
+ * mcp__http_req_head() delivers the final response head collected in |req|
+ * (req->status and the fields added with mcp__http_req_add_field) to the
+ * caller's on_headers, then drops the fields.
+ * Threads: the I/O thread; no lock is held.
+ */
+void mcp__http_req_head(mcp_http_req *req);
+
+/* mcp__http_req_data() delivers body bytes to on_data. */
+void mcp__http_req_data(mcp_http_req *req, const char *data, size_t n);
+
+/*
+ * mcp__http_req_finish() ends |req|: unlinks it from its connection (or the
+ * pending list), runs on_done with |status| and |msg| (NULL: the status'
+ * text) and frees it.  |req| is gone on return.
+ */
+void mcp__http_req_finish(mcp_http_req *req, mcp_status status,
+                          const char *msg);
+
+/*
+ * mcp__http_req_retry() unlinks |req| from its connection and puts it back
+ * into the pending list, in submission order, to be sent again on another
+ * connection, provided it was never retried and no response byte reached
+ * the caller; otherwise it finishes |req| with MCP_EIO and |msg|.  Either
+ * way |req| no longer belongs to the connection on return.
+ */
+void mcp__http_req_retry(mcp_http_req *req, const char *msg);
+
+/* Adds one collected response field to |req| (HTTP/2 glue).  Returns
+ * MCP_OK, MCP_EPROTO (the head exceeds the cap) or MCP_ENOMEM. */
+mcp_status mcp__http_req_add_field(mcp_http_req *req, const char *name,
+                                   size_t namelen, const char *value,
+                                   size_t valuelen);
+
+/* Drops the collected fields (a 1xx head, or after delivery). */
+void mcp__http_req_clear_fields(mcp_http_req *req);
+
+#endif /* MCP_HTTP_INT_H */

@@ -1,2 +1,1217 @@
-/* placeholder */
-int main(void) { return 77; }
+/*
+ * check_http.c: the HTTP connection layer (mcp_http, mcp_h2, mcp_tls and
+ * the HTTP/1.1 glue) against tests/mcp-h2-test-server on loopback, with a
+ * throwaway CA and certificates made by the openssl command at start-up.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "check_util.h"
+#include "mcp_http.h"
+
+/* ---- certificates ------------------------------------------------------------- */
+
+/* The directory holding the test PKI, made once by main(). */
+static char pki_dir[512];
+
+static const char *pki(const char *name) {
+  static __thread char path[8][600];
+  static __thread int slot;
+  char *p = path[slot++ % 8];
+  snprintf(p, sizeof(path[0]), "%s/%s", pki_dir, name);
+  return p;
+}
+
+static int run_sh(const char *cmd) {
+  int rc = system(cmd);
+  if (rc != 0) fprintf(stderr, "failed (%d): %s\n", rc, cmd);
+  return rc;
+}
+
+/* A CA, a server certificate for localhost/127.0.0.1, one for the wrong
+ * name, a self-signed one, and a client certificate, all EC P-256 (fast). */
+static int make_pki(void) {
+  const char *base = getenv("MCP_TEST_TMPDIR");
+  if (!base || !*base) base = "/tmp";
+  snprintf(pki_dir, sizeof(pki_dir), "%s/check_http_pki.XXXXXX", base);
+  if (!mkdtemp(pki_dir)) {
+    perror("mkdtemp");
+    return -1;
+  }
+  char cmd[4096];
+  const char *ec = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
+  snprintf(cmd, sizeof(cmd),
+           "cd '%s' && exec >log.txt 2>&1 && "
+           "printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\\n"
+           "basicConstraints=CA:FALSE\\nextendedKeyUsage=serverAuth\\n' >srv.ext && "
+           "printf 'subjectAltName=DNS:wrong.example\\n"
+           "basicConstraints=CA:FALSE\\nextendedKeyUsage=serverAuth\\n' >wrong.ext && "
+           "printf 'basicConstraints=CA:FALSE\\nextendedKeyUsage=clientAuth\\n' >cli.ext && "
+           "openssl req -x509 %s -keyout ca.key -out ca.pem -days 2 "
+           "-subj /CN=mcpconn-test-ca -addext basicConstraints=critical,CA:TRUE "
+           "-addext keyUsage=critical,keyCertSign,cRLSign && "
+           "openssl req -new %s -keyout server.key -out server.csr -subj /CN=localhost && "
+           "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
+           "-out server.pem -days 2 -extfile srv.ext && "
+           "openssl req -new %s -keyout wrong.key -out wrong.csr -subj /CN=wrong.example && "
+           "openssl x509 -req -in wrong.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
+           "-out wrong.pem -days 2 -extfile wrong.ext && "
+           "openssl req -new %s -keyout client.key -out client.csr -subj /CN=client && "
+           "openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
+           "-out client.pem -days 2 -extfile cli.ext && "
+           "openssl req -x509 %s -keyout self.key -out self.pem -days 2 -subj /CN=localhost "
+           "-addext subjectAltName=DNS:localhost,IP:127.0.0.1",
+           pki_dir, ec, ec, ec, ec, ec);
+  return run_sh(cmd);
+}
+
+static void remove_pki(void) {
+  if (!pki_dir[0]) return;
+  char cmd[700];
+  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", pki_dir);
+  (void)run_sh(cmd);
+}
+
+/* ---- the test server ------------------------------------------------------------ */
+
+typedef struct test_server {
+  pid_t pid;
+  int in_wr; /* its stdin: closing it stops the server */
+  int port;
+} test_server;
+
+/* Starts the server with the given flags (NULL-terminated). */
+static test_server server_start(const char *first, ...) {
+  const char *argv[24] = {test_env_path("MCP_H2_TEST_SERVER")};
+  int n = 1;
+  va_list ap;
+  va_start(ap, first);
+  for (const char *a = first; a && n < 23; a = va_arg(ap, const char *))
+    argv[n++] = a;
+  va_end(ap);
+  argv[n] = NULL;
+
+  int in[2], out[2];
+  ck_assert_int_eq(pipe2(in, O_CLOEXEC), 0);
+  ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    dup2(in[0], 0);
+    dup2(out[1], 1);
+    execv(argv[0], (char *const *)argv);
+    _exit(127);
+  }
+  close(in[0]);
+  close(out[1]);
+  test_server s = {pid, in[1], 0};
+  char line[64];
+  size_t len = 0;
+  long long end = test_now_ms() + 10000;
+  while (len < sizeof(line) - 1) {
+    struct pollfd p = {out[0], POLLIN, 0};
+    long long left = end - test_now_ms();
+    ck_assert_msg(left > 0, "test server did not print its port");
+    if (poll(&p, 1, (int)left) <= 0) continue;
+    ssize_t r = read(out[0], line + len, 1);
+    ck_assert_msg(r == 1, "test server exited before printing its port");
+    if (line[len] == '\n') break;
+    len++;
+  }
+  line[len] = '\0';
+  close(out[0]);
+  ck_assert_int_eq(sscanf(line, "PORT %d", &s.port), 1);
+  return s;
+}
+
+static void server_stop(test_server *s) {
+  if (s->pid <= 0) return;
+  close(s->in_wr);
+  int st;
+  waitpid(s->pid, &st, 0);
+  s->pid = 0;
+}
+
+static test_server tls_server(const char *cert, const char *key,
+                              const char *more) {
+  if (more) return server_start("--tls", pki(cert), pki(key), more, NULL);
+  return server_start("--tls", pki(cert), pki(key), NULL);
+}
+
+/* ---- a response collector ---------------------------------------------------------- */
+
+typedef struct resp {
+  pthread_mutex_t *mu;
+  pthread_cond_t *cv;
+  atomic_int ndone;   /* on_done calls (must end at 1) */
+  atomic_int nheads;  /* on_headers calls */
+  int status;
+  mcp_status st;
+  char msg[512];
+  char *body;
+  size_t len, cap;
+  char ctype[128];
+  long long t_done; /* ms */
+  /* Optional hooks. */
+  void (*on_done_hook)(struct resp *r);
+  void *ctx;
+  /* For big bodies: check the /big pattern instead of keeping the bytes. */
+  bool check_pattern;
+  bool pattern_ok;
+  size_t seen;
+} resp;
+
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_cv;
+
+static void init_cv(void) {
+  pthread_condattr_t a;
+  pthread_condattr_init(&a);
+  pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+  pthread_cond_init(&g_cv, &a);
+  pthread_condattr_destroy(&a);
+}
+
+static void resp_init(resp *r) {
+  memset(r, 0, sizeof(*r));
+  r->mu = &g_mu;
+  r->cv = &g_cv;
+  r->pattern_ok = true;
+}
+
+static void resp_clear(resp *r) { free(r->body); }
+
+static void cb_headers(void *user, int status, const mcp_http_header *h,
+                       size_t n) {
+  resp *r = user;
+  pthread_mutex_lock(r->mu);
+  r->status = status;
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(h[i].name, "content-type") == 0)
+      snprintf(r->ctype, sizeof(r->ctype), "%s", h[i].value);
+  atomic_fetch_add(&r->nheads, 1);
+  pthread_cond_broadcast(r->cv);
+  pthread_mutex_unlock(r->mu);
+}
+
+static void cb_data(void *user, const char *d, size_t n) {
+  resp *r = user;
+  if (r->check_pattern) {
+    for (size_t i = 0; i < n; i++)
+      if (d[i] != (char)('a' + (r->seen + i) % 26)) r->pattern_ok = false;
+    r->seen += n;
+    return;
+  }
+  if (r->len + n + 1 > r->cap) {
+    r->cap = (r->len + n + 1) * 2;
+    r->body = realloc(r->body, r->cap);
+  }
+  memcpy(r->body + r->len, d, n);
+  r->len += n;
+  r->body[r->len] = '\0';
+}
+
+static void cb_done(void *user, mcp_status st, const char *msg) {
+  resp *r = user;
+  if (r->on_done_hook) r->on_done_hook(r);
+  pthread_mutex_lock(r->mu);
+  r->st = st;
+  snprintf(r->msg, sizeof(r->msg), "%s", msg ? msg : "(null)");
+  r->t_done = test_now_ms();
+  atomic_fetch_add(&r->ndone, 1);
+  pthread_cond_broadcast(r->cv);
+  pthread_mutex_unlock(r->mu);
+}
+
+static const mcp_http_callbacks cbs = {cb_headers, cb_data, cb_done};
+
+/* Waits until |*counter| >= |want| or |ms| pass; returns the success. */
+static bool wait_count(atomic_int *counter, int want, long long ms) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  ts.tv_sec += ms / 1000;
+  ts.tv_nsec += (ms % 1000) * 1000000;
+  if (ts.tv_nsec >= 1000000000) {
+    ts.tv_sec++;
+    ts.tv_nsec -= 1000000000;
+  }
+  pthread_mutex_lock(&g_mu);
+  while (atomic_load(counter) < want)
+    if (pthread_cond_timedwait(&g_cv, &g_mu, &ts) == ETIMEDOUT) break;
+  bool ok = atomic_load(counter) >= want;
+  pthread_mutex_unlock(&g_mu);
+  return ok;
+}
+
+static void wait_done(resp *r) {
+  ck_assert_msg(wait_count(&r->ndone, 1, 20000), "request did not finish");
+}
+
+/* ---- clients -------------------------------------------------------------------- */
+
+static mcp_http_config base_cfg(const char *scheme, const char *host,
+                                int port, mcp_http_mode mode) {
+  mcp_http_config c;
+  memset(&c, 0, sizeof(c));
+  c.scheme = scheme;
+  c.host = host;
+  c.port = port;
+  c.mode = mode;
+  return c;
+}
+
+static mcp_http_client *client_new(const mcp_http_config *cfg) {
+  mcp_http_client *h = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  mcp_status st = mcp__http_client_new(cfg, &h, &err);
+  ck_assert_msg(st == MCP_OK, "client_new: %d %s", st,
+                err.message ? err.message : "");
+  mcp_error_clear(&err);
+  return h;
+}
+
+/* A TLS client trusting the test CA. */
+static mcp_http_client *tls_client(const char *host, int port,
+                                   mcp_http_mode mode) {
+  mcp_http_config c = base_cfg("https", host, port, mode);
+  c.ca_file = pki("ca.pem");
+  return client_new(&c);
+}
+
+static uint64_t submit(mcp_http_client *h, const char *method,
+                       const char *path, const char *body, resp *r) {
+  uint64_t id = 0;
+  mcp_error err = MCP_ERROR_INIT;
+  mcp_http_header hd[] = {{"content-type", "text/plain"}};
+  mcp_status st = mcp__http_submit(h, method, path, body ? hd : NULL,
+                                   body ? 1 : 0, body, body ? strlen(body) : 0,
+                                   &cbs, r, &id, &err);
+  ck_assert_msg(st == MCP_OK, "submit: %d %s", st,
+                err.message ? err.message : "");
+  mcp_error_clear(&err);
+  return id;
+}
+
+/* One request, waited for. */
+static void fetch(mcp_http_client *h, const char *method, const char *path,
+                  const char *body, resp *r) {
+  resp_init(r);
+  submit(h, method, path, body, r);
+  wait_done(r);
+  ck_assert_int_eq(atomic_load(&r->ndone), 1);
+}
+
+static void expect_ok(resp *r, int status, const char *body) {
+  ck_assert_msg(r->st == MCP_OK, "on_done: %d %s", r->st, r->msg);
+  ck_assert_int_eq(r->status, status);
+  if (body) {
+    ck_assert_msg(r->body && strcmp(r->body, body) == 0,
+                  "body: got \"%s\", want \"%s\"", r->body ? r->body : "",
+                  body);
+  }
+}
+
+/* Server counters from GET /stats, through |h|. */
+static long stat_of(mcp_http_client *h, const char *key) {
+  resp r;
+  fetch(h, "GET", "/stats", NULL, &r);
+  expect_ok(&r, 200, NULL);
+  json_object *o = json_tokener_parse(r.body);
+  ck_assert_ptr_nonnull(o);
+  json_object *v = NULL;
+  ck_assert(json_object_object_get_ex(o, key, &v));
+  long n = (long)json_object_get_int64(v);
+  json_object_put(o);
+  resp_clear(&r);
+  return n;
+}
+
+static int scale(int n) {
+  return test_under_valgrind() ? (n / 20 > 1 ? n / 20 : 2) : n;
+}
+
+/* ---- basic exchanges ---------------------------------------------------------------- */
+
+START_TEST(test_h2_tls_echo) {
+  test_server s = tls_server("server.pem", "server.key", NULL);
+  mcp_http_client *h = tls_client("127.0.0.1", s.port, MCP_HTTP_AUTO);
+  ck_assert_ptr_null(mcp__http_client_protocol(h));
+  resp r;
+  fetch(h, "POST", "/echo", "hello over h2", &r);
+  expect_ok(&r, 200, "hello over h2");
+  ck_assert_str_eq(r.ctype, "text/plain");
+  ck_assert_int_eq(atomic_load(&r.nheads), 1);
+  ck_assert_str_eq(mcp__http_client_protocol(h), "h2");
+  resp_clear(&r);
+  mcp__http_client_free(h);
+  server_stop(&s);
+}
+END_TEST
+
+/* A host name: the resolver thread, SNI and DNS-name verification. */
+START_TEST(test_h2_tls_localhost_name) {
+  test_server s = tls_server("server.pem", "server.key", NULL);
+  mcp_http_client *h = tls_client("localhost", s.port, MCP_HTTP_AUTO);
+  resp r;
+  fetch(h, "GET", "/headers", NULL, &r);
+  expect_ok(&r, 200, NULL);
+  json_object *o = json_tokener_parse(r.body);
+  ck_assert_ptr_nonnull(o);
+  char want[64];
+  snprintf(want, sizeof(want), "localhost:%d", s.port);
+  json_object *v = NULL;
+  ck_assert(json_object_object_get_ex(o, ":authority", &v));
+  ck_assert_str_eq(json_object_get_string(v), want);
+  ck_assert(json_object_object_get_ex(o, ":scheme", &v));
+  ck_assert_str_eq(json_object_get_string(v), "https");
+  json_object_put(o);
+  resp_clear(&r);
+  mcp__http_client_free(h);
+  server_stop(&s);
+}
+END_TEST
+
+START_TEST(test_h2c_prior_knowledge) {
+  test_server s = server_start(NULL);
+  mcp_http_config c =
+      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_H2_PRIOR_KNOWLEDGE);
+  mcp_http_client *h = client_new(&c);
+  resp r;
+  fetch(h, "POST", "/echo", "cleartext h2", &r);
+  expect_ok(&r, 200, "cleartext h2");
+  ck_assert_str_eq(mcp__http_client_protocol(h), "h2c");
+  resp_clear(&r);
+  fetch(h, "GET", "/status?code=404", NULL, &r);
+  expect_ok(&r, 404, "status 404\n");
+  resp_clear(&r);
+  mcp__http_client_free(h);
+  server_stop(&s);
+}
+END_TEST
+
+/* Request headers as the server saw them: :authority, custom fields,
+ * content-length for a body. */
+START_TEST(test_h2_request_headers) {
+  test_server s = server_start(NULL);
+  mcp_http_config c =
+      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_H2_PRIOR_KNOWLEDGE);
+  mcp_http_client *h = client_new(&c);
+  resp r;
+  resp_init(&r);
+  mcp_http_header hd[] = {{"X-Custom", "v1"}, {"accept", "application/json"}};
+  ck_assert_int_eq(mcp__http_submit(h, "POST", "/headers?q=1", hd, 2, "abcd",
+                                    4, &cbs, &r, NULL, NULL),
+                   MCP_OK);
+  wait_done(&r);
+  expect_ok(&r, 200, NULL);
+  json_object *o = json_tokener_parse(r.body);
+  ck_assert_ptr_nonnull(o);
+  char want[64];
+  snprintf(want, sizeof(want), "127.0.0.1:%d", s.port);
+  json_object *v = NULL;
+  ck_assert(json_object_object_get_ex(o, ":authority", &v));
+  ck_assert_str_eq(json_object_get_string(v), want);
+  ck_assert(json_object_object_get_ex(o, ":path", &v));
+  ck_assert_str_eq(json_object_get_string(v), "/headers?q=1");
+  ck_assert(json_object_object_get_ex(o, "x-custom", &v));
+  ck_assert_str_eq(json_object_get_string(v), "v1");
+  ck_assert(json_object_object_get_ex(o, "content-length", &v));
+  ck_assert_str_eq(json_object_get_string(v), "4");
+  json_object_put(o);
+  resp_clear(&r);
+  mcp__http_client_free(h);
+  server_stop(&s);
+}
+END_TEST
+
+/* ---- TLS verification ------------------------------------------------------------------ */
+
+static void expect_fail(mcp_http_client *h, mcp_status want, const char *part) {
+  resp r;
+  fetch(h, "GET", "/status?code=200", NULL, &r);
+  ck_assert_msg(r.st == want, "got %d (%s), want %d", r.st, r.msg, want);
+  if (part)
+    ck_assert_msg(strstr(r.msg, part), "message \"%s\" lacks \"%s\"", r.msg,
+                  part);
+  ck_assert_int_eq(atomic_load(&r.nheads), 0);
+  resp_clear(&r);
+}
+
+START_TEST(test_tls_self_signed_rejected) {
+  test_server s = tls_server("self.pem", "self.key", NULL);
+  mcp_http_config c = base_cfg("https", "127.0.0.1", s.port, MCP_HTTP_AUTO);
+  mcp_http_client *h = client_new(&c);
+  expect_fail(h, MCP_ETLS, "certificate verify failed: self-signed");
+  mcp__http_client_free(h);
+  server_stop(&s);
+}
+END_TEST
+
+START_TEST(test_tls_unknown_ca_rejected) {
+  test_server s = tls_server("server.pem", "server.key", NULL);
+  mcp_http_config c = base_cfg("https", "127.0.0.1", s.port, MCP_HTTP_AUTO);
+  mcp_http_client *h = client_new(&c); /* system store: our CA is unknown */
+  expect_fail(h, MCP_ETLS, "verify");
+  mcp__http_client_free(h);
+  server_stop(&s);
+}
+END_TEST
+
+START_TEST(test_tls_wrong_host_rejected) {
+  test_server s = tls_server("wrong.pem", "wrong.key", NULL);
+  mcp_http_client *h = tls_client("localhost", s.port, MCP_HTTP_AUTO);
+  expect_fail(h, MCP_ETLS, "hostname mismatch");
+  mcp__http_client_free(h);
+  h = tls_client("127.0.0.1", s.port, MCP_HTTP_AUTO);
+  expect_fail(h, MCP_ETLS, "IP address mismatch");
+  mcp__http_client_free(h);
+  server_stop(&s);
+}
+END_TEST
+
+START_TEST(test_tls_insecure_accepts_self_signed) {
+  test_server s = tls_server("self.pem", "self.key", NULL);
+  mcp_http_config c = base_cfg("https", "127.0.0.1", s.port, MCP_HTTP_AUTO);
+  c.insecure = true;
+  mcp_http_client *h = client_new(&c);
+  resp r;
+  fetch(h, "POST", "/echo", "insecure", &r);
+  expect_ok(&r, 200, "insecure");
+  resp_clear(&r);
+  mcp__http_client_free(h);
+  server_stop(&s);
+}
+END_TEST
+
+START_TEST(test_tls_mtls) {
+  test_server s = server_start("--tls", pki("server.pem"), pki("server.key"),
+                               "--client-ca", pki("ca.pem"), NULL);
+  mcp_http_config c = base_cfg("https", "localhost", s.port, MCP_HTTP_AUTO);
+  c.ca_file = pki("ca.pem");
+  c.client_cert = pki("client.pem");
+  c.client_key = pki("client.key");
+  mcp_http_client *h = client_new(&c);
+  resp r;
+  fetch(h, "POST", "/echo", "mutual", &r);
+  expect_ok(&r, 200, "mutual");
+  resp_clear(&r);
+  mcp__http_client_free(h);
+
+  /* Without a client certificate the server refuses (with TLS 1.3 the
+   * alert arrives after the client's handshake finished). */
+  h = tls_client("localhost", s.port, MCP_HTTP_AUTO);
+  fetch(h, "GET", "/status?code=200", NULL, &r);
+  ck_assert_msg(r.st == MCP_ETLS || r.st == MCP_EIO, "got %d (%s)", r.st,
+                r.msg);
+  resp_clear(&r);
+  mcp__http_client_free(h);
+  server_stop(&s);
+}
+END_TEST
+
+START_TEST(test_tls_bad_material) {
+  mcp_http_config c = base_cfg("https", "127.0.0.1", 443, MCP_HTTP_AUTO);
+  c.ca_file = "/nonexistent/ca.pem";
+  mcp_http_client *h = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  ck_assert_int_eq(mcp__http_client_new(&c, &h, &err), MCP_ETLS);
+  ck_assert_ptr_null(h);
+  ck_assert_ptr_nonnull(strstr(err.message, "/nonexistent/ca.pem"));
+  mcp_error_clear(&err);
+  c.ca_file = NULL;
+  c.client_cert = pki("client.pem");
+  ck_assert_int_eq(mcp__http_client_new(&c, &h, &err), MCP_EINVAL);
+  mcp_error_clear(&err);
+  c.client_key = pki("server.key"); /* not the certificate's key */
+  ck_assert_int_eq(mcp__http_client_new(&c, &h, &err), MCP_ETLS);
+  ck_assert_ptr_nonnull(strstr(err.message, "do not match"));
+  mcp_error_clear(&err);
+}
+END_TEST
+
+START_TEST(test_prior_knowledge_needs_h2) {
+  test_server s = tls_server("server.pem", "server.key", "--no-h2");
+  mcp_http_client *h =
+      tls_client("127.0.0.1", s.port, MCP_HTTP_H2_PRIOR_KNOWLEDGE);
+  expect_fail(h, MCP_EPROTO, "server did not negotiate h2");
+  mcp__http_client_free(h);
+  server_stop(&s);
+}
+END_TEST
+
+/* ---- HTTP/2 multiplexing, flow control, resets, GOAWAY --------------------------------- */
+
+START_TEST(test_h2_1000_multiplexed) {
+  int n = scale(1000);
+  test_server s = server_start("--tls", pki("server.pem"), pki("server.key"),
+                               "--max-streams", "100", NULL);
+  mcp_http_client *h = tls_client("127.0.0.1", s.port, MCP_HTTP_AUTO);
+  resp *rs = calloc((size_t)n, sizeof(*rs));
+  char (*bodies)[48] = calloc((size_t)n, sizeof(*bodies));
+  long long t0 = test_now_ms();
+  for (int i = 0; i < n; i++) {
+    resp_init(&rs[i]);
+    snprintf(bodies[i], sizeof(bodies[i]), "request body %d", i);
+    submit(h, "POST", "/echo", bodies[i], &rs[i]);
+  }
+  for (int i = 0; i < n; i++) wait_done(&rs[i]);
+  long long t1 = test_now_ms();
+  for (int i = 0; i < n; i++) {
+    expect_ok(&rs[i], 200, bodies[i]);
+    ck_assert_int_eq(atomic_load(&rs[i].ndone), 1);
+    resp_clear(&rs[i]);
+  }
+  fprintf(stderr, "h2: %d multiplexed POST /echo in %lld ms (%.0f req/s)\n",
+          n, t1 - t0, t1 > t0 ? n * 1000.0 / (double)(t1 - t0) : 0.0);
+  ck_assert_int_eq(stat_of(h, "connections"), 1);
+  long max_open = stat_of(h, "max_open_streams");
+  ck_assert_msg(max_open <= 100, "max open streams %ld", max_open);
+  free(rs);
+  free(bodies);
+  mcp__http_client_free(h);
+  server_stop(&s);
+}
+END_TEST
+
+START_TEST(test_h2_big_response) {
+  long long bytes = test_under_valgrind() ? 2 * 1024 * 1024 : 20 * 1024 * 1024;
+  test_server s = tls_server("server.pem", "server.key", NULL);
+  mcp_http_client *h = tls_client("127.0.0.1", s.port, MCP_HTTP_AUTO);
+  resp r;
+  resp_init(&r);
+  r.check_pattern = true;
+  char path[64];
+  snprintf(path, sizeof(path), "/big?bytes=%lld", bytes);
+  long long t0 = test_now_ms();
+  submit(h, "GET", path, NULL, &r);
+  wait_done(&r);
+  long long t1 = test_now_ms();
+  ck_assert_msg(r.st == MCP_OK, "%d %s", r.st, r.msg);
+  ck_assert_int_eq(r.status, 200);
+  ck_assert_uint_eq(r.seen, (size_t)bytes);
+  ck_assert(r.pattern_ok);
+  fprintf(stderr, "h2+TLS: %lld bytes in %lld ms (%.1f MB/s)\n", bytes,
+          t1 - t0,
+          t1 > t0 ? (double)bytes / 1048576.0 * 1000.0 / (double)(t1 - t0)
+                  : 0.0);
+  mcp__http_client_free(h);
+  server_stop(&s);
+}
+END_TEST
+
+START_TEST(test_h2_rst_isolated) {
+  test_server s = server_start(NULL);
+  mcp_http_config c =
+      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_H2_PRIOR_KNOWLEDGE);
+  mcp_http_client *h = client_new(&c);
+  resp rst, ok[10];
+  resp_init(&rst);
+  char bodies[10][16];
+  for (int i = 0; i < 10; i++) {
+    resp_init(&ok[i]);
+    snprintf(bodies[i], sizeof(bodies[i]), "ok %d", i);
+    submit(h, "POST", "/echo", bodies[i], &ok[i]);
+    if (i == 4) submit(h, "POST", "/rst", "x", &rst);
+  }
+  wait_done(&rst);
+  ck_assert_int_eq(rst.st, MCP_EIO);
+  ck_assert_msg(strstr(rst.msg, "stream reset by peer (INTERNAL_ERROR)"),
+                "%s", rst.msg);
+  for (int i = 0; i < 10; i++) {
+    wait_done(&ok[i]);
+    expect_ok(&ok[i], 200, bodies[i]);
+    resp_clear(&ok[i]);
+  }
+  resp_clear(&rst);
+  ck_assert_int_eq(stat_of(h, "connections"), 1);
+  mcp__http_client_free(h);
+  server_stop(&s);
+}
+END_TEST
+
+/* GOAWAY(last = the /goaway stream): the 5 requests sent after it on the
+ * same connection are refused, retried on a fresh connection and succeed;
+ * the earlier /slow finishes on the old connection. */
+START_TEST(test_h2_goaway_graceful_retry) {
+  test_server s = server_start(NULL);
+  mcp_http_config c =
+      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_H2_PRIOR_KNOWLEDGE);
+  mcp_http_client *h = client_new(&c);
+  resp slow, ga, e[5];
+  char bodies[5][16];
+  resp_init(&slow);
+  resp_init(&ga);
+  submit(h, "GET", "/slow?ms=300", NULL, &slow);
+  submit(h, "POST", "/goaway?after=5", "", &ga);
+  for (int i = 0; i < 5; i++) {
+    resp_init(&e[i]);
+    snprintf(bodies[i], sizeof(bodies[i]), "retry %d", i);
+    submit(h, "POST", "/echo", bodies[i], &e[i]);
+  }
+  for (int i = 0; i < 5; i++) {
+    wait_done(&e[i]);
+    expect_ok(&e[i], 200, bodies[i]);
+    resp_clear(&e[i]);
+  }
+  wait_done(&ga);
+  expect_ok(&ga, 200, "goaway\n");
+  wait_done(&slow);
+  expect_ok(&slow, 200, "slow\n");
+  ck_assert_int_eq(stat_of(h, "goaway_refused"), 5);
+  ck_assert_int_eq(stat_of(h, "connections"), 2);
+  resp_clear(&slow);
+  resp_clear(&ga);
+  mcp__http_client_free(h);
+  server_stop(&s);
+}
+END_TEST
+
+/* GOAWAY(ENHANCE_YOUR_CALM) then an immediate close: streams up to
+ * last-stream-id fail with the GOAWAY's error, later ones are retried. */
+START_TEST(test_h2_goaway_abort) {
+  test_server s = server_start(NULL);
+  mcp_http_config c =
+      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_H2_PRIOR_KNOWLEDGE);
+  mcp_http_client *h = client_new(&c);
+  resp stall, ga, e[3];
+  char bodies[3][16];
+  resp_init(&stall);
+  resp_init(&ga);
+  submit(h, "GET", "/stall", NULL, &stall);
+  submit(h, "POST", "/goaway?after=3&mode=abort&code=ENHANCE_YOUR_CALM", "",
+         &ga);
+  for (int i = 0; i < 3; i++) {
+    resp_init(&e[i]);
+    snprintf(bodies[i], sizeof(bodies[i]), "after %d", i);
+    submit(h, "POST", "/echo", bodies[i], &e[i]);
+  }
+  wait_done(&stall);
+  wait_done(&ga);
+  ck_assert_int_eq(stall.st, MCP_EIO);
+  ck_assert_msg(
+      strstr(stall.msg, "connection closed by GOAWAY (ENHANCE_YOUR_CALM)"),
+      "%s", stall.msg);
+  ck_assert_int_eq(ga.st, MCP_EIO);
+  ck_assert_msg(strstr(ga.msg, "GOAWAY (ENHANCE_YOUR_CALM)"), "%s", ga.msg);
+  for (int i = 0; i < 3; i++) {
+    wait_done(&e[i]);
+    expect_ok(&e[i], 200, bodies[i]);
+    resp_clear(&e[i]);
+  }
+  resp_clear(&stall);
+  resp_clear(&ga);
+  mcp__http_client_free(h);
+  server_stop(&s);
+}
+END_TEST
+
+START_TEST(test_h2_refused_stream_retried) {
+  test_server s = server_start(NULL);
+  mcp_http_config c =
+      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_H2_PRIOR_KNOWLEDGE);
+  mcp_http_client *h = client_new(&c);
+  resp r;
+  fetch(h, "GET", "/refuse-once?key=a", NULL, &r);
+  expect_ok(&r, 200, "ok\n");
+  resp_clear(&r);
+  ck_assert_int_eq(stat_of(h, "requests"), 3); /* refused, retried, stats */
+  mcp__http_client_free(h);
+  server_stop(&s);
+}
+END_TEST
+
+START_TEST(test_h2_header_cap) {
+  test_server s = server_start(NULL);
+  mcp_http_config c =
+      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_H2_PRIOR_KNOWLEDGE);
+  c.max_header_bytes = 4096;
+  mcp_http_client *h = client_new(&c);
+  resp r;
+  fetch(h, "GET", "/bigheaders?bytes=16384", NULL, &r);
+  ck_assert_int_eq(r.st, MCP_EPROTO);
+  ck_assert_msg(strstr(r.msg, "exceeds 4096 bytes"), "%s", r.msg);
+  ck_assert_int_eq(atomic_load(&r.nheads), 0);
+  resp_clear(&r);
+  /* The connection survives. */
+  fetch(h, "GET", "/bigheaders?bytes=1000", NULL, &r);
+  expect_ok(&r, 200, "ok\n");
+  resp_clear(&r);
+  ck_assert_int_eq(stat_of(h, "connections"), 1);
+  mcp__http_client_free(h);
+  server_stop(&s);
+}
+END_TEST
+
+/* ---- cancel ---------------------------------------------------------------------------- */
+
+START_TEST(test_h2_cancel_stall) {
+  test_server s = tls_server("server.pem", "server.key", NULL);
+  mcp_http_client *h = tls_client("127.0.0.1", s.port, MCP_HTTP_AUTO);
+  resp r;
+  resp_init(&r);
+  uint64_t id = submit(h, "GET", "/stall", NULL, &r);
+  ck_assert(wait_count(&r.nheads, 1, 10000));
+  ck_assert_int_eq(r.status, 200);
+  mcp__http_cancel(h, id);
+  wait_done(&r);
+  ck_assert_int_eq(r.st, MCP_ECANCELLED);
+  mcp__http_cancel(h, id); /* unknown by now: ignored */
+  mcp__http_cancel(h, 999999);
+  resp_clear(&r);
+  /* The connection goes on. */
+  fetch(h, "POST", "/echo", "still here", &r);
+  expect_ok(&r, 200, "still here");
+  resp_clear(&r);
+  ck_assert_int_eq(stat_of(h, "connections"), 1);
+  ck_assert_int_eq(atomic_load(&r.ndone), 1);
+  mcp__http_client_free(h);
+  server_stop(&s);
+}
+END_TEST
+
+/* Cancel before any connection exists (the request is pending). */
+START_TEST(test_cancel_pending) {
+  /* A listener that never accepts: the TLS handshake never completes. */
+  int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_in sa = {0};
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+  ck_assert_int_eq(listen(lfd, 16), 0);
+  socklen_t sl = sizeof(sa);
+  getsockname(lfd, (struct sockaddr *)&sa, &sl);
+  mcp_http_client *h = tls_client("127.0.0.1", ntohs(sa.sin_port),
+                                  MCP_HTTP_AUTO);
+  resp r;
+  resp_init(&r);
+  uint64_t id = submit(h, "GET", "/x", NULL, &r);
+  mcp__http_cancel(h, id);
+  wait_done(&r);
+  ck_assert_int_eq(r.st, MCP_ECANCELLED);
+  resp_clear(&r);
+  mcp__http_client_free(h);
+  close(lfd);
+}
+END_TEST
+
+/* ---- connect errors ---------------------------------------------------------------------- */
+
+START_TEST(test_connect_refused) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_in sa = {0};
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+  socklen_t sl = sizeof(sa);
+  getsockname(fd, (struct sockaddr *)&sa, &sl);
+  close(fd); /* nobody listens there now */
+  mcp_http_config c =
+      base_cfg("http", "127.0.0.1", ntohs(sa.sin_port), MCP_HTTP_AUTO);
+  mcp_http_client *h = client_new(&c);
+  long long t0 = test_now_ms();
+  resp r;
+  fetch(h, "GET", "/", NULL, &r);
+  ck_assert_int_eq(r.st, MCP_EIO);
+  ck_assert_msg(strstr(r.msg, "connection refused"), "%s", r.msg);
+  ck_assert_msg(r.t_done - t0 < 1000, "took %lld ms", r.t_done - t0);
+  resp_clear(&r);
+  mcp__http_client_free(h);
+}
+END_TEST
+
+/* A server that accepts TCP (the kernel does, from the backlog) but never
+ * answers the TLS ClientHello. */
+START_TEST(test_connect_timeout) {
+  int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_in sa = {0};
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+  ck_assert_int_eq(listen(lfd, 16), 0);
+  socklen_t sl = sizeof(sa);
+  getsockname(lfd, (struct sockaddr *)&sa, &sl);
+  mcp_http_config c =
+      base_cfg("https", "127.0.0.1", ntohs(sa.sin_port), MCP_HTTP_AUTO);
+  c.ca_file = pki("ca.pem");
+  c.connect_timeout_ms = 300;
+  mcp_http_client *h = client_new(&c);
+  long long t0 = test_now_ms();
+  resp r;
+  fetch(h, "GET", "/", NULL, &r);
+  long long took = r.t_done - t0;
+  ck_assert_int_eq(r.st, MCP_ETIMEDOUT);
+  ck_assert_msg(strstr(r.msg, "TLS handshake"), "%s", r.msg);
+  ck_assert_msg(took >= 280 && took < 2000, "took %lld ms", took);
+  resp_clear(&r);
+  mcp__http_client_free(h);
+  close(lfd);
+}
+END_TEST
+
+START_TEST(test_resolve_failure) {
+  mcp_http_config c =
+      base_cfg("http", "no-such-host.invalid", 80, MCP_HTTP_AUTO);
+  c.connect_timeout_ms = 5000;
+  mcp_http_client *h = client_new(&c);
+  resp r;
+  fetch(h, "GET", "/", NULL, &r);
+  ck_assert_msg(r.st == MCP_EIO || r.st == MCP_ETIMEDOUT, "%d %s", r.st,
+                r.msg);
+  resp_clear(&r);
+  mcp__http_client_free(h);
+}
+END_TEST
+
+/* ---- validation -------------------------------------------------------------------------- */
+
+START_TEST(test_header_injection_refused) {
+  mcp_http_config c = base_cfg("http", "127.0.0.1", 9, MCP_HTTP_AUTO);
+  mcp_http_client *h = client_new(&c);
+  resp r;
+  resp_init(&r);
+  mcp_error err = MCP_ERROR_INIT;
+  const mcp_http_header bad[][1] = {
+      {{"x-a", "ok\r\nx-evil: 1"}}, {{"x-a", "ok\nx"}},
+      {{"x a", "v"}},               {{"x-a:", "v"}},
+      {{"", "v"}},                  {{"Host", "evil"}},
+      {{"content-length", "5"}},    {{":path", "/x"}},
+      {{"transfer-encoding", "chunked"}}};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    ck_assert_int_eq(mcp__http_submit(h, "GET", "/", bad[i], 1, NULL, 0, &cbs,
+                                      &r, NULL, &err),
+                     MCP_EINVAL);
+    ck_assert_ptr_nonnull(err.message);
+    mcp_error_clear(&err);
+  }
+  ck_assert_int_eq(mcp__http_submit(h, "GET", "/a b", NULL, 0, NULL, 0, &cbs,
+                                    &r, NULL, &err),
+                   MCP_EINVAL);
+  mcp_error_clear(&err);
+  ck_assert_int_eq(mcp__http_submit(h, "GET", "/a\r\nb", NULL, 0, NULL, 0,
+                                    &cbs, &r, NULL, &err),
+                   MCP_EINVAL);
+  mcp_error_clear(&err);
+  ck_assert_int_eq(mcp__http_submit(h, "GE T", "/", NULL, 0, NULL, 0, &cbs, &r,
+                                    NULL, &err),
+                   MCP_EINVAL);
+  mcp_error_clear(&err);
+  ck_assert_int_eq(mcp__http_submit(h, "GET", "noslash", NULL, 0, NULL, 0,
+                                    &cbs, &r, NULL, &err),
+                   MCP_EINVAL);
+  mcp_error_clear(&err);
+  mcp__http_client_free(h);
+  /* None of them was accepted, so no callback ran. */
+  ck_assert_int_eq(atomic_load(&r.ndone), 0);
+}
+END_TEST
+
+START_TEST(test_config_validation) {
+  mcp_http_client *h = NULL;
+  mcp_http_config c = base_cfg("ftp", "127.0.0.1", 80, MCP_HTTP_AUTO);
+  ck_assert_int_eq(mcp__http_client_new(&c, &h, NULL), MCP_EINVAL);
+  c = base_cfg("http", "", 80, MCP_HTTP_AUTO);
+  ck_assert_int_eq(mcp__http_client_new(&c, &h, NULL), MCP_EINVAL);
+  c = base_cfg("http", "a b", 80, MCP_HTTP_AUTO);
+  ck_assert_int_eq(mcp__http_client_new(&c, &h, NULL), MCP_EINVAL);
+  c = base_cfg("http", "127.0.0.1", 0, MCP_HTTP_AUTO);
+  ck_assert_int_eq(mcp__http_client_new(&c, &h, NULL), MCP_EINVAL);
+  c = base_cfg("http", "127.0.0.1", 70000, MCP_HTTP_AUTO);
+  ck_assert_int_eq(mcp__http_client_new(&c, &h, NULL), MCP_EINVAL);
+  ck_assert_int_eq(mcp__http_client_new(NULL, &h, NULL), MCP_EINVAL);
+  ck_assert_ptr_null(h);
+  mcp__http_client_free(NULL);
+}
+END_TEST
+
+/* ---- callbacks, re-entrancy and shutdown ------------------------------------------------ */
+
+typedef struct chain {
+  mcp_http_client *h;
+  atomic_int left;
+  resp rs[8];
+  int next;
+} chain;
+
+/* on_done submits the next request from the I/O thread. */
+static void chain_hook(resp *r) {
+  chain *ch = r->ctx;
+  if (atomic_fetch_sub(&ch->left, 1) <= 1) return;
+  resp *nr = &ch->rs[++ch->next];
+  resp_init(nr);
+  nr->on_done_hook = chain_hook;
+  nr->ctx = ch;
+  ck_assert_int_eq(mcp__http_submit(ch->h, "POST", "/echo", NULL, 0, "link", 4,
+                                    &cbs, nr, NULL, NULL),
+                   MCP_OK);
+}
+
+START_TEST(test_submit_from_callback) {
+  test_server s = server_start(NULL);
+  mcp_http_config c =
+      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_H2_PRIOR_KNOWLEDGE);
+  chain ch;
+  memset(&ch, 0, sizeof(ch));
+  ch.h = client_new(&c);
+  atomic_init(&ch.left, 8);
+  resp_init(&ch.rs[0]);
+  ch.rs[0].on_done_hook = chain_hook;
+  ch.rs[0].ctx = &ch;
+  submit(ch.h, "POST", "/echo", "link", &ch.rs[0]);
+  for (int i = 0; i < 8; i++) {
+    ck_assert(wait_count(&ch.rs[i].ndone, 1, 10000));
+    expect_ok(&ch.rs[i], 200, "link");
+    resp_clear(&ch.rs[i]);
+  }
+  mcp__http_client_free(ch.h);
+  server_stop(&s);
+}
+END_TEST
+
+typedef struct free_ctx {
+  mcp_http_client *h;
+  uint64_t other;
+} free_ctx;
+
+/* on_headers of a stalled request cancels it, from the I/O thread. */
+static void cancel_self_headers(void *user, int status,
+                                const mcp_http_header *hv, size_t n) {
+  resp *r = user;
+  free_ctx *fc = r->ctx;
+  cb_headers(user, status, hv, n);
+  mcp__http_cancel(fc->h, fc->other);
+}
+
+START_TEST(test_cancel_from_callback) {
+  test_server s = server_start(NULL);
+  mcp_http_config c =
+      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_H2_PRIOR_KNOWLEDGE);
+  free_ctx fc;
+  fc.h = client_new(&c);
+  resp r;
+  resp_init(&r);
+  r.ctx = &fc;
+  mcp_http_callbacks cc = {cancel_self_headers, cb_data, cb_done};
+  ck_assert_int_eq(mcp__http_submit(fc.h, "GET", "/stall", NULL, 0, NULL, 0,
+                                    &cc, &r, &fc.other, NULL),
+                   MCP_OK);
+  wait_done(&r);
+  ck_assert_int_eq(r.st, MCP_ECANCELLED);
+  ck_assert_int_eq(atomic_load(&r.ndone), 1);
+  mcp__http_client_free(fc.h);
+  server_stop(&s);
+}
+END_TEST
+
+/* free() with requests on the wire and waiting for a stream slot: each one
+ * ends exactly once with MCP_ECLOSED before free() returns. */
+START_TEST(test_free_with_outstanding) {
+  test_server s = server_start("--max-streams", "2", NULL);
+  mcp_http_config c =
+      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_H2_PRIOR_KNOWLEDGE);
+  mcp_http_client *h = client_new(&c);
+  resp r[6];
+  for (int i = 0; i < 6; i++) {
+    resp_init(&r[i]);
+    submit(h, "GET", "/stall", NULL, &r[i]);
+  }
+  /* Two are on the wire once their heads arrived; four wait for a slot. */
+  ck_assert(wait_count(&r[0].nheads, 1, 10000));
+  ck_assert(wait_count(&r[1].nheads, 1, 10000));
+  mcp__http_client_free(h);
+  for (int i = 0; i < 6; i++) {
+    ck_assert_int_eq(atomic_load(&r[i].ndone), 1);
+    ck_assert_int_eq(r[i].st, MCP_ECLOSED);
+    resp_clear(&r[i]);
+  }
+  server_stop(&s);
+}
+END_TEST
+
+/* free() right after submit, before the I/O thread looked at the queue. */
+START_TEST(test_free_immediately) {
+  test_server s = server_start(NULL);
+  for (int round = 0; round < 20; round++) {
+    mcp_http_config c =
+        base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_H2_PRIOR_KNOWLEDGE);
+    mcp_http_client *h = client_new(&c);
+    resp r[3];
+    for (int i = 0; i < 3; i++) {
+      resp_init(&r[i]);
+      submit(h, "POST", "/echo", "x", &r[i]);
+    }
+    mcp__http_client_free(h);
+    for (int i = 0; i < 3; i++) {
+      ck_assert_int_eq(atomic_load(&r[i].ndone), 1);
+      ck_assert(r[i].st == MCP_OK || r[i].st == MCP_ECLOSED);
+      resp_clear(&r[i]);
+    }
+  }
+  server_stop(&s);
+}
+END_TEST
+
+static int thread_count(void) {
+  FILE *f = fopen("/proc/self/status", "r");
+  char line[256];
+  int n = -1;
+  while (f && fgets(line, sizeof(line), f))
+    if (sscanf(line, "Threads: %d", &n) == 1) break;
+  if (f) fclose(f);
+  return n;
+}
+
+static void free_in_callback(resp *r) {
+  free_ctx *fc = r->ctx;
+  mcp__http_client_free(fc->h);
+}
+
+/* free() from inside on_done: the client goes away once the callback
+ * returns; the other outstanding request gets MCP_ECLOSED. */
+START_TEST(test_free_from_callback) {
+  test_server s = server_start(NULL);
+  mcp_http_config c =
+      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_H2_PRIOR_KNOWLEDGE);
+  free_ctx fc;
+  fc.h = client_new(&c);
+  /* Ours plus the client's I/O thread (sanitizers may run one of theirs). */
+  int threads = thread_count() - 1;
+  resp stall, r;
+  resp_init(&stall);
+  resp_init(&r);
+  r.ctx = &fc;
+  r.on_done_hook = free_in_callback;
+  submit(fc.h, "GET", "/stall", NULL, &stall);
+  ck_assert(wait_count(&stall.nheads, 1, 10000));
+  submit(fc.h, "POST", "/echo", "bye", &r);
+  wait_done(&r);
+  expect_ok(&r, 200, "bye");
+  wait_done(&stall);
+  ck_assert_int_eq(stall.st, MCP_ECLOSED);
+  ck_assert_msg(WAIT_UNTIL(thread_count() == threads, 5000),
+                "%d threads, want %d", thread_count(), threads);
+  resp_clear(&r);
+  resp_clear(&stall);
+  server_stop(&s);
+}
+END_TEST
+
+/* Submits from several threads at once onto one client. */
+typedef struct hammer {
+  mcp_http_client *h;
+  resp rs[50];
+  int id;
+} hammer;
+
+static void *hammer_main(void *arg) {
+  hammer *hm = arg;
+  for (int i = 0; i < 50; i++) {
+    resp_init(&hm->rs[i]);
+    ck_assert_int_eq(mcp__http_submit(hm->h, "POST", "/echo", NULL, 0, "hm", 2,
+                                      &cbs, &hm->rs[i], NULL, NULL),
+                     MCP_OK);
+  }
+  return NULL;
+}
+
+START_TEST(test_concurrent_submitters) {
+  test_server s = server_start(NULL);
+  mcp_http_config c =
+      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_H2_PRIOR_KNOWLEDGE);
+  mcp_http_client *h = client_new(&c);
+  static hammer hm[4];
+  pthread_t t[4];
+  for (int i = 0; i < 4; i++) {
+    hm[i].h = h;
+    pthread_create(&t[i], NULL, hammer_main, &hm[i]);
+  }
+  for (int i = 0; i < 4; i++) pthread_join(t[i], NULL);
+  for (int i = 0; i < 4; i++)
+    for (int k = 0; k < 50; k++) {
+      wait_done(&hm[i].rs[k]);
+      expect_ok(&hm[i].rs[k], 200, "hm");
+      resp_clear(&hm[i].rs[k]);
+    }
+  mcp__http_client_free(h);
+  server_stop(&s);
+}
+END_TEST
+
+/* ---- suite ---------------------------------------------------------------------------- */
+
+static Suite *http_suite(void) {
+  Suite *s = suite_create("http");
+  TCase *tc = tcase_create("h2");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, test_h2_tls_echo);
+  tcase_add_test(tc, test_h2_tls_localhost_name);
+  tcase_add_test(tc, test_h2c_prior_knowledge);
+  tcase_add_test(tc, test_h2_request_headers);
+  tcase_add_test(tc, test_h2_1000_multiplexed);
+  tcase_add_test(tc, test_h2_big_response);
+  tcase_add_test(tc, test_h2_rst_isolated);
+  tcase_add_test(tc, test_h2_goaway_graceful_retry);
+  tcase_add_test(tc, test_h2_goaway_abort);
+  tcase_add_test(tc, test_h2_refused_stream_retried);
+  tcase_add_test(tc, test_h2_header_cap);
+  tcase_add_test(tc, test_h2_cancel_stall);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("tls");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, test_tls_self_signed_rejected);
+  tcase_add_test(tc, test_tls_unknown_ca_rejected);
+  tcase_add_test(tc, test_tls_wrong_host_rejected);
+  tcase_add_test(tc, test_tls_insecure_accepts_self_signed);
+  tcase_add_test(tc, test_tls_mtls);
+  tcase_add_test(tc, test_tls_bad_material);
+  tcase_add_test(tc, test_prior_knowledge_needs_h2);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("connect");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, test_connect_refused);
+  tcase_add_test(tc, test_connect_timeout);
+  tcase_add_test(tc, test_resolve_failure);
+  tcase_add_test(tc, test_cancel_pending);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("api");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, test_header_injection_refused);
+  tcase_add_test(tc, test_config_validation);
+  tcase_add_test(tc, test_submit_from_callback);
+  tcase_add_test(tc, test_cancel_from_callback);
+  tcase_add_test(tc, test_free_with_outstanding);
+  tcase_add_test(tc, test_free_immediately);
+  tcase_add_test(tc, test_free_from_callback);
+  tcase_add_test(tc, test_concurrent_submitters);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  init_cv();
+  signal(SIGPIPE, SIG_IGN);
+  if (make_pki() != 0) {
+    remove_pki();
+    return EXIT_FAILURE;
+  }
+  int rc = run_suite(http_suite());
+  remove_pki();
+  return rc;
+}
