@@ -25,12 +25,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "mcp_cancel.h"
 #include "mcp_client.h"
 #include "mcp_jsonrpc.h"
 #include "mcp_pending.h"
 #include "mcp_transport.h"
+#include "mcp_url.h"
 
 const char *const mcp__protocol_versions[] = {"2025-11-25", "2025-06-18",
                                               "2025-03-26", NULL};
@@ -88,6 +90,17 @@ static void free_strv(char **v) {
 MCP_EXTERN void mcp_client_options_free(mcp_client_options *o) {
   if (!o) return;
   free_strv(o->argv);
+  mcp__free(o->url);
+  for (size_t i = 0; i < o->nheaders; i++) {
+    mcp__free(o->header_names[i]);
+    mcp__free(o->header_values[i]);
+  }
+  mcp__free(o->header_names);
+  mcp__free(o->header_values);
+  mcp__free(o->ca_file);
+  mcp__free(o->ca_dir);
+  mcp__free(o->client_cert);
+  mcp__free(o->client_key);
   mcp__free(o->cwd);
   for (size_t i = 0; i < o->nenv; i++) mcp__free(o->env[i]);
   mcp__free(o->env);
@@ -102,6 +115,8 @@ MCP_EXTERN void mcp_client_options_free(mcp_client_options *o) {
   mcp__free(o->caps);
   mcp__free(o);
 }
+
+static mcp_status set_str(char **slot, const char *s);
 
 static char **dup_strv(const char *const *v) {
   size_t n = 0;
@@ -125,7 +140,83 @@ MCP_EXTERN mcp_status mcp_client_options_set_stdio(mcp_client_options *o,
   if (!d) return MCP_ENOMEM;
   free_strv(o->argv);
   o->argv = d;
+  mcp__free(o->url);
+  o->url = NULL;
   return MCP_OK;
+}
+
+MCP_EXTERN mcp_status mcp_client_options_set_http(mcp_client_options *o, const char *url,
+                                                  mcp_http_transport kind) {
+  if (!o || !url || kind < MCP_HTTP_TRANSPORT_AUTO || kind > MCP_HTTP_TRANSPORT_LEGACY_SSE) return MCP_EINVAL;
+  mcp_url *u = NULL;
+  mcp_status st = mcp__url_parse(url, &u, NULL);
+  mcp__url_free(u);
+  if (st != MCP_OK) return st == MCP_ENOMEM ? MCP_ENOMEM : MCP_EINVAL;
+  char *d = mcp__strdup(url);
+  if (!d) return MCP_ENOMEM;
+  mcp__free(o->url);
+  o->url = d;
+  o->http_kind = kind;
+  free_strv(o->argv);
+  o->argv = NULL;
+  return MCP_OK;
+}
+
+MCP_EXTERN void mcp_client_options_set_http_version(mcp_client_options *o, mcp_http_version v) {
+  if (o && v >= MCP_HTTP_VERSION_AUTO && v <= MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE) o->http_version = v;
+}
+
+static bool header_text_ok(const char *s) {
+  for (; *s; s++)
+    if (*s == '\r' || *s == '\n') return false;
+  return true;
+}
+
+MCP_EXTERN mcp_status mcp_client_options_add_header(mcp_client_options *o, const char *name,
+                                                    const char *value) {
+  static const char *const owned[] = {"content-type", "accept", "host", "content-length",
+                                      "mcp-session-id", "mcp-protocol-version", "last-event-id",
+                                      "connection", "transfer-encoding"};
+  if (!o || !name || !*name || !value || !header_text_ok(name) || !header_text_ok(value) ||
+      strchr(name, ':') || strchr(name, ' '))
+    return MCP_EINVAL;
+  for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++)
+    if (strcasecmp(name, owned[i]) == 0) return MCP_EINVAL;
+  char **nn = mcp__reallocarray(o->header_names, o->nheaders + 1, sizeof(char *));
+  if (!nn) return MCP_ENOMEM;
+  o->header_names = nn;
+  char **vv = mcp__reallocarray(o->header_values, o->nheaders + 1, sizeof(char *));
+  if (!vv) return MCP_ENOMEM;
+  o->header_values = vv;
+  char *n = mcp__strdup(name), *v = mcp__strdup(value);
+  if (!n || !v) {
+    mcp__free(n);
+    mcp__free(v);
+    return MCP_ENOMEM;
+  }
+  o->header_names[o->nheaders] = n;
+  o->header_values[o->nheaders] = v;
+  o->nheaders++;
+  return MCP_OK;
+}
+
+MCP_EXTERN mcp_status mcp_client_options_set_ca(mcp_client_options *o, const char *ca_file,
+                                                const char *ca_dir) {
+  if (!o) return MCP_EINVAL;
+  mcp_status st = set_str(&o->ca_file, ca_file);
+  return st ? st : set_str(&o->ca_dir, ca_dir);
+}
+
+MCP_EXTERN mcp_status mcp_client_options_set_client_cert(mcp_client_options *o,
+                                                         const char *cert_file,
+                                                         const char *key_file) {
+  if (!o || !cert_file != !key_file) return MCP_EINVAL;
+  mcp_status st = set_str(&o->client_cert, cert_file);
+  return st ? st : set_str(&o->client_key, key_file);
+}
+
+MCP_EXTERN void mcp_client_options_set_insecure(mcp_client_options *o, bool insecure) {
+  if (o) o->insecure = insecure;
 }
 
 /* Replaces *slot with a copy of |s| (NULL clears it). */
@@ -258,6 +349,15 @@ mcp_client_options *mcp__client_options_dup(const mcp_client_options *o) {
   d->notify_fn = o->notify_fn;
   d->notify_user = o->notify_user;
   if (o->argv && !(d->argv = dup_strv((const char *const *)o->argv))) goto fail;
+  d->http_kind = o->http_kind;
+  d->http_version = o->http_version;
+  d->insecure = o->insecure;
+  if (set_str(&d->url, o->url) || set_str(&d->ca_file, o->ca_file) ||
+      set_str(&d->ca_dir, o->ca_dir) || set_str(&d->client_cert, o->client_cert) ||
+      set_str(&d->client_key, o->client_key))
+    goto fail;
+  for (size_t i = 0; i < o->nheaders; i++)
+    if (mcp_client_options_add_header(d, o->header_names[i], o->header_values[i])) goto fail;
   if (set_str(&d->cwd, o->cwd) || set_str(&d->client_name, o->client_name) ||
       set_str(&d->client_version, o->client_version))
     goto fail;
@@ -1316,7 +1416,9 @@ mcp_status mcp__client_connect_ex(const mcp_client_options *o, mcp_workers *work
                                   mcp_error *err) {
   if (out) *out = NULL;
   if (!o || !out) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
-  if (!o->argv) return mcp__error_set(err, MCP_EINVAL, "no server given (mcp_client_options_set_stdio)");
+  if (!o->argv && !o->url)
+    return mcp__error_set(err, MCP_EINVAL,
+                          "no server given (mcp_client_options_set_stdio or _set_http)");
   mcp_client *c = mcp__calloc(1, sizeof(*c));
   if (!c) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
   pthread_mutex_init(&c->lock, NULL);
@@ -1333,12 +1435,32 @@ mcp_status mcp__client_connect_ex(const mcp_client_options *o, mcp_workers *work
                                               .on_error = on_error,
                                               .on_close = on_close,
                                               .on_request_error = on_request_error};
-  mcp_stdio_config cfg = {0};
-  cfg.argv = (const char *const *)c->opts->argv;
-  cfg.cwd = c->opts->cwd;
-  cfg.env = (const char *const *)c->opts->env;
-  cfg.max_line = c->opts->max_message;
-  if ((st = mcp__stdio_transport_new(&cfg, &cbs, c, &c->t, err))) goto fail;
+  if (c->opts->url) {
+    static const mcp_http_kind kinds[] = {MCP_HTTP_KIND_AUTO, MCP_HTTP_KIND_STREAMABLE,
+                                          MCP_HTTP_KIND_SSE};
+    mcp_http_transport_config hc = {0};
+    hc.url = c->opts->url;
+    hc.kind = kinds[c->opts->http_kind];
+    hc.http_mode = c->opts->http_version;
+    hc.header_names = (const char *const *)c->opts->header_names;
+    hc.header_values = (const char *const *)c->opts->header_values;
+    hc.nheaders = c->opts->nheaders;
+    hc.ca_file = c->opts->ca_file;
+    hc.ca_dir = c->opts->ca_dir;
+    hc.client_cert = c->opts->client_cert;
+    hc.client_key = c->opts->client_key;
+    hc.insecure = c->opts->insecure;
+    hc.max_message = c->opts->max_message;
+    hc.connect_timeout_ms = c->opts->timeout_ms;
+    if ((st = mcp__http_transport_new(&hc, &cbs, c, &c->t, err))) goto fail;
+  } else {
+    mcp_stdio_config cfg = {0};
+    cfg.argv = (const char *const *)c->opts->argv;
+    cfg.cwd = c->opts->cwd;
+    cfg.env = (const char *const *)c->opts->env;
+    cfg.max_line = c->opts->max_message;
+    if ((st = mcp__stdio_transport_new(&cfg, &cbs, c, &c->t, err))) goto fail;
+  }
   if ((st = initialize(c, err))) goto fail;
   *out = c;
   return MCP_OK;

@@ -163,4 +163,48 @@ mcp_status mcp__stdio_transport_new(const mcp_stdio_config *cfg,
 /* The child's pid (for tests), or -1 after it has been reaped. */
 int mcp__stdio_transport_pid(mcp_transport *t);
 
+/* ---- Streamable HTTP and legacy HTTP+SSE ---------------------------------- */
+
+typedef enum mcp_http_kind {
+  MCP_HTTP_KIND_STREAMABLE = 0, /* Streamable HTTP (2025-03-26 and later) */
+  MCP_HTTP_KIND_SSE = 1,        /* legacy HTTP+SSE (2024-11-05) */
+  MCP_HTTP_KIND_AUTO = 2        /* Streamable; on 400/404/405 to initialize,
+                                   fall back to legacy */
+} mcp_http_kind;
+
+typedef struct mcp_http_transport_config {
+  const char *url;
+  mcp_http_kind kind;
+  int http_mode; /* an mcp_http_mode (mcp_http.h) */
+  /* Extra request headers, |nheaders| name/value pairs.  Content-Type,
+   * Accept, Host, Content-Length, Mcp-Session-Id, MCP-Protocol-Version and
+   * Last-Event-ID are the transport's own and are never taken from here. */
+  const char *const *header_names;
+  const char *const *header_values;
+  size_t nheaders;
+  const char *ca_file, *ca_dir, *client_cert, *client_key;
+  int insecure;
+  size_t max_message;          /* 0: 16 MiB */
+  int64_t connect_timeout_ms;  /* 0: 10000 */
+  int no_get_listener;         /* do not open the GET stream after ready */
+  int max_resume_attempts;     /* 0: 5 */
+} mcp_http_transport_config;
+
+/*
+ * mcp__http_transport_new() makes a Streamable HTTP (or legacy SSE)
+ * transport.  Nothing is sent until the first send_request (initialize).
+ * Ownership: |cfg| is copied; |cb|/|user| as for stdio.
+ * Returns: MCP_OK, MCP_EINVAL (bad URL, header with CR/LF), MCP_ETLS,
+ *   MCP_ENOMEM.
+ */
+mcp_status mcp__http_transport_new(const mcp_http_transport_config *cfg,
+                                   const mcp_transport_callbacks *cb,
+                                   void *user, mcp_transport **out,
+                                   mcp_error *err);
+
+/* For tests: the current session id (a copy to mcp__free), or NULL. */
+char *mcp__http_transport_session(mcp_transport *t);
+/* For tests: "h2", "h2c", "http/1.1" or NULL; "legacy-sse" appended. */
+const char *mcp__http_transport_protocol(mcp_transport *t);
+
 #endif /* MCP_TRANSPORT_H */

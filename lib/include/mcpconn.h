@@ -224,6 +224,63 @@ MCP_EXTERN void mcp_client_options_free(mcp_client_options *o);
  */
 MCP_EXTERN mcp_status mcp_client_options_set_stdio(mcp_client_options *o,
                                                    const char *const *argv);
+/* How an HTTP server is spoken to. */
+typedef enum mcp_http_transport {
+  /* Streamable HTTP; when the server answers initialize with 400, 404 or
+   * 405, fall back to the legacy HTTP+SSE transport (what to use when the
+   * server's kind is unknown). */
+  MCP_HTTP_TRANSPORT_AUTO = 0,
+  /* Streamable HTTP only (MCP 2025-03-26 and later). */
+  MCP_HTTP_TRANSPORT_STREAMABLE = 1,
+  /* Legacy HTTP+SSE (MCP 2024-11-05): GET an event stream, POST to the
+   * endpoint it names. */
+  MCP_HTTP_TRANSPORT_LEGACY_SSE = 2
+} mcp_http_transport;
+
+/* Which HTTP versions to use. */
+typedef enum mcp_http_version {
+  /* https: HTTP/2 when ALPN selects it, else HTTP/1.1; http: HTTP/1.1. */
+  MCP_HTTP_VERSION_AUTO = 0,
+  MCP_HTTP_VERSION_1_1 = 1,
+  /* HTTP/2 without negotiation (h2c prior knowledge on http URLs; h2 on
+   * https, failing if ALPN does not select it). */
+  MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE = 2
+} mcp_http_version;
+
+/*
+ * Use an HTTP server at |url| (http or https) instead of a stdio one.
+ * Returns MCP_EINVAL for a URL that does not parse, MCP_ENOMEM.
+ */
+MCP_EXTERN mcp_status mcp_client_options_set_http(mcp_client_options *o,
+                                                  const char *url,
+                                                  mcp_http_transport kind);
+MCP_EXTERN void mcp_client_options_set_http_version(mcp_client_options *o,
+                                                    mcp_http_version v);
+/*
+ * Adds a request header sent with every HTTP request (e.g. Authorization).
+ * Returns MCP_EINVAL when the name or value holds CR, LF or NUL, or names a
+ * header the transport owns (Content-Type, Accept, Host, Content-Length,
+ * Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID).
+ */
+MCP_EXTERN mcp_status mcp_client_options_add_header(mcp_client_options *o,
+                                                    const char *name,
+                                                    const char *value);
+/*
+ * TLS: trust |ca_file| and/or |ca_dir| instead of the system store (NULL
+ * keeps the system store).  Verification of the chain and the host name
+ * is always on unless mcp_client_options_set_insecure(o, true).
+ */
+MCP_EXTERN mcp_status mcp_client_options_set_ca(mcp_client_options *o,
+                                                const char *ca_file,
+                                                const char *ca_dir);
+/* A client certificate and key (PEM files) for mutual TLS. */
+MCP_EXTERN mcp_status mcp_client_options_set_client_cert(mcp_client_options *o,
+                                                         const char *cert_file,
+                                                         const char *key_file);
+/* Turns certificate verification off.  Never the default; for tests. */
+MCP_EXTERN void mcp_client_options_set_insecure(mcp_client_options *o,
+                                               bool insecure);
+
 /* Working directory of the server process (default: the host's). */
 MCP_EXTERN mcp_status mcp_client_options_set_cwd(mcp_client_options *o,
                                                  const char *cwd);

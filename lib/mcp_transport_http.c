@@ -1,0 +1,1139 @@
+/*
+ * mcp_transport_http.c: the Streamable HTTP transport (MCP 2025-11-25) and
+ * the legacy HTTP+SSE transport (2024-11-05), on the connection layer in
+ * mcp_http.h.
+ *
+ * Owns the HTTP semantics of MCP: one POST per message with the Accept,
+ * Content-Type, Mcp-Session-Id and MCP-Protocol-Version headers; JSON, SSE
+ * and 202 responses; the session id from initialize; re-initialize and one
+ * retry on 404 for a request that carried a session; the GET listener for
+ * server-initiated messages (405 disables it, a drop reconnects with
+ * Last-Event-ID and backoff); resumption of a broken response stream with
+ * GET + Last-Event-ID after the server's retry delay (never replaying the
+ * POST); DELETE on close; legacy SSE (`endpoint` then `message` events) and
+ * the automatic fallback to it.  Knows nothing of tools or other MCP
+ * methods: it only tells requests from other messages by the id the client
+ * passes, and initialize by a flag.
+ *
+ * Threads: connection-layer callbacks run on its I/O thread; send/close run
+ * on host threads; a small timer thread runs delayed work (resume after
+ * retry, listener backoff).  `lock` guards the transport state and every
+ * exchange's fields marked so.  Upcalls to the client are made without
+ * `lock` held.  Lock order: lock -> the connection layer's queue lock (we
+ * may submit while holding lock; its callbacks never run under its lock).
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "mcp_http.h"
+#include "mcp_jsonrpc.h"
+#include "mcp_sse.h"
+#include "mcp_transport.h"
+#include "mcp_url.h"
+
+#define DEFAULT_MAX_MESSAGE ((size_t)16 * 1024 * 1024)
+#define DEFAULT_RETRY_MS 1000
+#define LISTENER_BACKOFF_MIN_MS 500
+#define LISTENER_BACKOFF_MAX_MS 30000
+#define LISTENER_MAX_FAILURES 10
+#define DELETE_WAIT_MS 2000
+#define ERR_BODY_EXCERPT 200
+/* exchange.flags bit: already retried once after a 404 re-initialize */
+#define RETRIED_404 0x100u
+
+typedef enum xkind {
+  X_REQUEST,      /* POST of a client request (has an id) */
+  X_MESSAGE,      /* POST of a notification or response */
+  X_RESUME,       /* GET + Last-Event-ID continuing a request's stream */
+  X_LISTEN,       /* the standalone GET stream */
+  X_REINIT,       /* POST initialize replayed after a 404 */
+  X_REINIT_NOTE,  /* POST notifications/initialized after a replay */
+  X_DELETE,       /* DELETE of the session on close */
+  X_LEGACY_GET    /* legacy HTTP+SSE event stream */
+} xkind;
+
+typedef struct http_transport http_transport;
+
+/* One HTTP exchange.  Fields after `lock-guarded` are guarded by t->lock. */
+typedef struct exchange {
+  http_transport *t;
+  xkind kind;
+  int64_t id;         /* X_REQUEST, X_RESUME: the request's id */
+  unsigned flags;
+  char *body;         /* kept for a retry after 404 (requests only) */
+  size_t body_len;
+  bool sent_session;  /* an Mcp-Session-Id went with it */
+  int attempt;        /* resumes so far */
+  /* Filled on the I/O thread while the exchange runs. */
+  int status;
+  bool is_sse;
+  bool is_json;
+  char *www_authenticate;
+  char *auth_server;
+  char *session_header;
+  mcp_buf body_in;    /* JSON or error body */
+  mcp_sse *sse;
+  bool got_response;  /* our response arrived (X_REQUEST, X_RESUME) */
+  bool too_big;
+  char *cursor;       /* X_RESUME waiting on the timer: its Last-Event-ID */
+  /* lock-guarded */
+  uint64_t http_id;
+  bool active;
+  bool abandoned;
+  struct exchange *next; /* t->live list */
+} exchange;
+
+/* A delayed job on the timer thread. */
+typedef struct timer_job {
+  int64_t due;
+  void (*fn)(http_transport *t, void *arg);
+  void *arg;
+  struct timer_job *next;
+} timer_job;
+
+struct http_transport {
+  mcp_transport base;
+  const mcp_transport_callbacks *cb;
+  void *user;
+  mcp_url *url;           /* the configured endpoint */
+  mcp_http_kind kind;     /* may switch AUTO -> SSE */
+  size_t max_message;
+  int max_resume;
+  bool no_listener;
+  mcp_http_header *headers; /* configured extras; owned strings */
+  size_t nheaders;
+  mcp_http_client *hc;
+  pthread_mutex_t lock;
+  pthread_cond_t cond;      /* DELETE completion, legacy endpoint, timer */
+  /* lock-guarded */
+  char *session;            /* Mcp-Session-Id */
+  char *version;            /* negotiated; header sent once ready */
+  bool ready;
+  bool closing;
+  bool close_reported;
+  char *init_body;          /* the initialize request, for a 404 replay */
+  size_t init_len;
+  int64_t init_id;
+  bool reinit_running;
+  exchange *reinit_wait;    /* requests waiting for the replay (via next) */
+  exchange *live;           /* every exchange in flight */
+  exchange *listener;       /* the GET stream, when open */
+  int listener_failures;
+  bool listener_disabled;
+  char *listener_last_id;
+  uint64_t listener_retry_ms;
+  /* legacy */
+  mcp_url *endpoint;        /* where legacy POSTs go, once known */
+  char *pending_legacy_init;/* initialize body waiting for the endpoint */
+  size_t pending_legacy_len;
+  int64_t pending_legacy_id;
+  bool legacy_stream_up;
+  bool delete_done;
+  /* timer thread */
+  pthread_t timer;
+  bool timer_started;
+  bool timer_stop;
+  timer_job *jobs;
+};
+
+/* ------------------------------------------------------------------------ */
+/* Small helpers                                                             */
+/* ------------------------------------------------------------------------ */
+
+static bool name_is(const char *a, const char *b) { return strcasecmp(a, b) == 0; }
+
+static bool reserved_header(const char *name) {
+  static const char *const reserved[] = {"content-type", "accept", "host", "content-length",
+                                         "mcp-session-id", "mcp-protocol-version",
+                                         "last-event-id", "connection", "transfer-encoding"};
+  for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
+    if (name_is(name, reserved[i])) return true;
+  return name[0] == ':';
+}
+
+static bool has_ctl(const char *s) {
+  for (; *s; s++)
+    if (*s == '\r' || *s == '\n') return true;
+  return false;
+}
+
+/* Session ids must be visible ASCII (0x21..0x7E). */
+static bool valid_session_id(const char *s) {
+  if (!*s) return false;
+  for (; *s; s++)
+    if ((unsigned char)*s < 0x21 || (unsigned char)*s > 0x7e) return false;
+  return true;
+}
+
+static void upcall_message(http_transport *t, const char *data, size_t len) {
+  t->cb->on_message(t->user, data, len);
+}
+
+static void upcall_request_error(http_transport *t, int64_t id, mcp_status st, int http_status,
+                                 const char *msg) {
+  if (!t->cb->on_request_error) return;
+  mcp_error e = MCP_ERROR_INIT;
+  mcp__error_set(&e, st, "%s", msg);
+  e.http_status = http_status;
+  t->cb->on_request_error(t->user, id, &e);
+  mcp_error_clear(&e);
+}
+
+static void upcall_error(http_transport *t, mcp_status st, const char *msg) {
+  if (t->cb->on_error) t->cb->on_error(t->user, st, msg);
+}
+
+/* Reports close once.  Called without lock. */
+static void report_close(http_transport *t, mcp_status st, const char *msg) {
+  pthread_mutex_lock(&t->lock);
+  bool first = !t->close_reported;
+  t->close_reported = true;
+  pthread_mutex_unlock(&t->lock);
+  if (first) t->cb->on_close(t->user, st, msg);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Timer thread                                                              */
+/* ------------------------------------------------------------------------ */
+
+static void *timer_main(void *arg) {
+  http_transport *t = arg;
+  pthread_mutex_lock(&t->lock);
+  while (!t->timer_stop) {
+    int64_t now = mcp__now_ms();
+    timer_job **pp = &t->jobs, *due = NULL;
+    int64_t next = MCP_NO_DEADLINE;
+    while (*pp) {
+      timer_job *j = *pp;
+      if (j->due <= now) {
+        *pp = j->next;
+        j->next = due;
+        due = j;
+      } else {
+        if (j->due < next) next = j->due;
+        pp = &j->next;
+      }
+    }
+    if (due) {
+      pthread_mutex_unlock(&t->lock);
+      while (due) {
+        timer_job *j = due;
+        due = j->next;
+        j->fn(t, j->arg);
+        mcp__free(j);
+      }
+      pthread_mutex_lock(&t->lock);
+      continue;
+    }
+    struct timespec ts = mcp__ts_from_ms(next);
+    pthread_cond_timedwait(&t->cond, &t->lock, &ts);
+  }
+  pthread_mutex_unlock(&t->lock);
+  return NULL;
+}
+
+/* Schedules fn(t, arg) in |ms|.  Caller holds lock.  Returns false when out
+ * of memory or closing (the caller then handles |arg| itself). */
+static bool schedule_locked(http_transport *t, int64_t ms, void (*fn)(http_transport *, void *),
+                            void *arg) {
+  if (t->closing || !t->timer_started) return false;
+  timer_job *j = mcp__calloc(1, sizeof(*j));
+  if (!j) return false;
+  j->due = mcp__now_ms() + ms;
+  j->fn = fn;
+  j->arg = arg;
+  j->next = t->jobs;
+  t->jobs = j;
+  pthread_cond_broadcast(&t->cond);
+  return true;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Exchanges                                                                 */
+/* ------------------------------------------------------------------------ */
+
+static void exchange_free(exchange *x) {
+  if (!x) return;
+  mcp__free(x->body);
+  mcp__free(x->www_authenticate);
+  mcp__free(x->auth_server);
+  mcp__free(x->session_header);
+  mcp__free(x->cursor);
+  mcp__buf_free(&x->body_in);
+  mcp__sse_free(x->sse);
+  mcp__free(x);
+}
+
+static void unlink_live_locked(http_transport *t, exchange *x) {
+  for (exchange **pp = &t->live; *pp; pp = &(*pp)->next) {
+    if (*pp == x) {
+      *pp = x->next;
+      x->next = NULL;
+      break;
+    }
+  }
+  x->active = false;
+  if (t->listener == x) t->listener = NULL;
+}
+
+static void x_on_headers(void *user, int status, const mcp_http_header *h, size_t n);
+static void x_on_data(void *user, const char *data, size_t n);
+static void x_on_done(void *user, mcp_status st, const char *message);
+static const mcp_http_callbacks x_callbacks = {x_on_headers, x_on_data, x_on_done};
+
+/* The path (and query) an exchange goes to. */
+static const char *target_path(http_transport *t, xkind kind) {
+  if (t->kind == MCP_HTTP_KIND_SSE && t->endpoint && kind != X_LEGACY_GET)
+    return t->endpoint->path_and_query;
+  return t->url->path_and_query;
+}
+
+/*
+ * Submits |x| with its method and headers.  Caller holds lock.  On error
+ * |x| is not linked and the caller frees it.
+ */
+static mcp_status submit_locked(http_transport *t, exchange *x, const char *last_event_id,
+                                mcp_error *err) {
+  mcp_http_header h[40];
+  size_t n = 0;
+  const char *method = "POST";
+  switch (x->kind) {
+  case X_REQUEST:
+  case X_MESSAGE:
+  case X_REINIT:
+  case X_REINIT_NOTE:
+    h[n++] = (mcp_http_header){"content-type", "application/json"};
+    h[n++] = (mcp_http_header){"accept", "application/json, text/event-stream"};
+    break;
+  case X_RESUME:
+  case X_LISTEN:
+  case X_LEGACY_GET:
+    method = "GET";
+    h[n++] = (mcp_http_header){"accept", "text/event-stream"};
+    if (last_event_id && *last_event_id) h[n++] = (mcp_http_header){"last-event-id", last_event_id};
+    break;
+  case X_DELETE:
+    method = "DELETE";
+    break;
+  }
+  bool legacy = t->kind == MCP_HTTP_KIND_SSE;
+  x->sent_session = false;
+  if (t->session && !legacy && x->kind != X_REINIT) {
+    h[n++] = (mcp_http_header){"mcp-session-id", t->session};
+    x->sent_session = true;
+  }
+  if (t->ready && t->version && !legacy && x->kind != X_REINIT)
+    h[n++] = (mcp_http_header){"mcp-protocol-version", t->version};
+  for (size_t i = 0; i < t->nheaders && n < sizeof(h) / sizeof(h[0]); i++) h[n++] = t->headers[i];
+  const char *body = NULL;
+  size_t body_len = 0;
+  if (strcmp(method, "POST") == 0) {
+    body = x->body;
+    body_len = x->body_len;
+  }
+  mcp_status st = mcp__http_submit(t->hc, method, target_path(t, x->kind), h, n, body, body_len,
+                                   &x_callbacks, x, &x->http_id, err);
+  if (st != MCP_OK) return st;
+  x->active = true;
+  x->next = t->live;
+  t->live = x;
+  return MCP_OK;
+}
+
+static exchange *exchange_new(http_transport *t, xkind kind, int64_t id, const char *body,
+                              size_t len) {
+  exchange *x = mcp__calloc(1, sizeof(*x));
+  if (!x) return NULL;
+  x->t = t;
+  x->kind = kind;
+  x->id = id;
+  mcp__buf_init(&x->body_in);
+  if (body) {
+    x->body = mcp__strndup(body, len);
+    if (!x->body) {
+      mcp__free(x);
+      return NULL;
+    }
+    x->body_len = len;
+  }
+  return x;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Incoming messages                                                         */
+/* ------------------------------------------------------------------------ */
+
+/* True when |data| holds the response (or error) to request |id|. */
+static bool is_response_to(const char *data, size_t len, int64_t id) {
+  json_object *o = mcp__jsonrpc_parse(data, len, NULL);
+  if (!o) return false;
+  bool hit = false;
+  size_t n = json_object_is_type(o, json_type_array) ? json_object_array_length(o) : 1;
+  for (size_t i = 0; i < n && !hit; i++) {
+    json_object *el = json_object_is_type(o, json_type_array) ? json_object_array_get_idx(o, i) : o;
+    mcp_msg m;
+    mcp_msg_kind k = mcp__jsonrpc_classify(el, &m);
+    int64_t got;
+    if ((k == MCP_MSG_RESPONSE || k == MCP_MSG_ERROR) && mcp__jsonrpc_id_int(m.id, &got) && got == id)
+      hit = true;
+  }
+  json_object_put(o);
+  return hit;
+}
+
+static void legacy_endpoint(http_transport *t, const char *data, size_t len);
+
+static int sse_event(void *user, const char *type, const char *data, size_t len, const char *id) {
+  exchange *x = user;
+  http_transport *t = x->t;
+  if (x->kind == X_LEGACY_GET && strcmp(type, "endpoint") == 0) {
+    legacy_endpoint(t, data, len);
+    return 0;
+  }
+  if (strcmp(type, "message") != 0 || len == 0) return 0; /* priming or foreign events */
+  if ((x->kind == X_REQUEST || x->kind == X_RESUME) && !x->got_response &&
+      is_response_to(data, len, x->id))
+    x->got_response = true;
+  if (x->kind == X_REINIT) return 0; /* the replayed initialize's answer is ours */
+  upcall_message(t, data, len);
+  /* Our response arrived: nothing more is owed on this stream. */
+  return x->got_response ? 1 : 0;
+}
+
+static void x_on_headers(void *user, int status, const mcp_http_header *h, size_t n) {
+  exchange *x = user;
+  x->status = status;
+  for (size_t i = 0; i < n; i++) {
+    if (name_is(h[i].name, "content-type")) {
+      const char *v = h[i].value;
+      while (*v == ' ') v++;
+      if (strncasecmp(v, "text/event-stream", 17) == 0) x->is_sse = true;
+      else if (strncasecmp(v, "application/json", 16) == 0) x->is_json = true;
+    } else if (name_is(h[i].name, "mcp-session-id")) {
+      mcp__free(x->session_header);
+      x->session_header = mcp__strdup(h[i].value);
+    } else if (name_is(h[i].name, "www-authenticate")) {
+      mcp__free(x->www_authenticate);
+      x->www_authenticate = mcp__strdup(h[i].value);
+    } else if (name_is(h[i].name, "mcp-auth-server")) {
+      mcp__free(x->auth_server);
+      x->auth_server = mcp__strdup(h[i].value);
+    }
+  }
+  http_transport *t = x->t;
+  /* The session starts with initialize's answer (first or replayed). */
+  if ((x->kind == X_REINIT || (x->kind == X_REQUEST && (x->flags & MCP_SEND_INITIALIZE))) &&
+      status >= 200 && status < 300 && x->session_header) {
+    pthread_mutex_lock(&t->lock);
+    if (valid_session_id(x->session_header)) {
+      mcp__free(t->session);
+      t->session = mcp__strdup(x->session_header);
+    }
+    pthread_mutex_unlock(&t->lock);
+  }
+  if (x->is_sse && status >= 200 && status < 300) {
+    static const mcp_sse_callbacks scb = {sse_event, NULL};
+    x->sse = mcp__sse_new(t->max_message, &scb, x);
+  }
+}
+
+static void x_on_data(void *user, const char *data, size_t n) {
+  exchange *x = user;
+  if (x->sse) {
+    if (x->got_response) return; /* drained, ignored */
+    int rc = mcp__sse_feed(x->sse, data, n);
+    if (rc == MCP_ETOOBIG && !x->too_big) {
+      x->too_big = true;
+      upcall_error(x->t, MCP_ETOOBIG, "server-sent event exceeds the message size limit; dropped");
+    }
+    if (rc == MCP__EAGAIN && x->got_response) {
+      /* Stop the stream: the rest of it owes us nothing. */
+      pthread_mutex_lock(&x->t->lock);
+      uint64_t hid = x->http_id;
+      bool act = x->active;
+      pthread_mutex_unlock(&x->t->lock);
+      if (act) mcp__http_cancel(x->t->hc, hid);
+    }
+    return;
+  }
+  if (x->too_big) return;
+  size_t cap = (x->status >= 200 && x->status < 300) ? x->t->max_message : 64 * 1024;
+  if (x->body_in.len + n > cap) {
+    if (x->status >= 200 && x->status < 300) x->too_big = true;
+    n = cap > x->body_in.len ? cap - x->body_in.len : 0;
+  }
+  if (n) mcp__buf_append(&x->body_in, data, n);
+}
+
+/* "HTTP 401: body; WWW-Authenticate: ...; Mcp-Auth-Server: ..." */
+static char *http_error_message(const exchange *x) {
+  char excerpt[ERR_BODY_EXCERPT + 4];
+  size_t n = x->body_in.len < ERR_BODY_EXCERPT ? x->body_in.len : ERR_BODY_EXCERPT;
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char ch = (unsigned char)x->body_in.data[i];
+    excerpt[k++] = (ch < 0x20 || ch == 0x7f) ? ' ' : (char)ch;
+  }
+  excerpt[k] = '\0';
+  if (x->body_in.len > n) strcat(excerpt, "...");
+  return mcp__asprintf("HTTP %d%s%s%s%s%s%s", x->status, k ? ": " : "", excerpt,
+                       x->www_authenticate ? "; WWW-Authenticate: " : "",
+                       x->www_authenticate ? x->www_authenticate : "",
+                       x->auth_server ? "; Mcp-Auth-Server: " : "",
+                       x->auth_server ? x->auth_server : "");
+}
+
+static void start_reinit_locked(http_transport *t);
+static void start_listener_locked(http_transport *t, int64_t delay_ms);
+static void resume_job(http_transport *t, void *arg);
+
+/* Fails request |x| (not linked anymore) and frees it.  Without lock. */
+static void fail_request(http_transport *t, exchange *x, mcp_status st, int http_status,
+                         const char *msg) {
+  if (!x->abandoned) upcall_request_error(t, x->id, st, http_status, msg);
+  exchange_free(x);
+}
+
+/* A request's response stream broke before its response: resume with GET
+ * + Last-Event-ID after the retry delay, or fail.  Without lock. */
+static void resume_or_fail(http_transport *t, exchange *x, const char *why) {
+  const char *last = x->sse ? mcp__sse_last_event_id(x->sse) : "";
+  uint64_t retry = x->sse ? mcp__sse_retry_ms(x->sse) : 0;
+  if (!last || !*last || x->attempt >= t->max_resume || x->abandoned) {
+    char *msg = mcp__asprintf("response stream ended without a response (%s)", why);
+    fail_request(t, x, MCP_EIO, 0, msg ? msg : why);
+    mcp__free(msg);
+    return;
+  }
+  exchange *r = exchange_new(t, X_RESUME, x->id, NULL, 0);
+  if (r) {
+    r->attempt = x->attempt + 1;
+    r->flags = x->flags;
+    /* The resumed GET reads the same stream from its cursor. */
+    r->cursor = mcp__strdup(last);
+  }
+  pthread_mutex_lock(&t->lock);
+  bool ok = r && r->cursor &&
+            schedule_locked(t, retry ? (int64_t)retry : DEFAULT_RETRY_MS, resume_job, r);
+  pthread_mutex_unlock(&t->lock);
+  if (!ok) {
+    exchange_free(r);
+    fail_request(t, x, MCP_EIO, 0, "response stream ended and could not be resumed");
+    return;
+  }
+  exchange_free(x);
+}
+
+/* Timer job: send the resume GET from its cursor. */
+static void resume_job(http_transport *t, void *arg) {
+  exchange *r = arg;
+  char *last = r->cursor;
+  r->cursor = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  pthread_mutex_lock(&t->lock);
+  mcp_status st = t->closing ? MCP_ECLOSED : submit_locked(t, r, last, &err);
+  pthread_mutex_unlock(&t->lock);
+  mcp__free(last);
+  if (st != MCP_OK) fail_request(t, r, st, 0, err.message ? err.message : "could not resume");
+  mcp_error_clear(&err);
+}
+
+static void listener_job(http_transport *t, void *arg) {
+  pthread_mutex_lock(&t->lock);
+  start_listener_locked(t, 0);
+  pthread_mutex_unlock(&t->lock);
+}
+
+static void x_on_done(void *user, mcp_status st, const char *message) {
+  exchange *x = user;
+  http_transport *t = x->t;
+  if (x->sse && st == MCP_OK) mcp__sse_finish(x->sse);
+  pthread_mutex_lock(&t->lock);
+  unlink_live_locked(t, x);
+  bool closing = t->closing;
+  pthread_mutex_unlock(&t->lock);
+  bool ok2xx = x->status >= 200 && x->status < 300;
+
+  switch (x->kind) {
+  case X_REQUEST:
+  case X_RESUME: {
+    if (x->got_response || x->abandoned) {
+      exchange_free(x);
+      return;
+    }
+    if (st == MCP_ECANCELLED || closing) {
+      fail_request(t, x, st == MCP_ECANCELLED ? MCP_ECANCELLED : MCP_ECLOSED, 0,
+                   message ? message : "connection closed");
+      return;
+    }
+    if (x->status == 404 && x->sent_session && x->kind == X_REQUEST && !(x->flags & RETRIED_404) &&
+        !(x->flags & MCP_SEND_INITIALIZE)) {
+      /* The session expired: re-initialize, then retry this once. */
+      x->flags |= RETRIED_404;
+      x->status = 0;
+      x->is_sse = x->is_json = false;
+      mcp__buf_free(&x->body_in);
+      mcp__buf_init(&x->body_in);
+      pthread_mutex_lock(&t->lock);
+      x->next = t->reinit_wait;
+      t->reinit_wait = x;
+      start_reinit_locked(t);
+      pthread_mutex_unlock(&t->lock);
+      return;
+    }
+    if (x->kind == X_REQUEST && (x->flags & MCP_SEND_INITIALIZE) && t->kind == MCP_HTTP_KIND_AUTO &&
+        (x->status == 400 || x->status == 404 || x->status == 405)) {
+      /* Not a Streamable HTTP server: try the legacy transport. */
+      pthread_mutex_lock(&t->lock);
+      t->kind = MCP_HTTP_KIND_SSE;
+      t->pending_legacy_init = x->body;
+      t->pending_legacy_len = x->body_len;
+      t->pending_legacy_id = x->id;
+      x->body = NULL;
+      exchange *g = exchange_new(t, X_LEGACY_GET, 0, NULL, 0);
+      mcp_error err = MCP_ERROR_INIT;
+      mcp_status s2 = g ? submit_locked(t, g, NULL, &err) : MCP_ENOMEM;
+      pthread_mutex_unlock(&t->lock);
+      if (s2 != MCP_OK) {
+        exchange_free(g);
+        fail_request(t, x, s2, 0, "legacy SSE fallback failed");
+      } else {
+        exchange_free(x);
+      }
+      mcp_error_clear(&err);
+      return;
+    }
+    if (st != MCP_OK && !(x->is_sse && st == MCP_EIO && ok2xx)) {
+      fail_request(t, x, st, 0, message ? message : mcp_strerror(st));
+      return;
+    }
+    if (x->is_sse && ok2xx) {
+      resume_or_fail(t, x, st == MCP_OK ? "stream closed" : (message ? message : "stream broken"));
+      return;
+    }
+    if (!ok2xx) {
+      char *msg = http_error_message(x);
+      fail_request(t, x, MCP_EHTTP, x->status, msg ? msg : "HTTP error");
+      mcp__free(msg);
+      return;
+    }
+    if (x->too_big) {
+      fail_request(t, x, MCP_ETOOBIG, 0, "response exceeds the message size limit");
+      return;
+    }
+    if (x->kind == X_REQUEST && t->kind == MCP_HTTP_KIND_SSE) {
+      /* Legacy: the answer comes on the event stream; 2xx just accepts. */
+      exchange_free(x);
+      return;
+    }
+    if (x->body_in.len > 0) {
+      bool mine = is_response_to(x->body_in.data, x->body_in.len, x->id);
+      upcall_message(t, x->body_in.data, x->body_in.len);
+      if (mine) {
+        exchange_free(x);
+        return;
+      }
+    }
+    char msg[96];
+    snprintf(msg, sizeof(msg), "HTTP %d without a response to request %lld", x->status,
+             (long long)x->id);
+    fail_request(t, x, MCP_EPROTO, x->status, msg);
+    return;
+  }
+  case X_MESSAGE:
+    if (!closing && st == MCP_OK && !ok2xx) {
+      char *msg = http_error_message(x);
+      upcall_error(t, MCP_EHTTP, msg ? msg : "HTTP error on a notification");
+      mcp__free(msg);
+    } else if (!closing && st != MCP_OK && st != MCP_ECANCELLED) {
+      upcall_error(t, st, message ? message : "could not send a notification");
+    } else if (ok2xx && x->body_in.len > 0 && x->is_json) {
+      upcall_message(t, x->body_in.data, x->body_in.len);
+    }
+    exchange_free(x);
+    return;
+  case X_LISTEN: {
+    pthread_mutex_lock(&t->lock);
+    if (x->sse) {
+      const char *last = mcp__sse_last_event_id(x->sse);
+      if (last && *last) {
+        mcp__free(t->listener_last_id);
+        t->listener_last_id = mcp__strdup(last);
+      }
+      if (mcp__sse_retry_ms(x->sse)) t->listener_retry_ms = mcp__sse_retry_ms(x->sse);
+    }
+    if (x->status == 405 || (st == MCP_OK && x->status && !ok2xx && x->status != 404)) {
+      t->listener_disabled = true; /* no stream offered: quietly done */
+    } else if (!t->closing) {
+      if (ok2xx && x->sse) t->listener_failures = 0;
+      else t->listener_failures++;
+      if (t->listener_failures < LISTENER_MAX_FAILURES) {
+        int64_t delay = t->listener_retry_ms ? (int64_t)t->listener_retry_ms : LISTENER_BACKOFF_MIN_MS;
+        for (int i = 0; i < t->listener_failures && delay < LISTENER_BACKOFF_MAX_MS; i++) delay *= 2;
+        if (delay > LISTENER_BACKOFF_MAX_MS) delay = LISTENER_BACKOFF_MAX_MS;
+        start_listener_locked(t, delay);
+      }
+    }
+    pthread_mutex_unlock(&t->lock);
+    exchange_free(x);
+    return;
+  }
+  case X_REINIT:
+  case X_REINIT_NOTE: {
+    bool good = st == MCP_OK && ok2xx;
+    pthread_mutex_lock(&t->lock);
+    if (x->kind == X_REINIT && good) {
+      /* Initialized again: send notifications/initialized, then go on. */
+      exchange *note = exchange_new(t, X_REINIT_NOTE, 0, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}", 55);
+      mcp_error err = MCP_ERROR_INIT;
+      if (note && submit_locked(t, note, NULL, &err) == MCP_OK) {
+        pthread_mutex_unlock(&t->lock);
+        mcp_error_clear(&err);
+        exchange_free(x);
+        return;
+      }
+      exchange_free(note);
+      mcp_error_clear(&err);
+      good = false;
+    }
+    t->reinit_running = false;
+    exchange *waiting = t->reinit_wait;
+    t->reinit_wait = NULL;
+    char *why = good ? NULL : (x->status ? http_error_message(x) : mcp__strdup(message ? message : "failed"));
+    if (good) {
+      /* Retry each waiting request once with the new session. */
+      exchange *failed = NULL;
+      while (waiting) {
+        exchange *w = waiting;
+        waiting = w->next;
+        w->next = NULL;
+        mcp_error err = MCP_ERROR_INIT;
+        if (t->closing || submit_locked(t, w, NULL, &err) != MCP_OK) {
+          w->next = failed;
+          failed = w;
+        }
+        mcp_error_clear(&err);
+      }
+      if (!t->no_listener && !t->listener && !t->listener_disabled) start_listener_locked(t, 0);
+      pthread_mutex_unlock(&t->lock);
+      while (failed) {
+        exchange *f = failed;
+        failed = f->next;
+        fail_request(t, f, MCP_ECLOSED, 0, "could not retry after re-initialize");
+      }
+      exchange_free(x);
+      return;
+    }
+    pthread_mutex_unlock(&t->lock);
+    char *msg = mcp__asprintf("session expired and re-initialize failed: %s", why ? why : "?");
+    while (waiting) {
+      exchange *w = waiting;
+      waiting = w->next;
+      fail_request(t, w, MCP_ECLOSED, 404, msg ? msg : "session expired");
+    }
+    report_close(t, MCP_ECLOSED, msg ? msg : "session expired");
+    mcp__free(msg);
+    mcp__free(why);
+    exchange_free(x);
+    return;
+  }
+  case X_DELETE:
+    pthread_mutex_lock(&t->lock);
+    t->delete_done = true;
+    pthread_cond_broadcast(&t->cond);
+    pthread_mutex_unlock(&t->lock);
+    exchange_free(x);
+    return;
+  case X_LEGACY_GET: {
+    pthread_mutex_lock(&t->lock);
+    bool had = t->legacy_stream_up;
+    t->legacy_stream_up = false;
+    bool waiting_init = t->pending_legacy_init != NULL;
+    char *init = t->pending_legacy_init;
+    int64_t init_id = t->pending_legacy_id;
+    t->pending_legacy_init = NULL;
+    pthread_cond_broadcast(&t->cond);
+    pthread_mutex_unlock(&t->lock);
+    char *msg = !ok2xx && x->status ? http_error_message(x)
+                                    : mcp__strdup(message && st != MCP_OK ? message : "legacy SSE stream closed");
+    if (waiting_init) upcall_request_error(t, init_id, x->status ? MCP_EHTTP : st ? st : MCP_EPROTO,
+                                           x->status, msg ? msg : "legacy SSE stream failed");
+    mcp__free(init);
+    if ((had || waiting_init) && !closing) report_close(t, MCP_ECLOSED, msg ? msg : "legacy SSE stream closed");
+    mcp__free(msg);
+    exchange_free(x);
+    return;
+  }
+  }
+}
+
+/* ---- legacy ---------------------------------------------------------------- */
+
+static void legacy_endpoint(http_transport *t, const char *data, size_t len) {
+  char *ref = mcp__strndup(data, len);
+  mcp_url *ep = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  if (!ref || mcp__url_resolve(t->url, ref, &ep, &err) != MCP_OK || !mcp__url_origin_equal(t->url, ep)) {
+    char *msg = mcp__asprintf("legacy SSE endpoint \"%s\" rejected: %s", ref ? ref : "?",
+                              ep ? "different origin" : (err.message ? err.message : "invalid"));
+    upcall_error(t, MCP_EPROTO, msg ? msg : "legacy SSE endpoint rejected");
+    mcp__free(msg);
+    mcp__url_free(ep);
+    mcp__free(ref);
+    mcp_error_clear(&err);
+    return;
+  }
+  mcp__free(ref);
+  pthread_mutex_lock(&t->lock);
+  mcp__url_free(t->endpoint);
+  t->endpoint = ep;
+  t->legacy_stream_up = true;
+  char *init = t->pending_legacy_init;
+  size_t init_len = t->pending_legacy_len;
+  int64_t init_id = t->pending_legacy_id;
+  t->pending_legacy_init = NULL;
+  exchange *x = init ? exchange_new(t, X_REQUEST, init_id, init, init_len) : NULL;
+  mcp_status st = MCP_OK;
+  if (x) {
+    x->flags = MCP_SEND_INITIALIZE;
+    st = submit_locked(t, x, NULL, &err);
+  }
+  pthread_cond_broadcast(&t->cond);
+  pthread_mutex_unlock(&t->lock);
+  if (init && (!x || st != MCP_OK)) {
+    if (x) exchange_free(x);
+    upcall_request_error(t, init_id, st ? st : MCP_ENOMEM, 0, err.message ? err.message : "out of memory");
+  }
+  mcp__free(init);
+  mcp_error_clear(&err);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Re-initialize and the listener                                            */
+/* ------------------------------------------------------------------------ */
+
+static void start_reinit_locked(http_transport *t) {
+  if (t->reinit_running) return;
+  exchange *x = t->init_body ? exchange_new(t, X_REINIT, t->init_id, t->init_body, t->init_len) : NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  mcp__free(t->session);
+  t->session = NULL;
+  if (x && submit_locked(t, x, NULL, &err) == MCP_OK) {
+    t->reinit_running = true;
+    mcp_error_clear(&err);
+    return;
+  }
+  exchange_free(x);
+  mcp_error_clear(&err);
+  /* Could not even start: the waiting requests fail when their turn comes
+   * (nothing runs them), so fail them now through a job-less path. */
+  exchange *waiting = t->reinit_wait;
+  t->reinit_wait = NULL;
+  pthread_mutex_unlock(&t->lock);
+  while (waiting) {
+    exchange *w = waiting;
+    waiting = w->next;
+    fail_request(t, w, MCP_ECLOSED, 404, "session expired and re-initialize could not start");
+  }
+  pthread_mutex_lock(&t->lock);
+}
+
+static void start_listener_locked(http_transport *t, int64_t delay_ms) {
+  if (t->closing || t->listener || t->listener_disabled || t->no_listener || !t->ready ||
+      t->kind == MCP_HTTP_KIND_SSE)
+    return;
+  if (delay_ms > 0) {
+    schedule_locked(t, delay_ms, listener_job, NULL);
+    return;
+  }
+  exchange *x = exchange_new(t, X_LISTEN, 0, NULL, 0);
+  mcp_error err = MCP_ERROR_INIT;
+  if (x && submit_locked(t, x, t->listener_last_id, &err) == MCP_OK) t->listener = x;
+  else exchange_free(x);
+  mcp_error_clear(&err);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Transport ops                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* Waits (bounded) until the legacy endpoint is known.  Caller holds lock. */
+static mcp_status wait_endpoint_locked(http_transport *t, int64_t deadline, mcp_error *err) {
+  while (!t->endpoint && !t->closing) {
+    if (mcp__now_ms() >= deadline)
+      return mcp__error_set(err, MCP_ETIMEDOUT, "legacy SSE server sent no endpoint event in time");
+    bool stream_live = false;
+    for (exchange *x = t->live; x; x = x->next)
+      if (x->kind == X_LEGACY_GET) stream_live = true;
+    if (!stream_live) return mcp__error_set(err, MCP_ECLOSED, "legacy SSE stream closed");
+    struct timespec ts = mcp__ts_from_ms(deadline);
+    pthread_cond_timedwait(&t->cond, &t->lock, &ts);
+  }
+  return t->closing ? mcp__error_set(err, MCP_ECLOSED, "transport closed") : MCP_OK;
+}
+
+static mcp_status http_send_request(mcp_transport *base, int64_t id, unsigned flags,
+                                    const char *data, size_t len, int64_t deadline,
+                                    mcp_error *err) {
+  http_transport *t = (http_transport *)base;
+  if (memchr(data, '\n', len)) return mcp__error_set(err, MCP_EINVAL, "message contains a newline");
+  exchange *x = exchange_new(t, id ? X_REQUEST : X_MESSAGE, id, data, len);
+  if (!x) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  x->flags = flags & MCP_SEND_INITIALIZE;
+  pthread_mutex_lock(&t->lock);
+  mcp_status st = MCP_OK;
+  if (t->closing || t->close_reported) {
+    st = mcp__error_set(err, MCP_ECLOSED, "transport closed");
+    goto out;
+  }
+  if (flags & MCP_SEND_INITIALIZE) {
+    char *copy = mcp__strndup(data, len);
+    if (!copy) {
+      st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
+      goto out;
+    }
+    mcp__free(t->init_body);
+    t->init_body = copy;
+    t->init_len = len;
+    t->init_id = id;
+  }
+  if (t->kind == MCP_HTTP_KIND_SSE) {
+    if (!t->endpoint && (flags & MCP_SEND_INITIALIZE) && !t->legacy_stream_up) {
+      /* Open the legacy stream; the initialize POST follows its endpoint. */
+      exchange *g = exchange_new(t, X_LEGACY_GET, 0, NULL, 0);
+      if (!g) {
+        st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
+        goto out;
+      }
+      t->pending_legacy_init = x->body;
+      t->pending_legacy_len = x->body_len;
+      t->pending_legacy_id = id;
+      x->body = NULL;
+      if ((st = submit_locked(t, g, NULL, err)) != MCP_OK) {
+        t->pending_legacy_init = NULL;
+        exchange_free(g);
+        goto out;
+      }
+      exchange_free(x);
+      x = NULL;
+      goto out;
+    }
+    if (!t->endpoint && (st = wait_endpoint_locked(t, deadline, err)) != MCP_OK) goto out;
+  }
+  st = submit_locked(t, x, NULL, err);
+  if (st == MCP_OK) x = NULL;
+out:
+  pthread_mutex_unlock(&t->lock);
+  exchange_free(x);
+  return st;
+}
+
+static mcp_status http_send(mcp_transport *base, const char *data, size_t len, int64_t deadline,
+                            mcp_error *err) {
+  return http_send_request(base, 0, 0, data, len, deadline, err);
+}
+
+static void http_ready(mcp_transport *base, const char *version) {
+  http_transport *t = (http_transport *)base;
+  pthread_mutex_lock(&t->lock);
+  mcp__free(t->version);
+  t->version = mcp__strdup(version);
+  t->ready = true;
+  start_listener_locked(t, 0);
+  pthread_mutex_unlock(&t->lock);
+}
+
+static void http_abandon(mcp_transport *base, int64_t id) {
+  http_transport *t = (http_transport *)base;
+  uint64_t ids[8];
+  size_t n = 0;
+  pthread_mutex_lock(&t->lock);
+  for (exchange *x = t->live; x; x = x->next) {
+    if ((x->kind == X_REQUEST || x->kind == X_RESUME) && x->id == id) {
+      x->abandoned = true;
+      if (n < 8) ids[n++] = x->http_id;
+    }
+  }
+  for (exchange *x = t->reinit_wait; x; x = x->next)
+    if (x->id == id) x->abandoned = true;
+  pthread_mutex_unlock(&t->lock);
+  for (size_t i = 0; i < n; i++) mcp__http_cancel(t->hc, ids[i]);
+}
+
+static void http_close(mcp_transport *base) {
+  http_transport *t = (http_transport *)base;
+  pthread_mutex_lock(&t->lock);
+  if (t->closing) {
+    pthread_mutex_unlock(&t->lock);
+    return;
+  }
+  /* DELETE the session first (best effort, bounded), while intake is open
+   * for it alone. */
+  if (t->session && t->kind != MCP_HTTP_KIND_SSE && t->hc) {
+    exchange *d = exchange_new(t, X_DELETE, 0, NULL, 0);
+    mcp_error err = MCP_ERROR_INIT;
+    if (d && submit_locked(t, d, NULL, &err) == MCP_OK) {
+      int64_t deadline = mcp__now_ms() + DELETE_WAIT_MS;
+      while (!t->delete_done && mcp__now_ms() < deadline) {
+        struct timespec ts = mcp__ts_from_ms(deadline);
+        pthread_cond_timedwait(&t->cond, &t->lock, &ts);
+      }
+    } else {
+      exchange_free(d);
+    }
+    mcp_error_clear(&err);
+  }
+  t->closing = true;
+  t->timer_stop = true;
+  pthread_cond_broadcast(&t->cond);
+  exchange *waiting = t->reinit_wait;
+  t->reinit_wait = NULL;
+  pthread_mutex_unlock(&t->lock);
+  if (t->timer_started) pthread_join(t->timer, NULL);
+  /* Jobs never run: their exchanges are requests to fail. */
+  pthread_mutex_lock(&t->lock);
+  timer_job *jobs = t->jobs;
+  t->jobs = NULL;
+  t->timer_started = false;
+  pthread_mutex_unlock(&t->lock);
+  while (jobs) {
+    timer_job *j = jobs;
+    jobs = j->next;
+    if (j->fn == resume_job) fail_request(t, j->arg, MCP_ECLOSED, 0, "connection closed");
+    mcp__free(j);
+  }
+  while (waiting) {
+    exchange *w = waiting;
+    waiting = w->next;
+    fail_request(t, w, MCP_ECLOSED, 0, "connection closed");
+  }
+  /* Freeing the connection layer ends every exchange (ECLOSED) on its
+   * I/O thread and joins it. */
+  mcp__http_client_free(t->hc);
+  t->hc = NULL;
+  report_close(t, MCP_ECLOSED, "closed by client");
+}
+
+static void http_free(mcp_transport *base) {
+  http_transport *t = (http_transport *)base;
+  if (!t) return;
+  http_close(base);
+  for (size_t i = 0; i < t->nheaders; i++) {
+    mcp__free((char *)t->headers[i].name);
+    mcp__free((char *)t->headers[i].value);
+  }
+  mcp__free(t->headers);
+  mcp__url_free(t->url);
+  mcp__url_free(t->endpoint);
+  mcp__free(t->session);
+  mcp__free(t->version);
+  mcp__free(t->init_body);
+  mcp__free(t->listener_last_id);
+  mcp__free(t->pending_legacy_init);
+  pthread_cond_destroy(&t->cond);
+  pthread_mutex_destroy(&t->lock);
+  mcp__free(t);
+}
+
+static const mcp_transport_ops http_ops = {.send = http_send,
+                                           .close = http_close,
+                                           .free = http_free,
+                                           .send_request = http_send_request,
+                                           .ready = http_ready,
+                                           .abandon = http_abandon};
+
+mcp_status mcp__http_transport_new(const mcp_http_transport_config *cfg,
+                                   const mcp_transport_callbacks *cb, void *user,
+                                   mcp_transport **out, mcp_error *err) {
+  *out = NULL;
+  if (!cfg || !cfg->url || !cb || !cb->on_message || !cb->on_close)
+    return mcp__error_set(err, MCP_EINVAL, "invalid argument");
+  for (size_t i = 0; i < cfg->nheaders; i++) {
+    if (!cfg->header_names[i] || !*cfg->header_names[i] || !cfg->header_values[i] ||
+        has_ctl(cfg->header_names[i]) || has_ctl(cfg->header_values[i]) ||
+        strchr(cfg->header_names[i], ':') || strchr(cfg->header_names[i], ' '))
+      return mcp__error_set(err, MCP_EINVAL, "invalid header \"%s\" (CR, LF or bad name)",
+                            cfg->header_names[i] ? cfg->header_names[i] : "");
+  }
+  http_transport *t = mcp__calloc(1, sizeof(*t));
+  if (!t) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  t->base.ops = &http_ops;
+  t->cb = cb;
+  t->user = user;
+  t->kind = cfg->kind;
+  t->max_message = cfg->max_message ? cfg->max_message : DEFAULT_MAX_MESSAGE;
+  t->max_resume = cfg->max_resume_attempts > 0 ? cfg->max_resume_attempts : 5;
+  t->no_listener = cfg->no_get_listener != 0;
+  pthread_mutex_init(&t->lock, NULL);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&t->cond, &ca);
+  pthread_condattr_destroy(&ca);
+  mcp_status st = mcp__url_parse(cfg->url, &t->url, err);
+  if (st != MCP_OK) goto fail;
+  if (cfg->nheaders) {
+    t->headers = mcp__calloc(cfg->nheaders, sizeof(*t->headers));
+    if (!t->headers) goto nomem;
+  }
+  for (size_t i = 0; i < cfg->nheaders; i++) {
+    if (reserved_header(cfg->header_names[i])) continue; /* ours alone */
+    char *name = mcp__strdup(cfg->header_names[i]);
+    char *value = mcp__strdup(cfg->header_values[i]);
+    if (!name || !value) {
+      mcp__free(name);
+      mcp__free(value);
+      goto nomem;
+    }
+    for (char *p = name; *p; p++)
+      if (*p >= 'A' && *p <= 'Z') *p = (char)(*p - 'A' + 'a');
+    t->headers[t->nheaders++] = (mcp_http_header){name, value};
+  }
+  mcp_http_config hcfg = {0};
+  hcfg.scheme = t->url->scheme;
+  hcfg.host = t->url->host;
+  hcfg.port = t->url->port;
+  hcfg.mode = (mcp_http_mode)cfg->http_mode;
+  hcfg.ca_file = cfg->ca_file;
+  hcfg.ca_dir = cfg->ca_dir;
+  hcfg.client_cert = cfg->client_cert;
+  hcfg.client_key = cfg->client_key;
+  hcfg.insecure = cfg->insecure != 0;
+  hcfg.connect_timeout_ms = cfg->connect_timeout_ms;
+  if ((st = mcp__http_client_new(&hcfg, &t->hc, err)) != MCP_OK) goto fail;
+  if (pthread_create(&t->timer, NULL, timer_main, t) != 0) {
+    st = mcp__error_set(err, MCP_ENOMEM, "could not start the timer thread");
+    goto fail;
+  }
+  t->timer_started = true;
+  *out = &t->base;
+  return MCP_OK;
+nomem:
+  st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
+fail:
+  /* Not started: report no close for a transport that never opened. */
+  t->close_reported = true;
+  http_free(&t->base);
+  return st;
+}
+
+char *mcp__http_transport_session(mcp_transport *base) {
+  http_transport *t = (http_transport *)base;
+  pthread_mutex_lock(&t->lock);
+  char *s = t->session ? mcp__strdup(t->session) : NULL;
+  pthread_mutex_unlock(&t->lock);
+  return s;
+}
+
+const char *mcp__http_transport_protocol(mcp_transport *base) {
+  http_transport *t = (http_transport *)base;
+  const char *p = t->hc ? mcp__http_client_protocol(t->hc) : NULL;
+  if (t->kind == MCP_HTTP_KIND_SSE) return "legacy-sse";
+  return p;
+}
