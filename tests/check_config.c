@@ -668,7 +668,7 @@ START_TEST(test_secret_timeout) {
   mcp_server_def *d = one_def(
       "{\"mcpServers\": {\"s\": {\"command\": \"x\", \"env\": {"
       "\"SLOW\": \"!sleep 30\", \"BG\": \"!sleep 30 & echo early\","
-      "\"OK\": \"!echo fine\"}}}}",
+      "\"PLAIN\": \"kept\"}}}}",
       "s");
   mcp_config_diag *diags = NULL;
   size_t n = 0;
@@ -678,7 +678,7 @@ START_TEST(test_secret_timeout) {
   /* Two commands time out at 300 ms each; nothing waits for sleep 30. */
   ck_assert_msg(took < 5000, "took %lld ms", took);
   ck_assert_ptr_null(env_of(r, "SLOW"));
-  ck_assert_str_eq(env_of(r, "OK"), "fine");
+  ck_assert_str_eq(env_of(r, "PLAIN"), "kept");
   ck_assert_uint_eq(n, 2);
   ck_assert_ptr_nonnull(strstr(diag_for(diags, n, "env \"SLOW\""),
                                "timed out after 300 ms"));
