@@ -3,8 +3,8 @@
  *
  * Input: the first byte picks the dialect (native, foreign, VS Code,
  * Gemini); the rest is a config file's text.  Every parsed definition is
- * serialised, hashed again through a copy, and checked for the invariants
- * the manager relies on.  The same bytes also go through
+ * checked for the invariants the manager relies on, copied, serialised and
+ * turned into client options (setters only: nothing connects).  The same bytes also go through
  * mcp__config_expand() as one string.  Secrets are never resolved here: that
  * would run shell commands taken from the input.
  */
@@ -50,6 +50,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (d->headers[k].value[0] != '!' &&
             strpbrk(d->headers[k].value, "\r\n"))
           abort();
+      mcp_client_options *co = NULL;
+      if (mcp__config_client_options(d, &co, NULL) == MCP_OK && !co) abort();
+      mcp_client_options_free(co);
       mcp_server_def *c = mcp__server_def_dup(d);
       char *canon = NULL;
       if (c && mcp__config_canonical_json(c, &canon) == MCP_OK) {

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -677,6 +678,18 @@ static bool is_tchar(char ch) {
          (ch >= '0' && ch <= '9') || (ch && strchr("!#$%&'*+-.^_`|~", ch));
 }
 
+/* Headers the HTTP transport sets itself (see mcp_client_options_add_header). */
+static bool header_reserved(const char *name) {
+  static const char *const owned[] = {
+      "content-type",   "accept",          "host",
+      "content-length", "mcp-session-id",  "mcp-protocol-version",
+      "last-event-id",
+  };
+  for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++)
+    if (strcasecmp(name, owned[i]) == 0) return true;
+  return false;
+}
+
 /*
  * Reads a map of strings (env or headers) into *kv.  Env names must be
  * non-empty without "=", header names HTTP tokens; header values must not
@@ -696,6 +709,14 @@ static int read_map(parse_ctx *c, const char *server, const char *field,
     if (*key == '\0' || strlen(key) > 1024) {
       return bad(c, server, field, "field \"%s\": invalid name %s", field,
                  *key ? "(too long)" : "\"\"");
+    }
+    if (headers && header_reserved(key)) {
+      char *q = quote(key);
+      int r = q ? bad(c, server, field, "field \"%s\": %s is set by the "
+                      "transport", field, q)
+                : CHECK_OOM;
+      mcp__free(q);
+      return r;
     }
     for (const char *p = key; *p; p++) {
       bool ok = headers ? is_tchar(*p) : *p != '=';
@@ -822,6 +843,12 @@ static int read_fields(parse_ctx *c, const char *name, json_object **f,
       char **slot = (char **)((char *)d + paths[i].off);
       if ((r = expand_field(c, name, field_table[paths[i].id].key, p, slot)))
         return r;
+    }
+    if (!d->client_cert != !d->client_key) {
+      const char *missing = d->client_cert ? "clientKey" : "clientCert";
+      return bad(c, name, missing, "field \"%s\" is required with \"%s\" "
+                 "(they may name the same PEM file)", missing,
+                 d->client_cert ? "clientCert" : "clientKey");
     }
     if (f[F_INSECURE]) {
       if (!json_object_is_type(f[F_INSECURE], json_type_boolean))
@@ -2107,24 +2134,63 @@ oom:
 mcp_status mcp__config_client_options(const mcp_server_def *def,
                                       mcp_client_options **out,
                                       mcp_error *err) {
-  mcp_status st;
+  mcp_status st = MCP_OK;
+  const char *what = "";
   if (!out) return mcp__error_set(err, MCP_EINVAL, "no output options");
   *out = NULL;
-  if (!def || def->type != MCP_SERVER_STDIO || !def->argv || !def->argc)
-    return mcp__error_set(err, MCP_EINVAL, "server \"%s\" is not a stdio "
-                          "server", def && def->name ? def->name : "");
+  if (!def || !def->name)
+    return mcp__error_set(err, MCP_EINVAL, "no server definition");
+  bool stdio = def->type == MCP_SERVER_STDIO;
+  if (stdio ? !def->argv || !def->argc : !def->url)
+    return mcp__error_set(err, MCP_EINVAL, "server \"%s\" has no %s",
+                          def->name, stdio ? "command" : "url");
   mcp_client_options *co = mcp_client_options_new();
   if (!co) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
-  st = mcp_client_options_set_stdio(co, (const char *const *)def->argv);
-  if (st == MCP_OK && def->cwd) st = mcp_client_options_set_cwd(co, def->cwd);
-  for (size_t i = 0; st == MCP_OK && i < def->nenv; i++)
-    st = mcp_client_options_set_env(co, def->env[i].name, def->env[i].value);
+  if (stdio) {
+    what = "command";
+    st = mcp_client_options_set_stdio(co, (const char *const *)def->argv);
+    if (st == MCP_OK && def->cwd) {
+      what = "cwd";
+      st = mcp_client_options_set_cwd(co, def->cwd);
+    }
+    for (size_t i = 0; st == MCP_OK && i < def->nenv; i++) {
+      what = def->env[i].name;
+      st = mcp_client_options_set_env(co, def->env[i].name, def->env[i].value);
+    }
+  } else {
+    /* "http" keeps the specification's fallback to the legacy transport
+     * for servers that answer initialize with 400, 404 or 405. */
+    what = "url";
+    st = mcp_client_options_set_http(co, def->url,
+                                     def->type == MCP_SERVER_SSE
+                                         ? MCP_HTTP_TRANSPORT_LEGACY_SSE
+                                         : MCP_HTTP_TRANSPORT_AUTO);
+    /* mcp_config_http2 has mcp_http_version's values. */
+    mcp_client_options_set_http_version(co, (mcp_http_version)def->http2);
+    for (size_t i = 0; st == MCP_OK && i < def->nheaders; i++) {
+      what = def->headers[i].name;
+      st = mcp_client_options_add_header(co, def->headers[i].name,
+                                         def->headers[i].value);
+    }
+    if (st == MCP_OK && (def->ca_file || def->ca_dir)) {
+      what = "caFile";
+      st = mcp_client_options_set_ca(co, def->ca_file, def->ca_dir);
+    }
+    if (st == MCP_OK && (def->client_cert || def->client_key)) {
+      what = "clientCert";
+      st = mcp_client_options_set_client_cert(co, def->client_cert,
+                                              def->client_key);
+    }
+    mcp_client_options_set_insecure(co, def->insecure);
+  }
   if (st != MCP_OK) {
     mcp_client_options_free(co);
-    return mcp__error_set(err, st, "cannot build options for server \"%s\": "
-                          "%s", def->name, mcp_strerror(st));
+    return mcp__error_set(err, st, "%s: server \"%s\": cannot use \"%s\": %s",
+                          def->source ? def->source : "<config>", def->name,
+                          what, mcp_strerror(st));
   }
-  if (def->timeout_ms >= 0) mcp_client_options_set_timeout_ms(co, def->timeout_ms);
+  if (def->timeout_ms >= 0)
+    mcp_client_options_set_timeout_ms(co, def->timeout_ms);
   *out = co;
   return MCP_OK;
 }

@@ -28,14 +28,19 @@
  *   cwd         stdio: working directory (default: the host's).
  *   url         http/sse, required: http:// or https:// endpoint.
  *   headers     http/sse: object of strings; a value containing CR or LF is
- *               an error, as is a name that is not an HTTP token.
+ *               an error, as is a name that is not an HTTP token or that the
+ *               transport sets itself (Content-Type, Accept, Host,
+ *               Content-Length, Mcp-Session-Id, MCP-Protocol-Version,
+ *               Last-Event-ID).
  *   timeout     ms, a non-negative integer; 0 means no timeout.  Absent: the
  *               host's default.
  *   enabled     boolean, default true; false hides the entry.
  *   http2       http/sse: "auto" (default: ALPN over TLS, HTTP/1.1 on
  *               cleartext), "prior-knowledge" (HTTP/2 without negotiation,
  *               h2c on cleartext) or "off" (HTTP/1.1 only).
- *   caFile, caDir, clientCert, clientKey   http/sse: TLS paths (PEM).
+ *   caFile, caDir, clientCert, clientKey   http/sse: TLS paths (PEM);
+ *               clientCert and clientKey go together (they may name the
+ *               same file).
  *   insecure    http/sse: boolean; true skips certificate verification.
  *
  * In mcpconn's own files an unknown field, a field of the other transport,
@@ -357,14 +362,21 @@ void mcp__config_secrets_clear(void);
 void mcp__config_diags_free(mcp_config_diag *diags, size_t n);
 
 /*
- * mcp__config_client_options() turns a stdio definition into client
- * options through the public setters: argv, cwd, each env pair and, when
- * given, the timeout.  Pass the resolved definition (see
- * mcp__config_resolve_secrets); values are used as they are.
+ * mcp__config_client_options() turns a definition into client options
+ * through the public setters.  stdio: argv, cwd and each env pair.  http:
+ * the URL with MCP_HTTP_TRANSPORT_AUTO (Streamable HTTP, falling back to the
+ * legacy transport as the specification asks); sse: the URL with
+ * MCP_HTTP_TRANSPORT_LEGACY_SSE; both: the HTTP version, each header, the CA
+ * file/dir, the client certificate and key, insecure.  Then the timeout,
+ * when given.  Pass the resolved definition (see
+ * mcp__config_resolve_secrets); values are used as they are.  Logging,
+ * handlers and client info are the manager's to add.
  * Ownership: |def| borrowed.  On MCP_OK *out is new, freed with
- *   mcp_client_options_free(); on error *out is NULL.
+ *   mcp_client_options_free(); on error *out is NULL and |err| names the
+ *   file, the server and the value a setter refused.
  * Threads: any.
- * Returns: MCP_OK, MCP_EINVAL (not a stdio definition), MCP_ENOMEM.
+ * Returns: MCP_OK, MCP_EINVAL (a setter refused a value, e.g. a URL that
+ *   does not parse), MCP_ENOMEM.
  */
 mcp_status mcp__config_client_options(const mcp_server_def *def,
                                       mcp_client_options **out,

@@ -217,6 +217,12 @@ static const struct bad_case {
     {"{\"url\":\"http://h\",\"http2\":\"yes\"}", "http2", "\"prior-knowledge\""},
     {"{\"url\":\"ftp://h\"}", "url", "http:// or https://"},
     {"{\"url\":\"http://h\",\"caFile\":true}", "caFile", "\"caFile\" must be"},
+    {"{\"url\":\"http://h\",\"clientCert\":\"c.pem\"}", "clientKey",
+     "\"clientKey\" is required with \"clientCert\""},
+    {"{\"url\":\"http://h\",\"clientKey\":\"k.pem\"}", "clientCert",
+     "\"clientCert\" is required"},
+    {"{\"url\":\"http://h\",\"headers\":{\"content-TYPE\":\"x\"}}", "headers",
+     "\"content-TYPE\" is set by the transport"},
     {"{\"command\":\"x\",\"headers\":{}}", "headers",
      "\"headers\" does not apply to stdio servers"},
     {"{\"command\":\"x\",\"insecure\":true}", "insecure", "stdio servers"},
@@ -1291,10 +1297,57 @@ START_TEST(test_client_options_round_trip) {
   mcp_client_options_free(co);
   mcp_client_options_free(dflt);
 
+  ck_assert_int_eq(mcp__config_client_options(NULL, &co, &err), MCP_EINVAL);
+  ck_assert_ptr_null(co);
+  mcp_error_clear(&err);
+  mcp__config_free(set);
+}
+END_TEST
+
+START_TEST(test_client_options_http) {
+  mcp_config_set *set = parse(
+      "{\"mcpServers\": {\"h\": {\"type\": \"http\", \"url\": "
+      "\"https://h.example/mcp\", \"headers\": {\"Authorization\": \"Bearer "
+      "${TOKEN}\", \"X-Two\": \"2\"}, \"http2\": \"prior-knowledge\", "
+      "\"caFile\": \"/ca.pem\", \"caDir\": \"/cas\", \"clientCert\": "
+      "\"/c.pem\", \"clientKey\": \"/k.pem\", \"insecure\": true, "
+      "\"timeout\": 0}, \"s\": {\"type\": \"sse\", \"url\": "
+      "\"http://127.0.0.1:9/sse\", \"http2\": \"off\"}, "
+      "\"u\": {\"url\": \"http://[not a url\"}}}");
+  mcp_client_options *co = NULL;
+  mcp_error err = MCP_ERROR_INIT;
   ck_assert_int_eq(mcp__config_client_options(must_find(set, "h"), &co, &err),
+                   MCP_OK);
+  ck_assert_str_eq(co->url, "https://h.example/mcp");
+  ck_assert_ptr_null(co->argv);
+  ck_assert_int_eq(co->http_kind, MCP_HTTP_TRANSPORT_AUTO);
+  ck_assert_int_eq(co->http_version, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
+  ck_assert_uint_eq(co->nheaders, 2);
+  ck_assert_str_eq(co->header_names[0], "Authorization");
+  ck_assert_str_eq(co->header_values[0], "Bearer t0k");
+  ck_assert_str_eq(co->header_names[1], "X-Two");
+  ck_assert_str_eq(co->ca_file, "/ca.pem");
+  ck_assert_str_eq(co->ca_dir, "/cas");
+  ck_assert_str_eq(co->client_cert, "/c.pem");
+  ck_assert_str_eq(co->client_key, "/k.pem");
+  ck_assert(co->insecure);
+  ck_assert_int_eq(co->timeout_ms, 0);
+  mcp_client_options_free(co);
+
+  ck_assert_int_eq(mcp__config_client_options(must_find(set, "s"), &co, &err),
+                   MCP_OK);
+  ck_assert_int_eq(co->http_kind, MCP_HTTP_TRANSPORT_LEGACY_SSE);
+  ck_assert_int_eq(co->http_version, MCP_HTTP_VERSION_1_1);
+  ck_assert_uint_eq(co->nheaders, 0);
+  ck_assert(!co->insecure);
+  mcp_client_options_free(co);
+
+  /* A URL the client refuses: the error names file, server and field. */
+  ck_assert_int_eq(mcp__config_client_options(must_find(set, "u"), &co, &err),
                    MCP_EINVAL);
   ck_assert_ptr_null(co);
-  ck_assert_ptr_nonnull(strstr(err.message, "\"h\""));
+  ck_assert_str_eq(err.message, SRC ": server \"u\": cannot use \"url\": "
+                                "invalid argument");
   mcp_error_clear(&err);
   mcp__config_free(set);
 }
@@ -1423,6 +1476,7 @@ static Suite *config_suite(void) {
   tcase_add_test(tc, test_hash_stability);
   tcase_add_test(tc, test_canonical_form);
   tcase_add_test(tc, test_client_options_round_trip);
+  tcase_add_test(tc, test_client_options_http);
   tcase_add_test(tc, test_def_dup);
   tcase_add_test(tc, test_alloc_failures);
   tcase_add_test(tc, test_parse_mutations);
