@@ -1146,7 +1146,8 @@ static int parse_root_text(parse_ctx *c, const char *text, size_t len,
 static int read_file(const char *path, char **data, size_t *len) {
   *data = NULL;
   *len = 0;
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  /* O_NONBLOCK: a FIFO in a config location must not hang discovery. */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0) return errno;
   int e = 0;
   struct stat st;
@@ -1156,8 +1157,8 @@ static int read_file(const char *path, char **data, size_t *len) {
     e = errno;
     goto out;
   }
-  if (S_ISDIR(st.st_mode)) {
-    e = EISDIR;
+  if (!S_ISREG(st.st_mode)) {
+    e = S_ISDIR(st.st_mode) ? EISDIR : ENODEV;
     goto out;
   }
   for (;;) {
@@ -1214,7 +1215,7 @@ static int load_root(parse_ctx *c, const char *path, bool quiet_missing,
   }
   if (e) {
     diag_add(c->diags, MCP_LOG_WARN, path, NULL, NULL, "cannot read: %s",
-             errtext(e, eb, sizeof(eb)));
+             e == ENODEV ? "not a regular file" : errtext(e, eb, sizeof(eb)));
     return c->diags->oom ? CHECK_OOM : CHECK_BAD;
   }
   int r = parse_root_text(c, data, len, root);
@@ -1538,6 +1539,10 @@ static int load_and_merge(discovery *dc, const char *path,
   po.getenv = dc->lookup;
   po.getenv_user = dc->user;
   ctx_init(&c, &dc->diags, path, &po);
+  /* A file reached twice (cwd inside home, an explicit file that is also
+   * the project file) is read once, at its higher priority. */
+  for (size_t i = 0; !claude_projects && i < dc->nfiles; i++)
+    if (strcmp(dc->files[i], path) == 0) return CHECK_OK;
   r = load_root(&c, path, quiet_missing, &root);
   if (r != CHECK_OK || !root) goto out;
   if (!claude_projects && (r = note_file(dc, path)) != CHECK_OK) goto out;
@@ -2050,8 +2055,8 @@ static int resolve_one(const char *cmd, int64_t timeout_ms, char **out,
  * Returns CHECK_OK or CHECK_OOM.
  */
 static int resolve_map(const mcp_server_def *def, const char *field,
-                       mcp_config_kv *kv, size_t *n, bool headers,
-                       int64_t timeout_ms, diag_list *dl) {
+                       const char *label, mcp_config_kv *kv, size_t *n,
+                       bool headers, int64_t timeout_ms, diag_list *dl) {
   size_t w = 0;
   for (size_t i = 0; i < *n; i++) {
     char why[200];
@@ -2076,7 +2081,7 @@ static int resolve_map(const mcp_server_def *def, const char *field,
         char *q = quote(kv[i].name);
         if (!q) return CHECK_OOM;
         diag_add(dl, MCP_LOG_WARN, def->source, def->name, field,
-                 "%s %s: secret command %s; entry dropped", field, q, why);
+                 "%s %s: secret command %s; entry dropped", label, q, why);
         mcp__free(q);
         if (dl->oom) return CHECK_OOM;
         drop = true;
@@ -2108,9 +2113,10 @@ mcp_status mcp__config_resolve_secrets(const mcp_server_def *def,
   mcp_server_def *d = mcp__server_def_dup(def);
   if (!d) return MCP_ENOMEM;
   if (!def->foreign &&
-      (resolve_map(def, "env", d->env, &d->nenv, false, timeout_ms, &dl) ||
-       resolve_map(def, "header", d->headers, &d->nheaders, true, timeout_ms,
-                   &dl)))
+      (resolve_map(def, "env", "env", d->env, &d->nenv, false, timeout_ms,
+                   &dl) ||
+       resolve_map(def, "headers", "header", d->headers, &d->nheaders, true,
+                   timeout_ms, &dl)))
     goto oom;
   if (dl.n) {
     mcp_config_diag *v = mcp__reallocarray(*diags, *ndiags + dl.n,

@@ -1150,6 +1150,34 @@ START_TEST(test_discovery_defaults) {
   ck_assert_str_eq(cmd_of(set, "u"), want);
   mcp__config_free(set);
 
+  /* cwd is the home: ~/.cursor/mcp.json is both the project and the user
+   * file, and is read once. */
+  put("h2/.cursor/mcp.json", "{\"mcpServers\": {\"c\": {\"command\": \"c\"}}}");
+  mkdirs("h2/.git");
+  o.getenv_user = (void *)env1;
+  o.cwd = tpath("h2");
+  o.imports = MCP_IMPORT_CURSOR;
+  set = discover(&o);
+  ck_assert_str_eq(cmd_of(set, "c"), "c");
+  ck_assert_ptr_null(find_diag(set, MCP_LOG_DEBUG, "c", NULL));
+  size_t seen = 0;
+  for (size_t i = 0; i < set->nfiles; i++)
+    if (strstr(set->files[i], ".cursor/mcp.json")) seen++;
+  ck_assert_uint_eq(seen, 1);
+  mcp__config_free(set);
+  o.imports = 0;
+
+  /* A FIFO where a file belongs is a warning, not a hang. */
+  ck_assert_int_eq(mkfifo(tpath("fifo.json"), 0600), 0);
+  const char *ff[] = {tpath("fifo.json")};
+  o.files = ff;
+  o.nfiles = 1;
+  set = discover(&o);
+  ck_assert_ptr_nonnull(find_diag(set, MCP_LOG_WARN, NULL, "not a regular file"));
+  mcp__config_free(set);
+  o.files = NULL;
+  o.nfiles = 0;
+
   /* A relative cwd is refused. */
   o.cwd = "relative/dir";
   mcp_error err = MCP_ERROR_INIT;
