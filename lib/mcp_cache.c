@@ -376,7 +376,8 @@ static mcp_status judge(const char *data, size_t len, const char *server,
   int64_t at = json_object_get_int64(jat);
   if (at > now && (uint64_t)at - (uint64_t)now > MCP_CACHE_FUTURE_SLACK_S) {
     st = miss(outcome, why, MCP_CACHE_STALE, prefix, "cache file is dated "
-              "%lld s in the future", (long long)((uint64_t)at - (uint64_t)now));
+              "%llu s in the future",
+              (unsigned long long)((uint64_t)at - (uint64_t)now));
     goto out;
   }
   if (at < now && (uint64_t)now - (uint64_t)at > (uint64_t)ttl_s) {

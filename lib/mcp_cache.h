@@ -49,6 +49,7 @@ typedef enum mcp_cache_outcome {
 /*
  * mcp__cache_outcome_level() is the log level a miss deserves: MCP_LOG_WARN
  * for CORRUPT, VERSION_MISMATCH and UNREADABLE, MCP_LOG_DEBUG otherwise.
+ * Threads: any.
  */
 mcp_log_level mcp__cache_outcome_level(mcp_cache_outcome o);
 

@@ -56,7 +56,7 @@ static const char *default_getenv(void *user, const char *name) {
   return getenv(name);
 }
 
-/* ---- diagnostics ---------------------------------------------------------- */
+/* ---- diagnostics -------------------------------------------------------- */
 
 /* A growing list of diagnostics; |oom| is sticky once an append failed. */
 typedef struct diag_list {
@@ -169,7 +169,7 @@ oom:
   mcp__free(qs);
 }
 
-/* ---- expansion ------------------------------------------------------------ */
+/* ---- expansion ---------------------------------------------------------- */
 
 static bool is_name_start(char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
@@ -215,7 +215,7 @@ static int expand_into(mcp_buf *b, const char *s, size_t n,
       i += 3;
       continue;
     }
-    if (i + 1 >= n || s[i + 1] != '{' || i + 2 >= n || !is_name_start(s[i + 2])) {
+    if (i + 2 >= n || s[i + 1] != '{' || !is_name_start(s[i + 2])) {
       if (mcp__buf_append(b, "$", 1)) return MCP_ENOMEM;
       i++;
       continue;
@@ -284,7 +284,7 @@ mcp_status mcp__config_expand(const char *in, mcp_config_getenv_fn lookup,
   return MCP_OK;
 }
 
-/* ---- definitions ---------------------------------------------------------- */
+/* ---- definitions -------------------------------------------------------- */
 
 static void kv_free(mcp_config_kv *kv, size_t n) {
   if (!kv) return;
@@ -385,7 +385,7 @@ bool mcp__config_name_is_valid(const char *name) {
   return n >= 1;
 }
 
-/* ---- canonical form and hash ------------------------------------------------ */
+/* ---- canonical form and hash -------------------------------------------- */
 
 static int cmp_str_ptr(const void *a, const void *b) {
   return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -594,7 +594,7 @@ static mcp_status def_hash(mcp_server_def *def) {
   return MCP_OK;
 }
 
-/* ---- parsing one server entry -------------------------------------------- */
+/* ---- parsing one server entry ------------------------------------------- */
 
 typedef struct parse_ctx {
   const char *source;
@@ -678,7 +678,7 @@ static bool is_tchar(char ch) {
          (ch >= '0' && ch <= '9') || (ch && strchr("!#$%&'*+-.^_`|~", ch));
 }
 
-/* Headers the HTTP transport sets itself (see mcp_client_options_add_header). */
+/* Headers the transport sets itself (mcp_client_options_add_header). */
 static bool header_reserved(const char *name) {
   static const char *const owned[] = {
       "content-type",   "accept",          "host",
@@ -760,7 +760,8 @@ static int read_map(parse_ctx *c, const char *server, const char *field,
 }
 
 static bool url_scheme_ok(const char *u) {
-  return strncasecmp(u, "http://", 7) == 0 || strncasecmp(u, "https://", 8) == 0;
+  return strncasecmp(u, "http://", 7) == 0 ||
+         strncasecmp(u, "https://", 8) == 0;
 }
 
 /* Reads the non-type fields of |f| into |d|.  The type is already known. */
@@ -942,8 +943,8 @@ static int parse_server(parse_ctx *c, const char *name, json_object *obj,
   }
 
   if (has_cmd && has_url && (native || !f[F_TYPE])) {
-    r = bad(c, name, "url", "has both \"command\" and \"url\"; a server is either stdio or "
-            "http/sse");
+    r = bad(c, name, "url", "has both \"command\" and \"url\"; a server is "
+            "either stdio or http/sse");
     goto fail;
   }
   if (native) {
@@ -969,7 +970,7 @@ fail:
   return r;
 }
 
-/* ---- parsing a file ------------------------------------------------------ */
+/* ---- parsing a file ----------------------------------------------------- */
 
 /* One entry of a file; |def| NULL means invalid (it still claims |name|). */
 typedef struct entry {
@@ -1223,7 +1224,7 @@ static int load_root(parse_ctx *c, const char *path, bool quiet_missing,
   return r;
 }
 
-/* ---- sets ------------------------------------------------------------------ */
+/* ---- sets --------------------------------------------------------------- */
 
 void mcp__config_free(mcp_config_set *set) {
   if (!set) return;
@@ -1371,7 +1372,7 @@ mcp_status mcp__config_parse_file(const char *path,
   return st;
 }
 
-/* ---- discovery ------------------------------------------------------------ */
+/* ---- discovery ---------------------------------------------------------- */
 
 /* A name claimed by the first file that defined it. */
 typedef struct claim {
@@ -1787,7 +1788,7 @@ out:
   return st;
 }
 
-/* ---- secrets ---------------------------------------------------------------- */
+/* ---- secrets ------------------------------------------------------------ */
 
 /*
  * The process-wide cache of secret command outputs.  Entries live until
@@ -2135,7 +2136,7 @@ oom:
   return MCP_ENOMEM;
 }
 
-/* ---- client options ------------------------------------------------------- */
+/* ---- client options ----------------------------------------------------- */
 
 mcp_status mcp__config_client_options(const mcp_server_def *def,
                                       mcp_client_options **out,

@@ -192,8 +192,9 @@ typedef struct mcp_config_parse_opts {
  *  - A substituted value is inserted verbatim, never expanded again.
  *  - "$${" writes a literal "${"; every other "$" is literal, so "$$" and
  *    "$HOME" pass through unchanged.  The text is scanned left to right, so
- *    "$$${A}" is "$" followed by the escape: "$${A}".  Anything that is not a well-formed
- *    reference (unterminated "${", "${}", "${1}", "${A-b}") stays literal.
+ *    "$$${A}" is "$" followed by the escape: "$${A}".
+ *  - Anything that is not a well-formed reference (unterminated "${",
+ *    "${}", "${1}", "${A-b}") stays literal.
  * Ownership: on MCP_OK *out is a new string the caller frees with
  *   mcp__free().  Threads: any, concurrently (if |lookup| allows).
  * Returns: MCP_OK, MCP_EINVAL (NULL in/out), MCP_ENOMEM.
@@ -285,7 +286,10 @@ typedef struct mcp_discovery_opts {
 mcp_status mcp__config_discover(const mcp_discovery_opts *o,
                                 mcp_config_set **out, mcp_error *err);
 
-/* mcp__config_free() frees a set and all it holds.  NULL is fine. */
+/*
+ * mcp__config_free() frees a set and all it holds, definitions included.
+ * NULL is fine.  Threads: any, once no other thread reads the set.
+ */
 void mcp__config_free(mcp_config_set *set);
 
 /*
@@ -295,7 +299,10 @@ void mcp__config_free(mcp_config_set *set);
 const mcp_server_def *mcp__config_find(const mcp_config_set *set,
                                        const char *name);
 
-/* mcp__config_name_is_valid() tells whether |name| may name a server. */
+/*
+ * mcp__config_name_is_valid() tells whether |name| may name a server
+ * ([A-Za-z0-9_.:-]{1,100}).  Ownership: borrowed.  Threads: any.
+ */
 bool mcp__config_name_is_valid(const char *name);
 
 /*
@@ -352,13 +359,17 @@ mcp_status mcp__config_resolve_secrets(const mcp_server_def *def,
                                        size_t *ndiags);
 
 /*
- * mcp__config_secrets_clear() forgets every cached secret.  For tests and
- * for a host that wants to re-run its secret commands.  Must not run
- * concurrently with mcp__config_resolve_secrets().
+ * mcp__config_secrets_clear() forgets (and frees) every cached secret.  For
+ * tests, for a host that wants its secret commands to run again, and for a
+ * clean exit under leak checkers.
+ * Threads: any, but never while mcp__config_resolve_secrets() runs.
  */
 void mcp__config_secrets_clear(void);
 
-/* mcp__config_diags_free() frees |n| diagnostics and the array. */
+/*
+ * mcp__config_diags_free() frees |n| diagnostics and the array (from
+ * mcp__config_resolve_secrets).  NULL is fine.  Threads: any.
+ */
 void mcp__config_diags_free(mcp_config_diag *diags, size_t n);
 
 /*

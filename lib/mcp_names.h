@@ -84,10 +84,16 @@ mcp_status mcp__names_public(const char *server, const char *tool,
 mcp_status mcp__names_assign(const mcp_tool_origin *in, size_t n,
                              mcp_named_tool **out, size_t *nout);
 
-/* mcp__names_free() frees |n| entries and the array.  NULL is fine. */
+/*
+ * mcp__names_free() frees |n| entries (from mcp__names_assign) and the
+ * array.  NULL is fine.  Threads: any.
+ */
 void mcp__names_free(mcp_named_tool *v, size_t n);
 
-/* mcp__names_is_valid() tells whether |name| matches ^[a-zA-Z0-9_-]{1,64}$. */
+/*
+ * mcp__names_is_valid() tells whether |name| matches ^[a-zA-Z0-9_-]{1,64}$.
+ * Ownership: borrowed.  Threads: any.
+ */
 bool mcp__names_is_valid(const char *name);
 
 #endif /* MCP_NAMES_H */
