@@ -1742,7 +1742,14 @@ mcp_status mcp__config_discover(const mcp_discovery_opts *o,
   }
   /* 3. User. */
   const char *xdg = dc.o->xdg_config_home;
-  if (!xdg || !*xdg) xdg = dc.lookup(dc.user, "XDG_CONFIG_HOME");
+  if (dc.o->no_user) {
+    /* Nothing under home: the user file and user-level imports go. */
+    mcp__free(dc.home);
+    dc.home = NULL;
+    xdg = NULL;
+  }
+  if (!dc.o->no_user && (!xdg || !*xdg))
+    xdg = dc.lookup(dc.user, "XDG_CONFIG_HOME");
   if (xdg && *xdg == '/')
     path = mcp__asprintf("%s/mcpconn/mcp.json", xdg);
   else if (dc.home)

@@ -239,8 +239,8 @@ mcp_status mcp__config_parse_file(const char *path,
 
 /*
  * Where discovery looks.  Zero-initialised means: no explicit files, the
- * process's cwd, HOME and XDG_CONFIG_HOME from the environment, project
- * files on, no imports.  Every string is borrowed for the call.
+ * process's cwd, HOME and XDG_CONFIG_HOME from the environment, project and
+ * user files on, no imports.  Every string is borrowed for the call.
  */
 typedef struct mcp_discovery_opts {
   const char *const *files; /* explicit files, highest priority, in order */
@@ -249,6 +249,9 @@ typedef struct mcp_discovery_opts {
   const char *home;            /* NULL: $HOME (through |getenv|) */
   const char *xdg_config_home; /* NULL: $XDG_CONFIG_HOME, else home/.config */
   bool no_project;             /* true: skip every project-level file */
+  bool no_user;                /* true: skip every file under home or XDG
+                                  (the user file and user-level imports,
+                                  ~/.claude.json included) */
   unsigned imports;            /* MCP_IMPORT_* bits */
   mcp_config_getenv_fn getenv; /* for HOME, XDG and ${VAR}; NULL: getenv(3) */
   void *getenv_user;

@@ -1025,6 +1025,33 @@ START_TEST(test_discovery_no_project) {
 }
 END_TEST
 
+START_TEST(test_discovery_no_user) {
+  make_layout();
+  const char *files[] = {tpath("explicit.json")};
+  mcp_discovery_opts o;
+  base_opts(&o, files, 1);
+  o.imports = MCP_IMPORT_ALL;
+  o.no_user = true;
+  mcp_config_set *set = discover(&o);
+  /* Explicit, project and project-level imports only. */
+  ck_assert_str_eq(cmd_of(set, "s1"), "explicit-s1");
+  ck_assert_str_eq(cmd_of(set, "s2"), "project-s2");
+  ck_assert_ptr_null(cmd_of(set, "s3"));
+  ck_assert_ptr_null(cmd_of(set, "s4"));
+  ck_assert_str_eq(cmd_of(set, "s5"), "claude-proj-s5");
+  ck_assert_str_eq(cmd_of(set, "s7"), "cursor-proj-s7");
+  ck_assert_str_eq(cmd_of(set, "s8"), "https://vscode/mcp");
+  ck_assert_ptr_null(cmd_of(set, "s9"));
+  ck_assert_ptr_null(cmd_of(set, "s11"));
+  ck_assert_str_eq(cmd_of(set, "s6"), "claude-proj-s6");
+  ck_assert_str_eq(cmd_of(set, "s10"), "https://gemini-proj/mcp");
+  ck_assert_uint_eq(set->ndefs, 7);
+  for (size_t i = 0; i < set->nfiles; i++)
+    ck_assert_ptr_null(strstr(set->files[i], "/home/"));
+  mcp__config_free(set);
+}
+END_TEST
+
 START_TEST(test_discovery_upward_search) {
   mcp_discovery_opts o;
   mcp_config_set *set;
@@ -1526,6 +1553,7 @@ static Suite *config_suite(void) {
   tcase_set_timeout(td, 60);
   tcase_add_test(td, test_discovery_precedence);
   tcase_add_test(td, test_discovery_no_project);
+  tcase_add_test(td, test_discovery_no_user);
   tcase_add_test(td, test_discovery_upward_search);
   tcase_add_test(td, test_discovery_disabled_and_hidden);
   tcase_add_test(td, test_discovery_invalid_entry_claims_name);
