@@ -1,0 +1,299 @@
+/*
+ * mcpconn-conformance-client: the client program that the official MCP
+ * conformance suite (@modelcontextprotocol/conformance, pinned in
+ * tests/conformance/package.json) drives.  tests/conformance/run.sh runs
+ *
+ *   conformance client --command "<this program>" --scenario <name>
+ *
+ * and the suite then starts a test server for the scenario and runs this
+ * program with the server's URL as its last argument, the scenario's name in
+ * MCP_CONFORMANCE_SCENARIO and, for some scenarios, a JSON context in
+ * MCP_CONFORMANCE_CONTEXT.  The program does what the scenario asks through
+ * the public API (mcpconn.h) only: every protocol behaviour the suite checks
+ * (handshake, session and version headers, SSE resumption, elicitation
+ * defaults) comes from the library itself, never from code here.
+ *
+ * Exit status: 0 when the scenario's steps succeeded from the client's side,
+ * 1 when a step failed, 2 for a usage problem or a scenario this client
+ * does not implement (the OAuth scenarios, until mcpconn has OAuth).  The
+ * suite's own checks decide pass or fail; our exit status is one of them.
+ *
+ * Diagnostics go to stderr (the suite saves it as stderr.txt); set
+ * MCPCONN_CONFORMANCE_DEBUG=1 to also see the library's debug log.
+ */
+#include "config.h"
+
+#include <json-c/json.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mcpconn.h"
+
+#define PROG "mcpconn-conformance-client"
+/* Well inside the suite's default --timeout of 30 s. */
+#define REQUEST_TIMEOUT_MS 10000
+
+enum { EXIT_PASS = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+static bool debug_log;
+static struct timespec t_start;
+
+/* Prints "[+12.345s] message" to stderr. */
+static void say(const char *fmt, ...) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  double dt = (double)(now.tv_sec - t_start.tv_sec) +
+              (double)(now.tv_nsec - t_start.tv_nsec) / 1e9;
+  fprintf(stderr, "[%s +%.3fs] ", PROG, dt);
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+}
+
+static void on_log(void *user, mcp_log_level level, const char *msg) {
+  (void)user;
+  static const char *const names[] = {"debug", "info", "warn", "error"};
+  if (level >= MCP_LOG_INFO || debug_log)
+    say("mcpconn %s: %s", names[level >= 0 && level <= 3 ? level : 3], msg);
+}
+
+static void on_notification(void *user, const char *method,
+                            const char *params_json) {
+  (void)user;
+  say("notification %s %s", method, params_json);
+}
+
+/* ---- small JSON helpers (results are only inspected, never built) ------- */
+
+/* The text of the first text item of a CallToolResult, or NULL. */
+static const char *first_text(json_object *result) {
+  json_object *content = NULL, *type = NULL, *text = NULL;
+  if (!json_object_object_get_ex(result, "content", &content) ||
+      !json_object_is_type(content, json_type_array))
+    return NULL;
+  for (size_t i = 0; i < json_object_array_length(content); i++) {
+    json_object *item = json_object_array_get_idx(content, i);
+    if (json_object_object_get_ex(item, "type", &type) &&
+        strcmp(json_object_get_string(type), "text") == 0 &&
+        json_object_object_get_ex(item, "text", &text))
+      return json_object_get_string(text);
+  }
+  return NULL;
+}
+
+/* True when the JSON array |tools_json| has a tool named |name|. */
+static bool has_tool(const char *tools_json, const char *name) {
+  json_object *arr = json_tokener_parse(tools_json);
+  bool found = false;
+  if (arr && json_object_is_type(arr, json_type_array)) {
+    for (size_t i = 0; i < json_object_array_length(arr) && !found; i++) {
+      json_object *n = NULL;
+      if (json_object_object_get_ex(json_object_array_get_idx(arr, i), "name", &n) &&
+          strcmp(json_object_get_string(n), name) == 0)
+        found = true;
+    }
+  }
+  json_object_put(arr);
+  return found;
+}
+
+/* ---- steps --------------------------------------------------------------- */
+
+static int fail_status(const char *what, mcp_status st, mcp_error *err) {
+  say("FAIL: %s: %s%s%s (http %d, rpc %d)", what, mcp_strerror(st),
+      err && err->message ? ": " : "", err && err->message ? err->message : "",
+      err ? err->http_status : 0, err ? err->rpc_code : 0);
+  mcp_error_clear(err);
+  return EXIT_FAIL;
+}
+
+/*
+ * The elicitation/create handler: a user who accepts the form without
+ * filling in anything.  SEP-1034 makes the client fill in the schema's
+ * defaults for omitted fields; mcpconn does that for every accepted
+ * elicitation, so the handler returns an empty content object.
+ */
+static mcp_status on_elicitation(void *user, const char *method,
+                                 const char *params_json, char **result_json,
+                                 mcp_error *err) {
+  (void)user;
+  (void)err;
+  say("server request %s %s: accepting with no fields filled in", method, params_json);
+  *result_json = strdup("{\"action\":\"accept\",\"content\":{}}");
+  return *result_json ? MCP_OK : MCP_ENOMEM;
+}
+
+/* Connects to |url| over Streamable HTTP.  Returns NULL after saying why. */
+static mcp_client *connect_to(const char *url, const char *elicitation_handler_for) {
+  mcp_client_options *o = mcp_client_options_new();
+  if (!o) {
+    say("FAIL: out of memory");
+    return NULL;
+  }
+  mcp_client *c = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  mcp_status st = mcp_client_options_set_http(o, url, MCP_HTTP_TRANSPORT_STREAMABLE);
+  if (st == MCP_OK)
+    st = mcp_client_options_set_client_info(o, "mcpconn-conformance-client", mcp_version());
+  mcp_client_options_set_timeout_ms(o, REQUEST_TIMEOUT_MS);
+  mcp_client_options_set_log(o, on_log, NULL);
+  mcp_client_options_set_notification_handler(o, on_notification, NULL);
+  if (st == MCP_OK && elicitation_handler_for) {
+    st = mcp_client_options_set_request_handler(o, elicitation_handler_for, on_elicitation, NULL);
+  }
+  if (st != MCP_OK) {
+    say("FAIL: options: %s", mcp_strerror(st));
+    mcp_client_options_free(o);
+    return NULL;
+  }
+  say("connecting to %s", url);
+  st = mcp_client_connect(o, &c, &err);
+  mcp_client_options_free(o);
+  if (st != MCP_OK) {
+    fail_status("connect", st, &err);
+    return NULL;
+  }
+  say("connected: protocol %s, server %s", mcp_client_protocol_version(c),
+      mcp_client_server_info(c));
+  return c;
+}
+
+/* tools/list; on success *tools_json is the array (mcp_free it). */
+static int list_tools(mcp_client *c, char **tools_json) {
+  mcp_error err = MCP_ERROR_INIT;
+  mcp_status st = mcp_client_list_tools(c, NULL, tools_json, &err);
+  if (st != MCP_OK) return fail_status("tools/list", st, &err);
+  say("tools: %s", *tools_json);
+  return EXIT_PASS;
+}
+
+/* Calls |tool| with |args| and checks that the first text item of the
+ * result contains |want|. */
+static int call_expect(mcp_client *c, const char *tool, const char *args, const char *want) {
+  char *res = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  say("calling %s %s", tool, args);
+  mcp_status st = mcp_client_call_tool(c, tool, args, NULL, &res, &err);
+  if (st != MCP_OK) {
+    if (res) say("result: %s", res);
+    mcp_free(res);
+    return fail_status(tool, st, &err);
+  }
+  say("result: %s", res);
+  json_object *j = json_tokener_parse(res);
+  const char *text = j ? first_text(j) : NULL;
+  int rc = EXIT_PASS;
+  if (!text || !strstr(text, want)) {
+    say("FAIL: %s: expected text containing \"%s\"", tool, want);
+    rc = EXIT_FAIL;
+  }
+  json_object_put(j);
+  mcp_free(res);
+  return rc;
+}
+
+/* ---- scenarios ------------------------------------------------------------ */
+
+/* initialize: the handshake, tools/list, close. */
+static int scenario_initialize(const char *url) {
+  mcp_client *c = connect_to(url, NULL);
+  if (!c) return EXIT_FAIL;
+  char *tools = NULL;
+  int rc = list_tools(c, &tools);
+  mcp_free(tools);
+  mcp_client_free(c);
+  return rc;
+}
+
+/* tools_call: the server offers add_numbers {a, b}; call it. */
+static int scenario_tools_call(const char *url) {
+  mcp_client *c = connect_to(url, NULL);
+  if (!c) return EXIT_FAIL;
+  char *tools = NULL;
+  int rc = list_tools(c, &tools);
+  if (rc == EXIT_PASS && !has_tool(tools, "add_numbers")) {
+    say("FAIL: the server lists no add_numbers tool");
+    rc = EXIT_FAIL;
+  }
+  if (rc == EXIT_PASS)
+    rc = call_expect(c, "add_numbers", "{\"a\":5,\"b\":3}", "The sum of 5 and 3 is 8");
+  mcp_free(tools);
+  mcp_client_free(c);
+  return rc;
+}
+
+static int scenario_elicitation_defaults(const char *url) {
+  mcp_client *c = connect_to(url, "elicitation/create");
+  if (!c) return EXIT_FAIL;
+  char *tools = NULL;
+  int rc = list_tools(c, &tools);
+  if (rc == EXIT_PASS)
+    rc = call_expect(c, "test_client_elicitation_defaults", "{}", "Elicitation completed");
+  mcp_free(tools);
+  mcp_client_free(c);
+  return rc;
+}
+
+/* sse-retry: the tool's response stream closes after a priming event with
+ * retry: 500; the library resumes it with GET + Last-Event-ID. */
+static int scenario_sse_retry(const char *url) {
+  mcp_client *c = connect_to(url, NULL);
+  if (!c) return EXIT_FAIL;
+  char *tools = NULL;
+  int rc = list_tools(c, &tools);
+  if (rc == EXIT_PASS)
+    rc = call_expect(c, "test_reconnection", "{}", "Reconnection test completed successfully");
+  mcp_free(tools);
+  mcp_client_free(c);
+  return rc;
+}
+
+static const struct {
+  const char *name;
+  int (*run)(const char *url);
+} scenarios[] = {
+    {"initialize", scenario_initialize},
+    {"tools_call", scenario_tools_call},
+    {"elicitation-sep1034-client-defaults", scenario_elicitation_defaults},
+    {"sse-retry", scenario_sse_retry},
+};
+
+int main(int argc, char **argv) {
+  clock_gettime(CLOCK_MONOTONIC, &t_start);
+  const char *dbg = getenv("MCPCONN_CONFORMANCE_DEBUG");
+  debug_log = dbg && *dbg && strcmp(dbg, "0") != 0;
+  const char *scenario = getenv("MCP_CONFORMANCE_SCENARIO");
+  if (argc < 2 || !scenario || !*scenario) {
+    fprintf(stderr,
+            "usage: MCP_CONFORMANCE_SCENARIO=<name> %s [args...] <server-url>\n"
+            "Run by the MCP conformance suite: see tests/conformance/run.sh.\n",
+            PROG);
+    return EXIT_USAGE;
+  }
+  const char *url = argv[argc - 1];
+  say("scenario %s, server %s, mcpconn %s", scenario, url, mcp_version());
+  if (strncmp(scenario, "auth/", 5) == 0) {
+    say("FAIL: scenario %s needs OAuth, which mcpconn does not implement yet "
+        "(OAuth not implemented); it is listed in "
+        "tests/conformance/expected-failures.yml",
+        scenario);
+    return EXIT_USAGE;
+  }
+  for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
+    if (strcmp(scenarios[i].name, scenario) == 0) {
+      int rc = scenarios[i].run(url);
+      say("%s: %s", scenario, rc == EXIT_PASS ? "done" : "FAILED");
+      return rc;
+    }
+  }
+  say("FAIL: unknown scenario \"%s\"; this client implements initialize, "
+      "tools_call, elicitation-sep1034-client-defaults and sse-retry",
+      scenario);
+  return EXIT_USAGE;
+}
