@@ -472,6 +472,162 @@ typedef struct mcp_client_stats {
 MCP_EXTERN void mcp_client_get_stats(const mcp_client *c,
                                      mcp_client_stats *out);
 
+/* ------------------------------------------------------------------------ */
+/* Manager: many servers, one namespaced tool list                          */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A manager finds the configured servers, connects them in parallel on its
+ * own threads, keeps one sorted tool list named mcp__<server>_<tool> across
+ * all of them, serves a slow server's tools from an on-disk cache until it
+ * answers (deferred tools), and reconnects servers that close, with
+ * backoff and a circuit breaker.  Every function is safe from any thread
+ * unless its comment says otherwise.
+ */
+typedef struct mcp_manager mcp_manager;
+typedef struct mcp_manager_options mcp_manager_options;
+typedef struct mcp_tool_list mcp_tool_list;
+
+/* Files of other MCP clients that discovery may import. */
+#define MCP_IMPORT_CLAUDE 0x01u
+#define MCP_IMPORT_CURSOR 0x02u
+#define MCP_IMPORT_VSCODE 0x04u
+#define MCP_IMPORT_WINDSURF 0x08u
+#define MCP_IMPORT_GEMINI 0x10u
+#define MCP_IMPORT_ALL 0x1fu
+
+typedef enum mcp_manager_event {
+  /* A new tool list is published; |detail_json| is {"version":N,"count":M}. */
+  MCP_MANAGER_EVENT_TOOLS_CHANGED = 1,
+  /* A server changed state; |detail_json| is its status object (see
+   * mcp_manager_servers()). */
+  MCP_MANAGER_EVENT_SERVER_STATE = 2,
+  /* A server notification; |detail_json| is {"method":...,"params":...}. */
+  MCP_MANAGER_EVENT_NOTIFICATION = 3
+} mcp_manager_event;
+
+/* Runs on a worker thread; |server| and |detail_json| valid during the call. */
+typedef void (*mcp_manager_event_fn)(void *user, mcp_manager_event event,
+                                     const char *server,
+                                     const char *detail_json);
+
+/*
+ * Options with defaults: discovery of the project .mcp.json (nearest above
+ * the working directory, stopping at a .git folder) and the user file
+ * ($XDG_CONFIG_HOME/mcpconn/mcp.json), no imports, startup gate 250 ms,
+ * request timeout 30000 ms, 4 worker threads, cache in
+ * $XDG_CACHE_HOME/mcpconn.  Threads: one thread at a time per object.
+ */
+MCP_EXTERN mcp_manager_options *mcp_manager_options_new(void);
+MCP_EXTERN void mcp_manager_options_free(mcp_manager_options *o);
+/* Adds a config file read before every discovered one (first wins). */
+MCP_EXTERN mcp_status mcp_manager_options_add_config_file(
+    mcp_manager_options *o, const char *path);
+/* Adds a server defined in code; it wins over every file. */
+MCP_EXTERN mcp_status mcp_manager_options_add_server(
+    mcp_manager_options *o, const char *name, const mcp_client_options *co);
+/* Turns discovery of project and user files on or off (default on). */
+MCP_EXTERN void mcp_manager_options_set_discovery(mcp_manager_options *o,
+                                                  bool project, bool user);
+/* Imports other clients' files (MCP_IMPORT_* bits; default none). */
+MCP_EXTERN void mcp_manager_options_set_imports(mcp_manager_options *o,
+                                                unsigned imports);
+/* Directory discovery starts from (default: the process's). */
+MCP_EXTERN mcp_status mcp_manager_options_set_cwd(mcp_manager_options *o,
+                                                  const char *dir);
+/* Cache directory; NULL turns the deferred-tool cache off. */
+MCP_EXTERN mcp_status mcp_manager_options_set_cache_dir(
+    mcp_manager_options *o, const char *dir);
+MCP_EXTERN void mcp_manager_options_set_startup_gate_ms(
+    mcp_manager_options *o, int64_t ms);
+/* Timeout for servers whose config gives none (0: none). */
+MCP_EXTERN void mcp_manager_options_set_timeout_ms(mcp_manager_options *o,
+                                                   int64_t ms);
+MCP_EXTERN void mcp_manager_options_set_worker_threads(mcp_manager_options *o,
+                                                       size_t n);
+MCP_EXTERN void mcp_manager_options_set_log(mcp_manager_options *o,
+                                            mcp_log_fn fn, void *user);
+MCP_EXTERN void mcp_manager_options_set_event_handler(
+    mcp_manager_options *o, mcp_manager_event_fn fn, void *user);
+MCP_EXTERN mcp_status mcp_manager_options_set_client_info(
+    mcp_manager_options *o, const char *name, const char *version);
+
+/*
+ * mcp_manager_start() discovers the servers and connects them all in
+ * parallel.  It returns once every server has settled or the startup gate
+ * has passed, whichever is first; servers still connecting then serve
+ * their cached tools as deferred, or none until they are up.
+ * Ownership: |o| is copied.  On MCP_OK *out is freed with
+ *   mcp_manager_free().  Config problems are not errors: they are logged and
+ *   shown in mcp_manager_servers(); only a manager that cannot run fails.
+ * Returns: MCP_OK, MCP_EINVAL, MCP_ENOMEM.
+ */
+MCP_EXTERN mcp_status mcp_manager_start(const mcp_manager_options *o,
+                                        mcp_manager **out, mcp_error *err);
+
+/*
+ * mcp_manager_free() shuts down: no reconnect starts after it begins,
+ * every server is closed (in parallel), every thread joined.  No other
+ * call on |m| may run concurrently with or after it; not from a callback.
+ */
+MCP_EXTERN void mcp_manager_free(mcp_manager *m);
+
+/*
+ * mcp_manager_tools() returns the current tool list: immutable, sorted by
+ * name, byte-stable across runs.  Never waits on the manager thread.
+ * Ownership: a new reference, dropped with mcp_tool_list_unref().
+ */
+MCP_EXTERN mcp_tool_list *mcp_manager_tools(mcp_manager *m);
+MCP_EXTERN mcp_tool_list *mcp_tool_list_ref(mcp_tool_list *l);
+MCP_EXTERN void mcp_tool_list_unref(mcp_tool_list *l);
+/* Increases with every published list. */
+MCP_EXTERN uint64_t mcp_tool_list_version(const mcp_tool_list *l);
+MCP_EXTERN size_t mcp_tool_list_count(const mcp_tool_list *l);
+/* The i-th tool's public name (mcp__<server>_<tool>); valid while |l| is. */
+MCP_EXTERN const char *mcp_tool_list_name(const mcp_tool_list *l, size_t i);
+MCP_EXTERN const char *mcp_tool_list_server(const mcp_tool_list *l, size_t i);
+/* The tool's name on its server. */
+MCP_EXTERN const char *mcp_tool_list_tool(const mcp_tool_list *l, size_t i);
+/* The tool object (name, description, inputSchema, ...) as JSON text. */
+MCP_EXTERN const char *mcp_tool_list_json(const mcp_tool_list *l, size_t i);
+/* True when the entry comes from the cache and its server is not up yet. */
+MCP_EXTERN bool mcp_tool_list_deferred(const mcp_tool_list *l, size_t i);
+
+/*
+ * mcp_manager_call_tool() calls |name|: a public name from the tool list,
+ * or "SERVER/TOOL".  A deferred tool waits for its server (up to the
+ * timeout); a call that fails because the connection went away
+ * (MCP_ECLOSED, MCP_EIO, HTTP 404/502/503) reconnects and retries once.
+ * Ownership and results as mcp_client_call_tool().
+ * Returns: as mcp_client_call_tool(), plus MCP_ENOTFOUND.
+ */
+MCP_EXTERN mcp_status mcp_manager_call_tool(mcp_manager *m, const char *name,
+                                            const char *args_json,
+                                            const mcp_call_options *opts,
+                                            char **result_json,
+                                            mcp_error *err);
+/* Any request to one server by name (waits for it like a tool call). */
+MCP_EXTERN mcp_status mcp_manager_request(mcp_manager *m, const char *server,
+                                          const char *method,
+                                          const char *params_json,
+                                          const mcp_call_options *opts,
+                                          char **result_json, mcp_error *err);
+/*
+ * mcp_manager_servers() describes every configured server as a JSON array
+ * of {"name","type","source","state","lastError","protocolVersion",
+ * "tools","deferred","reconnects"}; state is one of "connecting", "ready",
+ * "deferred", "backoff", "failed", "disabled", "closed".
+ */
+MCP_EXTERN mcp_status mcp_manager_servers(mcp_manager *m, char **json,
+                                          mcp_error *err);
+/*
+ * mcp_manager_reconnect() closes |server| if it is open and connects it
+ * again now, resetting its backoff and circuit breaker.
+ * Returns: MCP_OK, MCP_ENOTFOUND, MCP_ESTATE (shutting down).
+ */
+MCP_EXTERN mcp_status mcp_manager_reconnect(mcp_manager *m, const char *server,
+                                            mcp_error *err);
+
 #ifdef __cplusplus
 }
 #endif

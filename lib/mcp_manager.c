@@ -1,0 +1,1397 @@
+/*
+ * mcp_manager.c: the manager.  Owns server discovery (through mcp_config),
+ * parallel connects, the server state machine, the namespaced tool registry
+ * (through mcp_names), the deferred-tool cache (through mcp_cache),
+ * reconnection with backoff and a circuit breaker, and list_changed
+ * refreshes.  Knows nothing of framing: it drives mcp_client.
+ *
+ * Threads:
+ *  - The manager thread runs timers (reconnect backoff, debounced
+ *    re-lists), reacts to closed connections and publishes tool lists.
+ *  - Connector threads (one per attempt, tracked) do the blocking work:
+ *    resolve secrets, connect, list tools, write the cache.
+ *  - Host threads read the published list (a refcounted snapshot, swapped
+ *    under `lock` in O(1)) and call tools on refcounted connections, so a
+ *    reconnect never frees a client under a caller.
+ *  - Events and logs run on the manager's lane of the shared worker pool.
+ *
+ * Locks: `lock` guards every server's state fields, the command queue, the
+ * snapshot pointer and the thread count.  No client call, no host callback
+ * and no blocking work runs under it.
+ */
+#include "config.h"
+
+#include <json-c/json.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mcp_cache.h"
+#include "mcp_client.h"
+#include "mcp_config.h"
+#include "mcp_jsonrpc.h"
+#include "mcp_names.h"
+#include "mcp_workers.h"
+
+#define DEFAULT_GATE_MS 250
+#define DEFAULT_TIMEOUT_MS 30000
+#define DEFAULT_WORKERS 4
+#define RELIST_DEBOUNCE_MS 100
+#define BREAKER_WINDOW_MS 30000
+#define BREAKER_MAX_CLOSES 5
+static const int64_t ladder_ms[] = {500, 1000, 2000, 4000};
+#define LADDER_STEPS ((int)(sizeof(ladder_ms) / sizeof(ladder_ms[0])))
+#define REMOTE_FIRST_MS 15000
+#define REMOTE_MAX_MS 300000
+
+/* ------------------------------------------------------------------------ */
+/* Options                                                                   */
+/* ------------------------------------------------------------------------ */
+
+typedef struct code_server {
+  char *name;
+  mcp_client_options *co;
+} code_server;
+
+struct mcp_manager_options {
+  char **files;
+  size_t nfiles;
+  code_server *code;
+  size_t ncode;
+  bool project, user;
+  unsigned imports;
+  char *cwd;
+  char *cache_dir;
+  bool cache_off;
+  int64_t gate_ms;
+  int64_t timeout_ms;
+  size_t workers;
+  mcp_logger log;
+  mcp_manager_event_fn event_fn;
+  void *event_user;
+  char *client_name, *client_version;
+};
+
+MCP_EXTERN mcp_manager_options *mcp_manager_options_new(void) {
+  mcp_manager_options *o = mcp__calloc(1, sizeof(*o));
+  if (!o) return NULL;
+  o->project = o->user = true;
+  o->gate_ms = DEFAULT_GATE_MS;
+  o->timeout_ms = DEFAULT_TIMEOUT_MS;
+  o->workers = DEFAULT_WORKERS;
+  return o;
+}
+
+MCP_EXTERN void mcp_manager_options_free(mcp_manager_options *o) {
+  if (!o) return;
+  for (size_t i = 0; i < o->nfiles; i++) mcp__free(o->files[i]);
+  mcp__free(o->files);
+  for (size_t i = 0; i < o->ncode; i++) {
+    mcp__free(o->code[i].name);
+    mcp_client_options_free(o->code[i].co);
+  }
+  mcp__free(o->code);
+  mcp__free(o->cwd);
+  mcp__free(o->cache_dir);
+  mcp__free(o->client_name);
+  mcp__free(o->client_version);
+  mcp__free(o);
+}
+
+static mcp_status replace_str(char **slot, const char *s) {
+  char *d = NULL;
+  if (s && !(d = mcp__strdup(s))) return MCP_ENOMEM;
+  mcp__free(*slot);
+  *slot = d;
+  return MCP_OK;
+}
+
+MCP_EXTERN mcp_status mcp_manager_options_add_config_file(mcp_manager_options *o,
+                                                          const char *path) {
+  if (!o || !path || !*path) return MCP_EINVAL;
+  char **f = mcp__reallocarray(o->files, o->nfiles + 1, sizeof(char *));
+  if (!f) return MCP_ENOMEM;
+  o->files = f;
+  if (!(o->files[o->nfiles] = mcp__strdup(path))) return MCP_ENOMEM;
+  o->nfiles++;
+  return MCP_OK;
+}
+
+MCP_EXTERN mcp_status mcp_manager_options_add_server(mcp_manager_options *o, const char *name,
+                                                     const mcp_client_options *co) {
+  if (!o || !name || !co || !mcp__config_name_is_valid(name)) return MCP_EINVAL;
+  for (size_t i = 0; i < o->ncode; i++)
+    if (strcmp(o->code[i].name, name) == 0) return MCP_EINVAL;
+  code_server *c = mcp__reallocarray(o->code, o->ncode + 1, sizeof(*c));
+  if (!c) return MCP_ENOMEM;
+  o->code = c;
+  char *n = mcp__strdup(name);
+  mcp_client_options *d = mcp__client_options_dup(co);
+  if (!n || !d) {
+    mcp__free(n);
+    mcp_client_options_free(d);
+    return MCP_ENOMEM;
+  }
+  o->code[o->ncode++] = (code_server){n, d};
+  return MCP_OK;
+}
+
+MCP_EXTERN void mcp_manager_options_set_discovery(mcp_manager_options *o, bool project,
+                                                  bool user) {
+  if (!o) return;
+  o->project = project;
+  o->user = user;
+}
+
+MCP_EXTERN void mcp_manager_options_set_imports(mcp_manager_options *o, unsigned imports) {
+  if (o) o->imports = imports & MCP_IMPORT_ALL;
+}
+
+MCP_EXTERN mcp_status mcp_manager_options_set_cwd(mcp_manager_options *o, const char *dir) {
+  return o ? replace_str(&o->cwd, dir) : MCP_EINVAL;
+}
+
+MCP_EXTERN mcp_status mcp_manager_options_set_cache_dir(mcp_manager_options *o,
+                                                        const char *dir) {
+  if (!o) return MCP_EINVAL;
+  o->cache_off = dir == NULL;
+  return replace_str(&o->cache_dir, dir);
+}
+
+MCP_EXTERN void mcp_manager_options_set_startup_gate_ms(mcp_manager_options *o, int64_t ms) {
+  if (o) o->gate_ms = ms < 0 ? 0 : ms;
+}
+
+MCP_EXTERN void mcp_manager_options_set_timeout_ms(mcp_manager_options *o, int64_t ms) {
+  if (o) o->timeout_ms = ms < 0 ? 0 : ms;
+}
+
+MCP_EXTERN void mcp_manager_options_set_worker_threads(mcp_manager_options *o, size_t n) {
+  if (o) o->workers = n ? n : 1;
+}
+
+MCP_EXTERN void mcp_manager_options_set_log(mcp_manager_options *o, mcp_log_fn fn, void *user) {
+  if (!o) return;
+  o->log.fn = fn;
+  o->log.user = user;
+}
+
+MCP_EXTERN void mcp_manager_options_set_event_handler(mcp_manager_options *o,
+                                                      mcp_manager_event_fn fn, void *user) {
+  if (!o) return;
+  o->event_fn = fn;
+  o->event_user = user;
+}
+
+MCP_EXTERN mcp_status mcp_manager_options_set_client_info(mcp_manager_options *o,
+                                                          const char *name,
+                                                          const char *version) {
+  if (!o || !name || !version) return MCP_EINVAL;
+  mcp_status st = replace_str(&o->client_name, name);
+  return st ? st : replace_str(&o->client_version, version);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Structures                                                                */
+/* ------------------------------------------------------------------------ */
+
+typedef enum sstate {
+  S_CONNECTING,
+  S_READY,
+  S_DEFERRED, /* connecting, serving cached tools */
+  S_BACKOFF,
+  S_FAILED,
+  S_DISABLED,
+  S_CLOSED
+} sstate;
+
+static const char *const state_names[] = {"connecting", "ready",    "deferred", "backoff",
+                                          "failed",     "disabled", "closed"};
+
+typedef struct server server;
+
+/* A live client, refcounted so callers and reconnects never race. */
+typedef struct conn {
+  mcp_client *c;
+  atomic_int refs;
+  server *s;
+} conn;
+
+struct server {
+  mcp_manager *m;
+  char *name;
+  mcp_server_def *def;         /* unresolved definition, or NULL (code server) */
+  mcp_client_options *code_co; /* server defined in code */
+  bool remote;
+  int64_t timeout_ms;
+  /* guarded by m->lock */
+  sstate state;
+  conn *conn;          /* the manager's reference */
+  char *tools_json;    /* live or cached tools array */
+  bool tools_cached;
+  char *last_error;
+  char *protocol_version;
+  int reconnects;
+  int ladder_step;     /* next backoff step after a failure */
+  uint64_t attempt;    /* generation of the running connect */
+  bool connecting;     /* a connector thread is at work */
+  bool breaker;        /* stopped by the circuit breaker */
+  int64_t closes[BREAKER_MAX_CLOSES + 1]; /* ms of recent closes, ring */
+  int nclose;
+  int64_t retry_at;    /* ms; MCP_NO_DEADLINE when no reconnect is due */
+  int64_t relist_at;   /* ms; MCP_NO_DEADLINE when no re-list is due */
+  bool relisting;
+};
+
+struct mcp_tool_list {
+  atomic_int refs;
+  uint64_t version;
+  size_t n;
+  struct tl_entry {
+    char *name, *server, *tool, *json;
+    bool deferred;
+  } *e;
+};
+
+struct mcp_manager {
+  mcp_manager_options *o; /* own copy */
+  char *cache_dir;        /* NULL: no cache */
+  mcp_config_set *cfg;
+  server **servers;
+  size_t n;
+  mcp_workers *workers;
+  mcp_lane *lane;         /* events and logs */
+  pthread_mutex_t lock;
+  pthread_cond_t changed; /* server state changes: callers and start() wait */
+  pthread_cond_t wake;    /* the manager thread */
+  pthread_cond_t idle;    /* tracked threads finished */
+  /* guarded by lock */
+  bool stopping;
+  bool publish_due;
+  int threads;            /* tracked connector/closer threads alive */
+  mcp_tool_list *snap;
+  uint64_t version;
+  pthread_t thread;
+  bool thread_started;
+};
+
+/* ------------------------------------------------------------------------ */
+/* Logging and events                                                        */
+/* ------------------------------------------------------------------------ */
+
+typedef struct ev_item {
+  mcp_manager *m;
+  int kind; /* 0: log; else an mcp_manager_event */
+  mcp_log_level level;
+  char *server;
+  char *text;
+} ev_item;
+
+static void drop_ev(void *arg) {
+  ev_item *it = arg;
+  mcp__free(it->server);
+  mcp__free(it->text);
+  mcp__free(it);
+}
+
+static void run_ev(void *arg) {
+  ev_item *it = arg;
+  mcp_manager_options *o = it->m->o;
+  if (it->kind == 0) {
+    if (o->log.fn) o->log.fn(o->log.user, it->level, it->text);
+  } else if (o->event_fn) {
+    o->event_fn(o->event_user, (mcp_manager_event)it->kind, it->server ? it->server : "", it->text);
+  }
+  drop_ev(it);
+}
+
+static void post_ev(mcp_manager *m, int kind, mcp_log_level level, const char *sname, char *text) {
+  if (!text) return;
+  if ((kind == 0 && !m->o->log.fn) || (kind != 0 && !m->o->event_fn) || !m->lane) {
+    mcp__free(text);
+    return;
+  }
+  ev_item *it = mcp__calloc(1, sizeof(*it));
+  if (!it) {
+    mcp__free(text);
+    return;
+  }
+  it->m = m;
+  it->kind = kind;
+  it->level = level;
+  it->server = sname ? mcp__strdup(sname) : NULL;
+  it->text = text;
+  if (mcp__lane_post(m->lane, run_ev, drop_ev, it) != MCP_OK) drop_ev(it);
+}
+
+static void mlog(mcp_manager *m, mcp_log_level level, const char *fmt, ...) MCP_PRINTF(3, 4);
+static void mlog(mcp_manager *m, mcp_log_level level, const char *fmt, ...) {
+  if (!m->o->log.fn) return;
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof(buf), fmt, ap);
+  va_end(ap);
+  post_ev(m, 0, level, NULL, mcp__strdup(buf));
+}
+
+/* Status object of |s|; caller holds m->lock. */
+static json_object *status_locked(server *s) {
+  json_object *o = json_object_new_object();
+  if (!o) return NULL;
+  static const char *const types[] = {"stdio", "http", "sse"};
+  json_object_object_add(o, "name", json_object_new_string(s->name));
+  json_object_object_add(o, "type", json_object_new_string(
+                                        s->def ? types[s->def->type] : (s->remote ? "http" : "stdio")));
+  json_object_object_add(o, "source", json_object_new_string(s->def && s->def->source ? s->def->source : "code"));
+  json_object_object_add(o, "state", json_object_new_string(state_names[s->state]));
+  json_object_object_add(o, "lastError", s->last_error ? json_object_new_string(s->last_error) : NULL);
+  json_object_object_add(o, "protocolVersion",
+                         s->protocol_version ? json_object_new_string(s->protocol_version) : NULL);
+  size_t ntools = 0;
+  if (s->tools_json) {
+    json_object *arr = json_tokener_parse(s->tools_json);
+    if (arr && json_object_is_type(arr, json_type_array)) ntools = json_object_array_length(arr);
+    json_object_put(arr);
+  }
+  json_object_object_add(o, "tools", json_object_new_int64((int64_t)ntools));
+  json_object_object_add(o, "deferred", json_object_new_boolean(s->tools_cached));
+  json_object_object_add(o, "reconnects", json_object_new_int(s->reconnects));
+  return o;
+}
+
+/* Sets |s|'s state and announces it.  Caller holds m->lock. */
+static void set_state_locked(server *s, sstate st) {
+  if (s->state == st) return;
+  s->state = st;
+  pthread_cond_broadcast(&s->m->changed);
+  if (s->m->o->event_fn) {
+    json_object *o = status_locked(s);
+    char *text = o ? mcp__json_dup_string(o, NULL) : NULL;
+    json_object_put(o);
+    post_ev(s->m, MCP_MANAGER_EVENT_SERVER_STATE, MCP_LOG_INFO, s->name, text);
+  }
+}
+
+static void set_error_locked(server *s, const char *msg) {
+  mcp__free(s->last_error);
+  s->last_error = msg ? mcp__strdup(msg) : NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Connections and tracked threads                                           */
+/* ------------------------------------------------------------------------ */
+
+static void *spawn_main(void *arg);
+
+typedef struct tracked {
+  mcp_manager *m;
+  void (*fn)(void *arg);
+  void *arg;
+} tracked;
+
+/* Runs fn(arg) on a new detached thread that mcp_manager_free waits for.
+ * Caller holds m->lock.  Returns false when no thread could start. */
+static bool spawn_locked(mcp_manager *m, void (*fn)(void *), void *arg) {
+  tracked *t = mcp__malloc(sizeof(*t));
+  if (!t) return false;
+  *t = (tracked){m, fn, arg};
+  pthread_attr_t a;
+  pthread_attr_init(&a);
+  pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+  pthread_t th;
+  int rc = pthread_create(&th, &a, spawn_main, t);
+  pthread_attr_destroy(&a);
+  if (rc != 0) {
+    mcp__free(t);
+    return false;
+  }
+  m->threads++;
+  return true;
+}
+
+static void *spawn_main(void *arg) {
+  tracked *t = arg;
+  mcp_manager *m = t->m;
+  t->fn(t->arg);
+  mcp__free(t);
+  pthread_mutex_lock(&m->lock);
+  if (--m->threads == 0) pthread_cond_broadcast(&m->idle);
+  pthread_mutex_unlock(&m->lock);
+  return NULL;
+}
+
+static void close_conn_main(void *arg) {
+  conn *c = arg;
+  mcp_client_free(c->c);
+  mcp__free(c);
+}
+
+static conn *conn_ref(conn *c) {
+  atomic_fetch_add(&c->refs, 1);
+  return c;
+}
+
+/* Drops a reference; the last one closes the client on a tracked thread
+ * (closing a stdio server can take seconds).  Caller holds m->lock. */
+static void conn_unref_locked(mcp_manager *m, conn *c) {
+  if (!c || atomic_fetch_sub(&c->refs, 1) != 1) return;
+  if (!spawn_locked(m, close_conn_main, c)) {
+    /* No thread: close here rather than leak (rare, memory exhaustion). */
+    pthread_mutex_unlock(&m->lock);
+    close_conn_main(c);
+    pthread_mutex_lock(&m->lock);
+  }
+}
+
+static void conn_unref(mcp_manager *m, conn *c) {
+  if (!c) return;
+  pthread_mutex_lock(&m->lock);
+  conn_unref_locked(m, c);
+  pthread_mutex_unlock(&m->lock);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Client hooks (run on the client's lane)                                   */
+/* ------------------------------------------------------------------------ */
+
+static void wake_locked(mcp_manager *m) { pthread_cond_signal(&m->wake); }
+
+static bool breaker_trips_locked(server *s, int64_t now) {
+  s->closes[s->nclose % (BREAKER_MAX_CLOSES + 1)] = now;
+  s->nclose++;
+  if (s->nclose <= BREAKER_MAX_CLOSES) return false;
+  /* More than 5 closes: is the 6th-last within the window? */
+  int64_t oldest = s->closes[s->nclose % (BREAKER_MAX_CLOSES + 1)];
+  return now - oldest <= BREAKER_WINDOW_MS;
+}
+
+static int64_t backoff_ms(server *s) {
+  if (s->ladder_step < LADDER_STEPS) return ladder_ms[s->ladder_step];
+  if (!s->remote) return -1; /* stdio: the ladder is all */
+  int64_t d = REMOTE_FIRST_MS;
+  for (int i = LADDER_STEPS; i < s->ladder_step && d < REMOTE_MAX_MS; i++) d *= 2;
+  return d > REMOTE_MAX_MS ? REMOTE_MAX_MS : d;
+}
+
+/* The connection |c| of |s| is gone: detach it, back off, maybe trip the
+ * breaker.  Caller holds m->lock. */
+static void lost_locked(server *s, conn *c, const char *why) {
+  mcp_manager *m = s->m;
+  if (s->conn != c || m->stopping) return;
+  s->conn = NULL;
+  set_error_locked(s, why);
+  conn_unref_locked(m, c);
+  if (breaker_trips_locked(s, mcp__now_ms())) {
+    s->breaker = true;
+    set_error_locked(s, "circuit breaker: the server closed more than 5 times in 30 s; "
+                        "reconnect it by hand");
+    set_state_locked(s, S_FAILED);
+    mlog(m, MCP_LOG_WARN, "%s: circuit breaker open after repeated closes (%s)", s->name, why);
+    return;
+  }
+  s->ladder_step = 0;
+  s->retry_at = mcp__now_ms() + ladder_ms[0];
+  set_state_locked(s, S_BACKOFF);
+  mlog(m, MCP_LOG_WARN, "%s: connection lost (%s); reconnecting", s->name, why);
+  wake_locked(m);
+}
+
+/* The hooks' user pointer is the conn: it outlives the client's callbacks
+ * (freed after mcp_client_free has drained them). */
+static void hook_close(void *user, mcp_status st, const char *message) {
+  conn *c = user;
+  mcp_manager *m = c->s->m;
+  pthread_mutex_lock(&m->lock);
+  lost_locked(c->s, c, message ? message : mcp_strerror(st));
+  pthread_mutex_unlock(&m->lock);
+}
+
+static void hook_notification(void *user, const char *method, const char *params) {
+  conn *c = user;
+  server *s = c->s;
+  mcp_manager *m = s->m;
+  if (strcmp(method, "notifications/tools/list_changed") == 0) {
+    pthread_mutex_lock(&m->lock);
+    if (s->conn == c && s->relist_at == MCP_NO_DEADLINE) {
+      s->relist_at = mcp__now_ms() + RELIST_DEBOUNCE_MS; /* a burst becomes one re-list */
+      wake_locked(m);
+    }
+    pthread_mutex_unlock(&m->lock);
+  }
+  if (m->o->event_fn) {
+    json_object *jm = json_object_new_string(method);
+    char *text = jm ? mcp__asprintf("{\"method\":%s,\"params\":%s}",
+                                    json_object_to_json_string_ext(jm, JSON_C_TO_STRING_PLAIN), params)
+                    : NULL;
+    json_object_put(jm);
+    post_ev(m, MCP_MANAGER_EVENT_NOTIFICATION, MCP_LOG_INFO, s->name, text);
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Connector threads                                                         */
+/* ------------------------------------------------------------------------ */
+
+typedef struct job {
+  server *s;
+  uint64_t attempt;
+  bool relist;
+  conn *c; /* relist: a reference */
+} job;
+
+static mcp_status build_options(server *s, mcp_client_options **out, mcp_error *err) {
+  mcp_manager *m = s->m;
+  if (s->code_co) {
+    *out = mcp__client_options_dup(s->code_co);
+    return *out ? MCP_OK : mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  }
+  mcp_server_def *resolved = NULL;
+  mcp_config_diag *diags = NULL;
+  size_t ndiags = 0;
+  mcp_status st = mcp__config_resolve_secrets(s->def, NULL, &resolved, &diags, &ndiags);
+  for (size_t i = 0; i < ndiags; i++)
+    mlog(m, diags[i].level, "%s: %s", s->name, diags[i].message ? diags[i].message : "");
+  mcp__config_diags_free(diags, ndiags);
+  if (st != MCP_OK) return mcp__error_set(err, st, "could not resolve secrets");
+  st = mcp__config_client_options(resolved, out, err);
+  mcp__server_def_free(resolved);
+  if (st == MCP_OK) mcp_client_options_set_timeout_ms(*out, s->timeout_ms);
+  return st;
+}
+
+/* tools/list through |c|; *tools is the array's JSON text. */
+static mcp_status list_tools(mcp_client *c, int64_t timeout, char **tools, mcp_error *err) {
+  mcp_call_options *co = mcp_call_options_new();
+  if (!co) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  mcp_call_options_set_timeout_ms(co, timeout);
+  mcp_status st = MCP_OK;
+  /* A server without the tools capability has no tools: an empty list. */
+  json_object *info = json_tokener_parse(mcp_client_server_info(c));
+  json_object *caps = NULL;
+  if (info && json_object_object_get_ex(info, "capabilities", &caps) &&
+      !json_object_object_get_ex(caps, "tools", NULL)) {
+    *tools = mcp__strdup("[]");
+    if (!*tools) st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  } else {
+    st = mcp_client_list_tools(c, co, tools, err);
+  }
+  json_object_put(info);
+  mcp_call_options_free(co);
+  return st;
+}
+
+static void write_cache(server *s, const char *tools) {
+  mcp_manager *m = s->m;
+  if (!m->cache_dir || !s->def) return; /* code servers have no config hash */
+  mcp_error err = MCP_ERROR_INIT;
+  if (mcp__cache_write(m->cache_dir, s->name, s->def->hash, tools, (int64_t)time(NULL), &err) != MCP_OK)
+    mlog(m, MCP_LOG_WARN, "%s: could not write the tool cache: %s", s->name,
+         err.message ? err.message : "?");
+  mcp_error_clear(&err);
+}
+
+static void connector_main(void *arg) {
+  job *j = arg;
+  server *s = j->s;
+  mcp_manager *m = s->m;
+  mcp_error err = MCP_ERROR_INIT;
+  char *tools = NULL;
+  mcp_status st;
+
+  if (j->relist) {
+    st = list_tools(j->c->c, s->timeout_ms, &tools, &err);
+    pthread_mutex_lock(&m->lock);
+    s->relisting = false;
+    if (st == MCP_OK && s->conn == j->c && !m->stopping) {
+      mcp__free(s->tools_json);
+      s->tools_json = tools;
+      tools = NULL;
+      s->tools_cached = false;
+      m->publish_due = true;
+      wake_locked(m);
+    } else if (st != MCP_OK) {
+      mlog(m, MCP_LOG_WARN, "%s: re-listing tools failed: %s", s->name, err.message ? err.message : "?");
+    }
+    conn_unref_locked(m, j->c);
+    pthread_mutex_unlock(&m->lock);
+    if (st == MCP_OK && tools == NULL) {
+      pthread_mutex_lock(&m->lock);
+      char *copy = s->tools_json ? mcp__strdup(s->tools_json) : NULL;
+      pthread_mutex_unlock(&m->lock);
+      if (copy) write_cache(s, copy);
+      mcp__free(copy);
+    }
+    mcp__free(tools);
+    mcp_error_clear(&err);
+    mcp__free(j);
+    return;
+  }
+
+  conn *c = mcp__calloc(1, sizeof(*c));
+  mcp_client_options *co = NULL;
+  if (!c) {
+    st = mcp__error_set(&err, MCP_ENOMEM, "out of memory");
+    goto done;
+  }
+  atomic_init(&c->refs, 1);
+  c->s = s;
+  if ((st = build_options(s, &co, &err)) != MCP_OK) goto done;
+  if (m->o->client_name)
+    mcp_client_options_set_client_info(co, m->o->client_name, m->o->client_version);
+  mcp_client_options_set_notification_handler(co, hook_notification, c);
+  if (m->o->log.fn) mcp_client_options_set_log(co, m->o->log.fn, m->o->log.user);
+  mcp_client_hooks hooks = {.on_close = hook_close, .user = c};
+  if ((st = mcp__client_connect_ex(co, m->workers, &hooks, &c->c, &err)) != MCP_OK) goto done;
+  st = list_tools(c->c, s->timeout_ms, &tools, &err);
+
+done:
+  mcp_client_options_free(co);
+  pthread_mutex_lock(&m->lock);
+  bool current = j->attempt == s->attempt && !m->stopping;
+  s->connecting = false;
+  if (current && st == MCP_OK) {
+    s->conn = c;
+    c = NULL; /* the manager's reference now */
+    mcp__free(s->tools_json);
+    s->tools_json = mcp__strdup(tools);
+    s->tools_cached = false;
+    set_error_locked(s, NULL);
+    mcp__free(s->protocol_version);
+    s->protocol_version = mcp__strdup(mcp_client_protocol_version(s->conn->c));
+    s->ladder_step = 0;
+    s->retry_at = MCP_NO_DEADLINE;
+    set_state_locked(s, S_READY);
+    m->publish_due = true;
+    wake_locked(m);
+  } else if (current) {
+    set_error_locked(s, err.message ? err.message : mcp_strerror(st));
+    int64_t delay = s->breaker ? -1 : backoff_ms(s);
+    /* First connects of stdio servers do not retry: an unknown command
+     * stays unknown.  Reconnects climb the ladder. */
+    if (delay < 0 || (s->reconnects == 0 && !s->remote)) {
+      set_state_locked(s, S_FAILED);
+    } else {
+      s->ladder_step++;
+      s->retry_at = mcp__now_ms() + delay;
+      set_state_locked(s, S_BACKOFF);
+      wake_locked(m);
+    }
+    mlog(m, MCP_LOG_WARN, "%s: %s", s->name, s->last_error);
+  }
+  if (c) {
+    /* Not installed (failed, stale or stopping): close it on a thread. */
+    if (c->c) conn_unref_locked(m, c);
+    else mcp__free(c);
+  }
+  pthread_mutex_unlock(&m->lock);
+  if (st == MCP_OK && current) write_cache(s, tools);
+  mcp__free(tools);
+  mcp_error_clear(&err);
+  mcp__free(j);
+}
+
+/* Starts a connect of |s| now.  Caller holds m->lock. */
+static void connect_locked(server *s) {
+  mcp_manager *m = s->m;
+  if (m->stopping || s->connecting) return;
+  job *j = mcp__calloc(1, sizeof(*j));
+  if (!j) return;
+  j->s = s;
+  j->attempt = ++s->attempt;
+  s->connecting = true;
+  s->retry_at = MCP_NO_DEADLINE;
+  if (s->state != S_DEFERRED) set_state_locked(s, S_CONNECTING);
+  if (!spawn_locked(m, connector_main, j)) {
+    s->connecting = false;
+    mcp__free(j);
+    set_error_locked(s, "could not start a connector thread");
+    set_state_locked(s, S_FAILED);
+  }
+}
+
+static void relist_locked(server *s) {
+  mcp_manager *m = s->m;
+  s->relist_at = MCP_NO_DEADLINE;
+  if (m->stopping || !s->conn || s->relisting) return;
+  job *j = mcp__calloc(1, sizeof(*j));
+  if (!j) return;
+  j->s = s;
+  j->relist = true;
+  j->c = conn_ref(s->conn);
+  s->relisting = true;
+  if (!spawn_locked(m, connector_main, j)) {
+    s->relisting = false;
+    conn_unref_locked(m, j->c);
+    mcp__free(j);
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Tool lists                                                                */
+/* ------------------------------------------------------------------------ */
+
+static void tool_list_free(mcp_tool_list *l) {
+  for (size_t i = 0; i < l->n; i++) {
+    mcp__free(l->e[i].name);
+    mcp__free(l->e[i].server);
+    mcp__free(l->e[i].tool);
+    mcp__free(l->e[i].json);
+  }
+  mcp__free(l->e);
+  mcp__free(l);
+}
+
+MCP_EXTERN mcp_tool_list *mcp_tool_list_ref(mcp_tool_list *l) {
+  if (l) atomic_fetch_add(&l->refs, 1);
+  return l;
+}
+
+MCP_EXTERN void mcp_tool_list_unref(mcp_tool_list *l) {
+  if (l && atomic_fetch_sub(&l->refs, 1) == 1) tool_list_free(l);
+}
+
+MCP_EXTERN uint64_t mcp_tool_list_version(const mcp_tool_list *l) { return l ? l->version : 0; }
+MCP_EXTERN size_t mcp_tool_list_count(const mcp_tool_list *l) { return l ? l->n : 0; }
+MCP_EXTERN const char *mcp_tool_list_name(const mcp_tool_list *l, size_t i) {
+  return l && i < l->n ? l->e[i].name : NULL;
+}
+MCP_EXTERN const char *mcp_tool_list_server(const mcp_tool_list *l, size_t i) {
+  return l && i < l->n ? l->e[i].server : NULL;
+}
+MCP_EXTERN const char *mcp_tool_list_tool(const mcp_tool_list *l, size_t i) {
+  return l && i < l->n ? l->e[i].tool : NULL;
+}
+MCP_EXTERN const char *mcp_tool_list_json(const mcp_tool_list *l, size_t i) {
+  return l && i < l->n ? l->e[i].json : NULL;
+}
+MCP_EXTERN bool mcp_tool_list_deferred(const mcp_tool_list *l, size_t i) {
+  return l && i < l->n && l->e[i].deferred;
+}
+
+/* One server's tools, copied out under the lock for building a list. */
+typedef struct src_tools {
+  char *server;
+  char *json;
+  bool deferred;
+} src_tools;
+
+/*
+ * Builds a new list from every server's tools (manager thread, no lock held
+ * while parsing).  Returns NULL when out of memory.
+ */
+static mcp_tool_list *build_list(mcp_manager *m, uint64_t version) {
+  src_tools *src = mcp__calloc(m->n ? m->n : 1, sizeof(*src));
+  if (!src) return NULL;
+  size_t nsrc = 0;
+  pthread_mutex_lock(&m->lock);
+  for (size_t i = 0; i < m->n; i++) {
+    server *s = m->servers[i];
+    if (!s->tools_json) continue;
+    src[nsrc].server = mcp__strdup(s->name);
+    src[nsrc].json = mcp__strdup(s->tools_json);
+    src[nsrc].deferred = s->tools_cached && s->state != S_READY;
+    nsrc++;
+  }
+  pthread_mutex_unlock(&m->lock);
+
+  mcp_tool_list *l = mcp__calloc(1, sizeof(*l));
+  json_object **arrays = mcp__calloc(nsrc ? nsrc : 1, sizeof(*arrays));
+  mcp_tool_origin *orig = NULL;
+  size_t *from = NULL; /* for each origin: which source, which index */
+  size_t *idx = NULL;
+  size_t norig = 0, cap = 0;
+  mcp_named_tool *named = NULL;
+  size_t nnamed = 0;
+  bool ok = l && arrays;
+  for (size_t i = 0; ok && i < nsrc; i++) {
+    if (!src[i].server || !src[i].json) {
+      ok = false;
+      break;
+    }
+    arrays[i] = json_tokener_parse(src[i].json);
+    if (!arrays[i] || !json_object_is_type(arrays[i], json_type_array)) continue;
+    size_t n = json_object_array_length(arrays[i]);
+    for (size_t k = 0; k < n; k++) {
+      json_object *t = json_object_array_get_idx(arrays[i], k), *nm = NULL;
+      if (!t || !json_object_object_get_ex(t, "name", &nm) || !json_object_is_type(nm, json_type_string))
+        continue;
+      if (norig == cap) {
+        cap = cap ? cap * 2 : 64;
+        mcp_tool_origin *o2 = mcp__reallocarray(orig, cap, sizeof(*orig));
+        size_t *f2 = o2 ? mcp__reallocarray(from, cap, sizeof(*from)) : NULL;
+        if (o2) orig = o2;
+        if (f2) from = f2;
+        size_t *i2 = f2 ? mcp__reallocarray(idx, cap, sizeof(*idx)) : NULL;
+        if (i2) idx = i2;
+        if (!o2 || !f2 || !i2) {
+          ok = false;
+          break;
+        }
+      }
+      orig[norig] = (mcp_tool_origin){src[i].server, json_object_get_string(nm)};
+      from[norig] = i;
+      idx[norig] = k;
+      norig++;
+    }
+  }
+  if (ok && mcp__names_assign(orig, norig, &named, &nnamed) != MCP_OK) ok = false;
+  if (ok) {
+    atomic_init(&l->refs, 1);
+    l->version = version;
+    l->e = mcp__calloc(nnamed ? nnamed : 1, sizeof(*l->e));
+    ok = l->e != NULL;
+  }
+  for (size_t i = 0; ok && i < nnamed; i++) {
+    size_t o = named[i].index;
+    json_object *t = json_object_array_get_idx(arrays[from[o]], idx[o]);
+    struct tl_entry *e = &l->e[l->n];
+    e->name = mcp__strdup(named[i].name);
+    e->server = mcp__strdup(named[i].server);
+    e->tool = mcp__strdup(named[i].tool);
+    e->json = mcp__json_dup_string(t, NULL);
+    e->deferred = src[from[o]].deferred;
+    l->n++;
+    if (!e->name || !e->server || !e->tool || !e->json) ok = false;
+  }
+  mcp__names_free(named, nnamed);
+  mcp__free(orig);
+  mcp__free(from);
+  mcp__free(idx);
+  for (size_t i = 0; i < nsrc; i++) {
+    if (arrays) json_object_put(arrays[i]);
+    mcp__free(src[i].server);
+    mcp__free(src[i].json);
+  }
+  mcp__free(arrays);
+  mcp__free(src);
+  if (!ok && l) {
+    tool_list_free(l);
+    l = NULL;
+  }
+  return l;
+}
+
+/* Publishes a fresh list and announces it.  Manager thread or start(). */
+static void publish(mcp_manager *m) {
+  pthread_mutex_lock(&m->lock);
+  uint64_t version = ++m->version;
+  m->publish_due = false;
+  pthread_mutex_unlock(&m->lock);
+  mcp_tool_list *l = build_list(m, version);
+  if (!l) {
+    mlog(m, MCP_LOG_ERROR, "out of memory building the tool list");
+    return;
+  }
+  pthread_mutex_lock(&m->lock);
+  mcp_tool_list *old = m->snap;
+  m->snap = l;
+  pthread_mutex_unlock(&m->lock);
+  mcp_tool_list_unref(old);
+  post_ev(m, MCP_MANAGER_EVENT_TOOLS_CHANGED, MCP_LOG_INFO, NULL,
+          mcp__asprintf("{\"version\":%llu,\"count\":%zu}", (unsigned long long)version, l->n));
+}
+
+/* ------------------------------------------------------------------------ */
+/* The manager thread                                                        */
+/* ------------------------------------------------------------------------ */
+
+static void *manager_main(void *arg) {
+  mcp_manager *m = arg;
+  pthread_mutex_lock(&m->lock);
+  while (!m->stopping) {
+    int64_t now = mcp__now_ms(), next = MCP_NO_DEADLINE;
+    for (size_t i = 0; i < m->n; i++) {
+      server *s = m->servers[i];
+      if (s->retry_at != MCP_NO_DEADLINE) {
+        if (s->retry_at <= now) {
+          s->retry_at = MCP_NO_DEADLINE;
+          s->reconnects++;
+          connect_locked(s);
+        } else if (s->retry_at < next) {
+          next = s->retry_at;
+        }
+      }
+      if (s->relist_at != MCP_NO_DEADLINE) {
+        if (s->relist_at <= now) relist_locked(s);
+        else if (s->relist_at < next) next = s->relist_at;
+      }
+    }
+    if (m->publish_due) {
+      pthread_mutex_unlock(&m->lock);
+      publish(m);
+      pthread_mutex_lock(&m->lock);
+      continue;
+    }
+    struct timespec ts = mcp__ts_from_ms(next);
+    pthread_cond_timedwait(&m->wake, &m->lock, &ts);
+  }
+  pthread_mutex_unlock(&m->lock);
+  return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Start and free                                                            */
+/* ------------------------------------------------------------------------ */
+
+static int cond_init_mono(pthread_cond_t *c) {
+  pthread_condattr_t a;
+  pthread_condattr_init(&a);
+  pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+  int rc = pthread_cond_init(c, &a);
+  pthread_condattr_destroy(&a);
+  return rc;
+}
+
+static mcp_manager_options *options_dup(const mcp_manager_options *o) {
+  mcp_manager_options *d = mcp_manager_options_new();
+  if (!d) return NULL;
+  d->project = o->project;
+  d->user = o->user;
+  d->imports = o->imports;
+  d->cache_off = o->cache_off;
+  d->gate_ms = o->gate_ms;
+  d->timeout_ms = o->timeout_ms;
+  d->workers = o->workers;
+  d->log = o->log;
+  d->event_fn = o->event_fn;
+  d->event_user = o->event_user;
+  bool ok = replace_str(&d->cwd, o->cwd) == MCP_OK && replace_str(&d->cache_dir, o->cache_dir) == MCP_OK &&
+            replace_str(&d->client_name, o->client_name) == MCP_OK &&
+            replace_str(&d->client_version, o->client_version) == MCP_OK;
+  for (size_t i = 0; ok && i < o->nfiles; i++)
+    ok = mcp_manager_options_add_config_file(d, o->files[i]) == MCP_OK;
+  for (size_t i = 0; ok && i < o->ncode; i++)
+    ok = mcp_manager_options_add_server(d, o->code[i].name, o->code[i].co) == MCP_OK;
+  if (!ok) {
+    mcp_manager_options_free(d);
+    return NULL;
+  }
+  return d;
+}
+
+static server *server_new(mcp_manager *m, const char *name) {
+  server *s = mcp__calloc(1, sizeof(*s));
+  if (!s) return NULL;
+  s->m = m;
+  s->name = mcp__strdup(name);
+  s->retry_at = s->relist_at = MCP_NO_DEADLINE;
+  if (!s->name) {
+    mcp__free(s);
+    return NULL;
+  }
+  return s;
+}
+
+static void server_free(server *s) {
+  if (!s) return;
+  mcp__free(s->name);
+  mcp__server_def_free(s->def);
+  mcp_client_options_free(s->code_co);
+  mcp__free(s->tools_json);
+  mcp__free(s->last_error);
+  mcp__free(s->protocol_version);
+  mcp__free(s);
+}
+
+static bool add_server(mcp_manager *m, server *s) {
+  server **v = mcp__reallocarray(m->servers, m->n + 1, sizeof(*v));
+  if (!v) return false;
+  m->servers = v;
+  m->servers[m->n++] = s;
+  return true;
+}
+
+static server *find_server(mcp_manager *m, const char *name) {
+  for (size_t i = 0; i < m->n; i++)
+    if (strcmp(m->servers[i]->name, name) == 0) return m->servers[i];
+  return NULL;
+}
+
+/* Discovery: code servers first, then every file in priority order. */
+static mcp_status load_servers(mcp_manager *m, mcp_error *err) {
+  mcp_manager_options *o = m->o;
+  for (size_t i = 0; i < o->ncode; i++) {
+    server *s = server_new(m, o->code[i].name);
+    if (!s || !(s->code_co = mcp__client_options_dup(o->code[i].co)) || !add_server(m, s)) {
+      server_free(s);
+      return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+    }
+    s->remote = s->code_co->url != NULL;
+    s->timeout_ms = s->code_co->timeout_ms;
+  }
+  mcp_discovery_opts d = {0};
+  d.files = (const char *const *)o->files;
+  d.nfiles = o->nfiles;
+  d.cwd = o->cwd;
+  d.no_project = !o->project;
+  d.imports = o->imports;
+  char empty_home[] = "/nonexistent-mcpconn-home";
+  if (!o->user && !(o->imports)) {
+    /* No user-level files wanted: point discovery at a home with none. */
+    d.home = empty_home;
+    d.xdg_config_home = empty_home;
+  }
+  mcp_status st = mcp__config_discover(&d, &m->cfg, err);
+  if (st != MCP_OK) return st;
+  for (size_t i = 0; i < m->cfg->ndiags; i++) {
+    mcp_config_diag *g = &m->cfg->diags[i];
+    mlog(m, g->level, "%s%s%s%s%s", g->source ? g->source : "", g->server ? ": server \"" : "",
+         g->server ? g->server : "", g->server ? "\"" : "", g->message ? g->message : "");
+  }
+  for (size_t i = 0; i < m->cfg->ndefs; i++) {
+    const mcp_server_def *def = m->cfg->defs[i];
+    if (find_server(m, def->name)) continue; /* a code server wins */
+    server *s = server_new(m, def->name);
+    if (!s || !(s->def = mcp__server_def_dup(def)) || !add_server(m, s)) {
+      server_free(s);
+      return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+    }
+    s->remote = def->type != MCP_SERVER_STDIO;
+    s->timeout_ms = def->timeout_ms >= 0 ? def->timeout_ms : o->timeout_ms;
+    bool disabled = !def->enabled;
+    for (size_t k = 0; k < m->cfg->ndisabled; k++)
+      if (strcmp(m->cfg->disabled[k], def->name) == 0) disabled = true;
+    s->state = disabled ? S_DISABLED : S_CONNECTING;
+  }
+  return MCP_OK;
+}
+
+static void manager_free_all(mcp_manager *m) {
+  for (size_t i = 0; i < m->n; i++) server_free(m->servers[i]);
+  mcp__free(m->servers);
+  mcp__config_free(m->cfg);
+  mcp_tool_list_unref(m->snap);
+  if (m->lane) mcp__lane_free(m->lane);
+  if (m->workers) mcp__workers_unref(m->workers);
+  mcp__free(m->cache_dir);
+  mcp_manager_options_free(m->o);
+  pthread_cond_destroy(&m->changed);
+  pthread_cond_destroy(&m->wake);
+  pthread_cond_destroy(&m->idle);
+  pthread_mutex_destroy(&m->lock);
+  mcp__free(m);
+}
+
+MCP_EXTERN mcp_status mcp_manager_start(const mcp_manager_options *o, mcp_manager **out,
+                                        mcp_error *err) {
+  if (out) *out = NULL;
+  if (!o || !out) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
+  mcp_manager *m = mcp__calloc(1, sizeof(*m));
+  if (!m) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  pthread_mutex_init(&m->lock, NULL);
+  cond_init_mono(&m->changed);
+  cond_init_mono(&m->wake);
+  cond_init_mono(&m->idle);
+  mcp_status st = MCP_ENOMEM;
+  if (!(m->o = options_dup(o))) goto nomem;
+  if (!(m->workers = mcp__workers_new(m->o->workers))) goto nomem;
+  if (!(m->lane = mcp__lane_new(m->workers))) goto nomem;
+  if (!m->o->cache_off) {
+    if (m->o->cache_dir) {
+      if (!(m->cache_dir = mcp__strdup(m->o->cache_dir))) goto nomem;
+    } else if (mcp__cache_dir(getenv("XDG_CACHE_HOME"), getenv("HOME"), &m->cache_dir) != MCP_OK) {
+      m->cache_dir = NULL; /* no home: no cache, not an error */
+    }
+  }
+  if ((st = load_servers(m, err)) != MCP_OK) goto fail;
+
+  /* An empty list exists from the start, so mcp_manager_tools never fails. */
+  pthread_mutex_lock(&m->lock);
+  for (size_t i = 0; i < m->n; i++)
+    if (m->servers[i]->state == S_CONNECTING) {
+      m->servers[i]->state = S_DISABLED; /* connect_locked announces the change */
+      m->servers[i]->state = S_CONNECTING;
+      connect_locked(m->servers[i]);
+    }
+  pthread_mutex_unlock(&m->lock);
+
+  /* The startup gate: every server settled, or the gate passed. */
+  int64_t gate = mcp__now_ms() + m->o->gate_ms;
+  pthread_mutex_lock(&m->lock);
+  for (;;) {
+    bool pending = false;
+    for (size_t i = 0; i < m->n; i++)
+      if (m->servers[i]->connecting) pending = true;
+    if (!pending || mcp__now_ms() >= gate) break;
+    struct timespec ts = mcp__ts_from_ms(gate);
+    pthread_cond_timedwait(&m->changed, &m->lock, &ts);
+  }
+  /* Slow servers serve their cached tools until they answer. */
+  for (size_t i = 0; i < m->n; i++) {
+    server *s = m->servers[i];
+    if (!s->connecting || !m->cache_dir || !s->def) continue;
+    char *tools = NULL, *why = NULL;
+    mcp_cache_outcome oc = MCP_CACHE_ABSENT;
+    mcp__cache_read(m->cache_dir, s->name, s->def->hash, (int64_t)time(NULL), MCP_CACHE_TTL_S,
+                    &tools, &oc, &why);
+    if (oc == MCP_CACHE_HIT && tools) {
+      s->tools_json = tools;
+      s->tools_cached = true;
+      set_state_locked(s, S_DEFERRED);
+    } else {
+      mcp__free(tools);
+      if (why) mlog(m, mcp__cache_outcome_level(oc), "%s: tool cache: %s", s->name, why);
+    }
+    mcp__free(why);
+  }
+  pthread_mutex_unlock(&m->lock);
+  publish(m);
+  pthread_mutex_lock(&m->lock);
+  if (pthread_create(&m->thread, NULL, manager_main, m) != 0) {
+    pthread_mutex_unlock(&m->lock);
+    st = mcp__error_set(err, MCP_ENOMEM, "could not start the manager thread");
+    goto fail;
+  }
+  m->thread_started = true;
+  pthread_mutex_unlock(&m->lock);
+  *out = m;
+  return MCP_OK;
+nomem:
+  st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
+fail:
+  mcp_manager_free(m);
+  return st;
+}
+
+MCP_EXTERN void mcp_manager_free(mcp_manager *m) {
+  if (!m) return;
+  pthread_mutex_lock(&m->lock);
+  m->stopping = true; /* no reconnect or re-list starts after this */
+  pthread_cond_broadcast(&m->wake);
+  pthread_cond_broadcast(&m->changed);
+  bool started = m->thread_started;
+  pthread_mutex_unlock(&m->lock);
+  if (started) pthread_join(m->thread, NULL);
+  /* Close every server in parallel (closer threads), then wait for every
+   * tracked thread: connectors finishing discard their clients. */
+  pthread_mutex_lock(&m->lock);
+  for (size_t i = 0; i < m->n; i++) {
+    server *s = m->servers[i];
+    conn *c = s->conn;
+    s->conn = NULL;
+    if (c) conn_unref_locked(m, c);
+    if (s->state != S_DISABLED) s->state = S_CLOSED;
+  }
+  while (m->threads > 0) pthread_cond_wait(&m->idle, &m->lock);
+  pthread_mutex_unlock(&m->lock);
+  manager_free_all(m);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Host calls                                                                */
+/* ------------------------------------------------------------------------ */
+
+MCP_EXTERN mcp_tool_list *mcp_manager_tools(mcp_manager *m) {
+  if (!m) return NULL;
+  pthread_mutex_lock(&m->lock);
+  mcp_tool_list *l = mcp_tool_list_ref(m->snap);
+  pthread_mutex_unlock(&m->lock);
+  return l;
+}
+
+/*
+ * Waits until |s| has a live connection (bounded by |deadline|) and returns
+ * a reference to it.  Caller holds m->lock.
+ */
+static conn *wait_conn_locked(server *s, int64_t deadline, mcp_error *err) {
+  mcp_manager *m = s->m;
+  for (;;) {
+    if (m->stopping) {
+      mcp__error_set(err, MCP_ECLOSED, "the manager is shutting down");
+      return NULL;
+    }
+    if (s->conn && s->state == S_READY) return conn_ref(s->conn);
+    if (s->state == S_FAILED || s->state == S_DISABLED || s->state == S_CLOSED) {
+      mcp__error_set(err, s->state == S_DISABLED ? MCP_ESTATE : MCP_ECLOSED, "server \"%s\" is %s%s%s",
+                     s->name, state_names[s->state], s->last_error ? ": " : "",
+                     s->last_error ? s->last_error : "");
+      return NULL;
+    }
+    if (mcp__now_ms() >= deadline) {
+      mcp__error_set(err, MCP_ETIMEDOUT, "server \"%s\" is not ready (%s%s%s)", s->name,
+                     state_names[s->state], s->last_error ? ": " : "",
+                     s->last_error ? s->last_error : "");
+      return NULL;
+    }
+    struct timespec ts = mcp__ts_from_ms(deadline);
+    pthread_cond_timedwait(&m->changed, &m->lock, &ts);
+  }
+}
+
+/* Errors that mean the connection, not the request, failed. */
+static bool retriable(mcp_status st, const mcp_error *e) {
+  if (st == MCP_ECLOSED || st == MCP_EIO) return true;
+  if (st == MCP_EHTTP && e)
+    return e->http_status == 404 || e->http_status == 502 || e->http_status == 503;
+  return false;
+}
+
+typedef mcp_status (*conn_call_fn)(mcp_client *c, const void *arg, const mcp_call_options *opts,
+                                   char **result, mcp_error *err);
+
+/* Runs |fn| on |s|'s connection, waiting for it and retrying once on a
+ * dropped connection. */
+static mcp_status call_on_server(mcp_manager *m, server *s, conn_call_fn fn, const void *arg,
+                                 const mcp_call_options *opts, char **result, mcp_error *err) {
+  int64_t timeout = opts && opts->timeout_ms >= 0 ? opts->timeout_ms : s->timeout_ms;
+  int64_t deadline = timeout > 0 ? mcp__now_ms() + timeout : MCP_NO_DEADLINE;
+  mcp_status st = MCP_ECLOSED;
+  for (int attempt = 0; attempt < 2; attempt++) {
+    pthread_mutex_lock(&m->lock);
+    conn *c = wait_conn_locked(s, deadline, err);
+    pthread_mutex_unlock(&m->lock);
+    if (!c) return err ? err->status : MCP_ECLOSED;
+    mcp_call_options local = {.timeout_ms = -1};
+    if (opts) local = *opts;
+    if (deadline != MCP_NO_DEADLINE) {
+      int64_t left = deadline - mcp__now_ms();
+      local.timeout_ms = left > 0 ? left : 1;
+    }
+    mcp_error e2 = MCP_ERROR_INIT;
+    st = fn(c->c, arg, &local, result, &e2);
+    if (attempt == 0 && retriable(st, &e2)) {
+      /* Reconnect now (unless someone already did) and retry once. */
+      pthread_mutex_lock(&m->lock);
+      if (s->conn == c) {
+        s->conn = NULL;
+        conn_unref_locked(m, c);
+        set_error_locked(s, e2.message);
+        if (!breaker_trips_locked(s, mcp__now_ms())) {
+          s->reconnects++;
+          connect_locked(s);
+        } else {
+          s->breaker = true;
+          set_state_locked(s, S_FAILED);
+        }
+      }
+      conn_unref_locked(m, c);
+      pthread_mutex_unlock(&m->lock);
+      mlog(m, MCP_LOG_INFO, "%s: %s; reconnecting and retrying once", s->name,
+           e2.message ? e2.message : mcp_strerror(st));
+      mcp_error_clear(&e2);
+      continue;
+    }
+    conn_unref(m, c);
+    if (st != MCP_OK && err) mcp__error_copy(err, &e2);
+    mcp_error_clear(&e2);
+    return st;
+  }
+  return st;
+}
+
+typedef struct tool_arg {
+  const char *tool;
+  const char *args;
+} tool_arg;
+
+static mcp_status do_call_tool(mcp_client *c, const void *arg, const mcp_call_options *opts,
+                               char **result, mcp_error *err) {
+  const tool_arg *a = arg;
+  return mcp_client_call_tool(c, a->tool, a->args, opts, result, err);
+}
+
+typedef struct req_arg {
+  const char *method;
+  const char *params;
+} req_arg;
+
+static mcp_status do_request(mcp_client *c, const void *arg, const mcp_call_options *opts,
+                             char **result, mcp_error *err) {
+  const req_arg *a = arg;
+  return mcp_client_request(c, a->method, a->params, opts, result, err);
+}
+
+MCP_EXTERN mcp_status mcp_manager_call_tool(mcp_manager *m, const char *name,
+                                            const char *args_json, const mcp_call_options *opts,
+                                            char **result_json, mcp_error *err) {
+  if (result_json) *result_json = NULL;
+  if (!m || !name || !result_json) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
+  server *s = NULL;
+  char *tool = NULL;
+  const char *slash = strchr(name, '/');
+  if (slash) {
+    char *sname = mcp__strndup(name, (size_t)(slash - name));
+    if (!sname) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+    s = find_server(m, sname);
+    mcp__free(sname);
+    tool = mcp__strdup(slash + 1);
+  } else {
+    mcp_tool_list *l = mcp_manager_tools(m);
+    for (size_t i = 0; l && i < l->n; i++) {
+      if (strcmp(l->e[i].name, name) == 0) {
+        s = find_server(m, l->e[i].server);
+        tool = mcp__strdup(l->e[i].tool);
+        break;
+      }
+    }
+    mcp_tool_list_unref(l);
+  }
+  if (!s) {
+    mcp__free(tool);
+    return mcp__error_set(err, MCP_ENOTFOUND, "no tool named \"%s\"", name);
+  }
+  if (!tool) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  tool_arg a = {tool, args_json};
+  mcp_status st = call_on_server(m, s, do_call_tool, &a, opts, result_json, err);
+  mcp__free(tool);
+  return st;
+}
+
+MCP_EXTERN mcp_status mcp_manager_request(mcp_manager *m, const char *server_name,
+                                          const char *method, const char *params_json,
+                                          const mcp_call_options *opts, char **result_json,
+                                          mcp_error *err) {
+  if (result_json) *result_json = NULL;
+  if (!m || !server_name || !method || !result_json)
+    return mcp__error_set(err, MCP_EINVAL, "invalid argument");
+  server *s = find_server(m, server_name);
+  if (!s) return mcp__error_set(err, MCP_ENOTFOUND, "no server named \"%s\"", server_name);
+  req_arg a = {method, params_json};
+  return call_on_server(m, s, do_request, &a, opts, result_json, err);
+}
+
+MCP_EXTERN mcp_status mcp_manager_servers(mcp_manager *m, char **json, mcp_error *err) {
+  if (json) *json = NULL;
+  if (!m || !json) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
+  json_object *arr = json_object_new_array();
+  if (!arr) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  pthread_mutex_lock(&m->lock);
+  for (size_t i = 0; i < m->n; i++) json_object_array_add(arr, status_locked(m->servers[i]));
+  pthread_mutex_unlock(&m->lock);
+  *json = mcp__json_dup_string(arr, NULL);
+  json_object_put(arr);
+  return *json ? MCP_OK : mcp__error_set(err, MCP_ENOMEM, "out of memory");
+}
+
+MCP_EXTERN mcp_status mcp_manager_reconnect(mcp_manager *m, const char *name, mcp_error *err) {
+  if (!m || !name) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
+  server *s = find_server(m, name);
+  if (!s) return mcp__error_set(err, MCP_ENOTFOUND, "no server named \"%s\"", name);
+  pthread_mutex_lock(&m->lock);
+  if (m->stopping) {
+    pthread_mutex_unlock(&m->lock);
+    return mcp__error_set(err, MCP_ESTATE, "the manager is shutting down");
+  }
+  if (s->state == S_DISABLED) {
+    pthread_mutex_unlock(&m->lock);
+    return mcp__error_set(err, MCP_ESTATE, "server \"%s\" is disabled", name);
+  }
+  s->breaker = false;
+  s->nclose = 0;
+  s->ladder_step = 0;
+  s->retry_at = MCP_NO_DEADLINE;
+  conn *c = s->conn;
+  s->conn = NULL;
+  if (c) conn_unref_locked(m, c);
+  if (!s->connecting) {
+    s->reconnects++;
+    connect_locked(s);
+  }
+  pthread_mutex_unlock(&m->lock);
+  return MCP_OK;
+}
