@@ -690,7 +690,10 @@ static void x_on_done(void *user, mcp_status st, const char *message) {
     pthread_mutex_lock(&t->lock);
     if (x->kind == X_REINIT && good) {
       /* Initialized again: send notifications/initialized, then go on. */
-      exchange *note = exchange_new(t, X_REINIT_NOTE, 0, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}", 55);
+      static const char initialized[] =
+          "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}";
+      /* sizeof - 1: the NUL is not part of the body. */
+      exchange *note = exchange_new(t, X_REINIT_NOTE, 0, initialized, sizeof(initialized) - 1);
       mcp_error err = MCP_ERROR_INIT;
       if (note && submit_locked(t, note, NULL, &err) == MCP_OK) {
         pthread_mutex_unlock(&t->lock);
