@@ -24,7 +24,10 @@
  *   --batch              wrap every response in a one-element array
  *   --page-size N        tools/list returns N tools per page (nextCursor)
  *
- * Tools: echo {text}, crash, ask, notify {count}, hang, and progress
+ *   --crash-every N      every Nth tools/call crashes like --crash-on-call
+ *   --exit-after-list    exits with status 0 right after answering tools/list
+ * Tools: echo {text}, crash, ask, notify {count}, hang, grow (adds the tool
+ * `extra` to tools/list and sends notifications/tools/list_changed), and progress
  * {steps, ms}, which is callable but not listed (tools/list names the first
  * five).  See each handler below.
  *
@@ -60,14 +63,20 @@ static struct {
   bool exit_after_init;
   bool batch;
   int page_size; /* 0: everything on one page */
+  long long crash_every; /* 0: off; else the Nth, 2Nth... tools/call crashes */
+  bool exit_after_list;  /* exit(0) right after answering tools/list */
 } opt;
+
+/* The `grow` tool adds the `extra` tool to tools/list. */
+static bool grown;
+static long long ncalls;
 
 static void usage(void) {
   fprintf(stderr,
           "usage: mcp-fault-server [--garbage] [--oversize N] "
           "[--crash-on-call] [--stderr-flood BYTES] [--stop-reading] "
           "[--ignore-sigterm] [--slow-init MS] [--version V] "
-          "[--exit-after-init] [--batch] [--page-size N]\n");
+          "[--exit-after-init] [--batch] [--page-size N] [--crash-every N] [--exit-after-list]\n");
   exit(2);
 }
 
@@ -96,6 +105,8 @@ static void parse_args(int argc, char **argv) {
     } else if (!strcmp(a, "--exit-after-init")) opt.exit_after_init = true;
     else if (!strcmp(a, "--batch")) opt.batch = true;
     else if (!strcmp(a, "--page-size")) opt.page_size = (int)num_arg(argc, argv, &i);
+    else if (!strcmp(a, "--crash-every")) opt.crash_every = num_arg(argc, argv, &i);
+    else if (!strcmp(a, "--exit-after-list")) opt.exit_after_list = true;
     else usage();
   }
 }
@@ -402,6 +413,13 @@ static void do_tools_list(json_object *id, json_object *params) {
     json_object_object_add(t, "inputSchema", json_tokener_parse(tool_defs[i].schema));
     json_object_array_add(tools, t);
   }
+  if (grown && stop == NTOOLS) {
+    json_object *t = json_object_new_object();
+    json_object_object_add(t, "name", json_object_new_string("extra"));
+    json_object_object_add(t, "description", json_object_new_string("Added by grow."));
+    json_object_object_add(t, "inputSchema", json_tokener_parse("{\"type\":\"object\"}"));
+    json_object_array_add(tools, t);
+  }
   json_object *r = json_object_new_object();
   json_object_object_add(r, "tools", tools);
   if (stop < NTOOLS) {
@@ -527,6 +545,7 @@ static void do_tools_call(json_object *id, json_object *params) {
   const char *name = str_field(params, "name");
   json_object *args = field(params, "arguments");
   if (opt.crash_on_call || (name && !strcmp(name, "crash"))) crash();
+  if (opt.crash_every && ++ncalls % opt.crash_every == 0) crash();
   if (opt.oversize) write_oversize(opt.oversize);
   if (!name) {
     send_error(id, -32602, "missing tool name");
@@ -544,6 +563,13 @@ static void do_tools_call(json_object *id, json_object *params) {
     tool_notify(id, args);
   } else if (!strcmp(name, "progress")) {
     tool_progress(id, params, args);
+  } else if (!strcmp(name, "grow") || !strcmp(name, "extra")) {
+    /* grow: list one more tool and say so before answering. */
+    if (!strcmp(name, "grow")) {
+      grown = true;
+      send_call(NULL, "notifications/tools/list_changed", NULL);
+    }
+    send_result(id, text_content(name));
   } else {
     char msg[160];
     snprintf(msg, sizeof(msg), "unknown tool: %.100s", name);
@@ -583,6 +609,7 @@ static void handle(json_object *m) {
     send_result(id, json_object_new_object());
   } else if (!strcmp(method, "tools/list")) {
     do_tools_list(id, params);
+    if (opt.exit_after_list) exit(0);
   } else if (!strcmp(method, "tools/call")) {
     do_tools_call(id, params);
   } else {

@@ -616,7 +616,8 @@ MCP_EXTERN mcp_status mcp_manager_request(mcp_manager *m, const char *server,
  * mcp_manager_servers() describes every configured server as a JSON array
  * of {"name","type","source","state","lastError","protocolVersion",
  * "tools","deferred","reconnects"}; state is one of "connecting", "ready",
- * "deferred", "backoff", "failed", "disabled", "closed".
+ * "deferred", "backoff", "failed", "closed".  Servers hidden by
+ * "enabled": false or "disabledServers" are not listed.
  */
 MCP_EXTERN mcp_status mcp_manager_servers(mcp_manager *m, char **json,
                                           mcp_error *err);

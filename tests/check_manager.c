@@ -1,0 +1,692 @@
+/*
+ * check_manager.c: the manager end to end against real child processes:
+ * parallel connects behind the startup gate, the deferred-tool cache,
+ * reconnection after kill -9, the circuit breaker, list_changed, name
+ * folding and collisions, discovery precedence, and many host threads
+ * calling and listing while servers crash and come back.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "check_util.h"
+#include "mcpconn.h"
+
+/* ---- fixtures -------------------------------------------------------------- */
+
+static char tmpdir[512];
+
+static void make_tmpdir(void) {
+  const char *base = getenv("MCP_TEST_TMPDIR");
+  snprintf(tmpdir, sizeof(tmpdir), "%s/mgr-XXXXXX", base && *base ? base : "/tmp");
+  ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void write_file(const char *path, const char *fmt, ...) {
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(f, fmt, ap);
+  va_end(ap);
+  fclose(f);
+}
+
+/* Path of a file in the test's temp dir (static buffer ring). */
+static const char *tpath(const char *name) {
+  static char bufs[8][600];
+  static int k;
+  char *b = bufs[k++ % 8];
+  snprintf(b, 600, "%s/%s", tmpdir, name);
+  return b;
+}
+
+/* Events, collected under a mutex and waited on with a condvar. */
+typedef struct events {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  int tools_changed;
+  int state_changes;
+  int notifications;
+  char last_tools_detail[128];
+} events;
+
+static events ev;
+
+static void on_event(void *user, mcp_manager_event e, const char *server, const char *detail) {
+  events *x = user;
+  pthread_mutex_lock(&x->lock);
+  if (e == MCP_MANAGER_EVENT_TOOLS_CHANGED) {
+    x->tools_changed++;
+    snprintf(x->last_tools_detail, sizeof(x->last_tools_detail), "%s", detail);
+  } else if (e == MCP_MANAGER_EVENT_SERVER_STATE) {
+    x->state_changes++;
+  } else if (e == MCP_MANAGER_EVENT_NOTIFICATION) {
+    x->notifications++;
+  }
+  pthread_cond_broadcast(&x->cond);
+  pthread_mutex_unlock(&x->lock);
+}
+
+static void setup(void) {
+  make_tmpdir();
+  memset(&ev, 0, sizeof(ev));
+  pthread_mutex_init(&ev.lock, NULL);
+  pthread_cond_init(&ev.cond, NULL);
+}
+
+static mcp_manager_options *base_options(const char *config_file) {
+  mcp_manager_options *o = mcp_manager_options_new();
+  ck_assert_ptr_nonnull(o);
+  if (config_file) ck_assert_int_eq(mcp_manager_options_add_config_file(o, config_file), MCP_OK);
+  mcp_manager_options_set_discovery(o, false, false);
+  mcp_manager_options_set_cache_dir(o, tpath("cache"));
+  mcp_manager_options_set_event_handler(o, on_event, &ev);
+  mcp_manager_options_set_timeout_ms(o, 20000);
+  return o;
+}
+
+static mcp_manager *start(mcp_manager_options *o) {
+  mcp_manager *m = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  ck_assert_msg(mcp_manager_start(o, &m, &err) == MCP_OK, "start: %s", err.message ? err.message : "");
+  mcp_error_clear(&err);
+  return m;
+}
+
+/* The status object of |name| (caller puts), or NULL. */
+static json_object *server_status(mcp_manager *m, const char *name) {
+  char *js = NULL;
+  ck_assert_int_eq(mcp_manager_servers(m, &js, NULL), MCP_OK);
+  json_object *arr = json_tokener_parse(js);
+  mcp_free(js);
+  json_object *found = NULL;
+  for (size_t i = 0; arr && i < json_object_array_length(arr); i++) {
+    json_object *s = json_object_array_get_idx(arr, i);
+    if (strcmp(json_object_get_string(json_object_object_get(s, "name")), name) == 0)
+      found = json_object_get(s);
+  }
+  json_object_put(arr);
+  return found;
+}
+
+static bool state_is(mcp_manager *m, const char *name, const char *state) {
+  json_object *s = server_status(m, name);
+  bool r = s && strcmp(json_object_get_string(json_object_object_get(s, "state")), state) == 0;
+  json_object_put(s);
+  return r;
+}
+
+static int status_int(mcp_manager *m, const char *name, const char *field) {
+  json_object *s = server_status(m, name);
+  int v = s ? json_object_get_int(json_object_object_get(s, field)) : -1;
+  json_object_put(s);
+  return v;
+}
+
+/* Waits for |name| to reach |state|, woken by state-change events. */
+static bool wait_state(mcp_manager *m, const char *name, const char *state, int ms) {
+  long long end = test_now_ms() + ms;
+  for (;;) {
+    pthread_mutex_lock(&ev.lock);
+    int seen = ev.state_changes;
+    pthread_mutex_unlock(&ev.lock);
+    if (state_is(m, name, state)) return true;
+    long long left = end - test_now_ms();
+    if (left <= 0) return false;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += left / 1000;
+    ts.tv_nsec += (left % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+    pthread_mutex_lock(&ev.lock);
+    while (ev.state_changes == seen)
+      if (pthread_cond_timedwait(&ev.cond, &ev.lock, &ts) != 0) break;
+    pthread_mutex_unlock(&ev.lock);
+  }
+}
+
+/* Waits until the published tool list has |name| (woken by events). */
+static bool wait_tool(mcp_manager *m, const char *name, bool present, int ms) {
+  long long end = test_now_ms() + ms;
+  for (;;) {
+    pthread_mutex_lock(&ev.lock);
+    int seen = ev.tools_changed;
+    pthread_mutex_unlock(&ev.lock);
+    mcp_tool_list *l = mcp_manager_tools(m);
+    bool has = false;
+    for (size_t i = 0; i < mcp_tool_list_count(l); i++)
+      if (strcmp(mcp_tool_list_name(l, i), name) == 0) has = true;
+    mcp_tool_list_unref(l);
+    if (has == present) return true;
+    long long left = end - test_now_ms();
+    if (left <= 0) return false;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += left / 1000 + 1;
+    pthread_mutex_lock(&ev.lock);
+    while (ev.tools_changed == seen)
+      if (pthread_cond_timedwait(&ev.cond, &ev.lock, &ts) != 0) break;
+    pthread_mutex_unlock(&ev.lock);
+  }
+}
+
+static int tool_index(mcp_tool_list *l, const char *name) {
+  for (size_t i = 0; i < mcp_tool_list_count(l); i++)
+    if (strcmp(mcp_tool_list_name(l, i), name) == 0) return (int)i;
+  return -1;
+}
+
+static char *echo_via(mcp_manager *m, const char *tool, const char *text, mcp_status want) {
+  char args[256];
+  snprintf(args, sizeof(args), "{\"text\":\"%s\"}", text);
+  char *res = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  mcp_status st = mcp_manager_call_tool(m, tool, args, NULL, &res, &err);
+  ck_assert_msg(st == want, "%s: got %d (%s)", tool, st, err.message ? err.message : "");
+  mcp_error_clear(&err);
+  return res;
+}
+
+static const char *fault(void) { return test_env_path("MCP_FAULT_SERVER"); }
+
+/* ---- tests ------------------------------------------------------------------- */
+
+START_TEST(ten_servers_in_parallel) {
+  setup();
+  const char *f = fault();
+  write_file(tpath("mcp.json"),
+             "{\"mcpServers\": {"
+             "\"fast1\": {\"command\": \"%s\"}, \"fast2\": {\"command\": \"%s\"},"
+             "\"fast3\": {\"command\": \"%s\"}, \"fast4\": {\"command\": \"%s\"},"
+             "\"fast5\": {\"command\": \"%s\"},"
+             "\"slow\": {\"command\": \"%s\", \"args\": [\"--slow-init\", \"1500\"]},"
+             "\"badversion\": {\"command\": \"%s\", \"args\": [\"--version\", \"1999-01-01\"]},"
+             "\"crashy\": {\"command\": \"%s\", \"args\": [\"--crash-every\", \"3\"]},"
+             "\"missing\": {\"command\": \"/nonexistent/mcp-server\"},"
+             "\"off\": {\"command\": \"%s\", \"enabled\": false}"
+             "}}",
+             f, f, f, f, f, f, f, f, f);
+  mcp_manager_options *o = base_options(tpath("mcp.json"));
+  mcp_manager_options_set_startup_gate_ms(o, 400);
+  long long t0 = test_now_ms();
+  mcp_manager *m = start(o);
+  long long ttfl = test_now_ms() - t0;
+  fprintf(stderr, "time to first tool list, 10 servers (1 slow), cold: %lld ms\n", ttfl);
+  /* The gate let start() return while the slow server was still connecting. */
+  ck_assert(state_is(m, "slow", "connecting"));
+  mcp_tool_list *l = mcp_manager_tools(m);
+  ck_assert_int_ge(tool_index(l, "mcp__fast1_echo"), 0);
+  ck_assert_int_ge(tool_index(l, "mcp__fast5_hang"), 0);
+  ck_assert_int_lt(tool_index(l, "mcp__slow_echo"), 0);
+  ck_assert_int_lt(tool_index(l, "mcp__off_echo"), 0);
+  /* Sorted, byte-stable. */
+  for (size_t i = 1; i < mcp_tool_list_count(l); i++)
+    ck_assert_int_lt(strcmp(mcp_tool_list_name(l, i - 1), mcp_tool_list_name(l, i)), 0);
+  mcp_tool_list_unref(l);
+  ck_assert(wait_state(m, "missing", "failed", 5000));
+  ck_assert(wait_state(m, "badversion", "failed", 5000));
+  ck_assert_ptr_null(server_status(m, "off")); /* enabled:false hides it */
+  json_object *st = server_status(m, "badversion");
+  ck_assert_ptr_nonnull(strstr(json_object_get_string(json_object_object_get(st, "lastError")), "1999-01-01"));
+  json_object_put(st);
+  /* The slow one arrives and its tools are published. */
+  ck_assert(wait_tool(m, "mcp__slow_echo", true, 10000));
+  ck_assert(state_is(m, "slow", "ready"));
+  /* A server crashing every 3rd call: the manager reconnects and retries. */
+  for (int i = 0; i < 7; i++) {
+    char *r = echo_via(m, "mcp__crashy_echo", "ok", MCP_OK);
+    mcp_free(r);
+  }
+  ck_assert_int_ge(status_int(m, "crashy", "reconnects"), 2);
+  /* Calls to failed or disabled servers fail clearly. */
+  char *res = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  ck_assert_int_eq(mcp_manager_call_tool(m, "missing/echo", "{}", NULL, &res, &err), MCP_ECLOSED);
+  ck_assert_ptr_nonnull(strstr(err.message, "failed"));
+  mcp_error_clear(&err);
+  ck_assert_int_eq(mcp_manager_call_tool(m, "nosuch_tool", "{}", NULL, &res, &err), MCP_ENOTFOUND);
+  mcp_error_clear(&err);
+  mcp_manager_free(m);
+  mcp_manager_options_free(o);
+}
+END_TEST
+
+START_TEST(deferred_tools_from_cache) {
+  setup();
+  const char *f = fault();
+  write_file(tpath("mcp.json"),
+             "{\"mcpServers\": {\"quick\": {\"command\": \"%s\"},"
+             "\"slow\": {\"command\": \"%s\", \"args\": [\"--slow-init\", \"1200\"]}}}",
+             f, f);
+  /* Cold: no cache, so the slow server contributes nothing at the gate. */
+  mcp_manager_options *o = base_options(tpath("mcp.json"));
+  mcp_manager_options_set_startup_gate_ms(o, 200);
+  long long t0 = test_now_ms();
+  mcp_manager *m = start(o);
+  long long cold = test_now_ms() - t0;
+  mcp_tool_list *l = mcp_manager_tools(m);
+  ck_assert_int_lt(tool_index(l, "mcp__slow_echo"), 0);
+  ck_assert_int_ge(tool_index(l, "mcp__quick_echo"), 0);
+  mcp_tool_list_unref(l);
+  ck_assert(wait_tool(m, "mcp__slow_echo", true, 10000)); /* then the cache is written */
+  mcp_manager_free(m);
+
+  /* Warm: the slow server's tools are served from the cache, deferred. */
+  t0 = test_now_ms();
+  m = start(o);
+  long long warm = test_now_ms() - t0;
+  fprintf(stderr, "time to first tool list, 2 servers (1 slow): cold %lld ms, warm %lld ms\n", cold, warm);
+  l = mcp_manager_tools(m);
+  int i = tool_index(l, "mcp__slow_echo");
+  ck_assert_int_ge(i, 0);
+  ck_assert(mcp_tool_list_deferred(l, (size_t)i));
+  ck_assert(!mcp_tool_list_deferred(l, (size_t)tool_index(l, "mcp__quick_echo")));
+  ck_assert_ptr_nonnull(strstr(mcp_tool_list_json(l, (size_t)i), "inputSchema"));
+  mcp_tool_list_unref(l);
+  ck_assert(state_is(m, "slow", "deferred"));
+  /* A call to a deferred tool waits for its server, then runs. */
+  char *r = echo_via(m, "mcp__slow_echo", "waited", MCP_OK);
+  ck_assert_ptr_nonnull(strstr(r, "waited"));
+  mcp_free(r);
+  ck_assert(state_is(m, "slow", "ready"));
+  ck_assert(wait_tool(m, "mcp__slow_echo", true, 1000));
+  l = mcp_manager_tools(m);
+  ck_assert(!mcp_tool_list_deferred(l, (size_t)tool_index(l, "mcp__slow_echo")));
+  mcp_tool_list_unref(l);
+  mcp_manager_free(m);
+  mcp_manager_options_free(o);
+
+  /* A changed config (other args) misses the cache: nothing deferred. */
+  write_file(tpath("mcp.json"),
+             "{\"mcpServers\": {\"slow\": {\"command\": \"%s\", \"args\": [\"--slow-init\", \"1300\"]}}}", f);
+  o = base_options(tpath("mcp.json"));
+  mcp_manager_options_set_startup_gate_ms(o, 100);
+  m = start(o);
+  l = mcp_manager_tools(m);
+  ck_assert_int_lt(tool_index(l, "mcp__slow_echo"), 0);
+  mcp_tool_list_unref(l);
+  mcp_manager_free(m);
+  mcp_manager_options_free(o);
+}
+END_TEST
+
+START_TEST(corrupt_cache_is_ignored) {
+  setup();
+  const char *f = fault();
+  write_file(tpath("mcp.json"),
+             "{\"mcpServers\": {\"slow\": {\"command\": \"%s\", \"args\": [\"--slow-init\", \"800\"]}}}", f);
+  mcp_manager_options *o = base_options(tpath("mcp.json"));
+  mcp_manager_options_set_startup_gate_ms(o, 100);
+  mcp_manager *m = start(o);
+  ck_assert(wait_tool(m, "mcp__slow_echo", true, 10000));
+  mcp_manager_free(m);
+  /* Overwrite every cache file with garbage. */
+  DIR *d = opendir(tpath("cache"));
+  ck_assert_ptr_nonnull(d);
+  struct dirent *de;
+  int n = 0;
+  while ((de = readdir(d))) {
+    if (de->d_name[0] == '.') continue;
+    char p[1200];
+    snprintf(p, sizeof(p), "%s/%s", tpath("cache"), de->d_name);
+    write_file(p, "{\"version\":1,\"tools\":[garbage");
+    n++;
+  }
+  closedir(d);
+  ck_assert_int_ge(n, 1);
+  m = start(o);
+  mcp_tool_list *l = mcp_manager_tools(m);
+  ck_assert_int_lt(tool_index(l, "mcp__slow_echo"), 0); /* a miss, not a crash */
+  mcp_tool_list_unref(l);
+  ck_assert(wait_tool(m, "mcp__slow_echo", true, 10000));
+  mcp_manager_free(m);
+  mcp_manager_options_free(o);
+}
+END_TEST
+
+/* The pid of our child whose command line contains |marker|, or -1. */
+static pid_t find_child(const char *marker) {
+  DIR *d = opendir("/proc");
+  if (!d) return -1;
+  struct dirent *de;
+  pid_t found = -1;
+  while ((de = readdir(d)) && found < 0) {
+    pid_t pid = (pid_t)atoi(de->d_name);
+    if (pid <= 0) continue;
+    char p[64], buf[4096];
+    snprintf(p, sizeof(p), "/proc/%d/stat", pid);
+    FILE *f = fopen(p, "r");
+    if (!f) continue;
+    int ppid = 0;
+    char state;
+    if (fscanf(f, "%*d %*s %c %d", &state, &ppid) != 2) ppid = 0;
+    fclose(f);
+    if (ppid != getpid()) continue;
+    snprintf(p, sizeof(p), "/proc/%d/cmdline", pid);
+    f = fopen(p, "r");
+    if (!f) continue;
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    for (size_t i = 0; i < n; i++)
+      if (buf[i] == '\0') buf[i] = ' ';
+    buf[n] = '\0';
+    if (strstr(buf, marker)) found = pid;
+  }
+  closedir(d);
+  return found;
+}
+
+START_TEST(kill9_reconnects) {
+  setup();
+  write_file(tpath("mcp.json"),
+             "{\"mcpServers\": {\"victim\": {\"command\": \"%s\", \"args\": [\"--page-size\", \"97\"]}}}",
+             fault());
+  mcp_manager_options *o = base_options(tpath("mcp.json"));
+  mcp_manager *m = start(o);
+  ck_assert(wait_state(m, "victim", "ready", 10000));
+  pid_t pid = find_child("--page-size 97");
+  ck_assert_int_gt(pid, 0);
+  ck_assert_int_eq(kill(pid, SIGKILL), 0);
+  /* The close is noticed, the ladder reconnects, tools stay listed. */
+  ck_assert(wait_state(m, "victim", "backoff", 5000));
+  mcp_tool_list *l = mcp_manager_tools(m);
+  ck_assert_int_ge(tool_index(l, "mcp__victim_echo"), 0);
+  mcp_tool_list_unref(l);
+  ck_assert(wait_state(m, "victim", "ready", 10000));
+  ck_assert_int_eq(status_int(m, "victim", "reconnects"), 1);
+  pid_t pid2 = find_child("--page-size 97");
+  ck_assert_int_gt(pid2, 0);
+  ck_assert_int_ne(pid2, pid);
+  char *r = echo_via(m, "victim/echo", "back", MCP_OK);
+  mcp_free(r);
+  mcp_manager_free(m);
+  /* No child left behind. */
+  ck_assert_int_lt(find_child("--page-size 97"), 0);
+  mcp_manager_options_free(o);
+}
+END_TEST
+
+START_TEST(circuit_breaker) {
+  setup();
+  write_file(tpath("mcp.json"),
+             "{\"mcpServers\": {\"flappy\": {\"command\": \"%s\", \"args\": [\"--exit-after-list\"]}}}",
+             fault());
+  mcp_manager_options *o = base_options(tpath("mcp.json"));
+  mcp_manager *m = start(o);
+  /* It exits after every handshake: more than 5 closes in 30 s stop it. */
+  ck_assert(wait_state(m, "flappy", "failed", 25000));
+  json_object *st = server_status(m, "flappy");
+  ck_assert_ptr_nonnull(strstr(json_object_get_string(json_object_object_get(st, "lastError")), "circuit breaker"));
+  int reconnects = json_object_get_int(json_object_object_get(st, "reconnects"));
+  json_object_put(st);
+  ck_assert_int_ge(reconnects, 5);
+  /* Its tools stay listed; calls fail clearly. */
+  mcp_tool_list *l = mcp_manager_tools(m);
+  ck_assert_int_ge(tool_index(l, "mcp__flappy_echo"), 0);
+  mcp_tool_list_unref(l);
+  char *res = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  ck_assert_int_eq(mcp_manager_call_tool(m, "mcp__flappy_echo", "{\"text\":\"x\"}", NULL, &res, &err), MCP_ECLOSED);
+  ck_assert_ptr_nonnull(strstr(err.message, "circuit breaker"));
+  mcp_error_clear(&err);
+  /* A manual reconnect resets it. */
+  ck_assert_int_eq(mcp_manager_reconnect(m, "flappy", NULL), MCP_OK);
+  ck_assert_int_gt(status_int(m, "flappy", "reconnects"), reconnects);
+  ck_assert_int_eq(mcp_manager_reconnect(m, "nosuch", NULL), MCP_ENOTFOUND);
+  mcp_manager_free(m);
+  mcp_manager_options_free(o);
+}
+END_TEST
+
+START_TEST(list_changed_republishes) {
+  setup();
+  write_file(tpath("mcp.json"), "{\"mcpServers\": {\"growing\": {\"command\": \"%s\"}}}", fault());
+  mcp_manager_options *o = base_options(tpath("mcp.json"));
+  mcp_manager *m = start(o);
+  ck_assert(wait_state(m, "growing", "ready", 10000));
+  mcp_tool_list *before = mcp_manager_tools(m);
+  ck_assert_int_lt(tool_index(before, "mcp__growing_extra"), 0);
+  char *r = echo_via(m, "growing/grow", "", MCP_OK); /* unlisted: by SERVER/TOOL */
+  mcp_free(r);
+  ck_assert(wait_tool(m, "mcp__growing_extra", true, 5000));
+  mcp_tool_list *after = mcp_manager_tools(m);
+  ck_assert_uint_gt(mcp_tool_list_version(after), mcp_tool_list_version(before));
+  ck_assert_uint_eq(mcp_tool_list_count(after), mcp_tool_list_count(before) + 1);
+  /* The old snapshot is immutable and still valid. */
+  ck_assert_int_lt(tool_index(before, "mcp__growing_extra"), 0);
+  mcp_tool_list_unref(before);
+  mcp_tool_list_unref(after);
+  pthread_mutex_lock(&ev.lock);
+  ck_assert_int_ge(ev.notifications, 1); /* list_changed fanned out too */
+  pthread_mutex_unlock(&ev.lock);
+  r = echo_via(m, "mcp__growing_extra", "", MCP_OK);
+  mcp_free(r);
+  mcp_manager_free(m);
+  mcp_manager_options_free(o);
+}
+END_TEST
+
+static char *names_for(const char *config) {
+  write_file(tpath("names.json"), "%s", config);
+  mcp_manager_options *o = base_options(tpath("names.json"));
+  mcp_manager_options_set_startup_gate_ms(o, 10000);
+  mcp_manager *m = start(o);
+  mcp_tool_list *l = mcp_manager_tools(m);
+  char *out = calloc(1, 8192);
+  for (size_t i = 0; i < mcp_tool_list_count(l); i++) {
+    strcat(out, mcp_tool_list_name(l, i));
+    strcat(out, "=");
+    strcat(out, mcp_tool_list_server(l, i));
+    strcat(out, "/");
+    strcat(out, mcp_tool_list_tool(l, i));
+    strcat(out, "\n");
+  }
+  mcp_tool_list_unref(l);
+  mcp_manager_free(m);
+  mcp_manager_options_free(o);
+  return out;
+}
+
+START_TEST(names_fold_and_collide_deterministically) {
+  setup();
+  const char *f = fault();
+  char a[2048], b[2048];
+  snprintf(a, sizeof(a),
+           "{\"mcpServers\": {\"My.Server\": {\"command\": \"%s\"}, \"a-b\": {\"command\": \"%s\"},"
+           " \"a_b\": {\"command\": \"%s\"}}}",
+           f, f, f);
+  snprintf(b, sizeof(b),
+           "{\"mcpServers\": {\"a_b\": {\"command\": \"%s\"}, \"a-b\": {\"command\": \"%s\"},"
+           " \"My.Server\": {\"command\": \"%s\"}}}",
+           f, f, f);
+  char *x = names_for(a);
+  char *y = names_for(b);
+  ck_assert_str_eq(x, y); /* byte-identical whatever the order */
+  ck_assert_ptr_nonnull(strstr(x, "mcp__my_server_echo=My.Server/echo\n"));
+  /* a-b and a_b both fold to a_b: one keeps the name, one is suffixed. */
+  ck_assert_ptr_nonnull(strstr(x, "mcp__a_b_echo="));
+  ck_assert_ptr_nonnull(strstr(x, "mcp__a_b_echo_2="));
+  free(x);
+  free(y);
+}
+END_TEST
+
+START_TEST(discovery_precedence) {
+  setup();
+  const char *f = fault();
+  /* project/.git marks the root; project/sub/.mcp.json is nearest. */
+  char proj[700], sub[800], xdg[700], home[700];
+  snprintf(proj, sizeof(proj), "%s/project", tmpdir);
+  snprintf(sub, sizeof(sub), "%s/sub", proj);
+  snprintf(xdg, sizeof(xdg), "%s/xdg", tmpdir);
+  snprintf(home, sizeof(home), "%s/home", tmpdir);
+  mkdir(proj, 0700);
+  mkdir(sub, 0700);
+  char p[900];
+  snprintf(p, sizeof(p), "%s/.git", proj);
+  mkdir(p, 0700);
+  mkdir(xdg, 0700);
+  mkdir(home, 0700);
+  snprintf(p, sizeof(p), "%s/mcpconn", xdg);
+  mkdir(p, 0700);
+  snprintf(p, sizeof(p), "%s/mcpconn/mcp.json", xdg);
+  write_file(p, "{\"mcpServers\": {\"user\": {\"command\": \"%s\"}, \"shared\": {\"command\": \"/bin/false-user\"}}}", f);
+  snprintf(p, sizeof(p), "%s/.mcp.json", proj);
+  write_file(p, "{\"mcpServers\": {\"proj\": {\"command\": \"%s\"}, \"shared\": {\"command\": \"/bin/false-project\"}}}", f);
+  write_file(tpath("explicit.json"), "{\"mcpServers\": {\"shared\": {\"command\": \"%s\"}}}", f);
+  setenv("XDG_CONFIG_HOME", xdg, 1);
+  setenv("HOME", home, 1);
+
+  mcp_manager_options *o = base_options(tpath("explicit.json"));
+  mcp_manager_options_set_discovery(o, true, true);
+  mcp_manager_options_set_cwd(o, sub);
+  mcp_manager_options_set_startup_gate_ms(o, 10000);
+  mcp_manager *m = start(o);
+  /* explicit > project > user, first definition of a name wins */
+  json_object *s = server_status(m, "shared");
+  ck_assert_ptr_nonnull(s);
+  ck_assert_ptr_nonnull(strstr(json_object_get_string(json_object_object_get(s, "source")), "explicit.json"));
+  json_object_put(s);
+  ck_assert(state_is(m, "shared", "ready"));
+  ck_assert(state_is(m, "proj", "ready"));
+  ck_assert(state_is(m, "user", "ready"));
+  mcp_manager_free(m);
+  /* Project config off: "proj" is gone, "shared" still from the explicit file. */
+  mcp_manager_options_set_discovery(o, false, true);
+  m = start(o);
+  json_object *gone = server_status(m, "proj");
+  ck_assert_ptr_null(gone);
+  ck_assert(state_is(m, "user", "ready"));
+  mcp_manager_free(m);
+  mcp_manager_options_free(o);
+}
+END_TEST
+
+START_TEST(code_servers_and_bad_config_lines) {
+  setup();
+  const char *f = fault();
+  /* A malformed file contributes nothing and stops nothing. */
+  write_file(tpath("bad.json"), "{\"mcpServers\": {\"broken\": ");
+  write_file(tpath("typo.json"), "{\"mcpServers\": {\"typo\": {\"comand\": \"%s\"}}}", f);
+  mcp_manager_options *o = base_options(tpath("bad.json"));
+  mcp_manager_options_add_config_file(o, tpath("typo.json"));
+  mcp_client_options *co = mcp_client_options_new();
+  const char *argv[] = {f, NULL};
+  mcp_client_options_set_stdio(co, argv);
+  ck_assert_int_eq(mcp_manager_options_add_server(o, "incode", co), MCP_OK);
+  ck_assert_int_eq(mcp_manager_options_add_server(o, "bad name!", co), MCP_EINVAL);
+  mcp_client_options_free(co);
+  mcp_manager_options_set_startup_gate_ms(o, 10000);
+  mcp_manager *m = start(o);
+  ck_assert(state_is(m, "incode", "ready"));
+  ck_assert_ptr_null(server_status(m, "broken"));
+  ck_assert_ptr_null(server_status(m, "typo"));
+  char *r = echo_via(m, "mcp__incode_echo", "code", MCP_OK);
+  mcp_free(r);
+  mcp_manager_free(m);
+  mcp_manager_options_free(o);
+}
+END_TEST
+
+/* 16 host threads calling and listing while a server crashes now and then
+ * (rarely enough to stay under the circuit breaker's 5 closes in 30 s). */
+typedef struct hammer {
+  mcp_manager *m;
+  int n;
+  int ok, failed, lists;
+  char last_err[200];
+} hammer;
+
+static void *hammer_main(void *arg) {
+  hammer *h = arg;
+  for (int i = 0; i < h->n; i++) {
+    char *res = NULL;
+    mcp_error err = MCP_ERROR_INIT;
+    const char *tool = i % 2 ? "mcp__crashy_echo" : "mcp__steady_echo";
+    mcp_status st = mcp_manager_call_tool(h->m, tool, "{\"text\":\"h\"}", NULL, &res, &err);
+    if (st == MCP_OK) {
+      h->ok++;
+    } else {
+      h->failed++;
+      ck_assert_ptr_nonnull(err.message); /* every failure says why */
+      snprintf(h->last_err, sizeof(h->last_err), "%s", err.message);
+    }
+    mcp_free(res);
+    mcp_error_clear(&err);
+    mcp_tool_list *l = mcp_manager_tools(h->m);
+    if (mcp_tool_list_count(l) > 0 && mcp_tool_list_name(l, 0)) h->lists++;
+    mcp_tool_list_unref(l);
+  }
+  return NULL;
+}
+
+START_TEST(sixteen_threads_during_reconnects) {
+  setup();
+  const char *f = fault();
+  write_file(tpath("mcp.json"),
+             "{\"mcpServers\": {\"crashy\": {\"command\": \"%s\", \"args\": [\"--crash-every\", \"90\"]},"
+             "\"steady\": {\"command\": \"%s\"}}}",
+             f, f);
+  mcp_manager_options *o = base_options(tpath("mcp.json"));
+  mcp_manager_options_set_startup_gate_ms(o, 10000);
+  mcp_manager *m = start(o);
+  enum { NT = 16 };
+  int per = test_under_valgrind() ? 5 : 40;
+  hammer h[NT];
+  pthread_t th[NT];
+  for (int i = 0; i < NT; i++) {
+    memset(&h[i], 0, sizeof(h[i]));
+    h[i].m = m;
+    h[i].n = per;
+    pthread_create(&th[i], NULL, hammer_main, &h[i]);
+  }
+  int ok = 0, failed = 0, lists = 0;
+  for (int i = 0; i < NT; i++) {
+    pthread_join(th[i], NULL);
+    ok += h[i].ok;
+    failed += h[i].failed;
+    lists += h[i].lists;
+    if (h[i].failed) fprintf(stderr, "thread %d: %d failed, last: %s\n", i, h[i].failed, h[i].last_err);
+  }
+  fprintf(stderr, "16 threads: %d ok, %d failed with an error, reconnects %d\n", ok, failed,
+          status_int(m, "crashy", "reconnects"));
+  ck_assert_int_eq(ok + failed, NT * per); /* every call ended */
+  ck_assert_int_eq(lists, NT * per);
+  /* In-flight calls on a crashed connection are retried once after the
+   * reconnect, so nearly all succeed. */
+  ck_assert_int_ge(ok, NT * per * 95 / 100);
+  ck_assert_int_ge(status_int(m, "crashy", "reconnects"), 1);
+  mcp_manager_free(m);
+  mcp_manager_options_free(o);
+}
+END_TEST
+
+static Suite *manager_suite(void) {
+  Suite *s = suite_create("manager");
+  TCase *tc = tcase_create("core");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, ten_servers_in_parallel);
+  tcase_add_test(tc, deferred_tools_from_cache);
+  tcase_add_test(tc, corrupt_cache_is_ignored);
+  tcase_add_test(tc, kill9_reconnects);
+  tcase_add_test(tc, circuit_breaker);
+  tcase_add_test(tc, list_changed_republishes);
+  tcase_add_test(tc, names_fold_and_collide_deterministically);
+  tcase_add_test(tc, discovery_precedence);
+  tcase_add_test(tc, code_servers_and_bad_config_lines);
+  tcase_add_test(tc, sixteen_threads_during_reconnects);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return run_suite(manager_suite()); }
