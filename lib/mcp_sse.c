@@ -68,6 +68,7 @@ struct mcp_sse {
 
   mcp_buf data;   /* data lines, each followed by "\n" */
   mcp_buf event;  /* the event type buffer */
+  bool event_nul; /* ...which contains NUL: the event is not reported */
   mcp_buf id_tmp; /* the value of the `id` line being read */
   bool id_nul;    /* ...which contains NUL, so it will be ignored */
   bool id_long;   /* ...which is longer than max_field */
@@ -153,6 +154,7 @@ static void drop_event(mcp_sse *p, int status, bool at_line_start) {
   if (p->err == MCP_OK) p->err = status;
   buf_clear(&p->data);
   buf_clear(&p->event);
+  p->event_nul = false;
   buf_clear(&p->id_tmp);
   p->st = L_SKIP;
   p->name_len = 0;
@@ -176,6 +178,7 @@ static void start_field(mcp_sse *p, field f) {
   case F_EVENT:
     p->event.len = 0; /* the new type replaces the old one */
     if (p->event.data) p->event.data[0] = '\0';
+    p->event_nul = false;
     break;
   case F_ID:
     p->id_tmp.len = 0;
@@ -210,6 +213,7 @@ static void value_bytes(mcp_sse *p, const char *s, size_t n) {
     value_append(p, &p->data, p->max_data, s, n);
     break;
   case F_EVENT:
+    if (memchr(s, '\0', n)) p->event_nul = true;
     value_append(p, &p->event, p->max_field, s, n);
     break;
   case F_ID:
@@ -300,17 +304,22 @@ static int dispatch(mcp_sse *p) {
   p->in_event = false;
   if (p->data.len == 0) {
     buf_clear(&p->event);
+    p->event_nul = false;
     return 0;
   }
   p->data.len--; /* the "\n" after the last data line */
   p->data.data[p->data.len] = '\0';
   const char *type = p->event.len ? p->event.data : "message";
   int stop = 0;
-  if (p->cb.on_event)
+  /* A type with a NUL byte cannot be passed as a C string without becoming
+   * another type, and no caller could ask for it by name; as in a browser
+   * with no listener for it, the event goes nowhere. */
+  if (p->cb.on_event && !p->event_nul)
     stop = p->cb.on_event(p->user, type, p->data.data, p->data.len,
                           mcp__sse_last_event_id(p));
   buf_clear(&p->data);
   buf_clear(&p->event);
+  p->event_nul = false;
   return stop;
 }
 
@@ -332,12 +341,14 @@ static void line_bytes(mcp_sse *p, const char *s, size_t n) {
       }
       if (k > sizeof(p->name) - p->name_len) {
         p->st = L_IGNORE; /* longer than any field we know */
+        p->name_len = 0;
         return;
       }
       memcpy(p->name + p->name_len, s, k);
       p->name_len += k;
       if (!colon) return;
       field f = identify(p->name, p->name_len);
+      p->name_len = 0;
       if (f == F_NONE) {
         p->st = L_IGNORE;
         return;
@@ -454,13 +465,17 @@ int mcp__sse_feed(mcp_sse *p, const char *data, size_t n) {
 }
 
 int mcp__sse_finish(mcp_sse *p) {
-  bool cut = p->in_event || p->name_len > 0 || p->st == L_VALUE_START ||
-             p->st == L_VALUE || p->st == L_SKIP ||
+  /* Cut inside an event: fields were read since the last blank line, or
+   * a line that may be one is unfinished (a comment or an unknown field
+   * is not). */
+  bool cut = p->in_event || (p->st == L_NAME && p->name_len > 0) ||
+             p->st == L_VALUE_START || p->st == L_VALUE || p->st == L_SKIP ||
              (!p->bom_done && p->bom_seen > 0);
   /* Whatever the stream left unfinished is discarded. */
   buf_clear(&p->data);
   buf_clear(&p->event);
   buf_clear(&p->id_tmp);
+  p->event_nul = false;
   p->bom_seen = 0;
   p->bom_done = false;
   p->cr_pending = false;

@@ -11,9 +11,11 @@
  * contains NUL; `retry` is taken only when it is all ASCII digits; a blank
  * line dispatches the event unless its data is empty; the event type
  * defaults to "message"; an unfinished event at the end of the stream is
- * discarded.  One deliberate difference: bytes are not UTF-8 decoded, so
+ * discarded.  Two deliberate differences: bytes are not UTF-8 decoded, so
  * invalid sequences pass through unchanged instead of becoming U+FFFD (the
- * JSON layer above validates text).
+ * JSON layer above validates text); and an event whose type contains a
+ * NUL byte is not reported, since no C string can name that type (a
+ * browser would dispatch it to listeners nobody could have registered).
  *
  * Last event ID.  As in the standard there are two values: the parser's
  * "last event ID buffer", set as soon as an `id` line is read, and the

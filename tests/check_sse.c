@@ -309,6 +309,27 @@ START_TEST(id_with_nul_ignored) {
 }
 END_TEST
 
+START_TEST(event_type_with_nul) {
+  /* Found by fuzz_sse: "event:\0message" used to reach on_event as the
+   * type "" (cut at the NUL).  Such an event is not reported now; the id
+   * still counts, and the next event has its own type again. */
+  static const char in[] = "id: 1\r\nevent:\0message\r\ndata: x\r\n\r\n"
+                           "event: a\0\ndata: y\n\ndata: z\n\n";
+  static const char *const want[] = {"Emessage|1|z"};
+  events e;
+  char *last = NULL;
+  ev_init(&e);
+  feed_cuts(0, in, sizeof(in) - 1, NULL, 0, &e, &last);
+  ev_expect(&e, want, 1);
+  ck_assert_str_eq(last, "1");
+  free(last);
+  ev_free(&e);
+  feed_bytes(0, in, sizeof(in) - 1, &e);
+  ev_expect(&e, want, 1);
+  ev_free(&e);
+}
+END_TEST
+
 START_TEST(retry_field) {
   EXPECT("retry: 1500\n", "R1500");
   EXPECT("retry:0\n", "R0");
@@ -378,6 +399,17 @@ START_TEST(finish_discards_unfinished_event) {
   ck_assert_int_eq(mcp__sse_finish(p), MCP_OK);
   ck_assert_int_eq(mcp__sse_feed(p, ": keepalive", 11), MCP_OK);
   ck_assert_int_eq(mcp__sse_finish(p), MCP_OK);
+  /* Found by fuzz_sse: an unknown field's name split across feeds made
+   * finish() report a cut event; it must not depend on the split. */
+  ck_assert_int_eq(mcp__sse_feed(p, "d", 1), MCP_OK);
+  ck_assert_int_eq(mcp__sse_feed(p, "\xa3\x8b\x9e\xc5\xdf", 5), MCP_OK);
+  ck_assert_int_eq(mcp__sse_finish(p), MCP_OK);
+  ck_assert_int_eq(mcp__sse_feed(p, "d\xa3\x8b\x9e\xc5\xdf", 6), MCP_OK);
+  ck_assert_int_eq(mcp__sse_finish(p), MCP_OK);
+  ck_assert_int_eq(mcp__sse_feed(p, "foo:", 4), MCP_OK);
+  ck_assert_int_eq(mcp__sse_finish(p), MCP_OK);
+  ck_assert_int_eq(mcp__sse_feed(p, "dat", 3), MCP_OK);
+  ck_assert_int_eq(mcp__sse_finish(p), MCP_ECLOSED);
   ck_assert_int_eq(mcp__sse_finish(p), MCP_OK);
   /* A trailing CR ends the line; a blank line is still missing. */
   ck_assert_int_eq(mcp__sse_feed(p, "data: f\r", 8), MCP_OK);
@@ -665,7 +697,8 @@ static void reference(size_t max, const char *in, size_t n, events *out,
         continue;
       }
       if (data.p[data.n - 1] == '\n') data.n--;
-      ev_event(out, type.n ? type.p : "message", data.p, data.n, last.p);
+      if (!memchr(type.p, '\0', type.n))
+        ev_event(out, type.n ? type.p : "message", data.p, data.n, last.p);
       bs_set(&data, "", 0);
       bs_set(&type, "", 0);
       continue;
@@ -857,6 +890,7 @@ static Suite *sse_suite(void) {
   tcase_add_test(tc, comments);
   tcase_add_test(tc, id_handling);
   tcase_add_test(tc, id_with_nul_ignored);
+  tcase_add_test(tc, event_type_with_nul);
   tcase_add_test(tc, retry_field);
   tcase_add_test(tc, priming_event);
   tcase_add_test(tc, finish_discards_unfinished_event);
