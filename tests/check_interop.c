@@ -17,12 +17,14 @@
 
 #include <json-c/json.h>
 #include <math.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check_interop_util.h"
 #include "check_util.h"
 #include "mcpconn.h"
 
@@ -988,6 +990,300 @@ START_TEST(test_async_call) {
 }
 END_TEST
 
+
+/* ---- server-filesystem and server-memory -------------------------------- */
+
+static char fs_root_uri[1200]; /* file://<dir>, answered by on_fs_roots */
+
+static mcp_status on_fs_roots(void *user, const char *method, const char *params_json,
+                              char **result_json, mcp_error *err) {
+  handler_log *h = user;
+  atomic_fetch_add(&h->roots, 1);
+  json_object *r = json_object_new_object(), *arr = json_object_new_array(),
+              *root = json_object_new_object();
+  json_object_object_add(root, "uri", json_object_new_string(fs_root_uri));
+  json_object_object_add(root, "name", json_object_new_string("scratch"));
+  json_object_array_add(arr, root);
+  json_object_object_add(r, "roots", arr);
+  *result_json = strdup(json_object_to_json_string_ext(r, JSON_C_TO_STRING_PLAIN));
+  json_object_put(r);
+  return *result_json ? MCP_OK : MCP_ENOMEM;
+}
+
+/* Connects over stdio to `node <entry> [arg]`, with |env| NAME=VALUE set and
+ * a roots/list handler when |roots| is not NULL. */
+static mcp_client *connect_ref(const char *entry, const char *arg, const char *env_name,
+                               const char *env_value, handler_log *roots) {
+  locate_server();
+  const char *argv[] = {node_path, entry, arg, NULL};
+  mcp_client_options *o = mcp_client_options_new();
+  ck_assert_int_eq(mcp_client_options_set_stdio(o, argv), MCP_OK);
+  ck_assert_int_eq(mcp_client_options_set_client_info(o, "mcpconn-interop", MCP_VERSION), MCP_OK);
+  mcp_client_options_set_timeout_ms(o, CONNECT_MS);
+  mcp_client_options_set_log(o, log_to_stderr, NULL);
+  if (env_name) ck_assert_int_eq(mcp_client_options_set_env(o, env_name, env_value), MCP_OK);
+  if (roots)
+    ck_assert_int_eq(mcp_client_options_set_request_handler(o, "roots/list", on_fs_roots, roots),
+                     MCP_OK);
+  mcp_client *c = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  mcp_status st = mcp_client_connect(o, &c, &err);
+  mcp_client_options_free(o);
+  ck_assert_msg(st == MCP_OK, "connect to %s: %s (%s)", entry, mcp_strerror(st),
+                err.message ? err.message : "-");
+  mcp_error_clear(&err);
+  return c;
+}
+
+/* Builds {"k1": v1, ...} from string pairs (NULL-terminated) as JSON text. */
+static char *args_of(const char *k, ...) {
+  json_object *o = json_object_new_object();
+  va_list ap;
+  va_start(ap, k);
+  for (const char *key = k; key; key = va_arg(ap, const char *))
+    json_object_object_add(o, key, json_object_new_string(va_arg(ap, const char *)));
+  va_end(ap);
+  char *s = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+  json_object_put(o);
+  return s;
+}
+
+static char *read_file(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  static char buf[65536];
+  size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  return strdup(buf);
+}
+
+static bool is_dir(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Calls |tool| with |args| (freed) and returns its first text (a copy). */
+static char *fs_call(mcp_client *c, const char *tool, char *args) {
+  json_object *r = call_tool_ok(c, tool, args);
+  free(args);
+  const char *t = first_text(r);
+  ck_assert_msg(t != NULL, "%s: no text in %s", tool, json_object_to_json_string(r));
+  char *copy = strdup(t);
+  json_object_put(r);
+  return copy;
+}
+
+START_TEST(test_filesystem) {
+  char dir[1024], path[1200], sub[1200], moved[1200], outside[1200];
+  interop_mkdtemp(dir, sizeof(dir), "check_interop_fs");
+  mcp_client *c = connect_ref(interop_package("server-filesystem"), dir, NULL, NULL, NULL);
+
+  char *tools = NULL;
+  ck_assert_int_eq(mcp_client_list_tools(c, NULL, &tools, NULL), MCP_OK);
+  for (const char *const *n = (const char *const[]){"read_text_file", "write_file", "edit_file",
+                                                    "create_directory", "list_directory",
+                                                    "move_file", "get_file_info", NULL};
+       *n; n++)
+    ck_assert_msg(interop_list_has(tools, "name", *n), "%s missing from %.300s", *n, tools);
+  mcp_free(tools);
+
+  /* write_file: the bytes land on disk. */
+  snprintf(path, sizeof(path), "%s/notes.txt", dir);
+  char *t = fs_call(c, "write_file", args_of("path", path, "content", "line one\nline two\n", NULL));
+  ck_assert_ptr_nonnull(strstr(t, "Successfully wrote"));
+  free(t);
+  char *disk = read_file(path);
+  ck_assert_ptr_nonnull(disk);
+  ck_assert_str_eq(disk, "line one\nline two\n");
+  free(disk);
+
+  /* read_text_file reads them back. */
+  t = fs_call(c, "read_text_file", args_of("path", path, NULL));
+  ck_assert_str_eq(t, "line one\nline two\n");
+  free(t);
+
+  /* edit_file rewrites one line in place. */
+  json_object *args = json_object_new_object(), *edits = json_object_new_array(),
+              *e = json_object_new_object();
+  json_object_object_add(args, "path", json_object_new_string(path));
+  json_object_object_add(e, "oldText", json_object_new_string("line two"));
+  json_object_object_add(e, "newText", json_object_new_string("line 2"));
+  json_object_array_add(edits, e);
+  json_object_object_add(args, "edits", edits);
+  json_object *r = call_tool_ok(c, "edit_file", json_object_to_json_string(args));
+  json_object_put(args);
+  json_object_put(r);
+  disk = read_file(path);
+  ck_assert_str_eq(disk, "line one\nline 2\n");
+  free(disk);
+
+  /* create_directory makes parents; move_file moves the file into it. */
+  snprintf(sub, sizeof(sub), "%s/sub/deeper", dir);
+  t = fs_call(c, "create_directory", args_of("path", sub, NULL));
+  free(t);
+  ck_assert(is_dir(sub));
+  snprintf(moved, sizeof(moved), "%s/sub/notes.txt", dir);
+  t = fs_call(c, "move_file", args_of("source", path, "destination", moved, NULL));
+  free(t);
+  ck_assert_int_ne(access(path, F_OK), 0);
+  disk = read_file(moved);
+  ck_assert_str_eq(disk, "line one\nline 2\n");
+  free(disk);
+
+  char subdir[1200];
+  snprintf(subdir, sizeof(subdir), "%s/sub", dir);
+  t = fs_call(c, "list_directory", args_of("path", subdir, NULL));
+  ck_assert_msg(strstr(t, "[DIR] deeper") && strstr(t, "[FILE] notes.txt"), "listing: %s", t);
+  free(t);
+
+  /* Outside the allowed directory: a tool error, and nothing written. */
+  snprintf(outside, sizeof(outside), "%s-outside.txt", dir);
+  char *a = args_of("path", outside, "content", "nope", NULL);
+  char *res = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  mcp_status st = mcp_client_call_tool(c, "write_file", a, NULL, &res, &err);
+  free(a);
+  ck_assert_msg(st == MCP_ETOOLERROR, "write outside: %s (%s)", mcp_strerror(st),
+                err.message ? err.message : "-");
+  ck_assert_ptr_nonnull(strstr(err.message, "denied"));
+  mcp_error_clear(&err);
+  mcp_free(res);
+  ck_assert_int_ne(access(outside, F_OK), 0);
+
+  assert_healthy(c);
+  mcp_client_free(c);
+  interop_rm_rf(dir);
+}
+END_TEST
+
+/* Started with no directory, the server takes its allowed directories from
+ * the client's roots (roots/list, asked after initialized). */
+START_TEST(test_filesystem_roots) {
+  char dir[1024], path[1200];
+  interop_mkdtemp(dir, sizeof(dir), "check_interop_fsroots");
+  snprintf(fs_root_uri, sizeof(fs_root_uri), "file://%s", dir);
+  handler_log h;
+  memset(&h, 0, sizeof(h));
+  mcp_client *c = connect_ref(interop_package("server-filesystem"), NULL, NULL, NULL, &h);
+  /* The server applies the roots asynchronously after initialized: ask it
+   * (each try is a round trip, not a sleep) until it lists the directory. */
+  bool listed = false;
+  for (int i = 0; i < 500 && !listed; i++) {
+    json_object *r = call_tool_ok(c, "list_allowed_directories", "{}");
+    const char *t = first_text(r);
+    listed = t && strstr(t, dir) != NULL;
+    json_object_put(r);
+  }
+  ck_assert_msg(listed, "the server never took %s from roots/list", dir);
+  ck_assert_int_ge(atomic_load(&h.roots), 1);
+  snprintf(path, sizeof(path), "%s/from-roots.txt", dir);
+  char *t = fs_call(c, "write_file", args_of("path", path, "content", "via roots", NULL));
+  free(t);
+  char *disk = read_file(path);
+  ck_assert_ptr_nonnull(disk);
+  ck_assert_str_eq(disk, "via roots");
+  free(disk);
+  mcp_client_free(c);
+  interop_rm_rf(dir);
+}
+END_TEST
+
+/* The graph of server-memory, from read_graph's structuredContent. */
+static json_object *read_graph(mcp_client *c) {
+  json_object *r = call_tool_ok(c, "read_graph", "{}"), *g = NULL;
+  ck_assert_msg(json_object_object_get_ex(r, "structuredContent", &g), "read_graph: %s",
+                json_object_to_json_string(r));
+  json_object_get(g);
+  json_object_put(r);
+  return g;
+}
+
+static json_object *graph_entity(json_object *g, const char *name) {
+  json_object *ents = NULL;
+  ck_assert(json_object_object_get_ex(g, "entities", &ents));
+  for (size_t i = 0; i < json_object_array_length(ents); i++) {
+    json_object *e = json_object_array_get_idx(ents, i);
+    if (strcmp(jstr(e, "name"), name) == 0) return e;
+  }
+  return NULL;
+}
+
+START_TEST(test_memory) {
+  char dir[1024], file[1200];
+  interop_mkdtemp(dir, sizeof(dir), "check_interop_memory");
+  snprintf(file, sizeof(file), "%s/memory.jsonl", dir);
+  mcp_client *c = connect_ref(interop_package("server-memory"), NULL, "MEMORY_FILE_PATH", file, NULL);
+  char *tools = NULL;
+  ck_assert_int_eq(mcp_client_list_tools(c, NULL, &tools, NULL), MCP_OK);
+  ck_assert(interop_list_has(tools, "name", "create_entities"));
+  ck_assert(interop_list_has(tools, "name", "read_graph"));
+  mcp_free(tools);
+
+  json_object *r = call_tool_ok(
+      c, "create_entities",
+      "{\"entities\":[{\"name\":\"mcpconn\",\"entityType\":\"library\",\"observations\":"
+      "[\"written in C\"]},{\"name\":\"nghttp2\",\"entityType\":\"library\","
+      "\"observations\":[\"speaks HTTP/2\"]}]}");
+  json_object_put(r);
+  r = call_tool_ok(c, "create_relations",
+                   "{\"relations\":[{\"from\":\"mcpconn\",\"to\":\"nghttp2\","
+                   "\"relationType\":\"uses\"}]}");
+  json_object_put(r);
+  r = call_tool_ok(c, "add_observations",
+                   "{\"observations\":[{\"entityName\":\"mcpconn\",\"contents\":"
+                   "[\"talks to MCP servers\"]}]}");
+  json_object_put(r);
+
+  json_object *g = read_graph(c), *obs = NULL, *rels = NULL;
+  json_object *e = graph_entity(g, "mcpconn");
+  ck_assert_ptr_nonnull(e);
+  ck_assert_str_eq(jstr(e, "entityType"), "library");
+  ck_assert(json_object_object_get_ex(e, "observations", &obs));
+  ck_assert_int_eq(json_object_array_length(obs), 2);
+  ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(obs, 1)),
+                   "talks to MCP servers");
+  ck_assert(json_object_object_get_ex(g, "relations", &rels));
+  ck_assert_int_eq(json_object_array_length(rels), 1);
+  json_object *rel = json_object_array_get_idx(rels, 0);
+  ck_assert_str_eq(jstr(rel, "from"), "mcpconn");
+  ck_assert_str_eq(jstr(rel, "to"), "nghttp2");
+  ck_assert_str_eq(jstr(rel, "relationType"), "uses");
+  json_object_put(g);
+
+  /* search_nodes matches observation text. */
+  r = call_tool_ok(c, "search_nodes", "{\"query\":\"HTTP/2\"}");
+  json_object *sc = NULL;
+  ck_assert(json_object_object_get_ex(r, "structuredContent", &sc));
+  ck_assert_ptr_nonnull(graph_entity(sc, "nghttp2"));
+  ck_assert_ptr_null(graph_entity(sc, "mcpconn"));
+  json_object_put(r);
+
+  /* The graph is on disk, one JSON object per line. */
+  char *disk = read_file(file);
+  ck_assert_msg(disk != NULL, "%s was not written", file);
+  ck_assert_ptr_nonnull(strstr(disk, "\"name\":\"mcpconn\""));
+  ck_assert_ptr_nonnull(strstr(disk, "\"relationType\":\"uses\""));
+  free(disk);
+
+  /* delete_entities drops the entity and its relations. */
+  r = call_tool_ok(c, "delete_entities", "{\"entityNames\":[\"nghttp2\"]}");
+  json_object_put(r);
+  g = read_graph(c);
+  ck_assert_ptr_null(graph_entity(g, "nghttp2"));
+  ck_assert_ptr_nonnull(graph_entity(g, "mcpconn"));
+  ck_assert(json_object_object_get_ex(g, "relations", &rels));
+  ck_assert_int_eq(json_object_array_length(rels), 0);
+  json_object_put(g);
+  disk = read_file(file);
+  ck_assert_ptr_null(strstr(disk, "nghttp2"));
+  free(disk);
+  assert_healthy(c);
+  mcp_client_free(c);
+  interop_rm_rf(dir);
+}
+END_TEST
+
 Suite *interop_suite(void);
 Suite *interop_suite(void) {
   Suite *s = suite_create("interop");
@@ -1011,6 +1307,12 @@ Suite *interop_suite(void) {
   tcase_add_test(tc, test_sampling_and_elicitation);
   tcase_add_test(tc, test_concurrent_calls);
   tcase_add_test(tc, test_async_call);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("reference-servers");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_filesystem);
+  tcase_add_test(tc, test_filesystem_roots);
+  tcase_add_test(tc, test_memory);
   suite_add_tcase(s, tc);
   return s;
 }
