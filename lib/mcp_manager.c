@@ -1029,20 +1029,13 @@ static mcp_status load_servers(mcp_manager *m, mcp_error *err) {
   d.nfiles = o->nfiles;
   d.cwd = o->cwd;
   d.no_project = !o->project;
+  d.no_user = !o->user;
   d.imports = o->imports;
-  char empty_home[] = "/nonexistent-mcpconn-home";
-  if (!o->user && !(o->imports)) {
-    /* No user-level files wanted: point discovery at a home with none. */
-    d.home = empty_home;
-    d.xdg_config_home = empty_home;
-  }
   mcp_status st = mcp__config_discover(&d, &m->cfg, err);
   if (st != MCP_OK) return st;
-  for (size_t i = 0; i < m->cfg->ndiags; i++) {
-    mcp_config_diag *g = &m->cfg->diags[i];
-    mlog(m, g->level, "%s%s%s%s%s", g->source ? g->source : "", g->server ? ": server \"" : "",
-         g->server ? g->server : "", g->server ? "\"" : "", g->message ? g->message : "");
-  }
+  /* Each message already names its file and server. */
+  for (size_t i = 0; i < m->cfg->ndiags; i++)
+    mlog(m, m->cfg->diags[i].level, "%s", m->cfg->diags[i].message ? m->cfg->diags[i].message : "");
   for (size_t i = 0; i < m->cfg->ndefs; i++) {
     const mcp_server_def *def = m->cfg->defs[i];
     if (find_server(m, def->name)) continue; /* a code server wins */
