@@ -141,6 +141,7 @@ struct mcp_http_client {
 
   /* I/O thread only. */
   bool stopping; /* the I/O thread saw |closing| */
+  bool kick;     /* a request became pending: dispatch before polling */
   mcp_http_req *pend_head, *pend_tail;
   size_t npending;
   mcp_http_conn *conns;
@@ -315,6 +316,7 @@ static void pending_insert(mcp_http_client *h, mcp_http_req *r) {
   r->state = MCP_HTTP_REQ_PENDING;
   r->conn = NULL;
   h->npending++;
+  h->kick = true;
 }
 
 static mcp_http_req *pending_pop(mcp_http_client *h) {
@@ -500,37 +502,164 @@ void mcp__http_req_retry(mcp_http_req *req, const char *msg) {
   pending_insert(h, req);
 }
 
-/* ---- HTTP/1.1 glue ---------------------------------------------------------- */
+/* ---- HTTP/1.1 glue ------------------------------------------------------------ */
 
-static mcp_status h1_conn_init(mcp_http_conn *c, mcp_error *err) {
-  (void)c;
-  return mcp__error_set(err, MCP_EPROTO, "HTTP/1.1 is not available yet");
+/*
+ * One request at a time per connection: the request at the head of the
+ * connection's list owns the response the parser reports.  Field names are
+ * handed to on_headers in lower case, as HTTP/2 delivers them, so callers
+ * see one shape whatever the protocol.
+ */
+
+static void conn_drop(mcp_http_conn *c, mcp_status st, const char *msg);
+
+static int h1_on_headers(void *user, int status, const mcp_h1_header *hdrs,
+                         size_t n) {
+  mcp_http_conn *c = user;
+  mcp_http_req *r = c->reqs_head;
+  if (!r) return 0;
+  mcp_http_header small[32];
+  mcp_http_header *hv = small;
+  char *names = NULL;
+  size_t bytes = 0;
+  for (size_t i = 0; i < n; i++) bytes += strlen(hdrs[i].name) + 1;
+  if (n > sizeof(small) / sizeof(small[0])) hv = mcp__calloc(n, sizeof(*hv));
+  names = mcp__malloc(bytes);
+  if (!hv || !names) {
+    /* Out of memory: the status still goes through, without fields. */
+    if (hv != small) mcp__free(hv);
+    mcp__free(names);
+    deliver_head(r, status, NULL, 0);
+    return 0;
+  }
+  char *p = names;
+  for (size_t i = 0; i < n; i++) {
+    size_t len = strlen(hdrs[i].name);
+    for (size_t k = 0; k < len; k++)
+      p[k] = (char)tolower((unsigned char)hdrs[i].name[k]);
+    p[len] = '\0';
+    hv[i].name = p;
+    hv[i].value = hdrs[i].value;
+    p += len + 1;
+  }
+  deliver_head(r, status, hv, n);
+  if (hv != small) mcp__free(hv);
+  mcp__free(names);
+  return 0;
 }
 
-static void h1_conn_free(mcp_http_conn *c) { (void)c; }
+static int h1_on_body(void *user, const char *data, size_t n) {
+  mcp_http_conn *c = user;
+  mcp_http_req *r = c->reqs_head;
+  if (r) mcp__http_req_data(r, data, n);
+  return 0;
+}
 
-static bool h1_idle(const mcp_http_conn *c) { return c->nreqs == 0; }
+static int h1_on_complete(void *user, bool keep_alive) {
+  mcp_http_conn *c = user;
+  mcp_http_req *r = c->reqs_head;
+  c->h1_served++;
+  c->h1_keepalive = keep_alive;
+  if (r) mcp__http_req_finish(r, MCP_OK, NULL);
+  return 0;
+}
 
+static const mcp_h1_callbacks h1_callbacks = {h1_on_headers, h1_on_body,
+                                              h1_on_complete};
+
+static mcp_status h1_conn_init(mcp_http_conn *c, mcp_error *err) {
+  c->h1 = mcp__h1_new(c->client->max_header_bytes, 0, &h1_callbacks, c);
+  if (!c->h1) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  c->h1_keepalive = true;
+  return MCP_OK;
+}
+
+static void h1_conn_free(mcp_http_conn *c) {
+  mcp__h1_free(c->h1);
+  c->h1 = NULL;
+}
+
+/* Can |c| take a request now? */
+static bool h1_idle(const mcp_http_conn *c) {
+  return c->nreqs == 0 && c->h1_keepalive;
+}
+
+/* Serialises |req| onto idle connection |c| and attaches it. */
 static mcp_status h1_start(mcp_http_conn *c, mcp_http_req *req,
                            mcp_error *err) {
-  (void)c;
-  (void)req;
-  return mcp__error_set(err, MCP_EPROTO, "HTTP/1.1 is not available yet");
+  mcp_buf b;
+  mcp__buf_init(&b);
+  mcp_h1_header small[16];
+  mcp_h1_header *hv = small;
+  mcp_status st;
+  if (req->nheaders > sizeof(small) / sizeof(small[0])) {
+    hv = mcp__calloc(req->nheaders, sizeof(*hv));
+    if (!hv) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  }
+  for (size_t i = 0; i < req->nheaders; i++) {
+    hv[i].name = req->headers[i].name;
+    hv[i].value = req->headers[i].value;
+  }
+  st = mcp__h1_build_request(&b, req->method, req->path,
+                             c->client->authority, hv, req->nheaders,
+                             req->body, req->body_len);
+  if (st != MCP_OK) {
+    st = mcp__error_set(err, st, "cannot write the HTTP/1.1 request: %s",
+                        mcp_strerror(st));
+    goto out;
+  }
+  if (mcp__http_conn_queue(c, b.data, b.len) != MCP_OK) {
+    st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
+    goto out;
+  }
+  mcp__h1_begin(c->h1, strcmp(req->method, "HEAD") == 0);
+  mcp__http_conn_attach(c, req);
+  req->sent = true;
+out:
+  if (hv != small) mcp__free(hv);
+  mcp__buf_free(&b);
+  return st;
+}
+
+/* Closes |c| without failing anything (no request is on it). */
+static void conn_close_quiet(mcp_http_conn *c) {
+  c->state = MCP_HTTP_CONN_CLOSED;
+  close_fd(&c->fd);
 }
 
 static mcp_status h1_feed(mcp_http_conn *c, const char *p, size_t n,
                           mcp_error *err) {
-  (void)c;
-  (void)p;
-  (void)n;
-  return mcp__error_set(err, MCP_EPROTO, "HTTP/1.1 is not available yet");
+  if (c->nreqs == 0) {
+    /* Bytes nobody asked for: the connection cannot be trusted again. */
+    conn_close_quiet(c);
+    return MCP_OK;
+  }
+  int st = mcp__h1_feed(c->h1, p, n);
+  if (st == MCP_OK) {
+    if (!c->h1_keepalive && c->nreqs == 0) conn_close_quiet(c);
+    return MCP_OK;
+  }
+  if (st == MCP_ETOOBIG)
+    return mcp__error_set(err, MCP_EPROTO,
+                          "response header block exceeds %zu bytes",
+                          c->client->max_header_bytes);
+  if (st == MCP_ENOMEM) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  return mcp__error_set(err, MCP_EPROTO, "invalid HTTP/1.1 response: %s",
+                        mcp__h1_error(c->h1));
 }
 
-/* The peer closed the connection (|errnum| 0) or it failed. */
-static void conn_drop(mcp_http_conn *c, mcp_status st, const char *msg);
-
+/* The peer closed the connection. */
 static void h1_eof(mcp_http_conn *c) {
-  conn_drop(c, MCP_EIO, "connection closed before response");
+  mcp_http_req *r = c->reqs_head;
+  int st = mcp__h1_eof(c->h1); /* may complete a body delimited by close */
+  if (st == MCP_OK && c->nreqs == 0) {
+    conn_close_quiet(c);
+    return;
+  }
+  r = c->reqs_head;
+  conn_drop(c, MCP_EIO,
+            r && r->got_bytes ? "connection closed in the middle of the response"
+                              : "connection closed before response");
 }
 
 /* ---- name resolution -------------------------------------------------------- */
@@ -1278,6 +1407,7 @@ static void *io_main(void *arg) {
   mcp_http_client *h = arg;
   for (;;) {
     if (!take_commands(h)) break;
+    h->kick = false;
     dispatch(h);
     for (mcp_http_conn *c = h->conns; c; c = c->next)
       if (c->state == MCP_HTTP_CONN_READY) {
@@ -1285,6 +1415,9 @@ static void *io_main(void *arg) {
         conn_settle(c);
       }
     sweep(h);
+    /* A write failure above may have sent requests back to pending (a
+     * retry); dispatch them before sleeping. */
+    if (h->kick) continue;
 
     int timeout;
     size_t n = build_pollfds(h, &timeout);
@@ -1337,9 +1470,11 @@ static bool reserved_header(const char *name) {
   return false;
 }
 
+/* Field values may hold visible characters, spaces and tabs; any other
+ * control character (CR, LF and NUL above all) could split the head. */
 static bool value_ok(const char *v) {
-  for (const char *p = v; *p; p++)
-    if (*p == '\r' || *p == '\n') return false;
+  for (const unsigned char *p = (const unsigned char *)v; *p; p++)
+    if ((*p < 0x20 && *p != '\t') || *p == 0x7f) return false;
   return true;
 }
 
@@ -1487,8 +1622,8 @@ mcp_status mcp__http_submit(mcp_http_client *h, const char *method,
                             const char *body, size_t body_len,
                             const mcp_http_callbacks *cb, void *user,
                             uint64_t *id, mcp_error *err) {
-  if (!h || !cb || !cb->on_done)
-    return mcp__error_set(err, MCP_EINVAL, "client and on_done are required");
+  if (!h || !cb)
+    return mcp__error_set(err, MCP_EINVAL, "client and callbacks are required");
   if (!is_token(method))
     return mcp__error_set(err, MCP_EINVAL, "invalid method");
   if (!path_and_query || (path_and_query[0] != '/' &&
@@ -1515,7 +1650,8 @@ mcp_status mcp__http_submit(mcp_http_client *h, const char *method,
                             "header \"%s\" is set by the HTTP layer", n);
     if (!value_ok(v))
       return mcp__error_set(err, MCP_EINVAL,
-                            "CR or LF in the value of header \"%s\"", n);
+                            "control character in the value of header \"%s\"",
+                            n);
     strbytes += strlen(n) + strlen(v) + 2;
   }
 

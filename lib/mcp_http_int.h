@@ -18,13 +18,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mcp_h1.h"
 #include "mcp_http.h"
 #include "mcp_tls.h"
 
 typedef struct mcp_http_req mcp_http_req;
 typedef struct mcp_http_conn mcp_http_conn;
 typedef struct mcp_h2 mcp_h2;
-typedef struct mcp_h1_parser mcp_h1_parser;
 
 /* Where a request is. */
 typedef enum mcp_http_req_state {
@@ -118,10 +118,9 @@ struct mcp_http_conn {
   mcp_h2 *h2;
 
   /* HTTP/1.1. */
-  mcp_h1_parser *h1;
+  mcp_h1 *h1;
   size_t h1_served;    /* responses completed on this connection */
-  bool h1_keepalive;   /* the current response allows reuse */
-  bool h1_body_sent;   /* the current request is fully in |out| */
+  bool h1_keepalive;   /* the last response allowed reuse */
 };
 
 /* ---- services of mcp_http.c to the protocol glue (I/O thread only) ---- */

@@ -23,6 +23,7 @@
 
 #include "check_util.h"
 #include "mcp_http.h"
+#include "mcp_int.h"
 
 /* ---- certificates ------------------------------------------------------------- */
 
@@ -1151,6 +1152,296 @@ START_TEST(test_concurrent_submitters) {
 }
 END_TEST
 
+
+/* ---- HTTP/1.1 ---------------------------------------------------------------------------- */
+
+static mcp_http_client *h1_client(int port, size_t max_conns) {
+  mcp_http_config c = base_cfg("http", "127.0.0.1", port, MCP_HTTP_AUTO);
+  c.max_h1_connections = max_conns;
+  return client_new(&c);
+}
+
+START_TEST(test_h1_tls_h1_only) {
+  test_server s = tls_server("server.pem", "server.key", "--allow-http1");
+  mcp_http_client *h = tls_client("localhost", s.port, MCP_HTTP_H1_ONLY);
+  resp r;
+  fetch(h, "POST", "/echo", "hello over http/1.1", &r);
+  expect_ok(&r, 200, "hello over http/1.1");
+  ck_assert_str_eq(r.ctype, "text/plain");
+  ck_assert_str_eq(mcp__http_client_protocol(h), "http/1.1");
+  resp_clear(&r);
+  ck_assert_int_eq(stat_of(h, "h1"), 1);
+  ck_assert_int_eq(stat_of(h, "h2"), 0);
+  mcp__http_client_free(h);
+  server_stop(&s);
+}
+END_TEST
+
+/* AUTO against a server whose ALPN picks http/1.1. */
+START_TEST(test_h1_tls_alpn_fallback) {
+  test_server s = tls_server("server.pem", "server.key", "--no-h2");
+  mcp_http_client *h = tls_client("127.0.0.1", s.port, MCP_HTTP_AUTO);
+  resp r;
+  fetch(h, "POST", "/echo", "fallback", &r);
+  expect_ok(&r, 200, "fallback");
+  ck_assert_str_eq(mcp__http_client_protocol(h), "http/1.1");
+  resp_clear(&r);
+  mcp__http_client_free(h);
+  server_stop(&s);
+}
+END_TEST
+
+START_TEST(test_h1_cleartext) {
+  test_server s = server_start("--allow-http1", NULL);
+  mcp_http_client *h = h1_client(s.port, 0);
+  resp r;
+  fetch(h, "POST", "/echo", "plain http/1.1", &r);
+  expect_ok(&r, 200, "plain http/1.1");
+  ck_assert_str_eq(mcp__http_client_protocol(h), "http/1.1");
+  resp_clear(&r);
+  /* A chunked body that arrives after a delay. */
+  fetch(h, "GET", "/slow?ms=50", NULL, &r);
+  expect_ok(&r, 200, "slow\n");
+  resp_clear(&r);
+  /* Request headers as the server saw them. */
+  resp_init(&r);
+  mcp_http_header hd[] = {{"X-Custom", "v1"}};
+  ck_assert_int_eq(mcp__http_submit(h, "POST", "/headers", hd, 1, "abc", 3,
+                                    &cbs, &r, NULL, NULL),
+                   MCP_OK);
+  wait_done(&r);
+  expect_ok(&r, 200, NULL);
+  json_object *o = json_tokener_parse(r.body);
+  ck_assert_ptr_nonnull(o);
+  char want[64];
+  snprintf(want, sizeof(want), "127.0.0.1:%d", s.port);
+  json_object *v = NULL;
+  ck_assert(json_object_object_get_ex(o, "host", &v));
+  ck_assert_str_eq(json_object_get_string(v), want);
+  ck_assert(json_object_object_get_ex(o, "x-custom", &v));
+  ck_assert_str_eq(json_object_get_string(v), "v1");
+  ck_assert(json_object_object_get_ex(o, "content-length", &v));
+  ck_assert_str_eq(json_object_get_string(v), "3");
+  json_object_put(o);
+  resp_clear(&r);
+  fetch(h, "GET", "/status?code=503", NULL, &r);
+  expect_ok(&r, 503, "status 503\n");
+  resp_clear(&r);
+  mcp__http_client_free(h);
+  server_stop(&s);
+}
+END_TEST
+
+/* Sequential requests reuse one keep-alive connection. */
+START_TEST(test_h1_keepalive_reuse) {
+  test_server s = server_start("--allow-http1", NULL);
+  mcp_http_client *h = h1_client(s.port, 0);
+  int n = scale(500);
+  long long t0 = test_now_ms();
+  for (int i = 0; i < n; i++) {
+    resp r;
+    fetch(h, "GET", "/status?code=200", NULL, &r);
+    expect_ok(&r, 200, "status 200\n");
+    resp_clear(&r);
+  }
+  long long t1 = test_now_ms();
+  fprintf(stderr, "h1: %d sequential GETs on one connection in %lld ms "
+                  "(%.0f req/s)\n",
+          n, t1 - t0, t1 > t0 ? n * 1000.0 / (double)(t1 - t0) : 0.0);
+  ck_assert_int_eq(stat_of(h, "connections"), 1);
+  mcp__http_client_free(h);
+  server_stop(&s);
+}
+END_TEST
+
+/* 8 concurrent slow requests spread over up to 8 connections; 16 with a
+ * pool of 4 never use more than 4. */
+START_TEST(test_h1_pool) {
+  test_server s = server_start("--allow-http1", NULL);
+  mcp_http_client *h = h1_client(s.port, 8);
+  resp r[16];
+  long long t0 = test_now_ms();
+  for (int i = 0; i < 8; i++) {
+    resp_init(&r[i]);
+    submit(h, "GET", "/slow?ms=300", NULL, &r[i]);
+  }
+  for (int i = 0; i < 8; i++) {
+    wait_done(&r[i]);
+    expect_ok(&r[i], 200, "slow\n");
+    resp_clear(&r[i]);
+  }
+  long long took = test_now_ms() - t0;
+  ck_assert_msg(took < 8 * 300, "not parallel: %lld ms", took);
+  long conns = stat_of(h, "connections");
+  ck_assert_msg(conns >= 2 && conns <= 8, "%ld connections", conns);
+  mcp__http_client_free(h);
+
+  h = h1_client(s.port, 4);
+  long before = stat_of(h, "connections");
+  for (int i = 0; i < 16; i++) {
+    resp_init(&r[i]);
+    submit(h, "GET", "/slow?ms=50", NULL, &r[i]);
+  }
+  for (int i = 0; i < 16; i++) {
+    wait_done(&r[i]);
+    expect_ok(&r[i], 200, "slow\n");
+    resp_clear(&r[i]);
+  }
+  long used = stat_of(h, "connections") - before + 1; /* + the stats one */
+  ck_assert_msg(used <= 4, "%ld connections for a pool of 4", used);
+  mcp__http_client_free(h);
+  server_stop(&s);
+}
+END_TEST
+
+/* The server drops the second request on a reused connection (as when it
+ * closed an idle keep-alive): the request is sent again on a new one. */
+START_TEST(test_h1_stale_connection_retry) {
+  test_server s = server_start("--allow-http1", NULL);
+  mcp_http_client *h = h1_client(s.port, 1);
+  resp r;
+  fetch(h, "GET", "/close-next", NULL, &r);
+  expect_ok(&r, 200, "ok\n");
+  resp_clear(&r);
+  fetch(h, "POST", "/echo", "again", &r);
+  expect_ok(&r, 200, "again");
+  resp_clear(&r);
+  ck_assert_int_eq(stat_of(h, "connections"), 2);
+  mcp__http_client_free(h);
+  server_stop(&s);
+}
+END_TEST
+
+START_TEST(test_h1_cancel_closes_connection) {
+  test_server s = server_start("--allow-http1", NULL);
+  mcp_http_client *h = h1_client(s.port, 1);
+  resp r;
+  resp_init(&r);
+  uint64_t id = submit(h, "GET", "/stall", NULL, &r);
+  ck_assert(wait_count(&r.nheads, 1, 10000));
+  mcp__http_cancel(h, id);
+  wait_done(&r);
+  ck_assert_int_eq(r.st, MCP_ECANCELLED);
+  resp_clear(&r);
+  fetch(h, "POST", "/echo", "next", &r);
+  expect_ok(&r, 200, "next");
+  resp_clear(&r);
+  ck_assert_int_eq(stat_of(h, "connections"), 2);
+  mcp__http_client_free(h);
+  server_stop(&s);
+}
+END_TEST
+
+START_TEST(test_h1_errors) {
+  test_server s = server_start("--allow-http1", NULL);
+  mcp_http_config c = base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_AUTO);
+  c.max_header_bytes = 4096;
+  mcp_http_client *h = client_new(&c);
+  resp r;
+  fetch(h, "GET", "/bigheaders?bytes=16384", NULL, &r);
+  ck_assert_int_eq(r.st, MCP_EPROTO);
+  ck_assert_msg(strstr(r.msg, "exceeds 4096 bytes"), "%s", r.msg);
+  resp_clear(&r);
+  /* Headers, then the connection closes in the middle of the body. */
+  fetch(h, "POST", "/rst", "x", &r);
+  ck_assert_int_eq(r.st, MCP_EIO);
+  ck_assert_int_eq(atomic_load(&r.nheads), 1);
+  ck_assert_msg(strstr(r.msg, "closed"), "%s", r.msg);
+  resp_clear(&r);
+  fetch(h, "POST", "/echo", "fine", &r);
+  expect_ok(&r, 200, "fine");
+  resp_clear(&r);
+  mcp__http_client_free(h);
+  server_stop(&s);
+}
+END_TEST
+
+START_TEST(test_h1_big_response) {
+  long long bytes = test_under_valgrind() ? 2 * 1024 * 1024 : 20 * 1024 * 1024;
+  test_server s = tls_server("server.pem", "server.key", "--no-h2");
+  mcp_http_client *h = tls_client("127.0.0.1", s.port, MCP_HTTP_AUTO);
+  resp r;
+  resp_init(&r);
+  r.check_pattern = true;
+  char path[64];
+  snprintf(path, sizeof(path), "/big?bytes=%lld", bytes);
+  long long t0 = test_now_ms();
+  submit(h, "GET", path, NULL, &r);
+  wait_done(&r);
+  long long t1 = test_now_ms();
+  ck_assert_msg(r.st == MCP_OK, "%d %s", r.st, r.msg);
+  ck_assert_uint_eq(r.seen, (size_t)bytes);
+  ck_assert(r.pattern_ok);
+  fprintf(stderr, "http/1.1+TLS: %lld bytes in %lld ms\n", bytes, t1 - t0);
+  mcp__http_client_free(h);
+  server_stop(&s);
+}
+END_TEST
+
+START_TEST(test_h1_free_with_outstanding) {
+  test_server s = server_start("--allow-http1", NULL);
+  mcp_http_client *h = h1_client(s.port, 2);
+  resp r[5];
+  for (int i = 0; i < 5; i++) {
+    resp_init(&r[i]);
+    submit(h, "GET", "/stall", NULL, &r[i]);
+  }
+  ck_assert(wait_count(&r[0].nheads, 1, 10000));
+  ck_assert(wait_count(&r[1].nheads, 1, 10000));
+  mcp__http_client_free(h);
+  for (int i = 0; i < 5; i++) {
+    ck_assert_int_eq(atomic_load(&r[i].ndone), 1);
+    ck_assert_int_eq(r[i].st, MCP_ECLOSED);
+    resp_clear(&r[i]);
+  }
+  server_stop(&s);
+}
+END_TEST
+
+
+/* Fails the Nth allocation (then every one) while a client is made and a
+ * request submitted and served, for N = 0, 1, ...: nothing may crash, leak
+ * or hang, and an accepted request ends exactly once. */
+START_TEST(test_alloc_failures) {
+  test_server s = server_start(NULL);
+  int limit = test_under_valgrind() ? 60 : 400;
+  int completed_clean = 0;
+  for (int n = 0; n < limit && completed_clean < 3; n++) {
+    mcp_http_config c =
+        base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_H2_PRIOR_KNOWLEDGE);
+    mcp_http_client *h = NULL;
+    resp r;
+    resp_init(&r);
+    mcp__alloc_fail_after(n);
+    mcp_status st = mcp__http_client_new(&c, &h, NULL);
+    mcp_status sst = MCP_EINVAL;
+    if (st == MCP_OK)
+      sst = mcp__http_submit(h, "POST", "/echo", NULL, 0, "abc", 3, &cbs, &r,
+                             NULL, NULL);
+    /* Let the I/O thread fail for a moment, then recover. */
+    if (sst == MCP_OK) (void)wait_count(&r.ndone, 1, 5);
+    mcp__alloc_fail_after(-1);
+    if (st != MCP_OK) {
+      ck_assert_ptr_null(h);
+      continue;
+    }
+    if (sst == MCP_OK) {
+      wait_done(&r);
+      ck_assert_int_eq(atomic_load(&r.ndone), 1);
+      if (r.st == MCP_OK) {
+        ck_assert_str_eq(r.body, "abc");
+        completed_clean++;
+      }
+    }
+    mcp__http_client_free(h);
+    ck_assert_int_le(atomic_load(&r.ndone), 1);
+    resp_clear(&r);
+  }
+  ck_assert_int_gt(completed_clean, 0);
+  server_stop(&s);
+}
+END_TEST
+
 /* ---- suite ---------------------------------------------------------------------------- */
 
 static Suite *http_suite(void) {
@@ -1169,6 +1460,20 @@ static Suite *http_suite(void) {
   tcase_add_test(tc, test_h2_refused_stream_retried);
   tcase_add_test(tc, test_h2_header_cap);
   tcase_add_test(tc, test_h2_cancel_stall);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("h1");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, test_h1_tls_h1_only);
+  tcase_add_test(tc, test_h1_tls_alpn_fallback);
+  tcase_add_test(tc, test_h1_cleartext);
+  tcase_add_test(tc, test_h1_keepalive_reuse);
+  tcase_add_test(tc, test_h1_pool);
+  tcase_add_test(tc, test_h1_stale_connection_retry);
+  tcase_add_test(tc, test_h1_cancel_closes_connection);
+  tcase_add_test(tc, test_h1_errors);
+  tcase_add_test(tc, test_h1_big_response);
+  tcase_add_test(tc, test_h1_free_with_outstanding);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("tls");
@@ -1200,6 +1505,7 @@ static Suite *http_suite(void) {
   tcase_add_test(tc, test_free_immediately);
   tcase_add_test(tc, test_free_from_callback);
   tcase_add_test(tc, test_concurrent_submitters);
+  tcase_add_test(tc, test_alloc_failures);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -1072,7 +1072,10 @@ static void tls_handshake(conn *c) {
 
 static void conn_read(conn *c) {
   char buf[READ_CHUNK];
-  for (int i = 0; i < 16 && !c->dead; i++) {
+  /* A bounded number of reads per wake-up, for fairness; but never leave
+   * decrypted bytes inside OpenSSL, where poll() cannot see them. */
+  for (int i = 0; !c->dead && (i < 16 || (c->ssl && SSL_pending(c->ssl) > 0));
+       i++) {
     ssize_t n;
     if (c->ssl) {
       ERR_clear_error();
