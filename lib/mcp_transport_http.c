@@ -668,7 +668,10 @@ static void x_on_done(void *user, mcp_status st, const char *message) {
       }
       if (mcp__sse_retry_ms(x->sse)) t->listener_retry_ms = mcp__sse_retry_ms(x->sse);
     }
-    if (x->status == 405 || (st == MCP_OK && x->status && !ok2xx && x->status != 404)) {
+    /* 404 means "session expired" only for a GET that carried a session;
+     * without one (a stateless server) it is "no stream here", like 405. */
+    if (x->status == 405 || (st == MCP_OK && x->status && !ok2xx &&
+                             (x->status != 404 || !x->sent_session))) {
       t->listener_disabled = true; /* no stream offered: quietly done */
     } else if (!t->closing) {
       if (ok2xx && x->sse) t->listener_failures = 0;
