@@ -1,15 +1,24 @@
 /*
  * mcpconn: the command-line client.  It talks to MCP servers through the
- * public API only (mcpconn.h) and uses json-c just to check and pretty-print
- * JSON.
+ * public API only (mcpconn.h) and uses json-c just to check and print JSON.
  *
- * Shape: parse the command line and the config file into server
- * definitions; connect to the servers the command needs, one thread per
- * server; run the command; close every client (in parallel) and exit with a
- * code that says what kind of failure happened (see usage()).
+ * Shape: parse the command line into ad-hoc server definitions (--stdio,
+ * --url) and manager options (--config files, discovery, imports); start
+ * one mcp_manager, which connects every server in parallel and keeps the
+ * namespaced tool list; wait as long as the command needs (the startup
+ * gate, every server settled, or just the server a call goes to); run the
+ * command; free the manager and exit with a code that says what kind of
+ * failure happened (see usage()).
+ *
+ * What the manager does not tell through its API, the CLI learns from its
+ * log: the diagnostics of config files (an invalid --config file or entry
+ * is a usage error here) and the servers hidden by "enabled": false or
+ * "disabledServers".  The manager logs those while it starts, before it
+ * announces its first tool list on the same ordered lane, so that first
+ * MCP_MANAGER_EVENT_TOOLS_CHANGED tells us every diagnostic has arrived.
  *
  * SIGINT is blocked in every thread and taken by one sigwait() thread, which
- * fires the cancel token shared by every request, so an interrupted call
+ * fires the cancel token of the request in flight, so an interrupted call
  * sends notifications/cancelled to its server before we exit with 130.
  */
 #ifdef HAVE_CONFIG_H
@@ -29,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -40,6 +50,14 @@
 #define DEMO_SERVER_PROG "mcpconn-demo-server"
 #define DEMO_SERVER_NAME "demo"
 #define DEFAULT_TIMEOUT_MS 30000
+/* How long past --timeout we wait for servers to settle, so that a
+ * connect that times out reports its own error first (ms). */
+#define SETTLE_GRACE_MS 1000
+/* Upper bound on the wait for the manager's first tool-list event (ms);
+ * it follows mcp_manager_start() at once unless memory ran out. */
+#define FIRST_EVENT_MS 10000
+/* Longest server name the manager accepts. */
+#define NAME_MAX_LEN 100
 
 /* Exit codes; usage() documents them. */
 enum {
@@ -54,49 +72,100 @@ static void usage(FILE *f) {
   fprintf(f,
 "Usage: " PROG " [global options] <command> [args]\n"
 "\n"
-"Talks to MCP (Model Context Protocol) servers over stdio.\n"
+"Talks to MCP (Model Context Protocol) servers over stdio and HTTP.\n"
 "\n"
 "Commands:\n"
-"  tools [--json]                list the tools of every server; with --json,\n"
-"                                a JSON array of {server, name, description,\n"
-"                                inputSchema}\n"
-"  call TOOL [ARGS_JSON]         call a tool with ARGS_JSON (a JSON object,\n"
-"                                default none) and print the result JSON; TOOL\n"
-"                                is SERVER/TOOL, or a bare name when exactly one\n"
-"                                server has a tool of that name\n"
-"  ping                          ping every server\n"
-"  request METHOD [PARAMS_JSON]  send any request to one server and print the\n"
-"                                result JSON\n"
+"  tools [--json] [--wait|--no-wait]\n"
+"                 list the tools of every server: SERVER, TOOL, the public\n"
+"                 name (mcp__SERVER_TOOL) and the description; \"(deferred)\"\n"
+"                 marks tools served from the cache while their server is\n"
+"                 still connecting.  --json prints a JSON array of {name,\n"
+"                 server, tool, deferred, description, inputSchema, ...}.\n"
+"                 --wait waits (up to --timeout) until every server is ready\n"
+"                 or has failed; --no-wait prints once the startup gate\n"
+"                 (250 ms) has passed.  Default: --no-wait when stdout is a\n"
+"                 terminal, --wait otherwise, so scripts get complete lists\n"
+"  call TOOL [ARGS_JSON]\n"
+"                 call a tool with ARGS_JSON (a JSON object, default none) and\n"
+"                 print the result JSON; TOOL is a public name\n"
+"                 (mcp__SERVER_TOOL), SERVER/TOOL, or a bare tool name that\n"
+"                 exactly one server has\n"
+"  servers [--json] [--check] [--wait|--no-wait]\n"
+"                 show every server's name, type, state (connecting, ready,\n"
+"                 deferred, backoff, failed, disabled), tool count and last\n"
+"                 error; --json prints the manager's status array.  Waits like\n"
+"                 tools.  Exit 0 even when servers failed, unless --check:\n"
+"                 then exit 3 when an enabled server is not ready\n"
+"  ping           ping every server\n"
+"  request METHOD [PARAMS_JSON]\n"
+"                 send any request to one server, print the result JSON\n"
 "\n"
-"Global options:\n"
-"  --stdio 'CMD ARGS...'  add a stdio server; the text is split into words by\n"
+"Servers given on the command line (each may be followed by --name):\n"
+"  --stdio 'CMD ARGS...'  a stdio server; the text is split into words by\n"
 "                         spaces, 'single' and \"double\" quotes and backslash\n"
-"                         (no shell is run); repeatable\n"
-"  --name NAME            name the --stdio server given just before it\n"
-"                         (default: the command's basename)\n"
-"  --config FILE          add the servers of a JSON file:\n"
+"                         (no shell is run)\n"
+"  --url URL              a Streamable HTTP server (http or https; falls back\n"
+"                         to legacy HTTP+SSE when the server refuses it)\n"
+"  --sse                  make the --url just before it legacy HTTP+SSE only\n"
+"  -H, --header 'NAME: VALUE'\n"
+"                         send a header with every request to the --url just\n"
+"                         before it; repeatable.  CR or LF is refused\n"
+"  --name NAME            name the --stdio or --url just before it (default:\n"
+"                         the command's basename, or the URL's host); names\n"
+"                         use A-Z a-z 0-9 _ . : - (at most 100)\n"
+"\n"
+"HTTP and TLS, for every --url server:\n"
+"  --cacert FILE          trust the CA certificates in FILE (PEM)\n"
+"  --capath DIR           trust the CA certificates in DIR (hashed, PEM)\n"
+"  --cert FILE            client certificate (PEM) for mutual TLS\n"
+"  --key FILE             its private key (default: in the --cert file)\n"
+"  --insecure             do not verify the server's certificate\n"
+"  --http1.1              HTTP/1.1 only (https URLs otherwise negotiate\n"
+"                         HTTP/2 by ALPN)\n"
+"  --h2c                  HTTP/2 with prior knowledge: h2c on http URLs, h2\n"
+"                         without fallback on https URLs\n"
+"\n"
+"Configuration files:\n"
+"  --config FILE          add the servers of a JSON file; repeatable, the first\n"
+"                         definition of a name wins.  Format:\n"
 "                         {\"mcpServers\": {\"NAME\": {\"command\": \"...\",\n"
-"                         \"args\": [...], \"env\": {...}, \"cwd\": \"...\"}}}\n"
-"                         (entries with \"disabled\": true are skipped;\n"
-"                         HTTP entries, with \"url\" or \"type\": \"http\" or\n"
-"                         \"sse\", are refused: not supported yet)\n"
+"                         \"args\": [...], \"env\": {...}, \"cwd\": \"...\"}\n"
+"                         or {\"type\": \"http\"|\"sse\", \"url\": \"...\",\n"
+"                         \"headers\": {...}, \"http2\": \"auto\"|\"off\"|\n"
+"                         \"prior-knowledge\", \"caFile\", \"caDir\",\n"
+"                         \"clientCert\", \"clientKey\", \"insecure\"}, plus\n"
+"                         \"timeout\" (ms) and \"enabled\"}, \"disabledServers\":\n"
+"                         [...]}; ${VAR} and ${VAR:-default} are expanded, and\n"
+"                         an env or header value \"!cmd\" is cmd's output\n"
+"  --no-project-config    do not read the project's .mcp.json\n"
+"  --no-user-config       do not read the user's files\n"
+"  --import LIST          also read other clients' files; LIST is a comma-\n"
+"                         separated list of claude, cursor, vscode, windsurf,\n"
+"                         gemini, or all\n"
+"\n"
+"Discovery reads the nearest .mcp.json from the working directory upwards\n"
+"(stopping at a folder holding .git) and $XDG_CONFIG_HOME/mcpconn/mcp.json\n"
+"(default ~/.config/mcpconn/mcp.json).  It is on when no --stdio, --url or\n"
+"--config is given, or when --import is.  When discovery finds no server at\n"
+"all, the bundled demo server is used (found through $MCPCONN_DEMO_SERVER,\n"
+"next to this program, or where it was installed).\n"
+"\n"
+"Other options:\n"
 "  -s, --server NAME      use only the named server; repeatable\n"
-"  --timeout MS           timeout of the connection and of each request in\n"
-"                         ms (default 30000; 0: none)\n"
-"  -q, --quiet            no notices or progress on stderr\n"
+"  --timeout MS           timeout of connects, of each request and of waiting\n"
+"                         for servers, in ms (default 30000; 0: none)\n"
+"  -q, --quiet            no notices, warnings or progress on stderr\n"
 "  -v, --verbose          also print the library's log on stderr\n"
 "  -h, --help             show this help and exit\n"
 "  --version              show the version and exit\n"
 "\n"
-"With neither --stdio nor --config, the bundled demo server is used (found\n"
-"through $MCPCONN_DEMO_SERVER, next to this program, or where it was\n"
-"installed).  While `call` runs, progress is shown on stderr when stderr is\n"
-"a terminal; Ctrl-C cancels the call on the server.\n"
+"While `call` runs, progress is shown on stderr when stderr is a terminal;\n"
+"Ctrl-C cancels the call on the server.\n"
 "\n"
 "Exit status: 0 success; 1 the tool reported an error (isError: true; the\n"
 "result is still printed); 2 usage or configuration error (bad option, bad\n"
-"JSON, unknown or ambiguous tool, unreadable config); 3 connection, protocol\n"
-"or timeout error; 130 interrupted.\n");
+"JSON, unknown or ambiguous tool, invalid or unreadable --config file); 3\n"
+"connection, protocol or timeout error; 130 interrupted.\n");
 }
 
 /* ---- small helpers ---------------------------------------------------- */
@@ -124,6 +193,13 @@ static char *xstrdup(const char *s) {
   return memcpy(xmalloc(n), s, n);
 }
 
+static char *xstrndup(const char *s, size_t n) {
+  char *d = xmalloc(n + 1);
+  memcpy(d, s, n);
+  d[n] = '\0';
+  return d;
+}
+
 /* A NULL-terminated, growable array of owned strings. */
 struct strv {
   char **v;
@@ -140,11 +216,53 @@ static void strv_push(struct strv *sv, char *s) {
   sv->v[sv->n] = NULL;
 }
 
+static bool strv_has(const struct strv *sv, const char *s) {
+  for (size_t i = 0; i < sv->n; i++)
+    if (strcmp(sv->v[i], s) == 0) return true;
+  return false;
+}
+
 static void strv_free(struct strv *sv) {
   for (size_t i = 0; i < sv->n; i++) free(sv->v[i]);
   free(sv->v);
   memset(sv, 0, sizeof(*sv));
 }
+
+/* A growable string. */
+struct sbuf {
+  char *s;
+  size_t len;
+  size_t cap;
+};
+
+static void sbuf_add(struct sbuf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void sbuf_add(struct sbuf *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (n < 0) return;
+  if (b->len + (size_t)n + 1 > b->cap) {
+    b->cap = (b->len + (size_t)n + 1) * 2;
+    b->s = xrealloc(b->s, b->cap);
+  }
+  va_start(ap, fmt);
+  vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+  va_end(ap);
+  b->len += (size_t)n;
+}
+
+static int64_t now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Serialises writes to stderr from the library's threads (log lines,
+ * progress) with ours. */
+static pthread_mutex_t g_stderr_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Prints "mcpconn: <reason>" on stderr; the reason is kept to one line. */
 static void complain(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -157,69 +275,171 @@ static void complain(const char *fmt, ...) {
   va_end(ap);
   for (char *p = line; *p; p++)
     if (*p == '\n' || *p == '\r') *p = ' ';
+  pthread_mutex_lock(&g_stderr_lock);
   fprintf(stderr, PROG ": %s\n", line);
+  pthread_mutex_unlock(&g_stderr_lock);
 }
 
-/* ---- server definitions ----------------------------------------------- */
+static void usage_error(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2), noreturn));
 
-struct server_def {
-  char *name;
-  struct strv argv;
-  struct strv env; /* NAME, VALUE, NAME, VALUE, ... */
-  char *cwd;       /* or NULL */
-  bool selected;   /* used by this run (all, or those named by --server) */
-};
-
-/* Everything the command line and the config file said. */
-struct cli {
-  struct server_def *defs;
-  size_t n_defs;
-  size_t cap_defs;
-  struct strv only;       /* --server names */
-  int64_t timeout_ms;
-  bool quiet;
-  bool verbose;
-  bool any_source;        /* --stdio or --config was given */
-};
-
-/* Global so that exit() from deep inside parsing leaks nothing visible. */
-static struct cli g_cli;
-
-static struct server_def *add_def(struct cli *cli) {
-  if (cli->n_defs == cli->cap_defs) {
-    cli->cap_defs = cli->cap_defs ? cli->cap_defs * 2 : 4;
-    cli->defs = xrealloc(cli->defs, cli->cap_defs * sizeof(*cli->defs));
-  }
-  struct server_def *d = &cli->defs[cli->n_defs++];
-  memset(d, 0, sizeof(*d));
-  return d;
+static void usage_error(const char *fmt, ...) {
+  char line[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof(line), fmt, ap);
+  va_end(ap);
+  complain("%s (see " PROG " --help)", line);
+  exit(EXIT_USAGE);
 }
 
-static void free_def(struct server_def *d) {
-  free(d->name);
-  strv_free(&d->argv);
-  strv_free(&d->env);
-  free(d->cwd);
-}
+/* A usage error without the --help hint (the reason says it all). */
+static void config_error(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2), noreturn));
 
-static void free_defs(struct cli *cli) {
-  for (size_t i = 0; i < cli->n_defs; i++) free_def(&cli->defs[i]);
-  free(cli->defs);
-  strv_free(&cli->only);
-}
-
-static struct server_def *find_def(struct cli *cli, const char *name,
-                                   size_t len) {
-  for (size_t i = 0; i < cli->n_defs; i++)
-    if (strlen(cli->defs[i].name) == len &&
-        memcmp(cli->defs[i].name, name, len) == 0)
-      return &cli->defs[i];
-  return NULL;
+static void config_error(const char *fmt, ...) {
+  char line[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof(line), fmt, ap);
+  va_end(ap);
+  complain("%s", line);
+  exit(EXIT_USAGE);
 }
 
 static const char *base_name(const char *path) {
   const char *slash = strrchr(path, '/');
   return slash && slash[1] ? slash + 1 : path;
+}
+
+/* Parses |text| as JSON; NULL (and a reason in |why|) when it is not.
+ * |strict| refuses what json-c otherwise lets through (comments, trailing
+ * commas, single quotes). */
+static json_object *parse_json(const char *text, size_t len, bool strict,
+                               char *why, size_t why_size) {
+  json_tokener *tok = json_tokener_new();
+  if (!tok) {
+    snprintf(why, why_size, "out of memory");
+    return NULL;
+  }
+  if (strict) json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+  json_object *obj = json_tokener_parse_ex(tok, text, (int)len + 1);
+  enum json_tokener_error e = json_tokener_get_error(tok);
+  size_t end = json_tokener_get_parse_end(tok);
+  json_tokener_free(tok);
+  if (e != json_tokener_success || end < len) {
+    /* Report a line and column so a file is quick to fix. */
+    size_t line = 1, col = 1;
+    for (size_t i = 0; i < end && i < len; i++) {
+      if (text[i] == '\n') {
+        line++;
+        col = 1;
+      } else {
+        col++;
+      }
+    }
+    snprintf(why, why_size, "%s at line %zu, column %zu",
+             e != json_tokener_success ? json_tokener_error_desc(e)
+                                       : "unexpected text after the value",
+             line, col);
+    json_object_put(obj);
+    return NULL;
+  }
+  if (!obj) snprintf(why, why_size, "null is not allowed here");
+  return obj;
+}
+
+static const char *jstring(json_object *obj, const char *key) {
+  json_object *v;
+  if (json_object_object_get_ex(obj, key, &v) &&
+      json_object_is_type(v, json_type_string))
+    return json_object_get_string(v);
+  return NULL;
+}
+
+/* Prints |json| pretty on stdout (as is, if it does not parse). */
+static void print_json(const char *json) {
+  char why[64];
+  json_object *obj = parse_json(json, strlen(json), false, why, sizeof(why));
+  if (obj) {
+    puts(json_object_to_json_string_ext(
+        obj, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+            JSON_C_TO_STRING_NOSLASHESCAPE));
+    json_object_put(obj);
+  } else {
+    puts(json);
+  }
+  fflush(stdout);
+}
+
+static void print_json_object(json_object *obj) {
+  puts(json_object_to_json_string_ext(
+      obj, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+          JSON_C_TO_STRING_NOSLASHESCAPE));
+  fflush(stdout);
+}
+
+/* Prints at most |len| bytes of server-supplied text with control
+ * characters (terminal escapes among them) shown as '?'. */
+static void print_clean(const char *s, size_t len) {
+  for (size_t i = 0; i < len && s[i]; i++) {
+    unsigned char ch = (unsigned char)s[i];
+    putchar(ch < 0x20 || ch == 0x7f ? '?' : ch);
+  }
+}
+
+/* Prints |s| clean and pads it with spaces to |width| bytes. */
+static void print_cell(const char *s, size_t width) {
+  print_clean(s, SIZE_MAX);
+  for (size_t n = strlen(s); n < width; n++) putchar(' ');
+}
+
+/* ---- the command line ------------------------------------------------- */
+
+/* A server given with --stdio or --url. */
+struct adhoc {
+  char *name;
+  bool is_url;
+  char *url;              /* --url servers */
+  mcp_client_options *co; /* set up as parsed; TLS options come last */
+};
+
+/* Everything the command line said. */
+struct cli {
+  struct adhoc *adhoc;
+  size_t n_adhoc;
+  size_t cap_adhoc;
+  struct strv configs;    /* --config files, in order */
+  struct strv only;       /* --server names */
+  int64_t timeout_ms;
+  bool timeout_given;
+  bool quiet;
+  bool verbose;
+  bool no_project;
+  bool no_user;
+  unsigned imports;       /* MCP_IMPORT_* bits */
+  /* HTTP and TLS options for every --url server. */
+  const char *cacert;
+  const char *capath;
+  const char *cert;
+  const char *key;
+  bool insecure;
+  int http_version;       /* an mcp_http_version, or -1: not given */
+  const char *http_option; /* the first of them given, for messages */
+};
+
+/* Global so that exit() from deep inside parsing leaks nothing visible. */
+static struct cli g_cli;
+
+static void free_cli(struct cli *cli) {
+  for (size_t i = 0; i < cli->n_adhoc; i++) {
+    free(cli->adhoc[i].name);
+    free(cli->adhoc[i].url);
+    mcp_client_options_free(cli->adhoc[i].co);
+  }
+  free(cli->adhoc);
+  strv_free(&cli->configs);
+  strv_free(&cli->only);
 }
 
 /*
@@ -229,8 +449,8 @@ static const char *base_name(const char *path) {
  * character literally.  Returns NULL on success, else why it failed.
  */
 static const char *split_words(const char *s, struct strv *out) {
-  size_t cap = strlen(s) + 1, len = 0;
-  char *word = xmalloc(cap);
+  size_t len = 0;
+  char *word = xmalloc(strlen(s) + 1);
   bool in_word = false;
   for (const char *p = s;; p++) {
     char c = *p;
@@ -272,219 +492,808 @@ unterminated:
   return "an unterminated quote";
 }
 
+static bool name_char_ok(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+         (c >= '0' && c <= '9') || c == '_' || c == '.' || c == ':' ||
+         c == '-';
+}
+
+/* What the manager accepts: [A-Za-z0-9_.:-]{1,100}. */
 static bool valid_name(const char *name) {
-  return *name && !strchr(name, '/');
+  size_t n = strlen(name);
+  if (n == 0 || n > NAME_MAX_LEN) return false;
+  for (const char *p = name; *p; p++)
+    if (!name_char_ok(*p)) return false;
+  return true;
 }
 
-/*
- * Fails when two servers share a name.  Checked once every option is read,
- * since a --name after a --stdio may still resolve a clash.
- */
-static void check_unique_names(struct cli *cli) {
-  for (size_t i = 0; i < cli->n_defs; i++)
-    for (size_t j = i + 1; j < cli->n_defs; j++)
-      if (strcmp(cli->defs[i].name, cli->defs[j].name) == 0) {
-        complain("two servers are named '%s'; give a --stdio server another "
-                 "name with --name NAME", cli->defs[i].name);
-        exit(EXIT_USAGE);
-      }
+/* A valid default name from |text| (|len| bytes): other characters become
+ * '_'.  A new string. */
+static char *default_name(const char *text, size_t len) {
+  if (len > NAME_MAX_LEN) len = NAME_MAX_LEN;
+  if (len == 0) return xstrdup("server");
+  char *s = xstrndup(text, len);
+  for (char *p = s; *p; p++)
+    if (!name_char_ok(*p)) *p = '_';
+  return s;
 }
 
-static void add_stdio_def(struct cli *cli, const char *cmdline) {
+/* The host of an http(s) URL, without brackets or port; a new string. */
+static char *url_host_name(const char *url) {
+  const char *p = strstr(url, "://");
+  p = p ? p + 3 : url;
+  const char *end = p + strcspn(p, "/?#");
+  const char *at = memchr(p, '@', (size_t)(end - p));
+  if (at) p = at + 1;
+  if (*p == '[') {
+    const char *close = memchr(p, ']', (size_t)(end - p));
+    if (close) return default_name(p + 1, (size_t)(close - p - 1));
+  }
+  const char *colon = memchr(p, ':', (size_t)(end - p));
+  return default_name(p, (size_t)((colon ? colon : end) - p));
+}
+
+static struct adhoc *add_adhoc(struct cli *cli) {
+  if (cli->n_adhoc == cli->cap_adhoc) {
+    cli->cap_adhoc = cli->cap_adhoc ? cli->cap_adhoc * 2 : 4;
+    cli->adhoc = xrealloc(cli->adhoc, cli->cap_adhoc * sizeof(*cli->adhoc));
+  }
+  struct adhoc *a = &cli->adhoc[cli->n_adhoc++];
+  memset(a, 0, sizeof(*a));
+  a->co = mcp_client_options_new();
+  if (!a->co) {
+    fputs(PROG ": out of memory\n", stderr);
+    exit(EXIT_CONNECTION);
+  }
+  return a;
+}
+
+static void add_stdio(struct cli *cli, const char *cmdline) {
   struct strv words = {0};
   const char *why = split_words(cmdline, &words);
   if (why) {
     strv_free(&words);
-    complain("--stdio '%s': %s", cmdline, why);
-    exit(EXIT_USAGE);
+    usage_error("--stdio '%s': %s", cmdline, why);
   }
   if (!words.n) {
-    complain("--stdio needs a command");
-    exit(EXIT_USAGE);
+    strv_free(&words);
+    usage_error("--stdio needs a command");
   }
-  struct server_def *d = add_def(cli);
-  d->name = xstrdup(base_name(words.v[0]));
-  d->argv = words;
+  struct adhoc *a = add_adhoc(cli);
+  const char *base = base_name(words.v[0]);
+  a->name = default_name(base, strlen(base));
+  mcp_status st =
+      mcp_client_options_set_stdio(a->co, (const char *const *)words.v);
+  strv_free(&words);
+  if (st != MCP_OK) usage_error("--stdio '%s': %s", cmdline, mcp_strerror(st));
 }
 
-static void rename_last_stdio(struct cli *cli, const char *name,
-                              bool last_was_stdio) {
-  if (!last_was_stdio) {
-    complain("--name must follow the --stdio it names");
-    exit(EXIT_USAGE);
-  }
-  if (!valid_name(name)) {
-    complain("--name '%s': a server name must be non-empty and must not "
-             "contain '/'", name);
-    exit(EXIT_USAGE);
-  }
-  struct server_def *d = &cli->defs[cli->n_defs - 1];
-  free(d->name);
-  d->name = xstrdup(name);
+static void add_url(struct cli *cli, const char *url) {
+  if (strncasecmp(url, "http://", 7) != 0 &&
+      strncasecmp(url, "https://", 8) != 0)
+    usage_error("--url '%s': not an http:// or https:// URL", url);
+  struct adhoc *a = add_adhoc(cli);
+  a->is_url = true;
+  a->url = xstrdup(url);
+  a->name = url_host_name(url);
+  if (mcp_client_options_set_http(a->co, url, MCP_HTTP_TRANSPORT_AUTO) !=
+      MCP_OK)
+    usage_error("--url '%s': not a valid http:// or https:// URL", url);
 }
 
-/* Reads a whole file; NULL with errno set on failure. */
-static char *read_file(const char *path, size_t *len_out) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  size_t cap = 4096, len = 0;
-  char *buf = xmalloc(cap);
-  for (;;) {
-    if (len + 1 >= cap) buf = xrealloc(buf, cap *= 2);
-    size_t n = fread(buf + len, 1, cap - len - 1, f);
-    len += n;
-    if (n == 0) break;
-  }
-  int failed = ferror(f);
-  fclose(f);
-  if (failed) {
-    free(buf);
-    errno = EIO;
-    return NULL;
-  }
-  buf[len] = '\0';
-  *len_out = len;
-  return buf;
+/* The --url just before |option|; exits 2 when there is none. */
+static struct adhoc *last_url(struct cli *cli, const char *option,
+                              bool follows_server) {
+  if (!follows_server || !cli->n_adhoc || !cli->adhoc[cli->n_adhoc - 1].is_url)
+    usage_error("%s must follow the --url it applies to", option);
+  return &cli->adhoc[cli->n_adhoc - 1];
 }
 
-/* Parses |text| as JSON; NULL (and a reason in |why|) when it is not. */
-static json_object *parse_json(const char *text, size_t len, char *why,
-                               size_t why_size) {
-  json_tokener *tok = json_tokener_new();
-  if (!tok) {
-    snprintf(why, why_size, "out of memory");
-    return NULL;
-  }
-  json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
-  json_object *obj = json_tokener_parse_ex(tok, text, (int)len + 1);
-  enum json_tokener_error e = json_tokener_get_error(tok);
-  size_t end = json_tokener_get_parse_end(tok);
-  json_tokener_free(tok);
-  if (e != json_tokener_success || end < len) {
-    /* Report a line and column so a config file is quick to fix. */
-    size_t line = 1, col = 1;
-    for (size_t i = 0; i < end && i < len; i++) {
-      if (text[i] == '\n') {
-        line++;
-        col = 1;
-      } else {
-        col++;
-      }
-    }
-    snprintf(why, why_size, "%s at line %zu, column %zu",
-             e != json_tokener_success ? json_tokener_error_desc(e)
-                                       : "unexpected text after the value",
-             line, col);
-    json_object_put(obj);
-    return NULL;
-  }
-  if (!obj) snprintf(why, why_size, "null is not allowed here");
-  return obj;
-}
-
-static bool is_object(json_object *o) {
-  return json_object_is_type(o, json_type_object);
+/* A character of an HTTP header name (RFC 9110 token). */
+static bool is_tchar(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+         (c >= '0' && c <= '9') || (c && strchr("!#$%&'*+-.^_`|~", c));
 }
 
 /*
- * Reads one "mcpServers" entry into |d| (zeroed by the caller).  Returns
- * NULL on success (with d->name NULL for a disabled entry), else why the
- * entry is invalid; |d| then holds whatever was read so far.
+ * --header 'NAME: VALUE' for the --url just before it.  The value may be a
+ * secret (Authorization), so messages name the header but never show it.
  */
-static const char *read_config_entry(const char *name, json_object *entry,
-                                     struct server_def *d) {
-  json_object *v;
-  if (!is_object(entry)) return "the entry must be an object";
-  if (json_object_object_get_ex(entry, "disabled", &v) &&
-      json_object_get_boolean(v))
-    return NULL;
-  const char *type = NULL;
-  if (json_object_object_get_ex(entry, "type", &v)) {
-    if (!json_object_is_type(v, json_type_string))
-      return "\"type\" must be a string";
-    type = json_object_get_string(v);
+static void add_header(struct cli *cli, const char *arg, bool follows_server) {
+  struct adhoc *a = last_url(cli, "--header", follows_server);
+  if (strpbrk(arg, "\r\n"))
+    config_error("--header: a header must not contain CR or LF");
+  const char *colon = strchr(arg, ':');
+  if (!colon) config_error("--header: expected 'NAME: VALUE'");
+  const char *n0 = arg, *n1 = colon;
+  while (n0 < n1 && (*n0 == ' ' || *n0 == '\t')) n0++;
+  while (n1 > n0 && (n1[-1] == ' ' || n1[-1] == '\t')) n1--;
+  if (n0 == n1) config_error("--header: the header has no name");
+  for (const char *p = n0; p < n1; p++)
+    if (!is_tchar(*p))
+      config_error("--header '%.*s': not a valid header name", (int)(n1 - n0),
+                   n0);
+  const char *v0 = colon + 1, *v1 = colon + strlen(colon);
+  while (*v0 == ' ' || *v0 == '\t') v0++;
+  while (v1 > v0 && (v1[-1] == ' ' || v1[-1] == '\t')) v1--;
+  char *name = xstrndup(n0, (size_t)(n1 - n0));
+  char *value = xstrndup(v0, (size_t)(v1 - v0));
+  mcp_status st = mcp_client_options_add_header(a->co, name, value);
+  free(value);
+  if (st == MCP_EINVAL) {
+    complain("--header '%s': the HTTP transport sets this header itself",
+             name);
+    free(name);
+    exit(EXIT_USAGE);
   }
-  if (json_object_object_get_ex(entry, "url", NULL) ||
-      (type && (strcmp(type, "http") == 0 || strcmp(type, "sse") == 0 ||
-                strcmp(type, "streamable-http") == 0)))
-    return "HTTP servers are not supported yet";
-  if (type && strcmp(type, "stdio") != 0)
-    return "unknown \"type\" (only \"stdio\" is supported)";
-  if (!valid_name(name))
-    return "invalid server name (it must be non-empty and must not contain "
-           "'/')";
+  free(name);
+  if (st != MCP_OK) config_error("--header: %s", mcp_strerror(st));
+}
 
-  if (!json_object_object_get_ex(entry, "command", &v) ||
-      !json_object_is_type(v, json_type_string) || !*json_object_get_string(v))
-    return "\"command\" must be a non-empty string";
-  strv_push(&d->argv, xstrdup(json_object_get_string(v)));
-  if (json_object_object_get_ex(entry, "args", &v)) {
-    if (!json_object_is_type(v, json_type_array))
-      return "\"args\" must be an array of strings";
-    for (size_t i = 0; i < json_object_array_length(v); i++) {
-      json_object *a = json_object_array_get_idx(v, i);
-      if (!json_object_is_type(a, json_type_string))
-        return "\"args\" must be an array of strings";
-      strv_push(&d->argv, xstrdup(json_object_get_string(a)));
+static void rename_last(struct cli *cli, const char *name,
+                        bool follows_server) {
+  if (!follows_server || !cli->n_adhoc)
+    usage_error("--name must follow the --stdio or --url it names");
+  if (!valid_name(name))
+    usage_error("--name '%s': a server name is 1 to 100 of A-Z a-z 0-9 _ . : -",
+                name);
+  struct adhoc *a = &cli->adhoc[cli->n_adhoc - 1];
+  free(a->name);
+  a->name = xstrdup(name);
+}
+
+static unsigned parse_imports(const char *list) {
+  static const struct {
+    const char *name;
+    unsigned bit;
+  } names[] = {{"claude", MCP_IMPORT_CLAUDE},
+               {"cursor", MCP_IMPORT_CURSOR},
+               {"vscode", MCP_IMPORT_VSCODE},
+               {"windsurf", MCP_IMPORT_WINDSURF},
+               {"gemini", MCP_IMPORT_GEMINI},
+               {"all", MCP_IMPORT_ALL}};
+  unsigned bits = 0;
+  const char *p = list;
+  for (;;) {
+    size_t len = strcspn(p, ",");
+    size_t i;
+    for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+      if (strlen(names[i].name) == len &&
+          strncasecmp(p, names[i].name, len) == 0)
+        break;
+    if (i == sizeof(names) / sizeof(names[0]))
+      usage_error("--import '%s': unknown client '%.*s' (use claude, cursor, "
+                  "vscode, windsurf, gemini or all, separated by commas)",
+                  list, (int)len, p);
+    bits |= names[i].bit;
+    if (!p[len]) break;
+    p += len + 1;
+  }
+  return bits;
+}
+
+/*
+ * Fails when two ad-hoc servers share a name.  Checked once every option is
+ * read, since a --name after a --stdio may still resolve a clash.
+ */
+static void check_unique_names(struct cli *cli) {
+  for (size_t i = 0; i < cli->n_adhoc; i++)
+    for (size_t j = i + 1; j < cli->n_adhoc; j++)
+      if (strcmp(cli->adhoc[i].name, cli->adhoc[j].name) == 0)
+        usage_error("two servers are named '%s'; give one another name with "
+                    "--name NAME", cli->adhoc[i].name);
+}
+
+/* Applies the HTTP and TLS options to every --url server. */
+static void apply_http_options(struct cli *cli) {
+  size_t n_url = 0;
+  for (size_t i = 0; i < cli->n_adhoc; i++) n_url += cli->adhoc[i].is_url;
+  if (cli->http_option && n_url == 0)
+    usage_error("%s applies to --url servers, and none is given",
+                cli->http_option);
+  if (cli->key && !cli->cert) usage_error("--key needs --cert");
+  for (size_t i = 0; i < cli->n_adhoc; i++) {
+    struct adhoc *a = &cli->adhoc[i];
+    if (!a->is_url) continue;
+    mcp_status st = MCP_OK;
+    if (cli->cacert || cli->capath)
+      st = mcp_client_options_set_ca(a->co, cli->cacert, cli->capath);
+    if (st == MCP_OK && cli->cert)
+      st = mcp_client_options_set_client_cert(a->co, cli->cert,
+                                              cli->key ? cli->key : cli->cert);
+    if (st != MCP_OK) config_error("TLS options: %s", mcp_strerror(st));
+    if (cli->insecure) mcp_client_options_set_insecure(a->co, true);
+    if (cli->http_version >= 0)
+      mcp_client_options_set_http_version(a->co,
+                                          (mcp_http_version)cli->http_version);
+  }
+}
+
+enum {
+  OPT_STDIO = 256,
+  OPT_URL,
+  OPT_SSE,
+  OPT_NAME,
+  OPT_CONFIG,
+  OPT_NO_PROJECT,
+  OPT_NO_USER,
+  OPT_IMPORT,
+  OPT_CACERT,
+  OPT_CAPATH,
+  OPT_CERT,
+  OPT_KEY,
+  OPT_INSECURE,
+  OPT_HTTP11,
+  OPT_H2C,
+  OPT_TIMEOUT,
+  OPT_VERSION
+};
+
+static const struct option long_options[] = {
+    {"stdio", required_argument, NULL, OPT_STDIO},
+    {"url", required_argument, NULL, OPT_URL},
+    {"sse", no_argument, NULL, OPT_SSE},
+    {"header", required_argument, NULL, 'H'},
+    {"name", required_argument, NULL, OPT_NAME},
+    {"config", required_argument, NULL, OPT_CONFIG},
+    {"no-project-config", no_argument, NULL, OPT_NO_PROJECT},
+    {"no-user-config", no_argument, NULL, OPT_NO_USER},
+    {"import", required_argument, NULL, OPT_IMPORT},
+    {"cacert", required_argument, NULL, OPT_CACERT},
+    {"capath", required_argument, NULL, OPT_CAPATH},
+    {"cert", required_argument, NULL, OPT_CERT},
+    {"key", required_argument, NULL, OPT_KEY},
+    {"insecure", no_argument, NULL, OPT_INSECURE},
+    {"http1.1", no_argument, NULL, OPT_HTTP11},
+    {"h2c", no_argument, NULL, OPT_H2C},
+    {"server", required_argument, NULL, 's'},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"quiet", no_argument, NULL, 'q'},
+    {"verbose", no_argument, NULL, 'v'},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, OPT_VERSION},
+    {NULL, 0, NULL, 0}};
+
+static void set_http_version(struct cli *cli, int v, const char *option) {
+  if (cli->http_version >= 0 && cli->http_version != v)
+    usage_error("--http1.1 and --h2c exclude each other");
+  cli->http_version = v;
+  if (!cli->http_option) cli->http_option = option;
+}
+
+static void set_tls_path(struct cli *cli, const char **slot,
+                         const char *option, const char *value) {
+  if (!*value) usage_error("%s needs a path", option);
+  *slot = value;
+  if (!cli->http_option) cli->http_option = option;
+}
+
+static void parse_options(int argc, char **argv) {
+  /* True right after --stdio, --url or an option that applies to it. */
+  bool follows_server = false;
+  int opt;
+  opterr = 0;
+  g_cli.timeout_ms = DEFAULT_TIMEOUT_MS;
+  g_cli.http_version = -1;
+  while ((opt = getopt_long(argc, argv, "+:s:H:qvh", long_options, NULL)) !=
+         -1) {
+    bool after_server = follows_server;
+    follows_server = false;
+    switch (opt) {
+    case OPT_STDIO:
+      add_stdio(&g_cli, optarg);
+      follows_server = true;
+      break;
+    case OPT_URL:
+      add_url(&g_cli, optarg);
+      follows_server = true;
+      break;
+    case OPT_SSE: {
+      struct adhoc *a = last_url(&g_cli, "--sse", after_server);
+      if (mcp_client_options_set_http(a->co, a->url,
+                                      MCP_HTTP_TRANSPORT_LEGACY_SSE) != MCP_OK)
+        usage_error("--url '%s': not a valid URL", a->url);
+      follows_server = true;
+      break;
+    }
+    case 'H':
+      add_header(&g_cli, optarg, after_server);
+      follows_server = true;
+      break;
+    case OPT_NAME:
+      rename_last(&g_cli, optarg, after_server);
+      follows_server = true;
+      break;
+    case OPT_CONFIG:
+      if (!*optarg) usage_error("--config needs a file");
+      strv_push(&g_cli.configs, xstrdup(optarg));
+      break;
+    case OPT_NO_PROJECT:
+      g_cli.no_project = true;
+      break;
+    case OPT_NO_USER:
+      g_cli.no_user = true;
+      break;
+    case OPT_IMPORT:
+      g_cli.imports |= parse_imports(optarg);
+      break;
+    case OPT_CACERT:
+      set_tls_path(&g_cli, &g_cli.cacert, "--cacert", optarg);
+      break;
+    case OPT_CAPATH:
+      set_tls_path(&g_cli, &g_cli.capath, "--capath", optarg);
+      break;
+    case OPT_CERT:
+      set_tls_path(&g_cli, &g_cli.cert, "--cert", optarg);
+      break;
+    case OPT_KEY:
+      set_tls_path(&g_cli, &g_cli.key, "--key", optarg);
+      break;
+    case OPT_INSECURE:
+      g_cli.insecure = true;
+      if (!g_cli.http_option) g_cli.http_option = "--insecure";
+      break;
+    case OPT_HTTP11:
+      set_http_version(&g_cli, MCP_HTTP_VERSION_1_1, "--http1.1");
+      break;
+    case OPT_H2C:
+      set_http_version(&g_cli, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE, "--h2c");
+      break;
+    case 's':
+      strv_push(&g_cli.only, xstrdup(optarg));
+      break;
+    case OPT_TIMEOUT: {
+      char *end;
+      errno = 0;
+      long long ms = strtoll(optarg, &end, 10);
+      if (errno || end == optarg || *end || ms < 0 || ms > INT32_MAX)
+        usage_error("--timeout needs a number of milliseconds, not '%s'",
+                    optarg);
+      g_cli.timeout_ms = ms;
+      g_cli.timeout_given = true;
+      break;
+    }
+    case 'q':
+      g_cli.quiet = true;
+      break;
+    case 'v':
+      g_cli.verbose = true;
+      break;
+    case 'h':
+      usage(stdout);
+      exit(EXIT_OK);
+    case OPT_VERSION:
+      printf(PROG " %s (libmcpconn %s)\n", MCP_VERSION, mcp_version());
+      exit(EXIT_OK);
+    case ':':
+      usage_error("option '%s' needs a value", argv[optind - 1]);
+    default:
+      if (optopt && optopt < 256)
+        usage_error("unknown option '-%c'", optopt);
+      usage_error("unknown option '%s'", argv[optind - 1]);
     }
   }
-  if (json_object_object_get_ex(entry, "env", &v)) {
-    if (!is_object(v)) return "\"env\" must be an object of strings";
-    json_object_object_foreach(v, key, val) {
-      if (!json_object_is_type(val, json_type_string))
-        return "\"env\" must be an object of strings";
-      strv_push(&d->env, xstrdup(key));
-      strv_push(&d->env, xstrdup(json_object_get_string(val)));
+  check_unique_names(&g_cli);
+  apply_http_options(&g_cli);
+}
+
+/* ---- the manager's callbacks ------------------------------------------ */
+
+/*
+ * What the manager's log and event callbacks (worker threads) tell the
+ * main thread.  Every field is guarded by |lock|; |cond| (CLOCK_MONOTONIC)
+ * is broadcast on every event.
+ */
+static struct {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  uint64_t gen;           /* counts events */
+  uint64_t tools_gen;     /* |gen| of the last tool-list event */
+  bool started;           /* the first tool list has been announced */
+  /* Servers last seen becoming ready, with the |gen| of that event. */
+  char **ready_name;
+  uint64_t *ready_gen;
+  size_t n_ready;
+  size_t cap_ready;
+  struct strv errors;     /* diagnostics about --config files */
+  struct strv warnings;   /* diagnostics about discovered files */
+  struct strv hidden;     /* NAME, SOURCE, ...: disabled servers */
+} g_ev = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static mcp_manager *g_mgr;
+
+/* Forgets what an earlier manager said.  No manager may be running. */
+static void ev_reset(void) {
+  pthread_mutex_lock(&g_ev.lock);
+  g_ev.gen = g_ev.tools_gen = 0;
+  g_ev.started = false;
+  for (size_t i = 0; i < g_ev.n_ready; i++) free(g_ev.ready_name[i]);
+  free(g_ev.ready_name);
+  free(g_ev.ready_gen);
+  g_ev.ready_name = NULL;
+  g_ev.ready_gen = NULL;
+  g_ev.n_ready = g_ev.cap_ready = 0;
+  strv_free(&g_ev.errors);
+  strv_free(&g_ev.warnings);
+  strv_free(&g_ev.hidden);
+  pthread_mutex_unlock(&g_ev.lock);
+}
+
+/* Records that |name| became ready at event |gen|.  Caller holds the lock. */
+static void ev_note_ready_locked(const char *name, uint64_t gen) {
+  for (size_t i = 0; i < g_ev.n_ready; i++)
+    if (strcmp(g_ev.ready_name[i], name) == 0) {
+      g_ev.ready_gen[i] = gen;
+      return;
+    }
+  if (g_ev.n_ready == g_ev.cap_ready) {
+    g_ev.cap_ready = g_ev.cap_ready ? g_ev.cap_ready * 2 : 8;
+    g_ev.ready_name =
+        xrealloc(g_ev.ready_name, g_ev.cap_ready * sizeof(*g_ev.ready_name));
+    g_ev.ready_gen =
+        xrealloc(g_ev.ready_gen, g_ev.cap_ready * sizeof(*g_ev.ready_gen));
+  }
+  g_ev.ready_name[g_ev.n_ready] = xstrdup(name);
+  g_ev.ready_gen[g_ev.n_ready++] = gen;
+}
+
+/*
+ * True when the published tool list already holds the tools of |name|, a
+ * server the manager reports ready: its "ready" event has arrived, and a
+ * tool-list event after it.  The manager publishes the list that includes
+ * a server only after it announced the server ready, on the same ordered
+ * lane.  Caller holds the lock.
+ */
+static bool ev_listed_locked(const char *name) {
+  for (size_t i = 0; i < g_ev.n_ready; i++)
+    if (strcmp(g_ev.ready_name[i], name) == 0)
+      return g_ev.ready_gen[i] < g_ev.tools_gen;
+  return false;
+}
+
+static void on_event(void *user, mcp_manager_event event, const char *server,
+                     const char *detail_json) {
+  (void)user;
+  bool ready = false;
+  if (event == MCP_MANAGER_EVENT_SERVER_STATE) {
+    json_object *o = json_tokener_parse(detail_json);
+    const char *state = jstring(o, "state");
+    ready = state && strcmp(state, "ready") == 0;
+    json_object_put(o);
+  }
+  pthread_mutex_lock(&g_ev.lock);
+  g_ev.gen++;
+  if (event == MCP_MANAGER_EVENT_TOOLS_CHANGED) {
+    g_ev.tools_gen = g_ev.gen;
+    g_ev.started = true;
+  } else if (ready) {
+    ev_note_ready_locked(server, g_ev.gen);
+  }
+  pthread_cond_broadcast(&g_ev.cond);
+  pthread_mutex_unlock(&g_ev.lock);
+}
+
+/* Files that discovery reads (see mcp_config.h), by their last parts. */
+static const char *const discovered_files[] = {
+    "/.mcp.json",         "/mcpconn/mcp.json",         "/.claude.json",
+    "/.claude/mcp.json",  "/.cursor/mcp.json",         "/.vscode/mcp.json",
+    "/mcp_config.json",   "/.gemini/settings.json"};
+
+/*
+ * If |msg| is the manager's log line about a config file, returns the
+ * length of the file's name at its start (with a " (project DIR)" suffix
+ * for ~/.claude.json's per-project entries) and sets *explicit when the
+ * file is a --config one; else returns 0.
+ */
+static size_t diag_source_len(const char *msg, bool *explicit) {
+  *explicit = false;
+  for (size_t i = 0; i < g_cli.configs.n; i++) {
+    const char *path = g_cli.configs.v[i];
+    size_t len = strlen(path);
+    if (strncmp(msg, path, len) == 0 &&
+        (msg[len] == ':' || strncmp(msg + len, path, len) == 0)) {
+      *explicit = true;
+      return len;
     }
   }
-  if (json_object_object_get_ex(entry, "cwd", &v)) {
-    if (!json_object_is_type(v, json_type_string))
-      return "\"cwd\" must be a string";
-    d->cwd = xstrdup(json_object_get_string(v));
+  if (msg[0] != '/') return 0;
+  for (const char *p = strstr(msg, ".json"); p; p = strstr(p + 1, ".json")) {
+    size_t len = (size_t)(p + 5 - msg);
+    for (size_t i = 0; i < sizeof(discovered_files) / sizeof(*discovered_files);
+         i++) {
+      size_t n = strlen(discovered_files[i]);
+      if (len < n || memcmp(msg + len - n, discovered_files[i], n) != 0)
+        continue;
+      size_t full = len;
+      if (strncmp(msg + full, " (project ", 10) == 0) {
+        const char *close = strchr(msg + full, ')');
+        if (!close) continue;
+        full = (size_t)(close + 1 - msg);
+      }
+      if (msg[full] == ':' || strncmp(msg + full, msg, full) == 0) return full;
+    }
   }
-  d->name = xstrdup(name);
+  return 0;
+}
+
+/*
+ * The diagnostic in the manager's log line |msg| whose file name is the
+ * first |len| bytes.  The manager currently writes the file name (and the
+ * server) in front of a message that already starts with them; this skips
+ * the repeated part, and leaves a line without it as it is.
+ */
+static const char *diag_text(const char *msg, size_t len) {
+  const char *rest = msg + len;
+  if (strncmp(rest, msg, len) == 0) return rest;
+  if (strncmp(rest, ": server \"", 10) == 0) {
+    const char *quote = strchr(rest + 10, '"');
+    if (quote && strncmp(quote + 1, msg, len) == 0) return quote + 1;
+  }
+  return msg;
+}
+
+/* Notes a server that a note `FILE: server "NAME": hidden by ...` or
+ * `...: disabled by ...` shows as disabled.  Caller holds the lock. */
+static void note_hidden_locked(const char *text, size_t len) {
+  const char *p = text + len;
+  if (strncmp(p, ": server \"", 10) != 0) return;
+  const char *name = p + 10;
+  const char *quote = strchr(name, '"');
+  if (!quote || (strncmp(quote, "\": hidden by ", 13) != 0 &&
+                 strncmp(quote, "\": disabled by ", 15) != 0))
+    return;
+  char *n = xstrndup(name, (size_t)(quote - name));
+  for (size_t i = 0; i < g_ev.hidden.n; i += 2)
+    if (strcmp(g_ev.hidden.v[i], n) == 0) {
+      free(n);
+      return;
+    }
+  strv_push(&g_ev.hidden, n);
+  strv_push(&g_ev.hidden, xstrndup(text, len));
+}
+
+static void on_log(void *user, mcp_log_level level, const char *msg) {
+  static const char *const names[] = {"debug", "info", "warning", "error"};
+  (void)user;
+  if (g_cli.verbose) {
+    pthread_mutex_lock(&g_stderr_lock);
+    fprintf(stderr, PROG ": [%s] %s\n",
+            names[level >= 0 && level <= 3 ? level : 0], msg);
+    pthread_mutex_unlock(&g_stderr_lock);
+  }
+  bool explicit;
+  size_t len = diag_source_len(msg, &explicit);
+  if (!len) return;
+  const char *text = diag_text(msg, len);
+  pthread_mutex_lock(&g_ev.lock);
+  /* Diagnostics about files all come before the first tool list. */
+  if (!g_ev.started) {
+    if (level >= MCP_LOG_WARN)
+      strv_push(explicit ? &g_ev.errors : &g_ev.warnings, xstrdup(text));
+    else
+      note_hidden_locked(text, len);
+  }
+  pthread_mutex_unlock(&g_ev.lock);
+}
+
+/*
+ * Waits until done(arg) is true, re-checking it after every manager event,
+ * or until |deadline| (now_ms() clock; INT64_MAX: none) passes.  Returns
+ * done(arg)'s last answer.
+ */
+static bool wait_for(bool (*done)(void *arg), void *arg, int64_t deadline) {
+  for (;;) {
+    pthread_mutex_lock(&g_ev.lock);
+    uint64_t gen = g_ev.gen;
+    pthread_mutex_unlock(&g_ev.lock);
+    if (done(arg)) return true;
+    pthread_mutex_lock(&g_ev.lock);
+    while (g_ev.gen == gen) {
+      if (deadline == INT64_MAX) {
+        pthread_cond_wait(&g_ev.cond, &g_ev.lock);
+        continue;
+      }
+      int64_t left = deadline - now_ms();
+      if (left <= 0) break;
+      struct timespec ts;
+      clock_gettime(CLOCK_MONOTONIC, &ts);
+      ts.tv_sec += (time_t)(left / 1000);
+      ts.tv_nsec += (long)(left % 1000) * 1000000L;
+      if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+      }
+      pthread_cond_timedwait(&g_ev.cond, &g_ev.lock, &ts);
+    }
+    bool changed = g_ev.gen != gen;
+    pthread_mutex_unlock(&g_ev.lock);
+    if (!changed) return done(arg);
+  }
+}
+
+static bool started(void *arg) {
+  (void)arg;
+  pthread_mutex_lock(&g_ev.lock);
+  bool s = g_ev.started;
+  pthread_mutex_unlock(&g_ev.lock);
+  return s;
+}
+
+/* The deadline of waiting for servers to settle. */
+static int64_t settle_deadline(void) {
+  if (g_cli.timeout_ms == 0) return INT64_MAX;
+  return now_ms() + g_cli.timeout_ms + SETTLE_GRACE_MS;
+}
+
+/* ---- server status ---------------------------------------------------- */
+
+/* One server, as mcp_manager_servers() describes it; strings borrowed from
+ * the status's JSON. */
+struct srv {
+  const char *name;
+  const char *type;       /* or NULL */
+  const char *state;
+  const char *last_error; /* or NULL */
+  int64_t tools;
+  bool selected;          /* used by this run (see --server) */
+};
+
+/* Every server: the manager's, then those only its log shows disabled. */
+struct status {
+  json_object *arr;
+  struct srv *v;
+  size_t n;
+};
+
+static bool selected(const char *name) {
+  return g_cli.only.n == 0 || strv_has(&g_cli.only, name);
+}
+
+static bool state_is(const struct srv *s, const char *state) {
+  return strcmp(s->state, state) == 0;
+}
+
+/* Settled: ready, or failed for now (failed, backoff), or not in use. */
+static bool settled(const struct srv *s) {
+  return !state_is(s, "connecting") && !state_is(s, "deferred");
+}
+
+static bool enabled(const struct srv *s) { return !state_is(s, "disabled"); }
+
+/* Fills |st|.  On failure (out of memory) prints why and returns false. */
+static bool status_load(struct status *st) {
+  memset(st, 0, sizeof(*st));
+  char *json = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  mcp_status rc = mcp_manager_servers(g_mgr, &json, &err);
+  if (rc != MCP_OK) {
+    complain("cannot read the servers' status: %s",
+             err.message ? err.message : mcp_strerror(rc));
+    mcp_error_clear(&err);
+    return false;
+  }
+  st->arr = json_tokener_parse(json);
+  mcp_free(json);
+  if (!json_object_is_type(st->arr, json_type_array)) {
+    json_object_put(st->arr);
+    st->arr = NULL;
+    complain("cannot read the servers' status: not a JSON array");
+    return false;
+  }
+  /* Servers hidden by their config are not in the manager's list (yet). */
+  pthread_mutex_lock(&g_ev.lock);
+  for (size_t i = 0; i + 1 < g_ev.hidden.n; i += 2) {
+    bool known = false;
+    for (size_t k = 0; !known && k < json_object_array_length(st->arr); k++) {
+      const char *n = jstring(json_object_array_get_idx(st->arr, k), "name");
+      known = n && strcmp(n, g_ev.hidden.v[i]) == 0;
+    }
+    if (known) continue;
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "name", json_object_new_string(g_ev.hidden.v[i]));
+    json_object_object_add(o, "type", NULL);
+    json_object_object_add(o, "source",
+                           json_object_new_string(g_ev.hidden.v[i + 1]));
+    json_object_object_add(o, "state", json_object_new_string("disabled"));
+    json_object_object_add(o, "lastError", NULL);
+    json_object_object_add(o, "protocolVersion", NULL);
+    json_object_object_add(o, "tools", json_object_new_int(0));
+    json_object_object_add(o, "deferred", json_object_new_boolean(false));
+    json_object_object_add(o, "reconnects", json_object_new_int(0));
+    json_object_array_add(st->arr, o);
+  }
+  pthread_mutex_unlock(&g_ev.lock);
+
+  size_t n = json_object_array_length(st->arr);
+  st->v = xmalloc(n * sizeof(*st->v));
+  for (size_t i = 0; i < n; i++) {
+    json_object *o = json_object_array_get_idx(st->arr, i), *v;
+    struct srv *s = &st->v[st->n];
+    s->name = jstring(o, "name");
+    s->state = jstring(o, "state");
+    if (!s->name || !s->state) continue;
+    s->type = jstring(o, "type");
+    s->last_error = jstring(o, "lastError");
+    s->tools = json_object_object_get_ex(o, "tools", &v)
+                   ? json_object_get_int64(v)
+                   : 0;
+    s->selected = selected(s->name);
+    st->n++;
+  }
+  return true;
+}
+
+static void status_free(struct status *st) {
+  json_object_put(st->arr);
+  free(st->v);
+  memset(st, 0, sizeof(*st));
+}
+
+static const struct srv *status_find(const struct status *st,
+                                     const char *name) {
+  for (size_t i = 0; i < st->n; i++)
+    if (strcmp(st->v[i].name, name) == 0) return &st->v[i];
   return NULL;
 }
 
-/* Adds the servers of a config file; exits 2 on any problem. */
-static void load_config(struct cli *cli, const char *path) {
-  size_t len;
-  char *text = read_file(path, &len);
-  if (!text) {
-    complain("cannot read config %s: %s", path, strerror(errno));
-    exit(EXIT_USAGE);
+/*
+ * True when every selected server (or only the one named |only|) has
+ * settled, when |need_settled|, and the tool list shows those that are
+ * ready.
+ */
+static bool check_servers(const char *only, bool need_settled) {
+  struct status st;
+  if (!status_load(&st)) return true; /* nothing better to wait for */
+  bool done = true;
+  pthread_mutex_lock(&g_ev.lock);
+  for (size_t i = 0; done && i < st.n; i++) {
+    const struct srv *s = &st.v[i];
+    if (only ? strcmp(s->name, only) != 0 : !s->selected) continue;
+    if ((need_settled && !settled(s)) ||
+        (state_is(s, "ready") && !ev_listed_locked(s->name)))
+      done = false;
   }
-  char why[256];
-  json_object *root = parse_json(text, len, why, sizeof(why));
-  free(text);
-  if (!root) {
-    complain("config %s: invalid JSON: %s", path, why);
-    exit(EXIT_USAGE);
-  }
-  json_object *servers = NULL;
-  if (!is_object(root) ||
-      !json_object_object_get_ex(root, "mcpServers", &servers) ||
-      !is_object(servers)) {
-    json_object_put(root);
-    complain("config %s: expected an object with an \"mcpServers\" object",
-             path);
-    exit(EXIT_USAGE);
-  }
-
-  json_object_object_foreach(servers, name, entry) {
-    struct server_def d;
-    memset(&d, 0, sizeof(d));
-    const char *err = read_config_entry(name, entry, &d);
-    if (err) {
-      complain("config %s: server '%s': %s", path, name, err);
-      free_def(&d);
-      json_object_put(root);
-      exit(EXIT_USAGE);
-    }
-    if (d.name) *add_def(cli) = d; /* else disabled */
-  }
-  json_object_put(root);
+  pthread_mutex_unlock(&g_ev.lock);
+  status_free(&st);
+  return done;
 }
+
+/* Done-predicate of wait_for(): every selected server (or only the one
+ * named |arg|) has settled, and the tool list shows those that are ready. */
+static bool servers_settled(void *arg) { return check_servers(arg, true); }
+
+/* Done-predicate: the tool list shows every selected server that is ready
+ * (it follows a server's becoming ready within milliseconds). */
+static bool ready_listed(void *arg) {
+  (void)arg;
+  return check_servers(NULL, false);
+}
+
+/* True when some server is connecting: freeing the manager would then
+ * wait for that connect to end, up to its timeout. */
+static bool connects_pending(void) {
+  struct status st;
+  if (!status_load(&st)) return false;
+  bool pending = false;
+  for (size_t i = 0; i < st.n; i++)
+    if (!settled(&st.v[i])) pending = true;
+  status_free(&st);
+  return pending;
+}
+
+/* "NAME: REASON" of a server that is not ready, on stderr. */
+static void report_server(const char *prefix, const struct srv *s) {
+  if (state_is(s, "connecting") || state_is(s, "deferred"))
+    complain("%s%s: not ready after %lld ms (still connecting)", prefix,
+             s->name, (long long)g_cli.timeout_ms);
+  else
+    complain("%s%s: %s%s%s", prefix, s->name,
+             s->last_error ? "" : "server is ",
+             s->last_error ? s->last_error : s->state,
+             state_is(s, "backoff") ? " (retrying)" : "");
+}
+
+/* ---- starting the manager --------------------------------------------- */
 
 /*
  * Finds the bundled demo server: $MCPCONN_DEMO_SERVER, else next to this
@@ -522,12 +1331,188 @@ static char *find_demo_server(void) {
   return NULL;
 }
 
+/* Manager options every run shares.  NULL when out of memory. */
+static mcp_manager_options *base_options(void) {
+  mcp_manager_options *o = mcp_manager_options_new();
+  if (!o) return NULL;
+  if (mcp_manager_options_set_client_info(o, PROG, MCP_VERSION) != MCP_OK) {
+    mcp_manager_options_free(o);
+    return NULL;
+  }
+  mcp_manager_options_set_timeout_ms(o, g_cli.timeout_ms);
+  mcp_manager_options_set_log(o, on_log, NULL);
+  mcp_manager_options_set_event_handler(o, on_event, NULL);
+  return o;
+}
+
+/*
+ * Starts g_mgr from |o| (freed here) and waits for its first tool list, by
+ * which time every diagnostic about config files has reached on_log().
+ * Returns an exit code.
+ */
+static int start_manager(mcp_manager_options *o) {
+  if (!o) {
+    complain("out of memory");
+    return EXIT_CONNECTION;
+  }
+  ev_reset();
+  mcp_error err = MCP_ERROR_INIT;
+  mcp_status st = mcp_manager_start(o, &g_mgr, &err);
+  mcp_manager_options_free(o);
+  if (st != MCP_OK) {
+    complain("cannot start: %s", err.message ? err.message : mcp_strerror(st));
+    mcp_error_clear(&err);
+    return st == MCP_EINVAL ? EXIT_USAGE : EXIT_CONNECTION;
+  }
+  wait_for(started, NULL, now_ms() + FIRST_EVENT_MS);
+  return EXIT_OK;
+}
+
+/* The servers of the command line and the config files. */
+static int start_configured(bool *discovery_only) {
+  bool discovery = (g_cli.n_adhoc == 0 && g_cli.configs.n == 0) ||
+                   g_cli.imports != 0;
+  *discovery_only = g_cli.n_adhoc == 0 && g_cli.configs.n == 0;
+  mcp_manager_options *o = base_options();
+  for (size_t i = 0; o && i < g_cli.n_adhoc; i++) {
+    struct adhoc *a = &g_cli.adhoc[i];
+    mcp_client_options_set_timeout_ms(a->co, g_cli.timeout_ms);
+    mcp_status st = mcp_manager_options_add_server(o, a->name, a->co);
+    if (st != MCP_OK) {
+      mcp_manager_options_free(o);
+      complain("server %s: %s", a->name, mcp_strerror(st));
+      return st == MCP_EINVAL ? EXIT_USAGE : EXIT_CONNECTION;
+    }
+  }
+  for (size_t i = 0; o && i < g_cli.configs.n; i++)
+    if (mcp_manager_options_add_config_file(o, g_cli.configs.v[i]) != MCP_OK) {
+      mcp_manager_options_free(o);
+      o = NULL;
+    }
+  if (o) {
+    mcp_manager_options_set_discovery(o, discovery && !g_cli.no_project,
+                                      discovery && !g_cli.no_user);
+    mcp_manager_options_set_imports(o, g_cli.imports);
+  }
+  return start_manager(o);
+}
+
+/* The bundled demo server, when nothing else is configured. */
+static int start_demo(void) {
+  char *path = find_demo_server();
+  if (!path) {
+    complain("no server configured, and the bundled demo server ("
+             DEMO_SERVER_PROG ") was not found; set MCPCONN_DEMO_SERVER or "
+             "use --stdio, --url or --config");
+    return EXIT_CONNECTION;
+  }
+  if (!g_cli.quiet)
+    complain("no server configured; using the bundled demo server (%s)", path);
+  mcp_manager_options *o = base_options();
+  mcp_client_options *co = mcp_client_options_new();
+  const char *argv[] = {path, NULL};
+  bool ok = o && co && mcp_client_options_set_stdio(co, argv) == MCP_OK;
+  if (ok) {
+    mcp_client_options_set_timeout_ms(co, g_cli.timeout_ms);
+    ok = mcp_manager_options_add_server(o, DEMO_SERVER_NAME, co) == MCP_OK;
+    mcp_manager_options_set_discovery(o, false, false);
+  }
+  mcp_client_options_free(co);
+  free(path);
+  if (!ok) {
+    mcp_manager_options_free(o);
+    o = NULL;
+  }
+  return start_manager(o);
+}
+
+/* "FILE: invalid JSON (...)" with a line and column, when we can tell. */
+static void complain_config(const char *diag) {
+  for (size_t i = 0; i < g_cli.configs.n; i++) {
+    const char *path = g_cli.configs.v[i];
+    size_t len = strlen(path);
+    if (strncmp(diag, path, len) != 0 ||
+        strncmp(diag + len, ": invalid JSON", 14) != 0)
+      continue;
+    FILE *f = fopen(path, "rb");
+    if (!f) break;
+    size_t cap = 65536, n = 0;
+    char *text = xmalloc(cap);
+    for (size_t k; (k = fread(text + n, 1, cap - n - 1, f)) > 0;)
+      if ((n += k) + 1 >= cap) text = xrealloc(text, cap *= 2);
+    fclose(f);
+    text[n] = '\0';
+    char why[256];
+    json_object *o = parse_json(text, n, false, why, sizeof(why));
+    free(text);
+    if (o) {
+      json_object_put(o);
+      break;
+    }
+    complain("%s: invalid JSON: %s", path, why);
+    return;
+  }
+  complain("%s", diag);
+}
+
+/*
+ * Starts the manager for this run and checks what it found.  Returns an
+ * exit code; EXIT_OK with g_mgr running.
+ */
+static int setup(bool status_only) {
+  bool discovery_only;
+  int rc = start_configured(&discovery_only);
+  if (rc != EXIT_OK) return rc;
+
+  pthread_mutex_lock(&g_ev.lock);
+  struct strv errors = g_ev.errors, warnings = g_ev.warnings;
+  memset(&g_ev.errors, 0, sizeof(g_ev.errors));
+  memset(&g_ev.warnings, 0, sizeof(g_ev.warnings));
+  pthread_mutex_unlock(&g_ev.lock);
+  if (errors.n) {
+    complain_config(errors.v[0]);
+    rc = EXIT_USAGE;
+  }
+  for (size_t i = 0; !rc && !g_cli.quiet && i < warnings.n; i++)
+    complain("warning: %s", warnings.v[i]);
+  strv_free(&errors);
+  strv_free(&warnings);
+  if (rc) return rc;
+
+  struct status st;
+  if (!status_load(&st)) return EXIT_CONNECTION;
+  size_t n_all = st.n;
+  status_free(&st);
+  if (n_all == 0 && discovery_only) {
+    mcp_manager_free(g_mgr);
+    g_mgr = NULL;
+    if ((rc = start_demo()) != EXIT_OK) return rc;
+  }
+
+  if (!status_load(&st)) return EXIT_CONNECTION;
+  for (size_t i = 0; i < g_cli.only.n; i++)
+    if (!status_find(&st, g_cli.only.v[i])) {
+      complain("--server %s: no server has that name", g_cli.only.v[i]);
+      rc = EXIT_USAGE;
+      break;
+    }
+  size_t n_used = 0;
+  for (size_t i = 0; i < st.n; i++)
+    n_used += st.v[i].selected && enabled(&st.v[i]);
+  status_free(&st);
+  if (rc == EXIT_OK && n_used == 0 && !status_only) {
+    complain("no servers: the configuration has none that is enabled");
+    rc = EXIT_USAGE;
+  }
+  return rc;
+}
+
 /* ---- interruption ----------------------------------------------------- */
 
-/* Fired by SIGINT; every request carries it.  Set before signals are taken. */
+/* Fired by SIGINT; the request in flight carries it. */
 static mcp_cancel *g_cancel;
 static atomic_bool g_interrupted;
-/* True while every blocking call in flight carries g_cancel. */
+/* True while the blocking call in flight carries g_cancel. */
 static atomic_bool g_cancellable;
 static sigset_t g_sigint_set;
 /* Set when main is done; the SIGINT that follows ends the signal thread. */
@@ -541,8 +1526,8 @@ static void *signal_thread(void *arg) {
     if (atomic_load(&g_quitting)) break;
     if (atomic_exchange(&g_interrupted, true) ||
         !atomic_load(&g_cancellable)) {
-      /* A second Ctrl-C, or nothing to cancel (connecting): leave now.  The
-       * servers see EOF on stdin when our pipes close. */
+      /* A second Ctrl-C, or nothing to cancel (connecting, waiting): leave
+       * now.  The servers see EOF on stdin when our pipes close. */
       static const char msg[] = PROG ": interrupted\n";
       ssize_t ignored = write(STDERR_FILENO, msg, sizeof(msg) - 1);
       (void)ignored;
@@ -553,169 +1538,16 @@ static void *signal_thread(void *arg) {
   return NULL;
 }
 
-/* ---- connections ------------------------------------------------------ */
+/* ---- requests --------------------------------------------------------- */
 
-enum job { JOB_CONNECT, JOB_LIST, JOB_PING };
-
-/* One server in use by this run. */
-struct conn {
-  struct server_def *def;
-  enum job job;
-  mcp_client *client;
-  mcp_status status;   /* MCP_OK, or the failure of |step| */
-  mcp_error err;       /* details from the library */
-  char *why;           /* our own reason, when the library gave none */
-  const char *step;    /* what failed: "connect", "tools/list", "ping" */
-  json_object *tools;  /* JOB_LIST: the parsed tool array */
-  double ping_ms;      /* JOB_PING: round trip */
-  pthread_t thread;
-};
-
-static void log_to_stderr(void *user, mcp_log_level level, const char *msg) {
-  static const char *const names[] = {"debug", "info", "warning", "error"};
-  const struct server_def *d = user;
-  fprintf(stderr, PROG ": %s: %s: %s\n", d->name,
-          names[level >= 0 && level <= 3 ? level : 0], msg);
-}
-
-/* Options for one request; each thread makes its own object. */
+/* Options for one request; each thread makes its own object.  Without
+ * --timeout, each server's own timeout applies (its config's, or 30 s). */
 static mcp_call_options *new_call_options(void) {
   mcp_call_options *o = mcp_call_options_new();
   if (!o) return NULL;
-  mcp_call_options_set_timeout_ms(o, g_cli.timeout_ms);
+  if (g_cli.timeout_given) mcp_call_options_set_timeout_ms(o, g_cli.timeout_ms);
   mcp_call_options_set_cancel(o, g_cancel);
   return o;
-}
-
-static double elapsed_ms(const struct timespec *t0) {
-  struct timespec t1;
-  clock_gettime(CLOCK_MONOTONIC, &t1);
-  return (double)(t1.tv_sec - t0->tv_sec) * 1e3 +
-         (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
-}
-
-/* Connects one server and runs its job.  Runs on its own thread. */
-static void *conn_run(void *arg) {
-  struct conn *c = arg;
-  const struct server_def *d = c->def;
-  mcp_client_options *o = mcp_client_options_new();
-  mcp_call_options *co = NULL;
-  char *tools_json = NULL;
-  /* The option setters fill no mcp_error: report() then uses mcp_strerror. */
-  c->step = "connect";
-  c->status = MCP_ENOMEM;
-  if (!o) goto out;
-  c->status = mcp_client_options_set_stdio(o, (const char *const *)d->argv.v);
-  for (size_t i = 0; c->status == MCP_OK && i + 1 < d->env.n; i += 2)
-    c->status = mcp_client_options_set_env(o, d->env.v[i], d->env.v[i + 1]);
-  if (c->status == MCP_OK && d->cwd)
-    c->status = mcp_client_options_set_cwd(o, d->cwd);
-  if (c->status == MCP_OK)
-    c->status = mcp_client_options_set_client_info(o, PROG, MCP_VERSION);
-  if (c->status != MCP_OK) goto out;
-  mcp_client_options_set_timeout_ms(o, g_cli.timeout_ms);
-  if (g_cli.verbose)
-    mcp_client_options_set_log(o, log_to_stderr, (void *)d);
-
-  c->status = mcp_client_connect(o, &c->client, &c->err);
-  if (c->status != MCP_OK || c->job == JOB_CONNECT) goto out;
-
-  co = new_call_options();
-  if (!co) {
-    c->status = MCP_ENOMEM;
-    goto out;
-  }
-  if (c->job == JOB_LIST) {
-    c->step = "tools/list";
-    c->status = mcp_client_list_tools(c->client, co, &tools_json, &c->err);
-    if (c->status == MCP_ERPC && c->err.rpc_code == -32601) {
-      /* A server without tools may not know tools/list at all. */
-      mcp_error_clear(&c->err);
-      c->tools = json_object_new_array();
-      c->status = MCP_OK;
-    } else if (c->status == MCP_OK) {
-      char why[256];
-      c->tools = parse_json(tools_json, strlen(tools_json), why, sizeof(why));
-      if (!json_object_is_type(c->tools, json_type_array)) {
-        json_object_put(c->tools);
-        c->tools = NULL;
-        c->status = MCP_EPROTO;
-        c->why = xstrdup("the tool list is not a JSON array");
-      }
-    }
-  } else {
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    c->step = "ping";
-    c->status = mcp_client_ping(c->client, co, &c->err);
-    c->ping_ms = elapsed_ms(&t0);
-  }
-
-out:
-  mcp_free(tools_json);
-  mcp_call_options_free(co);
-  mcp_client_options_free(o);
-  return NULL;
-}
-
-/* Runs the jobs of |conns| in parallel and waits for all of them. */
-static void run_conns(struct conn *conns, size_t n) {
-  atomic_store(&g_cancellable, false);
-  bool *started = xmalloc(n * sizeof(*started));
-  for (size_t i = 0; i < n; i++)
-    started[i] = n > 1 &&
-                 pthread_create(&conns[i].thread, NULL, conn_run, &conns[i]) == 0;
-  for (size_t i = 0; i < n; i++) {
-    if (started[i])
-      pthread_join(conns[i].thread, NULL);
-    else
-      conn_run(&conns[i]);
-  }
-  free(started);
-  atomic_store(&g_cancellable, true);
-}
-
-static void *close_run(void *arg) {
-  mcp_client_close(arg);
-  return NULL;
-}
-
-/* Closes every client (servers shut down in parallel) and frees |conns|. */
-static void free_conns(struct conn *conns, size_t n) {
-  pthread_t *threads = xmalloc(n * sizeof(*threads));
-  bool *started = xmalloc(n * sizeof(*started));
-  for (size_t i = 0; i < n; i++)
-    started[i] = conns[i].client && n > 1 &&
-                 pthread_create(&threads[i], NULL, close_run,
-                                conns[i].client) == 0;
-  for (size_t i = 0; i < n; i++) {
-    if (started[i]) pthread_join(threads[i], NULL);
-    mcp_client_free(conns[i].client);
-    json_object_put(conns[i].tools);
-    mcp_error_clear(&conns[i].err);
-    free(conns[i].why);
-  }
-  free(started);
-  free(threads);
-  free(conns);
-}
-
-/* Makes one conn per selected server (or only |only|, when given). */
-static struct conn *make_conns(enum job job, struct server_def *only,
-                               size_t *n_out) {
-  struct conn *conns = xmalloc((g_cli.n_defs ? g_cli.n_defs : 1) *
-                               sizeof(*conns));
-  size_t n = 0;
-  for (size_t i = 0; i < g_cli.n_defs; i++) {
-    struct server_def *d = &g_cli.defs[i];
-    if (only ? d != only : !d->selected) continue;
-    memset(&conns[n], 0, sizeof(conns[n]));
-    conns[n].def = d;
-    conns[n].job = job;
-    n++;
-  }
-  *n_out = n;
-  return conns;
 }
 
 static bool interrupted(mcp_status st) {
@@ -740,19 +1572,18 @@ static int exit_code(mcp_status st) {
 
 /*
  * Prints the one-line reason for a failure of |step| on server |name|,
- * after |prefix| ("" or e.g. "warning: ").  |why| overrides the library's
- * message when not NULL.
+ * after |prefix| ("" or e.g. "warning: ").
  */
 static void report(const char *prefix, const char *name, const char *step,
-                   mcp_status st, const mcp_error *err, const char *why) {
-  const char *msg = why                     ? why
-                    : err && err->message ? err->message
-                                          : mcp_strerror(st);
+                   mcp_status st, const mcp_error *err) {
+  const char *msg = err && err->message ? err->message : mcp_strerror(st);
   if (interrupted(st)) {
     complain("%sinterrupted", prefix);
-  } else if (st == MCP_ETIMEDOUT) {
+  } else if (st == MCP_ETIMEDOUT && g_cli.timeout_given) {
     complain("%s%s: %s timed out after %lld ms", prefix, name, step,
              (long long)g_cli.timeout_ms);
+  } else if (st == MCP_ETIMEDOUT) {
+    complain("%s%s: %s timed out", prefix, name, step);
   } else if (st == MCP_ERPC && err) {
     complain("%s%s: %s: %s (JSON-RPC error %d)", prefix, name, step, msg,
              err->rpc_code);
@@ -761,189 +1592,15 @@ static void report(const char *prefix, const char *name, const char *step,
   }
 }
 
-static void report_conn(const char *prefix, const struct conn *c) {
-  report(prefix, c->def->name, c->step, c->status, &c->err, c->why);
-}
-
-/* Prints |json| pretty on stdout (as is, if it does not parse). */
-static void print_json(const char *json) {
-  char why[64];
-  json_object *obj = parse_json(json, strlen(json), why, sizeof(why));
-  if (obj) {
-    puts(json_object_to_json_string_ext(
-        obj, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-            JSON_C_TO_STRING_NOSLASHESCAPE));
-    json_object_put(obj);
-  } else {
-    puts(json);
-  }
-  fflush(stdout);
-}
-
-static const char *tool_string(json_object *tool, const char *key) {
-  json_object *v;
-  if (json_object_object_get_ex(tool, key, &v) &&
-      json_object_is_type(v, json_type_string))
-    return json_object_get_string(v);
-  return NULL;
-}
-
-/* Prints |len| bytes of server-supplied text with control characters
- * (terminal escapes among them) shown as '?'. */
-static void print_clean(const char *s, size_t len) {
-  for (size_t i = 0; i < len; i++) {
-    unsigned char ch = (unsigned char)s[i];
-    putchar(ch < 0x20 || ch == 0x7f ? '?' : ch);
-  }
-}
-
-/* ---- commands --------------------------------------------------------- */
-
-static int cmd_tools(bool as_json) {
-  size_t n;
-  struct conn *conns = make_conns(JOB_LIST, NULL, &n);
-  run_conns(conns, n);
-
-  int rc = EXIT_OK;
-  size_t n_ok = 0;
-  for (size_t i = 0; i < n; i++) n_ok += conns[i].status == MCP_OK;
-  json_object *out = as_json && n_ok ? json_object_new_array() : NULL;
-  size_t w_server = strlen("SERVER"), w_tool = strlen("TOOL");
-  for (size_t i = 0; i < n; i++) {
-    struct conn *c = &conns[i];
-    if (c->status != MCP_OK) continue;
-    for (size_t j = 0; j < json_object_array_length(c->tools); j++) {
-      json_object *t = json_object_array_get_idx(c->tools, j);
-      const char *name = tool_string(t, "name");
-      if (!name) continue;
-      if (strlen(c->def->name) > w_server) w_server = strlen(c->def->name);
-      if (strlen(name) > w_tool) w_tool = strlen(name);
-      if (out) {
-        json_object *item = json_object_new_object();
-        json_object *v = NULL;
-        json_object_object_add(item, "server",
-                               json_object_new_string(c->def->name));
-        json_object_object_add(item, "name", json_object_new_string(name));
-        json_object_object_get_ex(t, "description", &v);
-        json_object_object_add(item, "description", json_object_get(v));
-        v = NULL;
-        json_object_object_get_ex(t, "inputSchema", &v);
-        json_object_object_add(item, "inputSchema", json_object_get(v));
-        json_object_array_add(out, item);
-      }
-    }
-  }
-  if (out) {
-    puts(json_object_to_json_string_ext(
-        out, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-            JSON_C_TO_STRING_NOSLASHESCAPE));
-    json_object_put(out);
-  } else if (n_ok) {
-    printf("%-*s  %-*s  %s\n", (int)w_server, "SERVER", (int)w_tool, "TOOL",
-           "DESCRIPTION");
-    for (size_t i = 0; i < n; i++) {
-      struct conn *c = &conns[i];
-      if (c->status != MCP_OK) continue;
-      for (size_t j = 0; j < json_object_array_length(c->tools); j++) {
-        json_object *t = json_object_array_get_idx(c->tools, j);
-        const char *name = tool_string(t, "name");
-        const char *desc = tool_string(t, "description");
-        if (!name) continue;
-        if (!desc) desc = "";
-        printf("%-*s  ", (int)w_server, c->def->name);
-        print_clean(name, strlen(name));
-        printf("%*s  ", (int)(w_tool - strlen(name)), "");
-        print_clean(desc, strcspn(desc, "\r\n"));
-        putchar('\n');
-      }
-    }
-  }
-  fflush(stdout);
-  for (size_t i = 0; i < n; i++) {
-    if (conns[i].status == MCP_OK) continue;
-    report_conn("", &conns[i]);
-    if (rc == EXIT_OK) rc = exit_code(conns[i].status);
-  }
-  free_conns(conns, n);
-  return rc;
-}
-
-static int cmd_ping(void) {
-  size_t n;
-  struct conn *conns = make_conns(JOB_PING, NULL, &n);
-  run_conns(conns, n);
-  int rc = EXIT_OK;
-  for (size_t i = 0; i < n; i++) {
-    if (conns[i].status == MCP_OK)
-      printf("%s: ok (%.2f ms)\n", conns[i].def->name, conns[i].ping_ms);
-  }
-  fflush(stdout);
-  for (size_t i = 0; i < n; i++) {
-    if (conns[i].status == MCP_OK) continue;
-    report_conn("", &conns[i]);
-    if (rc == EXIT_OK) rc = exit_code(conns[i].status);
-  }
-  free_conns(conns, n);
-  return rc;
-}
-
-/* The one server a single-server command uses; NULL after complaining. */
-static struct server_def *single_server(const char *what) {
-  struct server_def *found = NULL;
-  size_t n = 0;
-  for (size_t i = 0; i < g_cli.n_defs; i++) {
-    if (!g_cli.defs[i].selected) continue;
-    found = &g_cli.defs[i];
-    n++;
-  }
-  if (n == 1) return found;
-  complain("%s needs exactly one server, but %zu are configured; choose one "
-           "with --server NAME", what, n);
-  return NULL;
-}
-
-static int cmd_request(const char *method, const char *params) {
-  struct server_def *d = single_server("request");
-  if (!d) return EXIT_USAGE;
-  size_t n;
-  struct conn *conns = make_conns(JOB_CONNECT, d, &n);
-  run_conns(conns, n);
-  int rc;
-  if (conns[0].status != MCP_OK) {
-    report_conn("", &conns[0]);
-    rc = exit_code(conns[0].status);
-  } else {
-    mcp_error err = MCP_ERROR_INIT;
-    char *result = NULL;
-    mcp_call_options *co = new_call_options();
-    mcp_status st = co ? mcp_client_request(conns[0].client, method, params,
-                                            co, &result, &err)
-                       : MCP_ENOMEM;
-    mcp_call_options_free(co);
-    if (st == MCP_OK) {
-      print_json(result);
-      rc = EXIT_OK;
-    } else {
-      report("", d->name, method, st, &err, NULL);
-      rc = exit_code(st);
-    }
-    mcp_free(result);
-    mcp_error_clear(&err);
-  }
-  free_conns(conns, n);
-  return rc;
-}
-
 /* ---- progress display ------------------------------------------------- */
 
-static pthread_mutex_t g_progress_lock = PTHREAD_MUTEX_INITIALIZER;
-static bool g_progress_shown; /* guarded by g_progress_lock */
-static bool g_progress_done;  /* guarded by g_progress_lock */
+static bool g_progress_shown; /* guarded by g_stderr_lock */
+static bool g_progress_done;  /* guarded by g_stderr_lock */
 
 static void on_progress(void *user, double progress, double total,
                         const char *message) {
   (void)user;
-  pthread_mutex_lock(&g_progress_lock);
+  pthread_mutex_lock(&g_stderr_lock);
   if (!g_progress_done) {
     if (isnan(total))
       fprintf(stderr, "\r%g", progress);
@@ -958,121 +1615,348 @@ static void on_progress(void *user, double progress, double total,
     fflush(stderr);
     g_progress_shown = true;
   }
-  pthread_mutex_unlock(&g_progress_lock);
+  pthread_mutex_unlock(&g_stderr_lock);
 }
 
 static void end_progress(void) {
-  pthread_mutex_lock(&g_progress_lock);
+  pthread_mutex_lock(&g_stderr_lock);
   g_progress_done = true;
   if (g_progress_shown) {
     fputs("\r\033[K", stderr);
     fflush(stderr);
   }
-  pthread_mutex_unlock(&g_progress_lock);
+  pthread_mutex_unlock(&g_stderr_lock);
+}
+
+/* ---- tools ------------------------------------------------------------ */
+
+static int cmd_tools(bool as_json, bool wait) {
+  if (wait)
+    wait_for(servers_settled, NULL, settle_deadline());
+  else
+    wait_for(ready_listed, NULL, now_ms() + FIRST_EVENT_MS);
+  mcp_tool_list *l = mcp_manager_tools(g_mgr);
+  size_t n = mcp_tool_list_count(l);
+  if (as_json) {
+    json_object *out = json_object_new_array();
+    for (size_t i = 0; i < n; i++) {
+      if (!selected(mcp_tool_list_server(l, i))) continue;
+      json_object *item = json_object_new_object();
+      json_object_object_add(item, "name",
+                             json_object_new_string(mcp_tool_list_name(l, i)));
+      json_object_object_add(
+          item, "server", json_object_new_string(mcp_tool_list_server(l, i)));
+      json_object_object_add(item, "tool",
+                             json_object_new_string(mcp_tool_list_tool(l, i)));
+      json_object_object_add(
+          item, "deferred",
+          json_object_new_boolean(mcp_tool_list_deferred(l, i)));
+      /* Then the tool's own fields: description, inputSchema, ... */
+      json_object *t = json_tokener_parse(mcp_tool_list_json(l, i));
+      if (json_object_is_type(t, json_type_object)) {
+        json_object_object_foreach(t, key, val) {
+          if (strcmp(key, "name") != 0)
+            json_object_object_add(item, key, json_object_get(val));
+        }
+      }
+      json_object_put(t);
+      json_object_array_add(out, item);
+    }
+    print_json_object(out);
+    json_object_put(out);
+  } else {
+    size_t w_server = strlen("SERVER"), w_tool = strlen("TOOL");
+    size_t w_name = strlen("NAME"), rows = 0;
+    for (size_t i = 0; i < n; i++) {
+      if (!selected(mcp_tool_list_server(l, i))) continue;
+      size_t a = strlen(mcp_tool_list_server(l, i));
+      size_t b = strlen(mcp_tool_list_tool(l, i));
+      size_t c = strlen(mcp_tool_list_name(l, i));
+      if (a > w_server) w_server = a;
+      if (b > w_tool) w_tool = b;
+      if (c > w_name) w_name = c;
+      rows++;
+    }
+    if (rows) {
+      printf("%-*s  %-*s  %-*s  %s\n", (int)w_server, "SERVER", (int)w_tool,
+             "TOOL", (int)w_name, "NAME", "DESCRIPTION");
+    }
+    for (size_t i = 0; i < n; i++) {
+      if (!selected(mcp_tool_list_server(l, i))) continue;
+      json_object *t = json_tokener_parse(mcp_tool_list_json(l, i));
+      const char *desc = jstring(t, "description");
+      print_cell(mcp_tool_list_server(l, i), w_server);
+      fputs("  ", stdout);
+      print_cell(mcp_tool_list_tool(l, i), w_tool);
+      fputs("  ", stdout);
+      bool deferred = mcp_tool_list_deferred(l, i);
+      size_t dlen = desc ? strcspn(desc, "\r\n") : 0;
+      if (deferred || dlen) {
+        print_cell(mcp_tool_list_name(l, i), w_name);
+        fputs("  ", stdout);
+      } else {
+        print_clean(mcp_tool_list_name(l, i), SIZE_MAX);
+      }
+      if (deferred) fputs(dlen ? "(deferred) " : "(deferred)", stdout);
+      print_clean(desc ? desc : "", dlen);
+      putchar('\n');
+      json_object_put(t);
+    }
+  }
+  fflush(stdout);
+  mcp_tool_list_unref(l);
+
+  struct status st;
+  if (!status_load(&st)) return EXIT_CONNECTION;
+  int rc = EXIT_OK;
+  for (size_t i = 0; i < st.n; i++) {
+    const struct srv *s = &st.v[i];
+    if (!s->selected || !enabled(s) || state_is(s, "ready")) continue;
+    if (!wait && !settled(s)) {
+      if (!g_cli.quiet)
+        complain("%s: still connecting; %s", s->name,
+                 state_is(s, "deferred")
+                     ? "its tools come from the cache (deferred)"
+                     : "its tools are not listed yet");
+      continue;
+    }
+    report_server("", s);
+    rc = EXIT_CONNECTION;
+  }
+  status_free(&st);
+  return rc;
+}
+
+/* ---- servers ---------------------------------------------------------- */
+
+static int cmd_servers(bool as_json, bool check, bool wait) {
+  if (wait) wait_for(servers_settled, NULL, settle_deadline());
+  struct status st;
+  if (!status_load(&st)) return EXIT_CONNECTION;
+  if (as_json) {
+    json_object *out = json_object_new_array();
+    for (size_t i = 0; i < json_object_array_length(st.arr); i++) {
+      json_object *o = json_object_array_get_idx(st.arr, i);
+      const char *name = jstring(o, "name");
+      if (name && selected(name))
+        json_object_array_add(out, json_object_get(o));
+    }
+    print_json_object(out);
+    json_object_put(out);
+  } else {
+    size_t w_name = strlen("NAME"), w_type = strlen("TYPE");
+    size_t w_state = strlen("STATE");
+    for (size_t i = 0; i < st.n; i++) {
+      const struct srv *s = &st.v[i];
+      if (!s->selected) continue;
+      if (strlen(s->name) > w_name) w_name = strlen(s->name);
+      if (s->type && strlen(s->type) > w_type) w_type = strlen(s->type);
+      if (strlen(s->state) > w_state) w_state = strlen(s->state);
+    }
+    printf("%-*s  %-*s  %-*s  %5s  %s\n", (int)w_name, "NAME", (int)w_type,
+           "TYPE", (int)w_state, "STATE", "TOOLS", "LAST ERROR");
+    for (size_t i = 0; i < st.n; i++) {
+      const struct srv *s = &st.v[i];
+      if (!s->selected) continue;
+      print_cell(s->name, w_name);
+      fputs("  ", stdout);
+      print_cell(s->type ? s->type : "-", w_type);
+      fputs("  ", stdout);
+      print_cell(s->state, w_state);
+      printf("  %5lld", (long long)s->tools);
+      if (s->last_error) {
+        fputs("  ", stdout);
+        print_clean(s->last_error, strcspn(s->last_error, "\r\n"));
+      }
+      putchar('\n');
+    }
+    fflush(stdout);
+  }
+
+  int rc = EXIT_OK;
+  if (check) {
+    struct sbuf why = {0};
+    for (size_t i = 0; i < st.n; i++) {
+      const struct srv *s = &st.v[i];
+      if (!s->selected || !enabled(s) || state_is(s, "ready")) continue;
+      sbuf_add(&why, "%s%s (%s)", why.len ? ", " : "", s->name, s->state);
+    }
+    if (why.len) {
+      complain("not ready: %s", why.s);
+      rc = EXIT_CONNECTION;
+    }
+    free(why.s);
+  }
+  status_free(&st);
+  return rc;
+}
+
+/* ---- ping ------------------------------------------------------------- */
+
+struct ping_job {
+  const char *name;
+  mcp_status status;
+  mcp_error err;
+  double ms;
+  pthread_t thread;
+};
+
+static void *ping_run(void *arg) {
+  struct ping_job *j = arg;
+  mcp_call_options *co = new_call_options();
+  char *result = NULL;
+  struct timespec a, b;
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  j->status = co ? mcp_manager_request(g_mgr, j->name, "ping", NULL, co,
+                                       &result, &j->err)
+                 : MCP_ENOMEM;
+  clock_gettime(CLOCK_MONOTONIC, &b);
+  j->ms = (double)(b.tv_sec - a.tv_sec) * 1e3 +
+          (double)(b.tv_nsec - a.tv_nsec) / 1e6;
+  mcp_free(result);
+  mcp_call_options_free(co);
+  return NULL;
+}
+
+static int cmd_ping(void) {
+  wait_for(servers_settled, NULL, settle_deadline());
+  struct status st;
+  if (!status_load(&st)) return EXIT_CONNECTION;
+  struct ping_job *jobs = xmalloc(st.n * sizeof(*jobs));
+  bool *threaded = xmalloc(st.n * sizeof(*threaded));
+  size_t n = 0;
+  for (size_t i = 0; i < st.n; i++) {
+    const struct srv *s = &st.v[i];
+    if (!s->selected || !state_is(s, "ready")) continue;
+    memset(&jobs[n], 0, sizeof(jobs[n]));
+    jobs[n++].name = s->name;
+  }
+  atomic_store(&g_cancellable, true);
+  for (size_t i = 0; i < n; i++)
+    threaded[i] = n > 1 && pthread_create(&jobs[i].thread, NULL, ping_run,
+                                          &jobs[i]) == 0;
+  for (size_t i = 0; i < n; i++) {
+    if (threaded[i])
+      pthread_join(jobs[i].thread, NULL);
+    else
+      ping_run(&jobs[i]);
+  }
+  atomic_store(&g_cancellable, false);
+
+  int rc = EXIT_OK;
+  for (size_t i = 0; i < n; i++)
+    if (jobs[i].status == MCP_OK)
+      printf("%s: ok (%.2f ms)\n", jobs[i].name, jobs[i].ms);
+  fflush(stdout);
+  for (size_t i = 0; i < n; i++) {
+    if (jobs[i].status == MCP_OK) continue;
+    report("", jobs[i].name, "ping", jobs[i].status, &jobs[i].err);
+    if (rc == EXIT_OK) rc = exit_code(jobs[i].status);
+  }
+  for (size_t i = 0; i < st.n; i++) {
+    const struct srv *s = &st.v[i];
+    if (!s->selected || !enabled(s) || state_is(s, "ready")) continue;
+    report_server("", s);
+    if (rc == EXIT_OK) rc = EXIT_CONNECTION;
+  }
+  for (size_t i = 0; i < n; i++) mcp_error_clear(&jobs[i].err);
+  free(threaded);
+  free(jobs);
+  status_free(&st);
+  return rc;
+}
+
+/* ---- request ---------------------------------------------------------- */
+
+/*
+ * Waits for |name| to settle.  Returns true when it is ready; else prints
+ * why it is not and sets *rc.
+ */
+static bool server_ready(const char *name, int *rc) {
+  wait_for(servers_settled, (void *)name, settle_deadline());
+  struct status st;
+  if (!status_load(&st)) {
+    *rc = EXIT_CONNECTION;
+    return false;
+  }
+  const struct srv *s = status_find(&st, name);
+  bool ok = s && state_is(s, "ready");
+  if (!ok && s) {
+    report_server("", s);
+    *rc = enabled(s) ? EXIT_CONNECTION : EXIT_USAGE;
+  } else if (!ok) {
+    complain("no server named %s", name);
+    *rc = EXIT_USAGE;
+  }
+  status_free(&st);
+  return ok;
+}
+
+static int cmd_request(const char *method, const char *params) {
+  struct status st;
+  if (!status_load(&st)) return EXIT_CONNECTION;
+  size_t n = 0;
+  const struct srv *only = NULL;
+  for (size_t i = 0; i < st.n; i++)
+    if (st.v[i].selected && enabled(&st.v[i])) {
+      only = &st.v[i];
+      n++;
+    }
+  char *name = n == 1 ? xstrdup(only->name) : NULL;
+  status_free(&st);
+  if (!name) {
+    complain("request needs exactly one server, but %zu are configured; "
+             "choose one with --server NAME", n);
+    return EXIT_USAGE;
+  }
+  int rc = EXIT_OK;
+  if (!server_ready(name, &rc)) {
+    free(name);
+    return rc;
+  }
+  mcp_error err = MCP_ERROR_INIT;
+  char *result = NULL;
+  mcp_call_options *co = new_call_options();
+  atomic_store(&g_cancellable, true);
+  mcp_status s = co ? mcp_manager_request(g_mgr, name, method, params, co,
+                                          &result, &err)
+                    : MCP_ENOMEM;
+  atomic_store(&g_cancellable, false);
+  mcp_call_options_free(co);
+  if (s == MCP_OK) {
+    print_json(result);
+  } else {
+    report("", name, method, s, &err);
+    rc = exit_code(s);
+  }
+  mcp_free(result);
+  mcp_error_clear(&err);
+  free(name);
+  return rc;
 }
 
 /* ---- call ------------------------------------------------------------- */
 
-static bool has_tool(json_object *tools, const char *name) {
-  for (size_t j = 0; j < json_object_array_length(tools); j++) {
-    const char *n = tool_string(json_object_array_get_idx(tools, j), "name");
-    if (n && strcmp(n, name) == 0) return true;
-  }
-  return false;
+/* "a, b, c": the tools of |server| in |l|; a new string. */
+static char *tool_names(mcp_tool_list *l, const char *server) {
+  struct sbuf b = {0};
+  sbuf_add(&b, "%s", "");
+  for (size_t i = 0; i < mcp_tool_list_count(l); i++)
+    if (strcmp(mcp_tool_list_server(l, i), server) == 0)
+      sbuf_add(&b, "%s%s", b.len ? ", " : "", mcp_tool_list_tool(l, i));
+  return b.s;
 }
 
-/* "a, b, c" of the tool names; a new string. */
-static char *tool_names(json_object *tools) {
-  size_t cap = 64, len = 0;
-  char *s = xmalloc(cap);
-  s[0] = '\0';
-  for (size_t j = 0; j < json_object_array_length(tools); j++) {
-    const char *n = tool_string(json_object_array_get_idx(tools, j), "name");
-    if (!n) continue;
-    size_t need = len + strlen(n) + 3;
-    if (need > cap) s = xrealloc(s, cap = need * 2);
-    len += (size_t)sprintf(s + len, "%s%s", len ? ", " : "", n);
-  }
-  return s;
-}
-
-/*
- * Picks the server of |tool|: an explicit SERVER/ prefix, else the only
- * server that lists the tool.  Returns the index in |conns| or -1 after
- * setting *rc and complaining.
- */
-static int route_tool(struct conn *conns, size_t n, bool explicit_server,
-                      const char *tool, int *rc) {
-  if (explicit_server) {
-    struct conn *c = &conns[0];
-    if (c->status == MCP_ERPC && c->client) return 0; /* no tools/list: try */
-    if (c->status != MCP_OK) {
-      report_conn("", c);
-      *rc = exit_code(c->status);
-      return -1;
-    }
-    if (has_tool(c->tools, tool)) return 0;
-    char *names = tool_names(c->tools);
-    complain("unknown tool '%s' on server %s (it has: %s)", tool, c->def->name,
-             *names ? names : "no tools");
-    free(names);
-    *rc = EXIT_USAGE;
-    return -1;
-  }
-
-  int found = -1;
-  size_t matches = 0, failed = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (conns[i].status != MCP_OK) {
-      failed++;
-      continue;
-    }
-    if (has_tool(conns[i].tools, tool)) {
-      if (found < 0) found = (int)i;
-      matches++;
-    }
-  }
-  if (matches == 1) {
-    for (size_t i = 0; i < n && !g_cli.quiet; i++)
-      if (conns[i].status != MCP_OK) report_conn("warning: ", &conns[i]);
-    return found;
-  }
-  if (matches > 1) {
-    size_t cap = 256, len = 0;
-    char *list = xmalloc(cap);
-    list[0] = '\0';
-    for (size_t i = 0; i < n; i++) {
-      if (conns[i].status != MCP_OK || !has_tool(conns[i].tools, tool)) continue;
-      size_t need = len + strlen(conns[i].def->name) + strlen(tool) + 4;
-      if (need > cap) list = xrealloc(list, cap = need * 2);
-      len += (size_t)sprintf(list + len, "%s%s/%s", len ? ", " : "",
-                             conns[i].def->name, tool);
-    }
-    complain("tool '%s' is ambiguous; use one of: %s", tool, list);
-    free(list);
-    *rc = EXIT_USAGE;
-    return -1;
-  }
-  if (failed) {
-    /* The tool may live on a server we could not reach. */
-    for (size_t i = 0; i < n; i++)
-      if (conns[i].status != MCP_OK) {
-        report_conn("", &conns[i]);
-        *rc = exit_code(conns[i].status);
-        break;
-      }
-    return -1;
-  }
-  if (n == 1) {
-    char *names = tool_names(conns[0].tools);
-    complain("unknown tool '%s' on server %s (it has: %s)", tool,
-             conns[0].def->name, *names ? names : "no tools");
-    free(names);
-  } else {
-    complain("unknown tool '%s': no server has it", tool);
-  }
-  *rc = EXIT_USAGE;
-  return -1;
+/* Done-predicate: |arg| is a public name in the list, or all settled. */
+static bool call_resolvable(void *arg) {
+  const char *name = arg;
+  mcp_tool_list *l = mcp_manager_tools(g_mgr);
+  bool found = false;
+  for (size_t i = 0; !found && i < mcp_tool_list_count(l); i++)
+    found = strcmp(mcp_tool_list_name(l, i), name) == 0 &&
+            selected(mcp_tool_list_server(l, i));
+  mcp_tool_list_unref(l);
+  return found || servers_settled(NULL);
 }
 
 /* The text of the first text item of a CallToolResult; a new string. */
@@ -1080,12 +1964,12 @@ static char *first_text(const char *result) {
   char why[64];
   json_object *obj, *content, *text = NULL;
   if (!result) return NULL;
-  obj = parse_json(result, strlen(result), why, sizeof(why));
+  obj = parse_json(result, strlen(result), false, why, sizeof(why));
   if (json_object_object_get_ex(obj, "content", &content) &&
       json_object_is_type(content, json_type_array))
     for (size_t i = 0; !text && i < json_object_array_length(content); i++) {
       json_object *item = json_object_array_get_idx(content, i);
-      const char *type = tool_string(item, "type");
+      const char *type = jstring(item, "type");
       if (type && strcmp(type, "text") == 0)
         json_object_object_get_ex(item, "text", &text);
     }
@@ -1096,186 +1980,206 @@ static char *first_text(const char *result) {
   return s;
 }
 
-static int cmd_call(const char *spec, const char *args) {
-  /* SERVER/TOOL when the prefix names a server in use; else a bare name. */
-  struct server_def *only = NULL;
-  const char *tool = spec;
+/*
+ * Finds the server and tool |spec| names: SERVER/TOOL when SERVER is a
+ * server in use, else a public name, else a bare tool name that exactly
+ * one server has.  Returns an exit code; on EXIT_OK *server and *tool are
+ * new strings.
+ */
+static int resolve_tool(const char *spec, char **server, char **tool) {
+  *server = *tool = NULL;
   const char *slash = strchr(spec, '/');
   if (slash) {
-    struct server_def *d = find_def(&g_cli, spec, (size_t)(slash - spec));
-    if (d && d->selected) {
-      only = d;
-      tool = slash + 1;
+    struct status st;
+    if (!status_load(&st)) return EXIT_CONNECTION;
+    char *prefix = xstrndup(spec, (size_t)(slash - spec));
+    const struct srv *s = status_find(&st, prefix);
+    bool is_server = s && s->selected;
+    status_free(&st);
+    if (is_server) {
+      if (!slash[1]) {
+        free(prefix);
+        complain("call: empty tool name in '%s'", spec);
+        return EXIT_USAGE;
+      }
+      int rc = EXIT_OK;
+      if (!server_ready(prefix, &rc)) {
+        free(prefix);
+        return rc;
+      }
+      mcp_tool_list *l = mcp_manager_tools(g_mgr);
+      bool found = false;
+      for (size_t i = 0; !found && i < mcp_tool_list_count(l); i++)
+        found = strcmp(mcp_tool_list_server(l, i), prefix) == 0 &&
+                strcmp(mcp_tool_list_tool(l, i), slash + 1) == 0;
+      if (!found) {
+        char *names = tool_names(l, prefix);
+        complain("unknown tool '%s' on server %s (it has: %s)", slash + 1,
+                 prefix, *names ? names : "no tools");
+        free(names);
+        free(prefix);
+        mcp_tool_list_unref(l);
+        return EXIT_USAGE;
+      }
+      mcp_tool_list_unref(l);
+      *server = prefix;
+      *tool = xstrdup(slash + 1);
+      return EXIT_OK;
     }
+    free(prefix);
   }
-  if (!*tool) {
-    complain("call: empty tool name in '%s'", spec);
+
+  wait_for(call_resolvable, (void *)spec, settle_deadline());
+  mcp_tool_list *l = mcp_manager_tools(g_mgr);
+  size_t n = mcp_tool_list_count(l), matches = 0, found = 0;
+  for (size_t i = 0; i < n; i++)
+    if (selected(mcp_tool_list_server(l, i)) &&
+        strcmp(mcp_tool_list_name(l, i), spec) == 0) {
+      *server = xstrdup(mcp_tool_list_server(l, i));
+      *tool = xstrdup(mcp_tool_list_tool(l, i));
+      mcp_tool_list_unref(l);
+      return EXIT_OK;
+    }
+  for (size_t i = 0; i < n; i++)
+    if (selected(mcp_tool_list_server(l, i)) &&
+        strcmp(mcp_tool_list_tool(l, i), spec) == 0) {
+      if (!matches) found = i;
+      matches++;
+    }
+  int rc = EXIT_USAGE;
+  if (matches == 1) {
+    *server = xstrdup(mcp_tool_list_server(l, found));
+    *tool = xstrdup(mcp_tool_list_tool(l, found));
+    rc = EXIT_OK;
+  } else if (matches > 1) {
+    struct sbuf list = {0};
+    for (size_t i = 0; i < n; i++)
+      if (selected(mcp_tool_list_server(l, i)) &&
+          strcmp(mcp_tool_list_tool(l, i), spec) == 0)
+        sbuf_add(&list, "%s%s/%s", list.len ? ", " : "",
+                 mcp_tool_list_server(l, i), spec);
+    complain("tool '%s' is ambiguous; use one of: %s", spec, list.s);
+    free(list.s);
+  } else {
+    /* The tool may live on a server that is not up. */
+    struct status st;
+    if (!status_load(&st)) {
+      mcp_tool_list_unref(l);
+      return EXIT_CONNECTION;
+    }
+    const struct srv *down = NULL, *one = NULL;
+    size_t n_used = 0;
+    for (size_t i = 0; i < st.n; i++) {
+      const struct srv *s = &st.v[i];
+      if (!s->selected || !enabled(s)) continue;
+      n_used++;
+      one = s;
+      if (!down && !state_is(s, "ready")) down = s;
+    }
+    if (down) {
+      report_server("", down);
+      rc = EXIT_CONNECTION;
+    } else if (n_used == 1) {
+      char *names = tool_names(l, one->name);
+      complain("unknown tool '%s' on server %s (it has: %s)", spec, one->name,
+               *names ? names : "no tools");
+      free(names);
+    } else {
+      complain("unknown tool '%s': no server has it", spec);
+    }
+    status_free(&st);
+  }
+  mcp_tool_list_unref(l);
+  return rc;
+}
+
+static int cmd_call(const char *spec, const char *args) {
+  if (!*spec) {
+    complain("call: empty tool name");
     return EXIT_USAGE;
   }
+  char *server, *tool;
+  int rc = resolve_tool(spec, &server, &tool);
+  if (rc != EXIT_OK) return rc;
 
-  size_t n;
-  struct conn *conns = make_conns(JOB_LIST, only, &n);
-  run_conns(conns, n);
-  int rc = EXIT_OK;
-  int idx = route_tool(conns, n, only != NULL, tool, &rc);
-  if (idx < 0) {
-    free_conns(conns, n);
-    return rc;
-  }
-
-  struct conn *c = &conns[idx];
   mcp_call_options *co = new_call_options();
   if (!co) {
     complain("out of memory");
-    free_conns(conns, n);
+    free(server);
+    free(tool);
     return EXIT_CONNECTION;
   }
   bool show_progress = !g_cli.quiet && isatty(STDERR_FILENO);
   if (show_progress) mcp_call_options_set_progress(co, on_progress, NULL);
 
+  size_t len = strlen(server) + strlen(tool) + 2;
+  char *target = xmalloc(len);
+  snprintf(target, len, "%s/%s", server, tool);
   char step[320];
   snprintf(step, sizeof(step), "tools/call %.300s", tool);
   mcp_error err = MCP_ERROR_INIT;
   char *result = NULL;
-  mcp_status st = mcp_client_call_tool(c->client, tool, args, co, &result, &err);
+  atomic_store(&g_cancellable, true);
+  mcp_status st = mcp_manager_call_tool(g_mgr, target, args, co, &result, &err);
+  atomic_store(&g_cancellable, false);
   mcp_call_options_free(co);
   if (show_progress) end_progress();
 
   if (result) print_json(result);
   if (st == MCP_ETOOLERROR) {
     char *text = err.message ? NULL : first_text(result);
-    complain("%s: tool %s reported an error: %s", c->def->name, tool,
+    complain("%s: tool %s reported an error: %s", server, tool,
              err.message ? err.message : text ? text : "(no text)");
     free(text);
   } else if (st != MCP_OK) {
-    report("", c->def->name, step, st, &err, NULL);
+    report("", server, step, st, &err);
   }
   rc = exit_code(st);
   mcp_free(result);
   mcp_error_clear(&err);
-  free_conns(conns, n);
+  free(target);
+  free(server);
+  free(tool);
   return rc;
 }
 
 /* ---- main ------------------------------------------------------------- */
 
-enum { OPT_STDIO = 256, OPT_NAME, OPT_CONFIG, OPT_TIMEOUT, OPT_VERSION };
-
-static const struct option long_options[] = {
-    {"stdio", required_argument, NULL, OPT_STDIO},
-    {"name", required_argument, NULL, OPT_NAME},
-    {"config", required_argument, NULL, OPT_CONFIG},
-    {"server", required_argument, NULL, 's'},
-    {"timeout", required_argument, NULL, OPT_TIMEOUT},
-    {"quiet", no_argument, NULL, 'q'},
-    {"verbose", no_argument, NULL, 'v'},
-    {"help", no_argument, NULL, 'h'},
-    {"version", no_argument, NULL, OPT_VERSION},
-    {NULL, 0, NULL, 0}};
-
-static void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-
-static void usage_error(const char *fmt, ...) {
-  char line[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(line, sizeof(line), fmt, ap);
-  va_end(ap);
-  complain("%s (see " PROG " --help)", line);
-  exit(EXIT_USAGE);
-}
-
 /* Checks that |text| is a JSON object; exits 2 otherwise. */
 static void check_json_object(const char *what, const char *text) {
   char why[256];
-  json_object *obj = parse_json(text, strlen(text), why, sizeof(why));
+  json_object *obj = parse_json(text, strlen(text), true, why, sizeof(why));
   if (!obj) usage_error("%s is not valid JSON: %s", what, why);
-  bool ok = is_object(obj);
+  bool ok = json_object_is_type(obj, json_type_object);
   json_object_put(obj);
   if (!ok) usage_error("%s must be a JSON object", what);
 }
 
-static void parse_options(int argc, char **argv) {
-  bool last_was_stdio = false;
-  int opt;
-  opterr = 0;
-  g_cli.timeout_ms = DEFAULT_TIMEOUT_MS;
-  while ((opt = getopt_long(argc, argv, "+:s:qvh", long_options, NULL)) != -1) {
-    bool was_stdio = last_was_stdio;
-    last_was_stdio = false;
-    switch (opt) {
-    case OPT_STDIO:
-      g_cli.any_source = true;
-      add_stdio_def(&g_cli, optarg);
-      last_was_stdio = true;
-      break;
-    case OPT_NAME:
-      rename_last_stdio(&g_cli, optarg, was_stdio);
-      break;
-    case OPT_CONFIG:
-      g_cli.any_source = true;
-      load_config(&g_cli, optarg);
-      break;
-    case 's':
-      strv_push(&g_cli.only, xstrdup(optarg));
-      break;
-    case OPT_TIMEOUT: {
-      char *end;
-      errno = 0;
-      long long ms = strtoll(optarg, &end, 10);
-      if (errno || end == optarg || *end || ms < 0 || ms > INT32_MAX)
-        usage_error("--timeout needs a number of milliseconds, not '%s'",
-                    optarg);
-      g_cli.timeout_ms = ms;
-      break;
-    }
-    case 'q':
-      g_cli.quiet = true;
-      break;
-    case 'v':
-      g_cli.verbose = true;
-      break;
-    case 'h':
-      usage(stdout);
-      exit(EXIT_OK);
-    case OPT_VERSION:
-      printf(PROG " %s (libmcpconn %s)\n", MCP_VERSION, mcp_version());
-      exit(EXIT_OK);
-    case ':':
-      usage_error("option '%s' needs a value", argv[optind - 1]);
-    default:
-      if (optopt && optopt < 256)
-        usage_error("unknown option '-%c'", optopt);
-      usage_error("unknown option '%s'", argv[optind - 1]);
-    }
-  }
-}
+/* The flags of `tools` and `servers`. */
+struct listing {
+  bool json;
+  bool check;
+  int wait; /* 1 --wait, 0 --no-wait, -1 the default */
+};
 
-/* Marks the servers this run uses; exits 2 on an unknown --server. */
-static void select_servers(void) {
-  for (size_t i = 0; i < g_cli.n_defs; i++)
-    g_cli.defs[i].selected = g_cli.only.n == 0;
-  for (size_t i = 0; i < g_cli.only.n; i++) {
-    const char *name = g_cli.only.v[i];
-    struct server_def *d = find_def(&g_cli, name, strlen(name));
-    if (!d) usage_error("--server %s: no server has that name", name);
-    d->selected = true;
+static void parse_listing(const char *cmd, char **args, int nargs,
+                          bool allow_check, struct listing *out) {
+  out->json = out->check = false;
+  out->wait = -1;
+  for (int i = 0; i < nargs; i++) {
+    if (strcmp(args[i], "--json") == 0)
+      out->json = true;
+    else if (allow_check && strcmp(args[i], "--check") == 0)
+      out->check = true;
+    else if (strcmp(args[i], "--wait") == 0)
+      out->wait = 1;
+    else if (strcmp(args[i], "--no-wait") == 0)
+      out->wait = 0;
+    else
+      usage_error("%s: unexpected argument '%s'", cmd, args[i]);
   }
-}
-
-static void use_demo_server(void) {
-  char *path = find_demo_server();
-  if (!path) {
-    complain("no server configured, and the bundled demo server (" DEMO_SERVER_PROG
-             ") was not found; set MCPCONN_DEMO_SERVER or use --stdio or "
-             "--config");
-    exit(EXIT_CONNECTION);
-  }
-  if (!g_cli.quiet)
-    complain("no server configured; using the bundled demo server (%s)", path);
-  struct server_def *d = add_def(&g_cli);
-  d->name = xstrdup(DEMO_SERVER_NAME);
-  strv_push(&d->argv, path);
+  /* Scripts get complete lists; a person at a terminal gets them fast. */
+  if (out->wait < 0) out->wait = out->check || !isatty(STDOUT_FILENO);
 }
 
 int main(int argc, char **argv) {
@@ -1283,22 +2187,23 @@ int main(int argc, char **argv) {
   sigaddset(&g_sigint_set, SIGINT);
   /* A closed stdout shows up as a write error, not a signal. */
   signal(SIGPIPE, SIG_IGN);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&g_ev.cond, &ca);
+  pthread_condattr_destroy(&ca);
 
   parse_options(argc, argv);
-  check_unique_names(&g_cli);
   if (optind >= argc) usage_error("no command given");
   const char *cmd = argv[optind];
   char **args = argv + optind + 1;
   int nargs = argc - optind - 1;
 
-  bool tools_json = false;
+  struct listing lf = {false, false, -1};
   if (strcmp(cmd, "tools") == 0) {
-    for (int i = 0; i < nargs; i++) {
-      if (strcmp(args[i], "--json") == 0)
-        tools_json = true;
-      else
-        usage_error("tools: unexpected argument '%s'", args[i]);
-    }
+    parse_listing(cmd, args, nargs, false, &lf);
+  } else if (strcmp(cmd, "servers") == 0) {
+    parse_listing(cmd, args, nargs, true, &lf);
   } else if (strcmp(cmd, "call") == 0) {
     if (nargs < 1 || nargs > 2) usage_error("usage: call TOOL [ARGS_JSON]");
     if (nargs == 2) check_json_object("ARGS_JSON", args[1]);
@@ -1312,36 +2217,33 @@ int main(int argc, char **argv) {
     usage_error("unknown command '%s'", cmd);
   }
 
-  if (!g_cli.any_source) {
-    use_demo_server();
-  } else if (g_cli.n_defs == 0) {
-    complain("no servers: the configuration has none that is enabled");
-    return EXIT_USAGE;
-  }
-  select_servers();
-
   g_cancel = mcp_cancel_new();
   if (!g_cancel) {
     complain("out of memory");
     return EXIT_CONNECTION;
   }
-  /* Before any other thread exists (the library starts its threads when a
-   * client connects), so every thread inherits the mask and SIGINT reaches
-   * only sigwait(). */
+  /* Before any other thread exists (the manager starts its threads in
+   * mcp_manager_start), so every thread inherits the mask and SIGINT
+   * reaches only sigwait(). */
   pthread_sigmask(SIG_BLOCK, &g_sigint_set, NULL);
   pthread_t sig_thread;
   bool sig_thread_started =
       pthread_create(&sig_thread, NULL, signal_thread, NULL) == 0;
 
-  int rc;
-  if (strcmp(cmd, "tools") == 0)
-    rc = cmd_tools(tools_json);
-  else if (strcmp(cmd, "call") == 0)
+  int rc = setup(strcmp(cmd, "servers") == 0);
+  if (rc != EXIT_OK) {
+    /* setup() said why. */
+  } else if (strcmp(cmd, "tools") == 0) {
+    rc = cmd_tools(lf.json, lf.wait);
+  } else if (strcmp(cmd, "servers") == 0) {
+    rc = cmd_servers(lf.json, lf.check, lf.wait);
+  } else if (strcmp(cmd, "call") == 0) {
     rc = cmd_call(args[0], nargs == 2 ? args[1] : NULL);
-  else if (strcmp(cmd, "ping") == 0)
+  } else if (strcmp(cmd, "ping") == 0) {
     rc = cmd_ping();
-  else
+  } else {
     rc = cmd_request(args[0], nargs == 2 ? args[1] : NULL);
+  }
 
   if (sig_thread_started) {
     atomic_store(&g_quitting, true);
@@ -1354,7 +2256,16 @@ int main(int argc, char **argv) {
       rc = EXIT_CONNECTION;
     }
   }
+  if (g_mgr && connects_pending()) {
+    /* mcp_manager_free() would wait for those connects to end (up to
+     * their timeout) although we are done: leave now.  Our pipes close
+     * with us, so stdio servers see EOF and exit. */
+    fflush(stderr);
+    _exit(rc);
+  }
+  mcp_manager_free(g_mgr);
+  ev_reset();
   mcp_cancel_unref(g_cancel);
-  free_defs(&g_cli);
+  free_cli(&g_cli);
   return rc;
 }

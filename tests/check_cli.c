@@ -2,16 +2,26 @@
  * check_cli.c: the demo server, driven directly over pipes, and the mcpconn
  * command-line tool, run as a subprocess with its output and exit status
  * captured.  Peers come from the environment (see Makefile.am):
- * MCP_DEMO_SERVER and MCPCONN_BIN.
+ * MCP_DEMO_SERVER and MCPCONN_BIN; the HTTP tests run the TypeScript SDK
+ * server tests/interop/sdk-server.mjs (check_interop_util.h: they fail,
+ * never skip, when node or the packages are missing).
+ *
+ * Every CLI run is hermetic: HOME, XDG_CONFIG_HOME and XDG_CACHE_HOME
+ * point into a scratch directory made per test, and the CLI runs in a
+ * directory holding .git, so discovery never reads the developer's files.
  */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -19,6 +29,7 @@
 
 #include <json-c/json.h>
 
+#include "check_interop_util.h"
 #include "check_util.h"
 
 /* Generous: sanitizer builds start slowly. */
@@ -37,6 +48,9 @@ struct child {
   size_t len;
   size_t cap;
 };
+
+/* The working directory of children, or NULL for ours. */
+static const char *g_child_cwd;
 
 /* Starts |argv| with piped stdin and stdout; stderr to a pipe if asked. */
 static void child_start(struct child *c, char *const argv[], bool pipe_err) {
@@ -57,6 +71,7 @@ static void child_start(struct child *c, char *const argv[], bool pipe_err) {
       if (null >= 0) dup2(null, 2);
     }
     for (int fd = 3; fd < 256; fd++) close(fd);
+    if (g_child_cwd && chdir(g_child_cwd) != 0) _exit(126);
     execv(argv[0], argv);
     _exit(127);
   }
@@ -740,17 +755,78 @@ static json_object *parse_out(const struct run *r) {
   return obj;
 }
 
-/* Writes |text| to a new file in the test directory; returns its path. */
-static char *write_temp(const char *name, const char *text) {
-  const char *dir = getenv("MCP_TEST_TMPDIR");
+/*
+ * The scratch directory of the running test (the CLI tests' fixture makes
+ * it and removes it): home/ is HOME (with .config and .cache, the XDG
+ * directories) and work/, which holds .git, is the CLI's working directory.
+ */
+static char g_dir[1024];
+static char g_home[1100];
+static char g_work[1100];
+
+static void make_dir(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void make_dir(const char *fmt, ...) {
+  char path[4096];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(path, sizeof(path), fmt, ap);
+  va_end(ap);
+  ck_assert_msg(mkdir(path, 0700) == 0 || errno == EEXIST, "mkdir %s: %s",
+                path, strerror(errno));
+}
+
+static void cli_setup(void) {
+  interop_mkdtemp(g_dir, sizeof(g_dir), "check_cli");
+  snprintf(g_home, sizeof(g_home), "%s/home", g_dir);
+  snprintf(g_work, sizeof(g_work), "%s/work", g_dir);
+  make_dir("%s", g_home);
+  make_dir("%s/.config", g_home);
+  make_dir("%s/.cache", g_home);
+  make_dir("%s", g_work);
+  make_dir("%s/.git", g_work);
+  setenv("HOME", g_home, 1);
+  char xdg[1200];
+  snprintf(xdg, sizeof(xdg), "%s/.config", g_home);
+  setenv("XDG_CONFIG_HOME", xdg, 1);
+  snprintf(xdg, sizeof(xdg), "%s/.cache", g_home);
+  setenv("XDG_CACHE_HOME", xdg, 1);
+  g_child_cwd = g_work;
+}
+
+static void cli_teardown(void) {
+  g_child_cwd = NULL;
+  if (g_dir[0]) interop_rm_rf(g_dir);
+  g_dir[0] = '\0';
+}
+
+/* Writes |text| to |path| (a printf format), making the directories on the
+ * way; returns the path (a new string). */
+static char *write_file(const char *text, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static char *write_file(const char *text, const char *fmt, ...) {
   char *path = malloc(4096);
-  snprintf(path, 4096, "%s/check_cli-%d-%s", dir && *dir ? dir : "/tmp",
-           (int)getpid(), name);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(path, 4096, fmt, ap);
+  va_end(ap);
+  for (char *p = strchr(path + 1, '/'); p; p = strchr(p + 1, '/')) {
+    *p = '\0';
+    ck_assert_msg(mkdir(path, 0700) == 0 || errno == EEXIST, "mkdir %s: %s",
+                  path, strerror(errno));
+    *p = '/';
+  }
   FILE *f = fopen(path, "w");
-  ck_assert_ptr_nonnull(f);
+  ck_assert_msg(f != NULL, "%s: %s", path, strerror(errno));
   fputs(text, f);
   fclose(f);
   return path;
+}
+
+/* Writes |text| to a new file in the test directory; returns its path. */
+static char *write_temp(const char *name, const char *text) {
+  return write_file(text, "%s/%s", g_dir, name);
 }
 
 /* A config naming the demo server twice, as a and b. */
@@ -792,10 +868,17 @@ START_TEST(test_cli_tools_json) {
   json_object *a = parse_out(&r);
   ck_assert(json_object_is_type(a, json_type_array));
   ck_assert_int_eq(json_object_array_length(a), 4);
+  /* Sorted by public name: mcp__demo_add, _echo, _fail, _sleep. */
+  const char *tools[] = {"add", "echo", "fail", "sleep"};
   for (size_t i = 0; i < 4; i++) {
     json_object *t = json_object_array_get_idx(a, i);
+    char name[64];
+    snprintf(name, sizeof(name), "mcp__demo_%s", tools[i]);
     ck_assert_str_eq(jstr(t, "server"), "demo");
-    ck_assert_ptr_nonnull(jstr(t, "name"));
+    ck_assert_str_eq(jstr(t, "tool"), tools[i]);
+    ck_assert_str_eq(jstr(t, "name"), name);
+    ck_assert(json_object_is_type(jpath(t, "deferred"), json_type_boolean));
+    ck_assert(!jtrue(t, "deferred"));
     ck_assert_ptr_nonnull(jstr(t, "description"));
     ck_assert_str_eq(jstr(t, "inputSchema.type"), "object");
   }
@@ -972,7 +1055,7 @@ START_TEST(test_cli_config_two_servers) {
   char text[8192];
   const char *demo = test_env_path("MCP_DEMO_SERVER");
   snprintf(text, sizeof(text),
-           "{\"mcpServers\": {\"a\": {\"command\": \"%s\", \"disabled\": true},"
+           "{\"mcpServers\": {\"a\": {\"command\": \"%s\", \"enabled\": false},"
            " \"b\": {\"command\": \"%s\"}}}", demo, demo);
   char *one = write_temp("one.json", text);
   RUN(&r, "--config", one, "call", "echo", "{\"text\":\"b\"}");
@@ -1023,15 +1106,28 @@ START_TEST(test_cli_config_errors) {
   unlink(bad);
   free(bad);
 
+  /* HTTP entries are supported now; a header value with CR or LF is a
+   * config error, and so is an unknown field. */
   char *http = write_temp("http.json",
-                          "{\"mcpServers\": {\"web\": {\"url\": \"https://x/mcp\"}}}");
+                          "{\"mcpServers\": {\"web\": {\"url\": \"https://x/mcp\","
+                          " \"headers\": {\"X-A\": \"a\\r\\nX-B: b\"}}}}");
   RUN(&r, "--config", http, "tools");
   ASSERT_EXIT(&r, 2);
   assert_one_reason(&r);
-  ck_assert_msg(strstr(r.err, "HTTP servers are not supported yet"), "%s", r.err);
+  ck_assert_msg(strstr(r.err, "CR or LF") && strstr(r.err, "web"), "%s", r.err);
   run_free(&r);
   unlink(http);
   free(http);
+
+  char *typo = write_temp("typo.json",
+                          "{\"mcpServers\": {\"x\": {\"comand\": \"true\"}}}");
+  RUN(&r, "--config", typo, "tools");
+  ASSERT_EXIT(&r, 2);
+  assert_one_reason(&r);
+  ck_assert_msg(strstr(r.err, "comand"), "%s", r.err);
+  run_free(&r);
+  unlink(typo);
+  free(typo);
 
   char *nocmd = write_temp("nocmd.json", "{\"mcpServers\": {\"x\": {\"args\": []}}}");
   RUN(&r, "--config", nocmd, "tools");
@@ -1189,7 +1285,8 @@ static Suite *cli_suite(void) {
   suite_add_tcase(s, demo);
 
   TCase *cli = tcase_create("mcpconn");
-  tcase_set_timeout(cli, 90);
+  tcase_set_timeout(cli, 120);
+  tcase_add_checked_fixture(cli, cli_setup, cli_teardown);
   tcase_add_test(cli, test_cli_tools_default);
   tcase_add_test(cli, test_cli_tools_json);
   tcase_add_test(cli, test_cli_call_echo);
