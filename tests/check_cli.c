@@ -1222,6 +1222,359 @@ START_TEST(test_cli_stdio_words) {
 }
 END_TEST
 
+/* ---- the manager: public names, servers, discovery, imports ------------ */
+
+START_TEST(test_cli_call_public_name) {
+  struct run r;
+  RUN(&r, "tools");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "mcp__demo_echo") && strstr(r.out, "NAME"), "%s",
+                r.out);
+  run_free(&r);
+
+  RUN(&r, "-q", "call", "mcp__demo_echo", "{\"text\":\"public\"}");
+  ASSERT_EXIT(&r, 0);
+  json_object *res = parse_out(&r);
+  ck_assert_str_eq(jstr(res, "content.0.text"), "public");
+  json_object_put(res);
+  run_free(&r);
+
+  RUN(&r, "-q", "call", "mcp__demo_nosuch");
+  ASSERT_EXIT(&r, 2);
+  assert_one_reason(&r);
+  run_free(&r);
+
+  /* SERVER/ naming an unknown tool lists the server's tools. */
+  RUN(&r, "-q", "call", "demo/nosuch");
+  ASSERT_EXIT(&r, 2);
+  assert_one_reason(&r);
+  ck_assert_msg(strstr(r.err, "echo") && strstr(r.err, "nosuch"), "%s", r.err);
+  run_free(&r);
+}
+END_TEST
+
+/* A config with a good, a failing (unknown command) and a disabled server. */
+static char *write_status_config(void) {
+  char text[8192];
+  snprintf(text, sizeof(text),
+           "{\"mcpServers\": {\n"
+           "  \"good\": {\"command\": \"%s\"},\n"
+           "  \"bad\": {\"command\": \"/nonexistent/mcpconn-no-such-server\"},\n"
+           "  \"off\": {\"command\": \"%s\", \"enabled\": false}}}\n",
+           test_env_path("MCP_DEMO_SERVER"), test_env_path("MCP_DEMO_SERVER"));
+  return write_temp("status.json", text);
+}
+
+/* The line of the table whose first column is |name|; a new string. */
+static char *table_line(const char *out, const char *name) {
+  size_t n = strlen(name);
+  for (const char *p = out; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+    if (strncmp(p, name, n) == 0 && p[n] == ' ')
+      return strndup(p, strcspn(p, "\n"));
+  return NULL;
+}
+
+START_TEST(test_cli_servers) {
+  char *cfg = write_status_config();
+  struct run r;
+  RUN(&r, "--config", cfg, "servers");
+  ASSERT_EXIT(&r, 0); /* a report: failed servers are no error */
+  ck_assert_msg(strncmp(r.out, "NAME", 4) == 0, "%s", r.out);
+  char *good = table_line(r.out, "good"), *bad = table_line(r.out, "bad");
+  char *off = table_line(r.out, "off");
+  ck_assert_msg(good && strstr(good, "stdio") && strstr(good, "ready") &&
+                    strstr(good, " 4"),
+                "%s", r.out);
+  ck_assert_msg(bad && strstr(bad, "failed") &&
+                    strstr(bad, "mcpconn-no-such-server"),
+                "%s", r.out);
+  ck_assert_msg(off && strstr(off, "disabled"), "%s", r.out);
+  free(good);
+  free(bad);
+  free(off);
+  ck_assert_str_eq(r.err, "");
+  run_free(&r);
+
+  RUN(&r, "--config", cfg, "servers", "--json");
+  ASSERT_EXIT(&r, 0);
+  json_object *a = parse_out(&r);
+  ck_assert_int_eq(json_object_array_length(a), 3);
+  int seen = 0;
+  for (size_t i = 0; i < 3; i++) {
+    json_object *s = json_object_array_get_idx(a, i);
+    const char *name = jstr(s, "name"), *state = jstr(s, "state");
+    ck_assert_ptr_nonnull(name);
+    ck_assert_ptr_nonnull(state);
+    if (strcmp(name, "good") == 0) {
+      ck_assert_str_eq(state, "ready");
+      ck_assert_int_eq(jint(s, "tools", -1), 4);
+      ck_assert_str_eq(jstr(s, "type"), "stdio");
+      seen |= 1;
+    } else if (strcmp(name, "bad") == 0) {
+      ck_assert_str_eq(state, "failed");
+      ck_assert_ptr_nonnull(jstr(s, "lastError"));
+      seen |= 2;
+    } else if (strcmp(name, "off") == 0) {
+      ck_assert_str_eq(state, "disabled");
+      seen |= 4;
+    }
+  }
+  ck_assert_int_eq(seen, 7);
+  json_object_put(a);
+  run_free(&r);
+
+  /* --check: exit 3 while an enabled server is not ready. */
+  RUN(&r, "--config", cfg, "servers", "--check");
+  ASSERT_EXIT(&r, 3);
+  assert_one_reason(&r);
+  ck_assert_msg(strstr(r.err, "bad") && !strstr(r.err, "off"), "%s", r.err);
+  run_free(&r);
+  RUN(&r, "--config", cfg, "--server", "good", "servers", "--check");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "good") && !strstr(r.out, "bad"), "%s", r.out);
+  run_free(&r);
+
+  /* tools lists what is up and names what is not (exit 3); a call to the
+   * good server works. */
+  RUN(&r, "--config", cfg, "tools");
+  ASSERT_EXIT(&r, 3);
+  assert_one_reason(&r);
+  ck_assert_msg(strstr(r.out, "mcp__good_echo"), "%s", r.out);
+  ck_assert_msg(strstr(r.err, "bad:"), "%s", r.err);
+  run_free(&r);
+  RUN(&r, "--config", cfg, "call", "mcp__good_add", "{\"a\":1,\"b\":2}");
+  ASSERT_EXIT(&r, 0);
+  run_free(&r);
+
+  RUN(&r, "servers", "--bogus");
+  ASSERT_EXIT(&r, 2);
+  run_free(&r);
+  free(cfg);
+}
+END_TEST
+
+/* The project's .mcp.json and the user's file, and the switches. */
+START_TEST(test_cli_discovery) {
+  const char *demo = test_env_path("MCP_DEMO_SERVER");
+  char text[8192];
+  snprintf(text, sizeof(text), "{\"mcpServers\": {\"proj\": {\"command\": \"%s\"}}}",
+           demo);
+  free(write_file(text, "%s/.mcp.json", g_work));
+  /* A subdirectory finds it too (the search goes upwards). */
+  make_dir("%s/sub", g_work);
+  char sub[1200];
+  snprintf(sub, sizeof(sub), "%s/sub", g_work);
+
+  struct run r;
+  RUN(&r, "tools");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "mcp__proj_echo"), "%s", r.out);
+  ck_assert_msg(!strstr(r.out, "demo"), "%s", r.out);
+  ck_assert_str_eq(r.err, ""); /* no demo-server notice */
+  run_free(&r);
+
+  g_child_cwd = sub;
+  RUN(&r, "call", "proj/echo", "{\"text\":\"from sub\"}");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "from sub"), "%s", r.out);
+  run_free(&r);
+  g_child_cwd = g_work;
+
+  /* --no-project-config ignores it: nothing is left, so the demo server. */
+  RUN(&r, "--no-project-config", "tools");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "mcp__demo_echo") && !strstr(r.out, "proj"),
+                "%s", r.out);
+  ck_assert_msg(strstr(r.err, "bundled demo server"), "%s", r.err);
+  run_free(&r);
+
+  /* An explicit server turns discovery off. */
+  RUN(&r, "--stdio", demo, "--name", "adhoc", "tools");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "mcp__adhoc_echo") && !strstr(r.out, "proj"),
+                "%s", r.out);
+  run_free(&r);
+
+  /* The user file joins; --no-user-config drops it. */
+  snprintf(text, sizeof(text), "{\"mcpServers\": {\"mine\": {\"command\": \"%s\"}}}",
+           demo);
+  free(write_file(text, "%s/.config/mcpconn/mcp.json", g_home));
+  RUN(&r, "servers");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "proj") && strstr(r.out, "mine"), "%s", r.out);
+  run_free(&r);
+  RUN(&r, "--no-user-config", "servers", "--json");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "proj") && !strstr(r.out, "mine"), "%s", r.out);
+  run_free(&r);
+
+  /* Two servers now have "echo": a bare name is ambiguous. */
+  RUN(&r, "-q", "call", "echo", "{\"text\":\"x\"}");
+  ASSERT_EXIT(&r, 2);
+  assert_one_reason(&r);
+  ck_assert_msg(strstr(r.err, "mine/echo") && strstr(r.err, "proj/echo"), "%s",
+                r.err);
+  run_free(&r);
+
+  /* A broken discovered file is a warning, not an error. */
+  free(write_file("{\"mcpServers\": {\"x\": {\"comand\": 1}}}", "%s/.mcp.json",
+                  g_work));
+  RUN(&r, "ping");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "mine: ok"), "%s", r.out);
+  ck_assert_msg(strstr(r.err, "warning") && strstr(r.err, ".mcp.json"), "%s",
+                r.err);
+  run_free(&r);
+  RUN(&r, "-q", "ping");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_str_eq(r.err, "");
+  run_free(&r);
+}
+END_TEST
+
+START_TEST(test_cli_import) {
+  struct run r;
+  RUN(&r, "--import", "cursor,bogus", "tools");
+  ASSERT_EXIT(&r, 2);
+  assert_one_reason(&r);
+  ck_assert_msg(strstr(r.err, "bogus"), "%s", r.err);
+  run_free(&r);
+  RUN(&r, "--import", "", "tools");
+  ASSERT_EXIT(&r, 2);
+  run_free(&r);
+  RUN(&r, "--import", "cursor,", "tools");
+  ASSERT_EXIT(&r, 2);
+  run_free(&r);
+
+  const char *demo = test_env_path("MCP_DEMO_SERVER");
+  char text[8192];
+  snprintf(text, sizeof(text), "{\"mcpServers\": {\"cur\": {\"command\": \"%s\"}}}",
+           demo);
+  free(write_file(text, "%s/.cursor/mcp.json", g_home));
+  snprintf(text, sizeof(text), "{\"servers\": {\"vsc\": {\"command\": \"%s\"}}}",
+           demo);
+  free(write_file(text, "%s/.vscode/mcp.json", g_work));
+
+  /* Without --import, other clients' files are not read. */
+  RUN(&r, "-q", "servers");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "demo") && !strstr(r.out, "cur"), "%s", r.out);
+  run_free(&r);
+
+  RUN(&r, "--import", "cursor", "servers");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "cur") && !strstr(r.out, "vsc"), "%s", r.out);
+  run_free(&r);
+  RUN(&r, "--import", "Cursor,vscode", "servers");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "cur") && strstr(r.out, "vsc"), "%s", r.out);
+  run_free(&r);
+  RUN(&r, "--import", "all", "call", "mcp__vsc_echo", "{\"text\":\"v\"}");
+  ASSERT_EXIT(&r, 0);
+  run_free(&r);
+  /* Project-level files (.vscode) go with --no-project-config, and user
+   * ones (~/.cursor) with --no-user-config. */
+  RUN(&r, "--import", "all", "--no-project-config", "servers");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "cur") && !strstr(r.out, "vsc"), "%s", r.out);
+  run_free(&r);
+  RUN(&r, "--import", "all", "--no-user-config", "servers");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(!strstr(r.out, "cur") && strstr(r.out, "vsc"), "%s", r.out);
+  run_free(&r);
+  /* --import turns discovery on next to --config as well. */
+  char *cfg = write_two_server_config();
+  RUN(&r, "--config", cfg, "--import", "cursor", "servers");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "\na ") && strstr(r.out, "cur"), "%s", r.out);
+  run_free(&r);
+  RUN(&r, "--config", cfg, "servers");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(!strstr(r.out, "cur"), "%s", r.out);
+  run_free(&r);
+  free(cfg);
+}
+END_TEST
+
+/*
+ * Deferred tools: a server whose start waits on a FIFO (`cat FIFO` before
+ * exec) is slow exactly as long as the test wants.  A first run with --wait
+ * lets it through and fills the cache; later runs with --no-wait print at
+ * the startup gate, the slow server's tools coming from the cache.
+ */
+static bool fifo_release(const char *fifo) {
+  int fd = open(fifo, O_WRONLY | O_NONBLOCK);
+  if (fd < 0) return false; /* no reader yet (ENXIO) */
+  close(fd);
+  return true;
+}
+
+static void release_when_read(pid_t pid, void *user) {
+  (void)pid;
+  ck_assert_msg(WAIT_UNTIL(fifo_release(user), 20000),
+                "the slow server never opened its FIFO");
+}
+
+START_TEST(test_cli_deferred) {
+  char fifo[1200];
+  snprintf(fifo, sizeof(fifo), "%s/gate", g_dir);
+  ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+  char text[8192];
+  snprintf(text, sizeof(text),
+           "{\"mcpServers\": {\"slow\": {\"command\": \"/bin/sh\", \"args\": "
+           "[\"-c\", \"cat \\\"$0\\\" >/dev/null && exec \\\"$1\\\"\", \"%s\", \"%s\"]}}}",
+           fifo, test_env_path("MCP_DEMO_SERVER"));
+  char *cfg = write_temp("slow.json", text);
+
+  struct run r;
+  const char *warm[] = {"--config", cfg, "tools", "--wait", NULL};
+  run_cli_ex(&r, warm, release_when_read, fifo);
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "mcp__slow_echo") && !strstr(r.out, "deferred"),
+                "%s", r.out);
+  run_free(&r);
+
+  RUN(&r, "--config", cfg, "tools", "--no-wait");
+  ASSERT_EXIT(&r, 0);
+  char *line = table_line(r.out, "slow");
+  ck_assert_msg(line && strstr(line, "(deferred)"), "%s", r.out);
+  free(line);
+  ck_assert_msg(strstr(r.err, "slow: still connecting"), "%s", r.err);
+  run_free(&r);
+  ck_assert(WAIT_UNTIL(fifo_release(fifo), 20000)); /* let that one go */
+
+  RUN(&r, "-q", "--config", cfg, "tools", "--json", "--no-wait");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_str_eq(r.err, "");
+  json_object *a = parse_out(&r);
+  ck_assert_int_eq(json_object_array_length(a), 4);
+  for (size_t i = 0; i < 4; i++)
+    ck_assert(jtrue(json_object_array_get_idx(a, i), "deferred"));
+  json_object_put(a);
+  run_free(&r);
+  ck_assert(WAIT_UNTIL(fifo_release(fifo), 20000));
+
+  /* servers shows the state without waiting, too. */
+  RUN(&r, "--config", cfg, "servers", "--no-wait");
+  ASSERT_EXIT(&r, 0);
+  line = table_line(r.out, "slow");
+  ck_assert_msg(line && strstr(line, "deferred"), "%s", r.out);
+  free(line);
+  run_free(&r);
+  ck_assert(WAIT_UNTIL(fifo_release(fifo), 20000));
+  free(cfg);
+}
+END_TEST
+
+START_TEST(test_cli_verbose) {
+  struct run r;
+  RUN(&r, "-q", "-v", "ping");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.err, "mcpconn: [") != NULL, "%s", r.err);
+  run_free(&r);
+}
+END_TEST
+
 /*
  * Ctrl-C during a call sends notifications/cancelled and exits 130.  The
  * server runs behind `tee`, so the test sees what the CLI sent it.
@@ -1303,6 +1656,12 @@ static Suite *cli_suite(void) {
   tcase_add_test(cli, test_cli_usage);
   tcase_add_test(cli, test_cli_stdio_words);
   tcase_add_test(cli, test_cli_sigint_cancels);
+  tcase_add_test(cli, test_cli_call_public_name);
+  tcase_add_test(cli, test_cli_servers);
+  tcase_add_test(cli, test_cli_discovery);
+  tcase_add_test(cli, test_cli_import);
+  tcase_add_test(cli, test_cli_deferred);
+  tcase_add_test(cli, test_cli_verbose);
   suite_add_tcase(s, cli);
   return s;
 }
