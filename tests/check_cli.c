@@ -1575,6 +1575,392 @@ START_TEST(test_cli_verbose) {
 }
 END_TEST
 
+/* ---- HTTP ----------------------------------------------------------------- */
+
+#define NODE_START_MS 60000
+
+/* Starts tests/interop/sdk-server.mjs with |args| and writes the URL of
+ * |path| on it into |url|. */
+static void sdk_server_start(node_server *srv, const char *const *args,
+                             const char *scheme, const char *path, char *url,
+                             size_t url_size) {
+  const char *argv[16] = {interop_path("sdk-server.mjs")};
+  size_t n = 1;
+  for (size_t i = 0; args && args[i] && n < 15; i++) argv[n++] = args[i];
+  argv[n] = NULL;
+  node_server_start(srv, NULL, NODE_START_MS, argv);
+  snprintf(url, url_size, "%s://127.0.0.1:%d%s", scheme, srv->port, path);
+}
+
+/* The text of content[0] of the result the run printed; a new string. */
+static char *out_text(const struct run *r) {
+  json_object *res = parse_out(r);
+  const char *t = jstr(res, "content.0.text");
+  char *s = t ? strdup(t) : NULL;
+  json_object_put(res);
+  ck_assert_msg(s != NULL, "no text in: %s", r->out);
+  return s;
+}
+
+START_TEST(test_cli_url) {
+  node_server srv;
+  char url[256];
+  sdk_server_start(&srv, NULL, "http", "/mcp", url, sizeof(url));
+  struct run r;
+
+  RUN(&r, "--url", url, "--name", "web", "tools");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "mcp__web_echo") && strstr(r.out, "web "), "%s",
+                r.out);
+  ck_assert_str_eq(r.err, "");
+  run_free(&r);
+
+  RUN(&r, "--url", url, "--name", "web", "-H", "X-Mcpconn-Test: 1",
+      "--header", "Authorization: Bearer not-checked", "call", "echo",
+      "{\"message\":\"over http\"}");
+  ASSERT_EXIT(&r, 0);
+  char *t = out_text(&r);
+  ck_assert_str_eq(t, "Echo: over http");
+  free(t);
+  run_free(&r);
+
+  RUN(&r, "--url", url, "--name", "web", "call", "mcp__web_add",
+      "{\"a\":2,\"b\":40}");
+  ASSERT_EXIT(&r, 0);
+  t = out_text(&r);
+  ck_assert_str_eq(t, "42");
+  free(t);
+  run_free(&r);
+
+  /* Plain http is HTTP/1.1 (no h2c upgrade). */
+  RUN(&r, "--url", url, "--name", "web", "call", "web/whoami");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "\\\"http\\\":\\\"1.1\\\""), "%s", r.out);
+  run_free(&r);
+
+  /* The default name is the host; the public name folds it. */
+  RUN(&r, "--url", url, "ping");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strncmp(r.out, "127.0.0.1: ok", 13) == 0, "%s", r.out);
+  run_free(&r);
+
+  RUN(&r, "--url", url, "--name", "web", "servers", "--json");
+  ASSERT_EXIT(&r, 0);
+  json_object *a = parse_out(&r);
+  ck_assert_str_eq(jstr(a, "0.type"), "http");
+  ck_assert_str_eq(jstr(a, "0.state"), "ready");
+  ck_assert_str_eq(jstr(a, "0.source"), "code");
+  json_object_put(a);
+  run_free(&r);
+
+  /* With a stdio server next to it: one list, routed by name. */
+  RUN(&r, "--url", url, "--name", "web", "--stdio",
+      test_env_path("MCP_DEMO_SERVER"), "--name", "local", "tools", "--json");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "mcp__web_echo") && strstr(r.out, "mcp__local_echo"),
+                "%s", r.out);
+  run_free(&r);
+
+  /* --h2c on a server that only speaks HTTP/1.1 fails as a connection. */
+  RUN(&r, "--url", url, "--name", "web", "--h2c", "--timeout", "5000", "ping");
+  ASSERT_EXIT(&r, 3);
+  assert_one_reason(&r);
+  ck_assert_msg(strncmp(r.err, "mcpconn: web:", 13) == 0, "%s", r.err);
+  run_free(&r);
+  node_server_stop(&srv);
+
+  /* Nothing listens there any more. */
+  RUN(&r, "--url", url, "--name", "gone", "--timeout", "5000", "tools");
+  ASSERT_EXIT(&r, 3);
+  assert_one_reason(&r);
+  ck_assert_msg(strstr(r.err, "gone"), "%s", r.err);
+  run_free(&r);
+}
+END_TEST
+
+/* The legacy HTTP+SSE transport: with --sse, and by AUTO's fallback. */
+START_TEST(test_cli_url_sse) {
+  node_server srv;
+  char url[256];
+  const char *args[] = {"--legacy-sse", NULL};
+  sdk_server_start(&srv, args, "http", "/sse", url, sizeof(url));
+  struct run r;
+  RUN(&r, "--url", url, "--sse", "--name", "old", "call", "mcp__old_echo",
+      "{\"message\":\"legacy\"}");
+  ASSERT_EXIT(&r, 0);
+  char *t = out_text(&r);
+  ck_assert_str_eq(t, "Echo: legacy");
+  free(t);
+  run_free(&r);
+
+  RUN(&r, "--url", url, "--name", "auto", "call", "echo", "{\"message\":\"fb\"}");
+  ASSERT_EXIT(&r, 0);
+  t = out_text(&r);
+  ck_assert_str_eq(t, "Echo: fb");
+  free(t);
+  run_free(&r);
+
+  RUN(&r, "--url", url, "--name", "old", "--sse", "servers", "--json");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "\"ready\""), "%s", r.out);
+  run_free(&r);
+  node_server_stop(&srv);
+}
+END_TEST
+
+/* https: ALPN picks h2; --http1.1 and --h2c; the CA options; --insecure. */
+START_TEST(test_cli_url_tls) {
+  char pki[1024];
+  interop_mkdtemp(pki, sizeof(pki), "check_cli-pki");
+  interop_make_certs(pki);
+  char cert[1100], key[1100], ca[1100];
+  snprintf(cert, sizeof(cert), "%s/server.pem", pki);
+  snprintf(key, sizeof(key), "%s/server.key", pki);
+  snprintf(ca, sizeof(ca), "%s/ca.pem", pki);
+  node_server srv;
+  char url[256];
+  const char *args[] = {"--tls", cert, key, NULL};
+  sdk_server_start(&srv, args, "https", "/mcp", url, sizeof(url));
+  struct run r;
+
+  /* The system store does not know the test CA. */
+  RUN(&r, "--url", url, "--name", "tls", "--timeout", "10000", "ping");
+  ASSERT_EXIT(&r, 3);
+  assert_one_reason(&r);
+  ck_assert_msg(strstr(r.err, "tls:") && strstr(r.err, "certificate"), "%s",
+                r.err);
+  run_free(&r);
+
+  RUN(&r, "--url", url, "--name", "tls", "--cacert", ca, "call", "whoami");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "\\\"http\\\":\\\"2.0\\\""), "%s", r.out);
+  run_free(&r);
+
+  RUN(&r, "--http1.1", "--url", url, "--name", "tls", "--cacert", ca, "call",
+      "whoami");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "\\\"http\\\":\\\"1.1\\\""), "%s", r.out);
+  run_free(&r);
+
+  RUN(&r, "--url", url, "--name", "tls", "--h2c", "--cacert", ca, "call",
+      "whoami");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "\\\"http\\\":\\\"2.0\\\""), "%s", r.out);
+  run_free(&r);
+
+  RUN(&r, "--url", url, "--name", "tls", "--insecure", "call", "echo",
+      "{\"message\":\"unverified\"}");
+  ASSERT_EXIT(&r, 0);
+  run_free(&r);
+
+  /* The same through a config file's TLS fields. */
+  char text[4096];
+  snprintf(text, sizeof(text),
+           "{\"mcpServers\": {\"cfg\": {\"type\": \"http\", \"url\": \"%s\","
+           " \"caFile\": \"%s\", \"http2\": \"off\"}}}",
+           url, ca);
+  char *cfg = write_temp("tls.json", text);
+  RUN(&r, "--config", cfg, "call", "mcp__cfg_whoami");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "\\\"http\\\":\\\"1.1\\\""), "%s", r.out);
+  run_free(&r);
+  free(cfg);
+  node_server_stop(&srv);
+  interop_rm_rf(pki);
+}
+END_TEST
+
+/* An http entry in a config file, its headers expanded from the
+ * environment, next to a stdio one: one tool list through the manager. */
+START_TEST(test_cli_config_http) {
+  node_server srv;
+  char url[256];
+  const char *args[] = {"--stateless", "--json", NULL};
+  sdk_server_start(&srv, args, "http", "/mcp", url, sizeof(url));
+  char text[8192];
+  snprintf(text, sizeof(text),
+           "{\"mcpServers\": {\n"
+           "  \"web\": {\"type\": \"http\", \"url\": \"%s\",\n"
+           "           \"headers\": {\"X-Mcpconn-Test\": \"${MCPCONN_T_TOKEN:-none}\"}},\n"
+           "  \"local\": {\"command\": \"%s\"}}}\n",
+           url, test_env_path("MCP_DEMO_SERVER"));
+  char *cfg = write_temp("http.json", text);
+  struct run r;
+  RUN(&r, "--config", cfg, "tools", "--json");
+  ASSERT_EXIT(&r, 0);
+  json_object *a = parse_out(&r);
+  bool web = false, local = false;
+  for (size_t i = 0; i < json_object_array_length(a); i++) {
+    json_object *t = json_object_array_get_idx(a, i);
+    if (strcmp(jstr(t, "name"), "mcp__web_echo") == 0) {
+      ck_assert_str_eq(jstr(t, "server"), "web");
+      ck_assert_str_eq(jstr(t, "tool"), "echo");
+      web = true;
+    }
+    if (strcmp(jstr(t, "name"), "mcp__local_echo") == 0) local = true;
+  }
+  ck_assert_msg(web && local, "%s", r.out);
+  json_object_put(a);
+  run_free(&r);
+
+  RUN(&r, "--config", cfg, "call", "mcp__web_echo", "{\"message\":\"cfg\"}");
+  ASSERT_EXIT(&r, 0);
+  char *t = out_text(&r);
+  ck_assert_str_eq(t, "Echo: cfg");
+  free(t);
+  run_free(&r);
+
+  RUN(&r, "--config", cfg, "servers");
+  ASSERT_EXIT(&r, 0);
+  char *line = table_line(r.out, "web");
+  ck_assert_msg(line && strstr(line, "http") && strstr(line, "ready"), "%s",
+                r.out);
+  free(line);
+  run_free(&r);
+  free(cfg);
+  node_server_stop(&srv);
+}
+END_TEST
+
+/*
+ * --header reaches the server: a bare listener records the first request
+ * head it gets and answers 500 (which the CLI reports, exit 3).
+ */
+struct capture {
+  int fd;
+  int port;
+  pthread_t thread;
+  pthread_mutex_t mu;
+  char head[8192]; /* guarded by mu */
+  bool got;        /* guarded by mu */
+};
+
+static void *capture_run(void *arg) {
+  struct capture *c = arg;
+  for (;;) {
+    int conn = accept(c->fd, NULL, NULL);
+    if (conn < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      break; /* the test shut the socket down */
+    }
+    char buf[8192];
+    size_t len = 0;
+    while (len < sizeof(buf) - 1) {
+      struct pollfd p = {conn, POLLIN, 0};
+      if (poll(&p, 1, 10000) <= 0) break;
+      ssize_t n = read(conn, buf + len, sizeof(buf) - 1 - len);
+      if (n <= 0) break;
+      len += (size_t)n;
+      buf[len] = '\0';
+      if (strstr(buf, "\r\n\r\n")) break;
+    }
+    buf[len] = '\0';
+    pthread_mutex_lock(&c->mu);
+    if (!c->got) {
+      memcpy(c->head, buf, len + 1);
+      c->got = true;
+    }
+    pthread_mutex_unlock(&c->mu);
+    static const char reply[] =
+        "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n"
+        "Connection: close\r\n\r\n";
+    ssize_t ignored = write(conn, reply, sizeof(reply) - 1);
+    (void)ignored;
+    close(conn);
+  }
+  return NULL;
+}
+
+static void capture_start(struct capture *c) {
+  memset(c, 0, sizeof(*c));
+  pthread_mutex_init(&c->mu, NULL);
+  c->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ck_assert_int_ge(c->fd, 0);
+  struct sockaddr_in a = {0};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ck_assert_int_eq(bind(c->fd, (struct sockaddr *)&a, sizeof(a)), 0);
+  ck_assert_int_eq(listen(c->fd, 16), 0);
+  socklen_t len = sizeof(a);
+  ck_assert_int_eq(getsockname(c->fd, (struct sockaddr *)&a, &len), 0);
+  c->port = ntohs(a.sin_port);
+  ck_assert_int_eq(pthread_create(&c->thread, NULL, capture_run, c), 0);
+}
+
+static void capture_stop(struct capture *c) {
+  shutdown(c->fd, SHUT_RDWR);
+  pthread_join(c->thread, NULL);
+  close(c->fd);
+  pthread_mutex_destroy(&c->mu);
+}
+
+START_TEST(test_cli_header_sent) {
+  struct capture cap;
+  capture_start(&cap);
+  char url[128];
+  snprintf(url, sizeof(url), "http://127.0.0.1:%d/mcp", cap.port);
+  struct run r;
+  RUN(&r, "--url", url, "--name", "cap", "-H", "X-Token:  s3cret value ",
+      "--header", "Authorization: Bearer abc", "--timeout", "10000", "ping");
+  ASSERT_EXIT(&r, 3);
+  assert_one_reason(&r);
+  ck_assert_msg(strstr(r.err, "cap:") && strstr(r.err, "500"), "%s", r.err);
+  run_free(&r);
+  capture_stop(&cap);
+  ck_assert(cap.got);
+  ck_assert_msg(strstr(cap.head, "POST /mcp HTTP/1.1\r\n"), "%s", cap.head);
+  /* Surrounding blanks are trimmed; inner ones kept. */
+  ck_assert_msg(strcasestr(cap.head, "\r\nX-Token: s3cret value\r\n"), "%s",
+                cap.head);
+  ck_assert_msg(strcasestr(cap.head, "\r\nAuthorization: Bearer abc\r\n"), "%s",
+                cap.head);
+}
+END_TEST
+
+/* Bad HTTP options are usage errors (exit 2), before anything connects. */
+START_TEST(test_cli_http_usage) {
+  static const char *const bad[][8] = {
+      /* CR or LF in a header, however it is placed. */
+      {"--url", "http://127.0.0.1:9/mcp", "--header", "X-A: a\r\nX-B: b", "tools"},
+      {"--url", "http://127.0.0.1:9/mcp", "--header", "X-A: a\nb", "tools"},
+      {"--url", "http://127.0.0.1:9/mcp", "-H", "X-A\r: a", "tools"},
+      /* No colon, no name, a bad name, a header the transport owns. */
+      {"--url", "http://127.0.0.1:9/mcp", "--header", "X-A a", "tools"},
+      {"--url", "http://127.0.0.1:9/mcp", "--header", ": a", "tools"},
+      {"--url", "http://127.0.0.1:9/mcp", "--header", "X A: a", "tools"},
+      {"--url", "http://127.0.0.1:9/mcp", "--header", "Mcp-Session-Id: x", "tools"},
+      /* --header and --sse belong to a --url. */
+      {"--header", "X-A: a", "tools"},
+      {"--stdio", "/bin/true", "--header", "X-A: a", "tools"},
+      {"--url", "http://127.0.0.1:9/mcp", "--timeout", "5", "--sse", "tools"},
+      /* URLs. */
+      {"--url", "ftp://127.0.0.1/mcp", "tools"},
+      {"--url", "http://[::1/mcp", "tools"},
+      /* TLS and version options need a --url, and agree with each other. */
+      {"--cacert", "/nonexistent.pem", "tools"},
+      {"--insecure", "--stdio", "/bin/true", "tools"},
+      {"--url", "https://127.0.0.1:9/mcp", "--key", "k.pem", "tools"},
+      {"--url", "https://127.0.0.1:9/mcp", "--http1.1", "--h2c", "tools"},
+      /* Names. */
+      {"--url", "http://127.0.0.1:9/mcp", "--name", "a/b", "tools"},
+      {"--url", "http://127.0.0.1:9/mcp", "--url", "http://127.0.0.1:10/mcp",
+       "tools"},
+  };
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    struct run r;
+    run_cli(&r, bad[i]);
+    ck_assert_msg(r.status == 2, "case %zu: exit %d; stderr: %s", i, r.status,
+                  r.err);
+    assert_one_reason(&r);
+    /* Header values may be secrets: never echoed. */
+    ck_assert_msg(!strstr(r.err, "a\r") && !strstr(r.err, "X-B"),
+                  "case %zu: %s", i, r.err);
+    ck_assert_msg(r.ms < 10000, "case %zu took %lld ms", i, r.ms);
+    run_free(&r);
+  }
+}
+END_TEST
+
 /*
  * Ctrl-C during a call sends notifications/cancelled and exits 130.  The
  * server runs behind `tee`, so the test sees what the CLI sent it.
@@ -1662,7 +2048,19 @@ static Suite *cli_suite(void) {
   tcase_add_test(cli, test_cli_import);
   tcase_add_test(cli, test_cli_deferred);
   tcase_add_test(cli, test_cli_verbose);
+  tcase_add_test(cli, test_cli_http_usage);
+  tcase_add_test(cli, test_cli_header_sent);
   suite_add_tcase(s, cli);
+
+  /* Against the TypeScript SDK's servers (tests/interop). */
+  TCase *http = tcase_create("mcpconn-http");
+  tcase_set_timeout(http, 180);
+  tcase_add_checked_fixture(http, cli_setup, cli_teardown);
+  tcase_add_test(http, test_cli_url);
+  tcase_add_test(http, test_cli_url_sse);
+  tcase_add_test(http, test_cli_url_tls);
+  tcase_add_test(http, test_cli_config_http);
+  suite_add_tcase(s, http);
   return s;
 }
 
