@@ -43,6 +43,9 @@ const char *const mcp__protocol_versions[] = {"2025-11-25", "2025-06-18",
 #define SEND_GRACE_MS 5000
 /* Upper bound on pages followed by a list call (a server looping cursors). */
 #define MAX_PAGES 100000
+/* JSON handed to hosts: compact, and '/' not escaped (json-c escapes it by
+ * default, which is valid but defeats hosts matching URIs as text). */
+#define JSON_TEXT_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
 
 /* A server->client request being handled, for inbound cancellation. */
 typedef struct server_req {
@@ -613,7 +616,7 @@ static void run_notification(void *arg) {
   if (c->opts->notify_fn) {
     mcp_msg m;
     mcp__jsonrpc_classify(it->msg, &m);
-    const char *params = m.params ? json_object_to_json_string_ext(m.params, JSON_C_TO_STRING_PLAIN) : "{}";
+    const char *params = m.params ? json_object_to_json_string_ext(m.params, JSON_TEXT_FLAGS) : "{}";
     c->opts->notify_fn(c->opts->notify_user, m.method, params);
   }
   drop_inbound(it);
@@ -670,7 +673,7 @@ static void run_server_request(void *arg) {
     reply = mcp__jsonrpc_error(m.id, MCP_RPC_METHOD_NOT_FOUND, msg ? msg : "Method not found", NULL, &len);
     mcp__free(msg);
   } else {
-    const char *params = m.params ? json_object_to_json_string_ext(m.params, JSON_C_TO_STRING_PLAIN) : "{}";
+    const char *params = m.params ? json_object_to_json_string_ext(m.params, JSON_TEXT_FLAGS) : "{}";
     char *result = NULL;
     mcp_error herr = MCP_ERROR_INIT;
     mcp_status st = h->fn(h->user, m.method, params, &result, &herr);
@@ -946,7 +949,7 @@ static mcp_status request_sync(mcp_client *c, const char *method, json_object *p
     mcp_error_clear(&serr);
   }
   json_object_put(params);
-  st = mcp__pending_wait(c->pending, e, result, err);
+  st = mcp__pending_wait(c->pending, e, !mcp__lane_is_current(c->lane), result, err);
   if (st == MCP_ETIMEDOUT || st == MCP_ECANCELLED) {
     mcp__transport_abandon(c->t, id);
     if (strcmp(method, "initialize") != 0) /* initialize is never cancelled */
@@ -1204,6 +1207,8 @@ static void on_async_done(void *user, int64_t id, mcp_status status, json_object
   it->status = status;
   it->result = result;
   if (err) mcp__error_copy(&it->err, err);
+  /* Only when the lane refuses (out of memory) does the callback run here,
+   * on the completing thread: running it once beats never running it. */
   if (mcp__lane_post(ctx->c->lane, run_done, drop_done, it) != MCP_OK) run_done(it);
 }
 

@@ -28,6 +28,8 @@ struct mcp_pending_entry {
   bool done;       /* guarded by p->lock; set once by finish() */
   bool in_table;   /* guarded by p->lock */
   int in_cb;       /* callbacks between enter and leave; guarded by p->lock */
+  int queued;      /* progress callbacks handed out and not released yet */
+  bool waiter_gone;/* the sync waiter returned: later callbacks are skipped */
   int64_t deadline;     /* ms, CLOCK_MONOTONIC; guarded by p->lock */
   int64_t timeout_ms;   /* for restarts on progress */
   int64_t max_deadline; /* ms, CLOCK_MONOTONIC; MCP_NO_DEADLINE for none */
@@ -339,7 +341,8 @@ mcp_status mcp__pending_add(mcp_pending *p, const mcp_pending_req *r,
 }
 
 mcp_status mcp__pending_wait(mcp_pending *p, mcp_pending_entry *e,
-                             json_object **result, mcp_error *err) {
+                             bool wait_callbacks, json_object **result,
+                             mcp_error *err) {
   *result = NULL;
   pthread_mutex_lock(&p->lock);
   /* The entry leaves the table when it ends (possibly before we got here);
@@ -357,6 +360,12 @@ mcp_status mcp__pending_wait(mcp_pending *p, mcp_pending_entry *e,
     struct timespec ts = mcp__ts_from_ms(e->deadline);
     pthread_cond_timedwait(&e->cond, &p->lock, &ts);
   }
+  /* Progress that arrived before the reply is delivered before we return:
+   * wait for callbacks already handed out, unless the caller runs on the
+   * very lane that would run them. */
+  if (wait_callbacks)
+    while (e->queued > 0) pthread_cond_wait(&e->cond, &p->lock);
+  e->waiter_gone = true;
   while (e->in_cb > 0) pthread_cond_wait(&e->cond, &p->lock);
   mcp_status st = e->status;
   *result = e->result;
@@ -424,13 +433,16 @@ mcp_pending_entry *mcp__pending_progress(mcp_pending *p, int64_t id) {
     if (!e->is_async) pthread_cond_broadcast(&e->cond);
   }
   e->refs++;
+  e->queued++;
   pthread_mutex_unlock(&p->lock);
   return e;
 }
 
 bool mcp__pending_entry_enter(mcp_pending *p, mcp_pending_entry *e) {
   pthread_mutex_lock(&p->lock);
-  bool ok = !e->done;
+  /* A sync entry: as long as its waiter has not returned.  An async entry:
+   * until it ended (its completion runs after earlier callbacks anyway). */
+  bool ok = e->is_async ? !e->done : !e->waiter_gone;
   if (ok) e->in_cb++;
   pthread_mutex_unlock(&p->lock);
   return ok;
@@ -447,6 +459,7 @@ void *mcp__pending_entry_user(mcp_pending_entry *e) { return e->user; }
 void mcp__pending_entry_unref(mcp_pending *p, mcp_pending_entry *e) {
   if (!e) return;
   pthread_mutex_lock(&p->lock);
+  if (e->queued > 0 && --e->queued == 0 && !e->is_async) pthread_cond_broadcast(&e->cond);
   mcp_pending_entry *dead = unref_locked(e);
   pthread_mutex_unlock(&p->lock);
   if (dead) entry_free(dead);

@@ -63,12 +63,17 @@ mcp_status mcp__pending_add(mcp_pending *p, const mcp_pending_req *r,
 
 /*
  * mcp__pending_wait() blocks on a sync entry until it ends, then frees it.
+ * With |wait_callbacks|, it also waits until every progress callback handed
+ * out before the end (mcp__pending_progress) has been released, so progress
+ * that preceded the reply is delivered before the caller returns; pass false
+ * when the caller runs on the thread that would run those callbacks.
  * On MCP_OK (or MCP_ETOOLERROR-free success) *result is the result tree
  * (caller puts); otherwise *result is NULL and |err| is filled.
  * Threads: the thread that added the entry.
  */
 mcp_status mcp__pending_wait(mcp_pending *p, mcp_pending_entry *e,
-                             json_object **result, mcp_error *err);
+                             bool wait_callbacks, json_object **result,
+                             mcp_error *err);
 
 /*
  * mcp__pending_complete() ends request |id| with |status|.  |result| is
@@ -89,15 +94,17 @@ bool mcp__pending_remove(mcp_pending *p, int64_t id);
 /*
  * mcp__pending_progress() notes progress on |id|: restarts its timeout when
  * it asked for that.  When the request is still running, returns a new
- * reference to its entry (drop with mcp__pending_entry_unref), else NULL.
+ * reference to its entry for one callback (release it with
+ * mcp__pending_entry_unref, whether the callback ran or not), else NULL.
  */
 mcp_pending_entry *mcp__pending_progress(mcp_pending *p, int64_t id);
 
 /*
  * Callbacks tied to an entry (progress) run between _enter and _leave.
- * _enter returns false once the entry has ended, and a sync waiter does not
- * return while a callback is inside; so no progress callback ever runs after
- * its call returned.  _entry_user is valid while inside.
+ * _enter returns false once a sync entry's waiter has returned (or an async
+ * entry has ended), and a waiter does not return while a callback is
+ * inside; so no progress callback ever runs after its call returned.
+ * _entry_user is valid while inside.
  */
 bool mcp__pending_entry_enter(mcp_pending *p, mcp_pending_entry *e);
 void mcp__pending_entry_leave(mcp_pending *p, mcp_pending_entry *e);

@@ -24,7 +24,7 @@ typedef struct waiter_arg {
 
 static void *waiter_main(void *arg) {
   waiter_arg *w = arg;
-  w->st = mcp__pending_wait(w->p, w->e, &w->result, &w->err);
+  w->st = mcp__pending_wait(w->p, w->e, true, &w->result, &w->err);
   return NULL;
 }
 
@@ -127,7 +127,7 @@ START_TEST(sync_reply_before_wait) {
   int64_t id = add_sync(p, 0, NULL, &e);
   ck_assert_int_eq(mcp__pending_complete(p, id, MCP_OK, json_object_new_int(3), NULL), 0);
   json_object *res = NULL;
-  ck_assert_int_eq(mcp__pending_wait(p, e, &res, NULL), MCP_OK);
+  ck_assert_int_eq(mcp__pending_wait(p, e, true, &res, NULL), MCP_OK);
   ck_assert_int_eq(json_object_get_int(res), 3);
   json_object_put(res);
   mcp__pending_free(p);
@@ -146,7 +146,7 @@ START_TEST(sync_rpc_error_passes_details) {
   mcp_error_clear(&re);
   json_object *res = NULL;
   mcp_error err = MCP_ERROR_INIT;
-  ck_assert_int_eq(mcp__pending_wait(p, e, &res, &err), MCP_ERPC);
+  ck_assert_int_eq(mcp__pending_wait(p, e, true, &res, &err), MCP_ERPC);
   ck_assert_ptr_null(res);
   ck_assert_int_eq(err.rpc_code, -32601);
   ck_assert_str_eq(err.message, "Method not found");
@@ -163,7 +163,7 @@ START_TEST(sync_timeout_then_late_reply) {
   int64_t id = add_sync(p, 50, NULL, &e);
   json_object *res = NULL;
   mcp_error err = MCP_ERROR_INIT;
-  ck_assert_int_eq(mcp__pending_wait(p, e, &res, &err), MCP_ETIMEDOUT);
+  ck_assert_int_eq(mcp__pending_wait(p, e, true, &res, &err), MCP_ETIMEDOUT);
   ck_assert_int_ge(test_now_ms() - t0, 50);
   ck_assert_ptr_nonnull(strstr(err.message, "timed out"));
   mcp_error_clear(&err);
@@ -190,7 +190,7 @@ START_TEST(sync_cancel_from_other_thread) {
   pthread_t th;
   pthread_create(&th, NULL, fire_main, &fa);
   json_object *res = NULL;
-  ck_assert_int_eq(mcp__pending_wait(p, e, &res, NULL), MCP_ECANCELLED);
+  ck_assert_int_eq(mcp__pending_wait(p, e, true, &res, NULL), MCP_ECANCELLED);
   pthread_join(th, NULL);
   ck_assert(mcp_cancel_is_fired(c));
   ck_assert_int_eq(mcp__pending_complete(p, id, MCP_OK, NULL, NULL), 1);
@@ -366,7 +366,7 @@ START_TEST(progress_extends_until_max_total) {
   pthread_t th;
   pthread_create(&th, NULL, progress_main, &pa);
   json_object *res = NULL;
-  ck_assert_int_eq(mcp__pending_wait(p, e, &res, NULL), MCP_ETIMEDOUT);
+  ck_assert_int_eq(mcp__pending_wait(p, e, true, &res, NULL), MCP_ETIMEDOUT);
   long long el = test_now_ms() - t0;
   atomic_store(&pa.stop, true);
   pthread_join(th, NULL);
@@ -387,11 +387,13 @@ START_TEST(progress_unknown_or_ended_is_dropped) {
   ck_assert(mcp__pending_entry_enter(p, pe));
   mcp__pending_entry_leave(p, pe);
   ck_assert_int_eq(mcp__pending_complete(p, id, MCP_OK, NULL, NULL), 0);
-  ck_assert(!mcp__pending_entry_enter(p, pe)); /* ended: callbacks refused */
-  ck_assert_ptr_null(mcp__pending_progress(p, id));
-  json_object *res;
-  ck_assert_int_eq(mcp__pending_wait(p, e, &res, NULL), MCP_OK);
+  ck_assert_ptr_null(mcp__pending_progress(p, id)); /* ended: no new progress */
+  /* Progress handed out before the reply still runs: the waiter is here. */
+  ck_assert(mcp__pending_entry_enter(p, pe));
+  mcp__pending_entry_leave(p, pe);
   mcp__pending_entry_unref(p, pe);
+  json_object *res;
+  ck_assert_int_eq(mcp__pending_wait(p, e, true, &res, NULL), MCP_OK);
   mcp__pending_free(p);
 }
 END_TEST
@@ -410,6 +412,7 @@ static void *inside_cb_main(void *arg) {
   while (atomic_load(&a->phase) < 2) sched_yield();
   atomic_store(&a->phase, 3);
   mcp__pending_entry_leave(a->p, a->pe);
+  mcp__pending_entry_unref(a->p, a->pe);
   return NULL;
 }
 
@@ -424,10 +427,52 @@ START_TEST(waiter_waits_for_callbacks_inside) {
   ck_assert_int_eq(mcp__pending_complete(p, id, MCP_OK, NULL, NULL), 0);
   atomic_store(&a.phase, 2);
   json_object *res;
-  ck_assert_int_eq(mcp__pending_wait(p, e, &res, NULL), MCP_OK);
+  ck_assert_int_eq(mcp__pending_wait(p, e, true, &res, NULL), MCP_OK);
   ck_assert_int_eq(atomic_load(&a.phase), 3); /* the callback left before we returned */
   pthread_join(th, NULL);
-  mcp__pending_entry_unref(p, a.pe);
+  mcp__pending_free(p);
+}
+END_TEST
+
+typedef struct late_cb {
+  mcp_pending *p;
+  mcp_pending_entry *pe;
+  atomic_int ran;
+} late_cb;
+
+static void *late_cb_main(void *arg) {
+  late_cb *l = arg;
+  /* Runs after the reply ended the request, like a lane item queued before
+   * it; the waiter must still be waiting for it. */
+  if (mcp__pending_entry_enter(l->p, l->pe)) {
+    atomic_store(&l->ran, 1);
+    mcp__pending_entry_leave(l->p, l->pe);
+  }
+  mcp__pending_entry_unref(l->p, l->pe);
+  return NULL;
+}
+
+START_TEST(progress_before_reply_is_delivered) {
+  mcp_pending *p = mcp__pending_new();
+  mcp_pending_entry *e;
+  int64_t id = add_sync(p, 0, NULL, &e);
+  late_cb l = {p, mcp__pending_progress(p, id), 0};
+  ck_assert_ptr_nonnull(l.pe);
+  ck_assert_int_eq(mcp__pending_complete(p, id, MCP_OK, NULL, NULL), 0);
+  pthread_t th;
+  pthread_create(&th, NULL, late_cb_main, &l);
+  json_object *res;
+  ck_assert_int_eq(mcp__pending_wait(p, e, true, &res, NULL), MCP_OK);
+  ck_assert_int_eq(atomic_load(&l.ran), 1); /* delivered before we returned */
+  pthread_join(th, NULL);
+  /* A waiter that cannot wait (it runs on the callbacks' lane) returns at
+   * once, and the callback handed out earlier is then skipped. */
+  id = add_sync(p, 0, NULL, &e);
+  mcp_pending_entry *pe = mcp__pending_progress(p, id);
+  ck_assert_int_eq(mcp__pending_complete(p, id, MCP_OK, NULL, NULL), 0);
+  ck_assert_int_eq(mcp__pending_wait(p, e, false, &res, NULL), MCP_OK);
+  ck_assert(!mcp__pending_entry_enter(p, pe));
+  mcp__pending_entry_unref(p, pe);
   mcp__pending_free(p);
 }
 END_TEST
@@ -476,6 +521,7 @@ static Suite *pending_suite(void) {
   tcase_add_test(tc, progress_extends_until_max_total);
   tcase_add_test(tc, progress_unknown_or_ended_is_dropped);
   tcase_add_test(tc, waiter_waits_for_callbacks_inside);
+  tcase_add_test(tc, progress_before_reply_is_delivered);
   tcase_add_test(tc, cancel_token_refcount_and_listeners);
   tcase_add_test(tc, alloc_failure_add);
   suite_add_tcase(s, tc);
