@@ -6,7 +6,12 @@
  * pipes (--pipe, like a stdio server) or a loopback TCP connection with
  * TCP_NODELAY (--tcp).  With --concurrency C it keeps C lines in flight.
  *
- *   pingpong --pipe|--tcp [--calls N] [--warmup W] [--concurrency C]
+ * With --server CMD the child is a real stdio MCP server (/bin/sh -c 'exec
+ * CMD') instead: after initialize, the same tools/call line is sent again and
+ * again and answers are only counted, never parsed.  That is the best any
+ * client can do against that server: the server's own limit.
+ *
+ *   pingpong --pipe|--tcp|--server CMD [--calls N] [--warmup W] [--concurrency C]
  *            [--payload-bytes B] [--latency-out FILE]
  *
  * Prints one JSON line in the shape of `mcpconn bench` on stdout.
@@ -68,6 +73,25 @@ static void write_all(int fd, const char *p, size_t n) {
   }
 }
 
+/* initialize, its answer, notifications/initialized: the server is ready. */
+static void handshake(int wfd, int rfd) {
+  static const char init[] =
+      "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":"
+      "{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},"
+      "\"clientInfo\":{\"name\":\"pingpong\",\"version\":\"0\"}}}\n";
+  static const char done[] =
+      "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n";
+  char c;
+  write_all(wfd, init, sizeof(init) - 1);
+  for (;;) { /* one line back */
+    ssize_t n = read(rfd, &c, 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) die("server closed before answering initialize");
+    if (c == '\n') break;
+  }
+  write_all(wfd, done, sizeof(done) - 1);
+}
+
 static int cmp_i64(const void *a, const void *b) {
   int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
   return x < y ? -1 : x > y;
@@ -99,7 +123,6 @@ static void run(int wfd, int rfd, const char *line, size_t len, long total,
   char *buf = malloc(CHUNK);
   if (!sent || !buf) die("malloc");
   long nsent = 0, nrecv = 0;
-  size_t partial = 0; /* bytes of the line being received */
   *first = 0;
   while (nrecv < total) {
     while (nsent < total && nsent - nrecv < window) {
@@ -113,10 +136,8 @@ static void run(int wfd, int rfd, const char *line, size_t len, long total,
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) die("read (child gone)");
     int64_t t = now_ns();
-    /* Count whole lines: every byte comes back in order. */
-    partial += (size_t)n;
-    while (partial >= len) {
-      partial -= len;
+    /* Count whole lines: answers come back in order, one line each. */
+    for (const char *p = buf, *e = buf + n; (p = memchr(p, '\n', (size_t)(e - p))); p++) {
       if (nrecv >= skip) lat[nrecv - skip] = t - sent[nrecv % window];
       nrecv++;
       *last = t;
@@ -128,17 +149,21 @@ static void run(int wfd, int rfd, const char *line, size_t len, long total,
 
 int main(int argc, char **argv) {
   long calls = 5000, warmup = 200, window = 1, payload = 32;
-  const char *mode = NULL, *lat_out = NULL;
+  const char *mode = NULL, *lat_out = NULL, *server_cmd = NULL;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--pipe") || !strcmp(a, "--tcp")) mode = a + 2;
+    else if (!strcmp(a, "--server") && v) {
+      mode = "server";
+      server_cmd = argv[++i];
+    }
     else if (!strcmp(a, "--calls") && v) calls = atol(argv[++i]);
     else if (!strcmp(a, "--warmup") && v) warmup = atol(argv[++i]);
     else if (!strcmp(a, "--concurrency") && v) window = atol(argv[++i]);
     else if (!strcmp(a, "--payload-bytes") && v) payload = atol(argv[++i]);
     else if (!strcmp(a, "--latency-out") && v) lat_out = argv[++i];
     else {
-      fprintf(stderr, "usage: pingpong --pipe|--tcp [--calls N] [--warmup W] "
+      fprintf(stderr, "usage: pingpong --pipe|--tcp|--server CMD [--calls N] [--warmup W] "
                       "[--concurrency C] [--payload-bytes B] [--latency-out F]\n");
       return 2;
     }
@@ -170,19 +195,26 @@ int main(int argc, char **argv) {
   int to_child[2], from_child[2];
   pid_t pid;
   int wfd, rfd;
-  if (!strcmp(mode, "pipe")) {
+  if (!strcmp(mode, "pipe") || !strcmp(mode, "server")) {
     if (pipe(to_child) || pipe(from_child)) die("pipe");
     pid = fork();
     if (pid < 0) die("fork");
     if (pid == 0) {
       close(to_child[1]);
       close(from_child[0]);
-      echo_child(to_child[0], from_child[1]);
+      if (!server_cmd) echo_child(to_child[0], from_child[1]);
+      char *sh = malloc(strlen(server_cmd) + 6);
+      if (!sh || dup2(to_child[0], 0) < 0 || dup2(from_child[1], 1) < 0) _exit(127);
+      strcpy(sh, "exec ");
+      strcat(sh, server_cmd);
+      execl("/bin/sh", "sh", "-c", sh, (char *)NULL);
+      _exit(127);
     }
     close(to_child[0]);
     close(from_child[1]);
     wfd = to_child[1];
     rfd = from_child[0];
+    if (server_cmd) handshake(wfd, rfd);
   } else {
     int ls = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in sa = {.sin_family = AF_INET,
