@@ -716,7 +716,10 @@ static mcp_http_conn *conn_new(mcp_http_client *h) {
   c->fd = -1;
   c->serial = ++h->next_serial;
   c->state = MCP_HTTP_CONN_RESOLVING;
-  c->deadline = mcp__now_ms() + h->connect_timeout_ms;
+  int64_t now = mcp__now_ms();
+  c->deadline = h->connect_timeout_ms > INT64_MAX - now
+                    ? INT64_MAX
+                    : now + h->connect_timeout_ms;
   c->next = h->conns;
   if (h->conns) h->conns->prev = c;
   h->conns = c;

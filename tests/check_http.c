@@ -1442,6 +1442,72 @@ START_TEST(test_alloc_failures) {
 }
 END_TEST
 
+
+/* A multi-megabyte request body, sent under the server's flow control,
+ * comes back intact, over HTTP/2 and over HTTP/1.1. */
+START_TEST(test_large_upload) {
+  size_t len = test_under_valgrind() ? 512 * 1024 : 5 * 1024 * 1024;
+  char *body = malloc(len + 1);
+  for (size_t i = 0; i < len; i++) body[i] = (char)('a' + i % 26);
+  body[len] = '\0';
+  test_server s = tls_server("server.pem", "server.key", "--allow-http1");
+  for (int round = 0; round < 2; round++) {
+    mcp_http_client *h = tls_client(
+        "127.0.0.1", s.port, round == 0 ? MCP_HTTP_AUTO : MCP_HTTP_H1_ONLY);
+    resp r;
+    fetch(h, "POST", "/echo", body, &r);
+    ck_assert_msg(r.st == MCP_OK, "%d %s", r.st, r.msg);
+    ck_assert_uint_eq(r.len, len);
+    ck_assert(memcmp(r.body, body, len) == 0);
+    ck_assert_str_eq(mcp__http_client_protocol(h),
+                     round == 0 ? "h2" : "http/1.1");
+    resp_clear(&r);
+    mcp__http_client_free(h);
+  }
+  free(body);
+  server_stop(&s);
+}
+END_TEST
+
+typedef struct order_log {
+  atomic_int next;
+  int order[8];
+} order_log;
+
+static order_log g_order;
+
+static void record_order(resp *r) {
+  g_order.order[atomic_fetch_add(&g_order.next, 1)] = (int)(intptr_t)r->ctx;
+}
+
+/* With SETTINGS_MAX_CONCURRENT_STREAMS 1 the requests wait and go out in
+ * submission order, one stream at a time, on one connection. */
+START_TEST(test_h2_queue_order) {
+  test_server s = server_start("--max-streams", "1", NULL);
+  mcp_http_config c =
+      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_H2_PRIOR_KNOWLEDGE);
+  mcp_http_client *h = client_new(&c);
+  resp r[8];
+  atomic_init(&g_order.next, 0);
+  for (int i = 0; i < 8; i++) {
+    resp_init(&r[i]);
+    r[i].ctx = (void *)(intptr_t)i;
+    r[i].on_done_hook = record_order;
+    submit(h, "GET", "/slow?ms=10", NULL, &r[i]);
+  }
+  for (int i = 0; i < 8; i++) {
+    wait_done(&r[i]);
+    expect_ok(&r[i], 200, "slow\n");
+    resp_clear(&r[i]);
+  }
+  for (int i = 0; i < 8; i++) ck_assert_int_eq(g_order.order[i], i);
+  ck_assert_int_eq(stat_of(h, "max_open_streams"), 1);
+  ck_assert_int_eq(stat_of(h, "connections"), 1);
+  mcp__http_client_free(h);
+  server_stop(&s);
+}
+END_TEST
+
 /* ---- suite ---------------------------------------------------------------------------- */
 
 static Suite *http_suite(void) {
@@ -1460,6 +1526,8 @@ static Suite *http_suite(void) {
   tcase_add_test(tc, test_h2_refused_stream_retried);
   tcase_add_test(tc, test_h2_header_cap);
   tcase_add_test(tc, test_h2_cancel_stall);
+  tcase_add_test(tc, test_h2_queue_order);
+  tcase_add_test(tc, test_large_upload);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("h1");

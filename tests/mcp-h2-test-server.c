@@ -19,8 +19,12 @@
  * only streams, through a small response API that works the same on both
  * protocols: resp_head(), resp_write(), resp_gen(), resp_end(),
  * resp_reset(), resp_timer().  A route may answer at once, later from a
- * timer, or never.  To add a route, write `static void route_x(stream *)`
- * and add a line to `routes[]`.
+ * timer, or never; a streamed body (resp_head with content length -1, then
+ * resp_write from timers) goes out as HTTP/2 DATA or HTTP/1.1 chunks as it
+ * is written.  Request data: st->method, st->target, req_header(),
+ * query_param(), st->body.  To add a route, write
+ * `static void route_x(stream *)` and add a line to `routes[]`; per-stream
+ * state goes in st->route_data with st->on_close to release it.
  *
  * Routes:
  *   POST /echo               200 with the request body and content-type
@@ -217,6 +221,12 @@ struct stream {
   bool deferred;      /* HTTP/2: the data provider returned DEFERRED */
   int64_t timer_at;   /* ms, CLOCK_MONOTONIC; 0: none */
   timer_fn timer;
+  /* Route state: |route_data| is the route's; |on_close| (if set) runs
+   * when the stream goes away for any reason (done, reset by the client,
+   * connection lost), so a route that keeps a pointer to the stream
+   * elsewhere can drop it and free |route_data|. */
+  void *route_data;
+  void (*on_close)(stream *st);
 };
 
 struct conn {
@@ -644,6 +654,7 @@ static stream *stream_new(conn *c, int32_t id) {
 
 static void stream_free(stream *st) {
   conn *c = st->c;
+  if (st->on_close) st->on_close(st);
   if (st->prev) st->prev->next = st->next;
   else c->streams = st->next;
   if (st->next) st->next->prev = st->prev;
