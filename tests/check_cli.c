@@ -1498,7 +1498,8 @@ END_TEST
 
 /*
  * Deferred tools: a server whose start waits on a FIFO (`cat FIFO` before
- * exec) is slow exactly as long as the test wants.  A first run with --wait
+ * exec; `timeout` ends it should the test fail before letting it go) is
+ * slow exactly as long as the test wants.  A first run with --wait
  * lets it through and fills the cache; later runs with --no-wait print at
  * the startup gate, the slow server's tools coming from the cache.
  */
@@ -1509,6 +1510,16 @@ static bool fifo_release(const char *fifo) {
   return true;
 }
 
+/* Lets every server waiting on |fifo| go, and waits until all of them
+ * have passed it, so that the next run's server is the only reader. */
+static void fifo_drain(const char *fifo) {
+  ck_assert_msg(WAIT_UNTIL(fifo_release(fifo), 20000),
+                "no server waits on the FIFO");
+  ck_assert_msg(WAIT_UNTIL(!fifo_release(fifo), 20000),
+                "a server stays on the FIFO");
+}
+
+/* run_cli_ex() hook: lets the run's server through (no other may wait). */
 static void release_when_read(pid_t pid, void *user) {
   (void)pid;
   ck_assert_msg(WAIT_UNTIL(fifo_release(user), 20000),
@@ -1522,7 +1533,7 @@ START_TEST(test_cli_deferred) {
   char text[8192];
   snprintf(text, sizeof(text),
            "{\"mcpServers\": {\"slow\": {\"command\": \"/bin/sh\", \"args\": "
-           "[\"-c\", \"cat \\\"$0\\\" >/dev/null && exec \\\"$1\\\"\", \"%s\", \"%s\"]}}}",
+           "[\"-c\", \"timeout 60 cat \\\"$0\\\" >/dev/null && exec \\\"$1\\\"\", \"%s\", \"%s\"]}}}",
            fifo, test_env_path("MCP_DEMO_SERVER"));
   char *cfg = write_temp("slow.json", text);
 
@@ -1541,7 +1552,7 @@ START_TEST(test_cli_deferred) {
   free(line);
   ck_assert_msg(strstr(r.err, "slow: still connecting"), "%s", r.err);
   run_free(&r);
-  ck_assert(WAIT_UNTIL(fifo_release(fifo), 20000)); /* let that one go */
+  fifo_drain(fifo); /* let that one go */
 
   RUN(&r, "-q", "--config", cfg, "tools", "--json", "--no-wait");
   ASSERT_EXIT(&r, 0);
@@ -1552,7 +1563,7 @@ START_TEST(test_cli_deferred) {
     ck_assert(jtrue(json_object_array_get_idx(a, i), "deferred"));
   json_object_put(a);
   run_free(&r);
-  ck_assert(WAIT_UNTIL(fifo_release(fifo), 20000));
+  fifo_drain(fifo);
 
   /* servers shows the state without waiting, too. */
   RUN(&r, "--config", cfg, "servers", "--no-wait");
@@ -1561,7 +1572,144 @@ START_TEST(test_cli_deferred) {
   ck_assert_msg(line && strstr(line, "deferred"), "%s", r.out);
   free(line);
   run_free(&r);
-  ck_assert(WAIT_UNTIL(fifo_release(fifo), 20000));
+  fifo_drain(fifo);
+  free(cfg);
+}
+END_TEST
+
+/*
+ * Runs mcpconn with |args| and its stdout on a pseudo-terminal (stderr on a
+ * pipe), the way a person at a terminal runs it.  Captures like run_cli();
+ * the terminal turns "\n" into "\r\n".
+ */
+static void run_cli_tty(struct run *r, const char *const *args) {
+  int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+  ck_assert_int_ge(master, 0);
+  ck_assert_int_eq(grantpt(master), 0);
+  ck_assert_int_eq(unlockpt(master), 0);
+  char slave_name[256];
+  ck_assert_int_eq(ptsname_r(master, slave_name, sizeof(slave_name)), 0);
+  int err[2];
+  ck_assert_int_eq(pipe2(err, O_CLOEXEC), 0);
+  char *argv[64];
+  size_t n = 0;
+  argv[n++] = (char *)test_env_path("MCPCONN_BIN");
+  for (size_t i = 0; args[i] && n < 63; i++) argv[n++] = (char *)args[i];
+  argv[n] = NULL;
+  setenv("MCPCONN_DEMO_SERVER", test_env_path("MCP_DEMO_SERVER"), 1);
+  long long t0 = test_now_ms();
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    int slave = open(slave_name, O_RDWR | O_NOCTTY);
+    int null = open("/dev/null", O_RDONLY);
+    if (slave < 0 || null < 0) _exit(126);
+    dup2(null, 0);
+    dup2(slave, 1);
+    dup2(err[1], 2);
+    close(slave);
+    close(null);
+    if (g_child_cwd && chdir(g_child_cwd) != 0) _exit(126);
+    execv(argv[0], argv);
+    _exit(127);
+  }
+  close(err[1]);
+  size_t cap[2] = {4096, 4096}, len[2] = {0, 0};
+  char *buf[2] = {malloc(cap[0]), malloc(cap[1])};
+  int fds[2] = {master, err[0]};
+  int open_fds = 2;
+  int status = 0;
+  bool exited = false;
+  long long end = t0 + 60000;
+  /* The terminal gives EIO, not EOF, once no process holds its slave
+   * side; until the child has exited, it may not have opened it yet. */
+  while (open_fds && test_now_ms() < end) {
+    struct pollfd pfd[2] = {{fds[0], POLLIN, 0}, {fds[1], POLLIN, 0}};
+    int rc = poll(pfd, 2, 100);
+    if (rc < 0 && errno != EINTR) break;
+    if (!exited) exited = waitpid(pid, &status, WNOHANG) == pid;
+    for (int i = 0; i < 2; i++) {
+      if (fds[i] < 0) continue;
+      if (!(pfd[i].revents & (POLLIN | POLLHUP | POLLERR))) {
+        if (i == 0 && exited && !(pfd[i].revents & POLLIN)) {
+          fds[i] = -1; /* exited and nothing left to read */
+          open_fds--;
+        }
+        continue;
+      }
+      if (cap[i] - len[i] < 1024) buf[i] = realloc(buf[i], cap[i] *= 2);
+      ssize_t k = read(fds[i], buf[i] + len[i], cap[i] - len[i] - 1);
+      if (k > 0) {
+        len[i] += (size_t)k;
+      } else if (k == 0 || errno != EINTR) {
+        fds[i] = -1;
+        open_fds--;
+      }
+    }
+  }
+  buf[0][len[0]] = '\0';
+  buf[1][len[1]] = '\0';
+  if (!exited) {
+    bool done = WAIT_UNTIL(waitpid(pid, &status, WNOHANG) == pid, 10000);
+    if (!done) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      ck_abort_msg("mcpconn did not exit");
+    }
+  }
+  close(master);
+  close(err[0]);
+  r->ms = test_now_ms() - t0;
+  r->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r->out = buf[0];
+  r->err = buf[1];
+}
+
+/*
+ * At a terminal, tools and servers print once the startup gate has passed:
+ * a server still starting (held on a FIFO) is named on stderr, the others
+ * are listed.  (With stdout on a pipe they wait; see test_cli_deferred.)
+ */
+START_TEST(test_cli_tty_default) {
+  char fifo[1200];
+  snprintf(fifo, sizeof(fifo), "%s/gate", g_dir);
+  ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+  const char *demo = test_env_path("MCP_DEMO_SERVER");
+  char text[8192];
+  snprintf(text, sizeof(text),
+           "{\"mcpServers\": {\"fast\": {\"command\": \"%s\"},\n"
+           " \"slow\": {\"command\": \"/bin/sh\", \"args\": "
+           "[\"-c\", \"timeout 60 cat \\\"$0\\\" >/dev/null && exec \\\"$1\\\"\", \"%s\", \"%s\"]}}}",
+           demo, fifo, demo);
+  char *cfg = write_temp("tty.json", text);
+
+  struct run r;
+  const char *tools[] = {"--config", cfg, "tools", NULL};
+  run_cli_tty(&r, tools);
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "mcp__fast_echo") && !strstr(r.out, "slow"), "%s",
+                r.out);
+  ck_assert_msg(strstr(r.err, "slow: still connecting"), "%s", r.err);
+  ck_assert_msg(r.ms < 15000, "took %lld ms", r.ms);
+  run_free(&r);
+  fifo_drain(fifo);
+
+  const char *servers[] = {"--config", cfg, "servers", NULL};
+  run_cli_tty(&r, servers);
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "fast") && strstr(r.out, "ready"), "%s", r.out);
+  ck_assert_msg(strstr(r.out, "connecting"), "%s", r.out);
+  run_free(&r);
+  fifo_drain(fifo);
+
+  /* The default on a pipe waits for every server. */
+  const char *piped[] = {"--config", cfg, "tools", NULL};
+  run_cli_ex(&r, piped, release_when_read, fifo);
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "mcp__fast_echo") && strstr(r.out, "mcp__slow_echo"),
+                "%s", r.out);
+  ck_assert_str_eq(r.err, "");
+  run_free(&r);
   free(cfg);
 }
 END_TEST
@@ -2047,6 +2195,7 @@ static Suite *cli_suite(void) {
   tcase_add_test(cli, test_cli_discovery);
   tcase_add_test(cli, test_cli_import);
   tcase_add_test(cli, test_cli_deferred);
+  tcase_add_test(cli, test_cli_tty_default);
   tcase_add_test(cli, test_cli_verbose);
   tcase_add_test(cli, test_cli_http_usage);
   tcase_add_test(cli, test_cli_header_sent);
