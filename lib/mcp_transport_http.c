@@ -69,6 +69,7 @@ typedef struct exchange {
   char *body;         /* kept for a retry after 404 (requests only) */
   size_t body_len;
   bool sent_session;  /* an Mcp-Session-Id went with it */
+  uint64_t session_gen; /* t->session_gen when it was sent */
   int attempt;        /* resumes so far */
   /* Filled on the I/O thread while the exchange runs. */
   int status;
@@ -113,6 +114,7 @@ struct http_transport {
   pthread_cond_t cond;      /* DELETE completion, legacy endpoint, timer */
   /* lock-guarded */
   char *session;            /* Mcp-Session-Id */
+  uint64_t session_gen;     /* bumped whenever `session` changes */
   char *version;            /* negotiated; header sent once ready */
   bool ready;
   bool closing;
@@ -327,6 +329,7 @@ static mcp_status submit_locked(http_transport *t, exchange *x, const char *last
   if (t->session && !legacy && x->kind != X_REINIT) {
     h[n++] = (mcp_http_header){"mcp-session-id", t->session};
     x->sent_session = true;
+    x->session_gen = t->session_gen;
   }
   if (t->ready && t->version && !legacy && x->kind != X_REINIT)
     h[n++] = (mcp_http_header){"mcp-protocol-version", t->version};
@@ -434,6 +437,7 @@ static void x_on_headers(void *user, int status, const mcp_http_header *h, size_
     if (valid_session_id(x->session_header)) {
       mcp__free(t->session);
       t->session = mcp__strdup(x->session_header);
+      t->session_gen++;
     }
     pthread_mutex_unlock(&t->lock);
   }
@@ -673,6 +677,14 @@ static void x_on_done(void *user, mcp_status st, const char *message) {
     if (x->status == 405 || (st == MCP_OK && x->status && !ok2xx &&
                              (x->status != 404 || !x->sent_session))) {
       t->listener_disabled = true; /* no stream offered: quietly done */
+    } else if (x->status == 404 && x->session_gen == t->session_gen && !t->closing &&
+               t->init_body) {
+      /* The session this GET named has expired (a server restart while we
+       * were idle): start a new one now rather than when the next request
+       * fails, so server-initiated messages keep flowing.  A successful
+       * re-initialize reopens the listener; a failed one closes the
+       * transport, as for a request. */
+      start_reinit_locked(t);
     } else if (!t->closing) {
       if (ok2xx && x->sse) t->listener_failures = 0;
       else t->listener_failures++;
@@ -830,6 +842,7 @@ static void start_reinit_locked(http_transport *t) {
   mcp_error err = MCP_ERROR_INIT;
   mcp__free(t->session);
   t->session = NULL;
+  t->session_gen++;
   if (x && submit_locked(t, x, NULL, &err) == MCP_OK) {
     t->reinit_running = true;
     mcp_error_clear(&err);

@@ -478,6 +478,39 @@ START_TEST(test_sdk_session_expiry_404) {
 }
 END_TEST
 
+
+/* The same while the client is idle: its GET listener gets the 404 and
+ * mcpconn starts a new session at once, without waiting for a request to
+ * fail, so server-initiated messages keep flowing. */
+START_TEST(test_sdk_session_expiry_idle_listener) {
+  fixture f;
+  fixture_init(&f);
+  start_server(&f, "http", "127.0.0.1", "/mcp", "sdk-server.mjs", NULL);
+  connect_client(&f, &(conn_opts){.kind = MCP_HTTP_TRANSPORT_STREAMABLE});
+  json_object *w = whoami(f.client);
+  char before[256], greet[300];
+  snprintf(before, sizeof(before), "%s", interop_jstr(w, "session"));
+  json_object_put(w);
+  snprintf(greet, sizeof(greet), "GET stream open for %s", before);
+  ck_assert(interop_notes_wait(&f.notes, "notifications/message", greet, WAIT_MS));
+  char *t = call_text(f.client, "expire_session", "{}");
+  free(t);
+  /* No request from us now: only the listener can notice.  The new
+   * session's GET stream greets us. */
+  ck_assert(interop_notes_wait_count(&f.notes, "notifications/message", "GET stream open for ", 2,
+                                     WAIT_MS));
+  w = whoami(f.client);
+  ck_assert_str_ne(interop_jstr(w, "session"), before);
+  json_object_put(w);
+  json_object *s = server_stats(f.client);
+  ck_assert_int_ge(jint(s, "notFoundGet"), 1);
+  ck_assert_int_eq(jint(s, "notFoundPost"), 0);
+  ck_assert_int_eq(jint(s, "sessionsCreated"), 2);
+  json_object_put(s);
+  fixture_free(&f);
+}
+END_TEST
+
 /* ---- TLS: HTTP/2 (node:http2) and HTTP/1.1 -------------------------------------- */
 
 static void start_tls_server(fixture *f) {
@@ -651,6 +684,7 @@ Suite *interop_http_suite(void) {
   tcase_add_test(tc, test_sdk_json_stateful);
   tcase_add_test(tc, test_sdk_stateless);
   tcase_add_test(tc, test_sdk_session_expiry_404);
+  tcase_add_test(tc, test_sdk_session_expiry_idle_listener);
   tcase_add_test(tc, test_sdk_auto_streamable);
   suite_add_tcase(s, tc);
   tc = tcase_create("tls");

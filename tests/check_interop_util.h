@@ -282,6 +282,25 @@ static inline bool interop_notes_wait(interop_notes *c, const char *method, cons
   return found;
 }
 
+/* Waits up to |ms| until |count| notifications |method| containing |needle|
+ * have arrived.  Returns true when they did. */
+static inline bool interop_notes_wait_count(interop_notes *c, const char *method,
+                                            const char *needle, size_t count, long ms) {
+  struct timespec ts = interop_deadline(ms);
+  size_t seen = 0;
+  pthread_mutex_lock(&c->mu);
+  for (;;) {
+    seen = 0;
+    for (size_t i = 0; i < c->n; i++)
+      if (strcmp(c->method[i], method) == 0 && strstr(c->params[i], needle)) seen++;
+    if (seen >= count || pthread_cond_timedwait(&c->cv, &c->mu, &ts) != 0) break;
+  }
+  pthread_mutex_unlock(&c->mu);
+  if (seen < count) fprintf(stderr, "%zu of %zu %s notifications with \"%s\"\n", seen, count,
+                            method, needle);
+  return seen >= count;
+}
+
 /* ---- JSON helpers ----------------------------------------------------------- */
 
 static inline const char *interop_jstr(json_object *o, const char *key) {

@@ -27,7 +27,8 @@
 // release); ask {message} (an elicitation/create request to
 // the client, answered over a separate POST); expire_session (after
 // answering, forgets every session and closes its transport, like a server
-// restart: the next request with the old id gets 404).
+// restart: the next request with the old id gets 404).  Every GET stream
+// starts with a notifications/message "GET stream open for <session id>".
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -53,10 +54,10 @@ for (let i = 0; i < args.length; i++) {
 }
 
 const stats = {
-  posts: 0, gets: 0, deletes: 0, lastEventIds: 0, notFound: 0,
+  posts: 0, gets: 0, deletes: 0, lastEventIds: 0, notFound: 0, notFoundPost: 0, notFoundGet: 0,
   sessionsCreated: 0, sessionsDeleted: 0, expired: 0, http: {}
 };
-const sessions = new Map(); // session id -> { transport, getReady, markGet }
+const sessions = new Map(); // session id -> { transport, server, getReady }
 const legacy = new Map();   // legacy session id -> SSEServerTransport
 let heldRelease;            // ends the wait of a progress call with hold
 let held = new Promise((r) => { heldRelease = r; });
@@ -221,6 +222,7 @@ async function handleStreamable(req, res, path) {
     if (sid && sessions.has(sid)) return sessions.get(sid).transport.handleRequest(req, res, body);
     if (sid) {
       stats.notFound++;
+      stats.notFoundPost++;
       return sendJson(res, 404, { jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null });
     }
     if (!isInitialize(body)) {
@@ -232,7 +234,7 @@ async function handleStreamable(req, res, path) {
       enableJsonResponse: opt.json,
       onsessioninitialized: (id) => {
         stats.sessionsCreated++;
-        sessions.set(id, { transport, getReady: newGetLatch() });
+        sessions.set(id, { transport, server, getReady: newGetLatch() });
         lastHttpVersion.set(id, req.httpVersion);
       },
       onsessionclosed: (id) => {
@@ -250,15 +252,25 @@ async function handleStreamable(req, res, path) {
     const s = sessions.get(sid);
     if (!s) {
       stats.notFound++;
+      if (req.method === 'GET') stats.notFoundGet++;
       return sendJson(res, 404, { jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null });
     }
     if (req.method === 'GET') {
       if (req.headers['last-event-id']) stats.lastEventIds++;
-      // The stream is registered by the time its headers go out.
+      // The stream is registered by the time its headers go out; greet
+      // each new GET stream with a notification naming its session.
       const writeHead = res.writeHead.bind(res);
       res.writeHead = (status, ...rest) => {
         const r = writeHead(status, ...rest);
-        if (status === 200) setImmediate(() => s.getReady.resolve(true));
+        if (status === 200) {
+          setImmediate(() => {
+            s.getReady.resolve(true);
+            s.server.server.notification({
+              method: 'notifications/message',
+              params: { level: 'info', logger: 'sdk-server', data: `GET stream open for ${sid}` }
+            }).catch(() => {});
+          });
+        }
         return r;
       };
     }
