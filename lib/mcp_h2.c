@@ -29,6 +29,7 @@ struct mcp_h2 {
   int32_t goaway_last;   /* its last-stream-id */
   uint32_t goaway_code;  /* its error code */
   bool broken;           /* a callback failed fatally (out of memory) */
+  bool settings_recv;    /* the server's first SETTINGS arrived */
 };
 
 /* ---- allocation through mcp__malloc, so failure tests reach nghttp2 ---- */
@@ -95,7 +96,10 @@ static void stream_ended(mcp_h2 *h, mcp_http_req *req, uint32_t code,
                nghttp2_http2_strerror(h->goaway_code), (int)h->goaway_last);
     else
       snprintf(msg, sizeof(msg), "stream reset by peer (REFUSED_STREAM)");
-    mcp__http_req_retry(req, msg);
+    /* A refusal of a stream opened before the server's SETTINGS came (we
+     * assumed nghttp2's default of 100 concurrent streams) does not use
+     * up the request's one retry. */
+    mcp__http_req_retry(req, msg, req->early);
     return;
   }
   if (by_peer) {
@@ -187,6 +191,9 @@ static int on_frame_recv(nghttp2_session *s, const nghttp2_frame *frame,
   case NGHTTP2_RST_STREAM:
     req = stream_req(h, frame->hd.stream_id);
     if (req) stream_ended(h, req, frame->rst_stream.error_code, true);
+    return 0;
+  case NGHTTP2_SETTINGS:
+    if (!(frame->hd.flags & NGHTTP2_FLAG_ACK)) h->settings_recv = true;
     return 0;
   case NGHTTP2_GOAWAY:
     h->goaway_recv = true;
@@ -372,6 +379,7 @@ mcp_status mcp__h2_submit(mcp_h2 *h, mcp_http_req *req, mcp_error *err) {
                           nghttp2_strerror(id));
   }
   req->stream_id = id;
+  req->early = !h->settings_recv;
   mcp__http_conn_attach(h->c, req);
   return MCP_OK;
 }
@@ -435,9 +443,9 @@ void mcp__h2_conn_lost(mcp_h2 *h, mcp_status status, const char *msg) {
     mcp_http_req *next = req->next;
     detach(h, req);
     if (h->goaway_recv && req->stream_id > h->goaway_last)
-      mcp__http_req_retry(req, gmsg);
+      mcp__http_req_retry(req, gmsg, false);
     else if (!req->sent && status != MCP_ECLOSED)
-      mcp__http_req_retry(req, msg);
+      mcp__http_req_retry(req, msg, false);
     else if (h->goaway_recv)
       mcp__http_req_finish(req, MCP_EIO, gmsg);
     else

@@ -481,18 +481,20 @@ void mcp__http_req_finish(mcp_http_req *req, mcp_status status,
   req_complete(req, status, msg);
 }
 
-void mcp__http_req_retry(mcp_http_req *req, const char *msg) {
+void mcp__http_req_retry(mcp_http_req *req, const char *msg,
+                         bool free_retry) {
   mcp_http_client *h = req->client;
   if (h->stopping || is_locked_closing(h)) {
     mcp__http_req_finish(req, MCP_ECLOSED, "client closed");
     return;
   }
-  if (req->retries > 0 || req->head_done) {
+  if ((req->retries > 0 && !free_retry) || req->head_done) {
     mcp__http_req_finish(req, MCP_EIO, msg);
     return;
   }
   req_unlink(req);
-  req->retries++;
+  if (!free_retry) req->retries++;
+  req->early = false;
   req->stream_id = 0;
   req->body_off = 0;
   req->sent = false;
@@ -1033,7 +1035,7 @@ static void conn_drop(mcp_http_conn *c, mcp_status st, const char *msg) {
      * already closed gets no byte back; sending it once more on a fresh
      * connection is the standard safe retry. */
     if (st == MCP_EIO && c->h1_served > 0 && !r->got_bytes)
-      mcp__http_req_retry(r, msg);
+      mcp__http_req_retry(r, msg, false);
     else
       mcp__http_req_finish(r, st, msg);
     r = next;

@@ -61,6 +61,7 @@ struct mcp_http_req {
   size_t body_off;           /* body bytes handed to the protocol so far */
   int retries;               /* times re-queued after a refusal */
   bool sent;                 /* the request head was serialised */
+  bool early;                /* HTTP/2: opened before the server's SETTINGS */
   bool head_done;            /* on_headers has run: never retried after */
   bool got_bytes;            /* some response byte arrived */
   /* The response head being collected (HTTP/2; HTTP/1.1 uses mcp_h1). */
@@ -163,12 +164,15 @@ void mcp__http_req_finish(mcp_http_req *req, mcp_status status,
 
 /*
  * mcp__http_req_retry() unlinks |req| from its connection and puts it back
- * into the pending list, in submission order, to be sent again on another
- * connection, provided it was never retried and no response byte reached
- * the caller; otherwise it finishes |req| with MCP_EIO and |msg|.  Either
- * way |req| no longer belongs to the connection on return.
+ * into the pending list, in submission order, to be sent again (on the
+ * first connection able to take it), provided it has a retry left and no
+ * response head reached the caller; otherwise it finishes |req| with
+ * MCP_EIO and |msg|.  A request has one retry; |free_retry| re-queues it
+ * without using that one (a refusal caused by our own optimism, such as
+ * streams opened before the server's SETTINGS said how many it takes).
+ * Either way |req| no longer belongs to the connection on return.
  */
-void mcp__http_req_retry(mcp_http_req *req, const char *msg);
+void mcp__http_req_retry(mcp_http_req *req, const char *msg, bool free_retry);
 
 /* Adds one collected response field to |req| (HTTP/2 glue).  Returns
  * MCP_OK, MCP_EPROTO (the head exceeds the cap) or MCP_ENOMEM. */

@@ -733,6 +733,28 @@ START_TEST(test_h2_refused_stream_retried) {
   ck_assert_int_eq(stat_of(h, "requests"), 3); /* refused, retried, stats */
   mcp__http_client_free(h);
   server_stop(&s);
+
+  /* With a limit of one stream, requests opened before the server's
+   * SETTINGS arrived are refused by nghttp2 on the server; that refusal
+   * does not use up their retry, so the route's own refusal still gets
+   * one. */
+  s = server_start("--max-streams", "1", NULL);
+  c = base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_H2_PRIOR_KNOWLEDGE);
+  h = client_new(&c);
+  resp rs[4];
+  for (int i = 0; i < 4; i++) {
+    char path[64];
+    snprintf(path, sizeof(path), "/refuse-once?key=k%d", i);
+    resp_init(&rs[i]);
+    submit(h, "GET", path, NULL, &rs[i]);
+  }
+  for (int i = 0; i < 4; i++) {
+    wait_done(&rs[i]);
+    expect_ok(&rs[i], 200, "ok\n");
+    resp_clear(&rs[i]);
+  }
+  mcp__http_client_free(h);
+  server_stop(&s);
 }
 END_TEST
 
@@ -1508,6 +1530,27 @@ START_TEST(test_h2_queue_order) {
 }
 END_TEST
 
+
+/* Interim 1xx heads are skipped: on_headers runs once, for the 200. */
+START_TEST(test_interim_responses_skipped) {
+  test_server s = server_start("--allow-http1", NULL);
+  for (int round = 0; round < 2; round++) {
+    mcp_http_config c = base_cfg("http", "127.0.0.1", s.port,
+                                 round == 0 ? MCP_HTTP_H2_PRIOR_KNOWLEDGE
+                                            : MCP_HTTP_AUTO);
+    mcp_http_client *h = client_new(&c);
+    resp r;
+    fetch(h, "GET", "/early-hints", NULL, &r);
+    expect_ok(&r, 200, "final\n");
+    ck_assert_int_eq(atomic_load(&r.nheads), 1);
+    ck_assert_str_eq(r.ctype, "text/plain");
+    resp_clear(&r);
+    mcp__http_client_free(h);
+  }
+  server_stop(&s);
+}
+END_TEST
+
 /* ---- suite ---------------------------------------------------------------------------- */
 
 static Suite *http_suite(void) {
@@ -1527,6 +1570,7 @@ static Suite *http_suite(void) {
   tcase_add_test(tc, test_h2_header_cap);
   tcase_add_test(tc, test_h2_cancel_stall);
   tcase_add_test(tc, test_h2_queue_order);
+  tcase_add_test(tc, test_interim_responses_skipped);
   tcase_add_test(tc, test_large_upload);
   suite_add_tcase(s, tc);
 

@@ -52,6 +52,7 @@
  *                            connection is dropped by closing it, as a
  *                            server closing an idle keep-alive does
  *   GET  /bigheaders?bytes=N 200 with about N bytes of x-big-* headers
+ *   GET  /early-hints        two 103 interim heads, then 200 "final\n"
  */
 #include "config.h"
 
@@ -603,6 +604,25 @@ static void route_goaway(stream *st) {
   if (c->goaway_after <= 0) goaway_fire(c);
 }
 
+/* Two interim 103 (Early Hints) heads, then the final response. */
+static void route_early_hints(stream *st) {
+  conn *c = st->c;
+  for (int i = 0; i < 2; i++) {
+    if (c->h2) {
+      nghttp2_nv nva[] = {
+          {(uint8_t *)":status", (uint8_t *)"103", 7, 3, NGHTTP2_NV_FLAG_NONE},
+          {(uint8_t *)"link", (uint8_t *)"</style.css>; rel=preload", 4, 25,
+           NGHTTP2_NV_FLAG_NONE}};
+      nghttp2_submit_headers(c->h2, NGHTTP2_FLAG_NONE, st->id, NULL, nva, 2,
+                             NULL);
+    } else {
+      sbuf_printf(&c->out, "HTTP/1.1 103 Early Hints\r\n"
+                           "Link: </style.css>; rel=preload\r\n\r\n");
+    }
+  }
+  resp_simple(st, 200, "text/plain", "final\n", 6);
+}
+
 typedef void (*route_fn)(stream *st);
 static const struct route {
   const char *method; /* NULL: any */
@@ -621,6 +641,7 @@ static const struct route {
     {"GET", "/refuse-once", route_refuse_once},
     {"GET", "/close-next", route_close_next},
     {"GET", "/bigheaders", route_bigheaders},
+    {"GET", "/early-hints", route_early_hints},
 };
 
 static void route(stream *st) {
