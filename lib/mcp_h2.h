@@ -5,8 +5,9 @@
  * (through mcp_http_int.h), and serialises frames into the connection's
  * output buffer.  It never touches the socket.
  *
- * Threads: everything here runs on the owning client's I/O thread; the
- * nghttp2 session is never seen by another thread.
+ * Threads: every function here runs on the owning client's I/O thread
+ * only, with no lock held (so they may run request callbacks); the nghttp2
+ * session is never seen by another thread.
  */
 #ifndef MCP_H2_H
 #define MCP_H2_H
@@ -32,8 +33,9 @@
  */
 mcp_status mcp__h2_new(mcp_http_conn *c, mcp_h2 **out, mcp_error *err);
 
-/* mcp__h2_free() deletes the session; requests must have been detached
- * (mcp__h2_conn_lost) first.  NULL is fine. */
+/* mcp__h2_free() deletes the session (NULL is fine).  Ownership: the
+ * requests must have been detached first (mcp__h2_conn_lost); none of
+ * their callbacks runs from here. */
 void mcp__h2_free(mcp_h2 *h);
 
 /* True when a new stream may be opened now: no GOAWAY either way and fewer
@@ -51,12 +53,14 @@ bool mcp__h2_can_submit(mcp_h2 *h);
 mcp_status mcp__h2_submit(mcp_h2 *h, mcp_http_req *req, mcp_error *err);
 
 /* mcp__h2_cancel() detaches |req| from its stream and queues
- * RST_STREAM(CANCEL).  The caller then finishes |req|. */
+ * RST_STREAM(CANCEL).  Ownership: |req| stays linked to the connection;
+ * the caller then finishes it (mcp__http_req_finish). */
 void mcp__h2_cancel(mcp_h2 *h, mcp_http_req *req);
 
 /*
  * mcp__h2_recv() feeds bytes read from the connection to the session, which
  * runs the requests' callbacks (and may finish requests).
+ * Ownership: |data| is borrowed for the call.
  * Returns: MCP_OK, or MCP_EPROTO/MCP_ENOMEM when the session is broken
  *   (the caller then drops the connection).
  */

@@ -124,40 +124,57 @@ struct mcp_http_conn {
   bool h1_keepalive;   /* the last response allowed reuse */
 };
 
-/* ---- services of mcp_http.c to the protocol glue (I/O thread only) ---- */
+/* ---- services of mcp_http.c to the protocol glue ---------------------- */
+/*
+ * Threads: every function below runs on the client's I/O thread only, with
+ * no lock held; those that deliver to a request run the caller's callback
+ * before they return.
+ */
 
 /*
- * mcp__http_conn_queue() appends |n| bytes to |c|'s output.
- * Returns: MCP_OK or MCP_ENOMEM.
+ * mcp__http_conn_queue() appends |n| bytes to |c|'s output, to be written
+ * when the socket allows.
+ * Ownership: |data| is copied.
+ * Returns: MCP_OK or MCP_ENOMEM (nothing appended).
  */
 mcp_status mcp__http_conn_queue(mcp_http_conn *c, const void *data, size_t n);
 
-/* Bytes of |c|'s output not yet written. */
+/* mcp__http_conn_queued() returns the bytes of |c|'s output not yet
+ * written. */
 size_t mcp__http_conn_queued(const mcp_http_conn *c);
 
-/* The client configuration values the glue needs. */
+/* The client configuration the glue needs; the strings are borrowed from
+ * the client and live as long as it does. */
 size_t mcp__http_conn_max_header_bytes(const mcp_http_conn *c);
 const char *mcp__http_conn_scheme(const mcp_http_conn *c);
 const char *mcp__http_conn_authority(const mcp_http_conn *c);
 
-/* mcp__http_conn_attach() links |req| to |c| as ACTIVE (at the tail). */
+/*
+ * mcp__http_conn_attach() links |req| (taken off the pending list) to |c|
+ * as ACTIVE, at the tail of its list.
+ * Ownership: |c| holds |req| until it is finished or retried.
+ */
 void mcp__http_conn_attach(mcp_http_conn *c, mcp_http_req *req);
 
 /*
  * mcp__http_req_head() delivers the final response head collected in |req|
  * (req->status and the fields added with mcp__http_req_add_field) to the
  * caller's on_headers, then drops the fields.
- * Threads: the I/O thread; no lock is held.
+ * Ownership: the field strings are freed after on_headers returns.
  */
 void mcp__http_req_head(mcp_http_req *req);
 
-/* mcp__http_req_data() delivers body bytes to on_data. */
+/*
+ * mcp__http_req_data() delivers |n| body bytes to on_data.
+ * Ownership: |data| is borrowed for the call.
+ */
 void mcp__http_req_data(mcp_http_req *req, const char *data, size_t n);
 
 /*
  * mcp__http_req_finish() ends |req|: unlinks it from its connection (or the
  * pending list), runs on_done with |status| and |msg| (NULL: the status'
- * text) and frees it.  |req| is gone on return.
+ * text) and frees it.
+ * Ownership: |req| is freed on return; |msg| is borrowed for the call.
  */
 void mcp__http_req_finish(mcp_http_req *req, mcp_status status,
                           const char *msg);
@@ -167,20 +184,26 @@ void mcp__http_req_finish(mcp_http_req *req, mcp_status status,
  * into the pending list, in submission order, to be sent again (on the
  * first connection able to take it), provided it has a retry left and no
  * response head reached the caller; otherwise it finishes |req| with
- * MCP_EIO and |msg|.  A request has one retry; |free_retry| re-queues it
- * without using that one (a refusal caused by our own optimism, such as
- * streams opened before the server's SETTINGS said how many it takes).
- * Either way |req| no longer belongs to the connection on return.
+ * MCP_EIO and |msg| (MCP_ECLOSED once the client is closing).  A request
+ * has one retry; |free_retry| re-queues it without using that one (a
+ * refusal caused by our own optimism, such as streams opened before the
+ * server's SETTINGS said how many it takes).
+ * Ownership: either way |req| no longer belongs to the connection.
  */
 void mcp__http_req_retry(mcp_http_req *req, const char *msg, bool free_retry);
 
-/* Adds one collected response field to |req| (HTTP/2 glue).  Returns
- * MCP_OK, MCP_EPROTO (the head exceeds the cap) or MCP_ENOMEM. */
+/*
+ * mcp__http_req_add_field() adds one response field to the head being
+ * collected in |req| (HTTP/2 glue), counting it against max_header_bytes.
+ * Ownership: |name| and |value| are copied.
+ * Returns: MCP_OK, MCP_EPROTO (the head exceeds the cap), MCP_ENOMEM.
+ */
 mcp_status mcp__http_req_add_field(mcp_http_req *req, const char *name,
                                    size_t namelen, const char *value,
                                    size_t valuelen);
 
-/* Drops the collected fields (a 1xx head, or after delivery). */
+/* mcp__http_req_clear_fields() drops the collected fields (after a 1xx
+ * head, or once delivered). */
 void mcp__http_req_clear_fields(mcp_http_req *req);
 
 #endif /* MCP_HTTP_INT_H */
