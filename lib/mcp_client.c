@@ -1361,7 +1361,7 @@ static mcp_status initialize(mcp_client *c, mcp_error *err) {
   json_object_object_add(params, "capabilities", caps);
   json_object_object_add(params, "clientInfo", info);
   json_object *result = NULL;
-  mcp_call_options o = {.timeout_ms = c->opts->timeout_ms};
+  mcp_call_options o = {.timeout_ms = c->opts->timeout_ms, .cancel = c->hooks.connect_cancel};
   mcp_status st = request_sync(c, "initialize", params, &o, &result, err);
   if (st == MCP_ETIMEDOUT) {
     return mcp__error_set(err, st, "server did not answer initialize within %lld ms",
@@ -1429,6 +1429,7 @@ mcp_status mcp__client_connect_ex(const mcp_client_options *o, mcp_workers *work
   pthread_mutex_init(&c->lock, NULL);
   atomic_init(&c->open, true);
   if (hooks) c->hooks = *hooks;
+  c->hooks.connect_cancel = hooks ? hooks->connect_cancel : NULL; /* connect only */
   mcp_status st = MCP_ENOMEM;
   if (!(c->opts = mcp__client_options_dup(o))) goto fail_nomem;
   if (!(c->pending = mcp__pending_new())) goto fail_nomem;
@@ -1467,6 +1468,7 @@ mcp_status mcp__client_connect_ex(const mcp_client_options *o, mcp_workers *work
     if ((st = mcp__stdio_transport_new(&cfg, &cbs, c, &c->t, err))) goto fail;
   }
   if ((st = initialize(c, err))) goto fail;
+  c->hooks.connect_cancel = NULL; /* borrowed for the connect only */
   *out = c;
   return MCP_OK;
 fail_nomem:

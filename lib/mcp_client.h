@@ -67,6 +67,9 @@ typedef struct mcp_client_hooks {
   /* The connection closed; |message| says why. */
   void (*on_close)(void *user, mcp_status status, const char *message);
   void *user;
+  /* Firing it abandons a connect in progress (initialize ends with
+   * MCP_ECANCELLED).  May be NULL; borrowed for the connect's duration. */
+  mcp_cancel *connect_cancel;
 } mcp_client_hooks;
 
 /*

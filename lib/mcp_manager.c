@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "mcp_cache.h"
+#include "mcp_cancel.h"
 #include "mcp_client.h"
 #include "mcp_config.h"
 #include "mcp_jsonrpc.h"
@@ -239,6 +240,7 @@ struct server {
   int ladder_step;     /* next backoff step after a failure */
   uint64_t attempt;    /* generation of the running connect */
   bool connecting;     /* a connector thread is at work */
+  mcp_cancel *connect_cancel; /* the running connect's; fired on shutdown */
   bool breaker;        /* stopped by the circuit breaker */
   int64_t closes[BREAKER_MAX_CLOSES + 1]; /* ms of recent closes, ring */
   int nclose;
@@ -345,8 +347,10 @@ static json_object *status_locked(server *s) {
   if (!o) return NULL;
   static const char *const types[] = {"stdio", "http", "sse"};
   json_object_object_add(o, "name", json_object_new_string(s->name));
-  json_object_object_add(o, "type", json_object_new_string(
-                                        s->def ? types[s->def->type] : (s->remote ? "http" : "stdio")));
+  const char *type = s->def ? types[s->def->type]
+                    : !s->remote ? "stdio"
+                    : s->code_co->http_kind == MCP_HTTP_TRANSPORT_LEGACY_SSE ? "sse" : "http";
+  json_object_object_add(o, "type", json_object_new_string(type));
   json_object_object_add(o, "source", json_object_new_string(s->def && s->def->source ? s->def->source : "code"));
   json_object_object_add(o, "state", json_object_new_string(state_names[s->state]));
   json_object_object_add(o, "lastError", s->last_error ? json_object_new_string(s->last_error) : NULL);
@@ -541,7 +545,8 @@ typedef struct job {
   server *s;
   uint64_t attempt;
   bool relist;
-  conn *c; /* relist: a reference */
+  conn *c;            /* relist: a reference */
+  mcp_cancel *cancel; /* connect: a reference; fired on shutdown */
 } job;
 
 static mcp_status build_options(server *s, mcp_client_options **out, mcp_error *err) {
@@ -565,10 +570,12 @@ static mcp_status build_options(server *s, mcp_client_options **out, mcp_error *
 }
 
 /* tools/list through |c|; *tools is the array's JSON text. */
-static mcp_status list_tools(mcp_client *c, int64_t timeout, char **tools, mcp_error *err) {
+static mcp_status list_tools(mcp_client *c, int64_t timeout, mcp_cancel *cancel, char **tools,
+                             mcp_error *err) {
   mcp_call_options *co = mcp_call_options_new();
   if (!co) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
   mcp_call_options_set_timeout_ms(co, timeout);
+  mcp_call_options_set_cancel(co, cancel);
   mcp_status st = MCP_OK;
   /* A server without the tools capability has no tools: an empty list. */
   json_object *info = json_tokener_parse(mcp_client_server_info(c));
@@ -604,7 +611,7 @@ static void connector_main(void *arg) {
   mcp_status st;
 
   if (j->relist) {
-    st = list_tools(j->c->c, s->timeout_ms, &tools, &err);
+    st = list_tools(j->c->c, s->timeout_ms, NULL, &tools, &err);
     pthread_mutex_lock(&m->lock);
     s->relisting = false;
     if (st == MCP_OK && s->conn == j->c && !m->stopping) {
@@ -645,15 +652,19 @@ static void connector_main(void *arg) {
     mcp_client_options_set_client_info(co, m->o->client_name, m->o->client_version);
   mcp_client_options_set_notification_handler(co, hook_notification, c);
   if (m->o->log.fn) mcp_client_options_set_log(co, m->o->log.fn, m->o->log.user);
-  mcp_client_hooks hooks = {.on_close = hook_close, .user = c};
+  mcp_client_hooks hooks = {.on_close = hook_close, .user = c, .connect_cancel = j->cancel};
   if ((st = mcp__client_connect_ex(co, m->workers, &hooks, &c->c, &err)) != MCP_OK) goto done;
-  st = list_tools(c->c, s->timeout_ms, &tools, &err);
+  st = list_tools(c->c, s->timeout_ms, j->cancel, &tools, &err);
 
 done:
   mcp_client_options_free(co);
   pthread_mutex_lock(&m->lock);
   bool current = j->attempt == s->attempt && !m->stopping;
   s->connecting = false;
+  if (s->connect_cancel == j->cancel) {
+    mcp_cancel_unref(s->connect_cancel);
+    s->connect_cancel = NULL;
+  }
   if (current && st == MCP_OK) {
     s->conn = c;
     c = NULL; /* the manager's reference now */
@@ -692,6 +703,7 @@ done:
   if (st == MCP_OK && current) write_cache(s, tools);
   mcp__free(tools);
   mcp_error_clear(&err);
+  mcp_cancel_unref(j->cancel);
   mcp__free(j);
 }
 
@@ -701,13 +713,22 @@ static void connect_locked(server *s) {
   if (m->stopping || s->connecting) return;
   job *j = mcp__calloc(1, sizeof(*j));
   if (!j) return;
+  if (!(j->cancel = mcp_cancel_new())) {
+    mcp__free(j);
+    return;
+  }
   j->s = s;
   j->attempt = ++s->attempt;
   s->connecting = true;
+  mcp_cancel_unref(s->connect_cancel);
+  s->connect_cancel = mcp_cancel_ref(j->cancel);
   s->retry_at = MCP_NO_DEADLINE;
   if (s->state != S_DEFERRED) set_state_locked(s, S_CONNECTING);
   if (!spawn_locked(m, connector_main, j)) {
     s->connecting = false;
+    mcp_cancel_unref(s->connect_cancel);
+    s->connect_cancel = NULL;
+    mcp_cancel_unref(j->cancel);
     mcp__free(j);
     set_error_locked(s, "could not start a connector thread");
     set_state_locked(s, S_FAILED);
@@ -979,6 +1000,7 @@ static server *server_new(mcp_manager *m, const char *name) {
   if (!s) return NULL;
   s->m = m;
   s->name = mcp__strdup(name);
+  s->state = S_CLOSED; /* not started yet; start() connects it */
   s->retry_at = s->relist_at = MCP_NO_DEADLINE;
   if (!s->name) {
     mcp__free(s);
@@ -989,6 +1011,7 @@ static server *server_new(mcp_manager *m, const char *name) {
 
 static void server_free(server *s) {
   if (!s) return;
+  mcp_cancel_unref(s->connect_cancel);
   mcp__free(s->name);
   mcp__server_def_free(s->def);
   mcp_client_options_free(s->code_co);
@@ -1049,7 +1072,7 @@ static mcp_status load_servers(mcp_manager *m, mcp_error *err) {
     bool disabled = !def->enabled;
     for (size_t k = 0; k < m->cfg->ndisabled; k++)
       if (strcmp(m->cfg->disabled[k], def->name) == 0) disabled = true;
-    s->state = disabled ? S_DISABLED : S_CONNECTING;
+    s->state = disabled ? S_DISABLED : S_CLOSED; /* not started yet */
   }
   return MCP_OK;
 }
@@ -1096,11 +1119,7 @@ MCP_EXTERN mcp_status mcp_manager_start(const mcp_manager_options *o, mcp_manage
   /* An empty list exists from the start, so mcp_manager_tools never fails. */
   pthread_mutex_lock(&m->lock);
   for (size_t i = 0; i < m->n; i++)
-    if (m->servers[i]->state == S_CONNECTING) {
-      m->servers[i]->state = S_DISABLED; /* connect_locked announces the change */
-      m->servers[i]->state = S_CONNECTING;
-      connect_locked(m->servers[i]);
-    }
+    if (m->servers[i]->state == S_CLOSED) connect_locked(m->servers[i]); /* announces "connecting" */
   pthread_mutex_unlock(&m->lock);
 
   /* The startup gate: every server settled, or the gate passed. */
@@ -1170,6 +1189,19 @@ MCP_EXTERN void mcp_manager_free(mcp_manager *m) {
     if (c) conn_unref_locked(m, c);
     if (s->state != S_DISABLED) s->state = S_CLOSED;
   }
+  /* Abandon connects in progress rather than wait out their timeouts.  The
+   * tokens are fired outside the lock (their listeners take table locks). */
+  mcp_cancel **fire = mcp__calloc(m->n ? m->n : 1, sizeof(*fire));
+  size_t nfire = 0;
+  for (size_t i = 0; fire && i < m->n; i++)
+    if (m->servers[i]->connect_cancel) fire[nfire++] = mcp_cancel_ref(m->servers[i]->connect_cancel);
+  pthread_mutex_unlock(&m->lock);
+  for (size_t i = 0; i < nfire; i++) {
+    mcp_cancel_fire(fire[i]);
+    mcp_cancel_unref(fire[i]);
+  }
+  mcp__free(fire);
+  pthread_mutex_lock(&m->lock);
   while (m->threads > 0) pthread_cond_wait(&m->idle, &m->lock);
   pthread_mutex_unlock(&m->lock);
   manager_free_all(m);
@@ -1191,9 +1223,14 @@ MCP_EXTERN mcp_tool_list *mcp_manager_tools(mcp_manager *m) {
  * Waits until |s| has a live connection (bounded by |deadline|) and returns
  * a reference to it.  Caller holds m->lock.
  */
-static conn *wait_conn_locked(server *s, int64_t deadline, mcp_error *err) {
+static conn *wait_conn_locked(server *s, int64_t deadline, const mcp_cancel *cancel,
+                              mcp_error *err) {
   mcp_manager *m = s->m;
   for (;;) {
+    if (cancel && mcp_cancel_is_fired(cancel)) {
+      mcp__error_set(err, MCP_ECANCELLED, "cancelled while waiting for server \"%s\"", s->name);
+      return NULL;
+    }
     if (m->stopping) {
       mcp__error_set(err, MCP_ECLOSED, "the manager is shutting down");
       return NULL;
@@ -1224,6 +1261,15 @@ static bool retriable(mcp_status st, const mcp_error *e) {
   return false;
 }
 
+/* Cancel listener: wake callers waiting for a server (runs under the
+ * token's lock, which is taken before m->lock, never after). */
+static void wake_waiters(void *arg) {
+  mcp_manager *m = arg;
+  pthread_mutex_lock(&m->lock);
+  pthread_cond_broadcast(&m->changed);
+  pthread_mutex_unlock(&m->lock);
+}
+
 typedef mcp_status (*conn_call_fn)(mcp_client *c, const void *arg, const mcp_call_options *opts,
                                    char **result, mcp_error *err);
 
@@ -1234,11 +1280,21 @@ static mcp_status call_on_server(mcp_manager *m, server *s, conn_call_fn fn, con
   int64_t timeout = opts && opts->timeout_ms >= 0 ? opts->timeout_ms : s->timeout_ms;
   int64_t deadline = timeout > 0 ? mcp__now_ms() + timeout : MCP_NO_DEADLINE;
   mcp_status st = MCP_ECLOSED;
+  /* A cancel token fired while we wait for the server wakes us. */
+  mcp_cancel *cancel = opts ? opts->cancel : NULL;
+  mcp_cancel_listener wake = {0};
+  bool listening = cancel && mcp__cancel_listen(cancel, &wake, wake_waiters, m) == MCP_OK;
   for (int attempt = 0; attempt < 2; attempt++) {
     pthread_mutex_lock(&m->lock);
-    conn *c = wait_conn_locked(s, deadline, err);
+    mcp_error werr = MCP_ERROR_INIT;
+    conn *c = wait_conn_locked(s, deadline, cancel, &werr);
     pthread_mutex_unlock(&m->lock);
-    if (!c) return err ? err->status : MCP_ECLOSED;
+    if (!c) {
+      st = werr.status ? werr.status : MCP_ECLOSED;
+      if (err) mcp__error_copy(err, &werr);
+      mcp_error_clear(&werr);
+      break;
+    }
     mcp_call_options local = {.timeout_ms = -1};
     if (opts) local = *opts;
     if (deadline != MCP_NO_DEADLINE) {
@@ -1272,8 +1328,9 @@ static mcp_status call_on_server(mcp_manager *m, server *s, conn_call_fn fn, con
     conn_unref(m, c);
     if (st != MCP_OK && err) mcp__error_copy(err, &e2);
     mcp_error_clear(&e2);
-    return st;
+    break;
   }
+  if (listening) mcp__cancel_unlisten(cancel, &wake); /* m->lock not held here */
   return st;
 }
 
@@ -1356,6 +1413,28 @@ MCP_EXTERN mcp_status mcp_manager_servers(mcp_manager *m, char **json, mcp_error
   pthread_mutex_lock(&m->lock);
   for (size_t i = 0; i < m->n; i++) json_object_array_add(arr, status_locked(m->servers[i]));
   pthread_mutex_unlock(&m->lock);
+  *json = mcp__json_dup_string(arr, NULL);
+  json_object_put(arr);
+  return *json ? MCP_OK : mcp__error_set(err, MCP_ENOMEM, "out of memory");
+}
+
+MCP_EXTERN mcp_status mcp_manager_diagnostics(mcp_manager *m, char **json, mcp_error *err) {
+  if (json) *json = NULL;
+  if (!m || !json) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
+  static const char *const levels[] = {"debug", "info", "warning", "error"};
+  json_object *arr = json_object_new_array();
+  if (!arr) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  for (size_t i = 0; m->cfg && i < m->cfg->ndiags; i++) {
+    const mcp_config_diag *g = &m->cfg->diags[i];
+    json_object *o = json_object_new_object();
+    if (!o) break;
+    json_object_object_add(o, "level", json_object_new_string(levels[g->level & 3]));
+    json_object_object_add(o, "source", g->source ? json_object_new_string(g->source) : NULL);
+    json_object_object_add(o, "server", g->server ? json_object_new_string(g->server) : NULL);
+    json_object_object_add(o, "field", g->field ? json_object_new_string(g->field) : NULL);
+    json_object_object_add(o, "message", json_object_new_string(g->message ? g->message : ""));
+    json_object_array_add(arr, o);
+  }
   *json = mcp__json_dup_string(arr, NULL);
   json_object_put(arr);
   return *json ? MCP_OK : mcp__error_set(err, MCP_ENOMEM, "out of memory");

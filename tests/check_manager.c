@@ -671,6 +671,79 @@ START_TEST(sixteen_threads_during_reconnects) {
 }
 END_TEST
 
+typedef struct fire_later {
+  mcp_cancel *tok;
+  mcp_manager *m;
+} fire_later;
+
+static void *fire_when_waiting(void *arg) {
+  fire_later *f = arg;
+  /* Fire once the caller is certainly waiting: the server is still in its
+   * 10 s initialize, so any moment works; fire at once. */
+  mcp_cancel_fire(f->tok);
+  return NULL;
+}
+
+START_TEST(cancel_and_shutdown_during_connect) {
+  setup();
+  write_file(tpath("mcp.json"),
+             "{\"mcpServers\": {\"hung\": {\"command\": \"%s\", \"args\": [\"--slow-init\", \"10000\"]}}}",
+             fault());
+  mcp_manager_options *o = base_options(tpath("mcp.json"));
+  mcp_manager_options_set_startup_gate_ms(o, 100);
+  mcp_manager *m = start(o);
+  ck_assert(state_is(m, "hung", "connecting"));
+  /* A call waiting for the server ends when its token fires. */
+  mcp_call_options *co = mcp_call_options_new();
+  mcp_cancel *tok = mcp_cancel_new();
+  mcp_call_options_set_cancel(co, tok);
+  fire_later f = {tok, m};
+  pthread_t th;
+  pthread_create(&th, NULL, fire_when_waiting, &f);
+  char *res = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  long long t0 = test_now_ms();
+  mcp_status st = mcp_manager_call_tool(m, "hung/echo", "{\"text\":\"x\"}", co, &res, &err);
+  pthread_join(th, NULL);
+  ck_assert_int_eq(st, MCP_ECANCELLED);
+  ck_assert_int_lt(test_now_ms() - t0, 9000);
+  mcp_error_clear(&err);
+  mcp_cancel_unref(tok);
+  mcp_call_options_free(co);
+  /* Shutdown abandons the connect instead of waiting out its 10 s. */
+  t0 = test_now_ms();
+  mcp_manager_free(m);
+  long long took = test_now_ms() - t0;
+  fprintf(stderr, "mcp_manager_free with a hung connect: %lld ms\n", took);
+  ck_assert_int_lt(took, 9000);
+  mcp_manager_options_free(o);
+}
+END_TEST
+
+START_TEST(diagnostics_and_connecting_event) {
+  setup();
+  write_file(tpath("mcp.json"),
+             "{\"mcpServers\": {\"ok\": {\"command\": \"%s\"}, \"typo\": {\"comand\": \"x\"},"
+             " \"off\": {\"command\": \"x\", \"enabled\": false}}}",
+             fault());
+  mcp_manager_options *o = base_options(tpath("mcp.json"));
+  mcp_manager_options_set_startup_gate_ms(o, 10000);
+  mcp_manager *m = start(o);
+  char *js = NULL;
+  ck_assert_int_eq(mcp_manager_diagnostics(m, &js, NULL), MCP_OK);
+  ck_assert_ptr_nonnull(strstr(js, "comand"));
+  ck_assert_ptr_nonnull(strstr(js, "\"server\":\"off\""));
+  mcp_free(js);
+  /* "connecting" then "ready": two state events for the one server. */
+  ck_assert(wait_state(m, "ok", "ready", 5000));
+  pthread_mutex_lock(&ev.lock);
+  ck_assert_int_ge(ev.state_changes, 2);
+  pthread_mutex_unlock(&ev.lock);
+  mcp_manager_free(m);
+  mcp_manager_options_free(o);
+}
+END_TEST
+
 static Suite *manager_suite(void) {
   Suite *s = suite_create("manager");
   TCase *tc = tcase_create("core");
@@ -685,6 +758,8 @@ static Suite *manager_suite(void) {
   tcase_add_test(tc, discovery_precedence);
   tcase_add_test(tc, code_servers_and_bad_config_lines);
   tcase_add_test(tc, sixteen_threads_during_reconnects);
+  tcase_add_test(tc, cancel_and_shutdown_during_connect);
+  tcase_add_test(tc, diagnostics_and_connecting_event);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -567,7 +567,8 @@ MCP_EXTERN mcp_status mcp_manager_start(const mcp_manager_options *o,
 
 /*
  * mcp_manager_free() shuts down: no reconnect starts after it begins,
- * every server is closed (in parallel), every thread joined.  No other
+ * connects in progress are abandoned, every server is closed (in
+ * parallel), every thread joined.  No other
  * call on |m| may run concurrently with or after it; not from a callback.
  */
 MCP_EXTERN void mcp_manager_free(mcp_manager *m);
@@ -596,7 +597,8 @@ MCP_EXTERN bool mcp_tool_list_deferred(const mcp_tool_list *l, size_t i);
 /*
  * mcp_manager_call_tool() calls |name|: a public name from the tool list,
  * or "SERVER/TOOL".  A deferred tool waits for its server (up to the
- * timeout); a call that fails because the connection went away
+ * timeout, or until the call's cancel token fires); a call that fails
+ * because the connection went away
  * (MCP_ECLOSED, MCP_EIO, HTTP 404/502/503) reconnects and retries once.
  * Ownership and results as mcp_client_call_tool().
  * Returns: as mcp_client_call_tool(), plus MCP_ENOTFOUND.
@@ -621,6 +623,16 @@ MCP_EXTERN mcp_status mcp_manager_request(mcp_manager *m, const char *server,
  */
 MCP_EXTERN mcp_status mcp_manager_servers(mcp_manager *m, char **json,
                                           mcp_error *err);
+/*
+ * mcp_manager_diagnostics() returns what discovery had to say about the
+ * config files, as a JSON array of {"level":"debug|info|warning|error",
+ * "source","server","field","message"} (null where not applicable): invalid
+ * entries, malformed files, hidden or disabled servers, shadowed names.
+ * Ownership: *json freed with mcp_free().  Threads: any.
+ */
+MCP_EXTERN mcp_status mcp_manager_diagnostics(mcp_manager *m, char **json,
+                                              mcp_error *err);
+
 /*
  * mcp_manager_reconnect() closes |server| if it is open and connects it
  * again now, resetting its backoff and circuit breaker.
