@@ -44,6 +44,7 @@
 
 #include <json-c/json.h>
 
+#include "mcpconn-bench.h"
 #include "mcpconn.h"
 
 #define PROG "mcpconn"
@@ -97,6 +98,8 @@ static void usage(FILE *f) {
 "                 tools.  Exit 0 even when servers failed, unless --check:\n"
 "                 then exit 3 when an enabled server is not ready\n"
 "  ping           ping every server\n"
+"  bench ...      load generator: calls/s and latency as one JSON line\n"
+"                 (mcpconn bench --help)\n"
 "  request METHOD [PARAMS_JSON]\n"
 "                 send any request to one server, print the result JSON\n"
 "\n"
@@ -2187,6 +2190,8 @@ static void parse_listing(const char *cmd, char **args, int nargs,
 }
 
 int main(int argc, char **argv) {
+  /* `mcpconn bench ...` has options of its own (see bin/mcpconn-bench.c). */
+  if (argc >= 2 && strcmp(argv[1], "bench") == 0) return mcpconn_bench_main(argc - 1, argv + 1);
   sigemptyset(&g_sigint_set);
   sigaddset(&g_sigint_set, SIGINT);
   /* A closed stdout shows up as a write error, not a signal. */
