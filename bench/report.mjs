@@ -112,10 +112,27 @@ const cases = caseLines.map((l) => {
   const h2 = runsOf(id, 'h2load');
   const c = { id, title, calls: Number(calls), mcpconn: mc, ts };
   if (h2.length) c.h2load = summarize(h2);
-  c.ratio_calls_per_s = mc.calls_per_s && ts.calls_per_s ? round(mc.calls_per_s / ts.calls_per_s, 2) : null;
+  // Runs of one repetition ran back to back, under the same load: the
+  // median of their ratios is steadier than the ratio of the medians.
+  const mcRuns = runsOf(id, 'mcpconn'), tsRuns = runsOf(id, 'ts');
+  const pairs = [];
+  for (const r of mcRuns) {
+    const o = tsRuns.find((x) => x.rep === r.rep);
+    if (r.result?.calls_per_s && o?.result?.calls_per_s) pairs.push(r.result.calls_per_s / o.result.calls_per_s);
+  }
+  c.ratio_pairs = pairs.map((x) => round(x, 2));
+  c.ratio_calls_per_s = pairs.length ? round(median(pairs), 2) : null;
+  c.ratio_of_medians = mc.calls_per_s && ts.calls_per_s ? round(mc.calls_per_s / ts.calls_per_s, 2) : null;
   c.ratio_rss = mc.rss_peak_kb && ts.rss_peak_kb ? round(ts.rss_peak_kb / mc.rss_peak_kb, 1) : null;
   c.ratio_cpu = mc.cpu_s_per_1000 && ts.cpu_s_per_1000 ? round(ts.cpu_s_per_1000 / mc.cpu_s_per_1000, 1) : null;
-  if (c.h2load?.calls_per_s && mc.calls_per_s) c.ratio_h2load = round(mc.calls_per_s / c.h2load.calls_per_s, 2);
+  if (h2.length) {
+    const hp = [];
+    for (const r of mcRuns) {
+      const o = h2.find((x) => x.rep === r.rep);
+      if (r.result?.calls_per_s && o?.result?.calls_per_s) hp.push(r.result.calls_per_s / o.result.calls_per_s);
+    }
+    if (hp.length) c.ratio_h2load = round(median(hp), 2);
+  }
   return c;
 });
 const refIds = ['ref-pipe-seq', 'ref-pipe-64', 'ref-tcp-seq', 'ref-tcp-64', 'ref-server-seq', 'ref-server-64'];
@@ -138,15 +155,15 @@ function cgParse(file) {
   const fns = new Map();
   let total = null;
   for (const line of text.split('\n')) {
-    const m = line.match(/^\s*([\d,]+)\s+(?:\([\d.]+%\)\s+)?(.+?)\s*$/);
+    const tot = line.match(/^\s*([\d,]+)\s+\(100\.0%\)\s+PROGRAM TOTALS/);
+    if (tot) total = Number(tot[1].replace(/,/g, ''));
+    // The function summary: "Ir (pct)  file:function [object]"; the
+    // annotated source and call edges ("=> ...") are skipped.
+    const m = line.match(/^\s*([\d,]+)\s+\(\s*[\d.]+%\)\s+(\S+)\s+\[[^\]]+\]\s*$/);
     if (!m) continue;
     const ir = Number(m[1].replace(/,/g, ''));
-    if (m[2].startsWith('PROGRAM TOTALS')) total = ir;
-    else {
-      // "file:function [object]" -> "function"
-      const name = m[2].replace(/\s*\[.*\]$/, '').replace(/^.*:/, '');
-      fns.set(name, Math.max(fns.get(name) ?? 0, ir));
-    }
+    const name = m[2].replace(/^.*:/, '').replace(/'\d+$/, '');
+    fns.set(name, Math.max(fns.get(name) ?? 0, ir));
   }
   return { total, fns };
 }
@@ -163,7 +180,10 @@ let callgrind = null;
       .filter(([k, v]) => v > 0 && !/^(0x|start_thread|clone|\(below main\))/.test(k))
       .sort((x, y) => y[1] - x[1]).slice(0, n)
       .map(([fn, ir]) => ({ fn, ir_per_call: ir }));
+    const fnPer = (k) => per(a.fns.get(k) ?? 0, b.fns.get(k) ?? 0);
     callgrind = {
+      library_ir_per_call: fnPer('mcp_client_call_tool') + fnPer('reader_main'),
+      harness_check_ir_per_call: fnPer('record'),
       what: 'instructions executed by the client process per stdio tools/call (sequential, echo, 32-byte text): (Ir(3000 calls) - Ir(1000 calls)) / 2000, so start-up and shutdown cancel out; the server is not traced',
       ir_per_call: per(a.total, b.total),
       inclusive_top: top(a, b, 25),
@@ -228,7 +248,7 @@ fs.writeFileSync(resultsFile, JSON.stringify(results, (k, v) => (k === 'latency_
 // ---- console summary -------------------------------------------------------------------
 const fmt = (x) => (x === null || x === undefined ? 'n/a' : String(x));
 const lines = [];
-lines.push('| case | mcpconn calls/s | TS SDK calls/s | ratio | mcpconn p50 / p99 µs | TS p50 / p99 µs | RSS KB mcpconn / TS | CPU s per 1000 calls mcpconn / TS | h2load calls/s | failed runs mcpconn / TS |');
+lines.push('| case | mcpconn calls/s | TS SDK calls/s | ratio (median of paired runs) | mcpconn p50 / p99 µs | TS p50 / p99 µs | RSS KB mcpconn / TS | CPU s per 1000 calls mcpconn / TS | h2load calls/s | failed runs mcpconn / TS |');
 lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const c of cases) {
   const mc = c.mcpconn, ts = c.ts;
@@ -241,7 +261,9 @@ const tLines = ['| target | where it stands | goal | met |', '|---|---|---|---|'
 for (const x of targets) tLines.push(`| ${x.name} | ${fmt(x.value)}${x.note ? ` (${x.note})` : ''} | ${x.goal} | ${x.met ? 'yes' : '**no**'} |`);
 const cgLines = [];
 if (callgrind) {
-  cgLines.push(`Client instructions per stdio call: **${callgrind.ir_per_call}** (${callgrind.what}).`, '');
+  cgLines.push(`Client instructions per stdio call: **${callgrind.ir_per_call}** (${callgrind.what}). ` +
+    `Of these, **${callgrind.library_ir_per_call}** are the library's (the caller's mcp_client_call_tool plus the transport's reader thread) ` +
+    `and ${callgrind.harness_check_ir_per_call} the benchmark's own check of each result (json-c parse of content[0].text).`, '');
   cgLines.push('| function (inclusive) | instructions per call |', '|---|---:|');
   for (const f of callgrind.inclusive_top.slice(0, 18)) cgLines.push(`| ${f.fn} | ${f.ir_per_call} |`);
 }
