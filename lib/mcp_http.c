@@ -1051,7 +1051,7 @@ static ssize_t conn_read(mcp_http_conn *c, char *buf, size_t n,
   if (c->tls) {
     ssize_t r = mcp__tls_read(c->tls, buf, n, err);
     if (r == MCP__EAGAIN && (mcp__tls_wants(c->tls) & MCP_TLS_WANT_WRITE))
-      c->want_pollout = true;
+      c->read_wants_write = true;
     return r;
   }
   for (;;) {
@@ -1115,6 +1115,7 @@ static void conn_read_some(mcp_http_conn *c) {
   mcp_error err = MCP_ERROR_INIT;
   size_t budget = HTTP_READ_BUDGET;
   c->read_again = false;
+  c->read_wants_write = false;
   while (c->state == MCP_HTTP_CONN_READY) {
     ssize_t n = conn_read(c, h->rbuf, HTTP_READ_CHUNK, &err);
     if (n > 0) {
@@ -1315,7 +1316,8 @@ static size_t build_pollfds(mcp_http_client *h, int *timeout) {
       break;
     case MCP_HTTP_CONN_READY:
       ev = POLLIN;
-      if (c->want_pollout || c->out_off < c->out_len) ev |= POLLOUT;
+      if (c->want_pollout || c->read_wants_write || c->out_off < c->out_len)
+        ev |= POLLOUT;
       if (c->read_again) again = true;
       break;
     case MCP_HTTP_CONN_CLOSED:
@@ -1347,7 +1349,7 @@ static void conn_event(mcp_http_conn *c, short revents) {
     break;
   case MCP_HTTP_CONN_READY:
     if (revents & (POLLIN | POLLERR | POLLHUP) || c->read_again ||
-        c->want_pollout)
+        c->read_wants_write)
       conn_read_some(c);
     if (c->state == MCP_HTTP_CONN_READY) conn_flush(c);
     conn_settle(c);

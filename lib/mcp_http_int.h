@@ -108,7 +108,8 @@ struct mcp_http_conn {
   /* Output waiting for the socket: out[out_off .. out_len). */
   char *out;
   size_t out_off, out_len, out_cap;
-  bool want_pollout;    /* the socket (or TLS) waits to write */
+  bool want_pollout;    /* a write is blocked until the socket drains */
+  bool read_wants_write; /* TLS: a read must first write (poll POLLOUT) */
   bool read_again;      /* stopped reading early: poll with timeout 0 */
 
   /* Requests on this connection (ACTIVE), in submission order. */
