@@ -47,6 +47,10 @@
 static const int64_t ladder_ms[] = {500, 1000, 2000, 4000};
 #define LADDER_STEPS ((int)(sizeof(ladder_ms) / sizeof(ladder_ms[0])))
 #define REMOTE_FIRST_MS 15000
+/* What a re-list refreshes. */
+#define LIST_TOOLS 1u
+#define LIST_RESOURCES 2u
+#define LIST_PROMPTS 4u
 #define REMOTE_MAX_MS 300000
 
 /* ------------------------------------------------------------------------ */
@@ -233,6 +237,8 @@ struct server {
   sstate state;
   conn *conn;          /* the manager's reference */
   char *tools_json;    /* live or cached tools array */
+  char *resources_json;/* live resources array, when the server has resources */
+  char *prompts_json;  /* live prompts array, when the server has prompts */
   bool tools_cached;
   char *last_error;
   char *protocol_version;
@@ -246,6 +252,7 @@ struct server {
   int nclose;
   int64_t retry_at;    /* ms; MCP_NO_DEADLINE when no reconnect is due */
   int64_t relist_at;   /* ms; MCP_NO_DEADLINE when no re-list is due */
+  unsigned relist_what;/* LIST_* bits due */
   bool relisting;
 };
 
@@ -519,11 +526,18 @@ static void hook_notification(void *user, const char *method, const char *params
   conn *c = user;
   server *s = c->s;
   mcp_manager *m = s->m;
-  if (strcmp(method, "notifications/tools/list_changed") == 0) {
+  unsigned what = strcmp(method, "notifications/tools/list_changed") == 0       ? LIST_TOOLS
+                  : strcmp(method, "notifications/resources/list_changed") == 0 ? LIST_RESOURCES
+                  : strcmp(method, "notifications/prompts/list_changed") == 0   ? LIST_PROMPTS
+                                                                                : 0;
+  if (what) {
     pthread_mutex_lock(&m->lock);
-    if (s->conn == c && s->relist_at == MCP_NO_DEADLINE) {
-      s->relist_at = mcp__now_ms() + RELIST_DEBOUNCE_MS; /* a burst becomes one re-list */
-      wake_locked(m);
+    if (s->conn == c) {
+      s->relist_what |= what;
+      if (s->relist_at == MCP_NO_DEADLINE) {
+        s->relist_at = mcp__now_ms() + RELIST_DEBOUNCE_MS; /* a burst becomes one re-list */
+        wake_locked(m);
+      }
     }
     pthread_mutex_unlock(&m->lock);
   }
@@ -545,6 +559,7 @@ typedef struct job {
   server *s;
   uint64_t attempt;
   bool relist;
+  unsigned what;      /* relist: LIST_* bits */
   conn *c;            /* relist: a reference */
   mcp_cancel *cancel; /* connect: a reference; fired on shutdown */
 } job;
@@ -592,6 +607,54 @@ static mcp_status list_tools(mcp_client *c, int64_t timeout, mcp_cancel *cancel,
   return st;
 }
 
+/* Lists resources (LIST_RESOURCES) or prompts (LIST_PROMPTS) when the
+ * server declares the capability; *out stays NULL when it does not. */
+static mcp_status list_other(mcp_client *c, unsigned what, int64_t timeout, char **out,
+                             mcp_error *err) {
+  *out = NULL;
+  json_object *info = json_tokener_parse(mcp_client_server_info(c));
+  json_object *caps = NULL;
+  bool has = info && json_object_object_get_ex(info, "capabilities", &caps) &&
+             json_object_object_get_ex(caps, what == LIST_RESOURCES ? "resources" : "prompts", NULL);
+  json_object_put(info);
+  if (!has) return MCP_OK;
+  mcp_call_options *co = mcp_call_options_new();
+  if (!co) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  mcp_call_options_set_timeout_ms(co, timeout);
+  mcp_status st = what == LIST_RESOURCES ? mcp_client_list_resources(c, co, out, err)
+                                         : mcp_client_list_prompts(c, co, out, err);
+  mcp_call_options_free(co);
+  return st;
+}
+
+/* Fetches resources and prompts into |s| (best effort: a failure is only
+ * logged).  Runs on a connector thread. */
+static void refresh_others(server *s, conn *c, unsigned what) {
+  mcp_manager *m = s->m;
+  static const unsigned kinds[] = {LIST_RESOURCES, LIST_PROMPTS};
+  for (size_t k = 0; k < 2; k++) {
+    if (!(what & kinds[k])) continue;
+    char *list = NULL;
+    mcp_error err = MCP_ERROR_INIT;
+    mcp_status st = list_other(c->c, kinds[k], s->timeout_ms, &list, &err);
+    if (st != MCP_OK) {
+      mlog(m, MCP_LOG_WARN, "%s: listing %s failed: %s", s->name,
+           kinds[k] == LIST_RESOURCES ? "resources" : "prompts", err.message ? err.message : "?");
+      mcp_error_clear(&err);
+      continue;
+    }
+    pthread_mutex_lock(&m->lock);
+    if (s->conn == c) {
+      char **slot = kinds[k] == LIST_RESOURCES ? &s->resources_json : &s->prompts_json;
+      mcp__free(*slot);
+      *slot = list;
+      list = NULL;
+    }
+    pthread_mutex_unlock(&m->lock);
+    mcp__free(list);
+  }
+}
+
 static void write_cache(server *s, const char *tools) {
   mcp_manager *m = s->m;
   if (!m->cache_dir || !s->def) return; /* code servers have no config hash */
@@ -611,6 +674,15 @@ static void connector_main(void *arg) {
   mcp_status st;
 
   if (j->relist) {
+    refresh_others(s, j->c, j->what);
+    if (!(j->what & LIST_TOOLS)) {
+      pthread_mutex_lock(&m->lock);
+      s->relisting = false;
+      conn_unref_locked(m, j->c);
+      pthread_mutex_unlock(&m->lock);
+      mcp__free(j);
+      return;
+    }
     st = list_tools(j->c->c, s->timeout_ms, NULL, &tools, &err);
     pthread_mutex_lock(&m->lock);
     s->relisting = false;
@@ -699,8 +771,13 @@ done:
     if (c->c) conn_unref_locked(m, c);
     else mcp__free(c);
   }
+  conn *installed = current && st == MCP_OK && s->conn ? conn_ref(s->conn) : NULL;
   pthread_mutex_unlock(&m->lock);
   if (st == MCP_OK && current) write_cache(s, tools);
+  if (installed) {
+    refresh_others(s, installed, LIST_RESOURCES | LIST_PROMPTS);
+    conn_unref(m, installed);
+  }
   mcp__free(tools);
   mcp_error_clear(&err);
   mcp_cancel_unref(j->cancel);
@@ -738,11 +815,18 @@ static void connect_locked(server *s) {
 static void relist_locked(server *s) {
   mcp_manager *m = s->m;
   s->relist_at = MCP_NO_DEADLINE;
-  if (m->stopping || !s->conn || s->relisting) return;
+  if (m->stopping || !s->conn) return;
+  if (s->relisting) {
+    /* One at a time: try again once the running one is done. */
+    s->relist_at = mcp__now_ms() + RELIST_DEBOUNCE_MS;
+    return;
+  }
   job *j = mcp__calloc(1, sizeof(*j));
   if (!j) return;
   j->s = s;
   j->relist = true;
+  j->what = s->relist_what ? s->relist_what : LIST_TOOLS;
+  s->relist_what = 0;
   j->c = conn_ref(s->conn);
   s->relisting = true;
   if (!spawn_locked(m, connector_main, j)) {
@@ -1016,6 +1100,8 @@ static void server_free(server *s) {
   mcp__server_def_free(s->def);
   mcp_client_options_free(s->code_co);
   mcp__free(s->tools_json);
+  mcp__free(s->resources_json);
+  mcp__free(s->prompts_json);
   mcp__free(s->last_error);
   mcp__free(s->protocol_version);
   mcp__free(s);
@@ -1416,6 +1502,39 @@ MCP_EXTERN mcp_status mcp_manager_servers(mcp_manager *m, char **json, mcp_error
   *json = mcp__json_dup_string(arr, NULL);
   json_object_put(arr);
   return *json ? MCP_OK : mcp__error_set(err, MCP_ENOMEM, "out of memory");
+}
+
+/* Every server's |which| list as one array, each item tagged with "server". */
+static mcp_status merged_list(mcp_manager *m, bool resources, char **json, mcp_error *err) {
+  if (json) *json = NULL;
+  if (!m || !json) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
+  json_object *all = json_object_new_array();
+  if (!all) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  pthread_mutex_lock(&m->lock);
+  for (size_t i = 0; i < m->n; i++) {
+    server *s = m->servers[i];
+    const char *text = resources ? s->resources_json : s->prompts_json;
+    json_object *arr = text ? json_tokener_parse(text) : NULL;
+    for (size_t k = 0; arr && json_object_is_type(arr, json_type_array) && k < json_object_array_length(arr); k++) {
+      json_object *item = json_object_array_get_idx(arr, k);
+      if (!json_object_is_type(item, json_type_object)) continue;
+      json_object_object_add(item, "server", json_object_new_string(s->name));
+      json_object_array_add(all, json_object_get(item));
+    }
+    json_object_put(arr);
+  }
+  pthread_mutex_unlock(&m->lock);
+  *json = mcp__json_dup_string(all, NULL);
+  json_object_put(all);
+  return *json ? MCP_OK : mcp__error_set(err, MCP_ENOMEM, "out of memory");
+}
+
+MCP_EXTERN mcp_status mcp_manager_resources(mcp_manager *m, char **json, mcp_error *err) {
+  return merged_list(m, true, json, err);
+}
+
+MCP_EXTERN mcp_status mcp_manager_prompts(mcp_manager *m, char **json, mcp_error *err) {
+  return merged_list(m, false, json, err);
 }
 
 MCP_EXTERN mcp_status mcp_manager_diagnostics(mcp_manager *m, char **json, mcp_error *err) {

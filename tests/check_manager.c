@@ -471,6 +471,14 @@ START_TEST(list_changed_republishes) {
   pthread_mutex_unlock(&ev.lock);
   r = echo_via(m, "mcp__growing_extra", "", MCP_OK);
   mcp_free(r);
+  /* Resources and prompts were re-listed too (one item each, now two). */
+  char *js = NULL;
+  ck_assert(WAIT_UNTIL((mcp_manager_resources(m, &js, NULL), strstr(js, "fault://item/1") ? 1 : (mcp_free(js), js = NULL, 0)), 5000));
+  ck_assert_ptr_nonnull(strstr(js, "\"server\":\"growing\""));
+  mcp_free(js);
+  js = NULL;
+  ck_assert(WAIT_UNTIL((mcp_manager_prompts(m, &js, NULL), strstr(js, "prompt1") ? 1 : (mcp_free(js), js = NULL, 0)), 5000));
+  mcp_free(js);
   mcp_manager_free(m);
   mcp_manager_options_free(o);
 }

@@ -27,7 +27,8 @@
  *   --crash-every N      every Nth tools/call crashes like --crash-on-call
  *   --exit-after-list    exits with status 0 right after answering tools/list
  * Tools: echo {text}, crash, ask, notify {count}, hang, grow (adds the tool
- * `extra` to tools/list and sends notifications/tools/list_changed), and progress
+ * `extra`, a second resource and a second prompt, and sends the three
+ * list_changed notifications), and progress
  * {steps, ms}, which is callable but not listed (tools/list names the first
  * five).  See each handler below.
  *
@@ -364,6 +365,8 @@ static void do_initialize(json_object *id, json_object *params) {
   json_object *caps = json_object_new_object();
   json_object *tools = json_object_new_object();
   json_object_object_add(tools, "listChanged", json_object_new_boolean(1));
+  json_object_object_add(caps, "resources", json_tokener_parse("{\"listChanged\":true}"));
+  json_object_object_add(caps, "prompts", json_tokener_parse("{\"listChanged\":true}"));
   json_object_object_add(caps, "tools", tools);
   json_object_object_add(r, "capabilities", caps);
   json_object *info = json_object_new_object();
@@ -568,6 +571,8 @@ static void do_tools_call(json_object *id, json_object *params) {
     if (!strcmp(name, "grow")) {
       grown = true;
       send_call(NULL, "notifications/tools/list_changed", NULL);
+      send_call(NULL, "notifications/resources/list_changed", NULL);
+      send_call(NULL, "notifications/prompts/list_changed", NULL);
     }
     send_result(id, text_content(name));
   } else {
@@ -612,6 +617,21 @@ static void handle(json_object *m) {
     if (opt.exit_after_list) exit(0);
   } else if (!strcmp(method, "tools/call")) {
     do_tools_call(id, params);
+  } else if (!strcmp(method, "resources/list") || !strcmp(method, "prompts/list")) {
+    /* One item, two once `grow` ran. */
+    bool res = !strcmp(method, "resources/list");
+    json_object *arr = json_object_new_array();
+    for (int i = 0; i < (grown ? 2 : 1); i++) {
+      json_object *it = json_object_new_object();
+      char buf[64];
+      snprintf(buf, sizeof(buf), res ? "fault://item/%d" : "prompt%d", i);
+      json_object_object_add(it, res ? "uri" : "name", json_object_new_string(buf));
+      if (res) json_object_object_add(it, "name", json_object_new_string(buf + 8));
+      json_object_array_add(arr, it);
+    }
+    json_object *r = json_object_new_object();
+    json_object_object_add(r, res ? "resources" : "prompts", arr);
+    send_result(id, r);
   } else {
     send_error(id, -32601, "method not found");
   }

@@ -624,6 +624,19 @@ MCP_EXTERN mcp_status mcp_manager_request(mcp_manager *m, const char *server,
 MCP_EXTERN mcp_status mcp_manager_servers(mcp_manager *m, char **json,
                                           mcp_error *err);
 /*
+ * mcp_manager_resources() and mcp_manager_prompts() return every ready
+ * server's resources (resources/list) or prompts (prompts/list) as one JSON
+ * array, each item with a "server" member added.  Fetched after connect when
+ * the server declares the capability, and fetched again after its
+ * notifications/resources/list_changed or notifications/prompts/list_changed.
+ * Ownership: *json freed with mcp_free().  Threads: any.
+ */
+MCP_EXTERN mcp_status mcp_manager_resources(mcp_manager *m, char **json,
+                                            mcp_error *err);
+MCP_EXTERN mcp_status mcp_manager_prompts(mcp_manager *m, char **json,
+                                          mcp_error *err);
+
+/*
  * mcp_manager_diagnostics() returns what discovery had to say about the
  * config files, as a JSON array of {"level":"debug|info|warning|error",
  * "source","server","field","message"} (null where not applicable): invalid
