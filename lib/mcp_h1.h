@@ -73,7 +73,8 @@ typedef struct mcp_h1_callbacks {
 mcp_h1 *mcp__h1_new(size_t max_head, size_t max_headers,
                     const mcp_h1_callbacks *cb, void *user);
 
-/* Releases |p| (NULL does nothing).  Not from inside its own callbacks. */
+/* Releases |p| and everything it holds (NULL does nothing).
+ * Threads: the parser's thread; not from inside its own callbacks. */
 void mcp__h1_free(mcp_h1 *p);
 
 /*
@@ -104,7 +105,8 @@ void mcp__h1_begin(mcp_h1 *p, bool head_request);
 int mcp__h1_feed(mcp_h1 *p, const char *data, size_t n);
 
 /* Bytes used by the last mcp__h1_feed() call: all of them unless it
- * returned MCP__EAGAIN or an error (then, where it stopped). */
+ * returned MCP__EAGAIN or an error (then, where it stopped).
+ * Threads: as mcp__h1_feed(). */
 size_t mcp__h1_consumed(const mcp_h1 *p);
 
 /*

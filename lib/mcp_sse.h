@@ -68,7 +68,8 @@ typedef struct mcp_sse_callbacks {
 mcp_sse *mcp__sse_new(size_t max_event, const mcp_sse_callbacks *cb,
                       void *user);
 
-/* Releases |p| (NULL does nothing).  Not from inside its own callbacks. */
+/* Releases |p| and everything it holds (NULL does nothing).
+ * Threads: the parser's thread; not from inside its own callbacks. */
 void mcp__sse_free(mcp_sse *p);
 
 /*
