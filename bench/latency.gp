@@ -16,6 +16,7 @@ plot dir."/stdio-seq.mcpconn.dat" using 1:2 with lines lw 2 lc rgb "#1f77b4" tit
      dir."/h2-seq.mcpconn.dat" using 1:2 with lines lw 2 dt 2 lc rgb "#1f77b4" title "mcpconn, HTTP/2+TLS", \
      dir."/h2-seq.ts.dat" using 1:2 with lines lw 2 dt 2 lc rgb "#ff7f0e" title "TS SDK, HTTP/2+TLS"
 set title "64 in flight"
+set key top left
 plot dir."/stdio-64.mcpconn.dat" using 1:2 with lines lw 2 lc rgb "#1f77b4" title "mcpconn, stdio", \
      dir."/stdio-64.ts.dat" using 1:2 with lines lw 2 lc rgb "#ff7f0e" title "TS SDK, stdio", \
      dir."/h2-64.mcpconn.dat" using 1:2 with lines lw 2 dt 2 lc rgb "#1f77b4" title "mcpconn, HTTP/2+TLS", \

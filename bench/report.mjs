@@ -248,12 +248,12 @@ fs.writeFileSync(resultsFile, JSON.stringify(results, (k, v) => (k === 'latency_
 // ---- console summary -------------------------------------------------------------------
 const fmt = (x) => (x === null || x === undefined ? 'n/a' : String(x));
 const lines = [];
-lines.push('| case | mcpconn calls/s | TS SDK calls/s | ratio (median of paired runs) | mcpconn p50 / p99 µs | TS p50 / p99 µs | RSS KB mcpconn / TS | CPU s per 1000 calls mcpconn / TS | h2load calls/s | failed runs mcpconn / TS |');
+lines.push('| case | mcpconn calls/s | TS SDK calls/s | ratio (median of paired runs) | mcpconn p50 / p99 µs | TS p50 / p99 µs | RSS KB mcpconn / TS | CPU s per 1000 calls mcpconn / TS (TS/mcpconn) | h2load calls/s | failed runs mcpconn / TS |');
 lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const c of cases) {
   const mc = c.mcpconn, ts = c.ts;
   const na = (s) => (s.calls_per_s === null && s.why ? `n/a (${s.why.replace(/\|/g, '/')})` : fmt(s.calls_per_s));
-  lines.push(`| ${c.id}: ${c.title} | ${na(mc)} | ${na(ts)} | ${c.ratio_calls_per_s ? `**${c.ratio_calls_per_s}x**` : 'n/a'} | ${fmt(mc.lat_us?.p50)} / ${fmt(mc.lat_us?.p99)} | ${fmt(ts.lat_us?.p50)} / ${fmt(ts.lat_us?.p99)} | ${fmt(mc.rss_peak_kb)} / ${fmt(ts.rss_peak_kb)} | ${fmt(mc.cpu_s_per_1000)} / ${fmt(ts.cpu_s_per_1000)} | ${c.h2load ? `${fmt(c.h2load.calls_per_s)} (mcpconn ${fmt(c.ratio_h2load)}x)` : ''} | ${mc.failed}/${mc.runs} / ${ts.failed}/${ts.runs} |`);
+  lines.push(`| ${c.id}: ${c.title} | ${na(mc)} | ${na(ts)} | ${c.ratio_calls_per_s ? `**${c.ratio_calls_per_s}x**` : 'n/a'} | ${fmt(mc.lat_us?.p50)} / ${fmt(mc.lat_us?.p99)} | ${fmt(ts.lat_us?.p50)} / ${fmt(ts.lat_us?.p99)} | ${fmt(mc.rss_peak_kb)} / ${fmt(ts.rss_peak_kb)} | ${fmt(mc.cpu_s_per_1000)} / ${fmt(ts.cpu_s_per_1000)} (${fmt(c.ratio_cpu)}x) | ${c.h2load ? `${fmt(c.h2load.calls_per_s)} (mcpconn ${fmt(c.ratio_h2load)}x)` : ''} | ${mc.failed}/${mc.runs} / ${ts.failed}/${ts.runs} |`);
 }
 const refLines = ['| reference | calls/s | p50 µs | p99 µs | CPU s per 1000 |', '|---|---:|---:|---:|---:|'];
 for (const r of refs) refLines.push(`| ${r.id}: ${r.title} | ${fmt(r.calls_per_s)} | ${fmt(r.lat_us?.p50)} | ${fmt(r.lat_us?.p99)} | ${fmt(r.cpu_s_per_1000)} |`);
