@@ -751,6 +751,9 @@ done:
     set_state_locked(s, S_READY);
     m->publish_due = true;
     wake_locked(m);
+    /* It may have closed before it was installed: its close hook then found
+     * nothing to detach, so count the close here. */
+    if (!mcp_client_is_open(s->conn->c)) lost_locked(s, s->conn, "closed right after connecting");
   } else if (current) {
     set_error_locked(s, err.message ? err.message : mcp_strerror(st));
     int64_t delay = s->breaker ? -1 : backoff_ms(s);
@@ -771,7 +774,7 @@ done:
     if (c->c) conn_unref_locked(m, c);
     else mcp__free(c);
   }
-  conn *installed = current && st == MCP_OK && s->conn ? conn_ref(s->conn) : NULL;
+  conn *installed = current && st == MCP_OK && s->conn && s->state == S_READY ? conn_ref(s->conn) : NULL;
   pthread_mutex_unlock(&m->lock);
   if (st == MCP_OK && current) write_cache(s, tools);
   if (installed) {

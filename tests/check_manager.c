@@ -9,6 +9,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <ftw.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -25,10 +26,23 @@
 
 static char tmpdir[512];
 
+/* Under /tmp, not the build tree (make distcheck wants that clean), and
+ * removed by the fixture's teardown. */
 static void make_tmpdir(void) {
-  const char *base = getenv("MCP_TEST_TMPDIR");
-  snprintf(tmpdir, sizeof(tmpdir), "%s/mgr-XXXXXX", base && *base ? base : "/tmp");
+  snprintf(tmpdir, sizeof(tmpdir), "/tmp/mcpconn-mgr-XXXXXX");
   ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
+  (void)sb;
+  (void)flag;
+  (void)ftw;
+  return remove(path);
+}
+
+static void teardown(void) {
+  if (tmpdir[0]) nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+  tmpdir[0] = '\0';
 }
 
 static void write_file(const char *path, const char *fmt, ...) {
@@ -180,6 +194,44 @@ static bool wait_tool(mcp_manager *m, const char *name, bool present, int ms) {
   }
 }
 
+/* Waits until the published list shows |name| as live (not deferred). */
+static bool wait_live(mcp_manager *m, const char *name, int ms) {
+  long long end = test_now_ms() + ms;
+  for (;;) {
+    pthread_mutex_lock(&ev.lock);
+    int seen = ev.tools_changed;
+    pthread_mutex_unlock(&ev.lock);
+    mcp_tool_list *l = mcp_manager_tools(m);
+    bool live = false;
+    for (size_t i = 0; i < mcp_tool_list_count(l); i++)
+      if (strcmp(mcp_tool_list_name(l, i), name) == 0 && !mcp_tool_list_deferred(l, i)) live = true;
+    mcp_tool_list_unref(l);
+    if (live) return true;
+    long long left = end - test_now_ms();
+    if (left <= 0) return false;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += left / 1000 + 1;
+    pthread_mutex_lock(&ev.lock);
+    while (ev.tools_changed == seen)
+      if (pthread_cond_timedwait(&ev.cond, &ev.lock, &ts) != 0) break;
+    pthread_mutex_unlock(&ev.lock);
+  }
+}
+
+/* Waits until at least |n| server-state events arrived. */
+static bool wait_state_events(int n, int ms) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  ts.tv_sec += ms / 1000 + 1;
+  pthread_mutex_lock(&ev.lock);
+  while (ev.state_changes < n)
+    if (pthread_cond_timedwait(&ev.cond, &ev.lock, &ts) != 0) break;
+  bool ok = ev.state_changes >= n;
+  pthread_mutex_unlock(&ev.lock);
+  return ok;
+}
+
 static int tool_index(mcp_tool_list *l, const char *name) {
   for (size_t i = 0; i < mcp_tool_list_count(l); i++)
     if (strcmp(mcp_tool_list_name(l, i), name) == 0) return (int)i;
@@ -299,10 +351,8 @@ START_TEST(deferred_tools_from_cache) {
   ck_assert_ptr_nonnull(strstr(r, "waited"));
   mcp_free(r);
   ck_assert(state_is(m, "slow", "ready"));
-  ck_assert(wait_tool(m, "mcp__slow_echo", true, 1000));
-  l = mcp_manager_tools(m);
-  ck_assert(!mcp_tool_list_deferred(l, (size_t)tool_index(l, "mcp__slow_echo")));
-  mcp_tool_list_unref(l);
+  /* The live list replaces the cached one (published by the manager thread). */
+  ck_assert(wait_live(m, "mcp__slow_echo", 5000));
   mcp_manager_free(m);
   mcp_manager_options_free(o);
 
@@ -744,9 +794,7 @@ START_TEST(diagnostics_and_connecting_event) {
   mcp_free(js);
   /* "connecting" then "ready": two state events for the one server. */
   ck_assert(wait_state(m, "ok", "ready", 5000));
-  pthread_mutex_lock(&ev.lock);
-  ck_assert_int_ge(ev.state_changes, 2);
-  pthread_mutex_unlock(&ev.lock);
+  ck_assert(wait_state_events(2, 5000)); /* events run on the worker lane */
   mcp_manager_free(m);
   mcp_manager_options_free(o);
 }
@@ -756,6 +804,7 @@ static Suite *manager_suite(void) {
   Suite *s = suite_create("manager");
   TCase *tc = tcase_create("core");
   tcase_set_timeout(tc, 120);
+  tcase_add_checked_fixture(tc, NULL, teardown);
   tcase_add_test(tc, ten_servers_in_parallel);
   tcase_add_test(tc, deferred_tools_from_cache);
   tcase_add_test(tc, corrupt_cache_is_ignored);
