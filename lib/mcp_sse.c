@@ -440,6 +440,7 @@ int mcp__sse_feed(mcp_sse *p, const char *data, size_t n) {
 
   p->err = MCP_OK;
   p->consumed = 0;
+  if (n == 0) return MCP_OK; /* |data| may then be NULL */
   if (!p->bom_done) {
     /* One BOM may open the stream, possibly split across feeds. */
     while (off < n && p->bom_seen < 3 &&

@@ -576,6 +576,7 @@ START_TEST(eof_cases) {
   rec r;
   /* An idle connection closing is fine... */
   rec_init(&r);
+  ck_assert_int_eq(mcp__h1_feed(r.p, NULL, 0), MCP_OK);
   ck_assert_int_eq(mcp__h1_eof(r.p), MCP_OK);
   ck_assert_int_eq(mcp__h1_feed(r.p, "H", 1), MCP_EPROTO);
   rec_free(&r);

@@ -601,6 +601,7 @@ END_TEST
 
 START_TEST(null_callbacks) {
   mcp_sse *p = mcp__sse_new(0, NULL, NULL);
+  ck_assert_int_eq(mcp__sse_feed(p, NULL, 0), MCP_OK);
   ck_assert_int_eq(mcp__sse_feed(p, "id: 1\nretry: 5\ndata: x\n\n", 24), MCP_OK);
   ck_assert_str_eq(mcp__sse_last_event_id(p), "1");
   ck_assert_uint_eq(mcp__sse_retry_ms(p), 5);
