@@ -77,6 +77,11 @@ json_object *mcp__jsonrpc_parse(const char *data, size_t len, const char **why) 
     if (why) *why = json_tokener_error_desc(jerr);
     goto fail;
   }
+  if (!o) {
+    /* json-c represents a JSON null as a NULL object. */
+    if (why) *why = "JSON null is not a message";
+    goto fail;
+  }
   /* Anything but white space after the value is an error. */
   for (size_t off = end; off < len; off++) {
     char ch = data[off];

@@ -31,6 +31,15 @@ START_TEST(parse_rejects_garbage) {
 }
 END_TEST
 
+START_TEST(parse_null_has_a_reason) {
+  const char *why = NULL;
+  ck_assert_ptr_null(mcp__jsonrpc_parse("null", 4, &why));
+  ck_assert_ptr_nonnull(why);
+  ck_assert_ptr_null(mcp__jsonrpc_parse(" null \n", 7, &why));
+  ck_assert_ptr_nonnull(why);
+}
+END_TEST
+
 START_TEST(parse_accepts_trailing_space) {
   json_object *o = parse("{\"a\":1} \r\n\t");
   ck_assert_ptr_nonnull(o);
@@ -164,6 +173,7 @@ static Suite *jsonrpc_suite(void) {
   TCase *tc = tcase_create("core");
   tcase_add_test(tc, parse_rejects_garbage);
   tcase_add_test(tc, parse_accepts_trailing_space);
+  tcase_add_test(tc, parse_null_has_a_reason);
   tcase_add_test(tc, parse_depth_limit);
   tcase_add_test(tc, classify_kinds);
   tcase_add_test(tc, classify_invalid);
