@@ -222,6 +222,10 @@ MCP_EXTERN void mcp_client_options_set_insecure(mcp_client_options *o, bool inse
   if (o) o->insecure = insecure;
 }
 
+MCP_EXTERN void mcp_client_options_set_http_listener(mcp_client_options *o, bool enabled) {
+  if (o) o->no_http_listener = !enabled;
+}
+
 /* Replaces *slot with a copy of |s| (NULL clears it). */
 static mcp_status set_str(char **slot, const char *s) {
   char *d = NULL;
@@ -355,6 +359,7 @@ mcp_client_options *mcp__client_options_dup(const mcp_client_options *o) {
   d->http_kind = o->http_kind;
   d->http_version = o->http_version;
   d->insecure = o->insecure;
+  d->no_http_listener = o->no_http_listener;
   if (set_str(&d->url, o->url) || set_str(&d->ca_file, o->ca_file) ||
       set_str(&d->ca_dir, o->ca_dir) || set_str(&d->client_cert, o->client_cert) ||
       set_str(&d->client_key, o->client_key))
@@ -1456,6 +1461,7 @@ mcp_status mcp__client_connect_ex(const mcp_client_options *o, mcp_workers *work
     hc.client_cert = c->opts->client_cert;
     hc.client_key = c->opts->client_key;
     hc.insecure = c->opts->insecure;
+    hc.no_get_listener = c->opts->no_http_listener;
     hc.max_message = c->opts->max_message;
     hc.connect_timeout_ms = c->opts->timeout_ms;
     if ((st = mcp__http_transport_new(&hc, &cbs, c, &c->t, err))) goto fail;

@@ -37,6 +37,7 @@ struct mcp_client_options {
   size_t nheaders;
   char *ca_file, *ca_dir, *client_cert, *client_key;
   bool insecure;
+  bool no_http_listener; /* no standalone GET stream */
   char *cwd;
   char **env;      /* "NAME=VALUE" or "NAME" (removal); owned */
   size_t nenv;

@@ -30,6 +30,7 @@ typedef struct fixture {
   node_server server;
   char url[256];
   mcp_client *client;
+  bool no_listener; /* mcp_client_options_set_http_listener(o, false) */
 } fixture;
 
 static void start(fixture *f, const char *scenario) {
@@ -46,6 +47,7 @@ static mcp_status try_connect(fixture *f, mcp_client **out, mcp_error *err) {
   ck_assert_int_eq(mcp_client_options_set_client_info(o, "mcpconn-http-faults", MCP_VERSION),
                    MCP_OK);
   mcp_client_options_set_timeout_ms(o, START_MS);
+  if (f->no_listener) mcp_client_options_set_http_listener(o, false);
   mcp_status st = mcp_client_connect(o, out, err);
   mcp_client_options_free(o);
   return st;
@@ -220,6 +222,33 @@ START_TEST(test_priming_cut) {
 END_TEST
 
 /* 500 with a body: MCP_EHTTP with the body; the client stays usable. */
+/* The standalone GET stream is opened after initialize unless turned off. */
+START_TEST(test_get_listener_switch) {
+  fixture f;
+  start(&f, "http-500");
+  f.no_listener = true;
+  mcp_error err = MCP_ERROR_INIT;
+  ck_assert_int_eq(try_connect(&f, &f.client, &err), MCP_OK);
+  mcp_error_clear(&err);
+  assert_call_text(&f, "echo", "echo"); /* the handshake and a call went through */
+  json_object *s = server_stats(&f);
+  ck_assert_int_eq(jint(s, "gets"), 0);
+  json_object_put(s);
+  finish(&f);
+
+  start_connected(&f, "http-500"); /* default: the listener's GET arrives */
+  int64_t gets = 0;
+  for (int64_t end = now_ms() + CALL_MS; gets == 0 && now_ms() < end;) {
+    s = server_stats(&f);
+    gets = jint(s, "gets");
+    json_object_put(s);
+    if (gets == 0) poll(NULL, 0, 5); /* the server's counter is not ours to wait on */
+  }
+  ck_assert_int_ge(gets, 1);
+  finish(&f);
+}
+END_TEST
+
 START_TEST(test_http_500) {
   fixture f;
   start_connected(&f, "http-500");
@@ -248,6 +277,7 @@ Suite *http_faults_suite(void) {
   tcase_add_test(tc, test_stall);
   tcase_add_test(tc, test_priming_cut);
   tcase_add_test(tc, test_http_500);
+  tcase_add_test(tc, test_get_listener_switch);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -277,6 +277,13 @@ MCP_EXTERN mcp_status mcp_client_options_set_ca(mcp_client_options *o,
 MCP_EXTERN mcp_status mcp_client_options_set_client_cert(mcp_client_options *o,
                                                          const char *cert_file,
                                                          const char *key_file);
+/*
+ * With |enabled| false, no standalone GET stream is opened after initialize:
+ * the server can then only reach the client on the response streams of the
+ * client's own requests.  Default: enabled.
+ */
+MCP_EXTERN void mcp_client_options_set_http_listener(mcp_client_options *o,
+                                                    bool enabled);
 /* Turns certificate verification off.  Never the default; for tests. */
 MCP_EXTERN void mcp_client_options_set_insecure(mcp_client_options *o,
                                                bool insecure);

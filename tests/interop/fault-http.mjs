@@ -5,7 +5,7 @@
 // stdin closes.
 import http from 'node:http';
 
-const stats = { posts: 0, resumeGets: 0, lastEventIds: [], toolCalls: 0 };
+const stats = { posts: 0, gets: 0, resumeGets: 0, lastEventIds: [], toolCalls: 0 };
 let pendingId = null; // priming-cut: the id of the cut tools/call
 let port = 0;
 
@@ -22,6 +22,7 @@ const server = http.createServer((req, res) => {
   if (req.method === 'GET' && path === '/stats') return json(res, 200, stats);
   if (req.method === 'DELETE') return res.writeHead(200).end();
   if (req.method === 'GET') {
+    stats.gets++;
     const last = req.headers['last-event-id'];
     if (scenario === 'priming-cut' && last) {
       stats.resumeGets++;
