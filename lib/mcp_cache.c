@@ -18,6 +18,7 @@
 #include <openssl/evp.h>
 
 #include "mcp_cache.h"
+#include "mcp_jsonrpc.h"
 
 /* Deepest JSON nesting accepted (tool schemas nest, but not this deep). */
 #define JSON_MAX_DEPTH 256
@@ -101,44 +102,6 @@ mcp_status mcp__cache_path(const char *dir, const char *server, char **out) {
   return *out ? MCP_OK : MCP_ENOMEM;
 }
 
-/*
- * Parses all of |data| as one JSON value, or returns NULL with a reason in
- * |why|.  Whitespace may follow the value; nothing else may.
- */
-static json_object *parse_json(const char *data, size_t len, char *why,
-                               size_t whylen) {
-  if (len > (size_t)INT32_MAX - 1) {
-    snprintf(why, whylen, "too large");
-    return NULL;
-  }
-  json_tokener *tok = json_tokener_new_ex(JSON_MAX_DEPTH);
-  if (!tok) {
-    snprintf(why, whylen, "out of memory");
-    return NULL;
-  }
-  json_object *o = json_tokener_parse_ex(tok, data, (int)len);
-  enum json_tokener_error e = json_tokener_get_error(tok);
-  size_t end = json_tokener_get_parse_end(tok);
-  if (!o && e == json_tokener_continue) {
-    o = json_tokener_parse_ex(tok, "", 1);
-    e = json_tokener_get_error(tok);
-    end = len;
-  }
-  if (o) {
-    while (end < len && data[end] && strchr(" \t\r\n", data[end])) end++;
-    if (end < len) {
-      snprintf(why, whylen, "unexpected data after the JSON value at byte %zu",
-               end);
-      json_object_put(o);
-      o = NULL;
-    }
-  } else {
-    snprintf(why, whylen, "invalid JSON: %s at byte %zu",
-             json_tokener_error_desc(e), end);
-  }
-  json_tokener_free(tok);
-  return o;
-}
 
 static bool hash_ok(const char *h) {
   size_t n = 0;
@@ -204,7 +167,7 @@ mcp_status mcp__cache_write(const char *dir, const char *server,
   if (!hash_ok(config_hash))
     return mcp__error_set(err, MCP_EINVAL, "cache write: config hash is not "
                           "hex");
-  tools = parse_json(tools_json, strlen(tools_json), why, sizeof(why));
+  tools = mcp__json_parse_document(tools_json, strlen(tools_json), JSON_MAX_DEPTH, "invalid JSON: ", why, sizeof(why));
   if (!tools || !json_object_is_type(tools, json_type_array)) {
     st = mcp__error_set(err, MCP_EINVAL, "cache write for server \"%s\": "
                         "tools are not a JSON array%s%s", server,
@@ -321,7 +284,7 @@ static mcp_status judge(const char *data, size_t len, const char *server,
                         mcp_cache_outcome *outcome, char **why) {
   char reason[160];
   mcp_status st;
-  json_object *root = parse_json(data, len, reason, sizeof(reason));
+  json_object *root = mcp__json_parse_document(data, len, JSON_MAX_DEPTH, "invalid JSON: ", reason, sizeof(reason));
   json_object *v = NULL;
   if (ttl_s <= 0) ttl_s = MCP_CACHE_TTL_S;
   if (!root) {

@@ -32,6 +32,7 @@
 
 #include "mcp_client.h"
 #include "mcp_config.h"
+#include "mcp_jsonrpc.h"
 
 extern char **environ;
 
@@ -996,45 +997,6 @@ static void file_result_clear(file_result *fr) {
   memset(fr, 0, sizeof(*fr));
 }
 
-/*
- * Parses all of |text| as one JSON value.  Returns the value, or NULL with
- * a description of the problem in |why|.
- */
-static json_object *parse_json(const char *text, size_t len, char *why,
-                               size_t whylen) {
-  if (len > (size_t)INT32_MAX - 1) {
-    snprintf(why, whylen, "too large");
-    return NULL;
-  }
-  json_tokener *tok = json_tokener_new_ex(JSON_MAX_DEPTH);
-  if (!tok) {
-    snprintf(why, whylen, "out of memory");
-    return NULL;
-  }
-  json_object *o = json_tokener_parse_ex(tok, text, (int)len);
-  enum json_tokener_error e = json_tokener_get_error(tok);
-  size_t end = json_tokener_get_parse_end(tok);
-  if (!o && e == json_tokener_continue) {
-    /* A trailing comment or number needs the end of input to finish. */
-    o = json_tokener_parse_ex(tok, "", 1);
-    e = json_tokener_get_error(tok);
-    end = len;
-  }
-  if (o) {
-    while (end < len && strchr(" \t\r\n", text[end]) && text[end]) end++;
-    if (end < len) {
-      snprintf(why, whylen, "unexpected data after the JSON value at byte %zu",
-               end);
-      json_object_put(o);
-      o = NULL;
-    }
-  } else {
-    snprintf(why, whylen, "%s at byte %zu", json_tokener_error_desc(e),
-             end);
-  }
-  json_tokener_free(tok);
-  return o;
-}
 
 /* Adds one server entry to |fr|; CHECK_OOM when out of memory. */
 static int file_add_entry(file_result *fr, const char *name,
@@ -1131,7 +1093,7 @@ static int collect_root(parse_ctx *c, json_object *root, file_result *fr) {
 static int parse_root_text(parse_ctx *c, const char *text, size_t len,
                            json_object **root) {
   char why[160];
-  *root = parse_json(text, len, why, sizeof(why));
+  *root = mcp__json_parse_document(text, len, JSON_MAX_DEPTH, "", why, sizeof(why));
   if (!*root) {
     diag_add(c->diags, MCP_LOG_WARN, c->source, NULL, NULL,
              "invalid JSON (%s); file ignored", why);

@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "mcp_jsonrpc.h"
@@ -97,6 +98,43 @@ json_object *mcp__jsonrpc_parse(const char *data, size_t len, const char **why) 
 fail:
   if (owned) json_tokener_free(tok);
   return NULL;
+}
+
+json_object *mcp__json_parse_document(const char *data, size_t len, int depth,
+                                      const char *invalid_prefix, char *why,
+                                      size_t whylen) {
+  if (len > (size_t)INT32_MAX - 1) {
+    snprintf(why, whylen, "too large");
+    return NULL;
+  }
+  json_tokener *tok = json_tokener_new_ex(depth);
+  if (!tok) {
+    snprintf(why, whylen, "out of memory");
+    return NULL;
+  }
+  json_object *o = json_tokener_parse_ex(tok, data, (int)len);
+  enum json_tokener_error e = json_tokener_get_error(tok);
+  size_t end = json_tokener_get_parse_end(tok);
+  if (!o && e == json_tokener_continue) {
+    /* A trailing comment or number needs the end of input to finish. */
+    o = json_tokener_parse_ex(tok, "", 1);
+    e = json_tokener_get_error(tok);
+    end = len;
+  }
+  if (o) {
+    while (end < len && data[end] && strchr(" \t\r\n", data[end])) end++;
+    if (end < len) {
+      snprintf(why, whylen, "unexpected data after the JSON value at byte %zu",
+               end);
+      json_object_put(o);
+      o = NULL;
+    }
+  } else {
+    snprintf(why, whylen, "%s%s at byte %zu", invalid_prefix ? invalid_prefix : "",
+             json_tokener_error_desc(e), end);
+  }
+  json_tokener_free(tok);
+  return o;
 }
 
 mcp_msg_kind mcp__jsonrpc_classify(json_object *o, mcp_msg *m) {

@@ -47,6 +47,18 @@ typedef struct mcp_msg {
 json_object *mcp__jsonrpc_parse(const char *data, size_t len, const char **why);
 
 /*
+ * mcp__json_parse_document() parses all of |data| as one JSON value for a
+ * file we read (config, cache): json-c's lenient mode (comments, trailing
+ * commas), nesting up to |depth|, only white space after the value.  On
+ * failure returns NULL with a reason in |why|; a syntax error reads
+ * "<invalid_prefix><json-c's description> at byte N".
+ * Ownership: a new tree the caller puts.  Threads: any.
+ */
+json_object *mcp__json_parse_document(const char *data, size_t len, int depth,
+                                      const char *invalid_prefix, char *why,
+                                      size_t whylen);
+
+/*
  * mcp__jsonrpc_classify() fills |m| from |o| and returns its kind.
  * A message that is not a JSON-RPC 2.0 object is MCP_MSG_INVALID with
  * m->invalid saying why.  Arrays are not classified here (the caller
