@@ -3,8 +3,15 @@
  *
  * One mutex (`lock`) guards the hash, every entry's state fields and the
  * timer bookkeeping.  An entry ends exactly once, in finish(), under the lock;
- * the winner then runs the async done callback outside the lock.  Entries are
- * refcounted (guarded by `lock`) so that progress callbacks can hold one.
+ * the winner then runs the async done callback, or wakes the sync waiter,
+ * outside the lock.  Entries are refcounted (atomically) so that progress
+ * callbacks and a waking completer can hold one.
+ *
+ * Waking a sync waiter after unlocking saves the waiter a futile wake-up on
+ * the still-held table lock (two context switches per call).  The completer
+ * takes a reference before unlocking, so the waiter, which may see `done`
+ * and return at once, never frees the entry (and its condition variable)
+ * under the completer's broadcast.
  *
  * Lock order: cancel token lock -> table lock (listeners take the table lock
  * while the token lock is held).  Hence unlisten is never called with the
@@ -14,6 +21,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -23,7 +31,7 @@
 struct mcp_pending_entry {
   mcp_pending *p;
   int64_t id;
-  int refs;        /* guarded by p->lock */
+  atomic_int refs; /* last one to drop it frees the entry */
   bool is_async;
   bool done;       /* guarded by p->lock; set once by finish() */
   bool in_table;   /* guarded by p->lock */
@@ -71,10 +79,22 @@ static void entry_free(mcp_pending_entry *e) {
   mcp__free(e);
 }
 
-/* Drops a reference; the caller holds p->lock.  Returns the entry when it
+/* Drops a reference (with or without p->lock).  Returns the entry when it
  * must be freed (outside the lock), else NULL. */
 static mcp_pending_entry *unref_locked(mcp_pending_entry *e) {
-  return --e->refs == 0 ? e : NULL;
+  return atomic_fetch_sub_explicit(&e->refs, 1, memory_order_acq_rel) == 1 ? e : NULL;
+}
+
+static void unref(mcp_pending_entry *e) {
+  mcp_pending_entry *dead = unref_locked(e);
+  if (dead) entry_free(dead);
+}
+
+/* Wakes the waiter of a sync entry this thread ended (finish_locked took a
+ * reference for us).  Called without the lock. */
+static void wake_sync(mcp_pending_entry *e) {
+  pthread_cond_broadcast(&e->cond);
+  unref(e);
 }
 
 static size_t bucket_of(const mcp_pending *p, int64_t id) {
@@ -122,7 +142,9 @@ static int grow_locked(mcp_pending *p) {
 /*
  * Ends |e| with the given outcome (result stolen, e2 copied) unless it has
  * ended already, in which case |result| is put and false is returned.
- * Caller holds p->lock.
+ * Caller holds p->lock.  On true for a sync entry the caller owns one more
+ * reference and must call wake_sync(e) after unlocking (the waiter itself,
+ * ending its own entry, drops it at once instead).
  */
 static bool finish_locked(mcp_pending *p, mcp_pending_entry *e,
                           mcp_status status, json_object *result,
@@ -141,7 +163,7 @@ static bool finish_locked(mcp_pending *p, mcp_pending_entry *e,
     mcp__error_set(&e->err, status, "%s", message ? message : mcp_strerror(status));
   }
   unlink_locked(p, e);
-  if (!e->is_async) pthread_cond_broadcast(&e->cond);
+  if (!e->is_async) atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
   return true;
 }
 
@@ -154,21 +176,21 @@ static void deliver_async(mcp_pending *p, mcp_pending_entry *e,
   e->result = NULL;
   e->done_fn(e->user, e->id, e->status, result,
              e->status == MCP_OK ? NULL : &e->err);
-  pthread_mutex_lock(&p->lock);
-  mcp_pending_entry *dead = unref_locked(e);
-  pthread_mutex_unlock(&p->lock);
-  if (dead) entry_free(dead);
+  unref(e);
 }
 
 /* Cancel listener: runs on the firing thread under the token's lock. */
 static void on_cancel(void *arg) {
   mcp_pending_entry *e = arg;
   mcp_pending *p = e->p;
-  bool async = e->is_async; /* a sync waiter may free e once we unlock */
   pthread_mutex_lock(&p->lock);
   bool won = finish_locked(p, e, MCP_ECANCELLED, NULL, NULL, "request cancelled");
   pthread_mutex_unlock(&p->lock);
-  if (won && async) deliver_async(p, e, true);
+  if (!won) return;
+  if (e->is_async)
+    deliver_async(p, e, true);
+  else
+    wake_sync(e);
 }
 
 static void *timer_main(void *arg) {
@@ -322,6 +344,7 @@ mcp_status mcp__pending_add(mcp_pending *p, const mcp_pending_req *r,
       bool won = finish_locked(p, e, MCP_ECANCELLED, NULL, NULL, "request cancelled");
       pthread_mutex_unlock(&p->lock);
       if (won && e->is_async) deliver_async(p, e, true);
+      if (won && !e->is_async) wake_sync(e);
     } else {
       /* If it ended before we listened, its completer's unlisten found
        * nothing to remove: remove our listener ourselves. */
@@ -331,12 +354,7 @@ mcp_status mcp__pending_add(mcp_pending *p, const mcp_pending_req *r,
       if (ended) mcp__cancel_unlisten(e->cancel, &e->listener);
     }
   }
-  if (e->is_async) {
-    pthread_mutex_lock(&p->lock);
-    mcp_pending_entry *dead = unref_locked(e);
-    pthread_mutex_unlock(&p->lock);
-    if (dead) entry_free(dead);
-  }
+  if (e->is_async) unref(e);
   return MCP_OK;
 }
 
@@ -354,7 +372,8 @@ mcp_status mcp__pending_wait(mcp_pending *p, mcp_pending_entry *e,
       char msg[96];
       snprintf(msg, sizeof(msg), "request timed out after %lld ms",
                (long long)(e->timeout_ms ? e->timeout_ms : now - e->deadline));
-      finish_locked(p, e, MCP_ETIMEDOUT, NULL, NULL, msg);
+      if (finish_locked(p, e, MCP_ETIMEDOUT, NULL, NULL, msg))
+        atomic_fetch_sub_explicit(&e->refs, 1, memory_order_relaxed); /* no one to wake: we hold ours */
       break;
     }
     struct timespec ts = mcp__ts_from_ms(e->deadline);
@@ -374,10 +393,10 @@ mcp_status mcp__pending_wait(mcp_pending *p, mcp_pending_entry *e,
     mcp__error_copy(err, &e->err);
     err->status = st;
   }
-  mcp_pending_entry *dead = unref_locked(e);
   pthread_mutex_unlock(&p->lock);
   if (e->cancel) mcp__cancel_unlisten(e->cancel, &e->listener);
-  if (dead) entry_free(dead);
+  /* Last: a completer may still hold a reference while it wakes us. */
+  unref(e);
   return st;
 }
 
@@ -395,10 +414,13 @@ int mcp__pending_complete(mcp_pending *p, int64_t id, mcp_status status,
     if (result) json_object_put(result);
     return 1;
   }
-  bool async = e->is_async; /* a sync waiter may free e once we unlock */
   finish_locked(p, e, status, result, e2, NULL);
   pthread_mutex_unlock(&p->lock);
-  if (async) deliver_async(p, e, false);
+  /* Our reference (async: the table's; sync: the one finish took) keeps e. */
+  if (e->is_async)
+    deliver_async(p, e, false);
+  else
+    wake_sync(e);
   return 0;
 }
 
@@ -411,10 +433,9 @@ bool mcp__pending_remove(mcp_pending *p, int64_t id) {
   }
   e->done = true;
   unlink_locked(p, e);
-  mcp_pending_entry *dead = unref_locked(e);
   pthread_mutex_unlock(&p->lock);
   if (e->cancel) mcp__cancel_unlisten(e->cancel, &e->listener);
-  if (dead) entry_free(dead);
+  unref(e); /* the table's */
   return true;
 }
 
@@ -432,7 +453,7 @@ mcp_pending_entry *mcp__pending_progress(mcp_pending *p, int64_t id) {
      * finds the later deadline at its next pass. */
     if (!e->is_async) pthread_cond_broadcast(&e->cond);
   }
-  e->refs++;
+  atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
   e->queued++;
   pthread_mutex_unlock(&p->lock);
   return e;
@@ -477,8 +498,7 @@ void mcp__pending_close(mcp_pending *p, mcp_status status, const char *message) 
   for (size_t i = 0; i < p->nbuckets; i++) {
     while (p->buckets[i]) {
       mcp_pending_entry *e = p->buckets[i];
-      finish_locked(p, e, p->close_status, NULL, NULL, msg); /* unlinks e */
-      if (e->is_async) {
+      if (finish_locked(p, e, p->close_status, NULL, NULL, msg)) { /* unlinks e */
         e->cnext = ended;
         ended = e;
       }
@@ -488,7 +508,10 @@ void mcp__pending_close(mcp_pending *p, mcp_status status, const char *message) 
   while (ended) {
     mcp_pending_entry *e = ended;
     ended = e->cnext;
-    deliver_async(p, e, false);
+    if (e->is_async)
+      deliver_async(p, e, false);
+    else
+      wake_sync(e);
   }
 }
 
