@@ -1,6 +1,8 @@
 /*
  * mcp_transport_stdio.c: the stdio transport.  Spawns the server with its
- * stdin, stdout and stderr on pipes, frames stdout as JSON lines, keeps the
+ * stdin and stdout on socket pairs (as libuv, hence Node, does: send() with
+ * MSG_NOSIGNAL then needs no per-write signal-mask dance for SIGPIPE) and
+ * stderr on a pipe, frames stdout as JSON lines, keeps the
  * tail of stderr for error messages, writes with a deadline, and shuts the
  * server down (close stdin, SIGTERM, SIGKILL, reap).
  * Must not know about: HTTP, MCP method names.
@@ -36,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -201,6 +204,22 @@ static int move_high(int *fd) {
 
 static int make_pipe(int p[2]) {
   if (pipe2(p, O_CLOEXEC) < 0) return -1;
+  if (move_high(&p[0]) < 0 || move_high(&p[1]) < 0) {
+    close_fd(&p[0]);
+    close_fd(&p[1]);
+    return -1;
+  }
+  return 0;
+}
+
+/*
+ * A stream socket pair standing in for a pipe: p[0] is the reading end,
+ * p[1] the writing end.  The unused direction is left open, as libuv does:
+ * a shut-down direction reads as "peer closed" to event loops that watch a
+ * write-only stdio socket for readability (Python's asyncio does).
+ */
+static int make_socketpair(int p[2]) {
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p) < 0) return -1;
   if (move_high(&p[0]) < 0 || move_high(&p[1]) < 0) {
     close_fd(&p[0]);
     close_fd(&p[1]);
@@ -418,7 +437,7 @@ static mcp_status spawn_child(stdio_transport *t, const mcp_stdio_config *cfg,
     st = mcp__error_set(err, MCP_ENOMEM, "out of memory spawning '%s'", prog);
     goto out;
   }
-  if (make_pipe(in) < 0 || make_pipe(outp) < 0 || make_pipe(errp) < 0 ||
+  if (make_socketpair(in) < 0 || make_socketpair(outp) < 0 || make_pipe(errp) < 0 ||
       make_pipe(rep) < 0) {
     int e = errno;
     st = mcp__error_set(err, MCP_ESPAWN, "cannot create pipes for '%s': %s",
@@ -895,25 +914,18 @@ static void write_unlock(stdio_transport *t) {
 
 /*
  * Writes |data| and "\n" to the child's stdin.  Caller holds the write lock.
- * SIGPIPE is blocked in this thread while writing; one raised by our write
- * is consumed before unblocking, unless one was already pending (then it
- * is not ours to take).  No process-wide handler is touched.
+ * stdin is a socket, so sendmsg(MSG_NOSIGNAL) reports a closed peer as EPIPE
+ * (or ECONNRESET) without raising SIGPIPE: no signal mask or process-wide
+ * handler is touched.
  */
 static mcp_status write_line(stdio_transport *t, const char *data, size_t len,
                              int64_t deadline_ms, mcp_error *err) {
   char eb[96];
   mcp_status st = MCP_OK;
   size_t total = len + 1, done = 0;
-  bool timed_out = false, epipe = false;
+  bool timed_out = false;
   int fd = t->in_fd;
   if (fd < 0) return mcp__error_set(err, MCP_ECLOSED, "transport is closed");
-
-  sigset_t pipe_set, old, pending;
-  sigemptyset(&pipe_set);
-  sigaddset(&pipe_set, SIGPIPE);
-  sigpending(&pending);
-  bool was_pending = sigismember(&pending, SIGPIPE) == 1;
-  pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
 
   while (done < total) {
     struct iovec iov[2];
@@ -924,14 +936,14 @@ static mcp_status write_line(stdio_transport *t, const char *data, size_t len,
     }
     iov[cnt].iov_base = (void *)"\n";
     iov[cnt++].iov_len = 1;
-    ssize_t n = writev(fd, iov, cnt);
+    struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)cnt};
+    ssize_t n = sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n >= 0) {
       done += (size_t)n;
       continue;
     }
     if (errno == EINTR) continue;
-    if (errno == EPIPE) {
-      epipe = true;
+    if (errno == EPIPE || errno == ECONNRESET) {
       st = mcp__error_set(err, MCP_ECLOSED, "server closed its stdin");
       break;
     }
@@ -960,13 +972,6 @@ static mcp_status write_line(stdio_transport *t, const char *data, size_t len,
       break;
     }
   }
-
-  if (epipe && !was_pending) {
-    struct timespec zero = {0, 0};
-    while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR) {
-    }
-  }
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
 
   if (timed_out) {
     if (done == 0)
