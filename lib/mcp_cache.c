@@ -15,10 +15,10 @@
 #include <unistd.h>
 
 #include <json-c/json.h>
-#include <openssl/evp.h>
 
 #include "mcp_cache.h"
 #include "mcp_jsonrpc.h"
+#include "mcp_sha256.h"
 
 /* Deepest JSON nesting accepted (tool schemas nest, but not this deep). */
 #define JSON_MAX_DEPTH 256
@@ -65,13 +65,10 @@ mcp_status mcp__cache_dir(const char *xdg_cache_home, const char *home,
 /* The file name's stem: "tools-<sanitised>-<8 hex>" (no directory). */
 static char *file_stem(const char *server) {
   static const char hex[] = "0123456789abcdef";
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int mdlen = 0;
+  unsigned char md[MCP_SHA256_LEN];
   char san[NAME_KEEP + 1], h[9];
   size_t n = 0;
-  if (!EVP_Digest(server, strlen(server), md, &mdlen, EVP_sha256(), NULL) ||
-      mdlen < 4)
-    return NULL;
+  mcp__sha256(server, strlen(server), md);
   for (int i = 0; i < 4; i++) {
     h[2 * i] = hex[md[i] >> 4];
     h[2 * i + 1] = hex[md[i] & 15];

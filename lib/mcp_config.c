@@ -28,11 +28,11 @@
 #include <unistd.h>
 
 #include <json-c/json.h>
-#include <openssl/evp.h>
 
 #include "mcp_client.h"
 #include "mcp_config.h"
 #include "mcp_jsonrpc.h"
+#include "mcp_sha256.h"
 
 extern char **environ;
 
@@ -579,13 +579,8 @@ static mcp_status def_hash(mcp_server_def *def) {
   char *canon = NULL;
   mcp_status st = mcp__config_canonical_json(def, &canon);
   if (st != MCP_OK) return st;
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int mdlen = 0;
-  if (!EVP_Digest(canon, strlen(canon), md, &mdlen, EVP_sha256(), NULL) ||
-      mdlen != 32) {
-    mcp__free(canon);
-    return MCP_ENOMEM;
-  }
+  unsigned char md[MCP_SHA256_LEN];
+  mcp__sha256(canon, strlen(canon), md);
   for (unsigned i = 0; i < 32; i++) {
     def->hash[2 * i] = hex[md[i] >> 4];
     def->hash[2 * i + 1] = hex[md[i] & 15];

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/evp.h>
 
 #include "mcp_names.h"
+#include "mcp_sha256.h"
 
 #define PREFIX "mcp__"
 #define PREFIX_LEN 5
@@ -48,10 +48,8 @@ mcp_status mcp__names_fold(const char *part, char **out) {
 /* Writes 8 base-36 digits of a hash of |s| into |dst| (9 bytes). */
 static bool hash36(const char *s, char dst[9]) {
   static const char digits[] = "0123456789abcdefghijklmnopqrstuvwxyz";
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int mdlen = 0;
-  if (!EVP_Digest(s, strlen(s), md, &mdlen, EVP_sha256(), NULL) || mdlen < 8)
-    return false;
+  unsigned char md[MCP_SHA256_LEN];
+  mcp__sha256(s, strlen(s), md);
   uint64_t v = 0;
   for (int i = 0; i < 8; i++) v = (v << 8) | md[i];
   v %= UINT64_C(2821109907456); /* 36^8 */
