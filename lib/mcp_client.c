@@ -64,6 +64,7 @@ struct mcp_client {
   char *protocol_version; /* set once during connect */
   char *server_info;      /* initialize result JSON; set once during connect */
   atomic_bool open;
+  atomic_bool lost;       /* a server message was lost for want of memory */
   pthread_mutex_t lock;   /* guards close_message and sreqs */
   char *close_message;
   server_req *sreqs;
@@ -484,8 +485,11 @@ static mcp_status send_request_text(mcp_client *c, int64_t id, unsigned flags, c
 static void send_cancelled(mcp_client *c, int64_t id, const char *reason) {
   json_object *params = json_object_new_object();
   if (!params) return;
-  json_object_object_add(params, "requestId", json_object_new_int64(id));
-  json_object_object_add(params, "reason", json_object_new_string(reason));
+  if (mcp__json_add(params, "requestId", json_object_new_int64(id)) ||
+      mcp__json_add(params, "reason", json_object_new_string(reason))) {
+    json_object_put(params);
+    return;
+  }
   size_t len = 0;
   char *text = mcp__jsonrpc_notification("notifications/cancelled", params, &len);
   json_object_put(params);
@@ -640,7 +644,7 @@ static void apply_elicitation_defaults(json_object *params, json_object *result)
   if (!json_object_object_get_ex(result, "content", &content) ||
       !json_object_is_type(content, json_type_object)) {
     content = json_object_new_object();
-    if (!content || json_object_object_add(result, "content", content)) return;
+    if (mcp__json_add(result, "content", content)) return;
   }
   json_object_object_foreach(props, key, prop) {
     json_object *def = NULL;
@@ -759,7 +763,8 @@ static void dispatch(mcp_client *c, json_object *msg) {
     mcp_error e = MCP_ERROR_INIT;
     mcp__error_set(&e, MCP_ERPC, "%s", m.error_message);
     e.rpc_code = (int)m.error_code;
-    if (m.error_data) e.data = strdup(json_object_to_json_string_ext(m.error_data, JSON_C_TO_STRING_PLAIN));
+    const char *data = m.error_data ? json_object_to_json_string_ext(m.error_data, JSON_C_TO_STRING_PLAIN) : NULL;
+    if (data) e.data = strdup(data);
     int rc = mcp__pending_complete(c->pending, id, MCP_ERPC, NULL, &e);
     mcp_error_clear(&e);
     if (rc == 1) atomic_fetch_add(&c->n_late, 1);
@@ -787,10 +792,38 @@ static void dispatch(mcp_client *c, json_object *msg) {
   json_object_put(msg);
 }
 
+static void run_lost_close(void *arg) { mcp_client_close(arg); }
+
+/*
+ * A message from the server was lost for want of memory (the transport
+ * could not buffer it, or it could not be parsed).  It may have been the
+ * answer to any request in flight, which would then never end: so the
+ * connection ends instead.  Every request ends now with MCP_ENOMEM, and the
+ * transport is closed from the lane (the reader thread calling this cannot
+ * close it: close joins it).  Runs on the transport's reader thread.
+ */
+static void lost_message(mcp_client *c) {
+  static const char msg[] =
+      "out of memory: a message from the server was lost; connection closed";
+  if (atomic_exchange(&c->lost, true)) return;
+  atomic_store(&c->open, false);
+  pthread_mutex_lock(&c->lock);
+  if (!c->close_message) c->close_message = mcp__strdup(msg);
+  pthread_mutex_unlock(&c->lock);
+  mcp__pending_close(c->pending, MCP_ENOMEM, msg);
+  /* Without memory for the lane item the transport stays up until
+   * mcp_client_close() or _free(); every request still fails at once. */
+  (void)mcp__lane_post(c->lane, run_lost_close, NULL, c);
+}
+
 static void on_message(void *user, const char *data, size_t len) {
   mcp_client *c = user;
   const char *why = NULL;
   json_object *o = mcp__jsonrpc_parse(data, len, &why);
+  if (!o && why == MCP__JSONRPC_OOM) {
+    lost_message(c);
+    return;
+  }
   if (!o) {
     atomic_fetch_add(&c->n_proto, 1);
     client_log(c, MCP_LOG_WARN, "unparseable message from server dropped (%s): %.80s",
@@ -814,6 +847,7 @@ static void on_message(void *user, const char *data, size_t len) {
 static void on_error(void *user, mcp_status status, const char *message) {
   mcp_client *c = user;
   if (status == MCP_ETOOBIG) atomic_fetch_add(&c->n_oversize, 1);
+  if (status == MCP_ENOMEM) lost_message(c);
   client_log(c, MCP_LOG_WARN, "%s", message ? message : mcp_strerror(status));
 }
 
@@ -891,9 +925,9 @@ static mcp_status add_progress_token(json_object **params, int64_t id) {
   json_object *meta = NULL;
   if (!json_object_object_get_ex(*params, "_meta", &meta) || !json_object_is_type(meta, json_type_object)) {
     meta = json_object_new_object();
-    if (!meta || json_object_object_add(*params, "_meta", meta)) return MCP_ENOMEM;
+    if (mcp__json_add(*params, "_meta", meta)) return MCP_ENOMEM;
   }
-  if (json_object_object_add(meta, "progressToken", json_object_new_int64(id))) return MCP_ENOMEM;
+  if (mcp__json_add(meta, "progressToken", json_object_new_int64(id))) return MCP_ENOMEM;
   return MCP_OK;
 }
 
@@ -1013,8 +1047,12 @@ MCP_EXTERN mcp_status mcp_client_call_tool(mcp_client *c, const char *name,
   json_object *args = NULL, *result = NULL;
   if ((st = parse_object(args_json, "tool arguments", &args, err))) return st;
   json_object *params = json_object_new_object();
-  if (!params || json_object_object_add(params, "name", json_object_new_string(name)) ||
-      json_object_object_add(params, "arguments", args ? args : json_object_new_object())) {
+  if (!params || mcp__json_add(params, "name", json_object_new_string(name))) {
+    json_object_put(args);
+    json_object_put(params);
+    return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  }
+  if (mcp__json_add(params, "arguments", args ? args : json_object_new_object())) {
     json_object_put(params);
     return mcp__error_set(err, MCP_ENOMEM, "out of memory");
   }
@@ -1041,7 +1079,7 @@ static mcp_status list_all(mcp_client *c, const char *method, const char *key,
     json_object *params = NULL, *result = NULL, *items = NULL, *next = NULL;
     if (cursor) {
       params = json_object_new_object();
-      if (!params || json_object_object_add(params, "cursor", json_object_new_string(cursor))) {
+      if (!params || mcp__json_add(params, "cursor", json_object_new_string(cursor))) {
         json_object_put(params);
         st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
         break;
@@ -1103,7 +1141,7 @@ MCP_EXTERN mcp_status mcp_client_read_resource(mcp_client *c, const char *uri,
   if (result_json) *result_json = NULL;
   if (!c || !uri || !result_json) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
   json_object *params = json_object_new_object(), *result = NULL;
-  if (!params || json_object_object_add(params, "uri", json_object_new_string(uri))) {
+  if (!params || mcp__json_add(params, "uri", json_object_new_string(uri))) {
     json_object_put(params);
     return mcp__error_set(err, MCP_ENOMEM, "out of memory");
   }
@@ -1121,8 +1159,12 @@ MCP_EXTERN mcp_status mcp_client_get_prompt(mcp_client *c, const char *name,
   mcp_status st = parse_object(args_json, "prompt arguments", &args, err);
   if (st) return st;
   json_object *params = json_object_new_object();
-  if (!params || json_object_object_add(params, "name", json_object_new_string(name)) ||
-      (args && json_object_object_add(params, "arguments", args))) {
+  if (!params || mcp__json_add(params, "name", json_object_new_string(name))) {
+    json_object_put(args);
+    json_object_put(params);
+    return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  }
+  if (args && mcp__json_add(params, "arguments", args)) {
     json_object_put(params);
     return mcp__error_set(err, MCP_ENOMEM, "out of memory");
   }
@@ -1296,8 +1338,12 @@ MCP_EXTERN mcp_status mcp_client_call_tool_async(mcp_client *c, const char *name
   mcp_status st = parse_object(args_json, "tool arguments", &args, err);
   if (st) return st;
   json_object *params = json_object_new_object();
-  if (!params || json_object_object_add(params, "name", json_object_new_string(name)) ||
-      json_object_object_add(params, "arguments", args ? args : json_object_new_object())) {
+  if (!params || mcp__json_add(params, "name", json_object_new_string(name))) {
+    json_object_put(args);
+    json_object_put(params);
+    return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  }
+  if (mcp__json_add(params, "arguments", args ? args : json_object_new_object())) {
     json_object_put(params);
     return mcp__error_set(err, MCP_ENOMEM, "out of memory");
   }
@@ -1355,16 +1401,20 @@ static mcp_status initialize(mcp_client *c, mcp_error *err) {
   json_object *info = json_object_new_object();
   json_object *caps = build_capabilities(c->opts);
   if (!params || !info || !caps ||
-      json_object_object_add(info, "name", json_object_new_string(c->opts->client_name ? c->opts->client_name : "mcpconn")) ||
-      json_object_object_add(info, "version", json_object_new_string(c->opts->client_version ? c->opts->client_version : PACKAGE_VERSION)) ||
-      json_object_object_add(params, "protocolVersion", json_object_new_string(mcp__protocol_versions[0]))) {
+      mcp__json_add(info, "name", json_object_new_string(c->opts->client_name ? c->opts->client_name : "mcpconn")) ||
+      mcp__json_add(info, "version", json_object_new_string(c->opts->client_version ? c->opts->client_version : PACKAGE_VERSION)) ||
+      mcp__json_add(params, "protocolVersion", json_object_new_string(mcp__protocol_versions[0]))) {
     json_object_put(params);
     json_object_put(info);
     json_object_put(caps);
     return mcp__error_set(err, MCP_ENOMEM, "out of memory");
   }
-  json_object_object_add(params, "capabilities", caps);
-  json_object_object_add(params, "clientInfo", info);
+  int bad = mcp__json_add(params, "capabilities", caps); /* caps is stolen */
+  if (bad || mcp__json_add(params, "clientInfo", info)) {
+    if (bad) json_object_put(info);
+    json_object_put(params);
+    return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  }
   json_object *result = NULL;
   mcp_call_options o = {.timeout_ms = c->opts->timeout_ms, .cancel = c->hooks.connect_cancel};
   mcp_status st = request_sync(c, "initialize", params, &o, &result, err);

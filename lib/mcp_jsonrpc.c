@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -20,6 +21,8 @@
  * a stdio round trip's instructions.  The thread-specific key frees it when
  * the thread exits.
  */
+const char MCP__JSONRPC_OOM[] = "out of memory";
+
 static pthread_key_t tokener_key;
 static pthread_once_t tokener_once = PTHREAD_ONCE_INIT;
 static bool tokener_key_ok;
@@ -54,12 +57,16 @@ json_object *mcp__jsonrpc_parse(const char *data, size_t len, const char **why) 
   bool owned = false;
   json_tokener *tok = thread_tokener(&owned);
   if (!tok) {
-    if (why) *why = "out of memory";
+    if (why) *why = MCP__JSONRPC_OOM;
     return NULL;
   }
   /* Strict mode rejects the lenient json-c extensions (single quotes,
    * unquoted keys, trailing commas) that other peers would not accept. */
   json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+  /* json-c 0.16 does not report allocation failures (it may even drop
+   * bytes of a string silently); a failed malloc leaves ENOMEM in errno. */
+  int saved_errno = errno;
+  errno = 0;
   json_object *o = json_tokener_parse_ex(tok, data, (int)len);
   enum json_tokener_error jerr = json_tokener_get_error(tok);
   size_t end = json_tokener_get_parse_end(tok);
@@ -70,6 +77,13 @@ json_object *mcp__jsonrpc_parse(const char *data, size_t len, const char **why) 
     jerr = json_tokener_get_error(tok);
     end = len;
   }
+  if (errno == ENOMEM) {
+    json_object_put(o);
+    o = NULL;
+    if (why) *why = MCP__JSONRPC_OOM;
+    goto fail;
+  }
+  errno = saved_errno;
   if (!o && jerr == json_tokener_continue) {
     if (why) *why = "incomplete JSON";
     goto fail;
@@ -239,7 +253,13 @@ int mcp__jsonrpc_id_int(json_object *id, int64_t *out) {
 
 char *mcp__json_dup_string(json_object *o, size_t *len) {
   size_t n = 0;
+  /* json-c 0.16 serialises on through a failed buffer growth and returns
+   * truncated text; the failed malloc leaves ENOMEM in errno. */
+  int saved_errno = errno;
+  errno = 0;
   const char *s = json_object_to_json_string_length(o, PRINT_FLAGS, &n);
+  if (errno == ENOMEM) return NULL;
+  errno = saved_errno;
   if (!s) return NULL;
   char *d = mcp__strndup(s, n);
   if (d && len) *len = n;
@@ -255,8 +275,7 @@ static int add_ref(json_object *o, const char *key, json_object *val) {
   return 0;
 }
 
-/* Adds a new value (stolen) to |o|; fails when |val| is NULL. */
-static int add_new(json_object *o, const char *key, json_object *val) {
+int mcp__json_add(json_object *o, const char *key, json_object *val) {
   if (!val) return -1;
   if (json_object_object_add(o, key, val) != 0) {
     json_object_put(val);
@@ -264,6 +283,8 @@ static int add_new(json_object *o, const char *key, json_object *val) {
   }
   return 0;
 }
+
+#define add_new mcp__json_add
 
 static json_object *envelope(void) {
   json_object *o = json_object_new_object();

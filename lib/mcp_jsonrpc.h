@@ -42,9 +42,21 @@ typedef struct mcp_msg {
  * bytes; trailing white space allowed, anything else is an error).
  * Ownership: on success returns a new tree the caller puts; on failure
  *   returns NULL and sets *why (static string) when |why| is not NULL.
+ *   *why is MCP__JSONRPC_OOM (compare the pointer) when an allocation failed:
+ *   the text may well have been valid.
  * Threads: any; no shared state.
  */
 json_object *mcp__jsonrpc_parse(const char *data, size_t len, const char **why);
+extern const char MCP__JSONRPC_OOM[];
+
+/*
+ * mcp__json_add() adds |val| to object |o| under |key|, like
+ * json_object_object_add() but failing (-1) when |val| is NULL (a
+ * json_object_new_*() that ran out of memory), instead of adding a JSON
+ * null.  Ownership: |val| is stolen, and put when the add fails.
+ * Returns 0 or -1.  Threads: as json-c (one thread per tree).
+ */
+int mcp__json_add(json_object *o, const char *key, json_object *val);
 
 /*
  * mcp__json_parse_document() parses all of |data| as one JSON value for a
