@@ -76,8 +76,16 @@ static int make_pki(void) {
            "openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
            "-out client.pem -days 2 -extfile cli.ext && "
            "openssl req -x509 %s -keyout self.key -out self.pem -days 2 -subj /CN=localhost "
-           "-addext subjectAltName=DNS:localhost,IP:127.0.0.1",
-           pki_dir, ec, ec, ec, ec, ec);
+           "-addext subjectAltName=DNS:localhost,IP:127.0.0.1 && "
+           /* Signed by the test CA, valid only on 1 January 2020. */
+           "printf '[ca]\\ndefault_ca=d\\n[d]\\ndatabase=index.txt\\nnew_certs_dir=.\\n"
+           "serial=serial\\ndefault_md=sha256\\npolicy=p\\nunique_subject=no\\n"
+           "[p]\\ncommonName=supplied\\n' >ca.cnf && : >index.txt && echo 01 >serial && "
+           "openssl req -new %s -keyout expired.key -out expired.csr -subj /CN=localhost && "
+           "openssl ca -batch -config ca.cnf -cert ca.pem -keyfile ca.key -in expired.csr "
+           "-out expired.pem -startdate 20200101000000Z -enddate 20200102000000Z "
+           "-extfile srv.ext -notext",
+           pki_dir, ec, ec, ec, ec, ec, ec);
   return run_sh(cmd);
 }
 
@@ -480,6 +488,17 @@ START_TEST(test_tls_wrong_host_rejected) {
   mcp__http_client_free(h);
   h = tls_client("127.0.0.1", s.port, MCP_HTTP_AUTO);
   expect_fail(h, MCP_ETLS, "IP address mismatch");
+  mcp__http_client_free(h);
+  server_stop(&s);
+}
+END_TEST
+
+/* A certificate from the trusted CA, for the right name, whose validity
+ * ended in 2020. */
+START_TEST(test_tls_expired_rejected) {
+  test_server s = tls_server("expired.pem", "expired.key", NULL);
+  mcp_http_client *h = tls_client("localhost", s.port, MCP_HTTP_AUTO);
+  expect_fail(h, MCP_ETLS, "certificate has expired");
   mcp__http_client_free(h);
   server_stop(&s);
 }
@@ -1593,6 +1612,7 @@ static Suite *http_suite(void) {
   tcase_add_test(tc, test_tls_self_signed_rejected);
   tcase_add_test(tc, test_tls_unknown_ca_rejected);
   tcase_add_test(tc, test_tls_wrong_host_rejected);
+  tcase_add_test(tc, test_tls_expired_rejected);
   tcase_add_test(tc, test_tls_insecure_accepts_self_signed);
   tcase_add_test(tc, test_tls_mtls);
   tcase_add_test(tc, test_tls_bad_material);
