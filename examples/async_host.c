@@ -50,6 +50,8 @@ static void on_echo(void *user, mcp_status st, const char *result_json,
 /* Completion of the sleep call that is meant to time out. */
 static void on_sleep(void *user, mcp_status st, const char *result_json,
                      const mcp_error *err) {
+  (void)user;
+  (void)result_json;
   printf("sleep: %s (%s)\n", mcp_strerror(st), err ? err->message : "no error");
   finished(st == MCP_ETIMEDOUT);
 }
@@ -57,6 +59,8 @@ static void on_sleep(void *user, mcp_status st, const char *result_json,
 /* Completion of the add call: the demo server returns structuredContent. */
 static void on_add(void *user, mcp_status st, const char *result_json,
                    const mcp_error *err) {
+  (void)user;
+  (void)err;
   if (st == MCP_OK) printf("add: %s\n", result_json);
   finished(st == MCP_OK && strstr(result_json, "\"sum\":5") != NULL);
 }

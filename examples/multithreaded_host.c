@@ -34,6 +34,10 @@ static int g_progress_seen;
 /* Manager events run on a worker thread: just wake the main thread. */
 static void on_event(void *user, mcp_manager_event ev, const char *server,
                      const char *detail_json) {
+  (void)user;
+  (void)ev;
+  (void)server;
+  (void)detail_json;
   pthread_mutex_lock(&g_lock);
   pthread_cond_broadcast(&g_cond);
   pthread_mutex_unlock(&g_lock);
@@ -42,6 +46,9 @@ static void on_event(void *user, mcp_manager_event ev, const char *server,
 /* Progress of the long call; runs on a worker thread. */
 static void on_progress(void *user, double progress, double total,
                         const char *message) {
+  (void)user;
+  (void)total;
+  (void)message;
   printf("progress: %g\n", progress);
   pthread_mutex_lock(&g_lock);
   g_progress_seen++;

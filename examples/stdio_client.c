@@ -20,6 +20,7 @@
 /* The library never prints: it hands its log lines to this callback (on a
  * worker thread).  Show warnings and errors only. */
 static void on_log(void *user, mcp_log_level level, const char *msg) {
+  (void)user;
   if (level >= MCP_LOG_WARN) fprintf(stderr, "mcpconn: %s\n", msg);
 }
 
