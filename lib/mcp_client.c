@@ -30,6 +30,7 @@
 #include "mcp_cancel.h"
 #include "mcp_client.h"
 #include "mcp_jsonrpc.h"
+#include "mcp_oauth.h"
 #include "mcp_pending.h"
 #include "mcp_transport.h"
 #include "mcp_url.h"
@@ -109,6 +110,7 @@ MCP_EXTERN void mcp_client_options_free(mcp_client_options *o) {
   for (size_t i = 0; i < o->nenv; i++) mcp__free(o->env[i]);
   mcp__free(o->env);
   mcp__free(o->client_name);
+  mcp_oauth_options_free(o->oauth);
   mcp__free(o->client_version);
   for (size_t i = 0; i < o->nhandlers; i++) mcp__free(o->handlers[i].method);
   mcp__free(o->handlers);
@@ -348,6 +350,16 @@ MCP_EXTERN mcp_status mcp_client_options_set_capability(mcp_client_options *o,
   return MCP_OK;
 }
 
+MCP_EXTERN mcp_status mcp_client_options_set_oauth(mcp_client_options *o,
+                                                   const mcp_oauth_options *oauth) {
+  if (!o) return MCP_EINVAL;
+  mcp_oauth_options *copy = NULL;
+  if (oauth && !(copy = mcp__oauth_options_dup(oauth))) return MCP_ENOMEM;
+  mcp_oauth_options_free(o->oauth);
+  o->oauth = copy;
+  return MCP_OK;
+}
+
 mcp_client_options *mcp__client_options_dup(const mcp_client_options *o) {
   mcp_client_options *d = mcp_client_options_new();
   if (!d) return NULL;
@@ -383,6 +395,7 @@ mcp_client_options *mcp__client_options_dup(const mcp_client_options *o) {
       goto fail;
   for (size_t i = 0; i < o->ncaps; i++)
     if (mcp_client_options_set_capability(d, o->caps[i].name, o->caps[i].json)) goto fail;
+  if (o->oauth && !(d->oauth = mcp__oauth_options_dup(o->oauth))) goto fail;
   return d;
 fail:
   mcp_client_options_free(d);
@@ -1514,6 +1527,7 @@ mcp_status mcp__client_connect_ex(const mcp_client_options *o, mcp_workers *work
     hc.no_get_listener = c->opts->no_http_listener;
     hc.max_message = c->opts->max_message;
     hc.connect_timeout_ms = c->opts->timeout_ms;
+    hc.oauth = c->opts->oauth;
     if ((st = mcp__http_transport_new(&hc, &cbs, c, &c->t, err))) goto fail;
   } else {
     mcp_stdio_config cfg = {0};

@@ -52,6 +52,7 @@ struct mcp_client_options {
   size_t nhandlers;
   mcp_capability_entry *caps;
   size_t ncaps;
+  mcp_oauth_options *oauth; /* owned copy; NULL: no OAuth */
 };
 
 struct mcp_call_options {

@@ -188,6 +188,9 @@ typedef struct mcp_http_transport_config {
   int64_t connect_timeout_ms;  /* 0: 10000 */
   int no_get_listener;         /* do not open the GET stream after ready */
   int max_resume_attempts;     /* 0: 5 */
+  /* OAuth (borrowed; the transport makes its own engine from it), or NULL:
+   * a 401 then fails the request. */
+  const mcp_oauth_options *oauth;
 } mcp_http_transport_config;
 
 /*

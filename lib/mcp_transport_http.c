@@ -31,8 +31,11 @@
 #include <string.h>
 #include <strings.h>
 
+#include <openssl/crypto.h>
+
 #include "mcp_http.h"
 #include "mcp_jsonrpc.h"
+#include "mcp_oauth.h"
 #include "mcp_sse.h"
 #include "mcp_transport.h"
 #include "mcp_url.h"
@@ -46,6 +49,8 @@
 #define ERR_BODY_EXCERPT 200
 /* exchange.flags bit: already retried once after a 404 re-initialize */
 #define RETRIED_404 0x100u
+/* Authorization flows one request may start (a 401, then step-ups). */
+#define MAX_AUTH_TRIES 3
 
 typedef enum xkind {
   X_REQUEST,      /* POST of a client request (has an id) */
@@ -71,6 +76,8 @@ typedef struct exchange {
   bool sent_session;  /* an Mcp-Session-Id went with it */
   uint64_t session_gen; /* t->session_gen when it was sent */
   int attempt;        /* resumes so far */
+  int auth_tries;     /* authorization flows this request started */
+  uint64_t bearer_gen; /* t->bearer_gen when it was sent */
   /* Filled on the I/O thread while the exchange runs. */
   int status;
   bool is_sse;
@@ -142,6 +149,19 @@ struct http_transport {
   bool timer_started;
   bool timer_stop;
   timer_job *jobs;
+  /* OAuth: the engine, and the auth thread that runs its flows while the
+   * requests that met a 401/403 wait in auth_wait (lock-guarded). */
+  mcp_oauth *oauth;
+  char *bearer;             /* "Bearer <token>", or NULL */
+  uint64_t bearer_gen;      /* bumped whenever `bearer` changes */
+  exchange *auth_wait;
+  char *auth_www;           /* the challenge that started the next flow */
+  int auth_status;          /* its HTTP status (401 or 403) */
+  bool listener_wants_auth; /* the GET stream met a 401 */
+  pthread_t auth_thread;
+  bool auth_started;
+  bool auth_stop;
+  pthread_cond_t auth_cond;
 };
 
 /* ------------------------------------------------------------------------ */
@@ -149,6 +169,9 @@ struct http_transport {
 /* ------------------------------------------------------------------------ */
 
 static bool name_is(const char *a, const char *b) { return strcasecmp(a, b) == 0; }
+
+/* Wipes a secret string in place before it is freed. */
+static void wipe_str(char *s) { OPENSSL_cleanse(s, strlen(s)); }
 
 static bool reserved_header(const char *name) {
   static const char *const reserved[] = {"content-type", "accept", "host", "content-length",
@@ -333,6 +356,8 @@ static mcp_status submit_locked(http_transport *t, exchange *x, const char *last
   }
   if (t->ready && t->version && !legacy && x->kind != X_REINIT)
     h[n++] = (mcp_http_header){"mcp-protocol-version", t->version};
+  if (t->bearer) h[n++] = (mcp_http_header){"authorization", t->bearer};
+  x->bearer_gen = t->bearer_gen;
   for (size_t i = 0; i < t->nheaders && n < sizeof(h) / sizeof(h[0]); i++) h[n++] = t->headers[i];
   const char *body = NULL;
   size_t body_len = 0;
@@ -554,6 +579,157 @@ static void listener_job(http_transport *t, void *arg) {
   pthread_mutex_unlock(&t->lock);
 }
 
+/* ---- OAuth ------------------------------------------------------------------ */
+
+/* True when a 403's WWW-Authenticate asks for more scope. */
+static bool insufficient_scope(const exchange *x) {
+  if (x->status != 403 || !x->www_authenticate) return false;
+  mcp_oauth_challenge ch;
+  if (mcp__oauth_parse_challenge(x->www_authenticate, &ch) != MCP_OK) return false;
+  bool yes = ch.bearer && ch.error && strcmp(ch.error, "insufficient_scope") == 0;
+  mcp__oauth_challenge_clear(&ch);
+  return yes;
+}
+
+static void *auth_main(void *arg);
+
+/*
+ * A request or notification met 401 (or 403 insufficient_scope) and OAuth
+ * is on: park it for the auth thread, which runs one flow for everything
+ * parked and then sends each again once.  Runs on the I/O thread, without
+ * lock.  Returns false when the exchange is not ours to take.
+ */
+static bool auth_challenge(http_transport *t, exchange *x, mcp_status st, bool closing) {
+  if (!t->oauth || closing || st != MCP_OK || x->abandoned) return false;
+  if (x->status != 401 && !insufficient_scope(x)) return false;
+  if (x->kind == X_LISTEN) {
+    if (x->status != 401) return false;
+    pthread_mutex_lock(&t->lock);
+    t->listener_wants_auth = true; /* reopened after the next good flow */
+    pthread_mutex_unlock(&t->lock);
+    exchange_free(x);
+    return true;
+  }
+  if (x->kind != X_REQUEST && x->kind != X_MESSAGE) return false;
+  if (x->auth_tries >= MAX_AUTH_TRIES) return false; /* fails as an HTTP error */
+  pthread_mutex_lock(&t->lock);
+  if (t->closing) {
+    pthread_mutex_unlock(&t->lock);
+    return false;
+  }
+  if (!t->auth_started) {
+    if (pthread_create(&t->auth_thread, NULL, auth_main, t) != 0) {
+      pthread_mutex_unlock(&t->lock);
+      return false;
+    }
+    t->auth_started = true;
+  }
+  x->auth_tries++;
+  /* The newest challenge wins: a step-up names the scope now needed. */
+  if (x->www_authenticate || !t->auth_www) {
+    mcp__free(t->auth_www);
+    t->auth_www = x->www_authenticate;
+    x->www_authenticate = NULL;
+  }
+  t->auth_status = x->status;
+  x->status = 0;
+  x->is_sse = x->is_json = false;
+  mcp__free(x->auth_server);
+  x->auth_server = NULL;
+  mcp__buf_free(&x->body_in);
+  mcp__buf_init(&x->body_in);
+  x->next = t->auth_wait;
+  t->auth_wait = x;
+  pthread_cond_broadcast(&t->auth_cond);
+  pthread_mutex_unlock(&t->lock);
+  return true;
+}
+
+/* Ends a parked exchange that will not be sent again.  Without lock. */
+static void auth_fail(http_transport *t, exchange *x, mcp_status st, int http_status, const char *msg) {
+  if (x->kind == X_REQUEST) {
+    fail_request(t, x, st, http_status, msg);
+  } else {
+    upcall_error(t, st, msg);
+    exchange_free(x);
+  }
+}
+
+/*
+ * The auth thread: runs the engine's flow for each batch of parked
+ * exchanges, installs the new token and sends them again.  A batch whose
+ * exchanges all went out with an older token than the current one is just
+ * sent again (another flow already answered its challenge).
+ */
+static void *auth_main(void *arg) {
+  http_transport *t = arg;
+  pthread_mutex_lock(&t->lock);
+  while (!t->auth_stop) {
+    if (!t->auth_wait) {
+      pthread_cond_wait(&t->auth_cond, &t->lock);
+      continue;
+    }
+    exchange *batch = t->auth_wait;
+    t->auth_wait = NULL;
+    char *www = t->auth_www;
+    t->auth_www = NULL;
+    int status = t->auth_status;
+    bool need = false;
+    for (exchange *x = batch; x; x = x->next)
+      if (x->bearer_gen == t->bearer_gen) need = true;
+    pthread_mutex_unlock(&t->lock);
+    mcp_error e = MCP_ERROR_INIT;
+    mcp_status st = MCP_OK;
+    char *token = NULL;
+    if (need) st = mcp__oauth_challenge(t->oauth, status, www, &token, &e);
+    mcp__free(www);
+    char *bearer = token ? mcp__asprintf("Bearer %s", token) : NULL;
+    if (token) {
+      wipe_str(token);
+      mcp__free(token);
+    }
+    if (st == MCP_OK && need && !bearer) st = mcp__error_set(&e, MCP_ENOMEM, "out of memory");
+    char *why = st == MCP_OK ? NULL
+                             : mcp__asprintf("authorization failed: %s",
+                                             e.message ? e.message : mcp_strerror(st));
+    pthread_mutex_lock(&t->lock);
+    if (bearer) {
+      if (t->bearer) wipe_str(t->bearer);
+      mcp__free(t->bearer);
+      t->bearer = bearer;
+      t->bearer_gen++;
+    }
+    exchange *failed = NULL;
+    while (batch) {
+      exchange *x = batch;
+      batch = x->next;
+      x->next = NULL;
+      mcp_error serr = MCP_ERROR_INIT;
+      if (st != MCP_OK || t->closing || x->abandoned || submit_locked(t, x, NULL, &serr) != MCP_OK) {
+        x->next = failed;
+        failed = x;
+      }
+      mcp_error_clear(&serr);
+    }
+    if (st == MCP_OK && t->listener_wants_auth) {
+      t->listener_wants_auth = false;
+      start_listener_locked(t, 0);
+    }
+    pthread_mutex_unlock(&t->lock);
+    while (failed) {
+      exchange *x = failed;
+      failed = x->next;
+      if (st != MCP_OK) auth_fail(t, x, st, status, why ? why : "authorization failed");
+      else auth_fail(t, x, MCP_ECLOSED, 0, "connection closed");
+    }
+    mcp__free(why);
+    mcp_error_clear(&e);
+    pthread_mutex_lock(&t->lock);
+  }
+  pthread_mutex_unlock(&t->lock);
+  return NULL;
+}
+
 static void x_on_done(void *user, mcp_status st, const char *message) {
   exchange *x = user;
   http_transport *t = x->t;
@@ -564,6 +740,7 @@ static void x_on_done(void *user, mcp_status st, const char *message) {
   pthread_mutex_unlock(&t->lock);
   bool ok2xx = x->status >= 200 && x->status < 300;
 
+  if (auth_challenge(t, x, st, closing)) return;
   switch (x->kind) {
   case X_REQUEST:
   case X_RESUME: {
@@ -1010,11 +1187,25 @@ static void http_close(mcp_transport *base) {
   }
   t->closing = true;
   t->timer_stop = true;
+  t->auth_stop = true;
   pthread_cond_broadcast(&t->cond);
+  pthread_cond_broadcast(&t->auth_cond);
   exchange *waiting = t->reinit_wait;
   t->reinit_wait = NULL;
   pthread_mutex_unlock(&t->lock);
+  if (t->oauth) mcp__oauth_cancel(t->oauth);
   if (t->timer_started) pthread_join(t->timer, NULL);
+  if (t->auth_started) pthread_join(t->auth_thread, NULL);
+  pthread_mutex_lock(&t->lock);
+  t->auth_started = false;
+  exchange *parked = t->auth_wait;
+  t->auth_wait = NULL;
+  pthread_mutex_unlock(&t->lock);
+  while (parked) {
+    exchange *x = parked;
+    parked = x->next;
+    auth_fail(t, x, MCP_ECLOSED, 0, "connection closed");
+  }
   /* Jobs never run: their exchanges are requests to fail. */
   pthread_mutex_lock(&t->lock);
   timer_job *jobs = t->jobs;
@@ -1055,6 +1246,11 @@ static void http_free(mcp_transport *base) {
   mcp__free(t->init_body);
   mcp__free(t->listener_last_id);
   mcp__free(t->pending_legacy_init);
+  mcp__oauth_free(t->oauth);
+  if (t->bearer) wipe_str(t->bearer);
+  mcp__free(t->bearer);
+  mcp__free(t->auth_www);
+  pthread_cond_destroy(&t->auth_cond);
   pthread_cond_destroy(&t->cond);
   pthread_mutex_destroy(&t->lock);
   mcp__free(t);
@@ -1095,14 +1291,27 @@ mcp_status mcp__http_transport_new(const mcp_http_transport_config *cfg,
   pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
   pthread_cond_init(&t->cond, &ca);
   pthread_condattr_destroy(&ca);
+  pthread_cond_init(&t->auth_cond, NULL);
   mcp_status st = mcp__url_parse(cfg->url, &t->url, err);
   if (st != MCP_OK) goto fail;
+  if (cfg->oauth) {
+    mcp_oauth_http_config oc = {cfg->ca_file, cfg->ca_dir, cfg->client_cert, cfg->client_key,
+                                cfg->insecure != 0, 0};
+    if ((st = mcp__oauth_new(cfg->oauth, cfg->url, &oc, &t->oauth, err)) != MCP_OK) goto fail;
+    char *tok = mcp__oauth_token(t->oauth); /* from the token store */
+    if (tok) {
+      t->bearer = mcp__asprintf("Bearer %s", tok);
+      wipe_str(tok);
+      mcp__free(tok);
+    }
+  }
   if (cfg->nheaders) {
     t->headers = mcp__calloc(cfg->nheaders, sizeof(*t->headers));
     if (!t->headers) goto nomem;
   }
   for (size_t i = 0; i < cfg->nheaders; i++) {
     if (reserved_header(cfg->header_names[i])) continue; /* ours alone */
+    if (cfg->oauth && name_is(cfg->header_names[i], "authorization")) continue; /* OAuth's */
     char *name = mcp__strdup(cfg->header_names[i]);
     char *value = mcp__strdup(cfg->header_values[i]);
     if (!name || !value) {

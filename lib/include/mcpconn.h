@@ -661,6 +661,138 @@ MCP_EXTERN mcp_status mcp_manager_diagnostics(mcp_manager *m, char **json,
 MCP_EXTERN mcp_status mcp_manager_reconnect(mcp_manager *m, const char *server,
                                             mcp_error *err);
 
+/* ------------------------------------------------------------------------ */
+/* OAuth                                                                     */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Authorization for Streamable HTTP servers (MCP 2025-11-25 authorization,
+ * OAuth 2.1).  Attach an mcp_oauth_options to the client options with
+ * mcp_client_options_set_oauth(); then a 401 from the server (or a 403
+ * with error="insufficient_scope") makes the library discover the
+ * authorization server (RFC 9728 protected resource metadata from the
+ * WWW-Authenticate resource_metadata URL, else the well-known URLs; RFC
+ * 8414 and OpenID discovery), register (pre-registered client id, else a
+ * client ID metadata document URL when the server supports it, else
+ * dynamic client registration), obtain a token (authorization code with
+ * PKCE S256 and the RFC 8707 resource, client credentials, or the ID-JAG
+ * exchange) and retry the request once with "Authorization: Bearer".  A
+ * step-up (403 insufficient_scope) is tried at most twice per request.
+ * Tokens are refreshed with a refresh token when one was issued, and kept
+ * in the token store (none unless one is set).  Tokens never appear in log
+ * lines or error messages.
+ *
+ * The flow runs on the transport's own auth thread, while the request that
+ * met the 401 waits (its timeout keeps running: give connect a timeout
+ * long enough for a person to log in).  Concurrent 401s share one flow.
+ */
+typedef struct mcp_oauth_options mcp_oauth_options;
+
+typedef enum mcp_oauth_grant {
+  MCP_OAUTH_GRANT_AUTHORIZATION_CODE = 0, /* a person logs in (default) */
+  MCP_OAUTH_GRANT_CLIENT_CREDENTIALS = 1, /* machine to machine; needs a
+                                             client id and a secret or key */
+  MCP_OAUTH_GRANT_ID_JAG = 2              /* SEP-990: IdP ID token exchanged
+                                             for an ID-JAG, then a JWT bearer
+                                             grant (mcp_oauth_options_set_id_jag) */
+} mcp_oauth_grant;
+
+/*
+ * The browser step of the authorization-code grant.  Open (or show)
+ * |authorization_url|; when the authorization server redirects to
+ * |redirect_uri|, return the whole URL it redirected to (with its code and
+ * state) in *redirect_url, allocated with malloc (the library frees it).
+ * Return a status other than MCP_OK (and optionally fill |err|) when the
+ * person gave up; the request then fails with that status.
+ * Runs on the transport's auth thread and may block; the client's close
+ * waits for it to return.
+ */
+typedef mcp_status (*mcp_oauth_authorize_fn)(void *user,
+                                             const char *authorization_url,
+                                             const char *redirect_uri,
+                                             char **redirect_url,
+                                             mcp_error *err);
+
+/*
+ * Token store callbacks.  |key| names the MCP server (its canonical URL).
+ * load: set *data to a malloc'ed copy of what save stored for |key| (the
+ * library frees it) and return MCP_OK, or return MCP_ENOTFOUND.  save: keep
+ * |data| (an opaque JSON text holding tokens and any dynamic registration:
+ * secret material) for |key|.  Both run on the auth thread, or on the
+ * thread connecting the client (load).
+ */
+typedef mcp_status (*mcp_oauth_store_load_fn)(void *user, const char *key,
+                                              char **data);
+typedef mcp_status (*mcp_oauth_store_save_fn)(void *user, const char *key,
+                                              const char *data);
+
+/*
+ * mcp_oauth_options_new() / _free(): a new, empty set of OAuth options
+ * (authorization-code grant, dynamic registration, redirect URI
+ * http://127.0.0.1/callback, no store).  The setters copy their strings and
+ * return MCP_OK, MCP_EINVAL (bad argument) or MCP_ENOMEM.
+ * Threads: one thread at a time per options object.
+ */
+MCP_EXTERN mcp_oauth_options *mcp_oauth_options_new(void);
+MCP_EXTERN void mcp_oauth_options_free(mcp_oauth_options *o);
+/* A pre-registered client: |client_id| and optional |client_secret|. */
+MCP_EXTERN mcp_status mcp_oauth_options_set_client(mcp_oauth_options *o,
+                                                   const char *client_id,
+                                                   const char *client_secret);
+/* An https URL of this client's Client ID Metadata Document, used as the
+ * client id when the authorization server advertises
+ * client_id_metadata_document_supported. */
+MCP_EXTERN mcp_status mcp_oauth_options_set_client_metadata_url(
+    mcp_oauth_options *o, const char *url);
+/* client_name for dynamic registration (default "mcpconn"). */
+MCP_EXTERN mcp_status mcp_oauth_options_set_client_name(mcp_oauth_options *o,
+                                                        const char *name);
+MCP_EXTERN mcp_status mcp_oauth_options_set_redirect_uri(mcp_oauth_options *o,
+                                                         const char *uri);
+/* Space-separated scopes asked for when the server's challenge names none
+ * (the server's scopes_supported is used when this is unset). */
+MCP_EXTERN mcp_status mcp_oauth_options_set_scopes(mcp_oauth_options *o,
+                                                   const char *scopes);
+MCP_EXTERN mcp_status mcp_oauth_options_set_grant(mcp_oauth_options *o,
+                                                  mcp_oauth_grant grant);
+/* private_key_jwt client authentication: a PEM private key and its JWS
+ * algorithm ("ES256" default, "ES384", "RS256", "RS384", "RS512", "PS256",
+ * "EdDSA"). */
+MCP_EXTERN mcp_status mcp_oauth_options_set_private_key(mcp_oauth_options *o,
+                                                        const char *pem,
+                                                        const char *alg);
+/* For MCP_OAUTH_GRANT_ID_JAG: the IdP's token endpoint, the client id at the
+ * IdP (may be NULL) and the person's ID token from the IdP. */
+MCP_EXTERN mcp_status mcp_oauth_options_set_id_jag(mcp_oauth_options *o,
+                                                   const char *idp_token_endpoint,
+                                                   const char *idp_client_id,
+                                                   const char *id_token);
+MCP_EXTERN void mcp_oauth_options_set_authorize(mcp_oauth_options *o,
+                                                mcp_oauth_authorize_fn fn,
+                                                void *user);
+/* Host token store (replaces a file store); |user| is passed to both. */
+MCP_EXTERN void mcp_oauth_options_set_store(mcp_oauth_options *o,
+                                            mcp_oauth_store_load_fn load,
+                                            mcp_oauth_store_save_fn save,
+                                            void *user);
+/*
+ * The default file store: one file per server (mode 0600, written
+ * atomically) in |dir| (created 0700), or with |dir| NULL in
+ * $XDG_DATA_HOME/mcpconn/oauth (default ~/.local/share/mcpconn/oauth).
+ */
+MCP_EXTERN mcp_status mcp_oauth_options_set_file_store(mcp_oauth_options *o,
+                                                       const char *dir);
+
+/*
+ * mcp_client_options_set_oauth() enables OAuth for the HTTP server of |o|
+ * with a copy of |oauth| (NULL turns it off).  Callback pointers are copied
+ * as they are: their |user| data must outlive every client connected with
+ * these options.  Returns MCP_OK, MCP_EINVAL, MCP_ENOMEM.
+ * Threads: one thread at a time per options object.
+ */
+MCP_EXTERN mcp_status mcp_client_options_set_oauth(mcp_client_options *o,
+                                                   const mcp_oauth_options *oauth);
+
 #ifdef __cplusplus
 }
 #endif

@@ -13,10 +13,14 @@
  * (handshake, session and version headers, SSE resumption, elicitation
  * defaults) comes from the library itself, never from code here.
  *
+ * The OAuth scenarios (auth/...) run the library's OAuth engine: this program only
+ * turns the scenario context (client id and secret, private key, IdP
+ * token) into mcp_oauth_options and plays the browser (see browser()).
+ *
  * Exit status: 0 when the scenario's steps succeeded from the client's side,
  * 1 when a step failed, 2 for a usage problem or a scenario this client
- * does not implement (the OAuth scenarios, until mcpconn has OAuth).  The
- * suite's own checks decide pass or fail; our exit status is one of them.
+ * does not implement.  The suite's own checks decide pass or fail; our exit
+ * status is one of them.
  *
  * Diagnostics go to stderr (the suite saves it as stderr.txt); set
  * MCPCONN_CONFORMANCE_DEBUG=1 to also see the library's debug log.
@@ -24,12 +28,16 @@
 #include "config.h"
 
 #include <json-c/json.h>
+#include <netdb.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "mcpconn.h"
 
@@ -129,6 +137,133 @@ static mcp_status on_elicitation(void *user, const char *method,
   return *result_json ? MCP_OK : MCP_ENOMEM;
 }
 
+/* ---- OAuth: the "browser" of the auth scenarios ---------------------------- */
+
+/*
+ * The suite's authorization endpoints answer at once with a redirect to our
+ * redirect URI (no login page), as the official SDKs' conformance clients
+ * expect: fetch the authorization URL without following redirects and hand
+ * the library the Location.  Plain HTTP/1.1 over a socket: the suite's
+ * servers are http://localhost.
+ */
+static mcp_status browser(void *user, const char *authorization_url, const char *redirect_uri,
+                          char **redirect_url, mcp_error *err) {
+  (void)user;
+  (void)err;
+  say("authorize: GET %s (redirect URI %s)", authorization_url, redirect_uri);
+  char host[256], port[16] = "80";
+  const char *p = authorization_url;
+  if (strncmp(p, "http://", 7) != 0) return MCP_EINVAL;
+  p += 7;
+  size_t hl = strcspn(p, ":/");
+  if (hl == 0 || hl >= sizeof(host)) return MCP_EINVAL;
+  memcpy(host, p, hl);
+  host[hl] = '\0';
+  p += hl;
+  if (*p == ':') {
+    size_t pl = strcspn(++p, "/");
+    if (pl == 0 || pl >= sizeof(port)) return MCP_EINVAL;
+    memcpy(port, p, pl);
+    port[pl] = '\0';
+    p += pl;
+  }
+  const char *path = *p ? p : "/";
+  struct addrinfo hints = {0}, *ai = NULL;
+  hints.ai_socktype = SOCK_STREAM;
+  if (getaddrinfo(host, port, &hints, &ai) != 0) return MCP_EIO;
+  int fd = -1;
+  for (struct addrinfo *a = ai; a && fd < 0; a = a->ai_next) {
+    fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
+      close(fd);
+      fd = -1;
+    }
+  }
+  freeaddrinfo(ai);
+  if (fd < 0) return MCP_EIO;
+  char *req = NULL;
+  size_t reqlen = 0;
+  FILE *m = open_memstream(&req, &reqlen);
+  if (!m) {
+    close(fd);
+    return MCP_ENOMEM;
+  }
+  fprintf(m, "GET %s HTTP/1.1\r\nHost: %s:%s\r\nConnection: close\r\n\r\n", path, host, port);
+  fclose(m);
+  bool ok = write(fd, req, reqlen) == (ssize_t)reqlen;
+  free(req);
+  char buf[16384];
+  size_t n = 0;
+  ssize_t r;
+  while (ok && n < sizeof(buf) - 1 && (r = read(fd, buf + n, sizeof(buf) - 1 - n)) > 0) n += (size_t)r;
+  close(fd);
+  buf[n] = '\0';
+  char *end = strstr(buf, "\r\n\r\n");
+  if (end) *end = '\0';
+  for (char *line = strstr(buf, "\r\n"); line; line = strstr(line, "\r\n")) {
+    line += 2;
+    if (strncasecmp(line, "location:", 9) == 0) {
+      char *v = line + 9;
+      while (*v == ' ') v++;
+      size_t vl = strcspn(v, "\r\n");
+      *redirect_url = strndup(v, vl);
+      say("authorize: redirected to %.*s", (int)vl, v);
+      return *redirect_url ? MCP_OK : MCP_ENOMEM;
+    }
+  }
+  say("authorize: no redirect in the answer: %.80s", buf);
+  return MCP_EPROTO;
+}
+
+/* A string member of the scenario's context, or NULL. */
+static const char *ctx_str(json_object *ctx, const char *key) {
+  json_object *v = NULL;
+  if (!ctx || !json_object_object_get_ex(ctx, key, &v) || !json_object_is_type(v, json_type_string))
+    return NULL;
+  return json_object_get_string(v);
+}
+
+/* The OAuth options for auth scenario |scenario| from its context. */
+static mcp_oauth_options *oauth_for(const char *scenario) {
+  const char *raw = getenv("MCP_CONFORMANCE_CONTEXT");
+  json_object *ctx = raw && *raw ? json_tokener_parse(raw) : NULL;
+  mcp_oauth_options *oa = mcp_oauth_options_new();
+  if (!oa) {
+    json_object_put(ctx);
+    return NULL;
+  }
+  mcp_status st = mcp_oauth_options_set_client_name(oa, PROG);
+  if (st == MCP_OK)
+    st = mcp_oauth_options_set_client_metadata_url(oa, "https://conformance-test.local/client-metadata.json");
+  if (st == MCP_OK) st = mcp_oauth_options_set_redirect_uri(oa, "http://localhost:3000/callback");
+  mcp_oauth_options_set_authorize(oa, browser, NULL);
+  const char *id = ctx_str(ctx, "client_id"), *secret = ctx_str(ctx, "client_secret");
+  if (st == MCP_OK && id) st = mcp_oauth_options_set_client(oa, id, secret);
+  if (st == MCP_OK && strcmp(scenario, "auth/client-credentials-jwt") == 0) {
+    st = mcp_oauth_options_set_grant(oa, MCP_OAUTH_GRANT_CLIENT_CREDENTIALS);
+    if (st == MCP_OK)
+      st = mcp_oauth_options_set_private_key(oa, ctx_str(ctx, "private_key_pem"),
+                                             ctx_str(ctx, "signing_algorithm"));
+  } else if (st == MCP_OK && strcmp(scenario, "auth/client-credentials-basic") == 0) {
+    st = mcp_oauth_options_set_grant(oa, MCP_OAUTH_GRANT_CLIENT_CREDENTIALS);
+  } else if (st == MCP_OK && strcmp(scenario, "auth/cross-app-access-complete-flow") == 0) {
+    st = mcp_oauth_options_set_grant(oa, MCP_OAUTH_GRANT_ID_JAG);
+    if (st == MCP_OK)
+      st = mcp_oauth_options_set_id_jag(oa, ctx_str(ctx, "idp_token_endpoint"),
+                                        ctx_str(ctx, "idp_client_id"), ctx_str(ctx, "idp_id_token"));
+  }
+  json_object_put(ctx);
+  if (st != MCP_OK) {
+    say("FAIL: OAuth options from the scenario context: %s", mcp_strerror(st));
+    mcp_oauth_options_free(oa);
+    return NULL;
+  }
+  return oa;
+}
+
+/* Set for the auth scenarios before connect_to(). */
+static mcp_oauth_options *scenario_oauth;
+
 /* Connects to |url| over Streamable HTTP.  Returns NULL after saying why. */
 static mcp_client *connect_to(const char *url, const char *elicitation_handler_for,
                               bool listener) {
@@ -152,6 +287,7 @@ static mcp_client *connect_to(const char *url, const char *elicitation_handler_f
   mcp_client_options_set_timeout_ms(o, REQUEST_TIMEOUT_MS);
   mcp_client_options_set_log(o, on_log, NULL);
   mcp_client_options_set_notification_handler(o, on_notification, NULL);
+  if (st == MCP_OK && scenario_oauth) st = mcp_client_options_set_oauth(o, scenario_oauth);
   if (st == MCP_OK && elicitation_handler_for) {
     st = mcp_client_options_set_request_handler(o, elicitation_handler_for, on_elicitation, NULL);
   }
@@ -262,6 +398,23 @@ static int scenario_sse_retry(const char *url) {
   return rc;
 }
 
+/*
+ * The auth scenarios: every request needs a token (or, for the scope
+ * scenarios, a wider one for tools/call).  Connect, list the tools and
+ * call test-tool: the library does discovery, registration, the grant and
+ * step-up on its own.
+ */
+static int scenario_auth(const char *url) {
+  mcp_client *c = connect_to(url, NULL, true);
+  if (!c) return EXIT_FAIL;
+  char *tools = NULL;
+  int rc = list_tools(c, &tools);
+  if (rc == EXIT_PASS && has_tool(tools, "test-tool")) rc = call_expect(c, "test-tool", "{}", "test");
+  mcp_free(tools);
+  mcp_client_free(c);
+  return rc;
+}
+
 static const struct {
   const char *name;
   int (*run)(const char *url);
@@ -287,11 +440,11 @@ int main(int argc, char **argv) {
   const char *url = argv[argc - 1];
   say("scenario %s, server %s, mcpconn %s", scenario, url, mcp_version());
   if (strncmp(scenario, "auth/", 5) == 0) {
-    say("FAIL: scenario %s needs OAuth, which mcpconn does not implement yet "
-        "(OAuth not implemented); it is listed in "
-        "tests/conformance/expected-failures.yml",
-        scenario);
-    return EXIT_USAGE;
+    if (!(scenario_oauth = oauth_for(scenario))) return EXIT_FAIL;
+    int rc = scenario_auth(url);
+    mcp_oauth_options_free(scenario_oauth);
+    say("%s: %s", scenario, rc == EXIT_PASS ? "done" : "FAILED");
+    return rc;
   }
   for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
     if (strcmp(scenarios[i].name, scenario) == 0) {
@@ -301,7 +454,7 @@ int main(int argc, char **argv) {
     }
   }
   say("FAIL: unknown scenario \"%s\"; this client implements initialize, "
-      "tools_call, elicitation-sep1034-client-defaults and sse-retry",
+      "tools_call, elicitation-sep1034-client-defaults, sse-retry and auth/*",
       scenario);
   return EXIT_USAGE;
 }

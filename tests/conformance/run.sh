@@ -21,7 +21,7 @@
 # FAILURE or WARNING, the client exited 0 and in time.  A scenario listed in
 # expected-failures.yml must fail (the suite itself reports a listed scenario
 # that passes as a stale baseline entry, which fails the run).  The baseline
-# holds only the OAuth scenarios, until mcpconn implements OAuth.
+# is empty: every scenario, OAuth included, must pass.
 #
 # Needs the suite installed: npm ci --prefix tests/conformance
 set -euo pipefail

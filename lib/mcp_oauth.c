@@ -1,0 +1,1727 @@
+/*
+ * mcp_oauth.c: OAuth 2.1 for Streamable HTTP servers (see mcp_oauth.h):
+ * the public mcp_oauth_options, the pure helpers, the file token store and
+ * the flow engine.
+ *
+ * Threads: options are plain data (one thread at a time).  The engine's
+ * state is guarded by its mutex; mcp__oauth_challenge() runs on one thread
+ * at a time (the transport's auth thread) and blocks on its own mcp_http
+ * clients, one per request, each with its own I/O thread.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <openssl/bio.h>
+#include <openssl/ec.h>
+#include <openssl/ecdsa.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/rand.h>
+#include <openssl/rsa.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mcp_http.h"
+#include "mcp_jsonrpc.h"
+#include "mcp_oauth.h"
+#include "mcp_url.h"
+
+#define DEFAULT_REDIRECT "http://127.0.0.1/callback"
+#define DEFAULT_CLIENT_NAME "mcpconn"
+#define HTTP_TIMEOUT_MS 30000
+#define MAX_BODY ((size_t)1024 * 1024)
+
+/* ========================================================================== */
+/* Options (public)                                                           */
+/* ========================================================================== */
+
+struct mcp_oauth_options {
+  char *client_id, *client_secret;
+  char *client_metadata_url;
+  char *client_name;
+  char *redirect_uri;
+  char *scopes;
+  mcp_oauth_grant grant;
+  char *private_key_pem, *signing_alg;
+  char *idp_token_endpoint, *idp_client_id, *idp_id_token;
+  mcp_oauth_authorize_fn authorize;
+  void *authorize_user;
+  mcp_oauth_store_load_fn load;
+  mcp_oauth_store_save_fn save;
+  void *store_user;
+  char *file_store_dir; /* set_file_store; "" = the XDG default */
+};
+
+static mcp_status set_opt(char **dst, const char *v) {
+  char *c = NULL;
+  if (v && !(c = mcp__strdup(v))) return MCP_ENOMEM;
+  mcp__free(*dst);
+  *dst = c;
+  return MCP_OK;
+}
+
+MCP_EXTERN mcp_oauth_options *mcp_oauth_options_new(void) {
+  return mcp__calloc(1, sizeof(mcp_oauth_options));
+}
+
+MCP_EXTERN void mcp_oauth_options_free(mcp_oauth_options *o) {
+  if (!o) return;
+  mcp__free(o->client_id);
+  if (o->client_secret) OPENSSL_cleanse(o->client_secret, strlen(o->client_secret));
+  mcp__free(o->client_secret);
+  mcp__free(o->client_metadata_url);
+  mcp__free(o->client_name);
+  mcp__free(o->redirect_uri);
+  mcp__free(o->scopes);
+  if (o->private_key_pem) OPENSSL_cleanse(o->private_key_pem, strlen(o->private_key_pem));
+  mcp__free(o->private_key_pem);
+  mcp__free(o->signing_alg);
+  mcp__free(o->idp_token_endpoint);
+  mcp__free(o->idp_client_id);
+  mcp__free(o->idp_id_token);
+  mcp__free(o->file_store_dir);
+  mcp__free(o);
+}
+
+MCP_EXTERN mcp_status mcp_oauth_options_set_client(mcp_oauth_options *o, const char *client_id,
+                                                   const char *client_secret) {
+  if (!o || (client_id && !*client_id)) return MCP_EINVAL;
+  if (set_opt(&o->client_id, client_id) || set_opt(&o->client_secret, client_secret))
+    return MCP_ENOMEM;
+  return MCP_OK;
+}
+
+static bool is_https_or_http_url(const char *s) {
+  mcp_url *u = NULL;
+  if (mcp__url_parse(s, &u, NULL) != MCP_OK) return false;
+  mcp__url_free(u);
+  return true;
+}
+
+MCP_EXTERN mcp_status mcp_oauth_options_set_client_metadata_url(mcp_oauth_options *o,
+                                                                const char *url) {
+  if (!o || (url && !is_https_or_http_url(url))) return MCP_EINVAL;
+  return set_opt(&o->client_metadata_url, url);
+}
+
+MCP_EXTERN mcp_status mcp_oauth_options_set_client_name(mcp_oauth_options *o, const char *name) {
+  if (!o) return MCP_EINVAL;
+  return set_opt(&o->client_name, name);
+}
+
+MCP_EXTERN mcp_status mcp_oauth_options_set_redirect_uri(mcp_oauth_options *o, const char *uri) {
+  if (!o || (uri && !is_https_or_http_url(uri))) return MCP_EINVAL;
+  return set_opt(&o->redirect_uri, uri);
+}
+
+MCP_EXTERN mcp_status mcp_oauth_options_set_scopes(mcp_oauth_options *o, const char *scopes) {
+  if (!o) return MCP_EINVAL;
+  return set_opt(&o->scopes, scopes && *scopes ? scopes : NULL);
+}
+
+MCP_EXTERN mcp_status mcp_oauth_options_set_grant(mcp_oauth_options *o, mcp_oauth_grant grant) {
+  if (!o || (grant != MCP_OAUTH_GRANT_AUTHORIZATION_CODE &&
+             grant != MCP_OAUTH_GRANT_CLIENT_CREDENTIALS && grant != MCP_OAUTH_GRANT_ID_JAG))
+    return MCP_EINVAL;
+  o->grant = grant;
+  return MCP_OK;
+}
+
+MCP_EXTERN mcp_status mcp_oauth_options_set_private_key(mcp_oauth_options *o, const char *pem,
+                                                        const char *alg) {
+  if (!o || (pem && !*pem)) return MCP_EINVAL;
+  if (set_opt(&o->private_key_pem, pem) || set_opt(&o->signing_alg, pem ? (alg ? alg : "ES256") : NULL))
+    return MCP_ENOMEM;
+  return MCP_OK;
+}
+
+MCP_EXTERN mcp_status mcp_oauth_options_set_id_jag(mcp_oauth_options *o,
+                                                   const char *idp_token_endpoint,
+                                                   const char *idp_client_id,
+                                                   const char *id_token) {
+  if (!o || !idp_token_endpoint || !is_https_or_http_url(idp_token_endpoint) || !id_token ||
+      !*id_token)
+    return MCP_EINVAL;
+  if (set_opt(&o->idp_token_endpoint, idp_token_endpoint) ||
+      set_opt(&o->idp_client_id, idp_client_id) || set_opt(&o->idp_id_token, id_token))
+    return MCP_ENOMEM;
+  return MCP_OK;
+}
+
+MCP_EXTERN void mcp_oauth_options_set_authorize(mcp_oauth_options *o, mcp_oauth_authorize_fn fn,
+                                                void *user) {
+  if (!o) return;
+  o->authorize = fn;
+  o->authorize_user = user;
+}
+
+MCP_EXTERN void mcp_oauth_options_set_store(mcp_oauth_options *o, mcp_oauth_store_load_fn load,
+                                            mcp_oauth_store_save_fn save, void *user) {
+  if (!o) return;
+  o->load = load;
+  o->save = save;
+  o->store_user = user;
+  mcp__free(o->file_store_dir);
+  o->file_store_dir = NULL;
+}
+
+MCP_EXTERN mcp_status mcp_oauth_options_set_file_store(mcp_oauth_options *o, const char *dir) {
+  if (!o) return MCP_EINVAL;
+  mcp_status st = set_opt(&o->file_store_dir, dir ? dir : "");
+  if (st == MCP_OK) {
+    o->load = NULL;
+    o->save = NULL;
+    o->store_user = NULL;
+  }
+  return st;
+}
+
+mcp_oauth_options *mcp__oauth_options_dup(const mcp_oauth_options *o) {
+  if (!o) return NULL;
+  mcp_oauth_options *d = mcp_oauth_options_new();
+  if (!d) return NULL;
+  *d = *o;
+  d->client_id = d->client_secret = d->client_metadata_url = d->client_name = NULL;
+  d->redirect_uri = d->scopes = d->private_key_pem = d->signing_alg = NULL;
+  d->idp_token_endpoint = d->idp_client_id = d->idp_id_token = d->file_store_dir = NULL;
+  if (set_opt(&d->client_id, o->client_id) || set_opt(&d->client_secret, o->client_secret) ||
+      set_opt(&d->client_metadata_url, o->client_metadata_url) ||
+      set_opt(&d->client_name, o->client_name) || set_opt(&d->redirect_uri, o->redirect_uri) ||
+      set_opt(&d->scopes, o->scopes) || set_opt(&d->private_key_pem, o->private_key_pem) ||
+      set_opt(&d->signing_alg, o->signing_alg) ||
+      set_opt(&d->idp_token_endpoint, o->idp_token_endpoint) ||
+      set_opt(&d->idp_client_id, o->idp_client_id) || set_opt(&d->idp_id_token, o->idp_id_token) ||
+      set_opt(&d->file_store_dir, o->file_store_dir)) {
+    mcp_oauth_options_free(d);
+    return NULL;
+  }
+  return d;
+}
+
+/* ========================================================================== */
+/* Pure helpers                                                               */
+/* ========================================================================== */
+
+void mcp__oauth_challenge_clear(mcp_oauth_challenge *c) {
+  if (!c) return;
+  mcp__free(c->resource_metadata);
+  mcp__free(c->scope);
+  mcp__free(c->error);
+  mcp__free(c->error_description);
+  memset(c, 0, sizeof(*c));
+}
+
+static bool is_tchar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+         strchr("!#$%&'*+-.^_`|~/=", c) != NULL;
+}
+
+static const char *skip_ows(const char *p) {
+  while (*p == ' ' || *p == '\t') p++;
+  return p;
+}
+
+mcp_status mcp__oauth_parse_challenge(const char *header, mcp_oauth_challenge *out) {
+  memset(out, 0, sizeof(*out));
+  if (!header) return MCP_OK;
+  const char *p = header;
+  bool in_bearer = false, done = false;
+  while (*p && !done) {
+    p = skip_ows(p);
+    if (*p == ',') {
+      p++;
+      continue;
+    }
+    /* A token: a scheme name or a parameter name. */
+    const char *t0 = p;
+    while (*p && is_tchar(*p) && *p != '=') p++;
+    size_t tlen = (size_t)(p - t0);
+    if (tlen == 0) {
+      p++; /* junk: skip a byte */
+      continue;
+    }
+    const char *q = skip_ows(p);
+    if (*q == '=' && q[1] != '=' && !(tlen > 0 && q == p && q[1] == '\0')) {
+      /* name=value */
+      q = skip_ows(q + 1);
+      char *val = NULL;
+      if (*q == '"') {
+        mcp_buf b;
+        mcp__buf_init(&b);
+        q++;
+        while (*q && *q != '"') {
+          if (*q == '\\' && q[1]) q++;
+          if (mcp__buf_append(&b, q, 1)) {
+            mcp__buf_free(&b);
+            mcp__oauth_challenge_clear(out);
+            return MCP_ENOMEM;
+          }
+          q++;
+        }
+        if (*q != '"') {
+          mcp__buf_free(&b);
+          mcp__oauth_challenge_clear(out);
+          return MCP_EINVAL;
+        }
+        q++;
+        val = b.data ? b.data : mcp__strdup("");
+        if (!val) return MCP_ENOMEM;
+      } else {
+        const char *v0 = q;
+        while (*q && *q != ',' && *q != ' ' && *q != '\t') q++;
+        val = mcp__strndup(v0, (size_t)(q - v0));
+        if (!val) {
+          mcp__oauth_challenge_clear(out);
+          return MCP_ENOMEM;
+        }
+      }
+      p = q;
+      char **slot = NULL;
+      if (in_bearer) {
+        if (tlen == 17 && strncasecmp(t0, "resource_metadata", 17) == 0) slot = &out->resource_metadata;
+        else if (tlen == 5 && strncasecmp(t0, "scope", 5) == 0) slot = &out->scope;
+        else if (tlen == 5 && strncasecmp(t0, "error", 5) == 0) slot = &out->error;
+        else if (tlen == 17 && strncasecmp(t0, "error_description", 17) == 0)
+          slot = &out->error_description;
+      }
+      if (slot && !*slot) *slot = val;
+      else mcp__free(val);
+      continue;
+    }
+    /* A scheme name (maybe followed by token68, which we skip). */
+    if (in_bearer) {
+      done = true; /* the next challenge: ours is complete */
+      break;
+    }
+    if (tlen == 6 && strncasecmp(t0, "Bearer", 6) == 0) {
+      in_bearer = true;
+      out->bearer = true;
+    }
+  }
+  return MCP_OK;
+}
+
+void mcp__oauth_strv_free(char **v) {
+  if (!v) return;
+  for (char **p = v; *p; p++) mcp__free(*p);
+  mcp__free(v);
+}
+
+/* scheme://authority of |u| (new string). */
+static char *origin_of(const mcp_url *u) {
+  return mcp__asprintf("%s://%s", u->scheme, mcp__url_authority(u));
+}
+
+/* The path of |u| without query, without trailing '/'; "" for the root. */
+static char *path_of(const mcp_url *u) {
+  const char *p = u->path_and_query;
+  size_t n = strcspn(p, "?");
+  while (n > 0 && p[n - 1] == '/') n--;
+  return mcp__strndup(p, n);
+}
+
+mcp_status mcp__oauth_prm_urls(const char *server_url, char ***out) {
+  *out = NULL;
+  mcp_url *u = NULL;
+  mcp_status st = mcp__url_parse(server_url, &u, NULL);
+  if (st) return st;
+  char **v = mcp__calloc(3, sizeof(char *));
+  char *origin = origin_of(u), *path = path_of(u);
+  size_t n = 0;
+  if (!v || !origin || !path) goto nomem;
+  if (*path && !(v[n++] = mcp__asprintf("%s/.well-known/oauth-protected-resource%s", origin, path)))
+    goto nomem;
+  if (!(v[n++] = mcp__asprintf("%s/.well-known/oauth-protected-resource", origin))) goto nomem;
+  mcp__free(origin);
+  mcp__free(path);
+  mcp__url_free(u);
+  *out = v;
+  return MCP_OK;
+nomem:
+  mcp__oauth_strv_free(v);
+  mcp__free(origin);
+  mcp__free(path);
+  mcp__url_free(u);
+  return MCP_ENOMEM;
+}
+
+mcp_status mcp__oauth_as_urls(const char *issuer, char ***out) {
+  *out = NULL;
+  mcp_url *u = NULL;
+  mcp_status st = mcp__url_parse(issuer, &u, NULL);
+  if (st) return st;
+  char **v = mcp__calloc(4, sizeof(char *));
+  char *origin = origin_of(u), *path = path_of(u);
+  if (!v || !origin || !path) goto nomem;
+  if (*path) {
+    v[0] = mcp__asprintf("%s/.well-known/oauth-authorization-server%s", origin, path);
+    v[1] = mcp__asprintf("%s/.well-known/openid-configuration%s", origin, path);
+    v[2] = mcp__asprintf("%s%s/.well-known/openid-configuration", origin, path);
+    if (!v[0] || !v[1] || !v[2]) goto nomem;
+  } else {
+    v[0] = mcp__asprintf("%s/.well-known/oauth-authorization-server", origin);
+    v[1] = mcp__asprintf("%s/.well-known/openid-configuration", origin);
+    if (!v[0] || !v[1]) goto nomem;
+  }
+  mcp__free(origin);
+  mcp__free(path);
+  mcp__url_free(u);
+  *out = v;
+  return MCP_OK;
+nomem:
+  mcp__oauth_strv_free(v);
+  mcp__free(origin);
+  mcp__free(path);
+  mcp__url_free(u);
+  return MCP_ENOMEM;
+}
+
+char *mcp__oauth_canonical_resource(const char *server_url) {
+  mcp_url *u = NULL;
+  if (mcp__url_parse(server_url, &u, NULL) != MCP_OK) return NULL;
+  char *origin = origin_of(u), *path = path_of(u);
+  char *r = origin && path ? mcp__asprintf("%s%s", origin, path) : NULL;
+  mcp__free(origin);
+  mcp__free(path);
+  mcp__url_free(u);
+  return r;
+}
+
+bool mcp__oauth_resource_allowed(const char *server_url, const char *prm_resource) {
+  mcp_url *a = NULL, *b = NULL;
+  bool ok = false;
+  if (mcp__url_parse(server_url, &a, NULL) == MCP_OK &&
+      mcp__url_parse(prm_resource, &b, NULL) == MCP_OK && mcp__url_origin_equal(a, b)) {
+    char *pa = path_of(a), *pb = path_of(b);
+    if (pa && pb) {
+      size_t nb = strlen(pb);
+      ok = strncmp(pa, pb, nb) == 0 && (pa[nb] == '\0' || pa[nb] == '/');
+    }
+    mcp__free(pa);
+    mcp__free(pb);
+  }
+  mcp__url_free(a);
+  mcp__url_free(b);
+  return ok;
+}
+
+static char *b64_any(const unsigned char *p, size_t n, bool url) {
+  static const char std[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  static const char urls[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  const char *tab = url ? urls : std;
+  char *out = mcp__malloc((n + 2) / 3 * 4 + 1);
+  if (!out) return NULL;
+  size_t k = 0, i = 0;
+  for (; i + 2 < n; i += 3) {
+    uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
+    out[k++] = tab[v >> 18 & 63];
+    out[k++] = tab[v >> 12 & 63];
+    out[k++] = tab[v >> 6 & 63];
+    out[k++] = tab[v & 63];
+  }
+  if (i < n) {
+    uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0);
+    out[k++] = tab[v >> 18 & 63];
+    out[k++] = tab[v >> 12 & 63];
+    if (i + 1 < n) out[k++] = tab[v >> 6 & 63];
+    else if (!url) out[k++] = '=';
+    if (!url) out[k++] = '=';
+  }
+  out[k] = '\0';
+  return out;
+}
+
+char *mcp__oauth_b64url(const unsigned char *p, size_t n) { return b64_any(p, n, true); }
+char *mcp__oauth_b64(const unsigned char *p, size_t n) { return b64_any(p, n, false); }
+
+char *mcp__oauth_random(size_t n) {
+  unsigned char buf[64];
+  if (n > sizeof(buf) || RAND_bytes(buf, (int)n) != 1) return NULL;
+  char *s = mcp__oauth_b64url(buf, n);
+  OPENSSL_cleanse(buf, sizeof(buf));
+  return s;
+}
+
+char *mcp__oauth_pkce_challenge(const char *verifier) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int mdlen = 0;
+  if (EVP_Digest(verifier, strlen(verifier), md, &mdlen, EVP_sha256(), NULL) != 1) return NULL;
+  return mcp__oauth_b64url(md, mdlen);
+}
+
+mcp_status mcp__oauth_pkce(char **verifier, char **challenge) {
+  *verifier = *challenge = NULL;
+  char *v = mcp__oauth_random(32);
+  if (!v) return MCP_EIO;
+  char *c = mcp__oauth_pkce_challenge(v);
+  if (!c) {
+    mcp__free(v);
+    return MCP_ENOMEM;
+  }
+  *verifier = v;
+  *challenge = c;
+  return MCP_OK;
+}
+
+static bool unreserved(unsigned char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+         c == '-' || c == '.' || c == '_' || c == '~';
+}
+
+static int urlencode_into(mcp_buf *b, const char *s) {
+  static const char hex[] = "0123456789ABCDEF";
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    char tmp[3];
+    if (unreserved(*p)) {
+      if (mcp__buf_append(b, p, 1)) return MCP_ENOMEM;
+    } else {
+      tmp[0] = '%';
+      tmp[1] = hex[*p >> 4];
+      tmp[2] = hex[*p & 15];
+      if (mcp__buf_append(b, tmp, 3)) return MCP_ENOMEM;
+    }
+  }
+  return MCP_OK;
+}
+
+char *mcp__oauth_urlencode(const char *s) {
+  mcp_buf b;
+  mcp__buf_init(&b);
+  if (urlencode_into(&b, s) || mcp__buf_append(&b, "", 0)) {
+    mcp__buf_free(&b);
+    return NULL;
+  }
+  return b.data ? b.data : mcp__strdup("");
+}
+
+mcp_status mcp__oauth_form_add(mcp_buf *b, const char *name, const char *value) {
+  if (!value) return MCP_OK;
+  if ((b->len && mcp__buf_append(b, "&", 1)) || urlencode_into(b, name) ||
+      mcp__buf_append(b, "=", 1) || urlencode_into(b, value))
+    return MCP_ENOMEM;
+  return MCP_OK;
+}
+
+static int hexval(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+static char *form_decode(const char *s, size_t n) {
+  char *out = mcp__malloc(n + 1);
+  if (!out) return NULL;
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (s[i] == '+') out[k++] = ' ';
+    else if (s[i] == '%' && i + 2 < n && hexval(s[i + 1]) >= 0 && hexval(s[i + 2]) >= 0) {
+      out[k++] = (char)(hexval(s[i + 1]) * 16 + hexval(s[i + 2]));
+      i += 2;
+    } else out[k++] = s[i];
+  }
+  out[k] = '\0';
+  return out;
+}
+
+char *mcp__oauth_query_param(const char *url, const char *name) {
+  const char *q = strchr(url, '?');
+  if (!q) return NULL;
+  q++;
+  size_t end = strcspn(q, "#");
+  size_t nlen = strlen(name);
+  const char *p = q, *stop = q + end;
+  while (p < stop) {
+    const char *amp = memchr(p, '&', (size_t)(stop - p));
+    const char *e = amp ? amp : stop;
+    const char *eq = memchr(p, '=', (size_t)(e - p));
+    const char *kend = eq ? eq : e;
+    char *key = form_decode(p, (size_t)(kend - p));
+    if (!key) return NULL;
+    bool hit = strlen(key) == nlen && memcmp(key, name, nlen) == 0;
+    mcp__free(key);
+    if (hit) return eq ? form_decode(eq + 1, (size_t)(e - eq - 1)) : mcp__strdup("");
+    p = amp ? amp + 1 : stop;
+  }
+  return NULL;
+}
+
+/* ---- JWT ------------------------------------------------------------------ */
+
+mcp_status mcp__oauth_jwt_assertion(const char *pem, const char *alg, const char *client_id,
+                                    const char *audience, int64_t now_s, char **out,
+                                    mcp_error *err) {
+  *out = NULL;
+  const EVP_MD *md = NULL;
+  int want_type = 0, coord = 0;
+  bool pss = false;
+  if (!alg) alg = "ES256";
+  if (strcmp(alg, "ES256") == 0) md = EVP_sha256(), want_type = EVP_PKEY_EC, coord = 32;
+  else if (strcmp(alg, "ES384") == 0) md = EVP_sha384(), want_type = EVP_PKEY_EC, coord = 48;
+  else if (strcmp(alg, "RS256") == 0) md = EVP_sha256(), want_type = EVP_PKEY_RSA;
+  else if (strcmp(alg, "RS384") == 0) md = EVP_sha384(), want_type = EVP_PKEY_RSA;
+  else if (strcmp(alg, "RS512") == 0) md = EVP_sha512(), want_type = EVP_PKEY_RSA;
+  else if (strcmp(alg, "PS256") == 0) md = EVP_sha256(), want_type = EVP_PKEY_RSA, pss = true;
+  else if (strcmp(alg, "EdDSA") == 0) want_type = EVP_PKEY_ED25519;
+  else return mcp__error_set(err, MCP_EINVAL, "unsupported JWT signing algorithm \"%s\"", alg);
+  BIO *bio = BIO_new_mem_buf(pem, -1);
+  EVP_PKEY *key = bio ? PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL) : NULL;
+  BIO_free(bio);
+  if (!key) return mcp__error_set(err, MCP_EINVAL, "the private key is not a readable PEM private key");
+  mcp_status st = MCP_OK;
+  char *hdr = NULL, *claims = NULL, *h64 = NULL, *c64 = NULL, *input = NULL, *s64 = NULL;
+  unsigned char *sig = NULL;
+  EVP_MD_CTX *ctx = NULL;
+  if (EVP_PKEY_base_id(key) != want_type) {
+    st = mcp__error_set(err, MCP_EINVAL, "the private key does not fit signing algorithm %s", alg);
+    goto out;
+  }
+  char *jti = mcp__oauth_random(16);
+  json_object *c = json_object_new_object();
+  if (!jti || !c) {
+    mcp__free(jti);
+    json_object_put(c);
+    st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
+    goto out;
+  }
+  json_object_object_add(c, "iss", json_object_new_string(client_id));
+  json_object_object_add(c, "sub", json_object_new_string(client_id));
+  json_object_object_add(c, "aud", json_object_new_string(audience));
+  json_object_object_add(c, "iat", json_object_new_int64(now_s));
+  json_object_object_add(c, "exp", json_object_new_int64(now_s + 300));
+  json_object_object_add(c, "jti", json_object_new_string(jti));
+  mcp__free(jti);
+  claims = mcp__strdup(json_object_to_json_string_ext(c, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+  json_object_put(c);
+  hdr = mcp__asprintf("{\"alg\":\"%s\",\"typ\":\"JWT\"}", alg);
+  if (!claims || !hdr || !(h64 = mcp__oauth_b64url((unsigned char *)hdr, strlen(hdr))) ||
+      !(c64 = mcp__oauth_b64url((unsigned char *)claims, strlen(claims))) ||
+      !(input = mcp__asprintf("%s.%s", h64, c64))) {
+    st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
+    goto out;
+  }
+  ctx = EVP_MD_CTX_new();
+  EVP_PKEY_CTX *pctx = NULL;
+  size_t siglen = 0;
+  if (!ctx || EVP_DigestSignInit(ctx, &pctx, md, NULL, key) != 1 ||
+      (pss && (EVP_PKEY_CTX_set_rsa_padding(pctx, RSA_PKCS1_PSS_PADDING) != 1 ||
+               EVP_PKEY_CTX_set_rsa_pss_saltlen(pctx, -1) != 1)) ||
+      EVP_DigestSign(ctx, NULL, &siglen, (unsigned char *)input, strlen(input)) != 1 ||
+      !(sig = mcp__malloc(siglen)) ||
+      EVP_DigestSign(ctx, sig, &siglen, (unsigned char *)input, strlen(input)) != 1) {
+    st = mcp__error_set(err, MCP_EINVAL, "signing the client assertion failed");
+    goto out;
+  }
+  if (want_type == EVP_PKEY_EC) {
+    /* JWS wants r || s, each |coord| bytes, not DER. */
+    const unsigned char *p = sig;
+    ECDSA_SIG *es = d2i_ECDSA_SIG(NULL, &p, (long)siglen);
+    unsigned char raw[96];
+    const BIGNUM *r = NULL, *s = NULL;
+    if (es) ECDSA_SIG_get0(es, &r, &s);
+    if (!es || BN_bn2binpad(r, raw, coord) != coord || BN_bn2binpad(s, raw + coord, coord) != coord) {
+      ECDSA_SIG_free(es);
+      st = mcp__error_set(err, MCP_EINVAL, "signing the client assertion failed (ECDSA)");
+      goto out;
+    }
+    ECDSA_SIG_free(es);
+    s64 = mcp__oauth_b64url(raw, (size_t)coord * 2);
+  } else {
+    s64 = mcp__oauth_b64url(sig, siglen);
+  }
+  if (!s64 || !(*out = mcp__asprintf("%s.%s", input, s64)))
+    st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
+out:
+  EVP_MD_CTX_free(ctx);
+  EVP_PKEY_free(key);
+  mcp__free(sig);
+  mcp__free(hdr);
+  mcp__free(claims);
+  mcp__free(h64);
+  mcp__free(c64);
+  mcp__free(input);
+  mcp__free(s64);
+  return st;
+}
+
+/* ---- token responses -------------------------------------------------------- */
+
+void mcp__oauth_token_clear(mcp_oauth_token *t) {
+  if (!t) return;
+  if (t->access_token) OPENSSL_cleanse(t->access_token, strlen(t->access_token));
+  if (t->refresh_token) OPENSSL_cleanse(t->refresh_token, strlen(t->refresh_token));
+  mcp__free(t->access_token);
+  mcp__free(t->refresh_token);
+  mcp__free(t->scope);
+  memset(t, 0, sizeof(*t));
+}
+
+static const char *jstr(json_object *o, const char *k) {
+  json_object *v = NULL;
+  if (!o || !json_object_object_get_ex(o, k, &v) || !json_object_is_type(v, json_type_string))
+    return NULL;
+  return json_object_get_string(v);
+}
+
+/* "error (description)" of an RFC 6749 error body, or a generic message. */
+static mcp_status as_error(int http_status, json_object *o, const char *what, mcp_error *err) {
+  const char *e = jstr(o, "error"), *d = jstr(o, "error_description");
+  mcp_status st = mcp__error_set(err, MCP_EHTTP, "%s: HTTP %d%s%s%s%s%s", what, http_status,
+                                 e ? ": " : "", e ? e : "", d ? " (" : "", d ? d : "", d ? ")" : "");
+  if (err) err->http_status = http_status;
+  return st;
+}
+
+mcp_status mcp__oauth_parse_token_response(int http_status, const char *body, size_t len,
+                                           int64_t now_s, mcp_oauth_token *out, mcp_error *err) {
+  memset(out, 0, sizeof(*out));
+  json_object *o = body && len ? mcp__json_parse_document(body, len, 16, NULL, NULL, 0) : NULL;
+  if (http_status < 200 || http_status >= 300) {
+    mcp_status st = as_error(http_status, o, "the token request was refused", err);
+    json_object_put(o);
+    return st;
+  }
+  if (!o || !json_object_is_type(o, json_type_object)) {
+    json_object_put(o);
+    return mcp__error_set(err, MCP_EPROTO, "the token response is not a JSON object");
+  }
+  const char *at = jstr(o, "access_token"), *tt = jstr(o, "token_type");
+  if (!at || !*at) {
+    json_object_put(o);
+    return mcp__error_set(err, MCP_EPROTO, "the token response has no access_token");
+  }
+  if (tt && strcasecmp(tt, "bearer") != 0) {
+    mcp_status st = mcp__error_set(err, MCP_EPROTO, "unsupported token_type \"%s\" (want Bearer)", tt);
+    json_object_put(o);
+    return st;
+  }
+  for (const char *p = at; *p; p++) {
+    if ((unsigned char)*p < 0x21 || (unsigned char)*p > 0x7e) {
+      json_object_put(o);
+      return mcp__error_set(err, MCP_EPROTO, "the access token has characters a header cannot carry");
+    }
+  }
+  out->access_token = mcp__strdup(at);
+  const char *rt = jstr(o, "refresh_token"), *sc = jstr(o, "scope");
+  if (rt && *rt) out->refresh_token = mcp__strdup(rt);
+  if (sc) out->scope = mcp__strdup(sc);
+  json_object *ei = NULL;
+  if (json_object_object_get_ex(o, "expires_in", &ei) &&
+      (json_object_is_type(ei, json_type_int) || json_object_is_type(ei, json_type_double))) {
+    int64_t s = json_object_get_int64(ei);
+    if (s > 0) out->expires_at = now_s + s;
+  }
+  json_object_put(o);
+  if (!out->access_token || (rt && *rt && !out->refresh_token) || (sc && !out->scope)) {
+    mcp__oauth_token_clear(out);
+    return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  }
+  return MCP_OK;
+}
+
+/* ========================================================================== */
+/* Blocking HTTP for the engine                                               */
+/* ========================================================================== */
+
+typedef struct fetch_result {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  bool done;
+  int status;
+  mcp_buf body;
+  bool too_big;
+  char *location;
+  mcp_status st;
+  char *msg;
+} fetch_result;
+
+static void f_headers(void *user, int status, const mcp_http_header *h, size_t n) {
+  fetch_result *f = user;
+  f->status = status;
+  for (size_t i = 0; i < n; i++)
+    if (strcasecmp(h[i].name, "location") == 0 && !f->location) f->location = mcp__strdup(h[i].value);
+}
+static void f_data(void *user, const char *data, size_t n) {
+  fetch_result *f = user;
+  if (f->body.len + n > MAX_BODY) {
+    f->too_big = true;
+    return;
+  }
+  mcp__buf_append(&f->body, data, n);
+}
+static void f_done(void *user, mcp_status st, const char *message) {
+  fetch_result *f = user;
+  pthread_mutex_lock(&f->mu);
+  f->st = st;
+  if (st != MCP_OK && message) f->msg = mcp__strdup(message);
+  f->done = true;
+  pthread_cond_broadcast(&f->cv);
+  pthread_mutex_unlock(&f->mu);
+}
+static const mcp_http_callbacks fetch_cb = {f_headers, f_data, f_done};
+
+static void fetch_clear(fetch_result *f) {
+  mcp__buf_free(&f->body);
+  mcp__free(f->location);
+  mcp__free(f->msg);
+  f->location = f->msg = NULL;
+}
+
+struct mcp_oauth {
+  mcp_oauth_options *o;
+  char *server_url;
+  char *store_key; /* the canonical server URL */
+  char *ca_file, *ca_dir, *client_cert, *client_key;
+  bool insecure;
+  int64_t timeout_ms;
+  pthread_mutex_t mu;
+  bool cancelled;
+  /* state (mu guards access_token for mcp__oauth_token) */
+  char *access_token, *refresh_token, *scope;
+  int64_t expires_at;
+  char *issuer, *token_endpoint;
+  char *client_id, *client_secret, *auth_method;
+  char *reg_issuer; /* whom the client was registered with (DCR) */
+};
+
+static bool cancelled(mcp_oauth *a) {
+  pthread_mutex_lock(&a->mu);
+  bool c = a->cancelled;
+  pthread_mutex_unlock(&a->mu);
+  return c;
+}
+
+/*
+ * One blocking request to |url|.  |ctype| and |body| for a POST; |auth| an
+ * Authorization header value or NULL.  Returns MCP_OK with f->status set
+ * (any status), or the transport error.
+ */
+static mcp_status fetch(mcp_oauth *a, const char *method, const char *url, const char *ctype,
+                        const char *auth, const char *body, fetch_result *f, mcp_error *err) {
+  memset(f, 0, sizeof(*f));
+  mcp__buf_init(&f->body);
+  if (cancelled(a)) return mcp__error_set(err, MCP_ECANCELLED, "authorization cancelled");
+  mcp_url *u = NULL;
+  mcp_status st = mcp__url_parse(url, &u, err);
+  if (st) return st;
+  mcp_http_config cfg = {0};
+  cfg.scheme = u->scheme;
+  cfg.host = u->host;
+  cfg.port = u->port;
+  cfg.mode = MCP_HTTP_H1_ONLY;
+  cfg.ca_file = a->ca_file;
+  cfg.ca_dir = a->ca_dir;
+  cfg.client_cert = a->client_cert;
+  cfg.client_key = a->client_key;
+  cfg.insecure = a->insecure;
+  cfg.connect_timeout_ms = a->timeout_ms;
+  mcp_http_client *hc = NULL;
+  if ((st = mcp__http_client_new(&cfg, &hc, err))) {
+    mcp__url_free(u);
+    return st;
+  }
+  pthread_mutex_init(&f->mu, NULL);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&f->cv, &ca);
+  pthread_condattr_destroy(&ca);
+  mcp_http_header h[4];
+  size_t n = 0;
+  h[n++] = (mcp_http_header){"accept", "application/json"};
+  if (ctype) h[n++] = (mcp_http_header){"content-type", ctype};
+  if (auth) h[n++] = (mcp_http_header){"authorization", auth};
+  uint64_t id = 0;
+  st = mcp__http_submit(hc, method, u->path_and_query, h, n, body, body ? strlen(body) : 0,
+                        &fetch_cb, f, &id, err);
+  if (st == MCP_OK) {
+    int64_t deadline = mcp__now_ms() + a->timeout_ms;
+    pthread_mutex_lock(&f->mu);
+    while (!f->done && mcp__now_ms() < deadline) {
+      struct timespec ts = mcp__ts_from_ms(deadline);
+      pthread_cond_timedwait(&f->cv, &f->mu, &ts);
+    }
+    bool timed_out = !f->done;
+    pthread_mutex_unlock(&f->mu);
+    if (timed_out) {
+      mcp__http_cancel(hc, id);
+      st = mcp__error_set(err, MCP_ETIMEDOUT, "%s %s: no answer in %lld ms", method, url,
+                          (long long)a->timeout_ms);
+    }
+  }
+  mcp__http_client_free(hc); /* ends the request (on_done ran) */
+  if (st == MCP_OK && f->st != MCP_OK)
+    st = mcp__error_set(err, f->st, "%s %s: %s", method, url, f->msg ? f->msg : mcp_strerror(f->st));
+  if (st == MCP_OK && f->too_big)
+    st = mcp__error_set(err, MCP_ETOOBIG, "%s %s: the answer exceeds %zu bytes", method, url, MAX_BODY);
+  pthread_cond_destroy(&f->cv);
+  pthread_mutex_destroy(&f->mu);
+  mcp__url_free(u);
+  if (st) fetch_clear(f);
+  return st;
+}
+
+/* GETs |url| and parses a JSON object; NULL (no error) on a non-200 or a
+ * body that is not an object.  Transport errors go to |err| with *st. */
+static json_object *fetch_json(mcp_oauth *a, const char *url, mcp_status *st, mcp_error *err) {
+  fetch_result f;
+  *st = fetch(a, "GET", url, NULL, NULL, NULL, &f, err);
+  if (*st) return NULL;
+  json_object *o = NULL;
+  if (f.status == 200 && f.body.len)
+    o = mcp__json_parse_document(f.body.data, f.body.len, 32, NULL, NULL, 0);
+  fetch_clear(&f);
+  if (o && !json_object_is_type(o, json_type_object)) {
+    json_object_put(o);
+    o = NULL;
+  }
+  return o;
+}
+
+/* ========================================================================== */
+/* Token store                                                                */
+/* ========================================================================== */
+
+/* $XDG_DATA_HOME/mcpconn/oauth or ~/.local/share/mcpconn/oauth (new). */
+static char *default_store_dir(void) {
+  const char *x = getenv("XDG_DATA_HOME");
+  if (x && *x == '/') return mcp__asprintf("%s/mcpconn/oauth", x);
+  const char *home = getenv("HOME");
+  if (!home || *home != '/') return NULL;
+  return mcp__asprintf("%s/.local/share/mcpconn/oauth", home);
+}
+
+/* mkdir -p with 0700 for the directories we create. */
+static int mkdirs(const char *dir) {
+  char *d = mcp__strdup(dir);
+  if (!d) return -1;
+  for (char *p = d + 1; *p; p++) {
+    if (*p != '/') continue;
+    *p = '\0';
+    if (mkdir(d, 0700) != 0 && errno != EEXIST) {
+      mcp__free(d);
+      return -1;
+    }
+    *p = '/';
+  }
+  int rc = (mkdir(d, 0700) != 0 && errno != EEXIST) ? -1 : 0;
+  if (rc == 0) chmod(d, 0700); /* the last component is ours: keep it private */
+  mcp__free(d);
+  return rc;
+}
+
+/* dir/<sha256(key) hex>.json (new string). */
+static char *store_path(const char *dir, const char *key) {
+  unsigned char md[32];
+  unsigned int mdlen = 0;
+  if (EVP_Digest(key, strlen(key), md, &mdlen, EVP_sha256(), NULL) != 1) return NULL;
+  char hex[65];
+  for (int i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", md[i]);
+  return mcp__asprintf("%s/%s.json", dir, hex);
+}
+
+static char *file_store_dir(mcp_oauth *a) {
+  const char *d = a->o->file_store_dir;
+  return d && *d ? mcp__strdup(d) : default_store_dir();
+}
+
+static char *store_load(mcp_oauth *a) {
+  if (a->o->load) {
+    char *data = NULL;
+    if (a->o->load(a->o->store_user, a->store_key, &data) != MCP_OK) {
+      mcp_free(data);
+      return NULL;
+    }
+    return data;
+  }
+  if (!a->o->file_store_dir) return NULL;
+  char *dir = file_store_dir(a);
+  char *path = dir ? store_path(dir, a->store_key) : NULL;
+  mcp__free(dir);
+  if (!path) return NULL;
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  mcp__free(path);
+  if (fd < 0) return NULL;
+  mcp_buf b;
+  mcp__buf_init(&b);
+  char buf[4096];
+  ssize_t r;
+  while ((r = read(fd, buf, sizeof(buf))) > 0 && b.len < MAX_BODY) mcp__buf_append(&b, buf, (size_t)r);
+  close(fd);
+  if (!b.data) return NULL;
+  return b.data;
+}
+
+static void store_save(mcp_oauth *a, const char *data) {
+  if (a->o->save) {
+    a->o->save(a->o->store_user, a->store_key, data);
+    return;
+  }
+  if (!a->o->file_store_dir) return;
+  char *dir = file_store_dir(a);
+  char *path = dir && mkdirs(dir) == 0 ? store_path(dir, a->store_key) : NULL;
+  char *tmp = path ? mcp__asprintf("%s.%ld.tmp", path, (long)getpid()) : NULL;
+  if (tmp) {
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd >= 0) {
+      size_t len = strlen(data), off = 0;
+      bool ok = true;
+      while (off < len) {
+        ssize_t w = write(fd, data + off, len - off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+          ok = false;
+          break;
+        }
+        off += (size_t)w;
+      }
+      if (fsync(fd) != 0) ok = false;
+      close(fd);
+      if (!ok || rename(tmp, path) != 0) unlink(tmp);
+    }
+  }
+  mcp__free(tmp);
+  mcp__free(path);
+  mcp__free(dir);
+}
+
+static void add_str(json_object *o, const char *k, const char *v) {
+  if (v) json_object_object_add(o, k, json_object_new_string(v));
+}
+
+/* Saves the engine state.  Caller is the flow thread. */
+static void save_state(mcp_oauth *a) {
+  json_object *o = json_object_new_object();
+  if (!o) return;
+  add_str(o, "resource", a->store_key);
+  add_str(o, "access_token", a->access_token);
+  add_str(o, "refresh_token", a->refresh_token);
+  add_str(o, "scope", a->scope);
+  if (a->expires_at) json_object_object_add(o, "expires_at", json_object_new_int64(a->expires_at));
+  add_str(o, "issuer", a->issuer);
+  add_str(o, "token_endpoint", a->token_endpoint);
+  if (a->reg_issuer) {
+    /* Only a registration we made (DCR) is ours to keep. */
+    add_str(o, "client_id", a->client_id);
+    add_str(o, "client_secret", a->client_secret);
+    add_str(o, "token_endpoint_auth_method", a->auth_method);
+    add_str(o, "registered_with", a->reg_issuer);
+  }
+  const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+  if (s) store_save(a, s);
+  json_object_put(o);
+}
+
+static void set_field(char **dst, const char *v) {
+  char *c = v ? mcp__strdup(v) : NULL;
+  if (*dst) OPENSSL_cleanse(*dst, strlen(*dst));
+  mcp__free(*dst);
+  *dst = c;
+}
+
+static void load_state(mcp_oauth *a) {
+  char *data = store_load(a);
+  if (!data) return;
+  json_object *o = mcp__json_parse_document(data, strlen(data), 8, NULL, NULL, 0);
+  OPENSSL_cleanse(data, strlen(data));
+  mcp_free(data);
+  if (!o || !json_object_is_type(o, json_type_object)) {
+    json_object_put(o);
+    return;
+  }
+  const char *res = jstr(o, "resource");
+  if (res && strcmp(res, a->store_key) == 0) {
+    set_field(&a->access_token, jstr(o, "access_token"));
+    set_field(&a->refresh_token, jstr(o, "refresh_token"));
+    set_field(&a->scope, jstr(o, "scope"));
+    set_field(&a->issuer, jstr(o, "issuer"));
+    set_field(&a->token_endpoint, jstr(o, "token_endpoint"));
+    json_object *e = NULL;
+    if (json_object_object_get_ex(o, "expires_at", &e)) a->expires_at = json_object_get_int64(e);
+    if (!a->o->client_id && jstr(o, "client_id") && jstr(o, "registered_with")) {
+      set_field(&a->client_id, jstr(o, "client_id"));
+      set_field(&a->client_secret, jstr(o, "client_secret"));
+      set_field(&a->auth_method, jstr(o, "token_endpoint_auth_method"));
+      set_field(&a->reg_issuer, jstr(o, "registered_with"));
+    }
+  }
+  json_object_put(o);
+}
+
+/* ========================================================================== */
+/* The engine                                                                 */
+/* ========================================================================== */
+
+mcp_status mcp__oauth_new(const mcp_oauth_options *opts, const char *server_url,
+                          const mcp_oauth_http_config *http, mcp_oauth **out, mcp_error *err) {
+  *out = NULL;
+  if (!opts || !server_url) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
+  mcp_oauth *a = mcp__calloc(1, sizeof(*a));
+  if (!a) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  pthread_mutex_init(&a->mu, NULL);
+  a->o = mcp__oauth_options_dup(opts);
+  a->server_url = mcp__strdup(server_url);
+  a->store_key = mcp__oauth_canonical_resource(server_url);
+  a->timeout_ms = http && http->timeout_ms > 0 ? http->timeout_ms : HTTP_TIMEOUT_MS;
+  if (http) {
+    a->insecure = http->insecure;
+    if ((http->ca_file && !(a->ca_file = mcp__strdup(http->ca_file))) ||
+        (http->ca_dir && !(a->ca_dir = mcp__strdup(http->ca_dir))) ||
+        (http->client_cert && !(a->client_cert = mcp__strdup(http->client_cert))) ||
+        (http->client_key && !(a->client_key = mcp__strdup(http->client_key)))) {
+      mcp__oauth_free(a);
+      return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+    }
+  }
+  if (!a->o || !a->server_url || !a->store_key) {
+    mcp__oauth_free(a);
+    return mcp__error_set(err, MCP_ENOMEM, "out of memory or a bad server URL");
+  }
+  if (a->o->client_id) {
+    set_field(&a->client_id, a->o->client_id);
+    set_field(&a->client_secret, a->o->client_secret);
+  }
+  load_state(a);
+  *out = a;
+  return MCP_OK;
+}
+
+void mcp__oauth_free(mcp_oauth *a) {
+  if (!a) return;
+  mcp_oauth_options_free(a->o);
+  mcp__free(a->server_url);
+  mcp__free(a->store_key);
+  mcp__free(a->ca_file);
+  mcp__free(a->ca_dir);
+  mcp__free(a->client_cert);
+  mcp__free(a->client_key);
+  set_field(&a->access_token, NULL);
+  set_field(&a->refresh_token, NULL);
+  set_field(&a->client_secret, NULL);
+  mcp__free(a->scope);
+  mcp__free(a->issuer);
+  mcp__free(a->token_endpoint);
+  mcp__free(a->client_id);
+  mcp__free(a->auth_method);
+  mcp__free(a->reg_issuer);
+  pthread_mutex_destroy(&a->mu);
+  mcp__free(a);
+}
+
+char *mcp__oauth_token(mcp_oauth *a) {
+  pthread_mutex_lock(&a->mu);
+  char *t = a->access_token ? mcp__strdup(a->access_token) : NULL;
+  pthread_mutex_unlock(&a->mu);
+  return t;
+}
+
+void mcp__oauth_cancel(mcp_oauth *a) {
+  pthread_mutex_lock(&a->mu);
+  a->cancelled = true;
+  pthread_mutex_unlock(&a->mu);
+}
+
+/* What discovery found for one flow. */
+typedef struct discovery {
+  char *resource;          /* the RFC 8707 resource to ask for */
+  char *prm_scopes;        /* PRM scopes_supported, space-joined */
+  json_object *as;         /* AS metadata, or NULL (fallback endpoints) */
+  char *issuer;
+  char *authorization_endpoint, *token_endpoint, *registration_endpoint;
+} discovery;
+
+static void discovery_clear(discovery *d) {
+  mcp__free(d->resource);
+  mcp__free(d->prm_scopes);
+  json_object_put(d->as);
+  mcp__free(d->issuer);
+  mcp__free(d->authorization_endpoint);
+  mcp__free(d->token_endpoint);
+  mcp__free(d->registration_endpoint);
+  memset(d, 0, sizeof(*d));
+}
+
+static char *join_strings(json_object *arr) {
+  if (!arr || !json_object_is_type(arr, json_type_array)) return NULL;
+  mcp_buf b;
+  mcp__buf_init(&b);
+  for (size_t i = 0; i < json_object_array_length(arr); i++) {
+    json_object *e = json_object_array_get_idx(arr, i);
+    if (!json_object_is_type(e, json_type_string)) continue;
+    if (b.len) mcp__buf_append(&b, " ", 1);
+    mcp__buf_append(&b, json_object_get_string(e), strlen(json_object_get_string(e)));
+  }
+  if (!b.data) return mcp__strdup("");
+  return b.data;
+}
+
+static bool array_has(json_object *o, const char *key, const char *want) {
+  json_object *arr = NULL;
+  if (!o || !json_object_object_get_ex(o, key, &arr) || !json_object_is_type(arr, json_type_array))
+    return false;
+  for (size_t i = 0; i < json_object_array_length(arr); i++) {
+    json_object *e = json_object_array_get_idx(arr, i);
+    if (json_object_is_type(e, json_type_string) && strcmp(json_object_get_string(e), want) == 0)
+      return true;
+  }
+  return false;
+}
+
+static bool has_key(json_object *o, const char *key) {
+  json_object *v = NULL;
+  return o && json_object_object_get_ex(o, key, &v);
+}
+
+/* An endpoint from metadata must be an http(s) URL. */
+static char *endpoint(json_object *as, const char *key) {
+  const char *v = jstr(as, key);
+  return v && is_https_or_http_url(v) ? mcp__strdup(v) : NULL;
+}
+
+static mcp_status discover(mcp_oauth *a, const mcp_oauth_challenge *ch, discovery *d,
+                           mcp_error *err) {
+  memset(d, 0, sizeof(*d));
+  mcp_status st = MCP_OK;
+  json_object *prm = NULL;
+  /* 1. Protected Resource Metadata: the challenge's URL, else the
+   *    well-known URLs (path-based, then root). */
+  if (ch->resource_metadata && is_https_or_http_url(ch->resource_metadata)) {
+    prm = fetch_json(a, ch->resource_metadata, &st, err);
+    if (st) return st;
+  }
+  if (!prm) {
+    char **urls = NULL;
+    if ((st = mcp__oauth_prm_urls(a->server_url, &urls))) return mcp__error_set(err, st, "bad server URL");
+    for (char **u = urls; *u && !prm; u++) {
+      prm = fetch_json(a, *u, &st, err);
+      if (st) break;
+    }
+    mcp__oauth_strv_free(urls);
+    if (st) return st;
+  }
+  char *as_base = NULL;
+  if (prm) {
+    const char *res = jstr(prm, "resource");
+    if (res && !mcp__oauth_resource_allowed(a->server_url, res)) {
+      st = mcp__error_set(err, MCP_EPROTO,
+                          "the protected resource metadata is for \"%s\", not for %s: "
+                          "not authorizing", res, a->server_url);
+      json_object_put(prm);
+      return st;
+    }
+    d->resource = res ? mcp__strdup(res) : mcp__oauth_canonical_resource(a->server_url);
+    json_object *sc = NULL;
+    if (json_object_object_get_ex(prm, "scopes_supported", &sc)) d->prm_scopes = join_strings(sc);
+    json_object *servers = NULL;
+    if (json_object_object_get_ex(prm, "authorization_servers", &servers) &&
+        json_object_is_type(servers, json_type_array) && json_object_array_length(servers) > 0) {
+      json_object *s0 = json_object_array_get_idx(servers, 0);
+      if (json_object_is_type(s0, json_type_string) && is_https_or_http_url(json_object_get_string(s0)))
+        as_base = mcp__strdup(json_object_get_string(s0));
+    }
+    json_object_put(prm);
+  } else {
+    d->resource = mcp__oauth_canonical_resource(a->server_url);
+  }
+  if (!as_base) {
+    /* 2025-03-26: the authorization base URL is the server's origin. */
+    mcp_url *u = NULL;
+    if (mcp__url_parse(a->server_url, &u, err) != MCP_OK) return MCP_EINVAL;
+    as_base = origin_of(u);
+    mcp__url_free(u);
+  }
+  if (!as_base || !d->resource) {
+    mcp__free(as_base);
+    return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  }
+  /* 2. Authorization server metadata, RFC 8414 and OIDC, in order. */
+  char **urls = NULL;
+  if ((st = mcp__oauth_as_urls(as_base, &urls))) {
+    mcp__free(as_base);
+    return mcp__error_set(err, st, "bad authorization server URL");
+  }
+  for (char **u = urls; *u && !d->as; u++) {
+    d->as = fetch_json(a, *u, &st, err);
+    if (st) break;
+  }
+  mcp__oauth_strv_free(urls);
+  if (st) {
+    mcp__free(as_base);
+    return st;
+  }
+  if (d->as) {
+    d->issuer = jstr(d->as, "issuer") ? mcp__strdup(jstr(d->as, "issuer")) : mcp__strdup(as_base);
+    d->authorization_endpoint = endpoint(d->as, "authorization_endpoint");
+    d->token_endpoint = endpoint(d->as, "token_endpoint");
+    d->registration_endpoint = endpoint(d->as, "registration_endpoint");
+    if (!d->token_endpoint) {
+      mcp__free(as_base);
+      return mcp__error_set(err, MCP_EPROTO, "the authorization server metadata has no token_endpoint");
+    }
+  } else {
+    /* 2025-03-26 fallback: default endpoints at the base URL's root. */
+    d->issuer = mcp__strdup(as_base);
+    d->authorization_endpoint = mcp__asprintf("%s/authorize", as_base);
+    d->token_endpoint = mcp__asprintf("%s/token", as_base);
+    d->registration_endpoint = mcp__asprintf("%s/register", as_base);
+  }
+  mcp__free(as_base);
+  if (!d->issuer || !d->token_endpoint) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  return MCP_OK;
+}
+
+/* Picks the token endpoint authentication for a client with/without a
+ * secret, from what the server supports (RFC 8414 default: basic). */
+static const char *pick_auth_method(const discovery *d, bool has_secret) {
+  if (!has_secret) return "none";
+  json_object *m = NULL;
+  if (!d->as || !json_object_object_get_ex(d->as, "token_endpoint_auth_methods_supported", &m))
+    return "client_secret_basic";
+  if (array_has(d->as, "token_endpoint_auth_methods_supported", "client_secret_basic"))
+    return "client_secret_basic";
+  if (array_has(d->as, "token_endpoint_auth_methods_supported", "client_secret_post"))
+    return "client_secret_post";
+  return "client_secret_basic";
+}
+
+/* Dynamic Client Registration (RFC 7591). */
+static mcp_status register_client(mcp_oauth *a, const discovery *d, mcp_error *err) {
+  if (!d->registration_endpoint)
+    return mcp__error_set(err, MCP_ECONFIG,
+                          "the authorization server offers no dynamic client registration: "
+                          "configure a client id (pre-registration) or a client metadata URL");
+  json_object *req = json_object_new_object();
+  if (!req) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  const char *redirect = a->o->redirect_uri ? a->o->redirect_uri : DEFAULT_REDIRECT;
+  add_str(req, "client_name", a->o->client_name ? a->o->client_name : DEFAULT_CLIENT_NAME);
+  json_object *ru = json_object_new_array(), *gt = json_object_new_array(), *rt = json_object_new_array();
+  json_object_array_add(ru, json_object_new_string(redirect));
+  json_object_array_add(gt, json_object_new_string("authorization_code"));
+  json_object_array_add(gt, json_object_new_string("refresh_token"));
+  json_object_array_add(rt, json_object_new_string("code"));
+  json_object_object_add(req, "redirect_uris", ru);
+  json_object_object_add(req, "grant_types", gt);
+  json_object_object_add(req, "response_types", rt);
+  add_str(req, "token_endpoint_auth_method", "none");
+  if (a->o->scopes) add_str(req, "scope", a->o->scopes);
+  char *body = mcp__strdup(json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+  json_object_put(req);
+  if (!body) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  fetch_result f;
+  mcp_status st = fetch(a, "POST", d->registration_endpoint, "application/json", NULL, body, &f, err);
+  mcp__free(body);
+  if (st) return st;
+  json_object *o = f.body.len ? mcp__json_parse_document(f.body.data, f.body.len, 16, NULL, NULL, 0) : NULL;
+  if (f.status < 200 || f.status >= 300) {
+    st = as_error(f.status, o, "dynamic client registration was refused", err);
+  } else if (!jstr(o, "client_id") || !*jstr(o, "client_id")) {
+    st = mcp__error_set(err, MCP_EPROTO, "the registration response has no client_id");
+  } else {
+    set_field(&a->client_id, jstr(o, "client_id"));
+    set_field(&a->client_secret, jstr(o, "client_secret"));
+    const char *m = jstr(o, "token_endpoint_auth_method");
+    set_field(&a->auth_method, m ? m : pick_auth_method(d, jstr(o, "client_secret") != NULL));
+    set_field(&a->reg_issuer, d->issuer);
+  }
+  json_object_put(o);
+  fetch_clear(&f);
+  return st;
+}
+
+/* Makes sure a client id is known for |d|'s server (spec order: configured,
+ * CIMD, a registration we made before with this server, DCR). */
+static mcp_status ensure_client(mcp_oauth *a, const discovery *d, mcp_error *err) {
+  if (a->o->client_id) {
+    set_field(&a->client_id, a->o->client_id);
+    set_field(&a->client_secret, a->o->client_secret);
+    set_field(&a->auth_method, a->o->private_key_pem ? "private_key_jwt"
+                                                     : pick_auth_method(d, a->o->client_secret != NULL));
+    set_field(&a->reg_issuer, NULL);
+    return MCP_OK;
+  }
+  if (a->o->client_metadata_url && d->as) {
+    json_object *v = NULL;
+    if (json_object_object_get_ex(d->as, "client_id_metadata_document_supported", &v) &&
+        json_object_get_boolean(v)) {
+      set_field(&a->client_id, a->o->client_metadata_url);
+      set_field(&a->client_secret, NULL);
+      set_field(&a->auth_method, "none");
+      set_field(&a->reg_issuer, NULL);
+      return MCP_OK;
+    }
+  }
+  if (a->client_id && a->reg_issuer && strcmp(a->reg_issuer, d->issuer) == 0) return MCP_OK;
+  return register_client(a, d, err);
+}
+
+/* Adds client authentication to a token request. */
+static mcp_status client_auth(mcp_oauth *a, const discovery *d, mcp_buf *form, char **auth_header,
+                              mcp_error *err) {
+  *auth_header = NULL;
+  const char *m = a->auth_method ? a->auth_method : "none";
+  if (strcmp(m, "private_key_jwt") == 0) {
+    if (!a->o->private_key_pem)
+      return mcp__error_set(err, MCP_ECONFIG, "private_key_jwt needs a private key");
+    char *jwt = NULL;
+    const char *aud = d->issuer ? d->issuer : d->token_endpoint;
+    mcp_status st = mcp__oauth_jwt_assertion(a->o->private_key_pem, a->o->signing_alg, a->client_id,
+                                             aud, (int64_t)time(NULL), &jwt, err);
+    if (st) return st;
+    if (mcp__oauth_form_add(form, "client_assertion_type",
+                            "urn:ietf:params:oauth:client-assertion-type:jwt-bearer") ||
+        mcp__oauth_form_add(form, "client_assertion", jwt)) {
+      mcp__free(jwt);
+      return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+    }
+    mcp__free(jwt);
+    return MCP_OK;
+  }
+  if (strcmp(m, "client_secret_basic") == 0 && a->client_secret) {
+    /* RFC 6749 2.3.1: form-encode id and secret, then base64. */
+    char *id = mcp__oauth_urlencode(a->client_id), *sec = mcp__oauth_urlencode(a->client_secret);
+    char *pair = id && sec ? mcp__asprintf("%s:%s", id, sec) : NULL;
+    char *b64 = pair ? mcp__oauth_b64((unsigned char *)pair, strlen(pair)) : NULL;
+    *auth_header = b64 ? mcp__asprintf("Basic %s", b64) : NULL;
+    if (pair) OPENSSL_cleanse(pair, strlen(pair));
+    mcp__free(id);
+    mcp__free(sec);
+    mcp__free(pair);
+    mcp__free(b64);
+    return *auth_header ? MCP_OK : mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  }
+  if (mcp__oauth_form_add(form, "client_id", a->client_id)) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  if (strcmp(m, "client_secret_post") == 0 && a->client_secret &&
+      mcp__oauth_form_add(form, "client_secret", a->client_secret))
+    return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  return MCP_OK;
+}
+
+/* POSTs |form| to |url| and takes the token it returns. */
+static mcp_status token_request(mcp_oauth *a, const char *url, const char *form,
+                                const char *auth_header, mcp_oauth_token *tok, mcp_error *err) {
+  fetch_result f;
+  mcp_status st = fetch(a, "POST", url, "application/x-www-form-urlencoded", auth_header, form, &f, err);
+  if (st) return st;
+  st = mcp__oauth_parse_token_response(f.status, f.body.data, f.body.len, (int64_t)time(NULL), tok, err);
+  if (f.body.data) OPENSSL_cleanse(f.body.data, f.body.len);
+  fetch_clear(&f);
+  return st;
+}
+
+/* Takes |tok| as the current token and saves the state. */
+static void adopt(mcp_oauth *a, const discovery *d, mcp_oauth_token *tok) {
+  pthread_mutex_lock(&a->mu);
+  set_field(&a->access_token, tok->access_token);
+  pthread_mutex_unlock(&a->mu);
+  if (tok->refresh_token) set_field(&a->refresh_token, tok->refresh_token);
+  if (tok->scope) set_field(&a->scope, tok->scope);
+  a->expires_at = tok->expires_at;
+  if (d) {
+    set_field(&a->issuer, d->issuer);
+    set_field(&a->token_endpoint, d->token_endpoint);
+  }
+  save_state(a);
+}
+
+static bool scope_has(const char *scopes, const char *s) {
+  size_t n = strlen(s);
+  for (const char *p = scopes; p && *p;) {
+    while (*p == ' ') p++;
+    const char *e = p + strcspn(p, " ");
+    if ((size_t)(e - p) == n && strncmp(p, s, n) == 0) return true;
+    p = e;
+  }
+  return false;
+}
+
+/* The scope to ask for (spec: the challenge's, else the PRM's
+ * scopes_supported, else the configured ones, else none), plus
+ * offline_access when the server offers it and we want refresh tokens. */
+static char *select_scope(mcp_oauth *a, const mcp_oauth_challenge *ch, const discovery *d,
+                          bool want_refresh) {
+  const char *base = ch->scope && *ch->scope ? ch->scope
+                     : a->o->scopes           ? a->o->scopes
+                     : d->prm_scopes && *d->prm_scopes ? d->prm_scopes
+                                                       : NULL;
+  bool add_offline = want_refresh && array_has(d->as, "scopes_supported", "offline_access") &&
+                     !(base && scope_has(base, "offline_access"));
+  if (!base && !add_offline) return NULL;
+  if (!base) return mcp__strdup("offline_access");
+  return add_offline ? mcp__asprintf("%s offline_access", base) : mcp__strdup(base);
+}
+
+static mcp_status grant_authorization_code(mcp_oauth *a, const mcp_oauth_challenge *ch,
+                                           const discovery *d, mcp_oauth_token *tok, mcp_error *err) {
+  if (!a->o->authorize)
+    return mcp__error_set(err, MCP_ECONFIG,
+                          "the server needs a person to authorize access: set an authorize callback "
+                          "(mcp_oauth_options_set_authorize)");
+  if (!d->authorization_endpoint)
+    return mcp__error_set(err, MCP_EPROTO, "the authorization server metadata has no authorization_endpoint");
+  if (d->as && has_key(d->as, "code_challenge_methods_supported") &&
+      !array_has(d->as, "code_challenge_methods_supported", "S256"))
+    return mcp__error_set(err, MCP_EPROTO, "the authorization server does not support PKCE S256");
+  const char *redirect = a->o->redirect_uri ? a->o->redirect_uri : DEFAULT_REDIRECT;
+  char *verifier = NULL, *challenge = NULL, *state = NULL, *scope = NULL, *url = NULL;
+  char *redirect_got = NULL, *code = NULL, *auth_header = NULL;
+  mcp_buf q, form;
+  mcp__buf_init(&q);
+  mcp__buf_init(&form);
+  mcp_status st = mcp__oauth_pkce(&verifier, &challenge);
+  if (st) {
+    mcp__error_set(err, st, "could not make a PKCE verifier");
+    goto out;
+  }
+  state = mcp__oauth_random(24);
+  scope = select_scope(a, ch, d, true);
+  if (!state || mcp__oauth_form_add(&q, "response_type", "code") ||
+      mcp__oauth_form_add(&q, "client_id", a->client_id) ||
+      mcp__oauth_form_add(&q, "redirect_uri", redirect) ||
+      mcp__oauth_form_add(&q, "code_challenge", challenge) ||
+      mcp__oauth_form_add(&q, "code_challenge_method", "S256") ||
+      mcp__oauth_form_add(&q, "state", state) || mcp__oauth_form_add(&q, "scope", scope) ||
+      mcp__oauth_form_add(&q, "resource", d->resource) ||
+      !(url = mcp__asprintf("%s%c%s", d->authorization_endpoint,
+                            strchr(d->authorization_endpoint, '?') ? '&' : '?', q.data))) {
+    st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
+    goto out;
+  }
+  if (cancelled(a)) {
+    st = mcp__error_set(err, MCP_ECANCELLED, "authorization cancelled");
+    goto out;
+  }
+  mcp_error cberr = MCP_ERROR_INIT;
+  st = a->o->authorize(a->o->authorize_user, url, redirect, &redirect_got, &cberr);
+  if (st != MCP_OK || !redirect_got) {
+    mcp__error_set(err, st ? st : MCP_ECANCELLED, "authorization did not complete%s%s",
+                   cberr.message ? ": " : "", cberr.message ? cberr.message : "");
+    mcp_error_clear(&cberr);
+    st = st ? st : MCP_ECANCELLED;
+    goto out;
+  }
+  mcp_error_clear(&cberr);
+  char *got_state = mcp__oauth_query_param(redirect_got, "state");
+  char *e = mcp__oauth_query_param(redirect_got, "error");
+  if (e) {
+    char *ed = mcp__oauth_query_param(redirect_got, "error_description");
+    st = mcp__error_set(err, MCP_EHTTP, "the authorization server refused: %s%s%s%s", e,
+                        ed ? " (" : "", ed ? ed : "", ed ? ")" : "");
+    mcp__free(ed);
+  } else if (!got_state || strcmp(got_state, state) != 0) {
+    st = mcp__error_set(err, MCP_EPROTO, "the authorization redirect's state does not match the request's");
+  } else if (!(code = mcp__oauth_query_param(redirect_got, "code")) || !*code) {
+    st = mcp__error_set(err, MCP_EPROTO, "the authorization redirect carries no code");
+  }
+  mcp__free(e);
+  mcp__free(got_state);
+  if (st) goto out;
+  if (mcp__oauth_form_add(&form, "grant_type", "authorization_code") ||
+      mcp__oauth_form_add(&form, "code", code) ||
+      mcp__oauth_form_add(&form, "redirect_uri", redirect) ||
+      mcp__oauth_form_add(&form, "code_verifier", verifier) ||
+      mcp__oauth_form_add(&form, "resource", d->resource)) {
+    st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
+    goto out;
+  }
+  if ((st = client_auth(a, d, &form, &auth_header, err))) goto out;
+  st = token_request(a, d->token_endpoint, form.data, auth_header, tok, err);
+out:
+  if (form.data) OPENSSL_cleanse(form.data, form.len);
+  if (auth_header) OPENSSL_cleanse(auth_header, strlen(auth_header));
+  mcp__buf_free(&q);
+  mcp__buf_free(&form);
+  mcp__free(verifier);
+  mcp__free(challenge);
+  mcp__free(state);
+  mcp__free(scope);
+  mcp__free(url);
+  mcp_free(redirect_got);
+  mcp__free(code);
+  mcp__free(auth_header);
+  return st;
+}
+
+static mcp_status grant_client_credentials(mcp_oauth *a, const mcp_oauth_challenge *ch,
+                                           const discovery *d, mcp_oauth_token *tok,
+                                           mcp_error *err) {
+  if (!a->o->client_id)
+    return mcp__error_set(err, MCP_ECONFIG, "the client credentials grant needs a configured client id");
+  mcp_buf form;
+  mcp__buf_init(&form);
+  char *auth_header = NULL, *scope = select_scope(a, ch, d, false);
+  mcp_status st = MCP_OK;
+  if (mcp__oauth_form_add(&form, "grant_type", "client_credentials") ||
+      mcp__oauth_form_add(&form, "scope", scope) ||
+      mcp__oauth_form_add(&form, "resource", d->resource)) {
+    st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
+    goto out;
+  }
+  if ((st = client_auth(a, d, &form, &auth_header, err))) goto out;
+  st = token_request(a, d->token_endpoint, form.data, auth_header, tok, err);
+out:
+  if (form.data) OPENSSL_cleanse(form.data, form.len);
+  if (auth_header) OPENSSL_cleanse(auth_header, strlen(auth_header));
+  mcp__buf_free(&form);
+  mcp__free(auth_header);
+  mcp__free(scope);
+  return st;
+}
+
+/* SEP-990 (Enterprise-Managed Authorization): exchange the IdP's ID token
+ * for an ID-JAG at the IdP (RFC 8693), then present it to the
+ * authorization server as a JWT bearer grant (RFC 7523). */
+static mcp_status grant_id_jag(mcp_oauth *a, const mcp_oauth_challenge *ch, const discovery *d,
+                               mcp_oauth_token *tok, mcp_error *err) {
+  if (!a->o->idp_token_endpoint || !a->o->idp_id_token || !a->o->client_id)
+    return mcp__error_set(err, MCP_ECONFIG,
+                          "the ID-JAG grant needs an IdP token endpoint, an ID token and a client id");
+  mcp_buf form;
+  mcp__buf_init(&form);
+  char *auth_header = NULL, *scope = select_scope(a, ch, d, false);
+  mcp_oauth_token jag = {0};
+  mcp_status st = MCP_OK;
+  if (mcp__oauth_form_add(&form, "grant_type", "urn:ietf:params:oauth:grant-type:token-exchange") ||
+      mcp__oauth_form_add(&form, "requested_token_type", "urn:ietf:params:oauth:token-type:id-jag") ||
+      mcp__oauth_form_add(&form, "subject_token", a->o->idp_id_token) ||
+      mcp__oauth_form_add(&form, "subject_token_type", "urn:ietf:params:oauth:token-type:id_token") ||
+      mcp__oauth_form_add(&form, "audience", d->issuer) ||
+      mcp__oauth_form_add(&form, "resource", d->resource) ||
+      mcp__oauth_form_add(&form, "scope", scope) ||
+      mcp__oauth_form_add(&form, "client_id", a->o->idp_client_id)) {
+    st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
+    goto out;
+  }
+  {
+    fetch_result f;
+    st = fetch(a, "POST", a->o->idp_token_endpoint, "application/x-www-form-urlencoded", NULL,
+               form.data, &f, err);
+    if (st) goto out;
+    /* The exchange answers with token_type N_A: parse it loosely. */
+    json_object *o = f.body.len ? mcp__json_parse_document(f.body.data, f.body.len, 16, NULL, NULL, 0) : NULL;
+    if (f.status < 200 || f.status >= 300) st = as_error(f.status, o, "the IdP token exchange was refused", err);
+    else if (!jstr(o, "access_token")) st = mcp__error_set(err, MCP_EPROTO, "the IdP token exchange returned no token");
+    else if (!(jag.access_token = mcp__strdup(jstr(o, "access_token")))) st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
+    json_object_put(o);
+    if (f.body.data) OPENSSL_cleanse(f.body.data, f.body.len);
+    fetch_clear(&f);
+    if (st) goto out;
+  }
+  OPENSSL_cleanse(form.data, form.len);
+  mcp__buf_free(&form);
+  mcp__buf_init(&form);
+  if (mcp__oauth_form_add(&form, "grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer") ||
+      mcp__oauth_form_add(&form, "assertion", jag.access_token) ||
+      mcp__oauth_form_add(&form, "scope", scope) ||
+      mcp__oauth_form_add(&form, "resource", d->resource)) {
+    st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
+    goto out;
+  }
+  if ((st = client_auth(a, d, &form, &auth_header, err))) goto out;
+  st = token_request(a, d->token_endpoint, form.data, auth_header, tok, err);
+out:
+  if (form.data) OPENSSL_cleanse(form.data, form.len);
+  if (auth_header) OPENSSL_cleanse(auth_header, strlen(auth_header));
+  mcp__buf_free(&form);
+  mcp__free(auth_header);
+  mcp__free(scope);
+  mcp__oauth_token_clear(&jag);
+  return st;
+}
+
+/* The refresh_token grant against the last token endpoint. */
+static mcp_status try_refresh(mcp_oauth *a, mcp_error *err) {
+  if (!a->refresh_token || !a->token_endpoint || !a->client_id)
+    return mcp__error_set(err, MCP_ESTATE, "no refresh token");
+  discovery d = {0};
+  d.issuer = a->issuer;
+  d.token_endpoint = a->token_endpoint;
+  char *resource = mcp__oauth_canonical_resource(a->server_url);
+  mcp_buf form;
+  mcp__buf_init(&form);
+  char *auth_header = NULL;
+  mcp_oauth_token tok = {0};
+  mcp_status st = MCP_OK;
+  if (!resource || mcp__oauth_form_add(&form, "grant_type", "refresh_token") ||
+      mcp__oauth_form_add(&form, "refresh_token", a->refresh_token) ||
+      mcp__oauth_form_add(&form, "resource", resource)) {
+    st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
+    goto out;
+  }
+  if ((st = client_auth(a, &d, &form, &auth_header, err))) goto out;
+  if ((st = token_request(a, a->token_endpoint, form.data, auth_header, &tok, err)) == MCP_OK)
+    adopt(a, NULL, &tok);
+out:
+  if (form.data) OPENSSL_cleanse(form.data, form.len);
+  if (auth_header) OPENSSL_cleanse(auth_header, strlen(auth_header));
+  mcp__buf_free(&form);
+  mcp__free(auth_header);
+  mcp__free(resource);
+  mcp__oauth_token_clear(&tok);
+  return st;
+}
+
+mcp_status mcp__oauth_challenge(mcp_oauth *a, int http_status, const char *www_authenticate,
+                                char **token, mcp_error *err) {
+  *token = NULL;
+  mcp_oauth_challenge ch;
+  if (mcp__oauth_parse_challenge(www_authenticate, &ch) != MCP_OK) memset(&ch, 0, sizeof(ch));
+  mcp_status st;
+  /* An expired or revoked token: a refresh may be enough (never for a
+   * step-up: a refresh cannot widen the scope). */
+  if (http_status == 401 && a->refresh_token) {
+    mcp_error rerr = MCP_ERROR_INIT;
+    st = try_refresh(a, &rerr);
+    mcp_error_clear(&rerr);
+    if (st == MCP_OK) {
+      *token = mcp__oauth_token(a);
+      mcp__oauth_challenge_clear(&ch);
+      return *token ? MCP_OK : mcp__error_set(err, MCP_ENOMEM, "out of memory");
+    }
+    set_field(&a->refresh_token, NULL); /* spent or refused */
+  }
+  discovery d;
+  st = discover(a, &ch, &d, err);
+  if (st == MCP_OK) st = cancelled(a) ? mcp__error_set(err, MCP_ECANCELLED, "authorization cancelled") : MCP_OK;
+  if (st == MCP_OK && a->o->grant == MCP_OAUTH_GRANT_AUTHORIZATION_CODE) st = ensure_client(a, &d, err);
+  else if (st == MCP_OK) {
+    if (!a->o->client_id) st = mcp__error_set(err, MCP_ECONFIG, "this grant needs a configured client id");
+    else st = ensure_client(a, &d, err);
+  }
+  mcp_oauth_token tok = {0};
+  if (st == MCP_OK) {
+    switch (a->o->grant) {
+    case MCP_OAUTH_GRANT_CLIENT_CREDENTIALS:
+      st = grant_client_credentials(a, &ch, &d, &tok, err);
+      break;
+    case MCP_OAUTH_GRANT_ID_JAG:
+      st = grant_id_jag(a, &ch, &d, &tok, err);
+      break;
+    default:
+      st = grant_authorization_code(a, &ch, &d, &tok, err);
+      break;
+    }
+  }
+  if (st == MCP_OK) {
+    adopt(a, &d, &tok);
+    *token = mcp__oauth_token(a);
+    if (!*token) st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  } else if (a->reg_issuer && err && err->status == MCP_EHTTP && err->http_status == 401) {
+    /* Our registration was rejected (invalid_client): forget it. */
+    set_field(&a->client_id, NULL);
+    set_field(&a->client_secret, NULL);
+    set_field(&a->reg_issuer, NULL);
+  }
+  mcp__oauth_token_clear(&tok);
+  discovery_clear(&d);
+  mcp__oauth_challenge_clear(&ch);
+  return st;
+}
