@@ -26,6 +26,16 @@
  *
  *   --crash-every N      every Nth tools/call crashes like --crash-on-call
  *   --exit-after-list    exits with status 0 right after answering tools/list
+ *
+ * Chaos, for the soak (tests/soak):
+ *   --chaos SEED         each tools/call, with probability P/1000, gets one
+ *   --chaos-permille P   fault (default P 100) chosen by a splitmix64
+ *                        generator seeded with SEED: crash (as the `crash`
+ *                        tool), garbage (the --garbage lines, then the
+ *                        answer), stall (answer after 0.5-2.5 s), stderr
+ *                        flood (256 KiB, then the answer) or hang (this
+ *                        call is never answered)
+ *   --fault-log FILE     appends "stdio-<fault>\n" to FILE per fault
  * Tools: echo {text}, crash, ask, notify {count}, hang, grow (adds the tool
  * `extra`, a second resource and a second prompt, and sends the three
  * list_changed notifications), and progress
@@ -47,6 +57,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 
 #define CHUNK 65536
 
@@ -66,6 +78,9 @@ static struct {
   int page_size; /* 0: everything on one page */
   long long crash_every; /* 0: off; else the Nth, 2Nth... tools/call crashes */
   bool exit_after_list;  /* exit(0) right after answering tools/list */
+  uint64_t chaos;        /* splitmix64 state; 0: no chaos */
+  int chaos_permille;
+  const char *fault_log;
 } opt;
 
 /* The `grow` tool adds the `extra` tool to tools/list. */
@@ -77,7 +92,8 @@ static void usage(void) {
           "usage: mcp-fault-server [--garbage] [--oversize N] "
           "[--crash-on-call] [--stderr-flood BYTES] [--stop-reading] "
           "[--ignore-sigterm] [--slow-init MS] [--version V] "
-          "[--exit-after-init] [--batch] [--page-size N] [--crash-every N] [--exit-after-list]\n");
+          "[--exit-after-init] [--batch] [--page-size N] [--crash-every N] [--exit-after-list]\n"
+          "       [--chaos SEED] [--chaos-permille P] [--fault-log FILE]\n");
   exit(2);
 }
 
@@ -91,6 +107,7 @@ static long long num_arg(int argc, char **argv, int *i) {
 }
 
 static void parse_args(int argc, char **argv) {
+  opt.chaos_permille = 100;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--garbage")) opt.garbage = true;
@@ -108,8 +125,34 @@ static void parse_args(int argc, char **argv) {
     else if (!strcmp(a, "--page-size")) opt.page_size = (int)num_arg(argc, argv, &i);
     else if (!strcmp(a, "--crash-every")) opt.crash_every = num_arg(argc, argv, &i);
     else if (!strcmp(a, "--exit-after-list")) opt.exit_after_list = true;
-    else usage();
+    else if (!strcmp(a, "--chaos")) {
+      /* splitmix64 of the seed: never 0, different for nearby seeds */
+      uint64_t z = (uint64_t)num_arg(argc, argv, &i) + 0x9e3779b97f4a7c15ull;
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+      opt.chaos = (z ^ (z >> 31)) | 1;
+    } else if (!strcmp(a, "--chaos-permille")) opt.chaos_permille = (int)num_arg(argc, argv, &i);
+    else if (!strcmp(a, "--fault-log")) {
+      if (i + 1 >= argc) usage();
+      opt.fault_log = argv[++i];
+    } else usage();
   }
+}
+
+/* With --fault-log, the how-many-th start of a server with this seed
+ * (counted in FILE.lives-SEED): a restarted server then continues with new
+ * faults instead of repeating its first life's, and the same seed still
+ * gives the same schedule per life. */
+static uint64_t chaos_life(const char *log, uint64_t seed) {
+  if (!log) return 0;
+  char path[4096];
+  snprintf(path, sizeof(path), "%s.lives-%llu", log, (unsigned long long)seed);
+  int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (fd < 0) return 0;
+  struct stat sb;
+  uint64_t n = write(fd, "x", 1) == 1 && fstat(fd, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+  close(fd);
+  return n;
 }
 
 /* ---- output ------------------------------------------------------------ */
@@ -544,9 +587,53 @@ static void tool_progress(json_object *id, json_object *params, json_object *arg
   send_result(id, text_content("done"));
 }
 
+static uint64_t chaos_next(void) { /* splitmix64 */
+  uint64_t z = (opt.chaos += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+static void fault_log(const char *what) {
+  if (!opt.fault_log) return;
+  FILE *f = fopen(opt.fault_log, "a");
+  if (!f) return;
+  fprintf(f, "stdio-%s\n", what);
+  fclose(f);
+}
+
+static void stderr_flood(long long bytes);
+
+/* --chaos: maybe one fault before this call is answered.  Returns false
+ * when the call must not be answered at all. */
+static bool chaos_call(void) {
+  if (!opt.chaos || (int)(chaos_next() % 1000) >= opt.chaos_permille) return true;
+  switch (chaos_next() % 5) {
+  case 0:
+    fault_log("crash");
+    crash();
+  case 1:
+    fault_log("garbage");
+    write_garbage();
+    return true;
+  case 2:
+    fault_log("stall");
+    sleep_ms(500 + (long)(chaos_next() % 2000));
+    return true;
+  case 3:
+    fault_log("stderr-flood");
+    stderr_flood(256 * 1024);
+    return true;
+  default:
+    fault_log("hang");
+    return false;
+  }
+}
+
 static void do_tools_call(json_object *id, json_object *params) {
   const char *name = str_field(params, "name");
   json_object *args = field(params, "arguments");
+  if (!chaos_call()) return;
   if (opt.crash_on_call || (name && !strcmp(name, "crash"))) crash();
   if (opt.crash_every && ++ncalls % opt.crash_every == 0) crash();
   if (opt.oversize) write_oversize(opt.oversize);
@@ -652,6 +739,7 @@ static void stderr_flood(long long bytes) {
 
 int main(int argc, char **argv) {
   parse_args(argc, argv);
+  if (opt.chaos) opt.chaos += 0x2545f4914f6cdd1dull * chaos_life(opt.fault_log, opt.chaos);
   if (opt.ignore_sigterm) signal(SIGTERM, SIG_IGN);
   if (opt.stderr_flood) stderr_flood(opt.stderr_flood);
   for (;;) {

@@ -53,6 +53,24 @@
  *                            server closing an idle keep-alive does
  *   GET  /bigheaders?bytes=N 200 with about N bytes of x-big-* headers
  *   GET  /early-hints        two 103 interim heads, then 200 "final\n"
+ *   POST /mcp                a minimal Streamable HTTP MCP server (JSON
+ *                            responses only): initialize opens a session
+ *                            (Mcp-Session-Id), other requests need a live
+ *                            session (else 404), notifications get 202;
+ *                            tools echo {text} and add {a,b}; GET 405,
+ *                            DELETE ends the session.
+ *
+ * MCP chaos, for the soak (tests/soak):
+ *   --port N             listen on port N (default 0: any); a restarted
+ *                        server comes back where its clients expect it
+ *   --chaos SEED         each tools/call, with probability
+ *   --chaos-permille P   P/1000 (default 100), gets a fault chosen by a
+ *                        splitmix64 generator seeded with SEED: garbage body,
+ *                        stall (never answered), connection drop, stream
+ *                        reset, 503, or session expiry (404)
+ *   --fault-log FILE     appends "http-<fault>\n" to FILE per fault
+ *   SIGUSR1              expire every session (next request: 404)
+ *   SIGUSR2              drop every connection
  */
 #include "config.h"
 
@@ -71,6 +89,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -270,6 +289,14 @@ struct server {
   /* Keys seen by /refuse-once. */
   char **keys;
   size_t nkeys;
+  /* /mcp: live session ids, chaos. */
+  char **sessions;
+  size_t nsessions;
+  unsigned long session_seq;
+  uint64_t chaos; /* splitmix64 state; 0: no chaos */
+  int chaos_permille;
+  int fault_fd; /* -1: no fault log */
+  const char *fault_path;
 };
 
 /* ---- request helpers for routes ------------------------------------------------ */
@@ -623,6 +650,249 @@ static void route_early_hints(stream *st) {
   resp_simple(st, 200, "text/plain", "final\n", 6);
 }
 
+
+/* With --fault-log, the how-many-th start of a server with this seed
+ * (counted in FILE.lives-SEED): a restarted server then continues with new
+ * faults instead of repeating its first life's, and the same seed still
+ * gives the same schedule per life. */
+static uint64_t chaos_life(const char *log, uint64_t seed) {
+  if (!log) return 0;
+  char path[4096];
+  snprintf(path, sizeof(path), "%s.lives-%llu", log, (unsigned long long)seed);
+  int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (fd < 0) return 0;
+  struct stat sb;
+  uint64_t n = write(fd, "x", 1) == 1 && fstat(fd, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+  close(fd);
+  return n;
+}
+
+/* ---- /mcp: a minimal Streamable HTTP MCP server ------------------------------ */
+
+static uint64_t chaos_next(server *srv) { /* splitmix64 */
+  uint64_t z = (srv->chaos += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+static void fault_log(server *srv, const char *what) {
+  if (srv->fault_fd < 0) return;
+  char line[64];
+  int n = snprintf(line, sizeof(line), "http-%s\n", what);
+  if (write(srv->fault_fd, line, (size_t)n) < 0) {
+    /* the log is best effort */
+  }
+}
+
+static bool session_live(server *srv, const char *id) {
+  for (size_t i = 0; id && i < srv->nsessions; i++)
+    if (strcmp(srv->sessions[i], id) == 0) return true;
+  return false;
+}
+
+static void session_drop(server *srv, const char *id) {
+  for (size_t i = 0; id && i < srv->nsessions; i++)
+    if (strcmp(srv->sessions[i], id) == 0) {
+      free(srv->sessions[i]);
+      srv->sessions[i] = srv->sessions[--srv->nsessions];
+      return;
+    }
+}
+
+static void sessions_clear(server *srv) {
+  for (size_t i = 0; i < srv->nsessions; i++) free(srv->sessions[i]);
+  srv->nsessions = 0;
+}
+
+/* Answers with the JSON-RPC message |msg| (stolen), plus an optional
+ * session header. */
+static void mcp_reply(stream *st, json_object *msg, const char *session) {
+  const char *s = json_object_to_json_string_ext(
+      msg, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+  hdr h = {(char *)"mcp-session-id", (char *)session};
+  resp_head(st, 200, "application/json", &h, session ? 1 : 0,
+            (long long)strlen(s));
+  resp_write(st, s, strlen(s));
+  resp_end(st);
+  json_object_put(msg);
+}
+
+static json_object *mcp_msg(json_object *id) {
+  json_object *m = json_object_new_object();
+  json_object_object_add(m, "jsonrpc", json_object_new_string("2.0"));
+  json_object_object_add(m, "id", json_object_get(id));
+  return m;
+}
+
+static void mcp_result(stream *st, json_object *id, json_object *result,
+                       const char *session) {
+  json_object *m = mcp_msg(id);
+  json_object_object_add(m, "result", result);
+  mcp_reply(st, m, session);
+}
+
+static void mcp_rpc_error(stream *st, json_object *id, int code,
+                          const char *message) {
+  json_object *m = mcp_msg(id);
+  json_object *e = json_object_new_object();
+  json_object_object_add(e, "code", json_object_new_int(code));
+  json_object_object_add(e, "message", json_object_new_string(message));
+  json_object_object_add(m, "error", e);
+  mcp_reply(st, m, NULL);
+}
+
+static json_object *mcp_text(const char *text) {
+  json_object *r = json_object_new_object();
+  json_object *content = json_object_new_array();
+  json_object *item = json_object_new_object();
+  json_object_object_add(item, "type", json_object_new_string("text"));
+  json_object_object_add(item, "text", json_object_new_string(text));
+  json_object_array_add(content, item);
+  json_object_object_add(r, "content", content);
+  return r;
+}
+
+static const char mcp_tools[] =
+    "[{\"name\":\"echo\",\"description\":\"Returns its text argument.\","
+    "\"inputSchema\":{\"type\":\"object\",\"properties\":{\"text\":{\"type\":"
+    "\"string\"}},\"required\":[\"text\"]}},"
+    "{\"name\":\"add\",\"description\":\"Adds a and b.\",\"inputSchema\":{"
+    "\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"number\"},\"b\":{"
+    "\"type\":\"number\"}}}}]";
+
+/* A chaos fault for this tools/call, or false when none applies. */
+static bool mcp_chaos(stream *st, const char *session) {
+  server *srv = st->c->srv;
+  if (!srv->chaos || (int)(chaos_next(srv) % 1000) >= srv->chaos_permille)
+    return false;
+  switch (chaos_next(srv) % 6) {
+  case 0:
+    fault_log(srv, "garbage");
+    resp_simple(st, 200, "application/json", "{\"jsonrpc\":\"2.0\",\"id\":", 22);
+    break;
+  case 1:
+    fault_log(srv, "stall"); /* never answered; the client gives up */
+    break;
+  case 2:
+    fault_log(srv, "drop");
+    st->c->dead = true;
+    break;
+  case 3:
+    fault_log(srv, "reset");
+    resp_reset(st, NGHTTP2_INTERNAL_ERROR);
+    break;
+  case 4:
+    fault_log(srv, "503");
+    resp_simple(st, 503, "text/plain", "chaos: busy\n", 12);
+    break;
+  default:
+    fault_log(srv, "expire");
+    session_drop(srv, session);
+    resp_simple(st, 404, "text/plain", "session expired\n", 16);
+    break;
+  }
+  return true;
+}
+
+static void route_mcp(stream *st) {
+  server *srv = st->c->srv;
+  const char *session = req_header(st, "mcp-session-id");
+  if (strcmp(st->method, "GET") == 0) {
+    resp_simple(st, 405, "text/plain", "no event stream\n", 16);
+    return;
+  }
+  if (strcmp(st->method, "DELETE") == 0) {
+    session_drop(srv, session);
+    resp_simple(st, 200, "text/plain", "", 0);
+    return;
+  }
+  if (strcmp(st->method, "POST") != 0) {
+    resp_simple(st, 405, "text/plain", "method not allowed\n", 19);
+    return;
+  }
+  sbuf_add(&st->body, "", 1); /* NUL-terminate for the parser */
+  json_object *m = json_tokener_parse(st->body.data + st->body.off);
+  if (!json_object_is_type(m, json_type_object)) {
+    json_object_put(m);
+    resp_simple(st, 400, "text/plain", "not a JSON-RPC message\n", 23);
+    return;
+  }
+  json_object *id = NULL, *jm = NULL, *params = NULL;
+  bool is_request = json_object_object_get_ex(m, "id", &id);
+  const char *method = json_object_object_get_ex(m, "method", &jm)
+                           ? json_object_get_string(jm)
+                           : NULL;
+  json_object_object_get_ex(m, "params", &params);
+  if (method && strcmp(method, "initialize") == 0 && is_request) {
+    char sid[64];
+    snprintf(sid, sizeof(sid), "s%ld-%lu", (long)getpid(), ++srv->session_seq);
+    srv->sessions = xrealloc(srv->sessions,
+                             (srv->nsessions + 1) * sizeof(*srv->sessions));
+    srv->sessions[srv->nsessions++] = xstrndup(sid, strlen(sid));
+    json_object *r = json_object_new_object(), *pv = NULL;
+    const char *asked = params && json_object_object_get_ex(params, "protocolVersion", &pv)
+                            ? json_object_get_string(pv)
+                            : NULL;
+    json_object_object_add(
+        r, "protocolVersion",
+        json_object_new_string(asked && (strcmp(asked, "2025-06-18") == 0 ||
+                                         strcmp(asked, "2025-03-26") == 0)
+                                   ? asked
+                                   : "2025-11-25"));
+    json_object_object_add(r, "capabilities",
+                           json_tokener_parse("{\"tools\":{}}"));
+    json_object_object_add(
+        r, "serverInfo",
+        json_tokener_parse("{\"name\":\"mcp-h2-test-server\",\"version\":\"1\"}"));
+    mcp_result(st, id, r, sid);
+    json_object_put(m);
+    return;
+  }
+  if (!session) {
+    resp_simple(st, 400, "text/plain", "missing Mcp-Session-Id\n", 23);
+  } else if (!session_live(srv, session)) {
+    resp_simple(st, 404, "text/plain", "unknown session\n", 16);
+  } else if (!method || !is_request) {
+    resp_simple(st, 202, NULL, "", 0); /* notification or response */
+  } else if (strcmp(method, "ping") == 0) {
+    mcp_result(st, id, json_object_new_object(), NULL);
+  } else if (strcmp(method, "tools/list") == 0) {
+    json_object *r = json_object_new_object();
+    json_object_object_add(r, "tools", json_tokener_parse(mcp_tools));
+    mcp_result(st, id, r, NULL);
+  } else if (strcmp(method, "tools/call") == 0) {
+    if (mcp_chaos(st, session)) {
+      json_object_put(m);
+      return;
+    }
+    json_object *name = NULL, *args = NULL, *v = NULL;
+    if (params) {
+      json_object_object_get_ex(params, "name", &name);
+      json_object_object_get_ex(params, "arguments", &args);
+    }
+    const char *n = name ? json_object_get_string(name) : "";
+    if (strcmp(n, "echo") == 0 && args &&
+        json_object_object_get_ex(args, "text", &v) &&
+        json_object_is_type(v, json_type_string)) {
+      mcp_result(st, id, mcp_text(json_object_get_string(v)), NULL);
+    } else if (strcmp(n, "add") == 0 && args) {
+      json_object *a = NULL, *b = NULL;
+      json_object_object_get_ex(args, "a", &a);
+      json_object_object_get_ex(args, "b", &b);
+      char text[64];
+      snprintf(text, sizeof(text), "%.17g",
+               json_object_get_double(a) + json_object_get_double(b));
+      mcp_result(st, id, mcp_text(text), NULL);
+    } else {
+      mcp_rpc_error(st, id, -32602, "unknown tool or bad arguments");
+    }
+  } else {
+    mcp_rpc_error(st, id, -32601, "method not found");
+  }
+  json_object_put(m);
+}
+
 typedef void (*route_fn)(stream *st);
 static const struct route {
   const char *method; /* NULL: any */
@@ -642,6 +912,7 @@ static const struct route {
     {"GET", "/close-next", route_close_next},
     {"GET", "/bigheaders", route_bigheaders},
     {"GET", "/early-hints", route_early_hints},
+    {NULL, "/mcp", route_mcp},
 };
 
 static void route(stream *st) {
@@ -1258,10 +1529,17 @@ static int alpn_select(SSL *ssl, const unsigned char **out,
   return SSL_TLSEXT_ERR_OK;
 }
 
+static volatile sig_atomic_t got_usr1, got_usr2;
+static void on_usr(int sig) {
+  if (sig == SIGUSR1) got_usr1 = 1;
+  else got_usr2 = 1;
+}
+
 static void usage(void) {
   fprintf(stderr, "usage: mcp-h2-test-server [--tls CERT KEY] "
                   "[--client-ca FILE] [--allow-http1] [--no-h2] "
-                  "[--max-streams N]\n");
+                  "[--max-streams N] [--port N] [--chaos SEED] "
+                  "[--chaos-permille P] [--fault-log FILE]\n");
   exit(2);
 }
 
@@ -1269,6 +1547,9 @@ int main(int argc, char **argv) {
   server srv;
   memset(&srv, 0, sizeof(srv));
   const char *cert = NULL, *key = NULL, *client_ca = NULL;
+  int port = 0;
+  srv.fault_fd = -1;
+  srv.chaos_permille = 100;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--tls") == 0 && i + 2 < argc) {
       cert = argv[++i];
@@ -1282,11 +1563,43 @@ int main(int argc, char **argv) {
       srv.no_h2 = true;
     } else if (strcmp(argv[i], "--max-streams") == 0 && i + 1 < argc) {
       srv.max_streams = (uint32_t)strtoul(argv[++i], NULL, 10);
+    } else if (strcmp(argv[i], "--port") == 0 && i + 1 < argc) {
+      port = atoi(argv[++i]);
+    } else if (strcmp(argv[i], "--chaos") == 0 && i + 1 < argc) {
+      /* splitmix64 of the seed: never 0, different for nearby seeds */
+      uint64_t z = strtoull(argv[++i], NULL, 10) + 0x9e3779b97f4a7c15ull;
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+      srv.chaos = (z ^ (z >> 31)) | 1;
+    } else if (strcmp(argv[i], "--chaos-permille") == 0 && i + 1 < argc) {
+      srv.chaos_permille = atoi(argv[++i]);
+    } else if (strcmp(argv[i], "--fault-log") == 0 && i + 1 < argc) {
+      srv.fault_path = argv[i + 1];
+      srv.fault_fd = open(argv[++i], O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+      if (srv.fault_fd < 0) {
+        perror("test server: --fault-log");
+        return 2;
+      }
     } else {
       usage();
     }
   }
+  if (srv.chaos) srv.chaos += 0x2545f4914f6cdd1dull * chaos_life(srv.fault_path, srv.chaos);
   signal(SIGPIPE, SIG_IGN);
+  /* SIGUSR1/SIGUSR2 are blocked except inside ppoll(), so none is missed
+   * between two waits. */
+  struct sigaction sa_usr;
+  memset(&sa_usr, 0, sizeof(sa_usr));
+  sa_usr.sa_handler = on_usr;
+  sigaction(SIGUSR1, &sa_usr, NULL);
+  sigaction(SIGUSR2, &sa_usr, NULL);
+  sigset_t usr, waitmask;
+  sigemptyset(&usr);
+  sigaddset(&usr, SIGUSR1);
+  sigaddset(&usr, SIGUSR2);
+  sigprocmask(SIG_BLOCK, &usr, &waitmask);
+  sigdelset(&waitmask, SIGUSR1);
+  sigdelset(&waitmask, SIGUSR2);
 
   if (cert) {
     srv.ctx = SSL_CTX_new(TLS_server_method());
@@ -1317,6 +1630,7 @@ int main(int argc, char **argv) {
   memset(&sa, 0, sizeof(sa));
   sa.sin_family = AF_INET;
   sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  sa.sin_port = htons((uint16_t)port);
   int one = 1;
   setsockopt(srv.lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   if (srv.lfd < 0 || bind(srv.lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
@@ -1351,13 +1665,27 @@ int main(int argc, char **argv) {
       pfds[n] = (struct pollfd){c->fd, ev, 0};
       pc[n++] = c;
     }
-    int timeout = -1;
+    struct timespec tmo, *timeout = NULL;
     int64_t nt = next_timer(&srv);
     if (nt) {
       int64_t d = nt - now_ms();
-      timeout = d < 0 ? 0 : (int)d;
+      if (d < 0) d = 0;
+      tmo.tv_sec = (time_t)(d / 1000);
+      tmo.tv_nsec = (long)(d % 1000) * 1000000L;
+      timeout = &tmo;
     }
-    if (poll(pfds, n, timeout) < 0 && errno != EINTR) break;
+    if (ppoll(pfds, n, timeout, &waitmask) < 0) {
+      if (errno != EINTR) break;
+      for (size_t i = 0; i < n; i++) pfds[i].revents = 0;
+    }
+    if (got_usr1) { /* expire every session */
+      got_usr1 = 0;
+      sessions_clear(&srv);
+    }
+    if (got_usr2) { /* drop every connection */
+      got_usr2 = 0;
+      for (conn *c = srv.conns; c; c = c->next) c->dead = true;
+    }
 
     if (pfds[0].revents) {
       char b[256];
@@ -1387,6 +1715,9 @@ int main(int argc, char **argv) {
   while (srv.conns) conn_free(srv.conns);
   for (size_t i = 0; i < srv.nkeys; i++) free(srv.keys[i]);
   free(srv.keys);
+  sessions_clear(&srv);
+  free(srv.sessions);
+  if (srv.fault_fd >= 0) close(srv.fault_fd);
   free(pfds);
   free(pc);
   close(srv.lfd);
