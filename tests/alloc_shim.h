@@ -100,16 +100,18 @@ SHIM_NOSAN void alloc_shim_failing(long n) {
   __asm__ volatile("" : : "r"(n) : "memory");
 }
 
-/* When set, called for the call chosen to fail: returning true exempts it
- * (it succeeds and the next counted call fails instead). */
-static bool (*shim_exempt)(void);
+/* When set, called for the call chosen to fail with the address it was
+ * called from: returning true exempts it (it succeeds and the next counted
+ * call fails instead).  It runs on the allocating thread, which may be one
+ * a sanitizer runtime is still setting up: it must be SHIM_NOSAN. */
+static bool (*shim_exempt)(void *caller);
 
 /* True when this allocation call must fail. */
-SHIM_NOSAN static bool shim_should_fail(void) {
+SHIM_NOSAN static bool shim_should_fail(void *caller) {
   if (!atomic_load(&shim_armed)) return false;
   long n = atomic_fetch_add(&shim_count, 1) + 1;
   if (n != atomic_load(&shim_target)) return false;
-  if (shim_exempt && shim_exempt()) {
+  if (shim_exempt && shim_exempt(caller)) {
     atomic_store(&shim_target, n + 1);
     return false;
   }
@@ -120,7 +122,9 @@ SHIM_NOSAN static bool shim_should_fail(void) {
 
 /* |fn| (or NULL) decides which chosen calls are exempt; set it while
  * disarmed. */
-static inline void alloc_shim_set_exempt(bool (*fn)(void)) { shim_exempt = fn; }
+static inline void alloc_shim_set_exempt(bool (*fn)(void *caller)) {
+  shim_exempt = fn;
+}
 
 static inline void alloc_shim_arm(long n) {
   shim_resolve();
@@ -144,7 +148,7 @@ SHIM_EXPORT void *malloc(size_t n) {
     if (atomic_load(&shim_resolving)) return shim_arena_alloc(n);
     shim_resolve();
   }
-  if (shim_should_fail()) {
+  if (shim_should_fail(__builtin_return_address(0))) {
     errno = ENOMEM;
     return NULL;
   }
@@ -159,7 +163,7 @@ SHIM_EXPORT void *calloc(size_t nmemb, size_t size) {
     }
     shim_resolve();
   }
-  if (shim_should_fail()) {
+  if (shim_should_fail(__builtin_return_address(0))) {
     errno = ENOMEM;
     return NULL;
   }
@@ -175,7 +179,7 @@ SHIM_EXPORT void *realloc(void *p, size_t n) {
     if (q) memcpy(q, p, n < avail ? n : avail);
     return q;
   }
-  if (shim_should_fail()) {
+  if (shim_should_fail(__builtin_return_address(0))) {
     errno = ENOMEM;
     return NULL;
   }
@@ -190,13 +194,13 @@ SHIM_EXPORT void free(void *p) {
 
 SHIM_EXPORT int posix_memalign(void **out, size_t align, size_t n) {
   if (!shim_real_posix_memalign) shim_resolve();
-  if (shim_should_fail()) return ENOMEM;
+  if (shim_should_fail(__builtin_return_address(0))) return ENOMEM;
   return shim_real_posix_memalign(out, align, n);
 }
 
 SHIM_EXPORT void *aligned_alloc(size_t align, size_t n) {
   if (!shim_real_aligned_alloc) shim_resolve();
-  if (shim_should_fail()) {
+  if (shim_should_fail(__builtin_return_address(0))) {
     errno = ENOMEM;
     return NULL;
   }
@@ -205,7 +209,7 @@ SHIM_EXPORT void *aligned_alloc(size_t align, size_t n) {
 
 SHIM_EXPORT void *memalign(size_t align, size_t n) {
   if (!shim_real_memalign) shim_resolve();
-  if (shim_should_fail()) {
+  if (shim_should_fail(__builtin_return_address(0))) {
     errno = ENOMEM;
     return NULL;
   }
@@ -214,7 +218,7 @@ SHIM_EXPORT void *memalign(size_t align, size_t n) {
 
 SHIM_EXPORT void *valloc(size_t n) {
   if (!shim_real_valloc) shim_resolve();
-  if (shim_should_fail()) {
+  if (shim_should_fail(__builtin_return_address(0))) {
     errno = ENOMEM;
     return NULL;
   }

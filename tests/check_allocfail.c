@@ -45,8 +45,10 @@ typedef struct run_result {
  *  - json_tokener_parse_ex: json-c before 0.17 crashes when an allocation
  *    inside its tokener fails (it strdup()s an object key and uses the
  *    result unchecked); 0.17 added json_tokener_error_memory.
- *  - pthread_getattr_np: the ASan and TSan runtimes call it as every new
- *    thread starts and abort when it cannot allocate.
+ *  - pthread_getattr_np (and pthread_attr_*, which it calls): the ASan and
+ *    TSan runtimes call it as every new thread starts and abort when it
+ *    cannot allocate.  Judged from the direct caller alone, without
+ *    unwinding: that thread is not set up for the sanitizer yet.
  * and when a frame belongs to a sanitizer runtime (lib[a|t|ub]san: its own
  * work, or the real function behind one of its interceptors).
  */
@@ -59,7 +61,12 @@ static const char *const exempt_fns[] = {
 
 static void *exe_base; /* where this program is loaded */
 
-static bool exempt_caller(void) {
+SHIM_NOSAN static bool exempt_caller(void *caller) {
+  Dl_info ci;
+  if (dladdr(caller, &ci) && ci.dli_sname &&
+      (strstr(ci.dli_sname, "pthread_getattr_np") ||
+       strstr(ci.dli_sname, "pthread_attr_")))
+    return true;
   void *frames[64];
   int n = backtrace(frames, 64);
   bool in_shim = false;
