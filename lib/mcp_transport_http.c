@@ -1122,6 +1122,15 @@ static mcp_status http_send_request(mcp_transport *base, int64_t id, unsigned fl
     }
     if (!t->endpoint && (st = wait_endpoint_locked(t, deadline, err)) != MCP_OK) goto out;
   }
+  if (t->reinit_running && x->kind == X_REQUEST && !(flags & MCP_SEND_INITIALIZE)) {
+    /* The session is being re-initialized (no Mcp-Session-Id to send):
+     * wait with the requests that got the 404, and go out with the new
+     * session, or fail with them. */
+    x->next = t->reinit_wait;
+    t->reinit_wait = x;
+    x = NULL;
+    goto out;
+  }
   st = submit_locked(t, x, NULL, err);
   if (st == MCP_OK) x = NULL;
 out:

@@ -8,7 +8,9 @@
  *  - a response stream that stalls: the call times out, the client is not
  *    wedged;
  *  - a stream cut after its priming event: resumed with GET + Last-Event-ID;
- *  - 500 with a body: MCP_EHTTP with the body, the client stays usable.
+ *  - 500 with a body: MCP_EHTTP with the body, the client stays usable;
+ *  - a request made while an expired session is re-initialized waits for
+ *    the new session.
  * One server per test; node is found and stopped by check_interop_util.h
  * (a missing node FAILS the test, it is never skipped).
  */
@@ -17,6 +19,7 @@
 #include <arpa/inet.h>
 #include <json-c/json.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -267,6 +270,66 @@ START_TEST(test_http_500) {
 }
 END_TEST
 
+/* An async call's outcome, for test_request_during_reinit. */
+typedef struct async_done {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  bool done;
+  mcp_status status;
+} async_done;
+
+static void on_async(void *user, mcp_status status, const char *result_json, const mcp_error *err) {
+  (void)result_json;
+  (void)err;
+  async_done *d = user;
+  pthread_mutex_lock(&d->lock);
+  d->done = true;
+  d->status = status;
+  pthread_cond_broadcast(&d->cond);
+  pthread_mutex_unlock(&d->lock);
+}
+
+/*
+ * The session expired and its re-initialize is in flight (the server holds
+ * the answer 1.5 s): a request made meanwhile waits for the new session.
+ * Found by tests/soak: it went out without Mcp-Session-Id and failed with
+ * the server's 400.
+ */
+START_TEST(test_request_during_reinit) {
+  fixture f;
+  start_connected(&f, "reinit-hold");
+  assert_call_text(&f, "expire", "expired");
+  /* A: gets 404, which starts the re-initialize. */
+  async_done a = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, MCP_OK};
+  mcp_call_options *o = mcp_call_options_new();
+  ck_assert_ptr_nonnull(o);
+  mcp_call_options_set_timeout_ms(o, CALL_MS);
+  mcp_error err = MCP_ERROR_INIT;
+  ck_assert_int_eq(mcp_client_call_tool_async(f.client, "echo", "{}", o, on_async, &a, &err), MCP_OK);
+  mcp_call_options_free(o);
+  int64_t held = 0;
+  for (int64_t end = now_ms() + CALL_MS; held == 0 && now_ms() < end;) {
+    json_object *s = server_stats(&f);
+    held = jint(s, "reinitHeld");
+    json_object_put(s);
+    if (held == 0) poll(NULL, 0, 5); /* the server's counter is not ours to wait on */
+  }
+  ck_assert_int_eq(held, 1);
+  /* B: made while the re-initialize is unanswered. */
+  assert_call_text(&f, "echo", "echo");
+  pthread_mutex_lock(&a.lock);
+  while (!a.done) pthread_cond_wait(&a.cond, &a.lock); /* bounded by A's CALL_MS */
+  pthread_mutex_unlock(&a.lock);
+  ck_assert_msg(a.status == MCP_OK, "A: %s", mcp_strerror(a.status));
+  json_object *s = server_stats(&f);
+  ck_assert_int_eq(jint(s, "sessionless"), 0);
+  ck_assert_int_eq(jint(s, "reinitHeld"), 1);
+  json_object_put(s);
+  mcp_error_clear(&err);
+  finish(&f);
+}
+END_TEST
+
 Suite *http_faults_suite(void);
 Suite *http_faults_suite(void) {
   Suite *s = suite_create("http_faults");
@@ -278,6 +341,7 @@ Suite *http_faults_suite(void) {
   tcase_add_test(tc, test_priming_cut);
   tcase_add_test(tc, test_http_500);
   tcase_add_test(tc, test_get_listener_switch);
+  tcase_add_test(tc, test_request_during_reinit);
   suite_add_tcase(s, tc);
   return s;
 }

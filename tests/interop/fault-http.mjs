@@ -5,7 +5,12 @@
 // stdin closes.
 import http from 'node:http';
 
-const stats = { posts: 0, gets: 0, resumeGets: 0, lastEventIds: [], toolCalls: 0 };
+const stats = { posts: 0, gets: 0, resumeGets: 0, lastEventIds: [], toolCalls: 0, reinitHeld: 0, sessionless: 0 };
+// reinit-hold: sessions are checked (404 for a stale one, 400 without one);
+// the tool `expire` forgets the session; a re-initialize is answered only
+// after 1.5 s, so a request sent meanwhile shows whether it waited.
+let sessionSeq = 0;
+let liveSession = null;
 let pendingId = null; // priming-cut: the id of the cut tools/call
 let port = 0;
 
@@ -45,6 +50,27 @@ const server = http.createServer((req, res) => {
     }
     let msg;
     try { msg = JSON.parse(body); } catch { return json(res, 400, { error: 'bad json' }); }
+    if (scenario === 'reinit-hold') {
+      if (msg.method === 'initialize') {
+        const sid = `hold-session-${++sessionSeq}`;
+        const answer = () => {
+          liveSession = sid;
+          json(res, 200, { jsonrpc: '2.0', id: msg.id, result: {
+            protocolVersion: '2025-11-25', capabilities: { tools: {} },
+            serverInfo: { name: 'fault-http', version: '1.0.0' } } }, { 'Mcp-Session-Id': sid });
+        };
+        if (sessionSeq === 1) return answer();
+        stats.reinitHeld++;
+        return setTimeout(answer, 1500);
+      }
+      const sid = req.headers['mcp-session-id'];
+      if (!sid) { stats.sessionless++; return json(res, 400, { error: 'missing Mcp-Session-Id' }); }
+      if (sid !== liveSession) return json(res, 404, { error: 'session expired' });
+      if (msg.id === undefined) return res.writeHead(202).end();
+      stats.toolCalls++;
+      if (msg.params?.name === 'expire') { liveSession = null; return json(res, 200, result(msg.id, 'expired')); }
+      return json(res, 200, result(msg.id, 'echo'));
+    }
     if (msg.method === 'initialize') {
       return json(res, 200, { jsonrpc: '2.0', id: msg.id, result: {
         protocolVersion: '2025-11-25', capabilities: { tools: {} },
