@@ -2,8 +2,10 @@
  * tests/soak/soak: the fault-injection soak of the manager.
  *
  * Eight host threads call tools through the public manager API
- * (mcp_manager_call_tool, "SERVER/echo") on six servers while a chaos
- * driver breaks them:
+ * (mcp_manager_call_tool, "SERVER/echo" with a unique text, and now and
+ * then add, notify (notifications before the answer) or grow (list_changed:
+ * the manager re-lists under load)) on six servers while a chaos driver
+ * breaks them:
  *
  *   demo    bin/mcpconn-demo-server, stdio
  *   fault1  tests/mcp-fault-server --chaos, stdio (crash, garbage lines,
@@ -26,9 +28,11 @@
  *  - every call issued returned exactly once: issued == succeeded +
  *    failed-with-error, lost == 0 (a call still running 60 s after the end
  *    is lost; the soak then reports it and exits without waiting);
- *  - a success carries the echo of its own request's text (no cross-talk);
+ *  - a success carries its own request's answer (the echo of its unique
+ *    text, its sum; no cross-talk);
  *  - a failure has err.status == the returned status and a non-empty
- *    message;
+ *    message, and is never an HTTP 400 (the test server says 400 only to
+ *    a malformed request or one without its session id);
  *  - every server answered at least one call;
  *  - no leak: open fds (/proc/self/fd), threads (/proc/self/task) and child
  *    processes (/proc/<pid>/stat with our ppid, zombies included) are the
@@ -285,7 +289,7 @@ static struct {
   srv_def s[NSERVERS];
   uint64_t seed;
   atomic_bool stop;
-  atomic_long issued, succeeded, failed, unclear, wrong;
+  atomic_long issued, succeeded, failed, unclear, wrong, bad_requests;
   atomic_long per_server_ok[NSERVERS];
   atomic_long per_status[32]; /* by -status */
   atomic_long log_lines;
@@ -327,9 +331,28 @@ static void *host_thread(void *arg) {
   if (!o) die("out of memory");
   for (long n = 0; !atomic_load(&g.stop); n++) {
     int si = (int)(rnd(&rs) % NSERVERS);
-    char text[96], args[160];
+    char text[96], args[160], tool[80];
     snprintf(text, sizeof(text), "t%d-%ld-%016" PRIx64, t, n, rnd(&rs));
     snprintf(args, sizeof(args), "{\"text\":\"%s\"}", text);
+    snprintf(tool, sizeof(tool), "%s", g.s[si].tool);
+    uint64_t what = rnd(&rs) % 64;
+    if (si == 1 || si == 2) {
+      /* Fault servers: sometimes notifications before the answer, or
+       * `grow` (list_changed: the manager re-lists while calls run). */
+      if (what == 0) {
+        snprintf(tool, sizeof(tool), "%s/grow", g.s[si].name);
+        snprintf(text, sizeof(text), "grow");
+        snprintf(args, sizeof(args), "{}");
+      } else if (what < 8) {
+        snprintf(tool, sizeof(tool), "%s/notify", g.s[si].name);
+        snprintf(text, sizeof(text), "sent %d notifications", (int)what);
+        snprintf(args, sizeof(args), "{\"count\":%d}", (int)what);
+      }
+    } else if (si >= 3 && what < 8) {
+      snprintf(tool, sizeof(tool), "%s/add", g.s[si].name);
+      snprintf(text, sizeof(text), "%d", (int)(what * 1000 + (uint64_t)t));
+      snprintf(args, sizeof(args), "{\"a\":%d,\"b\":%d}", (int)(what * 1000), t);
+    }
     char *result = NULL;
     mcp_error err = MCP_ERROR_INIT;
     int64_t t0 = now_ms();
@@ -346,7 +369,7 @@ static void *host_thread(void *arg) {
     pthread_mutex_lock(&g.slot_lock[t]);
     g.slot[t] = tok;
     pthread_mutex_unlock(&g.slot_lock[t]);
-    mcp_status st = mcp_manager_call_tool(g.m, g.s[si].tool, args, o, &result, &err);
+    mcp_status st = mcp_manager_call_tool(g.m, tool, args, o, &result, &err);
     int64_t dt = now_ms() - t0;
     atomic_store(&g.started[t], 0);
     pthread_mutex_lock(&g.slot_lock[t]);
@@ -363,11 +386,15 @@ static void *host_thread(void *arg) {
         atomic_fetch_add(&g.per_server_ok[si], 1);
       } else {
         atomic_fetch_add(&g.wrong, 1);
-        fprintf(stderr, "soak: WRONG RESULT from %s for \"%s\": %s\n", g.s[si].name, text,
+        fprintf(stderr, "soak: WRONG RESULT from %s for \"%s\": %s\n", tool, text,
                 result ? result : "(null)");
       }
     } else if (err.status == st && err.message && err.message[0]) {
       atomic_fetch_add(&g.failed, 1);
+      if (err.http_status == 400) { /* our servers say 400 only to a bad request */
+        atomic_fetch_add(&g.bad_requests, 1);
+        fprintf(stderr, "soak: HTTP 400 from %s: %s\n", g.s[si].name, err.message);
+      }
       if (-st > 0 && -st < 32) atomic_fetch_add(&g.per_status[-st], 1);
       if (g.verbose)
         fprintf(stderr, "[call] %s: %s: %s\n", g.s[si].name, mcp_strerror(st), err.message);
@@ -667,8 +694,10 @@ int main(int argc, char **argv) {
        wrong = atomic_load(&g.wrong);
   long lost = issued - ok - failed - unclear - wrong;
   printf("soak: calls issued %ld, succeeded %ld, failed-with-error %ld, lost %ld "
-         "(unclear errors %ld, wrong results %ld), max latency %lld ms, %.0f calls/s\n",
-         issued, ok, failed, lost, unclear, wrong, (long long)atomic_load(&g.max_latency_ms),
+         "(unclear errors %ld, wrong results %ld, HTTP 400 %ld), max latency %lld ms, "
+         "%.0f calls/s\n",
+         issued, ok, failed, lost, unclear, wrong, atomic_load(&g.bad_requests),
+         (long long)atomic_load(&g.max_latency_ms),
          (double)issued * 1000.0 / (double)(now_ms() - t_start));
   if (lost_threads) {
     printf("soak: VERDICT: FAIL (%ld calls never returned; not freeing the manager)\n", lost);
@@ -724,6 +753,7 @@ int main(int argc, char **argv) {
   if (lost) why = "lost calls";
   else if (unclear) why = "failures without a clear error";
   else if (wrong) why = "successes with another call's result";
+  else if (atomic_load(&g.bad_requests)) why = "HTTP 400: the client sent a request the server could not take";
   else if (fds1 != fds0) why = "file descriptors leaked";
   else if (threads1 != threads0) why = "threads leaked";
   else if (kids1 != kids0) why = "child processes leaked";
