@@ -29,6 +29,8 @@
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -39,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -127,6 +130,12 @@ static void usage(FILE *f) {
 "                         HTTP/2 by ALPN)\n"
 "  --h2c                  HTTP/2 with prior knowledge: h2c on http URLs, h2\n"
 "                         without fallback on https URLs\n"
+"  --client-id ID         OAuth: a client id registered with the server's\n"
+"                         authorization server (default: dynamic registration)\n"
+"  --client-secret SECRET OAuth: that client's secret, if it has one\n"
+"  A server that answers 401 is authorized with OAuth: the URL to open is\n"
+"  printed, and the browser's redirect is caught on 127.0.0.1; tokens are\n"
+"  kept in $XDG_DATA_HOME/mcpconn/oauth (~/.local/share/mcpconn/oauth)\n"
 "\n"
 "Configuration files:\n"
 "  --config FILE          add the servers of a JSON file; repeatable, the first\n"
@@ -433,6 +442,8 @@ struct cli {
   bool insecure;
   int http_version;       /* an mcp_http_version, or -1: not given */
   const char *http_option; /* the first of them given, for messages */
+  const char *client_id;   /* OAuth pre-registration, or NULL */
+  const char *client_secret;
 };
 
 /* Global so that exit() from deep inside parsing leaks nothing visible. */
@@ -691,6 +702,145 @@ static void check_unique_names(struct cli *cli) {
                     "--name NAME", cli->adhoc[i].name);
 }
 
+/* ---- OAuth: the browser step through a loopback redirect ------------------ */
+
+/*
+ * One listening socket on 127.0.0.1 (an ephemeral port, opened when there
+ * is a --url server) catches the authorization server's redirect (RFC 8252
+ * section 7.3).  |lock| lets one authorization wait on it at a time, so a
+ * redirect always reaches the flow that asked for it.
+ */
+static struct {
+  pthread_mutex_t lock;
+  int fd;
+  int port;
+} g_loopback = {PTHREAD_MUTEX_INITIALIZER, -1, 0};
+
+#define LOOPBACK_WAIT_MS (5 * 60 * 1000)
+#define LOOPBACK_READ_MS 10000
+
+static void loopback_open(void) {
+  if (g_loopback.fd >= 0) return;
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_in a = {0};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(a);
+  if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(fd, 4) != 0 ||
+      getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
+    if (fd >= 0) close(fd);
+    return; /* no redirect catcher: a server that needs OAuth fails then */
+  }
+  g_loopback.fd = fd;
+  g_loopback.port = ntohs(a.sin_port);
+}
+
+/* Reads a request head from |fd| (bounded in size and time) into |buf|. */
+static bool read_head(int fd, char *buf, size_t cap) {
+  size_t n = 0;
+  int64_t deadline = now_ms() + LOOPBACK_READ_MS;
+  while (n + 1 < cap) {
+    struct pollfd p = {fd, POLLIN, 0};
+    int64_t left = deadline - now_ms();
+    if (left <= 0 || poll(&p, 1, (int)left) <= 0) return false;
+    ssize_t r = read(fd, buf + n, cap - 1 - n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;
+    n += (size_t)r;
+    buf[n] = '\0';
+    if (strstr(buf, "\r\n\r\n") || strstr(buf, "\n\n")) return true;
+  }
+  return false;
+}
+
+static void reply(int fd, const char *status, const char *text) {
+  char head[256];
+  int n = snprintf(head, sizeof(head),
+                   "HTTP/1.1 %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
+                   "Content-Length: %zu\r\nConnection: close\r\n\r\n",
+                   status, strlen(text));
+  if (write(fd, head, (size_t)n) == n) (void)!write(fd, text, strlen(text));
+}
+
+/*
+ * The library's authorize callback: print the URL, wait for the browser to
+ * come back to the loopback redirect URI, and hand the library that URL.
+ * Runs on the server's auth thread.
+ */
+static mcp_status cli_authorize(void *user, const char *url, const char *redirect_uri,
+                                char **redirect_url, mcp_error *err) {
+  const char *server = user;
+  (void)err;
+  if (g_loopback.fd < 0) return MCP_EIO;
+  const char *path = strchr(redirect_uri + strlen("http://"), '/');
+  size_t path_len = path ? strcspn(path, "?#") : 0;
+  pthread_mutex_lock(&g_loopback.lock);
+  pthread_mutex_lock(&g_stderr_lock);
+  fprintf(stderr,
+          PROG ": server '%s' needs authorization: open this URL in a browser:\n\n  %s\n\n" PROG
+               ": waiting up to %d minutes for the browser to come back to %s\n",
+          server, url, LOOPBACK_WAIT_MS / 60000, redirect_uri);
+  fflush(stderr);
+  pthread_mutex_unlock(&g_stderr_lock);
+  mcp_status st = MCP_ETIMEDOUT;
+  int64_t deadline = now_ms() + LOOPBACK_WAIT_MS;
+  for (;;) {
+    int64_t left = deadline - now_ms();
+    struct pollfd p = {g_loopback.fd, POLLIN, 0};
+    if (left <= 0) break;
+    int pr = poll(&p, 1, (int)left);
+    if (pr < 0 && errno == EINTR) continue;
+    if (pr <= 0) break;
+    int c = accept(g_loopback.fd, NULL, NULL);
+    if (c < 0) continue;
+    char head[8192];
+    char *target = NULL;
+    if (read_head(c, head, sizeof(head)) && strncmp(head, "GET ", 4) == 0) {
+      char *t = head + 4, *sp = strchr(t, ' ');
+      if (sp && path && (size_t)(sp - t) >= path_len && strncmp(t, path, path_len) == 0 &&
+          (t[path_len] == '?' || t[path_len] == ' '))
+        target = xstrndup(t, (size_t)(sp - t));
+    }
+    if (!target) {
+      reply(c, "404 Not Found", "not the authorization redirect\n");
+      close(c);
+      continue;
+    }
+    reply(c, "200 OK", PROG ": authorization received; you can close this window.\n");
+    close(c);
+    *redirect_url = malloc(strlen("http://127.0.0.1:65535") + strlen(target) + 1);
+    if (*redirect_url) {
+      sprintf(*redirect_url, "http://127.0.0.1:%d%s", g_loopback.port, target);
+      st = MCP_OK;
+    } else {
+      st = MCP_ENOMEM;
+    }
+    free(target);
+    break;
+  }
+  pthread_mutex_unlock(&g_loopback.lock);
+  if (st == MCP_ETIMEDOUT) fprintf(stderr, PROG ": no browser came back to %s in time\n", redirect_uri);
+  return st;
+}
+
+/* OAuth for one --url server: the loopback browser step, the file store,
+ * the pre-registered client if given. */
+static void apply_oauth(struct cli *cli, struct adhoc *a) {
+  mcp_oauth_options *oa = mcp_oauth_options_new();
+  if (!oa) config_error("OAuth options: out of memory");
+  char redirect[64];
+  snprintf(redirect, sizeof(redirect), "http://127.0.0.1:%d/callback", g_loopback.port);
+  mcp_status st = mcp_oauth_options_set_redirect_uri(oa, redirect);
+  if (st == MCP_OK) st = mcp_oauth_options_set_client_name(oa, PROG);
+  if (st == MCP_OK) st = mcp_oauth_options_set_file_store(oa, NULL);
+  if (st == MCP_OK && cli->client_id)
+    st = mcp_oauth_options_set_client(oa, cli->client_id, cli->client_secret);
+  if (g_loopback.fd >= 0) mcp_oauth_options_set_authorize(oa, cli_authorize, a->name);
+  if (st == MCP_OK) st = mcp_client_options_set_oauth(a->co, oa);
+  mcp_oauth_options_free(oa);
+  if (st != MCP_OK) config_error("OAuth options: %s", mcp_strerror(st));
+}
+
 /* Applies the HTTP and TLS options to every --url server. */
 static void apply_http_options(struct cli *cli) {
   size_t n_url = 0;
@@ -699,6 +849,8 @@ static void apply_http_options(struct cli *cli) {
     usage_error("%s applies to --url servers, and none is given",
                 cli->http_option);
   if (cli->key && !cli->cert) usage_error("--key needs --cert");
+  if (cli->client_secret && !cli->client_id) usage_error("--client-secret needs --client-id");
+  if (n_url) loopback_open();
   for (size_t i = 0; i < cli->n_adhoc; i++) {
     struct adhoc *a = &cli->adhoc[i];
     if (!a->is_url) continue;
@@ -713,6 +865,7 @@ static void apply_http_options(struct cli *cli) {
     if (cli->http_version >= 0)
       mcp_client_options_set_http_version(a->co,
                                           (mcp_http_version)cli->http_version);
+    apply_oauth(cli, a);
   }
 }
 
@@ -733,7 +886,9 @@ enum {
   OPT_HTTP11,
   OPT_H2C,
   OPT_TIMEOUT,
-  OPT_VERSION
+  OPT_VERSION,
+  OPT_CLIENT_ID,
+  OPT_CLIENT_SECRET
 };
 
 static const struct option long_options[] = {
@@ -753,6 +908,8 @@ static const struct option long_options[] = {
     {"insecure", no_argument, NULL, OPT_INSECURE},
     {"http1.1", no_argument, NULL, OPT_HTTP11},
     {"h2c", no_argument, NULL, OPT_H2C},
+    {"client-id", required_argument, NULL, OPT_CLIENT_ID},
+    {"client-secret", required_argument, NULL, OPT_CLIENT_SECRET},
     {"server", required_argument, NULL, 's'},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"quiet", no_argument, NULL, 'q'},
@@ -845,6 +1002,15 @@ static void parse_options(int argc, char **argv) {
       break;
     case OPT_H2C:
       set_http_version(&g_cli, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE, "--h2c");
+      break;
+    case OPT_CLIENT_ID:
+      if (!*optarg) usage_error("--client-id needs a client id");
+      g_cli.client_id = optarg;
+      if (!g_cli.http_option) g_cli.http_option = "--client-id";
+      break;
+    case OPT_CLIENT_SECRET:
+      g_cli.client_secret = optarg;
+      if (!g_cli.http_option) g_cli.http_option = "--client-secret";
       break;
     case 's':
       strv_push(&g_cli.only, xstrdup(optarg));

@@ -21,6 +21,7 @@
 #include <openssl/rand.h>
 #include <openssl/rsa.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -783,9 +784,10 @@ struct mcp_oauth {
   char *ca_file, *ca_dir, *client_cert, *client_key;
   bool insecure;
   int64_t timeout_ms;
-  pthread_mutex_t mu;
-  bool cancelled;
-  /* state (mu guards access_token for mcp__oauth_token) */
+  pthread_mutex_t mu;       /* guards access_token and cur */
+  atomic_bool cancelled;
+  fetch_result *cur;        /* the request fetch() is waiting for */
+  /* state (the flow thread's; mu also guards access_token) */
   char *access_token, *refresh_token, *scope;
   int64_t expires_at;
   char *issuer, *token_endpoint;
@@ -793,12 +795,7 @@ struct mcp_oauth {
   char *reg_issuer; /* whom the client was registered with (DCR) */
 };
 
-static bool cancelled(mcp_oauth *a) {
-  pthread_mutex_lock(&a->mu);
-  bool c = a->cancelled;
-  pthread_mutex_unlock(&a->mu);
-  return c;
-}
+static bool cancelled(mcp_oauth *a) { return atomic_load(&a->cancelled); }
 
 /*
  * One blocking request to |url|.  |ctype| and |body| for a POST; |auth| an
@@ -845,17 +842,24 @@ static mcp_status fetch(mcp_oauth *a, const char *method, const char *url, const
                         &fetch_cb, f, &id, err);
   if (st == MCP_OK) {
     int64_t deadline = mcp__now_ms() + a->timeout_ms;
+    pthread_mutex_lock(&a->mu);
+    a->cur = f; /* mcp__oauth_cancel() wakes us */
+    pthread_mutex_unlock(&a->mu);
     pthread_mutex_lock(&f->mu);
-    while (!f->done && mcp__now_ms() < deadline) {
+    while (!f->done && !cancelled(a) && mcp__now_ms() < deadline) {
       struct timespec ts = mcp__ts_from_ms(deadline);
       pthread_cond_timedwait(&f->cv, &f->mu, &ts);
     }
-    bool timed_out = !f->done;
+    bool unfinished = !f->done;
     pthread_mutex_unlock(&f->mu);
-    if (timed_out) {
+    pthread_mutex_lock(&a->mu);
+    a->cur = NULL;
+    pthread_mutex_unlock(&a->mu);
+    if (unfinished) {
       mcp__http_cancel(hc, id);
-      st = mcp__error_set(err, MCP_ETIMEDOUT, "%s %s: no answer in %lld ms", method, url,
-                          (long long)a->timeout_ms);
+      if (cancelled(a)) st = mcp__error_set(err, MCP_ECANCELLED, "authorization cancelled");
+      else st = mcp__error_set(err, MCP_ETIMEDOUT, "%s %s: no answer in %lld ms", method, url,
+                               (long long)a->timeout_ms);
     }
   }
   mcp__http_client_free(hc); /* ends the request (on_done ran) */
@@ -1125,8 +1129,14 @@ char *mcp__oauth_token(mcp_oauth *a) {
 }
 
 void mcp__oauth_cancel(mcp_oauth *a) {
+  atomic_store(&a->cancelled, true);
+  /* Lock order: a->mu, then the waiting fetch's mu. */
   pthread_mutex_lock(&a->mu);
-  a->cancelled = true;
+  if (a->cur) {
+    pthread_mutex_lock(&a->cur->mu);
+    pthread_cond_broadcast(&a->cur->cv);
+    pthread_mutex_unlock(&a->cur->mu);
+  }
   pthread_mutex_unlock(&a->mu);
 }
 

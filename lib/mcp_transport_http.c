@@ -358,7 +358,11 @@ static mcp_status submit_locked(http_transport *t, exchange *x, const char *last
     h[n++] = (mcp_http_header){"mcp-protocol-version", t->version};
   if (t->bearer) h[n++] = (mcp_http_header){"authorization", t->bearer};
   x->bearer_gen = t->bearer_gen;
-  for (size_t i = 0; i < t->nheaders && n < sizeof(h) / sizeof(h[0]); i++) h[n++] = t->headers[i];
+  for (size_t i = 0; i < t->nheaders && n < sizeof(h) / sizeof(h[0]); i++) {
+    /* A host's own Authorization header goes until OAuth has a token. */
+    if (t->bearer && name_is(t->headers[i].name, "authorization")) continue;
+    h[n++] = t->headers[i];
+  }
   const char *body = NULL;
   size_t body_len = 0;
   if (strcmp(method, "POST") == 0) {
@@ -1320,7 +1324,6 @@ mcp_status mcp__http_transport_new(const mcp_http_transport_config *cfg,
   }
   for (size_t i = 0; i < cfg->nheaders; i++) {
     if (reserved_header(cfg->header_names[i])) continue; /* ours alone */
-    if (cfg->oauth && name_is(cfg->header_names[i], "authorization")) continue; /* OAuth's */
     char *name = mcp__strdup(cfg->header_names[i]);
     char *value = mcp__strdup(cfg->header_values[i]);
     if (!name || !value) {

@@ -680,7 +680,9 @@ MCP_EXTERN mcp_status mcp_manager_reconnect(mcp_manager *m, const char *server,
  * step-up (403 insufficient_scope) is tried at most twice per request.
  * Tokens are refreshed with a refresh token when one was issued, and kept
  * in the token store (none unless one is set).  Tokens never appear in log
- * lines or error messages.
+ * lines or error messages.  An "Authorization" header added with
+ * mcp_client_options_add_header() is sent until OAuth has a token, which
+ * then replaces it.
  *
  * The flow runs on the transport's own auth thread, while the request that
  * met the 401 waits (its timeout keeps running: give connect a timeout

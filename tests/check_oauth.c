@@ -1,0 +1,909 @@
+/*
+ * check_oauth.c: OAuth (lib/mcp_oauth.c and the HTTP transport's 401
+ * handling).
+ *  - unit: the WWW-Authenticate parser, the well-known URL lists in the
+ *    spec's order, resource matching, base64/base64url (RFC 4648 vectors),
+ *    PKCE (a challenge computed with the openssl CLI, fresh verifiers), form
+ *    encoding and query parsing, the private_key_jwt assertion (signed here,
+ *    verified with OpenSSL against the public key), token responses (errors
+ *    never echo the body);
+ *  - flows against tests/interop/oauth-http.mjs (a real server on 127.0.0.1
+ *    with its own authorization server): discovery + registration +
+ *    authorization code with PKCE verified by the server; a host token store
+ *    reused by a second client; the file store's modes; refresh after the
+ *    server revokes access tokens, shared by concurrent requests; a refused
+ *    authorization; no authorize callback; tokens never in log lines or
+ *    error messages, never in a URL;
+ *  - the CLI (MCPCONN_BIN): prints the URL, catches the browser's redirect
+ *    on its loopback listener, keeps the tokens (0600 under
+ *    $XDG_DATA_HOME/mcpconn/oauth) so a second run needs no browser.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <json-c/json.h>
+#include <netdb.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <openssl/ec.h>
+#include <openssl/ecdsa.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/rsa.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include "check_interop_util.h"
+#include "mcp_oauth.h"
+#include "mcpconn.h"
+
+#define START_MS 60000
+#define CALL_MS 30000
+
+/* ========================================================================== */
+/* Unit tests                                                                 */
+/* ========================================================================== */
+
+START_TEST(test_challenge_parse) {
+  mcp_oauth_challenge c;
+  ck_assert_int_eq(mcp__oauth_parse_challenge(
+                       "Bearer error=\"insufficient_scope\", scope=\"a b\", "
+                       "resource_metadata=\"https://x.example/.well-known/oauth-protected-resource/mcp\"",
+                       &c),
+                   MCP_OK);
+  ck_assert(c.bearer);
+  ck_assert_str_eq(c.error, "insufficient_scope");
+  ck_assert_str_eq(c.scope, "a b");
+  ck_assert_str_eq(c.resource_metadata, "https://x.example/.well-known/oauth-protected-resource/mcp");
+  mcp__oauth_challenge_clear(&c);
+
+  /* Another scheme first, token values, escapes, any case. */
+  ck_assert_int_eq(mcp__oauth_parse_challenge(
+                       "Basic realm=\"r, with comma\", bearer Scope=read, error_description=\"say \\\"hi\\\"\"",
+                       &c),
+                   MCP_OK);
+  ck_assert(c.bearer);
+  ck_assert_str_eq(c.scope, "read");
+  ck_assert_str_eq(c.error_description, "say \"hi\"");
+  ck_assert_ptr_null(c.resource_metadata);
+  mcp__oauth_challenge_clear(&c);
+
+  /* Bearer's parameters end at the next challenge. */
+  ck_assert_int_eq(mcp__oauth_parse_challenge("Bearer scope=\"x\", DPoP scope=\"y\" , algs=\"ES256\"", &c),
+                   MCP_OK);
+  ck_assert_str_eq(c.scope, "x");
+  mcp__oauth_challenge_clear(&c);
+
+  ck_assert_int_eq(mcp__oauth_parse_challenge("Basic realm=\"x\"", &c), MCP_OK);
+  ck_assert(!c.bearer);
+  mcp__oauth_challenge_clear(&c);
+  ck_assert_int_eq(mcp__oauth_parse_challenge("Bearer scope=\"unterminated", &c), MCP_EINVAL);
+  mcp__oauth_challenge_clear(&c);
+  ck_assert_int_eq(mcp__oauth_parse_challenge("", &c), MCP_OK);
+  ck_assert(!c.bearer);
+  ck_assert_int_eq(mcp__oauth_parse_challenge(NULL, &c), MCP_OK);
+  ck_assert(!c.bearer);
+}
+END_TEST
+
+static void assert_strv(char **v, const char *const *want) {
+  size_t i = 0;
+  for (; want[i]; i++) {
+    ck_assert_ptr_nonnull(v[i]);
+    ck_assert_str_eq(v[i], want[i]);
+  }
+  ck_assert_ptr_null(v[i]);
+}
+
+START_TEST(test_wellknown_order) {
+  char **v = NULL;
+  ck_assert_int_eq(mcp__oauth_prm_urls("https://Example.com:8443/public/mcp?x=1", &v), MCP_OK);
+  assert_strv(v, (const char *const[]){
+                     "https://example.com:8443/.well-known/oauth-protected-resource/public/mcp",
+                     "https://example.com:8443/.well-known/oauth-protected-resource", NULL});
+  mcp__oauth_strv_free(v);
+  ck_assert_int_eq(mcp__oauth_prm_urls("http://127.0.0.1:9/", &v), MCP_OK);
+  assert_strv(v, (const char *const[]){"http://127.0.0.1:9/.well-known/oauth-protected-resource", NULL});
+  mcp__oauth_strv_free(v);
+
+  ck_assert_int_eq(mcp__oauth_as_urls("https://auth.example.com/tenant1", &v), MCP_OK);
+  assert_strv(v, (const char *const[]){
+                     "https://auth.example.com/.well-known/oauth-authorization-server/tenant1",
+                     "https://auth.example.com/.well-known/openid-configuration/tenant1",
+                     "https://auth.example.com/tenant1/.well-known/openid-configuration", NULL});
+  mcp__oauth_strv_free(v);
+  ck_assert_int_eq(mcp__oauth_as_urls("https://auth.example.com", &v), MCP_OK);
+  assert_strv(v, (const char *const[]){"https://auth.example.com/.well-known/oauth-authorization-server",
+                                       "https://auth.example.com/.well-known/openid-configuration",
+                                       NULL});
+  mcp__oauth_strv_free(v);
+  ck_assert_int_eq(mcp__oauth_as_urls("ftp://x", &v), MCP_EINVAL);
+  ck_assert_ptr_null(v);
+}
+END_TEST
+
+START_TEST(test_resource_match) {
+  ck_assert(mcp__oauth_resource_allowed("http://localhost:8/mcp", "http://localhost:8/mcp"));
+  ck_assert(mcp__oauth_resource_allowed("http://localhost:8/mcp", "http://localhost:8"));
+  ck_assert(mcp__oauth_resource_allowed("http://localhost:8/mcp", "http://LOCALHOST:8/mcp/"));
+  ck_assert(mcp__oauth_resource_allowed("http://localhost:8/a/mcp", "http://localhost:8/a"));
+  ck_assert(!mcp__oauth_resource_allowed("http://localhost:8/mcpx", "http://localhost:8/mcp"));
+  ck_assert(!mcp__oauth_resource_allowed("http://localhost:8/mcp", "https://evil.example.com/mcp"));
+  ck_assert(!mcp__oauth_resource_allowed("http://localhost:8/mcp", "http://localhost:9/mcp"));
+  ck_assert(!mcp__oauth_resource_allowed("http://localhost:8/mcp", "not a url"));
+  char *r = mcp__oauth_canonical_resource("HTTPS://Example.COM/mcp/?q=1#frag");
+  ck_assert_str_eq(r, "https://example.com/mcp");
+  mcp__free(r);
+  r = mcp__oauth_canonical_resource("https://example.com:443/");
+  ck_assert_str_eq(r, "https://example.com");
+  mcp__free(r);
+}
+END_TEST
+
+START_TEST(test_base64) {
+  static const struct {
+    const char *in, *std, *url;
+  } v[] = {{"", "", ""},         {"f", "Zg==", "Zg"},           {"fo", "Zm8=", "Zm8"},
+           {"foo", "Zm9v", "Zm9v"}, {"foob", "Zm9vYg==", "Zm9vYg"}, {"fooba", "Zm9vYmE=", "Zm9vYmE"},
+           {"foobar", "Zm9vYmFy", "Zm9vYmFy"}};
+  for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+    char *a = mcp__oauth_b64((const unsigned char *)v[i].in, strlen(v[i].in));
+    char *b = mcp__oauth_b64url((const unsigned char *)v[i].in, strlen(v[i].in));
+    ck_assert_str_eq(a, v[i].std);
+    ck_assert_str_eq(b, v[i].url);
+    mcp__free(a);
+    mcp__free(b);
+  }
+  const unsigned char hi[] = {0xfb, 0xff, 0xbf};
+  char *a = mcp__oauth_b64(hi, 3), *b = mcp__oauth_b64url(hi, 3);
+  ck_assert_str_eq(a, "+/+/");
+  ck_assert_str_eq(b, "-_-_");
+  mcp__free(a);
+  mcp__free(b);
+}
+END_TEST
+
+START_TEST(test_pkce) {
+  /* Expected value made outside the library: printf %s VERIFIER | openssl
+   * dgst -sha256 -binary | base64 | tr '+/' '-_' | tr -d '='. */
+  char *c = mcp__oauth_pkce_challenge("dBjftJeZ4CVP-mJ92K3P8X5grh9SoA2yqa9Bcg1rtmQ");
+  ck_assert_str_eq(c, "tmu16Xkhpo6N4D3q1GA-28JjNfS3xncTcwe6M5go2Mg");
+  mcp__free(c);
+  char *v1, *c1, *v2, *c2;
+  ck_assert_int_eq(mcp__oauth_pkce(&v1, &c1), MCP_OK);
+  ck_assert_int_eq(mcp__oauth_pkce(&v2, &c2), MCP_OK);
+  ck_assert_uint_eq(strlen(v1), 43); /* 43..128 unreserved characters */
+  for (const char *p = v1; *p; p++) ck_assert(strchr("-_", *p) || isalnum((unsigned char)*p));
+  ck_assert_str_ne(v1, v2);
+  char *again = mcp__oauth_pkce_challenge(v1);
+  ck_assert_str_eq(again, c1);
+  mcp__free(again);
+  mcp__free(v1);
+  mcp__free(c1);
+  mcp__free(v2);
+  mcp__free(c2);
+}
+END_TEST
+
+START_TEST(test_form_and_query) {
+  mcp_buf b;
+  mcp__buf_init(&b);
+  ck_assert_int_eq(mcp__oauth_form_add(&b, "a b", "x&y=z/\xc3\xa9~"), MCP_OK);
+  ck_assert_int_eq(mcp__oauth_form_add(&b, "skip", NULL), MCP_OK);
+  ck_assert_int_eq(mcp__oauth_form_add(&b, "scope", "mcp:read mcp:write"), MCP_OK);
+  ck_assert_str_eq(b.data, "a%20b=x%26y%3Dz%2F%C3%A9~&scope=mcp%3Aread%20mcp%3Awrite");
+  mcp__buf_free(&b);
+
+  const char *u = "http://localhost:3000/callback?code=ab%2Bc&state=s+1&empty=&flag#code=frag";
+  char *v = mcp__oauth_query_param(u, "code");
+  ck_assert_str_eq(v, "ab+c");
+  mcp__free(v);
+  v = mcp__oauth_query_param(u, "state");
+  ck_assert_str_eq(v, "s 1");
+  mcp__free(v);
+  v = mcp__oauth_query_param(u, "empty");
+  ck_assert_str_eq(v, "");
+  mcp__free(v);
+  v = mcp__oauth_query_param(u, "flag");
+  ck_assert_str_eq(v, "");
+  mcp__free(v);
+  ck_assert_ptr_null(mcp__oauth_query_param(u, "error"));
+  ck_assert_ptr_null(mcp__oauth_query_param("http://x/cb", "code"));
+  v = mcp__oauth_query_param("http://x/cb?bad=%zz%4", "bad");
+  ck_assert_str_eq(v, "%zz%4"); /* stray % kept as is */
+  mcp__free(v);
+}
+END_TEST
+
+/* Decodes base64url |s| (n chars) into |out|; returns the length. */
+static size_t b64url_decode(const char *s, size_t n, unsigned char *out) {
+  char *std = malloc(n + 4);
+  ck_assert_ptr_nonnull(std);
+  memset(std, 0, n + 4);
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) std[k++] = s[i] == '-' ? '+' : s[i] == '_' ? '/' : s[i];
+  while (k % 4) std[k++] = '=';
+  int len = EVP_DecodeBlock(out, (unsigned char *)std, (int)k);
+  ck_assert_int_ge(len, 0);
+  size_t pad = 0;
+  for (size_t i = k; i > 0 && std[i - 1] == '='; i--) pad++;
+  free(std);
+  return (size_t)len - pad;
+}
+
+static char *pem_of(EVP_PKEY *k) {
+  BIO *b = BIO_new(BIO_s_mem());
+  ck_assert(PEM_write_bio_PrivateKey(b, k, NULL, NULL, 0, NULL, NULL) == 1);
+  char *p = NULL;
+  long n = BIO_get_mem_data(b, &p);
+  char *s = strndup(p, (size_t)n);
+  BIO_free(b);
+  return s;
+}
+
+/* Verifies JWS |jwt| with |key| (ES256 raw r||s or RS256) and returns the
+ * decoded claims. */
+static json_object *verify_jwt(const char *jwt, EVP_PKEY *key, bool ec) {
+  const char *d1 = strchr(jwt, '.');
+  ck_assert_ptr_nonnull(d1);
+  const char *d2 = strchr(d1 + 1, '.');
+  ck_assert_ptr_nonnull(d2);
+  unsigned char hdr[256], claims[1024], sig[512];
+  size_t hl = b64url_decode(jwt, (size_t)(d1 - jwt), hdr);
+  hdr[hl] = 0;
+  json_object *h = json_tokener_parse((char *)hdr);
+  ck_assert_str_eq(json_object_get_string(json_object_object_get(h, "alg")), ec ? "ES256" : "RS256");
+  json_object_put(h);
+  size_t cl = b64url_decode(d1 + 1, (size_t)(d2 - d1 - 1), claims);
+  claims[cl] = 0;
+  size_t sl = b64url_decode(d2 + 1, strlen(d2 + 1), sig);
+  unsigned char der[128];
+  const unsigned char *sigp = sig;
+  size_t sigl = sl;
+  if (ec) {
+    ck_assert_uint_eq(sl, 64);
+    ECDSA_SIG *es = ECDSA_SIG_new();
+    ECDSA_SIG_set0(es, BN_bin2bn(sig, 32, NULL), BN_bin2bn(sig + 32, 32, NULL));
+    unsigned char *p = der;
+    int n = i2d_ECDSA_SIG(es, &p);
+    ECDSA_SIG_free(es);
+    sigp = der;
+    sigl = (size_t)n;
+  }
+  EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+  ck_assert(EVP_DigestVerifyInit(ctx, NULL, EVP_sha256(), NULL, key) == 1);
+  ck_assert_msg(EVP_DigestVerify(ctx, sigp, sigl, (const unsigned char *)jwt, (size_t)(d2 - jwt)) == 1,
+                "signature does not verify");
+  EVP_MD_CTX_free(ctx);
+  return json_tokener_parse((char *)claims);
+}
+
+START_TEST(test_jwt_assertion) {
+  EVP_PKEY *ec = NULL, *rsa = NULL;
+  EVP_PKEY_CTX *kc = EVP_PKEY_CTX_new_id(EVP_PKEY_EC, NULL);
+  ck_assert(kc && EVP_PKEY_keygen_init(kc) == 1 &&
+            EVP_PKEY_CTX_set_ec_paramgen_curve_nid(kc, NID_X9_62_prime256v1) == 1 &&
+            EVP_PKEY_keygen(kc, &ec) == 1);
+  EVP_PKEY_CTX_free(kc);
+  kc = EVP_PKEY_CTX_new_id(EVP_PKEY_RSA, NULL);
+  ck_assert(kc && EVP_PKEY_keygen_init(kc) == 1 && EVP_PKEY_CTX_set_rsa_keygen_bits(kc, 2048) == 1 &&
+            EVP_PKEY_keygen(kc, &rsa) == 1);
+  EVP_PKEY_CTX_free(kc);
+  ck_assert_ptr_nonnull(ec);
+  ck_assert_ptr_nonnull(rsa);
+  char *ec_pem = pem_of(ec), *rsa_pem = pem_of(rsa);
+  char *jwt = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  ck_assert_int_eq(mcp__oauth_jwt_assertion(ec_pem, "ES256", "client-1", "https://as.example", 1700000000,
+                                            &jwt, &err),
+                   MCP_OK);
+  json_object *c = verify_jwt(jwt, ec, true);
+  ck_assert_str_eq(json_object_get_string(json_object_object_get(c, "iss")), "client-1");
+  ck_assert_str_eq(json_object_get_string(json_object_object_get(c, "sub")), "client-1");
+  ck_assert_str_eq(json_object_get_string(json_object_object_get(c, "aud")), "https://as.example");
+  ck_assert_int_eq(json_object_get_int64(json_object_object_get(c, "iat")), 1700000000);
+  ck_assert_int_eq(json_object_get_int64(json_object_object_get(c, "exp")), 1700000300);
+  ck_assert_uint_ge(strlen(json_object_get_string(json_object_object_get(c, "jti"))), 16);
+  json_object_put(c);
+  mcp__free(jwt);
+
+  ck_assert_int_eq(mcp__oauth_jwt_assertion(rsa_pem, "RS256", "c2", "aud", 1, &jwt, &err), MCP_OK);
+  c = verify_jwt(jwt, rsa, false);
+  ck_assert_str_eq(json_object_get_string(json_object_object_get(c, "iss")), "c2");
+  json_object_put(c);
+  mcp__free(jwt);
+
+  /* Key and algorithm must agree; garbage and unknown algorithms fail. */
+  ck_assert_int_eq(mcp__oauth_jwt_assertion(rsa_pem, "ES256", "c", "a", 1, &jwt, &err), MCP_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err.message, "ES256"));
+  ck_assert_int_eq(mcp__oauth_jwt_assertion("-----BEGIN PRIVATE KEY-----\nnope\n", "ES256", "c", "a", 1,
+                                            &jwt, &err),
+                   MCP_EINVAL);
+  ck_assert_int_eq(mcp__oauth_jwt_assertion(ec_pem, "HS256", "c", "a", 1, &jwt, &err), MCP_EINVAL);
+  ck_assert_ptr_null(jwt);
+  mcp_error_clear(&err);
+  free(ec_pem);
+  free(rsa_pem);
+  EVP_PKEY_free(ec);
+  EVP_PKEY_free(rsa);
+}
+END_TEST
+
+START_TEST(test_token_response) {
+  mcp_oauth_token t;
+  mcp_error err = MCP_ERROR_INIT;
+  const char *ok = "{\"access_token\":\"AT\",\"token_type\":\"bearer\",\"expires_in\":60,"
+                   "\"refresh_token\":\"RT\",\"scope\":\"a b\"}";
+  ck_assert_int_eq(mcp__oauth_parse_token_response(200, ok, strlen(ok), 1000, &t, &err), MCP_OK);
+  ck_assert_str_eq(t.access_token, "AT");
+  ck_assert_str_eq(t.refresh_token, "RT");
+  ck_assert_str_eq(t.scope, "a b");
+  ck_assert_int_eq(t.expires_at, 1060);
+  mcp__oauth_token_clear(&t);
+
+  const char *bad = "{\"error\":\"invalid_grant\",\"error_description\":\"code used\","
+                    "\"access_token\":\"LEAKME\"}";
+  ck_assert_int_eq(mcp__oauth_parse_token_response(400, bad, strlen(bad), 0, &t, &err), MCP_EHTTP);
+  ck_assert_int_eq(err.http_status, 400);
+  ck_assert_ptr_nonnull(strstr(err.message, "invalid_grant"));
+  ck_assert_ptr_nonnull(strstr(err.message, "code used"));
+  ck_assert_ptr_null(strstr(err.message, "LEAKME"));
+  ck_assert_ptr_null(t.access_token);
+
+  const char *notype = "{\"access_token\":\"AT\",\"token_type\":\"mac\"}";
+  ck_assert_int_eq(mcp__oauth_parse_token_response(200, notype, strlen(notype), 0, &t, &err), MCP_EPROTO);
+  const char *none = "{\"token_type\":\"Bearer\"}";
+  ck_assert_int_eq(mcp__oauth_parse_token_response(200, none, strlen(none), 0, &t, &err), MCP_EPROTO);
+  const char *crlf = "{\"access_token\":\"a\\r\\nX-Evil: 1\"}";
+  ck_assert_int_eq(mcp__oauth_parse_token_response(200, crlf, strlen(crlf), 0, &t, &err), MCP_EPROTO);
+  ck_assert_int_eq(mcp__oauth_parse_token_response(200, "[1]", 3, 0, &t, &err), MCP_EPROTO);
+  ck_assert_int_eq(mcp__oauth_parse_token_response(200, "", 0, 0, &t, &err), MCP_EPROTO);
+  mcp_error_clear(&err);
+}
+END_TEST
+
+START_TEST(test_options_validation) {
+  mcp_oauth_options *o = mcp_oauth_options_new();
+  ck_assert_int_eq(mcp_oauth_options_set_redirect_uri(o, "not a url"), MCP_EINVAL);
+  ck_assert_int_eq(mcp_oauth_options_set_client_metadata_url(o, "ftp://x"), MCP_EINVAL);
+  ck_assert_int_eq(mcp_oauth_options_set_client(o, "", NULL), MCP_EINVAL);
+  ck_assert_int_eq(mcp_oauth_options_set_grant(o, (mcp_oauth_grant)7), MCP_EINVAL);
+  ck_assert_int_eq(mcp_oauth_options_set_id_jag(o, "http://idp/token", NULL, ""), MCP_EINVAL);
+  ck_assert_int_eq(mcp_oauth_options_set_client(o, "id", "secret"), MCP_OK);
+  mcp_client_options *co = mcp_client_options_new();
+  ck_assert_int_eq(mcp_client_options_set_oauth(co, o), MCP_OK);
+  mcp_oauth_options_free(o); /* the client options keep their own copy */
+  ck_assert_int_eq(mcp_client_options_set_oauth(co, NULL), MCP_OK);
+  ck_assert_int_eq(mcp_client_options_set_oauth(NULL, NULL), MCP_EINVAL);
+  mcp_client_options_free(co);
+  mcp_oauth_options_free(NULL);
+}
+END_TEST
+
+/* ========================================================================== */
+/* Flows against tests/interop/oauth-http.mjs                                 */
+/* ========================================================================== */
+
+/* One plain HTTP/1.1 request to 127.0.0.1:|port|; returns the whole answer
+ * (malloc'ed). */
+static char *http_raw(int port, const char *method, const char *target) {
+  struct sockaddr_in a = {0};
+  a.sin_family = AF_INET;
+  a.sin_port = htons((uint16_t)port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+  char req[2048];
+  int n = snprintf(req, sizeof(req),
+                   "%s %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                   method, target, port);
+  ck_assert_int_eq(write(fd, req, (size_t)n), n);
+  size_t cap = 65536, len = 0;
+  char *buf = malloc(cap);
+  ssize_t r;
+  while ((r = read(fd, buf + len, cap - 1 - len)) > 0) len += (size_t)r;
+  close(fd);
+  buf[len] = '\0';
+  return buf;
+}
+
+/* GET /stats -> counter |name|. */
+static int stat_of(int port, const char *name) {
+  char *resp = http_raw(port, "GET", "/stats");
+  char *body = strstr(resp, "\r\n\r\n");
+  ck_assert_ptr_nonnull(body);
+  json_object *o = json_tokener_parse(body + 4);
+  ck_assert_ptr_nonnull(o);
+  json_object *v = NULL;
+  ck_assert_msg(json_object_object_get_ex(o, name, &v), "no stat %s", name);
+  int n = json_object_get_int(v);
+  json_object_put(o);
+  free(resp);
+  return n;
+}
+
+/* Everything the library told us, to look for leaked tokens. */
+typedef struct seen {
+  pthread_mutex_t mu;
+  char text[1 << 16];
+  size_t len;
+  int authorizes;
+  bool refuse;
+} seen;
+
+static void seen_add(seen *s, const char *line) {
+  pthread_mutex_lock(&s->mu);
+  size_t n = strlen(line);
+  if (s->len + n + 2 < sizeof(s->text)) {
+    memcpy(s->text + s->len, line, n);
+    s->len += n;
+    s->text[s->len++] = '\n';
+    s->text[s->len] = '\0';
+  }
+  pthread_mutex_unlock(&s->mu);
+}
+
+static void on_log(void *user, mcp_log_level level, const char *msg) {
+  (void)level;
+  seen_add(user, msg);
+}
+
+/* The browser: GET the authorization URL and return its Location. */
+static mcp_status browser(void *user, const char *url, const char *redirect_uri, char **out,
+                          mcp_error *err) {
+  seen *s = user;
+  pthread_mutex_lock(&s->mu);
+  s->authorizes++;
+  bool refuse = s->refuse;
+  pthread_mutex_unlock(&s->mu);
+  ck_assert_ptr_nonnull(strstr(url, "code_challenge_method=S256"));
+  ck_assert_ptr_nonnull(strstr(url, "resource=http%3A%2F%2F127.0.0.1"));
+  ck_assert_str_eq(redirect_uri, "http://127.0.0.1:1/callback");
+  if (refuse) {
+    mcp__error_set(err, MCP_ECANCELLED, "the person closed the window");
+    return MCP_ECANCELLED;
+  }
+  int port = 0;
+  ck_assert_int_eq(sscanf(url, "http://127.0.0.1:%d/", &port), 1);
+  char *resp = http_raw(port, "GET", strstr(url + 7, "/"));
+  char *loc = strstr(resp, "\r\nLocation: ");
+  if (!loc) loc = strstr(resp, "\r\nlocation: ");
+  ck_assert_ptr_nonnull(loc);
+  loc += 12;
+  *out = strndup(loc, strcspn(loc, "\r\n"));
+  free(resp);
+  return MCP_OK;
+}
+
+/* An in-memory token store. */
+typedef struct mem_store {
+  pthread_mutex_t mu;
+  char *key, *data;
+  int saves;
+} mem_store;
+
+static mcp_status mem_load(void *user, const char *key, char **data) {
+  mem_store *m = user;
+  pthread_mutex_lock(&m->mu);
+  mcp_status st = MCP_ENOTFOUND;
+  if (m->key && strcmp(m->key, key) == 0) {
+    *data = strdup(m->data);
+    st = MCP_OK;
+  }
+  pthread_mutex_unlock(&m->mu);
+  return st;
+}
+
+static mcp_status mem_save(void *user, const char *key, const char *data) {
+  mem_store *m = user;
+  pthread_mutex_lock(&m->mu);
+  free(m->key);
+  free(m->data);
+  m->key = strdup(key);
+  m->data = strdup(data);
+  m->saves++;
+  pthread_mutex_unlock(&m->mu);
+  return MCP_OK;
+}
+
+typedef struct fixture {
+  node_server server;
+  char url[256];
+  seen seen;
+  mem_store store;
+  char store_dir[512];
+  bool use_file_store, no_authorize;
+} fixture;
+
+static void start(fixture *f) {
+  memset(f, 0, sizeof(*f));
+  pthread_mutex_init(&f->seen.mu, NULL);
+  pthread_mutex_init(&f->store.mu, NULL);
+  node_server_start(&f->server, NULL, START_MS,
+                    (const char *const[]){interop_path("oauth-http.mjs"), NULL});
+  snprintf(f->url, sizeof(f->url), "http://127.0.0.1:%d/mcp", f->server.port);
+}
+
+static mcp_status try_connect(fixture *f, mcp_client **out, mcp_error *err) {
+  mcp_oauth_options *oa = mcp_oauth_options_new();
+  ck_assert_int_eq(mcp_oauth_options_set_redirect_uri(oa, "http://127.0.0.1:1/callback"), MCP_OK);
+  if (!f->no_authorize) mcp_oauth_options_set_authorize(oa, browser, &f->seen);
+  if (f->use_file_store) ck_assert_int_eq(mcp_oauth_options_set_file_store(oa, f->store_dir), MCP_OK);
+  else mcp_oauth_options_set_store(oa, mem_load, mem_save, &f->store);
+  mcp_client_options *o = mcp_client_options_new();
+  ck_assert_int_eq(mcp_client_options_set_http(o, f->url, MCP_HTTP_TRANSPORT_STREAMABLE), MCP_OK);
+  ck_assert_int_eq(mcp_client_options_set_oauth(o, oa), MCP_OK);
+  mcp_oauth_options_free(oa);
+  mcp_client_options_set_timeout_ms(o, START_MS);
+  mcp_client_options_set_log(o, on_log, &f->seen);
+  mcp_status st = mcp_client_connect(o, out, err);
+  mcp_client_options_free(o);
+  if (err && err->message) seen_add(&f->seen, err->message);
+  return st;
+}
+
+static mcp_client *connect_ok(fixture *f) {
+  mcp_client *c = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  mcp_status st = try_connect(f, &c, &err);
+  ck_assert_msg(st == MCP_OK, "connect: %s (%s)", mcp_strerror(st), err.message ? err.message : "-");
+  mcp_error_clear(&err);
+  return c;
+}
+
+static void list_ok(mcp_client *c) {
+  char *tools = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  mcp_status st = mcp_client_list_tools(c, NULL, &tools, &err);
+  ck_assert_msg(st == MCP_OK, "tools/list: %s (%s)", mcp_strerror(st), err.message ? err.message : "-");
+  ck_assert_ptr_nonnull(strstr(tools, "whoami"));
+  mcp_free(tools);
+  mcp_error_clear(&err);
+}
+
+/* Nothing the library said contains a token; no token went in a URL. */
+static void assert_no_leak(fixture *f) {
+  pthread_mutex_lock(&f->seen.mu);
+  ck_assert_msg(!strstr(f->seen.text, "SECRET"), "a token leaked into a log line or error: %s",
+                f->seen.text);
+  pthread_mutex_unlock(&f->seen.mu);
+  ck_assert_int_eq(stat_of(f->server.port, "tokenInQuery"), 0);
+  ck_assert_int_eq(stat_of(f->server.port, "badPkce"), 0);
+  ck_assert_int_eq(stat_of(f->server.port, "missingResource"), 0);
+}
+
+static void finish(fixture *f) {
+  node_server_stop(&f->server);
+  free(f->store.key);
+  free(f->store.data);
+  pthread_mutex_destroy(&f->seen.mu);
+  pthread_mutex_destroy(&f->store.mu);
+}
+
+START_TEST(test_flow_and_store_reuse) {
+  fixture f;
+  start(&f);
+  mcp_client *c = connect_ok(&f);
+  list_ok(c);
+  int port = f.server.port;
+  ck_assert_int_eq(stat_of(port, "prm"), 1);
+  ck_assert_int_eq(stat_of(port, "asMetadata"), 1);
+  ck_assert_int_eq(stat_of(port, "register"), 1);
+  ck_assert_int_eq(stat_of(port, "authorize"), 1);
+  ck_assert_int_eq(stat_of(port, "tokenCode"), 1);
+  ck_assert_int_eq(f.seen.authorizes, 1);
+  /* The initialize without a token was the only 401. */
+  ck_assert_int_eq(stat_of(port, "unauthorized"), 1);
+  ck_assert_int_ge(f.store.saves, 1);
+  ck_assert_ptr_nonnull(strstr(f.store.key, "/mcp"));
+  mcp_client_free(c);
+
+  /* A second client with the same store: no new flow, no 401. */
+  c = connect_ok(&f);
+  list_ok(c);
+  mcp_client_free(c);
+  ck_assert_int_eq(stat_of(port, "authorize"), 1);
+  ck_assert_int_eq(stat_of(port, "register"), 1);
+  ck_assert_int_eq(stat_of(port, "unauthorized"), 1);
+  assert_no_leak(&f);
+  finish(&f);
+}
+END_TEST
+
+typedef struct lister {
+  mcp_client *c;
+  mcp_status st;
+} lister;
+
+static void *list_thread(void *arg) {
+  lister *l = arg;
+  char *tools = NULL;
+  l->st = mcp_client_list_tools(l->c, NULL, &tools, NULL);
+  mcp_free(tools);
+  return NULL;
+}
+
+START_TEST(test_refresh_shared_by_concurrent_requests) {
+  fixture f;
+  start(&f);
+  mcp_client *c = connect_ok(&f);
+  list_ok(c);
+  int port = f.server.port;
+  free(http_raw(port, "POST", "/control/expire"));
+  enum { N = 6 };
+  lister l[N];
+  pthread_t th[N];
+  for (int i = 0; i < N; i++) {
+    l[i].c = c;
+    ck_assert_int_eq(pthread_create(&th[i], NULL, list_thread, &l[i]), 0);
+  }
+  for (int i = 0; i < N; i++) {
+    pthread_join(th[i], NULL);
+    ck_assert_msg(l[i].st == MCP_OK, "request %d: %s", i, mcp_strerror(l[i].st));
+  }
+  /* Every request met a 401 or went out with the new token; one refresh
+   * answered them all, and nobody had to log in again. */
+  ck_assert_int_eq(stat_of(port, "tokenRefresh"), 1);
+  ck_assert_int_eq(stat_of(port, "authorize"), 1);
+  ck_assert_int_ge(stat_of(port, "unauthorized"), 2);
+  mcp_client_free(c);
+  assert_no_leak(&f);
+  finish(&f);
+}
+END_TEST
+
+START_TEST(test_file_store) {
+  fixture f;
+  start(&f);
+  char base[256];
+  interop_mkdtemp(base, sizeof(base), "oauth-store");
+  snprintf(f.store_dir, sizeof(f.store_dir), "%s/deep/mcpconn", base);
+  f.use_file_store = true;
+  mcp_client *c = connect_ok(&f);
+  mcp_client_free(c);
+  struct stat sb;
+  ck_assert_int_eq(stat(f.store_dir, &sb), 0);
+  ck_assert_int_eq(sb.st_mode & 0777, 0700);
+  DIR *d = opendir(f.store_dir);
+  ck_assert_ptr_nonnull(d);
+  int files = 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (e->d_name[0] == '.') continue;
+    files++;
+    char p[1024];
+    snprintf(p, sizeof(p), "%s/%s", f.store_dir, e->d_name);
+    ck_assert_int_eq(stat(p, &sb), 0);
+    ck_assert_int_eq(sb.st_mode & 0777, 0600);
+    ck_assert_ptr_nonnull(strstr(e->d_name, ".json"));
+  }
+  closedir(d);
+  ck_assert_int_eq(files, 1);
+  /* Reused by the next client. */
+  c = connect_ok(&f);
+  list_ok(c);
+  mcp_client_free(c);
+  ck_assert_int_eq(stat_of(f.server.port, "authorize"), 1);
+  assert_no_leak(&f);
+  interop_rm_rf(base);
+  finish(&f);
+}
+END_TEST
+
+START_TEST(test_refused_authorization) {
+  fixture f;
+  start(&f);
+  f.seen.refuse = true;
+  mcp_client *c = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  mcp_status st = try_connect(&f, &c, &err);
+  ck_assert_int_eq(st, MCP_ECANCELLED);
+  ck_assert_ptr_null(c);
+  ck_assert_ptr_nonnull(strstr(err.message, "authorization failed"));
+  ck_assert_ptr_nonnull(strstr(err.message, "closed the window"));
+  mcp_error_clear(&err);
+  ck_assert_int_eq(stat_of(f.server.port, "tokenCode"), 0);
+
+  /* The authorization server says no: its error reaches the caller. */
+  f.seen.refuse = false;
+  free(http_raw(f.server.port, "POST", "/control/deny"));
+  st = try_connect(&f, &c, &err);
+  ck_assert_int_eq(st, MCP_EHTTP);
+  ck_assert_ptr_nonnull(strstr(err.message, "access_denied"));
+  mcp_error_clear(&err);
+  ck_assert_int_eq(stat_of(f.server.port, "tokenCode"), 0);
+
+  /* No authorize callback: a configuration error that says what to set. */
+  f.no_authorize = true;
+  st = try_connect(&f, &c, &err);
+  ck_assert_int_eq(st, MCP_ECONFIG);
+  ck_assert_ptr_nonnull(strstr(err.message, "mcp_oauth_options_set_authorize"));
+  mcp_error_clear(&err);
+  assert_no_leak(&f);
+  finish(&f);
+}
+END_TEST
+
+/* A flow stuck on an authorization server that never answers does not hold
+ * the client's close for the engine's 30 s request timeout: the request's
+ * own deadline ends connect, and close cancels the flow's request. */
+START_TEST(test_close_cancels_stuck_flow) {
+  fixture f;
+  start(&f);
+  free(http_raw(f.server.port, "POST", "/control/stall-token"));
+  mcp_oauth_options *oa = mcp_oauth_options_new();
+  ck_assert_int_eq(mcp_oauth_options_set_redirect_uri(oa, "http://127.0.0.1:1/callback"), MCP_OK);
+  mcp_oauth_options_set_authorize(oa, browser, &f.seen);
+  mcp_client_options *o = mcp_client_options_new();
+  ck_assert_int_eq(mcp_client_options_set_http(o, f.url, MCP_HTTP_TRANSPORT_STREAMABLE), MCP_OK);
+  ck_assert_int_eq(mcp_client_options_set_oauth(o, oa), MCP_OK);
+  mcp_oauth_options_free(oa);
+  mcp_client_options_set_timeout_ms(o, 3000);
+  mcp_client *c = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  long long t0 = test_now_ms();
+  mcp_status st = mcp_client_connect(o, &c, &err);
+  long long took = test_now_ms() - t0;
+  mcp_client_options_free(o);
+  ck_assert_int_eq(st, MCP_ETIMEDOUT);
+  ck_assert_ptr_null(c);
+  mcp_error_clear(&err);
+  ck_assert_int_eq(stat_of(f.server.port, "stalled"), 1);
+  ck_assert_msg(took < 20000, "connect took %lld ms", took);
+  finish(&f);
+}
+END_TEST
+
+/* ---- the CLI: printed URL + loopback redirect --------------------------- */
+
+typedef struct cli_run {
+  pid_t pid;
+  int out, err; /* read ends */
+} cli_run;
+
+static void cli_start(cli_run *r, const char *url, const char *xdg) {
+  const char *bin = test_env_path("MCPCONN_BIN");
+  int o[2], e[2];
+  ck_assert_int_eq(pipe2(o, O_CLOEXEC), 0);
+  ck_assert_int_eq(pipe2(e, O_CLOEXEC), 0);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, o[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, e[1], 2);
+  char xdg_env[600];
+  snprintf(xdg_env, sizeof(xdg_env), "XDG_DATA_HOME=%s", xdg);
+  char *envp[512];
+  size_t ne = 0;
+  for (char **v = environ; *v && ne < 500; v++)
+    if (strncmp(*v, "XDG_DATA_HOME=", 14) != 0) envp[ne++] = *v;
+  envp[ne++] = xdg_env;
+  envp[ne] = NULL;
+  const char *argv[] = {bin, "--no-user-config", "--no-project-config", "--url", url, "tools", NULL};
+  ck_assert_int_eq(posix_spawn(&r->pid, bin, &fa, NULL, (char *const *)argv, envp), 0);
+  posix_spawn_file_actions_destroy(&fa);
+  close(o[1]);
+  close(e[1]);
+  r->out = o[0];
+  r->err = e[0];
+}
+
+/* Reads |fd| until EOF (bounded) into a new string. */
+static char *read_all(int fd) {
+  size_t cap = 65536, len = 0;
+  char *b = malloc(cap);
+  ssize_t n;
+  while (len + 1 < cap && (n = read(fd, b + len, cap - 1 - len)) > 0) len += (size_t)n;
+  b[len] = '\0';
+  return b;
+}
+
+static int cli_finish(cli_run *r, char **out, char **err) {
+  *out = read_all(r->out);
+  *err = read_all(r->err);
+  close(r->out);
+  close(r->err);
+  int status = 0;
+  ck_assert_int_eq(waitpid(r->pid, &status, 0), r->pid);
+  ck_assert(WIFEXITED(status));
+  return WEXITSTATUS(status);
+}
+
+START_TEST(test_cli_loopback) {
+  fixture f;
+  start(&f);
+  char xdg[256];
+  interop_mkdtemp(xdg, sizeof(xdg), "oauth-cli");
+  cli_run r;
+  cli_start(&r, f.url, xdg);
+  /* The CLI prints the authorization URL on stderr and waits. */
+  char buf[16384];
+  size_t len = 0;
+  char *auth = NULL;
+  long long end = test_now_ms() + CALL_MS;
+  while (!auth && test_now_ms() < end) {
+    struct pollfd p = {r.err, POLLIN, 0};
+    if (poll(&p, 1, 1000) <= 0) continue;
+    ssize_t n = read(r.err, buf + len, sizeof(buf) - 1 - len);
+    ck_assert_int_gt(n, 0);
+    len += (size_t)n;
+    buf[len] = '\0';
+    char *a = strstr(buf, "  http://127.0.0.1:");
+    if (a && strchr(a, '\n')) auth = strndup(a + 2, strcspn(a + 2, "\n"));
+  }
+  ck_assert_msg(auth != NULL, "the CLI printed no authorization URL: %s", buf);
+  ck_assert_ptr_nonnull(strstr(buf, "needs authorization"));
+  /* The browser: the authorization endpoint redirects to the loopback. */
+  char *resp = http_raw(f.server.port, "GET", strstr(auth + 7, "/"));
+  char *loc = strstr(resp, "\r\nLocation: ");
+  if (!loc) loc = strstr(resp, "\r\nlocation: ");
+  ck_assert_ptr_nonnull(loc);
+  loc += 12;
+  int lport = 0;
+  ck_assert_int_eq(sscanf(loc, "http://127.0.0.1:%d/", &lport), 1);
+  char *target = strndup(strstr(loc + 7, "/"), strcspn(strstr(loc + 7, "/"), "\r\n"));
+  char *page = http_raw(lport, "GET", target);
+  ck_assert_ptr_nonnull(strstr(page, "200 OK"));
+  ck_assert_ptr_nonnull(strstr(page, "you can close this window"));
+  char *out, *err;
+  int rc = cli_finish(&r, &out, &err);
+  ck_assert_msg(rc == 0, "mcpconn exited %d: %s%s", rc, buf, err);
+  ck_assert_ptr_nonnull(strstr(out, "whoami"));
+  ck_assert_ptr_null(strstr(out, "SECRET"));
+  ck_assert_ptr_null(strstr(err, "SECRET"));
+  free(out);
+  free(err);
+
+  /* The tokens were kept (0600): the next run needs no browser. */
+  char dir[512];
+  snprintf(dir, sizeof(dir), "%s/mcpconn/oauth", xdg);
+  struct stat sb;
+  ck_assert_int_eq(stat(dir, &sb), 0);
+  ck_assert_int_eq(sb.st_mode & 0777, 0700);
+  cli_start(&r, f.url, xdg);
+  rc = cli_finish(&r, &out, &err);
+  ck_assert_msg(rc == 0, "second run exited %d: %s", rc, err);
+  ck_assert_ptr_nonnull(strstr(out, "whoami"));
+  ck_assert_ptr_null(strstr(err, "needs authorization"));
+  ck_assert_int_eq(stat_of(f.server.port, "authorize"), 1);
+  free(out);
+  free(err);
+  free(auth);
+  free(resp);
+  free(target);
+  free(page);
+  assert_no_leak(&f);
+  interop_rm_rf(xdg);
+  finish(&f);
+}
+END_TEST
+
+Suite *oauth_suite(void);
+Suite *oauth_suite(void) {
+  Suite *s = suite_create("oauth");
+  TCase *u = tcase_create("unit");
+  tcase_add_test(u, test_challenge_parse);
+  tcase_add_test(u, test_wellknown_order);
+  tcase_add_test(u, test_resource_match);
+  tcase_add_test(u, test_base64);
+  tcase_add_test(u, test_pkce);
+  tcase_add_test(u, test_form_and_query);
+  tcase_add_test(u, test_jwt_assertion);
+  tcase_add_test(u, test_token_response);
+  tcase_add_test(u, test_options_validation);
+  suite_add_tcase(s, u);
+  TCase *fl = tcase_create("flows");
+  tcase_set_timeout(fl, 180);
+  tcase_add_test(fl, test_flow_and_store_reuse);
+  tcase_add_test(fl, test_refresh_shared_by_concurrent_requests);
+  tcase_add_test(fl, test_file_store);
+  tcase_add_test(fl, test_refused_authorization);
+  tcase_add_test(fl, test_cli_loopback);
+  tcase_add_test(fl, test_close_cancels_stuck_flow);
+  suite_add_tcase(s, fl);
+  return s;
+}
+
+int main(void) { return run_suite(oauth_suite()); }

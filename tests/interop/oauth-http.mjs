@@ -1,0 +1,141 @@
+// oauth-http.mjs: an MCP server that requires OAuth, with its own
+// authorization server on the same origin (plain node:http), for
+// tests/check_oauth.c.  Serves RFC 9728 metadata, RFC 8414 metadata,
+// dynamic registration, /authorize (redirects at once, as a browser that
+// is already logged in would see), /token (authorization_code with PKCE
+// S256 checked, refresh_token) and a stateless MCP endpoint at /mcp that
+// answers 401 + WWW-Authenticate without a valid Bearer token.
+// GET /stats returns counters; POST /control/expire invalidates every access
+// token (refresh tokens stay good); POST /control/deny makes /authorize
+// answer error=access_denied; POST /control/stall-token makes /token never
+// answer.  Tokens contain "SECRET" so tests can look for
+// leaks.  Prints MCPCONN_TEST_PORT=<port> first; exits when stdin closes.
+import http from 'node:http';
+import { createHash, randomBytes } from 'node:crypto';
+
+let port = 0;
+const base = () => `http://127.0.0.1:${port}`;
+const stats = {
+  prm: 0, asMetadata: 0, register: 0, authorize: 0, tokenCode: 0, tokenRefresh: 0,
+  unauthorized: 0, mcpPosts: 0, tokenInQuery: 0, badPkce: 0, missingResource: 0,
+};
+const codes = new Map();      // code -> { challenge, clientId, redirect }
+const access = new Set();     // valid access tokens
+const refresh = new Set();    // valid refresh tokens
+let deny = false;
+let stallToken = false; // /token never answers
+const b64url = (b) => b.toString('base64').replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+const newToken = (kind) => `${kind}-SECRET-${b64url(randomBytes(12))}`;
+
+const json = (res, status, obj, headers = {}) => {
+  const body = JSON.stringify(obj);
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), ...headers });
+  res.end(body);
+};
+
+function issue(res) {
+  const at = newToken('at'), rt = newToken('rt');
+  access.add(at);
+  refresh.add(rt);
+  json(res, 200, { access_token: at, token_type: 'Bearer', expires_in: 3600, refresh_token: rt, scope: 'mcp:read' });
+}
+
+const server = http.createServer((req, res) => {
+  const url = new URL(req.url, base());
+  const path = url.pathname;
+  if (url.searchParams.has('access_token')) stats.tokenInQuery++;
+  let body = '';
+  req.on('data', (c) => (body += c));
+  req.on('end', () => {
+    if (req.method === 'GET' && path === '/stats') return json(res, 200, stats);
+    if (req.method === 'POST' && path === '/control/expire') { access.clear(); return json(res, 200, {}); }
+    if (req.method === 'POST' && path === '/control/deny') { deny = true; return json(res, 200, {}); }
+    if (req.method === 'POST' && path === '/control/stall-token') { stallToken = true; return json(res, 200, {}); }
+    if (req.method === 'GET' && path === '/.well-known/oauth-protected-resource/mcp') {
+      stats.prm++;
+      return json(res, 200, { resource: `${base()}/mcp`, authorization_servers: [base()], scopes_supported: ['mcp:read'] });
+    }
+    if (req.method === 'GET' && path === '/.well-known/oauth-authorization-server') {
+      stats.asMetadata++;
+      return json(res, 200, {
+        issuer: base(), authorization_endpoint: `${base()}/authorize`, token_endpoint: `${base()}/token`,
+        registration_endpoint: `${base()}/register`, response_types_supported: ['code'],
+        grant_types_supported: ['authorization_code', 'refresh_token'], code_challenge_methods_supported: ['S256'],
+        token_endpoint_auth_methods_supported: ['none'],
+      });
+    }
+    if (req.method === 'POST' && path === '/register') {
+      stats.register++;
+      const m = JSON.parse(body || '{}');
+      return json(res, 201, { client_id: `client-${stats.register}`, redirect_uris: m.redirect_uris || [], token_endpoint_auth_method: 'none' });
+    }
+    if (req.method === 'GET' && path === '/authorize') {
+      stats.authorize++;
+      const q = url.searchParams;
+      const redirect = new URL(q.get('redirect_uri'));
+      if (deny) {
+        redirect.searchParams.set('error', 'access_denied');
+      } else {
+        if (!q.get('resource')) stats.missingResource++;
+        const code = b64url(randomBytes(9));
+        codes.set(code, { challenge: q.get('code_challenge'), method: q.get('code_challenge_method') });
+        redirect.searchParams.set('code', code);
+      }
+      if (q.get('state')) redirect.searchParams.set('state', q.get('state'));
+      res.writeHead(302, { Location: redirect.toString() });
+      return res.end();
+    }
+    if (req.method === 'POST' && path === '/token') {
+      const p = new URLSearchParams(body);
+      if (!p.get('resource')) stats.missingResource++;
+      if (stallToken) { stats.stalled = (stats.stalled || 0) + 1; return; } // never answered
+      if (p.get('grant_type') === 'authorization_code') {
+        stats.tokenCode++;
+        const c = codes.get(p.get('code'));
+        codes.delete(p.get('code'));
+        const v = p.get('code_verifier') || '';
+        if (!c || c.method !== 'S256' || b64url(createHash('sha256').update(v).digest()) !== c.challenge) {
+          stats.badPkce++;
+          return json(res, 400, { error: 'invalid_grant', error_description: 'bad code or verifier' });
+        }
+        return issue(res);
+      }
+      if (p.get('grant_type') === 'refresh_token') {
+        stats.tokenRefresh++;
+        const rt = p.get('refresh_token');
+        if (!refresh.has(rt)) return json(res, 400, { error: 'invalid_grant' });
+        refresh.delete(rt);
+        return issue(res);
+      }
+      return json(res, 400, { error: 'unsupported_grant_type' });
+    }
+    if (path !== '/mcp') return json(res, 404, { error: 'not_found' });
+    if (req.method !== 'POST') return res.writeHead(405, { Allow: 'POST' }).end();
+    stats.mcpPosts++;
+    const auth = req.headers.authorization || '';
+    if (!auth.startsWith('Bearer ') || !access.has(auth.slice(7))) {
+      stats.unauthorized++;
+      return json(res, 401, { error: 'invalid_token' }, {
+        'WWW-Authenticate': `Bearer error="invalid_token", resource_metadata="${base()}/.well-known/oauth-protected-resource/mcp"`,
+      });
+    }
+    let msg;
+    try { msg = JSON.parse(body); } catch { return json(res, 400, { error: 'bad json' }); }
+    if (msg.id === undefined) return res.writeHead(202).end();
+    if (msg.method === 'initialize') {
+      return json(res, 200, { jsonrpc: '2.0', id: msg.id, result: {
+        protocolVersion: '2025-11-25', capabilities: { tools: {} }, serverInfo: { name: 'oauth-http', version: '1.0.0' } } });
+    }
+    if (msg.method === 'tools/list') {
+      return json(res, 200, { jsonrpc: '2.0', id: msg.id, result: { tools: [{ name: 'whoami', inputSchema: { type: 'object' } }] } });
+    }
+    return json(res, 200, { jsonrpc: '2.0', id: msg.id, result: { content: [{ type: 'text', text: 'ok' }] } });
+  });
+});
+
+server.listen(0, '127.0.0.1', () => {
+  port = server.address().port;
+  process.stdout.write(`MCPCONN_TEST_PORT=${port}\n`);
+});
+process.stdin.on('end', () => process.exit(0));
+process.stdin.resume();
