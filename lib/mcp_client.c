@@ -29,6 +29,7 @@
 
 #include "mcp_cancel.h"
 #include "mcp_client.h"
+#include "mcp_jscan.h"
 #include "mcp_jsonrpc.h"
 #include "mcp_oauth.h"
 #include "mcp_pending.h"
@@ -829,8 +830,27 @@ static void lost_message(mcp_client *c) {
   (void)mcp__lane_post(c->lane, run_lost_close, NULL, c);
 }
 
+/* A plain success response ({"jsonrpc","id","result"} only): routed by id
+ * with the result handed over as text, no tree built (mcp_jscan.h).  False
+ * when the message is anything else. */
+static bool fast_response(mcp_client *c, const char *data, size_t len) {
+  int64_t id = 0;
+  char *text = NULL;
+  size_t n = 0;
+  if (!mcp__jscan_response(data, len, &id, &text, &n)) return false;
+  atomic_fetch_add(&c->n_responses, 1);
+  int rc = mcp__pending_complete_text(c->pending, id, text, n);
+  if (rc == 1) atomic_fetch_add(&c->n_late, 1);
+  if (rc == 2) {
+    atomic_fetch_add(&c->n_unknown, 1);
+    client_log(c, MCP_LOG_DEBUG, "response with unknown id %lld dropped", (long long)id);
+  }
+  return true;
+}
+
 static void on_message(void *user, const char *data, size_t len) {
   mcp_client *c = user;
+  if (fast_response(c, data, len)) return;
   const char *why = NULL;
   json_object *o = mcp__jsonrpc_parse(data, len, &why);
   if (!o && why == MCP__JSONRPC_OOM) {
@@ -948,6 +968,56 @@ static bool wants_progress(const mcp_call_options *o) {
   return o && (o->progress || o->reset_on_progress);
 }
 
+/*
+ * tools/call arguments already checked and compacted by the scanner, so the
+ * request text is put together without a tree (mcp_jscan.h); byte for byte
+ * what mcp__jsonrpc_request would print for the same params.
+ */
+typedef struct tool_args {
+  const char *name;
+  char *args; /* compact object text (own) */
+  size_t args_len;
+} tool_args;
+
+/* Fills |ta| from |args_json| (NULL: no arguments).  False when the scanner
+ * refuses the text or memory ran out: the caller takes the tree path, which
+ * reports errors. */
+static bool tool_args_scan(tool_args *ta, const char *name, const char *args_json) {
+  ta->name = name;
+  size_t len = args_json ? strlen(args_json) : 2;
+  ta->args = mcp__malloc(len + 1);
+  if (!ta->args) return false;
+  if (!args_json) {
+    memcpy(ta->args, "{}", 3);
+    ta->args_len = 2;
+    return true;
+  }
+  if (!mcp__jscan_value(args_json, len, true, ta->args, &ta->args_len)) {
+    mcp__free(ta->args);
+    ta->args = NULL;
+    return false;
+  }
+  return true;
+}
+
+static char *tool_request_text(int64_t id, const tool_args *ta, bool progress, size_t *len) {
+  size_t nlen = strlen(ta->name);
+  char *t = mcp__malloc(160 + 6 * nlen + ta->args_len);
+  if (!t) return NULL;
+  char *o = t;
+  o += sprintf(o, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"method\":\"tools/call\",\"params\":{\"name\":",
+               (long long)id);
+  o += mcp__jscan_put_string(o, ta->name, nlen);
+  memcpy(o, ",\"arguments\":", 13);
+  o += 13;
+  memcpy(o, ta->args, ta->args_len);
+  o += ta->args_len;
+  if (progress) o += sprintf(o, ",\"_meta\":{\"progressToken\":%lld}", (long long)id);
+  memcpy(o, "}}", 3);
+  *len = (size_t)(o + 2 - t);
+  return t;
+}
+
 static void fill_pending_req(mcp_pending_req *r, const mcp_client *c, const mcp_call_options *o) {
   memset(r, 0, sizeof(*r));
   r->timeout_ms = effective_timeout(c, o);
@@ -959,13 +1029,18 @@ static void fill_pending_req(mcp_pending_req *r, const mcp_client *c, const mcp_
 }
 
 /*
- * Sends request |method| with |params| (stolen) and waits.  On MCP_OK
- * *result is the result tree (caller puts).
+ * Sends request |method| with |params| (stolen; with |ta| the tools/call
+ * arguments instead, and params NULL) and waits.  On MCP_OK *result is the
+ * result tree (caller puts), or, when |out_text| is not NULL and the
+ * response took the fast path, *out_text the result's compact text (caller
+ * frees) and *out_len its length.
  */
-static mcp_status request_sync(mcp_client *c, const char *method, json_object *params,
-                               const mcp_call_options *o, json_object **result,
-                               mcp_error *err) {
+static mcp_status request_sync_ex(mcp_client *c, const char *method, json_object *params,
+                                  const tool_args *ta, const mcp_call_options *o,
+                                  json_object **result, char **out_text, size_t *out_len,
+                                  mcp_error *err) {
   *result = NULL;
+  if (out_text) *out_text = NULL;
   call_ctx ctx = {.c = c};
   if (o) {
     ctx.progress = o->progress;
@@ -981,14 +1056,15 @@ static mcp_status request_sync(mcp_client *c, const char *method, json_object *p
     json_object_put(params);
     return st;
   }
-  if (wants_progress(o) && add_progress_token(&params, id) != MCP_OK) {
+  if (!ta && wants_progress(o) && add_progress_token(&params, id) != MCP_OK) {
     mcp_error e2 = MCP_ERROR_INIT;
     mcp__error_set(&e2, MCP_ENOMEM, "out of memory");
     mcp__pending_complete(c->pending, id, MCP_ENOMEM, NULL, &e2);
     mcp_error_clear(&e2);
   } else {
     size_t len = 0;
-    char *text = mcp__jsonrpc_request(id, method, params, &len);
+    char *text = ta ? tool_request_text(id, ta, wants_progress(o), &len)
+                    : mcp__jsonrpc_request(id, method, params, &len);
     mcp_error serr = MCP_ERROR_INIT;
     int64_t deadline = r.timeout_ms > 0 ? mcp__now_ms() + r.timeout_ms : MCP_NO_DEADLINE;
     if (!text) mcp__error_set(&serr, MCP_ENOMEM, "out of memory");
@@ -1001,13 +1077,23 @@ static mcp_status request_sync(mcp_client *c, const char *method, json_object *p
     mcp_error_clear(&serr);
   }
   json_object_put(params);
-  st = mcp__pending_wait(c->pending, e, !mcp__lane_is_current(c->lane), result, err);
+  bool wait_cbs = !mcp__lane_is_current(c->lane);
+  if (out_text)
+    st = mcp__pending_wait_text(c->pending, e, wait_cbs, result, out_text, out_len, err);
+  else
+    st = mcp__pending_wait(c->pending, e, wait_cbs, result, err);
   if (st == MCP_ETIMEDOUT || st == MCP_ECANCELLED) {
     mcp__transport_abandon(c->t, id);
     if (strcmp(method, "initialize") != 0) /* initialize is never cancelled */
       send_cancelled(c, id, st == MCP_ETIMEDOUT ? "timeout" : "cancelled by client");
   }
   return st;
+}
+
+static mcp_status request_sync(mcp_client *c, const char *method, json_object *params,
+                               const mcp_call_options *o, json_object **result,
+                               mcp_error *err) {
+  return request_sync_ex(c, method, params, NULL, o, result, NULL, NULL, err);
 }
 
 /* CallToolResult with isError: true becomes MCP_ETOOLERROR with its text. */
@@ -1032,6 +1118,20 @@ static mcp_status result_to_text(json_object *result, char **out, mcp_error *err
   return *out ? MCP_OK : mcp__error_set(err, MCP_ENOMEM, "out of memory");
 }
 
+/* check_tool_result() on a result in text form.  Only a present isError
+ * that is not plainly false needs the tree (json-c's truthiness rules). */
+static mcp_status check_tool_text(const char *text, size_t len, mcp_error *err) {
+  const char *v = NULL;
+  size_t n = 0;
+  if (!mcp__jscan_member(text, len, "isError", &v, &n) || (n == 5 && memcmp(v, "false", 5) == 0))
+    return MCP_OK;
+  json_object *tree = mcp__jsonrpc_parse(text, len, NULL);
+  if (!tree) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  mcp_status st = check_tool_result(tree, err);
+  json_object_put(tree);
+  return st;
+}
+
 static mcp_status check_client(mcp_client *c, const char *what, mcp_error *err) {
   if (!c || !what) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
   return MCP_OK;
@@ -1046,7 +1146,13 @@ MCP_EXTERN mcp_status mcp_client_request(mcp_client *c, const char *method,
   if (st || !result_json || !*method) return st ? st : mcp__error_set(err, MCP_EINVAL, "invalid argument");
   json_object *params = NULL, *result = NULL;
   if ((st = parse_object(params_json, "params", &params, err))) return st;
-  if ((st = request_sync(c, method, params, opts, &result, err))) return st;
+  char *text = NULL;
+  size_t tlen = 0;
+  if ((st = request_sync_ex(c, method, params, NULL, opts, &result, &text, &tlen, err))) return st;
+  if (text) {
+    *result_json = text;
+    return MCP_OK;
+  }
   return result_to_text(result, result_json, err);
 }
 
@@ -1058,6 +1164,26 @@ MCP_EXTERN mcp_status mcp_client_call_tool(mcp_client *c, const char *name,
   mcp_status st = check_client(c, name, err);
   if (st || !result_json) return st ? st : mcp__error_set(err, MCP_EINVAL, "invalid argument");
   json_object *args = NULL, *result = NULL;
+  tool_args ta;
+  if (tool_args_scan(&ta, name, args_json)) {
+    char *text = NULL;
+    size_t tlen = 0;
+    st = request_sync_ex(c, "tools/call", NULL, &ta, opts, &result, &text, &tlen, err);
+    mcp__free(ta.args);
+    if (st) return st;
+    if (!text) { /* the response took the general path */
+      mcp_status tool_st = check_tool_result(result, err);
+      st = result_to_text(result, result_json, err);
+      return st ? st : tool_st;
+    }
+    mcp_status tool_st = check_tool_text(text, tlen, err);
+    if (tool_st == MCP_ENOMEM) {
+      mcp__free(text);
+      return tool_st;
+    }
+    *result_json = text;
+    return tool_st;
+  }
   if ((st = parse_object(args_json, "tool arguments", &args, err))) return st;
   json_object *params = json_object_new_object();
   if (!params || mcp__json_add(params, "name", json_object_new_string(name))) {
@@ -1214,11 +1340,14 @@ typedef struct done_item {
   int64_t id;
   mcp_status status;
   json_object *result;
+  char *text; /* instead of result: the fast path's text */
+  size_t text_len;
   mcp_error err;
 } done_item;
 
 static void free_done(done_item *it) {
   json_object_put(it->result);
+  mcp__free(it->text);
   mcp_error_clear(&it->err);
   mcp__free(it->ctx);
   mcp__free(it);
@@ -1233,7 +1362,13 @@ static void run_done(void *arg) {
   }
   mcp_status st = it->status;
   char *text = NULL;
-  if (st == MCP_OK) {
+  if (st == MCP_OK && it->text) {
+    st = ctx->tool_call ? check_tool_text(it->text, it->text_len, &it->err) : MCP_OK;
+    if (st != MCP_ENOMEM) {
+      text = it->text;
+      it->text = NULL;
+    }
+  } else if (st == MCP_OK) {
     mcp_status tool_st = ctx->tool_call ? check_tool_result(it->result, &it->err) : MCP_OK;
     text = mcp__json_dup_string(it->result, NULL);
     if (!text) st = mcp__error_set(&it->err, MCP_ENOMEM, "out of memory");
@@ -1272,9 +1407,31 @@ static void on_async_done(void *user, int64_t id, mcp_status status, json_object
   if (mcp__lane_post(ctx->c->lane, run_done, drop_done, it) != MCP_OK) run_done(it);
 }
 
+/* Pending text callback: the fast path's result, handed to the lane. */
+static void on_async_text(void *user, int64_t id, char *text, size_t len) {
+  call_ctx *ctx = user;
+  done_item *it = mcp__calloc(1, sizeof(*it));
+  if (!it) {
+    mcp_error e = MCP_ERROR_INIT;
+    mcp__error_set(&e, MCP_ENOMEM, "out of memory");
+    mcp__free(text);
+    ctx->fn(ctx->user, MCP_ENOMEM, NULL, &e);
+    mcp_error_clear(&e);
+    mcp__free(ctx);
+    return;
+  }
+  it->ctx = ctx;
+  it->id = id;
+  it->status = MCP_OK;
+  it->text = text;
+  it->text_len = len;
+  if (mcp__lane_post(ctx->c->lane, run_done, drop_done, it) != MCP_OK) run_done(it);
+}
+
+/* As request_sync_ex; |ta| as there. */
 static mcp_status request_async(mcp_client *c, const char *method, json_object *params,
-                                const mcp_call_options *o, bool tool_call, mcp_result_fn fn,
-                                void *user, mcp_error *err) {
+                                const tool_args *ta, const mcp_call_options *o, bool tool_call,
+                                mcp_result_fn fn, void *user, mcp_error *err) {
   call_ctx *ctx = mcp__calloc(1, sizeof(*ctx));
   if (!ctx) {
     json_object_put(params);
@@ -1291,6 +1448,7 @@ static mcp_status request_async(mcp_client *c, const char *method, json_object *
   mcp_pending_req r;
   fill_pending_req(&r, c, o);
   r.done = on_async_done;
+  r.done_text = on_async_text;
   r.user = ctx;
   int64_t id = 0;
   mcp_status st = mcp__pending_add(c->pending, &r, &id, NULL, err);
@@ -1303,10 +1461,14 @@ static mcp_status request_async(mcp_client *c, const char *method, json_object *
   mcp_error serr = MCP_ERROR_INIT;
   char *text = NULL;
   size_t len = 0;
-  if (wants_progress(o) && add_progress_token(&params, id) != MCP_OK)
+  if (ta) {
+    if (!(text = tool_request_text(id, ta, wants_progress(o), &len)))
+      mcp__error_set(&serr, MCP_ENOMEM, "out of memory");
+  } else if (wants_progress(o) && add_progress_token(&params, id) != MCP_OK) {
     mcp__error_set(&serr, MCP_ENOMEM, "out of memory");
-  else if (!(text = mcp__jsonrpc_request(id, method, params, &len)))
+  } else if (!(text = mcp__jsonrpc_request(id, method, params, &len))) {
     mcp__error_set(&serr, MCP_ENOMEM, "out of memory");
+  }
   json_object_put(params);
   int64_t deadline = r.timeout_ms > 0 ? mcp__now_ms() + r.timeout_ms : MCP_NO_DEADLINE;
   if (text && send_request_text(c, id, 0, text, len, deadline, &serr) == MCP_OK) {
@@ -1338,7 +1500,7 @@ MCP_EXTERN mcp_status mcp_client_request_async(mcp_client *c, const char *method
   json_object *params = NULL;
   mcp_status st = parse_object(params_json, "params", &params, err);
   if (st) return st;
-  return request_async(c, method, params, opts, false, fn, user, err);
+  return request_async(c, method, params, NULL, opts, false, fn, user, err);
 }
 
 MCP_EXTERN mcp_status mcp_client_call_tool_async(mcp_client *c, const char *name,
@@ -1347,6 +1509,12 @@ MCP_EXTERN mcp_status mcp_client_call_tool_async(mcp_client *c, const char *name
                                                  mcp_result_fn fn, void *user,
                                                  mcp_error *err) {
   if (!c || !name || !fn) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
+  tool_args ta;
+  if (tool_args_scan(&ta, name, args_json)) {
+    mcp_status st = request_async(c, "tools/call", NULL, &ta, opts, true, fn, user, err);
+    mcp__free(ta.args);
+    return st;
+  }
   json_object *args = NULL;
   mcp_status st = parse_object(args_json, "tool arguments", &args, err);
   if (st) return st;
@@ -1360,7 +1528,7 @@ MCP_EXTERN mcp_status mcp_client_call_tool_async(mcp_client *c, const char *name
     json_object_put(params);
     return mcp__error_set(err, MCP_ENOMEM, "out of memory");
   }
-  return request_async(c, "tools/call", params, opts, true, fn, user, err);
+  return request_async(c, "tools/call", params, NULL, opts, true, fn, user, err);
 }
 
 /* ------------------------------------------------------------------------ */

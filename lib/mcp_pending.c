@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "mcp_cancel.h"
+#include "mcp_jsonrpc.h"
 #include "mcp_pending.h"
 
 struct mcp_pending_entry {
@@ -45,10 +46,13 @@ struct mcp_pending_entry {
   mcp_cancel *cancel;   /* own reference, or NULL */
   mcp_cancel_listener listener;
   mcp_pending_done_fn done_fn;
+  mcp_pending_text_fn done_text;
   void *user;
   /* Outcome, written by finish(). */
   mcp_status status;
   json_object *result;
+  char *text;      /* a result in text form instead of |result| */
+  size_t text_len;
   mcp_error err;
   pthread_cond_t cond; /* sync entries: the waiter sleeps here */
   mcp_pending_entry *hnext; /* hash chain; guarded by p->lock */
@@ -64,8 +68,11 @@ struct mcp_pending {
   bool closed;
   mcp_status close_status;
   char *close_message;
-  /* Timer thread for async deadlines. */
+  /* Timer thread for async deadlines, started by the first async entry
+   * that has one (sync waiters keep their own deadlines, so a host that
+   * only makes blocking calls never has one). */
   pthread_t timer;
+  bool timer_started; /* guarded by lock */
   pthread_cond_t timer_cond;
   bool timer_stop;
   int64_t timer_next; /* earliest async deadline it sleeps towards */
@@ -73,6 +80,7 @@ struct mcp_pending {
 
 static void entry_free(mcp_pending_entry *e) {
   if (e->result) json_object_put(e->result);
+  mcp__free(e->text);
   mcp_error_clear(&e->err);
   if (e->cancel) mcp_cancel_unref(e->cancel);
   if (!e->is_async) pthread_cond_destroy(&e->cond);
@@ -171,7 +179,26 @@ static bool finish_locked(mcp_pending *p, mcp_pending_entry *e,
  * drops the table's reference.  Called without the lock. */
 static void deliver_async(mcp_pending *p, mcp_pending_entry *e,
                           bool from_listener) {
+  (void)p;
   if (e->cancel && !from_listener) mcp__cancel_unlisten(e->cancel, &e->listener);
+  if (e->text && e->done_text) {
+    char *text = e->text;
+    e->text = NULL;
+    e->done_text(e->user, e->id, text, e->text_len);
+    unref(e);
+    return;
+  }
+  if (e->text) {
+    /* The callback wants a tree: parse the text now.  It was checked when
+     * it arrived, so only memory can fail. */
+    e->result = mcp__jsonrpc_parse(e->text, e->text_len, NULL);
+    if (!e->result && strcmp(e->text, "null") != 0) {
+      e->status = MCP_ENOMEM;
+      mcp__error_set(&e->err, MCP_ENOMEM, "out of memory");
+    }
+    mcp__free(e->text);
+    e->text = NULL;
+  }
   json_object *result = e->result;
   e->result = NULL;
   e->done_fn(e->user, e->id, e->status, result,
@@ -254,10 +281,7 @@ mcp_pending *mcp__pending_new(void) {
   p->timer_next = MCP_NO_DEADLINE;
   if (pthread_mutex_init(&p->lock, NULL)) goto fail_lock;
   if (cond_init_monotonic(&p->timer_cond)) goto fail_cond;
-  if (pthread_create(&p->timer, NULL, timer_main, p)) goto fail_thread;
   return p;
-fail_thread:
-  pthread_cond_destroy(&p->timer_cond);
 fail_cond:
   pthread_mutex_destroy(&p->lock);
 fail_lock:
@@ -272,9 +296,10 @@ void mcp__pending_free(mcp_pending *p) {
   mcp__pending_close(p, MCP_ECLOSED, "client freed");
   pthread_mutex_lock(&p->lock);
   p->timer_stop = true;
+  bool started = p->timer_started;
   pthread_cond_signal(&p->timer_cond);
   pthread_mutex_unlock(&p->lock);
-  pthread_join(p->timer, NULL);
+  if (started) pthread_join(p->timer, NULL);
   pthread_cond_destroy(&p->timer_cond);
   pthread_mutex_destroy(&p->lock);
   mcp__free(p->close_message);
@@ -296,6 +321,7 @@ mcp_status mcp__pending_add(mcp_pending *p, const mcp_pending_req *r,
    * moment it is in the table). */
   e->refs = e->is_async ? 2 : 1;
   e->done_fn = r->done;
+  e->done_text = r->done ? r->done_text : NULL;
   e->user = r->user;
   e->timeout_ms = r->timeout_ms > 0 ? r->timeout_ms : 0;
   e->reset_on_progress = r->reset_on_progress;
@@ -316,6 +342,15 @@ mcp_status mcp__pending_add(mcp_pending *p, const mcp_pending_req *r,
     pthread_mutex_unlock(&p->lock);
     entry_free(e);
     return st;
+  }
+  if (e->is_async && e->deadline != MCP_NO_DEADLINE && !p->timer_started) {
+    if (pthread_create(&p->timer, NULL, timer_main, p) != 0) {
+      pthread_mutex_unlock(&p->lock);
+      entry_free(e);
+      return mcp__error_set(err, MCP_ENOMEM, "cannot start the request timer thread");
+    }
+    p->timer_started = true;
+    pthread_setname_np(p->timer, "mcp-pending-tmr"); /* named before add returns */
   }
   if (p->count + 1 > p->nbuckets && grow_locked(p) != 0 && p->count + 1 > p->nbuckets * 8) {
     pthread_mutex_unlock(&p->lock);
@@ -361,7 +396,24 @@ mcp_status mcp__pending_add(mcp_pending *p, const mcp_pending_req *r,
 mcp_status mcp__pending_wait(mcp_pending *p, mcp_pending_entry *e,
                              bool wait_callbacks, json_object **result,
                              mcp_error *err) {
+  char *text = NULL;
+  size_t len = 0;
+  mcp_status st = mcp__pending_wait_text(p, e, wait_callbacks, result, &text, &len, err);
+  if (!text) return st;
+  /* Checked when it arrived: only memory can fail (or it is a JSON null). */
+  *result = mcp__jsonrpc_parse(text, len, NULL);
+  if (!*result && strcmp(text, "null") != 0)
+    st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  mcp__free(text);
+  return st;
+}
+
+mcp_status mcp__pending_wait_text(mcp_pending *p, mcp_pending_entry *e,
+                                  bool wait_callbacks, json_object **result,
+                                  char **text, size_t *text_len, mcp_error *err) {
   *result = NULL;
+  *text = NULL;
+  *text_len = 0;
   pthread_mutex_lock(&p->lock);
   /* The entry leaves the table when it ends (possibly before we got here);
    * the waiter's reference keeps it alive until we are done with it. */
@@ -389,6 +441,9 @@ mcp_status mcp__pending_wait(mcp_pending *p, mcp_pending_entry *e,
   mcp_status st = e->status;
   *result = e->result;
   e->result = NULL;
+  *text = e->text;
+  *text_len = e->text_len;
+  e->text = NULL;
   if (st != MCP_OK && err) {
     mcp__error_copy(err, &e->err);
     err->status = st;
@@ -417,6 +472,26 @@ int mcp__pending_complete(mcp_pending *p, int64_t id, mcp_status status,
   finish_locked(p, e, status, result, e2, NULL);
   pthread_mutex_unlock(&p->lock);
   /* Our reference (async: the table's; sync: the one finish took) keeps e. */
+  if (e->is_async)
+    deliver_async(p, e, false);
+  else
+    wake_sync(e);
+  return 0;
+}
+
+int mcp__pending_complete_text(mcp_pending *p, int64_t id, char *text, size_t len) {
+  pthread_mutex_lock(&p->lock);
+  mcp_pending_entry *e = id > 0 && id < p->next_id ? find_locked(p, id) : NULL;
+  if (!e || e->done) {
+    int rc = id > 0 && id < p->next_id ? 1 : 2;
+    pthread_mutex_unlock(&p->lock);
+    mcp__free(text);
+    return rc;
+  }
+  finish_locked(p, e, MCP_OK, NULL, NULL, NULL);
+  e->text = text;
+  e->text_len = len;
+  pthread_mutex_unlock(&p->lock);
   if (e->is_async)
     deliver_async(p, e, false);
   else

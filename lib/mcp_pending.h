@@ -34,16 +34,26 @@ typedef struct mcp_pending_entry mcp_pending_entry;
 typedef void (*mcp_pending_done_fn)(void *user, int64_t id, mcp_status status,
                                     json_object *result, const mcp_error *err);
 
+/*
+ * Done callback of an async entry that ended with a result in text form
+ * (mcp__pending_complete_text): |text| (NUL-terminated, |len| bytes) is
+ * handed over, the callee frees it with mcp__free.  Status is MCP_OK.
+ */
+typedef void (*mcp_pending_text_fn)(void *user, int64_t id, char *text, size_t len);
+
 typedef struct mcp_pending_req {
   int64_t timeout_ms;      /* <= 0: no deadline */
   mcp_cancel *cancel;      /* may be NULL; the table takes a reference */
   bool reset_on_progress;  /* progress restarts the timeout ... */
   int64_t max_total_ms;    /* ... but never past this (<= 0: no cap) */
   mcp_pending_done_fn done; /* NULL: a sync entry */
+  mcp_pending_text_fn done_text; /* async, optional: takes a text result as
+                                    is (else it is parsed for done) */
   void *user;              /* passed to done, and returned by _entry_user */
 } mcp_pending_req;
 
-/* Returns NULL when out of memory or the timer thread cannot start. */
+/* Returns NULL when out of memory.  The timer thread starts with the first
+ * async entry that has a deadline. */
 mcp_pending *mcp__pending_new(void);
 /* Closes (MCP_ECLOSED) what is left, joins the timer thread, frees. */
 void mcp__pending_free(mcp_pending *p);
@@ -54,7 +64,7 @@ void mcp__pending_free(mcp_pending *p);
  * pass to mcp__pending_wait() exactly once (it holds the waiter's reference).
  * Returns MCP_OK with *id set; MCP_ECLOSED (err filled with the close
  * reason) after mcp__pending_close(); MCP_ECANCELLED when the token already
- * fired; MCP_ENOMEM.  On error nothing is registered and done never runs.
+ * fired; MCP_ENOMEM (also when the timer thread cannot start).  On error nothing is registered and done never runs.
  * Threads: any, concurrently.
  */
 mcp_status mcp__pending_add(mcp_pending *p, const mcp_pending_req *r,
@@ -76,6 +86,17 @@ mcp_status mcp__pending_wait(mcp_pending *p, mcp_pending_entry *e,
                              mcp_error *err);
 
 /*
+ * mcp__pending_wait_text() is mcp__pending_wait() for a caller that takes
+ * the result in either form: on MCP_OK either *text (NUL-terminated,
+ * *text_len bytes; caller frees with mcp__free) is set and *result NULL,
+ * or *text is NULL and *result is the tree (NULL for a JSON null).
+ * mcp__pending_wait() parses a text result into a tree instead.
+ */
+mcp_status mcp__pending_wait_text(mcp_pending *p, mcp_pending_entry *e,
+                                  bool wait_callbacks, json_object **result,
+                                  char **text, size_t *text_len, mcp_error *err);
+
+/*
  * mcp__pending_complete() ends request |id| with |status|.  |result| is
  * stolen (put on every path).  |e| is borrowed (may be NULL).
  * Returns 0 when it ended a request, 1 when |id| was ours but already ended
@@ -83,6 +104,14 @@ mcp_status mcp__pending_wait(mcp_pending *p, mcp_pending_entry *e,
  */
 int mcp__pending_complete(mcp_pending *p, int64_t id, mcp_status status,
                           json_object *result, const mcp_error *e);
+
+/*
+ * mcp__pending_complete_text() ends request |id| with MCP_OK and a result
+ * in text form: compact JSON, NUL-terminated, |len| bytes, allocated with
+ * mcp__malloc and stolen (freed on every path).  Same returns as
+ * mcp__pending_complete.  Threads: any.
+ */
+int mcp__pending_complete_text(mcp_pending *p, int64_t id, char *text, size_t len);
 
 /*
  * mcp__pending_remove() withdraws an async request whose message could not

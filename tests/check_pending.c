@@ -5,8 +5,10 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 
 #include "check_util.h"
 #include "mcp_cancel.h"
@@ -506,6 +508,247 @@ START_TEST(alloc_failure_add) {
 }
 END_TEST
 
+/* ---- results in text form ------------------------------------------------- */
+
+static char *dup_text(const char *t) {
+  size_t n = strlen(t);
+  char *d = mcp__malloc(n + 1);
+  ck_assert_ptr_nonnull(d);
+  memcpy(d, t, n + 1);
+  return d;
+}
+
+typedef struct text_log {
+  atomic_int calls;
+  char got[64];
+  size_t len;
+} text_log;
+
+static void on_text(void *user, int64_t id, char *text, size_t len) {
+  (void)id;
+  text_log *l = user;
+  snprintf(l->got, sizeof(l->got), "%s", text);
+  l->len = len;
+  mcp__free(text);
+  atomic_fetch_add(&l->calls, 1);
+}
+
+START_TEST(text_results_every_way) {
+  mcp_pending *p = mcp__pending_new();
+  /* Sync, taken as text. */
+  mcp_pending_entry *e;
+  int64_t id = add_sync(p, 5000, NULL, &e);
+  ck_assert_int_eq(mcp__pending_complete_text(p, id, dup_text("{\"v\":7}"), 7), 0);
+  json_object *res = NULL;
+  char *text = NULL;
+  size_t len = 0;
+  ck_assert_int_eq(mcp__pending_wait_text(p, e, true, &res, &text, &len, NULL), MCP_OK);
+  ck_assert_ptr_null(res);
+  ck_assert_str_eq(text, "{\"v\":7}");
+  ck_assert_uint_eq(len, 7);
+  mcp__free(text);
+  /* Late and unknown ids: the text is freed (the leak checkers see it). */
+  ck_assert_int_eq(mcp__pending_complete_text(p, id, dup_text("1"), 1), 1);
+  ck_assert_int_eq(mcp__pending_complete_text(p, id + 100, dup_text("1"), 1), 2);
+  /* Sync, taken as a tree: parsed, including a JSON null. */
+  id = add_sync(p, 5000, NULL, &e);
+  ck_assert_int_eq(mcp__pending_complete_text(p, id, dup_text("[1,2]"), 5), 0);
+  ck_assert_int_eq(mcp__pending_wait(p, e, true, &res, NULL), MCP_OK);
+  ck_assert_int_eq(json_object_array_length(res), 2);
+  json_object_put(res);
+  id = add_sync(p, 5000, NULL, &e);
+  ck_assert_int_eq(mcp__pending_complete_text(p, id, dup_text("null"), 4), 0);
+  ck_assert_int_eq(mcp__pending_wait(p, e, true, &res, NULL), MCP_OK);
+  ck_assert_ptr_null(res);
+  /* A tree completion reaches a text waiter as a tree. */
+  id = add_sync(p, 5000, NULL, &e);
+  ck_assert_int_eq(mcp__pending_complete(p, id, MCP_OK, json_object_new_int(3), NULL), 0);
+  ck_assert_int_eq(mcp__pending_wait_text(p, e, true, &res, &text, &len, NULL), MCP_OK);
+  ck_assert_ptr_null(text);
+  ck_assert_int_eq(json_object_get_int(res), 3);
+  json_object_put(res);
+  /* Async with a text callback: gets the text as is. */
+  text_log tl = {0};
+  mcp_pending_req r = {0};
+  r.done = on_done;
+  r.done_text = on_text;
+  r.user = &tl;
+  ck_assert_int_eq(mcp__pending_add(p, &r, &id, NULL, NULL), MCP_OK);
+  ck_assert_int_eq(mcp__pending_complete_text(p, id, dup_text("{\"a\":\"b\"}"), 9), 0);
+  ck_assert_int_eq(atomic_load(&tl.calls), 1);
+  ck_assert_str_eq(tl.got, "{\"a\":\"b\"}");
+  ck_assert_uint_eq(tl.len, 9);
+  /* Async without one: done gets the parsed tree. */
+  done_log *d = done_log_new();
+  id = add_async(p, d, 0, NULL);
+  ck_assert_int_eq(mcp__pending_complete_text(p, id, dup_text("{\"x\":1}"), 7), 0);
+  ck_assert(wait_total(d, 1, 5000));
+  ck_assert_int_eq(atomic_load(&d->status[id]), MCP_OK);
+  /* Ended by close, a text callback is not used: done reports the close. */
+  r.user = d;
+  r.done_text = on_text;
+  ck_assert_int_eq(mcp__pending_add(p, &r, &id, NULL, NULL), MCP_OK);
+  mcp__pending_close(p, MCP_ECLOSED, "bye");
+  ck_assert(wait_total(d, 2, 5000));
+  ck_assert_int_eq(atomic_load(&d->status[id]), MCP_ECLOSED);
+  mcp__pending_free(p);
+  free(d);
+}
+END_TEST
+
+/*
+ * Sync waiters race their own deadlines against a completer (text and tree
+ * results) and a final close: each waiter returns exactly once with its own
+ * outcome, and no completer touches an entry its waiter has freed (the
+ * waiter is woken after the table is unlocked: ASan and TSan watch this).
+ */
+typedef struct sync_race {
+  mcp_pending *p;
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  int64_t ids[8 * 1000];
+  int n, taken;
+  bool done_adding;
+  atomic_int ok, timed_out, closed, completed;
+} sync_race;
+
+static void *sync_racer_main(void *arg) {
+  sync_race *sr = arg;
+  unsigned seed = (unsigned)(uintptr_t)&seed;
+  for (int i = 0; i < 1000; i++) {
+    unsigned x = rand_r(&seed);
+    mcp_pending_entry *e = NULL;
+    mcp_pending_req r = {0};
+    r.timeout_ms = x % 3 == 0 ? 1 : 10000;
+    int64_t id = 0;
+    mcp_status st = mcp__pending_add(sr->p, &r, &id, &e, NULL);
+    if (st == MCP_ECLOSED) break;
+    ck_assert_int_eq(st, MCP_OK);
+    pthread_mutex_lock(&sr->lock);
+    sr->ids[sr->n++] = id;
+    pthread_cond_signal(&sr->cond);
+    pthread_mutex_unlock(&sr->lock);
+    json_object *res = NULL;
+    char *text = NULL;
+    size_t len = 0;
+    mcp_error err = MCP_ERROR_INIT;
+    st = x % 2 ? mcp__pending_wait_text(sr->p, e, true, &res, &text, &len, &err)
+               : mcp__pending_wait(sr->p, e, true, &res, &err);
+    if (st == MCP_OK) {
+      /* The completer sends the id back: the result is ours. */
+      int64_t got = text ? strtoll(text, NULL, 10) : json_object_get_int64(res);
+      ck_assert_int_eq(got, id);
+      atomic_fetch_add(&sr->ok, 1);
+    } else if (st == MCP_ETIMEDOUT) {
+      atomic_fetch_add(&sr->timed_out, 1);
+    } else {
+      ck_assert_int_eq(st, MCP_ECLOSED);
+      atomic_fetch_add(&sr->closed, 1);
+    }
+    mcp__free(text);
+    json_object_put(res);
+    mcp_error_clear(&err);
+  }
+  return NULL;
+}
+
+static void *sync_completer_main(void *arg) {
+  sync_race *sr = arg;
+  for (;;) {
+    pthread_mutex_lock(&sr->lock);
+    while (sr->taken == sr->n && !sr->done_adding) pthread_cond_wait(&sr->cond, &sr->lock);
+    if (sr->taken == sr->n) {
+      pthread_mutex_unlock(&sr->lock);
+      return NULL;
+    }
+    int64_t id = sr->ids[sr->taken++];
+    pthread_mutex_unlock(&sr->lock);
+    char buf[32];
+    int n = snprintf(buf, sizeof(buf), "%lld", (long long)id);
+    int rc = id % 2 ? mcp__pending_complete_text(sr->p, id, dup_text(buf), (size_t)n)
+                    : mcp__pending_complete(sr->p, id, MCP_OK, json_object_new_int64(id), NULL);
+    ck_assert_int_ne(rc, 2);
+    if (rc == 0) atomic_fetch_add(&sr->completed, 1);
+  }
+}
+
+START_TEST(sync_race_exactly_once) {
+  sync_race *sr = calloc(1, sizeof(*sr));
+  sr->p = mcp__pending_new();
+  pthread_mutex_init(&sr->lock, NULL);
+  pthread_cond_init(&sr->cond, NULL);
+  enum { NT = 8 };
+  pthread_t th[NT], comp;
+  pthread_create(&comp, NULL, sync_completer_main, sr);
+  for (int i = 0; i < NT; i++) pthread_create(&th[i], NULL, sync_racer_main, sr);
+  for (int i = 0; i < NT; i++) pthread_join(th[i], NULL);
+  pthread_mutex_lock(&sr->lock);
+  sr->done_adding = true;
+  pthread_cond_signal(&sr->cond);
+  pthread_mutex_unlock(&sr->lock);
+  pthread_join(comp, NULL);
+  int ended = atomic_load(&sr->ok) + atomic_load(&sr->timed_out) + atomic_load(&sr->closed);
+  ck_assert_int_eq(ended, sr->n);
+  /* A reply reached its waiter exactly when the completer won the race. */
+  ck_assert_int_eq(atomic_load(&sr->ok), atomic_load(&sr->completed));
+  ck_assert_int_gt(atomic_load(&sr->ok), 0);
+  ck_assert_uint_eq(mcp__pending_count(sr->p), 0);
+  mcp__pending_close(sr->p, MCP_ECLOSED, "closed");
+  mcp__pending_free(sr->p);
+  free(sr);
+}
+END_TEST
+
+/* ---- the timer thread ---------------------------------------------------------- */
+
+/* Threads of this process named as the table's timer thread (counting all
+ * threads would count the sanitizers' own helpers too). */
+static int thread_count(void) {
+  DIR *d = opendir("/proc/self/task");
+  ck_assert_ptr_nonnull(d);
+  int n = 0;
+  struct dirent *de;
+  while ((de = readdir(d))) {
+    if (de->d_name[0] == '.') continue;
+    char path[300], comm[64] = "";
+    snprintf(path, sizeof(path), "/proc/self/task/%s/comm", de->d_name);
+    FILE *f = fopen(path, "r");
+    if (!f) continue; /* the thread has just exited */
+    if (fgets(comm, sizeof(comm), f) && strcmp(comm, "mcp-pending-tmr\n") == 0) n++;
+    fclose(f);
+  }
+  closedir(d);
+  return n;
+}
+
+START_TEST(timer_thread_only_for_async_deadlines) {
+  int base = thread_count();
+  mcp_pending *p = mcp__pending_new();
+  ck_assert_int_eq(thread_count(), base);
+  /* Sync entries keep their own deadlines; async ones without a deadline
+   * need no timer either. */
+  mcp_pending_entry *e;
+  int64_t id = add_sync(p, 5000, NULL, &e);
+  done_log *d = done_log_new();
+  int64_t a = add_async(p, d, 0, NULL);
+  ck_assert_int_eq(thread_count(), base);
+  ck_assert_int_eq(mcp__pending_complete(p, id, MCP_OK, NULL, NULL), 0);
+  json_object *res = NULL;
+  ck_assert_int_eq(mcp__pending_wait(p, e, true, &res, NULL), MCP_OK);
+  /* The first async deadline starts it, and it enforces that deadline. */
+  int64_t b = add_async(p, d, 20, NULL);
+  ck_assert_int_eq(thread_count(), base + 1);
+  ck_assert(wait_total(d, 1, 10000));
+  ck_assert_int_eq(atomic_load(&d->status[b]), MCP_ETIMEDOUT);
+  ck_assert_int_eq(atomic_load(&d->count[a]), 0);
+  mcp__pending_free(p);
+  ck_assert(wait_total(d, 2, 10000));
+  ck_assert_int_eq(atomic_load(&d->status[a]), MCP_ECLOSED);
+  ck_assert_int_eq(thread_count(), base);
+  free(d);
+}
+END_TEST
+
 static Suite *pending_suite(void) {
   Suite *s = suite_create("pending");
   TCase *tc = tcase_create("core");
@@ -524,6 +767,9 @@ static Suite *pending_suite(void) {
   tcase_add_test(tc, progress_before_reply_is_delivered);
   tcase_add_test(tc, cancel_token_refcount_and_listeners);
   tcase_add_test(tc, alloc_failure_add);
+  tcase_add_test(tc, text_results_every_way);
+  tcase_add_test(tc, sync_race_exactly_once);
+  tcase_add_test(tc, timer_thread_only_for_async_deadlines);
   suite_add_tcase(s, tc);
   return s;
 }
