@@ -777,9 +777,10 @@ static mcp_status cli_authorize(void *user, const char *url, const char *redirec
   pthread_mutex_lock(&g_loopback.lock);
   pthread_mutex_lock(&g_stderr_lock);
   fprintf(stderr,
-          PROG ": server '%s' needs authorization: open this URL in a browser:\n\n  %s\n\n" PROG
+          PROG ": %s%s%s needs authorization: open this URL in a browser:\n\n  %s\n\n" PROG
                ": waiting up to %d minutes for the browser to come back to %s\n",
-          server, url, LOOPBACK_WAIT_MS / 60000, redirect_uri);
+          server ? "server '" : "a server", server ? server : "", server ? "'" : "", url,
+          LOOPBACK_WAIT_MS / 60000, redirect_uri);
   fflush(stderr);
   pthread_mutex_unlock(&g_stderr_lock);
   mcp_status st = MCP_ETIMEDOUT;
@@ -823,19 +824,30 @@ static mcp_status cli_authorize(void *user, const char *url, const char *redirec
   return st;
 }
 
-/* OAuth for one --url server: the loopback browser step, the file store,
- * the pre-registered client if given. */
-static void apply_oauth(struct cli *cli, struct adhoc *a) {
+/* The CLI's OAuth options: the loopback browser step (|server| names the
+ * server in the message, or NULL) and the file store.  NULL: no memory. */
+static mcp_oauth_options *cli_oauth(const char *server) {
   mcp_oauth_options *oa = mcp_oauth_options_new();
-  if (!oa) config_error("OAuth options: out of memory");
+  if (!oa) return NULL;
   char redirect[64];
   snprintf(redirect, sizeof(redirect), "http://127.0.0.1:%d/callback", g_loopback.port);
-  mcp_status st = mcp_oauth_options_set_redirect_uri(oa, redirect);
+  mcp_status st = g_loopback.fd >= 0 ? mcp_oauth_options_set_redirect_uri(oa, redirect) : MCP_OK;
   if (st == MCP_OK) st = mcp_oauth_options_set_client_name(oa, PROG);
   if (st == MCP_OK) st = mcp_oauth_options_set_file_store(oa, NULL);
-  if (st == MCP_OK && cli->client_id)
-    st = mcp_oauth_options_set_client(oa, cli->client_id, cli->client_secret);
-  if (g_loopback.fd >= 0) mcp_oauth_options_set_authorize(oa, cli_authorize, a->name);
+  if (g_loopback.fd >= 0) mcp_oauth_options_set_authorize(oa, cli_authorize, (void *)server);
+  if (st != MCP_OK) {
+    mcp_oauth_options_free(oa);
+    return NULL;
+  }
+  return oa;
+}
+
+/* OAuth for one --url server, with the pre-registered client if given. */
+static void apply_oauth(struct cli *cli, struct adhoc *a) {
+  mcp_oauth_options *oa = cli_oauth(a->name);
+  if (!oa) config_error("OAuth options: out of memory");
+  mcp_status st = MCP_OK;
+  if (cli->client_id) st = mcp_oauth_options_set_client(oa, cli->client_id, cli->client_secret);
   if (st == MCP_OK) st = mcp_client_options_set_oauth(a->co, oa);
   mcp_oauth_options_free(oa);
   if (st != MCP_OK) config_error("OAuth options: %s", mcp_strerror(st));
@@ -1515,6 +1527,16 @@ static mcp_manager_options *base_options(void) {
   mcp_manager_options_set_timeout_ms(o, g_cli.timeout_ms);
   mcp_manager_options_set_log(o, on_log, NULL);
   mcp_manager_options_set_event_handler(o, on_event, NULL);
+  /* Configured HTTP servers get the same browser step and token store as
+   * --url ones (their "oauth" object may add a client id, scopes, ...). */
+  loopback_open();
+  mcp_oauth_options *oa = cli_oauth(NULL);
+  if (!oa || mcp_manager_options_set_oauth(o, oa) != MCP_OK) {
+    mcp_oauth_options_free(oa);
+    mcp_manager_options_free(o);
+    return NULL;
+  }
+  mcp_oauth_options_free(oa);
   return o;
 }
 

@@ -296,6 +296,19 @@ static void kv_free(mcp_config_kv *kv, size_t n) {
   mcp__free(kv);
 }
 
+static void oauth_free(mcp_config_oauth *o) {
+  if (!o) return;
+  mcp__free(o->client_id);
+  if (o->client_secret) memset(o->client_secret, 0, strlen(o->client_secret));
+  mcp__free(o->client_secret);
+  mcp__free(o->scopes);
+  mcp__free(o->redirect_uri);
+  mcp__free(o->client_metadata_url);
+  mcp__free(o->private_key_file);
+  mcp__free(o->signing_alg);
+  mcp__free(o);
+}
+
 void mcp__server_def_free(mcp_server_def *def) {
   if (!def) return;
   mcp__free(def->name);
@@ -310,6 +323,7 @@ void mcp__server_def_free(mcp_server_def *def) {
   mcp__free(def->ca_dir);
   mcp__free(def->client_cert);
   mcp__free(def->client_key);
+  oauth_free(def->oauth);
   mcp__free(def->source);
   mcp__free(def);
 }
@@ -344,6 +358,7 @@ mcp_server_def *mcp__server_def_dup(const mcp_server_def *def) {
   /* Clear every pointer first so a partial copy frees cleanly. */
   d->name = d->cwd = d->url = d->ca_file = d->ca_dir = NULL;
   d->client_cert = d->client_key = d->source = NULL;
+  d->oauth = NULL;
   d->argv = NULL;
   d->env = d->headers = NULL;
   bool ok = dup_opt(&d->name, def->name) && dup_opt(&d->cwd, def->cwd) &&
@@ -352,6 +367,17 @@ mcp_server_def *mcp__server_def_dup(const mcp_server_def *def) {
             dup_opt(&d->client_cert, def->client_cert) &&
             dup_opt(&d->client_key, def->client_key) &&
             dup_opt(&d->source, def->source);
+  if (ok && def->oauth) {
+    mcp_config_oauth *o = def->oauth, *c = mcp__calloc(1, sizeof(*c));
+    d->oauth = c;
+    ok = c && dup_opt(&c->client_id, o->client_id) &&
+         dup_opt(&c->client_secret, o->client_secret) && dup_opt(&c->scopes, o->scopes) &&
+         dup_opt(&c->redirect_uri, o->redirect_uri) &&
+         dup_opt(&c->client_metadata_url, o->client_metadata_url) &&
+         dup_opt(&c->private_key_file, o->private_key_file) &&
+         dup_opt(&c->signing_alg, o->signing_alg);
+    if (c) c->client_credentials = o->client_credentials;
+  }
   /* kv_dup leaves a partial array in place; the counts free it. */
   ok = ok && kv_dup(&d->env, def->env, def->nenv);
   if (!d->env) d->nenv = 0;
@@ -563,6 +589,18 @@ mcp_status mcp__config_canonical_json(const mcp_server_def *def, char **out) {
     goto out;
   if (def->insecure && !obj_add(o, "insecure", json_object_new_boolean(1)))
     goto out;
+  if (def->oauth) {
+    const mcp_config_oauth *a = def->oauth;
+    json_object *oa = json_object_new_object();
+    if (!obj_add(o, "oauth", oa) || !obj_add_str(oa, "clientId", a->client_id) ||
+        !obj_add_str(oa, "scopes", a->scopes) || !obj_add_str(oa, "redirectUri", a->redirect_uri) ||
+        !obj_add_str(oa, "clientMetadataUrl", a->client_metadata_url) ||
+        !obj_add_str(oa, "privateKeyFile", a->private_key_file) ||
+        !obj_add_str(oa, "signingAlg", a->signing_alg) ||
+        (a->client_credentials && !obj_add_str(oa, "grant", "client_credentials")) ||
+        (a->client_secret && !obj_add(oa, "clientSecret", json_object_new_boolean(1))))
+      goto out;
+  }
   if (stable_stringify(&b, o) || mcp__buf_reserve(&b, 0)) goto out;
   *out = b.data;
   b.data = NULL;
@@ -603,7 +641,7 @@ typedef struct parse_ctx {
 enum field_id {
   F_TYPE, F_COMMAND, F_ARGS, F_ENV, F_CWD, F_URL, F_HEADERS, F_TIMEOUT,
   F_ENABLED, F_HTTP2, F_CAFILE, F_CADIR, F_CLIENTCERT, F_CLIENTKEY,
-  F_INSECURE, F_HTTPURL, F_SERVERURL, F_COUNT
+  F_INSECURE, F_HTTPURL, F_SERVERURL, F_OAUTH, F_COUNT
 };
 
 /* Which transports a field belongs to. */
@@ -631,6 +669,7 @@ static const struct field_info {
     [F_INSECURE] = {"insecure", SCOPE_HTTP, false},
     [F_HTTPURL] = {"httpUrl", SCOPE_HTTP, true},
     [F_SERVERURL] = {"serverUrl", SCOPE_HTTP, true},
+    [F_OAUTH] = {"oauth", SCOPE_HTTP, false},
 };
 
 /* Result of a field check: fine, invalid (a warning was added), or OOM. */
@@ -760,6 +799,54 @@ static bool url_scheme_ok(const char *u) {
          strncasecmp(u, "https://", 8) == 0;
 }
 
+/* Reads a server's "oauth" object into d->oauth. */
+static int read_oauth(parse_ctx *c, const char *name, json_object *o, mcp_server_def *d) {
+  if (!json_object_is_type(o, json_type_object))
+    return bad(c, name, "oauth", "field \"oauth\" must be an object");
+  mcp_config_oauth *a = mcp__calloc(1, sizeof(*a));
+  if (!a) return CHECK_OOM;
+  d->oauth = a;
+  static const struct {
+    const char *key;
+    size_t off;
+  } strs[] = {
+      {"clientId", offsetof(mcp_config_oauth, client_id)},
+      {"clientSecret", offsetof(mcp_config_oauth, client_secret)},
+      {"scopes", offsetof(mcp_config_oauth, scopes)},
+      {"redirectUri", offsetof(mcp_config_oauth, redirect_uri)},
+      {"clientMetadataUrl", offsetof(mcp_config_oauth, client_metadata_url)},
+      {"privateKeyFile", offsetof(mcp_config_oauth, private_key_file)},
+      {"signingAlg", offsetof(mcp_config_oauth, signing_alg)},
+  };
+  int r;
+  json_object_object_foreach(o, key, val) {
+    size_t i = 0;
+    while (i < sizeof(strs) / sizeof(strs[0]) && strcmp(key, strs[i].key) != 0) i++;
+    if (i < sizeof(strs) / sizeof(strs[0])) {
+      char **slot = (char **)((char *)a + strs[i].off);
+      char field[64];
+      snprintf(field, sizeof(field), "oauth.%s", key);
+      if ((r = expand_field(c, name, field, val, slot))) return r;
+    } else if (strcmp(key, "grant") == 0) {
+      const char *g = plain_string(val);
+      if (g && strcmp(g, "client_credentials") == 0) a->client_credentials = true;
+      else if (!g || strcmp(g, "authorization_code") != 0)
+        return bad(c, name, "oauth.grant", "field \"oauth.grant\" must be "
+                   "\"authorization_code\" or \"client_credentials\"");
+    } else {
+      char *q = quote(key);
+      r = q ? bad(c, name, "oauth", "unknown field %s in \"oauth\"", q) : CHECK_OOM;
+      mcp__free(q);
+      return r;
+    }
+  }
+  if (a->client_secret && !a->client_id)
+    return bad(c, name, "oauth.clientSecret", "\"oauth.clientSecret\" needs \"oauth.clientId\"");
+  if (a->client_credentials && !a->client_id)
+    return bad(c, name, "oauth.grant", "the client_credentials grant needs \"oauth.clientId\"");
+  return CHECK_OK;
+}
+
 /* Reads the non-type fields of |f| into |d|.  The type is already known. */
 static int read_fields(parse_ctx *c, const char *name, json_object **f,
                        mcp_server_def *d) {
@@ -853,6 +940,7 @@ static int read_fields(parse_ctx *c, const char *name, json_object **f,
                    "boolean");
       d->insecure = json_object_get_boolean(f[F_INSECURE]);
     }
+    if (f[F_OAUTH] && (r = read_oauth(c, name, f[F_OAUTH], d))) return r;
   }
   if (f[F_TIMEOUT]) {
     if (!json_object_is_type(f[F_TIMEOUT], json_type_int) ||
@@ -2102,6 +2190,61 @@ oom:
 
 /* ---- client options ----------------------------------------------------- */
 
+/* Reads a PEM private key file (small, regular) into a new string. */
+static char *read_key_file(const char *path) {
+  FILE *f = fopen(path, "re");
+  if (!f) return NULL;
+  mcp_buf b;
+  mcp__buf_init(&b);
+  char chunk[4096];
+  size_t n;
+  while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0 && b.len < 64 * 1024)
+    if (mcp__buf_append(&b, chunk, n)) break;
+  fclose(f);
+  if (!b.data || b.len >= 64 * 1024) {
+    if (b.data) memset(b.data, 0, b.len);
+    mcp__buf_free(&b);
+    return NULL;
+  }
+  return b.data;
+}
+
+/* The server's "oauth" object as mcp_oauth_options on |co|. */
+static mcp_status oauth_options(const mcp_config_oauth *a, mcp_client_options *co,
+                                mcp_error *err) {
+  mcp_oauth_options *o = mcp_oauth_options_new();
+  if (!o) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  const char *what = "clientId";
+  mcp_status st = MCP_OK;
+  if (a->client_id) st = mcp_oauth_options_set_client(o, a->client_id, a->client_secret);
+  if (st == MCP_OK && a->scopes) what = "scopes", st = mcp_oauth_options_set_scopes(o, a->scopes);
+  if (st == MCP_OK && a->redirect_uri)
+    what = "redirectUri", st = mcp_oauth_options_set_redirect_uri(o, a->redirect_uri);
+  if (st == MCP_OK && a->client_metadata_url)
+    what = "clientMetadataUrl",
+    st = mcp_oauth_options_set_client_metadata_url(o, a->client_metadata_url);
+  if (st == MCP_OK && a->client_credentials)
+    what = "grant", st = mcp_oauth_options_set_grant(o, MCP_OAUTH_GRANT_CLIENT_CREDENTIALS);
+  if (st == MCP_OK && a->private_key_file) {
+    what = "privateKeyFile";
+    char *pem = read_key_file(a->private_key_file);
+    if (!pem) {
+      mcp_oauth_options_free(o);
+      return mcp__error_set(err, MCP_ECONFIG, "oauth.privateKeyFile \"%s\" cannot be read",
+                            a->private_key_file);
+    }
+    st = mcp_oauth_options_set_private_key(o, pem, a->signing_alg);
+    memset(pem, 0, strlen(pem));
+    mcp__free(pem);
+  }
+  if (st == MCP_OK) what = "oauth", st = mcp_client_options_set_oauth(co, o);
+  mcp_oauth_options_free(o);
+  if (st != MCP_OK)
+    return mcp__error_set(err, st == MCP_EINVAL ? MCP_ECONFIG : st, "oauth.%s: %s", what,
+                          mcp_strerror(st));
+  return MCP_OK;
+}
+
 mcp_status mcp__config_client_options(const mcp_server_def *def,
                                       mcp_client_options **out,
                                       mcp_error *err) {
@@ -2153,6 +2296,14 @@ mcp_status mcp__config_client_options(const mcp_server_def *def,
                                               def->client_key);
     }
     mcp_client_options_set_insecure(co, def->insecure);
+    if (st == MCP_OK && def->oauth) {
+      what = "oauth";
+      st = oauth_options(def->oauth, co, err);
+      if (st != MCP_OK) {
+        mcp_client_options_free(co);
+        return st; /* err says which field */
+      }
+    }
   }
   if (st != MCP_OK) {
     mcp_client_options_free(co);

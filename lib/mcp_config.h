@@ -42,6 +42,12 @@
  *               clientCert and clientKey go together (they may name the
  *               same file).
  *   insecure    http/sse: boolean; true skips certificate verification.
+ *   oauth       http/sse: object (mcpconn's own files only): clientId,
+ *               clientSecret, scopes (space-separated), redirectUri,
+ *               clientMetadataUrl, grant ("authorization_code", the default,
+ *               or "client_credentials"), privateKeyFile and signingAlg (for
+ *               private_key_jwt; "ES256" by default); strings, ${VAR}
+ *               expanded (put secrets in the environment, not the file).
  *
  * In mcpconn's own files an unknown field, a field of the other transport,
  * or both "command" and "url" is an error.  In other clients' files
@@ -88,6 +94,13 @@ typedef enum mcp_config_http2 {
   MCP_CONFIG_HTTP2_PRIOR_KNOWLEDGE = 2
 } mcp_config_http2;
 
+/* A server's "oauth" object; strings owned, NULL when absent. */
+typedef struct mcp_config_oauth {
+  char *client_id, *client_secret, *scopes, *redirect_uri, *client_metadata_url;
+  char *private_key_file, *signing_alg;
+  bool client_credentials; /* grant "client_credentials" */
+} mcp_config_oauth;
+
 /* One NAME=VALUE pair of env or headers; both strings owned. */
 typedef struct mcp_config_kv {
   char *name;
@@ -121,6 +134,7 @@ typedef struct mcp_server_def {
   char *client_cert;
   char *client_key;
   bool insecure;
+  mcp_config_oauth *oauth; /* http and sse: "oauth", or NULL */
   int64_t timeout_ms; /* ms; 0: none; -1: not given (the host's default) */
   /* Where the definition came from: a file path, for ~/.claude.json's
    * per-project entries followed by " (project <dir>)". */
@@ -319,7 +333,8 @@ void mcp__server_def_free(mcp_server_def *def);
  * mcp__config_canonical_json() serialises what identifies a server's
  * behaviour, with object keys sorted recursively (byte order) and no
  * whitespace: the fields type, command, args, env, cwd, url, headers,
- * timeout, http2, caFile, caDir, clientCert, clientKey and insecure, each
+ * timeout, http2, caFile, caDir, clientCert, clientKey, insecure and oauth
+ * (without clientSecret, which is only marked present), each
  * present only when the definition has it (type, always).  Values are the
  * expanded ones, with `!command` values left as written, so resolved secrets
  * never enter it; name, enabled and source are left out.  The definition's

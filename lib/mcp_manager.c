@@ -36,6 +36,7 @@
 #include "mcp_config.h"
 #include "mcp_jsonrpc.h"
 #include "mcp_names.h"
+#include "mcp_oauth.h"
 #include "mcp_workers.h"
 
 #define DEFAULT_GATE_MS 250
@@ -79,6 +80,7 @@ struct mcp_manager_options {
   mcp_manager_event_fn event_fn;
   void *event_user;
   char *client_name, *client_version;
+  mcp_oauth_options *oauth; /* defaults for every HTTP server, or NULL */
 };
 
 MCP_EXTERN mcp_manager_options *mcp_manager_options_new(void) {
@@ -104,6 +106,7 @@ MCP_EXTERN void mcp_manager_options_free(mcp_manager_options *o) {
   mcp__free(o->cache_dir);
   mcp__free(o->client_name);
   mcp__free(o->client_version);
+  mcp_oauth_options_free(o->oauth);
   mcp__free(o);
 }
 
@@ -190,6 +193,16 @@ MCP_EXTERN void mcp_manager_options_set_event_handler(mcp_manager_options *o,
   if (!o) return;
   o->event_fn = fn;
   o->event_user = user;
+}
+
+MCP_EXTERN mcp_status mcp_manager_options_set_oauth(mcp_manager_options *o,
+                                                    const mcp_oauth_options *defaults) {
+  if (!o) return MCP_EINVAL;
+  mcp_oauth_options *copy = NULL;
+  if (defaults && !(copy = mcp__oauth_options_dup(defaults))) return MCP_ENOMEM;
+  mcp_oauth_options_free(o->oauth);
+  o->oauth = copy;
+  return MCP_OK;
 }
 
 MCP_EXTERN mcp_status mcp_manager_options_set_client_info(mcp_manager_options *o,
@@ -564,11 +577,25 @@ typedef struct job {
   mcp_cancel *cancel; /* connect: a reference; fired on shutdown */
 } job;
 
+/* The manager's OAuth defaults under an HTTP server's own OAuth options. */
+static mcp_status oauth_defaults(mcp_manager *m, mcp_client_options *co, mcp_error *err) {
+  if (!m->o->oauth || !co->url) return MCP_OK;
+  if (co->oauth ? mcp__oauth_options_fill(co->oauth, m->o->oauth) != MCP_OK
+                : !(co->oauth = mcp__oauth_options_dup(m->o->oauth)))
+    return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  return MCP_OK;
+}
+
 static mcp_status build_options(server *s, mcp_client_options **out, mcp_error *err) {
   mcp_manager *m = s->m;
   if (s->code_co) {
     *out = mcp__client_options_dup(s->code_co);
-    return *out ? MCP_OK : mcp__error_set(err, MCP_ENOMEM, "out of memory");
+    mcp_status st = *out ? oauth_defaults(m, *out, err) : mcp__error_set(err, MCP_ENOMEM, "out of memory");
+    if (st != MCP_OK) {
+      mcp_client_options_free(*out);
+      *out = NULL;
+    }
+    return st;
   }
   mcp_server_def *resolved = NULL;
   mcp_config_diag *diags = NULL;
@@ -581,6 +608,10 @@ static mcp_status build_options(server *s, mcp_client_options **out, mcp_error *
   st = mcp__config_client_options(resolved, out, err);
   mcp__server_def_free(resolved);
   if (st == MCP_OK) mcp_client_options_set_timeout_ms(*out, s->timeout_ms);
+  if (st == MCP_OK && (st = oauth_defaults(m, *out, err)) != MCP_OK) {
+    mcp_client_options_free(*out);
+    *out = NULL;
+  }
   return st;
 }
 
@@ -1071,6 +1102,7 @@ static mcp_manager_options *options_dup(const mcp_manager_options *o) {
   bool ok = replace_str(&d->cwd, o->cwd) == MCP_OK && replace_str(&d->cache_dir, o->cache_dir) == MCP_OK &&
             replace_str(&d->client_name, o->client_name) == MCP_OK &&
             replace_str(&d->client_version, o->client_version) == MCP_OK;
+  if (ok && o->oauth) ok = (d->oauth = mcp__oauth_options_dup(o->oauth)) != NULL;
   for (size_t i = 0; ok && i < o->nfiles; i++)
     ok = mcp_manager_options_add_config_file(d, o->files[i]) == MCP_OK;
   for (size_t i = 0; ok && i < o->ncode; i++)

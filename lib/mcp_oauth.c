@@ -208,6 +208,31 @@ mcp_oauth_options *mcp__oauth_options_dup(const mcp_oauth_options *o) {
   return d;
 }
 
+static mcp_status fill_str(char **dst, const char *v) {
+  return *dst || !v ? MCP_OK : set_opt(dst, v);
+}
+
+mcp_status mcp__oauth_options_fill(mcp_oauth_options *o, const mcp_oauth_options *d) {
+  if (fill_str(&o->client_metadata_url, d->client_metadata_url) ||
+      fill_str(&o->client_name, d->client_name) || fill_str(&o->redirect_uri, d->redirect_uri) ||
+      fill_str(&o->scopes, d->scopes))
+    return MCP_ENOMEM;
+  if (!o->client_id && d->client_id &&
+      (set_opt(&o->client_id, d->client_id) || set_opt(&o->client_secret, d->client_secret)))
+    return MCP_ENOMEM;
+  if (!o->authorize) {
+    o->authorize = d->authorize;
+    o->authorize_user = d->authorize_user;
+  }
+  if (!o->load && !o->save && !o->file_store_dir) {
+    o->load = d->load;
+    o->save = d->save;
+    o->store_user = d->store_user;
+    if (fill_str(&o->file_store_dir, d->file_store_dir)) return MCP_ENOMEM;
+  }
+  return MCP_OK;
+}
+
 /* ========================================================================== */
 /* Pure helpers                                                               */
 /* ========================================================================== */
@@ -721,8 +746,9 @@ mcp_status mcp__oauth_parse_token_response(int http_status, const char *body, si
     int64_t s = json_object_get_int64(ei);
     if (s > 0) out->expires_at = now_s + s;
   }
-  json_object_put(o);
-  if (!out->access_token || (rt && *rt && !out->refresh_token) || (sc && !out->scope)) {
+  bool lost = !out->access_token || (rt && *rt && !out->refresh_token) || (sc && !out->scope);
+  json_object_put(o); /* rt and sc pointed into it */
+  if (lost) {
     mcp__oauth_token_clear(out);
     return mcp__error_set(err, MCP_ENOMEM, "out of memory");
   }

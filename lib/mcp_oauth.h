@@ -198,5 +198,8 @@ void mcp__oauth_cancel(mcp_oauth *a);
 
 /* Internal copy of options (mcp_client.c duplicates client options). */
 mcp_oauth_options *mcp__oauth_options_dup(const mcp_oauth_options *o);
+/* Fills what |o| leaves unset (strings, the authorize callback, the store;
+ * a client id with its secret) from |defaults|.  MCP_OK or MCP_ENOMEM. */
+mcp_status mcp__oauth_options_fill(mcp_oauth_options *o, const mcp_oauth_options *defaults);
 
 #endif /* MCP_OAUTH_H */

@@ -14,6 +14,9 @@
  *    server revokes access tokens, shared by concurrent requests; a refused
  *    authorization; no authorize callback; tokens never in log lines or
  *    error messages, never in a URL;
+ *  - configuration: a server's "oauth" object (${VAR} expanded, the secret
+ *    kept out of the canonical form, mistakes named), and a manager whose
+ *    configured server authorizes through the manager's OAuth defaults;
  *  - the CLI (MCPCONN_BIN): prints the URL, catches the browser's redirect
  *    on its loopback listener, keeps the tokens (0600 under
  *    $XDG_DATA_HOME/mcpconn/oauth) so a second run needs no browser.
@@ -36,6 +39,8 @@
 #include <sys/stat.h>
 
 #include "check_interop_util.h"
+#include "mcp_client.h"
+#include "mcp_config.h"
 #include "mcp_oauth.h"
 #include "mcpconn.h"
 
@@ -757,6 +762,150 @@ START_TEST(test_close_cancels_stuck_flow) {
 }
 END_TEST
 
+/* ---- configuration: a server's "oauth" object ------------------------------ */
+
+static const char *cfg_env(void *user, const char *name) {
+  (void)user;
+  if (strcmp(name, "CID") == 0) return "cfg-client";
+  if (strcmp(name, "SEC") == 0) return "cfg-SECRET-value";
+  return NULL;
+}
+
+static mcp_config_set *parse_cfg(const char *text) {
+  mcp_config_parse_opts o = {MCP_CONFIG_NATIVE, cfg_env, NULL};
+  mcp_config_set *set = NULL;
+  ck_assert_int_eq(mcp__config_parse_text(text, strlen(text), "test.json", &o, &set), MCP_OK);
+  return set;
+}
+
+START_TEST(test_config_oauth) {
+  mcp_config_set *set = parse_cfg(
+      "{\"mcpServers\": {\"s\": {\"url\": \"https://h.example/mcp\", \"oauth\": {"
+      "\"clientId\": \"${CID}\", \"clientSecret\": \"${SEC}\", \"scopes\": \"a b\", "
+      "\"grant\": \"client_credentials\", \"redirectUri\": \"http://127.0.0.1:9/cb\"}}}}");
+  const mcp_server_def *d = mcp__config_find(set, "s");
+  ck_assert_ptr_nonnull(d);
+  ck_assert_ptr_nonnull(d->oauth);
+  ck_assert_str_eq(d->oauth->client_id, "cfg-client");
+  ck_assert_str_eq(d->oauth->client_secret, "cfg-SECRET-value");
+  ck_assert_str_eq(d->oauth->scopes, "a b");
+  ck_assert(d->oauth->client_credentials);
+  /* The canonical form (hashed, and what identifies the server) marks the
+   * secret present without holding it. */
+  char *canon = NULL;
+  ck_assert_int_eq(mcp__config_canonical_json(d, &canon), MCP_OK);
+  ck_assert_ptr_nonnull(strstr(canon, "\"oauth\":{"));
+  ck_assert_ptr_nonnull(strstr(canon, "\"clientSecret\":true"));
+  ck_assert_ptr_null(strstr(canon, "SECRET"));
+  mcp__free(canon);
+  /* Secret resolution keeps it; client options carry it. */
+  mcp_server_def *r = NULL;
+  mcp_config_diag *diags = NULL;
+  size_t nd = 0;
+  ck_assert_int_eq(mcp__config_resolve_secrets(d, NULL, &r, &diags, &nd), MCP_OK);
+  mcp__config_diags_free(diags, nd);
+  ck_assert_ptr_nonnull(r->oauth);
+  mcp_client_options *co = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  ck_assert_int_eq(mcp__config_client_options(r, &co, &err), MCP_OK);
+  ck_assert_ptr_nonnull(co->oauth);
+  mcp_client_options_free(co);
+  mcp__server_def_free(r);
+  char first_hash[65];
+  memcpy(first_hash, d->hash, sizeof(first_hash));
+  mcp__config_free(set);
+
+  set = parse_cfg("{\"mcpServers\": {\"s\": {\"url\": \"https://h.example/mcp\", \"oauth\": {"
+                  "\"clientId\": \"${CID}\", \"clientSecret\": \"${SEC}\", \"scopes\": \"a b c\", "
+                  "\"grant\": \"client_credentials\", \"redirectUri\": \"http://127.0.0.1:9/cb\"}}}}");
+  ck_assert_str_ne(mcp__config_find(set, "s")->hash, first_hash);
+  mcp__config_free(set);
+
+  /* Mistakes leave the entry out with a warning naming the field. */
+  static const struct {
+    const char *oauth, *field;
+  } bad[] = {
+      {"5", "oauth"},
+      {"{\"clientID\": \"x\"}", "oauth"},
+      {"{\"grant\": \"implicit\"}", "oauth.grant"},
+      {"{\"clientSecret\": \"x\"}", "oauth.clientSecret"},
+      {"{\"grant\": \"client_credentials\"}", "oauth.grant"},
+      {"{\"scopes\": 7}", "oauth.scopes"},
+  };
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    char text[512];
+    snprintf(text, sizeof(text),
+             "{\"mcpServers\": {\"s\": {\"url\": \"https://h.example/mcp\", \"oauth\": %s}}}",
+             bad[i].oauth);
+    set = parse_cfg(text);
+    ck_assert_msg(mcp__config_find(set, "s") == NULL, "accepted oauth %s", bad[i].oauth);
+    bool named = false;
+    for (size_t k = 0; k < set->ndiags; k++)
+      if (set->diags[k].field && strcmp(set->diags[k].field, bad[i].field) == 0) named = true;
+    ck_assert_msg(named, "no warning on %s for %s", bad[i].field, bad[i].oauth);
+    mcp__config_free(set);
+  }
+  /* Not for stdio servers. */
+  set = parse_cfg("{\"mcpServers\": {\"s\": {\"command\": \"x\", \"oauth\": {}}}}");
+  ck_assert_ptr_null(mcp__config_find(set, "s"));
+  mcp__config_free(set);
+  mcp_error_clear(&err);
+}
+END_TEST
+
+/* The manager: a configured server with an "oauth" object (client id from
+ * the environment), the browser step and store from the manager's OAuth
+ * defaults. */
+START_TEST(test_manager_config_server) {
+  fixture f;
+  start(&f);
+  char dir[256], path[512], text[1024];
+  interop_mkdtemp(dir, sizeof(dir), "oauth-mgr");
+  snprintf(path, sizeof(path), "%s/mcp.json", dir);
+  snprintf(text, sizeof(text),
+           "{\"mcpServers\": {\"srv\": {\"url\": \"%s\", \"oauth\": {\"clientId\": "
+           "\"${MCPCONN_TEST_OAUTH_CLIENT}\", \"scopes\": \"mcp:read\"}}}}",
+           f.url);
+  FILE *fp = fopen(path, "w");
+  ck_assert_ptr_nonnull(fp);
+  fputs(text, fp);
+  fclose(fp);
+  setenv("MCPCONN_TEST_OAUTH_CLIENT", "configured-client", 1);
+  mcp_oauth_options *oa = mcp_oauth_options_new();
+  ck_assert_int_eq(mcp_oauth_options_set_redirect_uri(oa, "http://127.0.0.1:1/callback"), MCP_OK);
+  mcp_oauth_options_set_authorize(oa, browser, &f.seen);
+  mcp_oauth_options_set_store(oa, mem_load, mem_save, &f.store);
+  mcp_manager_options *mo = mcp_manager_options_new();
+  mcp_manager_options_set_discovery(mo, false, false);
+  ck_assert_int_eq(mcp_manager_options_add_config_file(mo, path), MCP_OK);
+  ck_assert_int_eq(mcp_manager_options_set_cache_dir(mo, dir), MCP_OK);
+  mcp_manager_options_set_timeout_ms(mo, START_MS);
+  mcp_manager_options_set_log(mo, on_log, &f.seen);
+  ck_assert_int_eq(mcp_manager_options_set_oauth(mo, oa), MCP_OK);
+  mcp_oauth_options_free(oa);
+  mcp_manager *m = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  ck_assert_int_eq(mcp_manager_start(mo, &m, &err), MCP_OK);
+  mcp_manager_options_free(mo);
+  char *res = NULL;
+  mcp_status st = mcp_manager_call_tool(m, "srv/whoami", "{}", NULL, &res, &err);
+  ck_assert_msg(st == MCP_OK, "call: %s (%s)", mcp_strerror(st), err.message ? err.message : "-");
+  ck_assert_ptr_nonnull(strstr(res, "ok"));
+  mcp_free(res);
+  mcp_manager_free(m);
+  mcp_error_clear(&err);
+  /* The configured client id was used: no registration. */
+  ck_assert_int_eq(stat_of(f.server.port, "register"), 0);
+  ck_assert_int_eq(stat_of(f.server.port, "authorize"), 1);
+  ck_assert_int_eq(f.seen.authorizes, 1);
+  ck_assert_ptr_nonnull(f.store.data);
+  unsetenv("MCPCONN_TEST_OAUTH_CLIENT");
+  assert_no_leak(&f);
+  interop_rm_rf(dir);
+  finish(&f);
+}
+END_TEST
+
 /* ---- the CLI: printed URL + loopback redirect --------------------------- */
 
 typedef struct cli_run {
@@ -893,6 +1042,7 @@ Suite *oauth_suite(void) {
   tcase_add_test(u, test_jwt_assertion);
   tcase_add_test(u, test_token_response);
   tcase_add_test(u, test_options_validation);
+  tcase_add_test(u, test_config_oauth);
   suite_add_tcase(s, u);
   TCase *fl = tcase_create("flows");
   tcase_set_timeout(fl, 180);
@@ -902,6 +1052,7 @@ Suite *oauth_suite(void) {
   tcase_add_test(fl, test_refused_authorization);
   tcase_add_test(fl, test_cli_loopback);
   tcase_add_test(fl, test_close_cancels_stuck_flow);
+  tcase_add_test(fl, test_manager_config_server);
   suite_add_tcase(s, fl);
   return s;
 }

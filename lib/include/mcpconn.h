@@ -795,6 +795,17 @@ MCP_EXTERN mcp_status mcp_oauth_options_set_file_store(mcp_oauth_options *o,
 MCP_EXTERN mcp_status mcp_client_options_set_oauth(mcp_client_options *o,
                                                    const mcp_oauth_options *oauth);
 
+/*
+ * mcp_manager_options_set_oauth() gives every HTTP server of the manager
+ * OAuth, with a copy of |defaults| (NULL: none) under what the server sets
+ * itself (a configuration file's "oauth" object, or the client options of
+ * mcp_manager_options_add_server()): typically the authorize callback and
+ * the token store.  Returns MCP_OK, MCP_EINVAL, MCP_ENOMEM.
+ * Threads: one thread at a time per options object.
+ */
+MCP_EXTERN mcp_status mcp_manager_options_set_oauth(mcp_manager_options *o,
+                                                    const mcp_oauth_options *defaults);
+
 #ifdef __cplusplus
 }
 #endif
