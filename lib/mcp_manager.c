@@ -502,6 +502,17 @@ static int64_t backoff_ms(server *s) {
   return d > REMOTE_MAX_MS ? REMOTE_MAX_MS : d;
 }
 
+/* Stops |s| after too many closes: failed, with the reason callers see.
+ * Caller holds m->lock. */
+static void open_breaker_locked(server *s, const char *why) {
+  s->breaker = true;
+  set_error_locked(s, "circuit breaker: the server closed more than 5 times in 30 s; "
+                      "reconnect it by hand");
+  set_state_locked(s, S_FAILED);
+  mlog(s->m, MCP_LOG_WARN, "%s: circuit breaker open after repeated closes (%s)", s->name,
+       why ? why : "?");
+}
+
 /* The connection |c| of |s| is gone: detach it, back off, maybe trip the
  * breaker.  Caller holds m->lock. */
 static void lost_locked(server *s, conn *c, const char *why) {
@@ -511,11 +522,7 @@ static void lost_locked(server *s, conn *c, const char *why) {
   set_error_locked(s, why);
   conn_unref_locked(m, c);
   if (breaker_trips_locked(s, mcp__now_ms())) {
-    s->breaker = true;
-    set_error_locked(s, "circuit breaker: the server closed more than 5 times in 30 s; "
-                        "reconnect it by hand");
-    set_state_locked(s, S_FAILED);
-    mlog(m, MCP_LOG_WARN, "%s: circuit breaker open after repeated closes (%s)", s->name, why);
+    open_breaker_locked(s, why);
     return;
   }
   s->ladder_step = 0;
@@ -1435,8 +1442,7 @@ static mcp_status call_on_server(mcp_manager *m, server *s, conn_call_fn fn, con
           s->reconnects++;
           connect_locked(s);
         } else {
-          s->breaker = true;
-          set_state_locked(s, S_FAILED);
+          open_breaker_locked(s, e2.message);
         }
       }
       conn_unref_locked(m, c);

@@ -9,12 +9,14 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
@@ -498,6 +500,89 @@ START_TEST(circuit_breaker) {
 }
 END_TEST
 
+/* mcp-h2-test-server with |flag| (NULL-terminated list); returns its pid,
+ * the port in *port and its stdin (closing it stops it) in *in_wr. */
+static pid_t h2_server_start(const char *const *flags, int *port, int *in_wr) {
+  const char *argv[16] = {test_env_path("MCP_H2_TEST_SERVER")};
+  int n = 1;
+  for (; flags[n - 1] && n < 15; n++) argv[n] = flags[n - 1];
+  argv[n] = NULL;
+  int in[2], out[2];
+  ck_assert_int_eq(pipe2(in, O_CLOEXEC), 0);
+  ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    dup2(in[0], 0);
+    dup2(out[1], 1);
+    execv(argv[0], (char *const *)argv);
+    _exit(127);
+  }
+  close(in[0]);
+  close(out[1]);
+  char line[64];
+  size_t len = 0;
+  while (len < sizeof(line) - 1) { /* "PORT <n>\n"; EOF if it failed */
+    ssize_t r = read(out[0], line + len, 1);
+    if (r < 0 && errno == EINTR) continue;
+    ck_assert_msg(r == 1, "test server exited before printing its port");
+    if (line[len] == '\n') break;
+    len++;
+  }
+  line[len] = '\0';
+  close(out[0]);
+  ck_assert_int_eq(sscanf(line, "PORT %d", port), 1);
+  *in_wr = in[1];
+  return pid;
+}
+
+/* An HTTP server that answers every tools/call with 503: each call
+ * reconnects and retries once, and counts as a close.  The sixth trips the
+ * breaker, and callers are told so (they were told "HTTP 503", the last
+ * error before the breaker, and nothing was logged). */
+START_TEST(circuit_breaker_on_retried_calls) {
+  setup();
+  int port, in_wr;
+  pid_t pid = h2_server_start((const char *const[]){"--chaos-only", "503", NULL}, &port, &in_wr);
+  char url[64];
+  snprintf(url, sizeof(url), "http://127.0.0.1:%d/mcp", port);
+  mcp_client_options *co = mcp_client_options_new();
+  ck_assert_int_eq(mcp_client_options_set_http(co, url, MCP_HTTP_TRANSPORT_STREAMABLE), MCP_OK);
+  mcp_client_options_set_http_version(co, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
+  mcp_client_options_set_http_listener(co, false);
+  mcp_manager_options *o = base_options(NULL);
+  ck_assert_int_eq(mcp_manager_options_add_server(o, "busy", co), MCP_OK);
+  mcp_client_options_free(co);
+  mcp_manager_options_set_startup_gate_ms(o, 10000);
+  mcp_manager *m = start(o);
+  ck_assert(wait_state(m, "busy", "ready", 20000));
+  mcp_status st = MCP_OK;
+  mcp_error err = MCP_ERROR_INIT;
+  int calls = 0;
+  for (; calls < 10 && st != MCP_ECLOSED; calls++) {
+    mcp_error_clear(&err);
+    char *res = NULL;
+    st = mcp_manager_call_tool(m, "busy/echo", "{\"text\":\"x\"}", NULL, &res, &err);
+    mcp_free(res);
+    if (st != MCP_ECLOSED) ck_assert_msg(st == MCP_EHTTP && err.http_status == 503, "call %d: %s (%s)",
+                                        calls, mcp_strerror(st), err.message ? err.message : "-");
+  }
+  ck_assert_int_eq(st, MCP_ECLOSED);
+  ck_assert_int_eq(calls, 6);
+  ck_assert_msg(err.message && strstr(err.message, "circuit breaker"), "message: %s",
+                err.message ? err.message : "(null)");
+  mcp_error_clear(&err);
+  json_object *s = server_status(m, "busy");
+  ck_assert_str_eq(json_object_get_string(json_object_object_get(s, "state")), "failed");
+  ck_assert_ptr_nonnull(strstr(json_object_get_string(json_object_object_get(s, "lastError")), "circuit breaker"));
+  json_object_put(s);
+  mcp_manager_free(m);
+  mcp_manager_options_free(o);
+  close(in_wr);
+  ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+}
+END_TEST
+
 START_TEST(list_changed_republishes) {
   setup();
   write_file(tpath("mcp.json"), "{\"mcpServers\": {\"growing\": {\"command\": \"%s\"}}}", fault());
@@ -810,6 +895,7 @@ static Suite *manager_suite(void) {
   tcase_add_test(tc, corrupt_cache_is_ignored);
   tcase_add_test(tc, kill9_reconnects);
   tcase_add_test(tc, circuit_breaker);
+  tcase_add_test(tc, circuit_breaker_on_retried_calls);
   tcase_add_test(tc, list_changed_republishes);
   tcase_add_test(tc, names_fold_and_collide_deterministically);
   tcase_add_test(tc, discovery_precedence);

@@ -68,6 +68,9 @@
  *                        splitmix64 generator seeded with SEED: garbage body,
  *                        stall (never answered), connection drop, stream
  *                        reset, 503, or session expiry (404)
+ *   --chaos-only KIND    every tools/call gets fault KIND (garbage, stall,
+ *                        drop, reset, 503, expire); implies --chaos 1
+ *                        --chaos-permille 1000 unless given
  *   --fault-log FILE     appends "http-<fault>\n" to FILE per fault
  *   SIGUSR1              expire every session (next request: 404)
  *   SIGUSR2              drop every connection
@@ -295,6 +298,7 @@ struct server {
   unsigned long session_seq;
   uint64_t chaos; /* splitmix64 state; 0: no chaos */
   int chaos_permille;
+  int chaos_only; /* -1: any fault; else the index in chaos_kinds[] */
   int fault_fd; /* -1: no fault log */
   const char *fault_path;
 };
@@ -761,12 +765,17 @@ static const char mcp_tools[] =
     "\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"number\"},\"b\":{"
     "\"type\":\"number\"}}}}]";
 
+static const char *const chaos_kinds[] = {"garbage", "stall", "drop",
+                                          "reset",   "503",   "expire"};
+
 /* A chaos fault for this tools/call, or false when none applies. */
 static bool mcp_chaos(stream *st, const char *session) {
   server *srv = st->c->srv;
   if (!srv->chaos || (int)(chaos_next(srv) % 1000) >= srv->chaos_permille)
     return false;
-  switch (chaos_next(srv) % 6) {
+  uint64_t kind = chaos_next(srv) % 6;
+  if (srv->chaos_only >= 0) kind = (uint64_t)srv->chaos_only;
+  switch (kind) {
   case 0:
     fault_log(srv, "garbage");
     resp_simple(st, 200, "application/json", "{\"jsonrpc\":\"2.0\",\"id\":", 22);
@@ -1539,7 +1548,7 @@ static void usage(void) {
   fprintf(stderr, "usage: mcp-h2-test-server [--tls CERT KEY] "
                   "[--client-ca FILE] [--allow-http1] [--no-h2] "
                   "[--max-streams N] [--port N] [--chaos SEED] "
-                  "[--chaos-permille P] [--fault-log FILE]\n");
+                  "[--chaos-permille P] [--chaos-only KIND] [--fault-log FILE]\n");
   exit(2);
 }
 
@@ -1550,6 +1559,8 @@ int main(int argc, char **argv) {
   int port = 0;
   srv.fault_fd = -1;
   srv.chaos_permille = 100;
+  srv.chaos_only = -1;
+  bool permille_given = false;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--tls") == 0 && i + 2 < argc) {
       cert = argv[++i];
@@ -1573,6 +1584,12 @@ int main(int argc, char **argv) {
       srv.chaos = (z ^ (z >> 31)) | 1;
     } else if (strcmp(argv[i], "--chaos-permille") == 0 && i + 1 < argc) {
       srv.chaos_permille = atoi(argv[++i]);
+      permille_given = true;
+    } else if (strcmp(argv[i], "--chaos-only") == 0 && i + 1 < argc) {
+      const char *k = argv[++i];
+      for (int j = 0; j < 6; j++)
+        if (strcmp(k, chaos_kinds[j]) == 0) srv.chaos_only = j;
+      if (srv.chaos_only < 0) usage();
     } else if (strcmp(argv[i], "--fault-log") == 0 && i + 1 < argc) {
       srv.fault_path = argv[i + 1];
       srv.fault_fd = open(argv[++i], O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
@@ -1583,6 +1600,10 @@ int main(int argc, char **argv) {
     } else {
       usage();
     }
+  }
+  if (srv.chaos_only >= 0) {
+    if (!srv.chaos) srv.chaos = 1;
+    if (!permille_given) srv.chaos_permille = 1000;
   }
   if (srv.chaos) srv.chaos += 0x2545f4914f6cdd1dull * chaos_life(srv.fault_path, srv.chaos);
   signal(SIGPIPE, SIG_IGN);
