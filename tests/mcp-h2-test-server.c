@@ -72,6 +72,8 @@
  *                        drop, reset, 503, expire); implies --chaos 1
  *                        --chaos-permille 1000 unless given
  *   --fault-log FILE     appends "http-<fault>\n" to FILE per fault
+ *   --sse-every N        every Nth tools/call answer is an event stream: a
+ *                        notifications/message event, then the response
  *   SIGUSR1              expire every session (next request: 404)
  *   SIGUSR2              drop every connection
  */
@@ -299,6 +301,7 @@ struct server {
   uint64_t chaos; /* splitmix64 state; 0: no chaos */
   int chaos_permille;
   int chaos_only; /* -1: any fault; else the index in chaos_kinds[] */
+  unsigned long sse_every, sse_count; /* --sse-every */
   int fault_fd; /* -1: no fault log */
   const char *fault_path;
 };
@@ -736,6 +739,32 @@ static void mcp_result(stream *st, json_object *id, json_object *result,
   mcp_reply(st, m, session);
 }
 
+/* A tools/call answer: JSON, or with --sse-every N every Nth one as an
+ * event stream (a notifications/message event, then the response). */
+static void mcp_call_result(stream *st, json_object *id, json_object *result) {
+  server *srv = st->c->srv;
+  if (!srv->sse_every || ++srv->sse_count % srv->sse_every != 0) {
+    mcp_result(st, id, result, NULL);
+    return;
+  }
+  json_object *m = mcp_msg(id);
+  json_object_object_add(m, "result", result);
+  const char *note = "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":"
+                     "\"notifications/message\",\"params\":{\"level\":\"info\","
+                     "\"data\":\"before the answer\"}}\n\n";
+  resp_head(st, 200, "text/event-stream", NULL, 0, -1);
+  resp_write(st, note, strlen(note));
+  sbuf ev;
+  memset(&ev, 0, sizeof(ev));
+  sbuf_printf(&ev, "id: %lu\nevent: message\ndata: %s\n\n", srv->sse_count,
+              json_object_to_json_string_ext(
+                  m, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+  resp_write(st, ev.data + ev.off, sbuf_avail(&ev));
+  sbuf_free(&ev);
+  resp_end(st);
+  json_object_put(m);
+}
+
 static void mcp_rpc_error(stream *st, json_object *id, int code,
                           const char *message) {
   json_object *m = mcp_msg(id);
@@ -884,7 +913,7 @@ static void route_mcp(stream *st) {
     if (strcmp(n, "echo") == 0 && args &&
         json_object_object_get_ex(args, "text", &v) &&
         json_object_is_type(v, json_type_string)) {
-      mcp_result(st, id, mcp_text(json_object_get_string(v)), NULL);
+      mcp_call_result(st, id, mcp_text(json_object_get_string(v)));
     } else if (strcmp(n, "add") == 0 && args) {
       json_object *a = NULL, *b = NULL;
       json_object_object_get_ex(args, "a", &a);
@@ -892,7 +921,7 @@ static void route_mcp(stream *st) {
       char text[64];
       snprintf(text, sizeof(text), "%.17g",
                json_object_get_double(a) + json_object_get_double(b));
-      mcp_result(st, id, mcp_text(text), NULL);
+      mcp_call_result(st, id, mcp_text(text));
     } else {
       mcp_rpc_error(st, id, -32602, "unknown tool or bad arguments");
     }
@@ -1548,7 +1577,7 @@ static void usage(void) {
   fprintf(stderr, "usage: mcp-h2-test-server [--tls CERT KEY] "
                   "[--client-ca FILE] [--allow-http1] [--no-h2] "
                   "[--max-streams N] [--port N] [--chaos SEED] "
-                  "[--chaos-permille P] [--chaos-only KIND] [--fault-log FILE]\n");
+                  "[--chaos-permille P] [--chaos-only KIND] [--fault-log FILE] [--sse-every N]\n");
   exit(2);
 }
 
@@ -1585,6 +1614,8 @@ int main(int argc, char **argv) {
     } else if (strcmp(argv[i], "--chaos-permille") == 0 && i + 1 < argc) {
       srv.chaos_permille = atoi(argv[++i]);
       permille_given = true;
+    } else if (strcmp(argv[i], "--sse-every") == 0 && i + 1 < argc) {
+      srv.sse_every = strtoul(argv[++i], NULL, 10);
     } else if (strcmp(argv[i], "--chaos-only") == 0 && i + 1 < argc) {
       const char *k = argv[++i];
       for (int j = 0; j < 6; j++)

@@ -13,7 +13,8 @@
  *           stderr at every start)
  *   h2a     tests/mcp-h2-test-server /mcp, HTTP/2 cleartext (h2c), --chaos
  *   h2b     the same with the standalone GET stream on (the server says 405)
- *   tls     the same over TLS (h2 by ALPN, a throwaway CA made with openssl)
+ *           and every 3rd answer as an SSE stream (--sse-every 3)
+ *   tls     h2b over TLS (h2 by ALPN, a throwaway CA made with openssl)
  *   (HTTP --chaos: garbage body, stalled response, dropped connection,
  *   RST_STREAM, 503, expired session answered 404.)
  *
@@ -237,7 +238,7 @@ static bool peer_start_once(http_peer *p) {
 
 /* Restarts on the same port; a port briefly held elsewhere is retried. */
 static void peer_start(http_peer *p) {
-  for (int i = 0; i < 100; i++) {
+  for (int i = 0; i < 200; i++) {
     if (peer_start_once(p)) return;
     sleep_ms(50);
   }
@@ -601,6 +602,10 @@ int main(int argc, char **argv) {
     a[n++] = (char *)"20";
     a[n++] = (char *)"--fault-log";
     a[n++] = flog;
+    if (i != 3) { /* h2b and tls: every 3rd answer as an event stream */
+      a[n++] = (char *)"--sse-every";
+      a[n++] = (char *)"3";
+    }
     if (i == 5) {
       a[n++] = (char *)"--tls";
       a[n++] = cert;
