@@ -328,7 +328,11 @@ bool mcp__h2_can_submit(mcp_h2 *h) {
 }
 
 bool mcp__h2_goaway_received(const mcp_h2 *h) {
-  return h->goaway_recv || h->broken;
+  /* Also true once nghttp2 itself ended the session (say a header block
+   * it could not compress for want of memory): it opens no more streams,
+   * so requests refused meanwhile must go to a new connection. */
+  return h->goaway_recv || h->broken ||
+         !nghttp2_session_check_request_allowed(h->s);
 }
 
 /* Methods whose request carries a Content-Length even when empty. */

@@ -81,7 +81,8 @@ bool mcp__h2_want_write(mcp_h2 *h);
  * the connection should close. */
 bool mcp__h2_finished(mcp_h2 *h);
 
-/* True once the server sent GOAWAY: no new stream goes on this session. */
+/* True once the server sent GOAWAY, or the session ended otherwise: no new
+ * stream goes on this session. */
 bool mcp__h2_goaway_received(const mcp_h2 *h);
 
 /*

@@ -935,7 +935,7 @@ static void conn_resolved(mcp_http_conn *c) {
     char msg[320];
     snprintf(msg, sizeof(msg), "cannot resolve %s: %s", h->host,
              gai_strerror(gai));
-    conn_connect_failed(c, MCP_EIO, msg);
+    conn_connect_failed(c, gai == EAI_MEMORY ? MCP_ENOMEM : MCP_EIO, msg);
     return;
   }
   c->state = MCP_HTTP_CONN_CONNECTING;
@@ -960,7 +960,7 @@ static void conn_start(mcp_http_client *h) {
       char msg[320];
       snprintf(msg, sizeof(msg), "cannot use address %s: %s", h->host,
                gai_strerror(gai));
-      conn_connect_failed(c, MCP_EIO, msg);
+      conn_connect_failed(c, gai == EAI_MEMORY ? MCP_ENOMEM : MCP_EIO, msg);
       return;
     }
     c->state = MCP_HTTP_CONN_CONNECTING;
@@ -999,6 +999,8 @@ static void conn_start(mcp_http_client *h) {
 
 fail_errno: {
   char why[128], msg[256];
+  /* pthread_create() says EAGAIN when it cannot allocate the thread. */
+  mcp_status est = errno == ENOMEM || errno == EAGAIN ? MCP_ENOMEM : MCP_EIO;
   snprintf(msg, sizeof(msg), "cannot start name lookup: %s",
            errno_text(errno, why, sizeof(why)));
   if (r) {
@@ -1007,7 +1009,7 @@ fail_errno: {
     mcp__free(r->host);
     mcp__free(r);
   }
-  conn_connect_failed(c, MCP_EIO, msg);
+  conn_connect_failed(c, est, msg);
   return;
 }
 fail_nomem:

@@ -44,6 +44,31 @@ static const unsigned char alpn_h2[] = "\x02h2";
 
 /* ---- helpers -------------------------------------------------------------- */
 
+/* MCP_ENOMEM when OpenSSL's queued error is an allocation failure (the
+ * caller's operation failed for want of memory, not over TLS), else
+ * MCP_ETLS. */
+static bool err_is_oom(unsigned long e) {
+  return e && (ERR_GET_REASON(e) == ERR_R_MALLOC_FAILURE ||
+               (ERR_GET_LIB(e) == ERR_LIB_SYS && ERR_GET_REASON(e) == ENOMEM));
+}
+
+static mcp_status tls_status(void) {
+  /* OpenSSL 3.0 does not always queue ERR_R_MALLOC_FAILURE (loading a PEM
+   * file may say only "PEM lib"); the failed malloc leaves ENOMEM in errno,
+   * which mcp__tls_ctx_new() clears first. */
+  if (err_is_oom(ERR_peek_error()) || err_is_oom(ERR_peek_last_error()) ||
+      errno == ENOMEM)
+    return MCP_ENOMEM;
+  return MCP_ETLS;
+}
+
+/* The same for a local set-up step (SSL_CTX_new, SSL_new, SNI, ALPN...):
+ * these fail only for want of resources, and OpenSSL may not manage to
+ * queue a reason at all then. */
+static mcp_status tls_setup_status(void) {
+  return ERR_peek_last_error() == 0 ? MCP_ENOMEM : tls_status();
+}
+
 /* Copies OpenSSL's most relevant queued reason into |buf|, or |fallback|
  * when the queue is empty.  The last error is the outermost one, which is
  * the one worth reporting ("no such file" comes before "system lib"). */
@@ -103,14 +128,15 @@ mcp_status mcp__tls_ctx_new(const char *ca_file, const char *ca_dir,
   c->insecure = insecure;
 
   ERR_clear_error();
+  errno = 0;
   c->ctx = SSL_CTX_new(TLS_client_method());
   if (!c->ctx) {
-    st = mcp__error_set(err, MCP_ETLS, "cannot create TLS context: %s",
+    st = mcp__error_set(err, tls_setup_status(), "cannot create TLS context: %s",
                         ssl_reason(why, sizeof(why), "unknown error"));
     goto fail;
   }
   if (SSL_CTX_set_min_proto_version(c->ctx, TLS1_2_VERSION) != 1) {
-    st = mcp__error_set(err, MCP_ETLS, "cannot require TLS 1.2: %s",
+    st = mcp__error_set(err, tls_setup_status(), "cannot require TLS 1.2: %s",
                         ssl_reason(why, sizeof(why), "unknown error"));
     goto fail;
   }
@@ -131,13 +157,13 @@ mcp_status mcp__tls_ctx_new(const char *ca_file, const char *ca_dir,
       const char *f = ca_file && *ca_file ? ca_file : NULL;
       const char *d = ca_dir && *ca_dir ? ca_dir : NULL;
       if (SSL_CTX_load_verify_locations(c->ctx, f, d) != 1) {
-        st = mcp__error_set(err, MCP_ETLS, "cannot load CA %s %s: %s",
+        st = mcp__error_set(err, tls_status(), "cannot load CA %s %s: %s",
                             f ? "file" : "directory", f ? f : d,
                             ssl_reason(why, sizeof(why), "unknown error"));
         goto fail;
       }
     } else if (SSL_CTX_set_default_verify_paths(c->ctx) != 1) {
-      st = mcp__error_set(err, MCP_ETLS,
+      st = mcp__error_set(err, tls_status(),
                           "cannot load the system trust store: %s",
                           ssl_reason(why, sizeof(why), "unknown error"));
       goto fail;
@@ -146,7 +172,7 @@ mcp_status mcp__tls_ctx_new(const char *ca_file, const char *ca_dir,
 
   if (client_cert && *client_cert) {
     if (SSL_CTX_use_certificate_chain_file(c->ctx, client_cert) != 1) {
-      st = mcp__error_set(err, MCP_ETLS,
+      st = mcp__error_set(err, tls_status(),
                           "cannot load client certificate %s: %s", client_cert,
                           ssl_reason(why, sizeof(why), "unknown error"));
       goto fail;
@@ -156,17 +182,17 @@ mcp_status mcp__tls_ctx_new(const char *ca_file, const char *ca_dir,
       unsigned long e = ERR_peek_last_error();
       if (ERR_GET_LIB(e) == ERR_LIB_X509 &&
           ERR_GET_REASON(e) == X509_R_KEY_VALUES_MISMATCH)
-        st = mcp__error_set(err, MCP_ETLS,
+        st = mcp__error_set(err, tls_status(),
                             "client certificate %s and key %s do not match",
                             client_cert, client_key);
       else
-        st = mcp__error_set(err, MCP_ETLS, "cannot load client key %s: %s",
+        st = mcp__error_set(err, tls_status(), "cannot load client key %s: %s",
                             client_key,
                             ssl_reason(why, sizeof(why), "unknown error"));
       goto fail;
     }
     if (SSL_CTX_check_private_key(c->ctx) != 1) {
-      st = mcp__error_set(err, MCP_ETLS,
+      st = mcp__error_set(err, tls_status(),
                           "client certificate %s and key %s do not match",
                           client_cert, client_key);
       goto fail;
@@ -184,8 +210,16 @@ mcp_status mcp__tls_ctx_new(const char *ca_file, const char *ca_dir,
   }
   /* Unlike most of OpenSSL, this one returns 0 on success. */
   if (SSL_CTX_set_alpn_protos(c->ctx, protos, plen) != 0) {
-    st = mcp__error_set(err, MCP_ETLS, "cannot set ALPN: %s",
+    st = mcp__error_set(err, tls_setup_status(), "cannot set ALPN: %s",
                         ssl_reason(why, sizeof(why), "unknown error"));
+    goto fail;
+  }
+  /* OpenSSL 3.0 gets over some allocation failures while it builds a
+   * context (a group or cipher list left short), queueing only the error:
+   * such a context would fail handshakes for no reason the peer caused. */
+  if (tls_status() == MCP_ENOMEM) {
+    st = mcp__error_set(err, MCP_ENOMEM, "cannot create TLS context: %s",
+                        ssl_reason(why, sizeof(why), "out of memory"));
     goto fail;
   }
   ERR_clear_error();
@@ -223,13 +257,13 @@ mcp_status mcp__tls_new(mcp_tls_ctx *ctx, int fd, const char *host,
   ERR_clear_error();
   t->ssl = SSL_new(ctx->ctx);
   if (!t->ssl || SSL_set_fd(t->ssl, fd) != 1) {
-    st = mcp__error_set(err, MCP_ETLS, "cannot create TLS connection: %s",
+    st = mcp__error_set(err, tls_setup_status(), "cannot create TLS connection: %s",
                         ssl_reason(why, sizeof(why), "unknown error"));
     goto fail;
   }
   /* RFC 6066 forbids IP literals in SNI. */
   if (!ip && SSL_set_tlsext_host_name(t->ssl, host) != 1) {
-    st = mcp__error_set(err, MCP_ETLS, "cannot set SNI %s: %s", host,
+    st = mcp__error_set(err, tls_setup_status(), "cannot set SNI %s: %s", host,
                         ssl_reason(why, sizeof(why), "unknown error"));
     goto fail;
   }
@@ -242,7 +276,7 @@ mcp_status mcp__tls_new(mcp_tls_ctx *ctx, int fd, const char *host,
       ok = SSL_set1_host(t->ssl, host);
     }
     if (ok != 1) {
-      st = mcp__error_set(err, MCP_ETLS, "cannot verify host %s: %s", host,
+      st = mcp__error_set(err, tls_setup_status(), "cannot verify host %s: %s", host,
                           ssl_reason(why, sizeof(why), "unknown error"));
       goto fail;
     }
@@ -289,7 +323,7 @@ mcp_status mcp__tls_handshake(mcp_tls *t, mcp_error *err) {
     return MCP__EAGAIN;
   case SSL_ERROR_SYSCALL:
     if (ERR_peek_last_error() == 0) {
-      st = mcp__error_set(err, MCP_ETLS, "TLS handshake with %s failed: %s",
+      st = mcp__error_set(err, tls_status(), "TLS handshake with %s failed: %s",
                           t->host, errno_text(saved_errno, why, sizeof(why)));
       break;
     }
@@ -299,17 +333,17 @@ mcp_status mcp__tls_handshake(mcp_tls *t, mcp_error *err) {
     long vr = SSL_get_verify_result(t->ssl);
     if (vr != X509_V_OK) {
       const char *what = X509_verify_cert_error_string(vr);
+      mcp_status vst = vr == X509_V_ERR_OUT_OF_MEM ? MCP_ENOMEM : MCP_ETLS;
       if (vr == X509_V_ERR_HOSTNAME_MISMATCH ||
           vr == X509_V_ERR_IP_ADDRESS_MISMATCH)
-        st = mcp__error_set(err, MCP_ETLS,
+        st = mcp__error_set(err, vst,
                             "certificate verify failed: %s (the certificate "
                             "is not valid for %s)",
                             what, t->host);
       else
-        st = mcp__error_set(err, MCP_ETLS, "certificate verify failed: %s",
-                            what);
+        st = mcp__error_set(err, vst, "certificate verify failed: %s", what);
     } else {
-      st = mcp__error_set(err, MCP_ETLS, "TLS handshake with %s failed: %s",
+      st = mcp__error_set(err, tls_status(), "TLS handshake with %s failed: %s",
                           t->host,
                           ssl_reason(why, sizeof(why), "unknown error"));
     }
@@ -346,7 +380,7 @@ static ssize_t io_error(mcp_tls *t, int rc, int saved_errno, bool reading,
     }
     __attribute__((fallthrough));
   default:
-    st = mcp__error_set(err, MCP_ETLS, "TLS error: %s",
+    st = mcp__error_set(err, tls_status(), "TLS error: %s",
                         ssl_reason(why, sizeof(why), "unknown error"));
     break;
   }

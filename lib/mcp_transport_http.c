@@ -89,6 +89,7 @@ typedef struct exchange {
   mcp_sse *sse;
   bool got_response;  /* our response arrived (X_REQUEST, X_RESUME) */
   bool too_big;
+  bool oom;           /* part of the response head could not be kept */
   char *cursor;       /* X_RESUME waiting on the timer: its Last-Event-ID */
   /* lock-guarded */
   uint64_t http_id;
@@ -125,6 +126,7 @@ struct http_transport {
   char *version;            /* negotiated; header sent once ready */
   bool ready;
   bool closing;
+  bool close_started, close_done; /* http_close() ran / finished */
   bool close_reported;
   char *init_body;          /* the initialize request, for a 404 replay */
   size_t init_len;
@@ -401,10 +403,12 @@ static exchange *exchange_new(http_transport *t, xkind kind, int64_t id, const c
 /* Incoming messages                                                         */
 /* ------------------------------------------------------------------------ */
 
-/* True when |data| holds the response (or error) to request |id|. */
-static bool is_response_to(const char *data, size_t len, int64_t id) {
-  json_object *o = mcp__jsonrpc_parse(data, len, NULL);
-  if (!o) return false;
+/* 1 when |data| holds the response (or error) to request |id|, 0 when not,
+ * -1 when that cannot be told for want of memory. */
+static int is_response_to(const char *data, size_t len, int64_t id) {
+  const char *why = NULL;
+  json_object *o = mcp__jsonrpc_parse(data, len, &why);
+  if (!o) return why == MCP__JSONRPC_OOM ? -1 : 0;
   bool hit = false;
   size_t n = json_object_is_type(o, json_type_array) ? json_object_array_length(o) : 1;
   for (size_t i = 0; i < n && !hit; i++) {
@@ -429,11 +433,17 @@ static int sse_event(void *user, const char *type, const char *data, size_t len,
     return 0;
   }
   if (strcmp(type, "message") != 0 || len == 0) return 0; /* priming or foreign events */
-  if ((x->kind == X_REQUEST || x->kind == X_RESUME) && !x->got_response &&
-      is_response_to(data, len, x->id))
-    x->got_response = true;
+  bool oom = false;
+  if ((x->kind == X_REQUEST || x->kind == X_RESUME) && !x->got_response) {
+    int r = is_response_to(data, len, x->id);
+    if (r > 0) x->got_response = true;
+    /* It may have been ours: stop here, x_on_done fails it (MCP_ENOMEM)
+     * unless the client, parsing it below, already completed it. */
+    if (r < 0) oom = x->oom = true;
+  }
   if (x->kind == X_REINIT) return 0; /* the replayed initialize's answer is ours */
   upcall_message(t, data, len);
+  if (oom) return 1;
   /* Our response arrived: nothing more is owed on this stream. */
   return x->got_response ? 1 : 0;
 }
@@ -450,12 +460,15 @@ static void x_on_headers(void *user, int status, const mcp_http_header *h, size_
     } else if (name_is(h[i].name, "mcp-session-id")) {
       mcp__free(x->session_header);
       x->session_header = mcp__strdup(h[i].value);
+      if (!x->session_header) x->oom = true;
     } else if (name_is(h[i].name, "www-authenticate")) {
       mcp__free(x->www_authenticate);
       x->www_authenticate = mcp__strdup(h[i].value);
+      if (!x->www_authenticate) x->oom = true;
     } else if (name_is(h[i].name, "mcp-auth-server")) {
       mcp__free(x->auth_server);
       x->auth_server = mcp__strdup(h[i].value);
+      if (!x->auth_server) x->oom = true;
     }
   }
   http_transport *t = x->t;
@@ -464,15 +477,30 @@ static void x_on_headers(void *user, int status, const mcp_http_header *h, size_
       status >= 200 && status < 300 && x->session_header) {
     pthread_mutex_lock(&t->lock);
     if (valid_session_id(x->session_header)) {
-      mcp__free(t->session);
-      t->session = mcp__strdup(x->session_header);
-      t->session_gen++;
+      char *sid = mcp__strdup(x->session_header);
+      if (sid) {
+        mcp__free(t->session);
+        t->session = sid;
+        t->session_gen++;
+      } else {
+        x->oom = true;
+      }
     }
     pthread_mutex_unlock(&t->lock);
   }
   if (x->is_sse && status >= 200 && status < 300) {
     static const mcp_sse_callbacks scb = {sse_event, NULL};
     x->sse = mcp__sse_new(t->max_message, &scb, x);
+    if (!x->sse) x->oom = true;
+  }
+  if (x->oom) {
+    /* Without the session id or the event parser the response cannot be
+     * used: stop it now; x_on_done fails the request with MCP_ENOMEM. */
+    pthread_mutex_lock(&t->lock);
+    uint64_t hid = x->http_id;
+    bool act = x->active;
+    pthread_mutex_unlock(&t->lock);
+    if (act) mcp__http_cancel(t->hc, hid);
   }
 }
 
@@ -501,7 +529,10 @@ static void x_on_data(void *user, const char *data, size_t n) {
     if (x->status >= 200 && x->status < 300) x->too_big = true;
     n = cap > x->body_in.len ? cap - x->body_in.len : 0;
   }
-  if (n) mcp__buf_append(&x->body_in, data, n);
+  /* A 2xx body that cannot be kept whole is unusable; an error body only
+   * loses its excerpt. */
+  if (n && mcp__buf_append(&x->body_in, data, n) != 0 && x->status >= 200 && x->status < 300)
+    x->oom = true;
 }
 
 /* "HTTP 401: body; WWW-Authenticate: ...; Mcp-Auth-Server: ..." */
@@ -744,6 +775,11 @@ static void x_on_done(void *user, mcp_status st, const char *message) {
   pthread_mutex_unlock(&t->lock);
   bool ok2xx = x->status >= 200 && x->status < 300;
 
+  if (x->oom && (x->kind == X_REQUEST || x->kind == X_RESUME) && !x->got_response &&
+      !x->abandoned && !closing) {
+    fail_request(t, x, MCP_ENOMEM, 0, "out of memory reading the response");
+    return;
+  }
   if (auth_challenge(t, x, st, closing)) return;
   switch (x->kind) {
   case X_REQUEST:
@@ -818,10 +854,14 @@ static void x_on_done(void *user, mcp_status st, const char *message) {
       return;
     }
     if (x->body_in.len > 0) {
-      bool mine = is_response_to(x->body_in.data, x->body_in.len, x->id);
+      int mine = is_response_to(x->body_in.data, x->body_in.len, x->id);
       upcall_message(t, x->body_in.data, x->body_in.len);
-      if (mine) {
+      if (mine > 0) {
         exchange_free(x);
+        return;
+      }
+      if (mine < 0) {
+        fail_request(t, x, MCP_ENOMEM, 0, "out of memory reading the response");
         return;
       }
     }
@@ -1178,10 +1218,14 @@ static void http_abandon(mcp_transport *base, int64_t id) {
 static void http_close(mcp_transport *base) {
   http_transport *t = (http_transport *)base;
   pthread_mutex_lock(&t->lock);
-  if (t->closing) {
+  if (t->close_started) {
+    /* Another caller is closing (it may be waiting for the DELETE, with
+     * the lock released): wait for it, never join the threads twice. */
+    while (!t->close_done) pthread_cond_wait(&t->cond, &t->lock);
     pthread_mutex_unlock(&t->lock);
     return;
   }
+  t->close_started = true;
   /* DELETE the session first (best effort, bounded), while intake is open
    * for it alone. */
   if (t->session && t->kind != MCP_HTTP_KIND_SSE && t->hc) {
@@ -1241,6 +1285,10 @@ static void http_close(mcp_transport *base) {
   mcp__http_client_free(t->hc);
   t->hc = NULL;
   report_close(t, MCP_ECLOSED, "closed by client");
+  pthread_mutex_lock(&t->lock);
+  t->close_done = true;
+  pthread_cond_broadcast(&t->cond);
+  pthread_mutex_unlock(&t->lock);
 }
 
 static void http_free(mcp_transport *base) {
