@@ -716,7 +716,10 @@ static struct {
   int port;
 } g_loopback = {PTHREAD_MUTEX_INITIALIZER, -1, 0};
 
-#define LOOPBACK_WAIT_MS (5 * 60 * 1000)
+/* The browser wait: the server's timeout (the request that met the 401
+ * waits too, and the client's close waits for this callback), at most 10
+ * minutes. */
+#define LOOPBACK_WAIT_MAX_MS (10 * 60 * 1000)
 #define LOOPBACK_READ_MS 10000
 
 static void loopback_open(void) {
@@ -774,17 +777,20 @@ static mcp_status cli_authorize(void *user, const char *url, const char *redirec
   if (g_loopback.fd < 0) return MCP_EIO;
   const char *path = strchr(redirect_uri + strlen("http://"), '/');
   size_t path_len = path ? strcspn(path, "?#") : 0;
+  int64_t wait_ms = g_cli.timeout_ms > 0 && g_cli.timeout_ms < LOOPBACK_WAIT_MAX_MS
+                        ? g_cli.timeout_ms
+                        : LOOPBACK_WAIT_MAX_MS;
   pthread_mutex_lock(&g_loopback.lock);
   pthread_mutex_lock(&g_stderr_lock);
   fprintf(stderr,
           PROG ": %s%s%s needs authorization: open this URL in a browser:\n\n  %s\n\n" PROG
-               ": waiting up to %d minutes for the browser to come back to %s\n",
+               ": waiting %lld s for the browser to come back to %s (--timeout MS for longer)\n",
           server ? "server '" : "a server", server ? server : "", server ? "'" : "", url,
-          LOOPBACK_WAIT_MS / 60000, redirect_uri);
+          (long long)(wait_ms / 1000), redirect_uri);
   fflush(stderr);
   pthread_mutex_unlock(&g_stderr_lock);
   mcp_status st = MCP_ETIMEDOUT;
-  int64_t deadline = now_ms() + LOOPBACK_WAIT_MS;
+  int64_t deadline = now_ms() + wait_ms;
   for (;;) {
     int64_t left = deadline - now_ms();
     struct pollfd p = {g_loopback.fd, POLLIN, 0};
