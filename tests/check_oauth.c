@@ -660,6 +660,26 @@ START_TEST(test_refresh_shared_by_concurrent_requests) {
 }
 END_TEST
 
+/* Both tokens revoked: the refresh is refused, and a new authorization
+ * (the browser again) follows at once; the call succeeds. */
+START_TEST(test_refresh_refused_reauthorizes) {
+  fixture f;
+  start(&f);
+  mcp_client *c = connect_ok(&f);
+  int port = f.server.port;
+  free(http_raw(port, "POST", "/control/revoke"));
+  list_ok(c);
+  ck_assert_int_eq(stat_of(port, "tokenRefresh"), 1);
+  ck_assert_int_eq(stat_of(port, "authorize"), 2);
+  ck_assert_int_eq(stat_of(port, "tokenCode"), 2);
+  ck_assert_int_eq(stat_of(port, "register"), 1); /* the registration is kept */
+  ck_assert_int_eq(f.seen.authorizes, 2);
+  mcp_client_free(c);
+  assert_no_leak(&f);
+  finish(&f);
+}
+END_TEST
+
 START_TEST(test_file_store) {
   fixture f;
   start(&f);
@@ -1048,6 +1068,7 @@ Suite *oauth_suite(void) {
   tcase_set_timeout(fl, 180);
   tcase_add_test(fl, test_flow_and_store_reuse);
   tcase_add_test(fl, test_refresh_shared_by_concurrent_requests);
+  tcase_add_test(fl, test_refresh_refused_reauthorizes);
   tcase_add_test(fl, test_file_store);
   tcase_add_test(fl, test_refused_authorization);
   tcase_add_test(fl, test_cli_loopback);

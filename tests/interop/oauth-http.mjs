@@ -6,9 +6,9 @@
 // S256 checked, refresh_token) and a stateless MCP endpoint at /mcp that
 // answers 401 + WWW-Authenticate without a valid Bearer token.
 // GET /stats returns counters; POST /control/expire invalidates every access
-// token (refresh tokens stay good); POST /control/deny makes /authorize
-// answer error=access_denied; POST /control/stall-token makes /token never
-// answer.  Tokens contain "SECRET" so tests can look for
+// token (refresh tokens stay good); POST /control/revoke invalidates both;
+// POST /control/deny makes /authorize answer error=access_denied; POST
+// /control/stall-token makes /token never answer.  Tokens contain "SECRET" so tests can look for
 // leaks.  Prints MCPCONN_TEST_PORT=<port> first; exits when stdin closes.
 import http from 'node:http';
 import { createHash, randomBytes } from 'node:crypto';
@@ -49,6 +49,7 @@ const server = http.createServer((req, res) => {
   req.on('end', () => {
     if (req.method === 'GET' && path === '/stats') return json(res, 200, stats);
     if (req.method === 'POST' && path === '/control/expire') { access.clear(); return json(res, 200, {}); }
+    if (req.method === 'POST' && path === '/control/revoke') { access.clear(); refresh.clear(); return json(res, 200, {}); }
     if (req.method === 'POST' && path === '/control/deny') { deny = true; return json(res, 200, {}); }
     if (req.method === 'POST' && path === '/control/stall-token') { stallToken = true; return json(res, 200, {}); }
     if (req.method === 'GET' && path === '/.well-known/oauth-protected-resource/mcp') {
