@@ -318,7 +318,8 @@ bool mcp__jscan_response(const char *data, size_t len, int64_t *id, char **resul
       if (neg) s.p++;
       const unsigned char *d = s.p;
       v = 0;
-      while (is_digit(s.p, s.end) && s.p - d < 19) v = v * 10 + (*s.p++ - '0');
+      /* At most 18 digits are read (no overflow); a 19th is refused below. */
+      while (is_digit(s.p, s.end) && s.p - d < 18) v = v * 10 + (*s.p++ - '0');
       size_t nd = (size_t)(s.p - d);
       /* Plain integers only ("01", "-0", fractions, 19+ digits: general path). */
       if (nd == 0 || nd > 18 || (nd > 1 && *d == '0') || (neg && v == 0)) goto no;

@@ -339,6 +339,10 @@ START_TEST(test_responses) {
   response_refused("{\"jsonrpc\":\"2.0\",\"id\":01,\"result\":{}}");
   response_refused("{\"jsonrpc\":\"2.0\",\"id\":-0,\"result\":{}}");
   response_refused("{\"jsonrpc\":\"2.0\",\"id\":1234567890123456789,\"result\":{}}");
+  /* Past INT64_MAX: refused without overflowing on the way (found by fuzz_jscan). */
+  response_refused("{\"jsonrpc\":\"2.0\",\"id\":9223374073709551614,\"result\":{}}");
+  response_refused("{\"jsonrpc\":\"2.0\",\"id\":-99999999999999999999999,\"result\":{}}");
+  response_ok("{\"jsonrpc\":\"2.0\",\"id\":999999999999999999,\"result\":1}", 999999999999999999, "1");
   response_refused("{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-1,\"message\":\"x\"}}");
   response_refused("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{},\"error\":{}}");
   response_refused("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{},\"extra\":1}");
