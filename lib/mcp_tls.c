@@ -323,13 +323,29 @@ mcp_status mcp__tls_handshake(mcp_tls *t, mcp_error *err) {
     return MCP__EAGAIN;
   case SSL_ERROR_SYSCALL:
     if (ERR_peek_last_error() == 0) {
-      st = mcp__error_set(err, tls_status(), "TLS handshake with %s failed: %s",
-                          t->host, errno_text(saved_errno, why, sizeof(why)));
+      /* The socket failed under the handshake (reset, or closed without
+       * an alert): a transport failure, retried like any other, not a
+       * TLS verdict on the server. */
+      errno = saved_errno;
+      st = tls_status() == MCP_ENOMEM ? MCP_ENOMEM : MCP_EIO;
+      st = mcp__error_set(err, st, "TLS handshake with %s failed: %s", t->host,
+                          saved_errno ? errno_text(saved_errno, why, sizeof(why))
+                                      : "the server closed the connection");
       break;
     }
     /* OpenSSL queued a reason: report it like SSL_ERROR_SSL. */
     __attribute__((fallthrough));
   default: {
+    /* EOF before the handshake finished: SSL_ERROR_ZERO_RETURN with
+     * SSL_OP_IGNORE_UNEXPECTED_EOF, else an "unexpected eof" reason. */
+    if (e == SSL_ERROR_ZERO_RETURN ||
+        (ERR_GET_LIB(ERR_peek_last_error()) == ERR_LIB_SSL &&
+         ERR_GET_REASON(ERR_peek_last_error()) == SSL_R_UNEXPECTED_EOF_WHILE_READING)) {
+      st = mcp__error_set(err, MCP_EIO,
+                          "TLS handshake with %s failed: the server closed the connection",
+                          t->host);
+      break;
+    }
     long vr = SSL_get_verify_result(t->ssl);
     if (vr != X509_V_OK) {
       const char *what = X509_verify_cert_error_string(vr);

@@ -504,6 +504,52 @@ START_TEST(test_tls_expired_rejected) {
 }
 END_TEST
 
+/* A peer that accepts TCP and then drops the connection in the middle of
+ * the handshake (closing it, or resetting it) is a transport failure,
+ * MCP_EIO, which callers retry; not MCP_ETLS, a verdict on the server's
+ * certificate or TLS setup, which they do not. */
+typedef struct {
+  int lfd;
+  bool reset;
+} dropper;
+
+static void *drop_after_hello(void *arg) {
+  dropper *d = arg;
+  int fd = accept(d->lfd, NULL, NULL);
+  if (fd >= 0) {
+    char buf[512];
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    if (poll(&p, 1, 30000) == 1) (void)!read(fd, buf, sizeof(buf)); /* the ClientHello */
+    if (d->reset) {
+      struct linger l = {.l_onoff = 1, .l_linger = 0};
+      setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
+    }
+    close(fd);
+  }
+  return NULL;
+}
+
+START_TEST(test_tls_handshake_dropped_is_eio) {
+  for (int reset = 0; reset <= 1; reset++) {
+    int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ck_assert_int_ge(lfd, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t al = sizeof(a);
+    ck_assert_int_eq(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+    ck_assert_int_eq(listen(lfd, 4), 0);
+    ck_assert_int_eq(getsockname(lfd, (struct sockaddr *)&a, &al), 0);
+    dropper d = {lfd, reset};
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, drop_after_hello, &d), 0);
+    mcp_http_client *h = tls_client("localhost", ntohs(a.sin_port), MCP_HTTP_AUTO);
+    expect_fail(h, MCP_EIO, "TLS handshake with localhost failed");
+    mcp__http_client_free(h);
+    pthread_join(th, NULL);
+    close(lfd);
+  }
+}
+END_TEST
+
 START_TEST(test_tls_insecure_accepts_self_signed) {
   test_server s = tls_server("self.pem", "self.key", NULL);
   mcp_http_config c = base_cfg("https", "127.0.0.1", s.port, MCP_HTTP_AUTO);
@@ -1613,6 +1659,7 @@ static Suite *http_suite(void) {
   tcase_add_test(tc, test_tls_unknown_ca_rejected);
   tcase_add_test(tc, test_tls_wrong_host_rejected);
   tcase_add_test(tc, test_tls_expired_rejected);
+  tcase_add_test(tc, test_tls_handshake_dropped_is_eio);
   tcase_add_test(tc, test_tls_insecure_accepts_self_signed);
   tcase_add_test(tc, test_tls_mtls);
   tcase_add_test(tc, test_tls_bad_material);
