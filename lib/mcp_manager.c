@@ -45,6 +45,8 @@
 #define RELIST_DEBOUNCE_MS 100
 #define BREAKER_WINDOW_MS 30000
 #define BREAKER_MAX_CLOSES 5
+#define DEFAULT_BREAKER_COOLDOWN_MS 30000
+#define DEFAULT_BREAKER_COOLDOWN_MAX_MS 600000
 static const int64_t ladder_ms[] = {500, 1000, 2000, 4000};
 #define LADDER_STEPS ((int)(sizeof(ladder_ms) / sizeof(ladder_ms[0])))
 #define REMOTE_FIRST_MS 15000
@@ -75,6 +77,7 @@ struct mcp_manager_options {
   bool cache_off;
   int64_t gate_ms;
   int64_t timeout_ms;
+  int64_t breaker_cooldown_ms, breaker_cooldown_max_ms; /* 0: by hand only */
   size_t workers;
   mcp_logger log;
   mcp_manager_event_fn event_fn;
@@ -89,6 +92,8 @@ MCP_EXTERN mcp_manager_options *mcp_manager_options_new(void) {
   o->project = o->user = true;
   o->gate_ms = DEFAULT_GATE_MS;
   o->timeout_ms = DEFAULT_TIMEOUT_MS;
+  o->breaker_cooldown_ms = DEFAULT_BREAKER_COOLDOWN_MS;
+  o->breaker_cooldown_max_ms = DEFAULT_BREAKER_COOLDOWN_MAX_MS;
   o->workers = DEFAULT_WORKERS;
   return o;
 }
@@ -178,6 +183,13 @@ MCP_EXTERN void mcp_manager_options_set_timeout_ms(mcp_manager_options *o, int64
   if (o) o->timeout_ms = ms < 0 ? 0 : ms;
 }
 
+MCP_EXTERN void mcp_manager_options_set_breaker_cooldown_ms(mcp_manager_options *o,
+                                                          int64_t first_ms, int64_t max_ms) {
+  if (!o) return;
+  o->breaker_cooldown_ms = first_ms > 0 ? first_ms : 0;
+  o->breaker_cooldown_max_ms = max_ms > o->breaker_cooldown_ms ? max_ms : o->breaker_cooldown_ms;
+}
+
 MCP_EXTERN void mcp_manager_options_set_worker_threads(mcp_manager_options *o, size_t n) {
   if (o) o->workers = n ? n : 1;
 }
@@ -261,6 +273,8 @@ struct server {
   bool connecting;     /* a connector thread is at work */
   mcp_cancel *connect_cancel; /* the running connect's; fired on shutdown */
   bool breaker;        /* stopped by the circuit breaker */
+  int trips;           /* breaker openings since the server last proved stable */
+  int64_t ready_at;    /* ms when the current connection became ready */
   int64_t closes[BREAKER_MAX_CLOSES + 1]; /* ms of recent closes, ring */
   int nclose;
   int64_t retry_at;    /* ms; MCP_NO_DEADLINE when no reconnect is due */
@@ -502,15 +516,49 @@ static int64_t backoff_ms(server *s) {
   return d > REMOTE_MAX_MS ? REMOTE_MAX_MS : d;
 }
 
+/* Records a close of |s| at |now|: true when the breaker must open, after
+ * more than 5 closes in 30 s, or at once when the server had only just
+ * come back from an open breaker (the half-open probe failed).  A server
+ * that stayed up for the window after a probe has proved itself: its trips
+ * are forgiven.  Caller holds m->lock. */
+static bool breaker_due_locked(server *s, int64_t now) {
+  bool trips = breaker_trips_locked(s, now);
+  if (s->trips > 0) {
+    if (s->ready_at != MCP_NO_DEADLINE && now - s->ready_at < BREAKER_WINDOW_MS) return true;
+    s->trips = 0;
+  }
+  return trips;
+}
+
 /* Stops |s| after too many closes: failed, with the reason callers see.
- * Caller holds m->lock. */
+ * The breaker half-opens after a cooldown (30 s, doubling per consecutive
+ * opening up to 10 min; mcp_manager_options_set_breaker_cooldown_ms): one
+ * connect is tried, and a server that fails again within 30 s of that
+ * reopens it at once.  Caller holds m->lock. */
 static void open_breaker_locked(server *s, const char *why) {
+  mcp_manager *m = s->m;
   s->breaker = true;
-  set_error_locked(s, "circuit breaker: the server closed more than 5 times in 30 s; "
-                      "reconnect it by hand");
+  s->trips++;
+  int64_t cool = m->o->breaker_cooldown_ms;
+  for (int i = 1; cool && i < s->trips && cool < m->o->breaker_cooldown_max_ms; i++) cool *= 2;
+  if (cool > m->o->breaker_cooldown_max_ms) cool = m->o->breaker_cooldown_max_ms;
+  char msg[200];
+  if (cool) {
+    s->retry_at = mcp__now_ms() + cool;
+    snprintf(msg, sizeof(msg),
+             "circuit breaker: the server closed more than 5 times in 30 s; "
+             "trying again in %lld s, or reconnect it by hand",
+             (long long)((cool + 999) / 1000));
+  } else {
+    s->retry_at = MCP_NO_DEADLINE;
+    snprintf(msg, sizeof(msg), "circuit breaker: the server closed more than 5 times in 30 s; "
+                               "reconnect it by hand");
+  }
+  set_error_locked(s, msg);
   set_state_locked(s, S_FAILED);
-  mlog(s->m, MCP_LOG_WARN, "%s: circuit breaker open after repeated closes (%s)", s->name,
-       why ? why : "?");
+  mlog(m, MCP_LOG_WARN, "%s: circuit breaker open after repeated closes (%s)%s", s->name,
+       why ? why : "?", cool ? "; half-opens after the cooldown" : "");
+  wake_locked(m);
 }
 
 /* The connection |c| of |s| is gone: detach it, back off, maybe trip the
@@ -521,7 +569,7 @@ static void lost_locked(server *s, conn *c, const char *why) {
   s->conn = NULL;
   set_error_locked(s, why);
   conn_unref_locked(m, c);
-  if (breaker_trips_locked(s, mcp__now_ms())) {
+  if (breaker_due_locked(s, mcp__now_ms())) {
     open_breaker_locked(s, why);
     return;
   }
@@ -786,15 +834,23 @@ done:
     s->protocol_version = mcp__strdup(mcp_client_protocol_version(s->conn->c));
     s->ladder_step = 0;
     s->retry_at = MCP_NO_DEADLINE;
+    if (s->breaker) {
+      s->breaker = false; /* the half-open probe got through; s->trips stays until it proves stable */
+      mlog(m, MCP_LOG_INFO, "%s: circuit breaker closed: the server answered again", s->name);
+    }
+    s->ready_at = mcp__now_ms();
     set_state_locked(s, S_READY);
     m->publish_due = true;
     wake_locked(m);
     /* It may have closed before it was installed: its close hook then found
      * nothing to detach, so count the close here. */
     if (!mcp_client_is_open(s->conn->c)) lost_locked(s, s->conn, "closed right after connecting");
+  } else if (current && s->breaker) {
+    /* The half-open probe failed: open again, for longer. */
+    open_breaker_locked(s, err.message ? err.message : mcp_strerror(st));
   } else if (current) {
     set_error_locked(s, err.message ? err.message : mcp_strerror(st));
-    int64_t delay = s->breaker ? -1 : backoff_ms(s);
+    int64_t delay = backoff_ms(s);
     /* First connects of stdio servers do not retry: an unknown command
      * stays unknown.  Reconnects climb the ladder. */
     if (delay < 0 || (s->reconnects == 0 && !s->remote)) {
@@ -1102,6 +1158,8 @@ static mcp_manager_options *options_dup(const mcp_manager_options *o) {
   d->cache_off = o->cache_off;
   d->gate_ms = o->gate_ms;
   d->timeout_ms = o->timeout_ms;
+  d->breaker_cooldown_ms = o->breaker_cooldown_ms;
+  d->breaker_cooldown_max_ms = o->breaker_cooldown_max_ms;
   d->workers = o->workers;
   d->log = o->log;
   d->event_fn = o->event_fn;
@@ -1438,7 +1496,7 @@ static mcp_status call_on_server(mcp_manager *m, server *s, conn_call_fn fn, con
         s->conn = NULL;
         conn_unref_locked(m, c);
         set_error_locked(s, e2.message);
-        if (!breaker_trips_locked(s, mcp__now_ms())) {
+        if (!breaker_due_locked(s, mcp__now_ms())) {
           s->reconnects++;
           connect_locked(s);
         } else {
@@ -1614,6 +1672,7 @@ MCP_EXTERN mcp_status mcp_manager_reconnect(mcp_manager *m, const char *name, mc
     return mcp__error_set(err, MCP_ESTATE, "server \"%s\" is disabled", name);
   }
   s->breaker = false;
+  s->trips = 0;
   s->nclose = 0;
   s->ladder_step = 0;
   s->retry_at = MCP_NO_DEADLINE;

@@ -171,6 +171,33 @@ static bool wait_state(mcp_manager *m, const char *name, const char *state, int 
   }
 }
 
+/* Waits until |name|'s lastError contains |part|, woken by state-change
+ * events. */
+static bool wait_error_has(mcp_manager *m, const char *name, const char *part, int ms) {
+  long long end = test_now_ms() + ms;
+  for (;;) {
+    pthread_mutex_lock(&ev.lock);
+    int seen = ev.state_changes;
+    pthread_mutex_unlock(&ev.lock);
+    json_object *st = server_status(m, name), *e = NULL;
+    bool has = st && json_object_object_get_ex(st, "lastError", &e) &&
+               json_object_get_string(e) && strstr(json_object_get_string(e), part);
+    json_object_put(st);
+    if (has) return true;
+    long long left = end - test_now_ms();
+    if (left <= 0) return false;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += left / 1000;
+    ts.tv_nsec += (left % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+    pthread_mutex_lock(&ev.lock);
+    while (ev.state_changes == seen)
+      if (pthread_cond_timedwait(&ev.cond, &ev.lock, &ts) != 0) break;
+    pthread_mutex_unlock(&ev.lock);
+  }
+}
+
 /* Waits until the published tool list has |name| (woken by events). */
 static bool wait_tool(mcp_manager *m, const char *name, bool present, int ms) {
   long long end = test_now_ms() + ms;
@@ -536,6 +563,39 @@ static pid_t h2_server_start(const char *const *flags, int *port, int *in_wr) {
   return pid;
 }
 
+/* The breaker half-opens by itself: after the cooldown one connect is
+ * tried; a server that fails again at once reopens it for twice as long,
+ * and a server that has recovered is back without mcp_manager_reconnect(). */
+START_TEST(circuit_breaker_half_opens) {
+  setup();
+  const char *mark = tpath("healthy");
+  char markbuf[600];
+  snprintf(markbuf, sizeof(markbuf), "%s", mark);
+  write_file(tpath("mcp.json"),
+             "{\"mcpServers\": {\"flappy\": {\"command\": \"/bin/sh\", \"args\": [\"-c\","
+             " \"if [ -e %s ]; then exec %s; else exec %s --exit-after-list; fi\"]}}}",
+             markbuf, fault(), fault());
+  mcp_manager_options *o = base_options(tpath("mcp.json"));
+  mcp_manager_options_set_breaker_cooldown_ms(o, 1000, 60000);
+  mcp_manager *m = start(o);
+  /* Open, then the probe after 1 s connects, closes at once: open for 2 s. */
+  ck_assert(wait_error_has(m, "flappy", "trying again in 1 s", 30000));
+  ck_assert(wait_error_has(m, "flappy", "trying again in 2 s", 30000));
+  /* It recovers: the next probe finds it healthy, with no reconnect by hand. */
+  write_file(markbuf, "%s", "");
+  ck_assert(wait_state(m, "flappy", "ready", 30000));
+  char *res = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  ck_assert_msg(mcp_manager_call_tool(m, "mcp__flappy_echo", "{\"text\":\"back\"}", NULL, &res, &err) == MCP_OK,
+                "call: %s", err.message ? err.message : "");
+  ck_assert_ptr_nonnull(strstr(res, "back"));
+  mcp_free(res);
+  mcp_error_clear(&err);
+  mcp_manager_free(m);
+  mcp_manager_options_free(o);
+}
+END_TEST
+
 /* An HTTP server that answers every tools/call with 503: each call
  * reconnects and retries once, and counts as a close.  The sixth trips the
  * breaker, and callers are told so (they were told "HTTP 503", the last
@@ -896,6 +956,7 @@ static Suite *manager_suite(void) {
   tcase_add_test(tc, kill9_reconnects);
   tcase_add_test(tc, circuit_breaker);
   tcase_add_test(tc, circuit_breaker_on_retried_calls);
+  tcase_add_test(tc, circuit_breaker_half_opens);
   tcase_add_test(tc, list_changed_republishes);
   tcase_add_test(tc, names_fold_and_collide_deterministically);
   tcase_add_test(tc, discovery_precedence);

@@ -550,6 +550,15 @@ MCP_EXTERN void mcp_manager_options_set_startup_gate_ms(
 /* Timeout for servers whose config gives none (0: none). */
 MCP_EXTERN void mcp_manager_options_set_timeout_ms(mcp_manager_options *o,
                                                    int64_t ms);
+/*
+ * Circuit breaker: a server that closes more than 5 times in 30 s is
+ * stopped (state "failed") for |first_ms| (default 30000), then one connect
+ * is tried; if that fails, or the server closes again within 30 s, it is
+ * stopped again for twice as long, up to |max_ms| (default 600000).
+ * |first_ms| 0: it stays stopped until mcp_manager_reconnect().
+ */
+MCP_EXTERN void mcp_manager_options_set_breaker_cooldown_ms(mcp_manager_options *o,
+                                                          int64_t first_ms, int64_t max_ms);
 MCP_EXTERN void mcp_manager_options_set_worker_threads(mcp_manager_options *o,
                                                        size_t n);
 MCP_EXTERN void mcp_manager_options_set_log(mcp_manager_options *o,
