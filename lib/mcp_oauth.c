@@ -13,13 +13,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
-#include <openssl/bio.h>
-#include <openssl/ec.h>
-#include <openssl/ecdsa.h>
-#include <openssl/evp.h>
-#include <openssl/pem.h>
-#include <openssl/rand.h>
-#include <openssl/rsa.h>
+#include <sys/random.h>
+
+#include "mcp_ossl.h"
+#include "mcp_sha256.h"
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -471,17 +468,17 @@ char *mcp__oauth_b64(const unsigned char *p, size_t n) { return b64_any(p, n, fa
 
 char *mcp__oauth_random(size_t n) {
   unsigned char buf[64];
-  if (n > sizeof(buf) || RAND_bytes(buf, (int)n) != 1) return NULL;
+  /* The kernel's CSPRNG (what OpenSSL seeds from): no OpenSSL needed. */
+  if (n > sizeof(buf) || getrandom(buf, n, 0) != (ssize_t)n) return NULL;
   char *s = mcp__oauth_b64url(buf, n);
   OPENSSL_cleanse(buf, sizeof(buf));
   return s;
 }
 
 char *mcp__oauth_pkce_challenge(const char *verifier) {
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int mdlen = 0;
-  if (EVP_Digest(verifier, strlen(verifier), md, &mdlen, EVP_sha256(), NULL) != 1) return NULL;
-  return mcp__oauth_b64url(md, mdlen);
+  unsigned char md[MCP_SHA256_LEN];
+  mcp__sha256(verifier, strlen(verifier), md);
+  return mcp__oauth_b64url(md, sizeof(md));
 }
 
 mcp_status mcp__oauth_pkce(char **verifier, char **challenge) {
@@ -587,6 +584,8 @@ mcp_status mcp__oauth_jwt_assertion(const char *pem, const char *alg, const char
                                     const char *audience, int64_t now_s, char **out,
                                     mcp_error *err) {
   *out = NULL;
+  mcp_status lst = mcp__ossl_load(err);
+  if (lst != MCP_OK) return lst;
   const EVP_MD *md = NULL;
   int want_type = 0, coord = 0;
   bool pss = false;
@@ -951,9 +950,8 @@ static int mkdirs(const char *dir) {
 
 /* dir/<sha256(key) hex>.json (new string). */
 static char *store_path(const char *dir, const char *key) {
-  unsigned char md[32];
-  unsigned int mdlen = 0;
-  if (EVP_Digest(key, strlen(key), md, &mdlen, EVP_sha256(), NULL) != 1) return NULL;
+  unsigned char md[MCP_SHA256_LEN];
+  mcp__sha256(key, strlen(key), md);
   char hex[65];
   for (int i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", md[i]);
   return mcp__asprintf("%s/%s.json", dir, hex);

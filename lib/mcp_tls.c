@@ -17,9 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <openssl/err.h>
-#include <openssl/ssl.h>
-#include <openssl/x509v3.h>
+#include "mcp_ossl.h"
 
 #include "mcp_tls.h"
 
@@ -122,6 +120,8 @@ mcp_status mcp__tls_ctx_new(const char *ca_file, const char *ca_dir,
   if ((client_cert && *client_cert) != (client_key && *client_key))
     return mcp__error_set(err, MCP_EINVAL,
                           "client_cert and client_key must be given together");
+  /* Every other function here needs a context: OpenSSL is loaded from now. */
+  if ((st = mcp__ossl_load(err)) != MCP_OK) return st;
 
   c = mcp__calloc(1, sizeof(*c));
   if (!c) return mcp__error_set(err, MCP_ENOMEM, "out of memory");

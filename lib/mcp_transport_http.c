@@ -31,7 +31,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include <openssl/crypto.h>
+#include "mcp_ossl.h"
 
 #include "mcp_http.h"
 #include "mcp_jsonrpc.h"
