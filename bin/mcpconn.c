@@ -719,6 +719,7 @@ static struct {
 /* The browser wait: the server's timeout (the request that met the 401
  * waits too, and the client's close waits for this callback), at most 10
  * minutes. */
+#define LOOPBACK_WAIT_MS (5 * 60 * 1000)
 #define LOOPBACK_WAIT_MAX_MS (10 * 60 * 1000)
 #define LOOPBACK_READ_MS 10000
 
@@ -777,9 +778,11 @@ static mcp_status cli_authorize(void *user, const char *url, const char *redirec
   if (g_loopback.fd < 0) return MCP_EIO;
   const char *path = strchr(redirect_uri + strlen("http://"), '/');
   size_t path_len = path ? strcspn(path, "?#") : 0;
-  int64_t wait_ms = g_cli.timeout_ms > 0 && g_cli.timeout_ms < LOOPBACK_WAIT_MAX_MS
-                        ? g_cli.timeout_ms
-                        : LOOPBACK_WAIT_MAX_MS;
+  /* The requests waiting for this login do not time out meanwhile (the
+   * library stops their clocks while we run): give the person 5 minutes,
+   * or --timeout when it is longer, at most 10. */
+  int64_t wait_ms = g_cli.timeout_ms > LOOPBACK_WAIT_MS ? g_cli.timeout_ms : LOOPBACK_WAIT_MS;
+  if (wait_ms > LOOPBACK_WAIT_MAX_MS) wait_ms = LOOPBACK_WAIT_MAX_MS;
   pthread_mutex_lock(&g_loopback.lock);
   pthread_mutex_lock(&g_stderr_lock);
   fprintf(stderr,

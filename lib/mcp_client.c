@@ -890,6 +890,11 @@ static void on_request_error(void *user, int64_t id, const mcp_error *err) {
   if (mcp__pending_complete(c->pending, id, st, NULL, err) == 1) atomic_fetch_add(&c->n_late, 1);
 }
 
+static void on_request_hold(void *user, int64_t id, bool hold) {
+  mcp_client *c = user;
+  mcp__pending_hold(c->pending, id, hold);
+}
+
 typedef struct close_item {
   mcp_client *c;
   mcp_status status;
@@ -1676,7 +1681,8 @@ mcp_status mcp__client_connect_ex(const mcp_client_options *o, mcp_workers *work
   static const mcp_transport_callbacks cbs = {.on_message = on_message,
                                               .on_error = on_error,
                                               .on_close = on_close,
-                                              .on_request_error = on_request_error};
+                                              .on_request_error = on_request_error,
+                                              .on_request_hold = on_request_hold};
   if (c->opts->url) {
     static const mcp_http_kind kinds[] = {MCP_HTTP_KIND_AUTO, MCP_HTTP_KIND_STREAMABLE,
                                           MCP_HTTP_KIND_SSE};

@@ -804,6 +804,8 @@ static void fetch_clear(fetch_result *f) {
 
 struct mcp_oauth {
   mcp_oauth_options *o;
+  void (*person_fn)(void *user, bool waiting); /* see mcp__oauth_set_person_hook */
+  void *person_user;
   char *server_url;
   char *store_key; /* the canonical server URL */
   char *ca_file, *ca_dir, *client_cert, *client_key;
@@ -1534,7 +1536,9 @@ static mcp_status grant_authorization_code(mcp_oauth *a, const mcp_oauth_challen
     goto out;
   }
   mcp_error cberr = MCP_ERROR_INIT;
+  if (a->person_fn) a->person_fn(a->person_user, true);
   st = a->o->authorize(a->o->authorize_user, url, redirect, &redirect_got, &cberr);
+  if (a->person_fn) a->person_fn(a->person_user, false);
   if (st != MCP_OK || !redirect_got) {
     mcp__error_set(err, st ? st : MCP_ECANCELLED, "authorization did not complete%s%s",
                    cberr.message ? ": " : "", cberr.message ? cberr.message : "");
@@ -1701,6 +1705,11 @@ out:
   mcp__free(resource);
   mcp__oauth_token_clear(&tok);
   return st;
+}
+
+void mcp__oauth_set_person_hook(mcp_oauth *a, void (*fn)(void *user, bool waiting), void *user) {
+  a->person_fn = fn;
+  a->person_user = user;
 }
 
 mcp_status mcp__oauth_challenge(mcp_oauth *a, int http_status, const char *www_authenticate,

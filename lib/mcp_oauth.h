@@ -192,6 +192,11 @@ char *mcp__oauth_token(mcp_oauth *a);
 mcp_status mcp__oauth_challenge(mcp_oauth *a, int http_status, const char *www_authenticate,
                                 char **token, mcp_error *err);
 
+/* |fn| is called on the flow's thread with |waiting| true just before the
+ * host's authorize callback (a person logs in) and false right after it
+ * returns; always paired.  Set before the first challenge. */
+void mcp__oauth_set_person_hook(mcp_oauth *a, void (*fn)(void *user, bool waiting), void *user);
+
 /* Makes a running or later mcp__oauth_challenge() stop at its next step
  * with MCP_ECANCELLED.  Threads: any. */
 void mcp__oauth_cancel(mcp_oauth *a);

@@ -43,6 +43,7 @@ struct mcp_pending_entry {
   int64_t timeout_ms;   /* for restarts on progress */
   int64_t max_deadline; /* ms, CLOCK_MONOTONIC; MCP_NO_DEADLINE for none */
   bool reset_on_progress;
+  int64_t held_at;      /* ms when mcp__pending_hold() stopped the clock, or 0 */
   mcp_cancel *cancel;   /* own reference, or NULL */
   mcp_cancel_listener listener;
   mcp_pending_done_fn done_fn;
@@ -521,7 +522,7 @@ mcp_pending_entry *mcp__pending_progress(mcp_pending *p, int64_t id) {
     pthread_mutex_unlock(&p->lock);
     return NULL;
   }
-  if (e->reset_on_progress && e->timeout_ms > 0) {
+  if (e->reset_on_progress && e->timeout_ms > 0 && !e->held_at) {
     int64_t d = mcp__now_ms() + e->timeout_ms;
     e->deadline = d < e->max_deadline ? d : e->max_deadline;
     /* A sync waiter re-reads its deadline when woken; the timer thread
@@ -532,6 +533,32 @@ mcp_pending_entry *mcp__pending_progress(mcp_pending *p, int64_t id) {
   e->queued++;
   pthread_mutex_unlock(&p->lock);
   return e;
+}
+
+void mcp__pending_hold(mcp_pending *p, int64_t id, bool hold) {
+  pthread_mutex_lock(&p->lock);
+  mcp_pending_entry *e = find_locked(p, id);
+  if (!e || e->done || (hold == (e->held_at != 0))) {
+    pthread_mutex_unlock(&p->lock);
+    return;
+  }
+  int64_t now = mcp__now_ms();
+  if (hold) {
+    e->held_at = now > 0 ? now : 1;
+    e->deadline = MCP_NO_DEADLINE;
+  } else {
+    /* The whole timeout again from now; a max total moves by the time held. */
+    if (e->max_deadline != MCP_NO_DEADLINE) e->max_deadline += now - e->held_at;
+    e->held_at = 0;
+    e->deadline = e->timeout_ms > 0 ? now + e->timeout_ms : MCP_NO_DEADLINE;
+    if (e->deadline > e->max_deadline) e->deadline = e->max_deadline;
+    if (e->is_async && e->deadline != MCP_NO_DEADLINE && p->timer_started &&
+        e->deadline < p->timer_next)
+      pthread_cond_signal(&p->timer_cond);
+  }
+  /* A sync waiter re-reads its deadline when woken. */
+  if (!e->is_async) pthread_cond_broadcast(&e->cond);
+  pthread_mutex_unlock(&p->lock);
 }
 
 bool mcp__pending_entry_enter(mcp_pending *p, mcp_pending_entry *e) {

@@ -129,6 +129,14 @@ bool mcp__pending_remove(mcp_pending *p, int64_t id);
 mcp_pending_entry *mcp__pending_progress(mcp_pending *p, int64_t id);
 
 /*
+ * Stops (|hold| true) or restarts the clock of request |id|: while held it
+ * cannot time out (a person is logging in for it); released, it gets its
+ * whole timeout again from now.  Cancel and close still end it.  Unknown or
+ * ended ids, and a hold of a held entry, are ignored.  Any thread.
+ */
+void mcp__pending_hold(mcp_pending *p, int64_t id, bool hold);
+
+/*
  * Callbacks tied to an entry (progress) run between _enter and _leave.
  * _enter returns false once a sync entry's waiter has returned (or an async
  * entry has ended), and a waiter does not return while a callback is

@@ -43,6 +43,13 @@ typedef struct mcp_transport_callbacks {
    * for transports: stdio never calls it.  May be NULL in the struct.
    */
   void (*on_request_error)(void *user, int64_t id, const mcp_error *err);
+  /*
+   * Request |id| waits for a person to authorize it (|hold| true: the host's
+   * browser step has started) or the person is done (false): its timeout
+   * should not run meanwhile.  Always paired, hold first.  May be NULL in
+   * the struct.
+   */
+  void (*on_request_hold)(void *user, int64_t id, bool hold);
 } mcp_transport_callbacks;
 
 /* Flags for send_request. */

@@ -157,6 +157,7 @@ struct http_transport {
   char *bearer;             /* "Bearer <token>", or NULL */
   uint64_t bearer_gen;      /* bumped whenever `bearer` changes */
   exchange *auth_wait;
+  exchange *auth_batch; /* the batch the auth thread is authorizing; its own */
   char *auth_www;           /* the challenge that started the next flow */
   int auth_status;          /* its HTTP status (401 or 403) */
   bool listener_wants_auth; /* the GET stream met a 401 */
@@ -628,6 +629,17 @@ static bool insufficient_scope(const exchange *x) {
 
 static void *auth_main(void *arg);
 
+/* The engine's person hook, on the auth thread: the requests of the batch
+ * being authorized do not time out while a person logs in; they get their
+ * whole timeout again when the person is done.  Machine steps of the flow
+ * (metadata, token requests) stay under the requests' deadlines. */
+static void auth_person(void *user, bool waiting) {
+  http_transport *t = user;
+  if (!t->cb->on_request_hold) return;
+  for (exchange *x = t->auth_batch; x; x = x->next)
+    if (x->kind == X_REQUEST) t->cb->on_request_hold(t->user, x->id, waiting);
+}
+
 /*
  * A request or notification met 401 (or 403 insufficient_scope) and OAuth
  * is on: park it for the auth thread, which runs one flow for everything
@@ -716,7 +728,9 @@ static void *auth_main(void *arg) {
     mcp_error e = MCP_ERROR_INIT;
     mcp_status st = MCP_OK;
     char *token = NULL;
+    t->auth_batch = batch; /* for auth_person(), on this thread */
     if (need) st = mcp__oauth_challenge(t->oauth, status, www, &token, &e);
+    t->auth_batch = NULL;
     mcp__free(www);
     char *bearer = token ? mcp__asprintf("Bearer %s", token) : NULL;
     if (token) {
@@ -1359,6 +1373,7 @@ mcp_status mcp__http_transport_new(const mcp_http_transport_config *cfg,
     mcp_oauth_http_config oc = {cfg->ca_file, cfg->ca_dir, cfg->client_cert, cfg->client_key,
                                 cfg->insecure != 0, 0};
     if ((st = mcp__oauth_new(cfg->oauth, cfg->url, &oc, &t->oauth, err)) != MCP_OK) goto fail;
+    mcp__oauth_set_person_hook(t->oauth, auth_person, t);
     char *tok = mcp__oauth_token(t->oauth); /* from the token store */
     if (tok) {
       t->bearer = mcp__asprintf("Bearer %s", tok);

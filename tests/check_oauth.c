@@ -29,6 +29,7 @@
 #include <netdb.h>
 #include <poll.h>
 #include <spawn.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <openssl/ec.h>
 #include <openssl/ecdsa.h>
@@ -437,6 +438,7 @@ typedef struct seen {
   size_t len;
   int authorizes;
   bool refuse;
+  int think_ms; /* the person takes this long to log in */
 } seen;
 
 static void seen_add(seen *s, const char *line) {
@@ -463,7 +465,14 @@ static mcp_status browser(void *user, const char *url, const char *redirect_uri,
   pthread_mutex_lock(&s->mu);
   s->authorizes++;
   bool refuse = s->refuse;
+  int think_ms = s->think_ms;
   pthread_mutex_unlock(&s->mu);
+  if (think_ms > 0) {
+    /* Not a synchronisation: the slow human this test is about. */
+    struct timespec ts = {think_ms / 1000, (think_ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+  }
   ck_assert_ptr_nonnull(strstr(url, "code_challenge_method=S256"));
   ck_assert_ptr_nonnull(strstr(url, "resource=http%3A%2F%2F127.0.0.1"));
   ck_assert_str_eq(redirect_uri, "http://127.0.0.1:1/callback");
@@ -521,6 +530,7 @@ typedef struct fixture {
   mem_store store;
   char store_dir[512];
   bool use_file_store, no_authorize;
+  int timeout_ms; /* the client's request timeout; 0: START_MS */
 } fixture;
 
 static void start(fixture *f) {
@@ -542,7 +552,7 @@ static mcp_status try_connect(fixture *f, mcp_client **out, mcp_error *err) {
   ck_assert_int_eq(mcp_client_options_set_http(o, f->url, MCP_HTTP_TRANSPORT_STREAMABLE), MCP_OK);
   ck_assert_int_eq(mcp_client_options_set_oauth(o, oa), MCP_OK);
   mcp_oauth_options_free(oa);
-  mcp_client_options_set_timeout_ms(o, START_MS);
+  mcp_client_options_set_timeout_ms(o, f->timeout_ms ? f->timeout_ms : START_MS);
   mcp_client_options_set_log(o, on_log, &f->seen);
   mcp_status st = mcp_client_connect(o, out, err);
   mcp_client_options_free(o);
@@ -613,6 +623,23 @@ START_TEST(test_flow_and_store_reuse) {
   ck_assert_int_eq(stat_of(port, "authorize"), 1);
   ck_assert_int_eq(stat_of(port, "register"), 1);
   ck_assert_int_eq(stat_of(port, "unauthorized"), 1);
+  assert_no_leak(&f);
+  finish(&f);
+}
+END_TEST
+
+/* A person who takes longer to log in than the request timeout: the
+ * initialize that met the 401 does not time out while the flow waits for
+ * them; it gets its whole timeout again when it goes out with the token. */
+START_TEST(test_login_longer_than_timeout) {
+  fixture f;
+  start(&f);
+  f.timeout_ms = 1000;
+  f.seen.think_ms = 2500;
+  mcp_client *c = connect_ok(&f);
+  ck_assert_int_eq(f.seen.authorizes, 1);
+  list_ok(c);
+  mcp_client_free(c);
   assert_no_leak(&f);
   finish(&f);
 }
@@ -1067,6 +1094,7 @@ Suite *oauth_suite(void) {
   TCase *fl = tcase_create("flows");
   tcase_set_timeout(fl, 180);
   tcase_add_test(fl, test_flow_and_store_reuse);
+  tcase_add_test(fl, test_login_longer_than_timeout);
   tcase_add_test(fl, test_refresh_shared_by_concurrent_requests);
   tcase_add_test(fl, test_refresh_refused_reauthorizes);
   tcase_add_test(fl, test_file_store);

@@ -716,7 +716,11 @@ typedef enum mcp_oauth_grant {
  * Return a status other than MCP_OK (and optionally fill |err|) when the
  * person gave up; the request then fails with that status.
  * Runs on the transport's auth thread and may block; the client's close
- * waits for it to return.
+ * waits for it to return.  While it runs, the timeouts of the requests
+ * waiting for this authorization are stopped (a person may take minutes);
+ * they get their whole timeout again when it returns.  Bound the wait
+ * yourself (the CLI gives a person at most 10 minutes); cancelling a
+ * waiting request's token still ends it at once.
  */
 typedef mcp_status (*mcp_oauth_authorize_fn)(void *user,
                                              const char *authorization_url,
