@@ -90,6 +90,7 @@ typedef struct req_ext {
   struct req_ext *qnext;         /* command queue; guarded by mu */
   struct req_ext *cprev, *cnext; /* cancel list; guarded by mu */
   bool cancel_queued;            /* on the cancel list; guarded by mu */
+  bool sub_queued;               /* on the submit queue, not taken yet; guarded by mu */
 } req_ext;
 
 /*
@@ -1245,6 +1246,7 @@ static bool take_commands(mcp_http_client *h) {
   h->wake_pending = false;
   req_ext *subs = h->sub_head;
   h->sub_head = h->sub_tail = NULL;
+  for (req_ext *e = subs; e; e = e->qnext) e->sub_queued = false;
   bool closing = h->closing;
   pthread_mutex_unlock(&h->mu);
 
@@ -1258,11 +1260,24 @@ static bool take_commands(mcp_http_client *h) {
   if (closing) return false;
 
   /* Cancels: take one at a time, since finishing a request unlinks other
-   * entries of the list under |mu|. */
+   * entries of the list under |mu|.  A request submitted and cancelled
+   * since the queue was taken above is still on the submit queue: take it
+   * off, or the next pass would start it after it was freed. */
   for (;;) {
     pthread_mutex_lock(&h->mu);
     req_ext *e = h->can_head;
     if (e) cancel_unlink_locked(h, e);
+    if (e && e->sub_queued) {
+      req_ext **pp = &h->sub_head, *prev = NULL;
+      while (*pp != e) {
+        prev = *pp;
+        pp = &(*pp)->qnext;
+      }
+      *pp = e->qnext;
+      if (h->sub_tail == e) h->sub_tail = prev;
+      e->qnext = NULL;
+      e->sub_queued = false;
+    }
     pthread_mutex_unlock(&h->mu);
     if (!e) break;
     cancel_req(h, &e->req);
@@ -1711,6 +1726,7 @@ mcp_status mcp__http_submit(mcp_http_client *h, const char *method,
   if (h->sub_tail) h->sub_tail->qnext = e;
   else h->sub_head = e;
   h->sub_tail = e;
+  e->sub_queued = true;
   /* Set before unlocking, so the id is there before any callback runs. */
   if (id) *id = r->id;
   wake_locked(h);
