@@ -33,6 +33,7 @@
 #include "mcp_cache.h"
 #include "mcp_cancel.h"
 #include "mcp_client.h"
+#include "mcp_ossl.h"
 #include "mcp_config.h"
 #include "mcp_jsonrpc.h"
 #include "mcp_names.h"
@@ -457,6 +458,9 @@ static void *spawn_main(void *arg) {
   mcp_manager *m = t->m;
   t->fn(t->arg);
   mcp__free(t);
+  /* Connects and closes use OpenSSL on this thread; free its per-thread
+   * state before mcp_manager_free() may return and the host exit. */
+  mcp__ossl_thread_stop();
   pthread_mutex_lock(&m->lock);
   if (--m->threads == 0) pthread_cond_broadcast(&m->idle);
   pthread_mutex_unlock(&m->lock);

@@ -49,7 +49,13 @@ out:
   return st;
 }
 
+void mcp__ossl_thread_stop(void) {
+  if (atomic_load_explicit(&loaded, memory_order_acquire)) mcp__ossl_OPENSSL_thread_stop();
+}
+
 #else /* linked at load time */
+
+void mcp__ossl_thread_stop(void) { OPENSSL_thread_stop(); }
 
 mcp_status mcp__ossl_load(mcp_error *err) {
   (void)err;

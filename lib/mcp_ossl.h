@@ -36,6 +36,12 @@
  * could not be loaded, or lacks a function).  Any thread; once. */
 mcp_status mcp__ossl_load(mcp_error *err);
 
+/* Frees the calling thread's OpenSSL state now (OPENSSL_thread_stop), if
+ * OpenSSL is in use.  For detached threads that others wait for by a
+ * counter: OpenSSL's own clean-up runs only after the thread function
+ * returns, possibly after the process has moved on to exit. */
+void mcp__ossl_thread_stop(void);
+
 /* Wiping secrets needs no OpenSSL. */
 #undef OPENSSL_cleanse
 #define OPENSSL_cleanse(p, n) explicit_bzero((p), (n))
@@ -89,6 +95,7 @@ mcp_status mcp__ossl_load(mcp_error *err);
   X(SSL_set_hostflags) \
   X(SSL_shutdown) \
   X(SSL_write) \
+  X(OPENSSL_thread_stop) \
   X(TLS_client_method) \
   X(X509_VERIFY_PARAM_set1_ip_asc) \
   X(X509_verify_cert_error_string) \
@@ -146,6 +153,7 @@ MCP_OSSL_FUNCS(MCP_OSSL_DECLARE)
 #define SSL_set_hostflags (*mcp__ossl_SSL_set_hostflags)
 #define SSL_shutdown (*mcp__ossl_SSL_shutdown)
 #define SSL_write (*mcp__ossl_SSL_write)
+#define OPENSSL_thread_stop (*mcp__ossl_OPENSSL_thread_stop)
 #define TLS_client_method (*mcp__ossl_TLS_client_method)
 #define X509_VERIFY_PARAM_set1_ip_asc (*mcp__ossl_X509_VERIFY_PARAM_set1_ip_asc)
 #define X509_verify_cert_error_string (*mcp__ossl_X509_verify_cert_error_string)
