@@ -1387,50 +1387,52 @@ static void run_done(void *arg) {
 
 static void drop_done(void *arg) { free_done(arg); }
 
+/* A done item for |ctx|, or NULL after running its callback with
+ * MCP_ENOMEM and freeing |ctx| (last resort under memory exhaustion: the
+ * callback still runs once). */
+static done_item *done_item_new(call_ctx *ctx) {
+  done_item *it = mcp__calloc(1, sizeof(*it));
+  if (it) {
+    it->ctx = ctx;
+    return it;
+  }
+  mcp_error e = MCP_ERROR_INIT;
+  mcp__error_set(&e, MCP_ENOMEM, "out of memory");
+  ctx->fn(ctx->user, MCP_ENOMEM, NULL, &e);
+  mcp_error_clear(&e);
+  mcp__free(ctx);
+  return NULL;
+}
+
 /* Pending done callback: any thread; hands the outcome to the lane. */
 static void on_async_done(void *user, int64_t id, mcp_status status, json_object *result,
                           const mcp_error *err) {
-  call_ctx *ctx = user;
-  done_item *it = mcp__calloc(1, sizeof(*it));
+  done_item *it = done_item_new(user);
   if (!it) {
-    /* Last resort under memory exhaustion: the callback still runs once. */
-    mcp_error e = MCP_ERROR_INIT;
-    mcp__error_set(&e, MCP_ENOMEM, "out of memory");
     json_object_put(result);
-    ctx->fn(ctx->user, MCP_ENOMEM, NULL, &e);
-    mcp_error_clear(&e);
-    mcp__free(ctx);
     return;
   }
-  it->ctx = ctx;
   it->id = id;
   it->status = status;
   it->result = result;
   if (err) mcp__error_copy(&it->err, err);
   /* Only when the lane refuses (out of memory) does the callback run here,
    * on the completing thread: running it once beats never running it. */
-  if (mcp__lane_post(ctx->c->lane, run_done, drop_done, it) != MCP_OK) run_done(it);
+  if (mcp__lane_post(it->ctx->c->lane, run_done, drop_done, it) != MCP_OK) run_done(it);
 }
 
 /* Pending text callback: the fast path's result, handed to the lane. */
 static void on_async_text(void *user, int64_t id, char *text, size_t len) {
-  call_ctx *ctx = user;
-  done_item *it = mcp__calloc(1, sizeof(*it));
+  done_item *it = done_item_new(user);
   if (!it) {
-    mcp_error e = MCP_ERROR_INIT;
-    mcp__error_set(&e, MCP_ENOMEM, "out of memory");
     mcp__free(text);
-    ctx->fn(ctx->user, MCP_ENOMEM, NULL, &e);
-    mcp_error_clear(&e);
-    mcp__free(ctx);
     return;
   }
-  it->ctx = ctx;
   it->id = id;
   it->status = MCP_OK;
   it->text = text;
   it->text_len = len;
-  if (mcp__lane_post(ctx->c->lane, run_done, drop_done, it) != MCP_OK) run_done(it);
+  if (mcp__lane_post(it->ctx->c->lane, run_done, drop_done, it) != MCP_OK) run_done(it);
 }
 
 /* As request_sync_ex; |ta| as there. */

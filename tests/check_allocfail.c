@@ -31,6 +31,7 @@
 
 #include "alloc_shim.h"
 #include "check_util.h"
+#include "check_server.h"
 #include "mcpconn.h"
 
 /* A run that hangs fails on this timeout instead of blocking the suite. */
@@ -268,12 +269,6 @@ static void remove_pki(void) {
   ck_assert_int_eq(system(cmd), 0);
 }
 
-typedef struct test_server {
-  pid_t pid;
-  int in_wr; /* its stdin: closing it stops the server */
-  int port;
-} test_server;
-
 /* Starts the test server (TLS when |cert| is set); reads "PORT n". */
 static test_server server_start(const char *cert, const char *key) {
   const char *argv[6] = {test_env_path("MCP_H2_TEST_SERVER"), NULL};
@@ -282,37 +277,7 @@ static test_server server_start(const char *cert, const char *key) {
     argv[2] = cert;
     argv[3] = key;
   }
-  int in[2], out[2];
-  ck_assert_int_eq(pipe2(in, O_CLOEXEC), 0);
-  ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
-  pid_t pid = fork();
-  ck_assert_int_ge(pid, 0);
-  if (pid == 0) {
-    dup2(in[0], 0);
-    dup2(out[1], 1);
-    execv(argv[0], (char *const *)argv);
-    _exit(127);
-  }
-  close(in[0]);
-  close(out[1]);
-  test_server s = {pid, in[1], 0};
-  char line[64];
-  size_t len = 0;
-  long long end = test_now_ms() + 20000;
-  while (len < sizeof(line) - 1) {
-    struct pollfd p = {out[0], POLLIN, 0};
-    long long left = end - test_now_ms();
-    ck_assert_msg(left > 0, "test server did not print its port");
-    if (poll(&p, 1, (int)left) <= 0) continue;
-    ssize_t r = read(out[0], line + len, 1);
-    ck_assert_msg(r == 1, "test server exited before printing its port");
-    if (line[len] == '\n') break;
-    len++;
-  }
-  line[len] = '\0';
-  close(out[0]);
-  ck_assert_int_eq(sscanf(line, "PORT %d", &s.port), 1);
-  return s;
+  return test_server_spawn(argv, 20000);
 }
 
 static void server_stop(test_server *s) {

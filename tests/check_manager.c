@@ -22,6 +22,7 @@
 #include <json-c/json.h>
 
 #include "check_util.h"
+#include "check_server.h"
 #include "mcpconn.h"
 
 /* ---- fixtures -------------------------------------------------------------- */
@@ -149,14 +150,26 @@ static int status_int(mcp_manager *m, const char *name, const char *field) {
   return v;
 }
 
-/* Waits for |name| to reach |state|, woken by state-change events. */
-static bool wait_state(mcp_manager *m, const char *name, const char *state, int ms) {
+/* Does |name|'s status field |field| equal |want| (or contain it, with
+ * |part|)? */
+static bool status_field_is(mcp_manager *m, const char *name, const char *field, const char *want,
+                            bool part) {
+  json_object *st = server_status(m, name), *v = NULL;
+  const char *got = st && json_object_object_get_ex(st, field, &v) ? json_object_get_string(v) : NULL;
+  bool r = got && (part ? strstr(got, want) != NULL : strcmp(got, want) == 0);
+  json_object_put(st);
+  return r;
+}
+
+/* Waits until status_field_is(), woken by state-change events. */
+static bool wait_status_field(mcp_manager *m, const char *name, const char *field,
+                              const char *want, bool part, int ms) {
   long long end = test_now_ms() + ms;
   for (;;) {
     pthread_mutex_lock(&ev.lock);
     int seen = ev.state_changes;
     pthread_mutex_unlock(&ev.lock);
-    if (state_is(m, name, state)) return true;
+    if (status_field_is(m, name, field, want, part)) return true;
     long long left = end - test_now_ms();
     if (left <= 0) return false;
     struct timespec ts;
@@ -171,31 +184,14 @@ static bool wait_state(mcp_manager *m, const char *name, const char *state, int 
   }
 }
 
-/* Waits until |name|'s lastError contains |part|, woken by state-change
- * events. */
+/* Waits for |name| to reach |state|. */
+static bool wait_state(mcp_manager *m, const char *name, const char *state, int ms) {
+  return wait_status_field(m, name, "state", state, false, ms);
+}
+
+/* Waits until |name|'s lastError contains |part|. */
 static bool wait_error_has(mcp_manager *m, const char *name, const char *part, int ms) {
-  long long end = test_now_ms() + ms;
-  for (;;) {
-    pthread_mutex_lock(&ev.lock);
-    int seen = ev.state_changes;
-    pthread_mutex_unlock(&ev.lock);
-    json_object *st = server_status(m, name), *e = NULL;
-    bool has = st && json_object_object_get_ex(st, "lastError", &e) &&
-               json_object_get_string(e) && strstr(json_object_get_string(e), part);
-    json_object_put(st);
-    if (has) return true;
-    long long left = end - test_now_ms();
-    if (left <= 0) return false;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += left / 1000;
-    ts.tv_nsec += (left % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
-    pthread_mutex_lock(&ev.lock);
-    while (ev.state_changes == seen)
-      if (pthread_cond_timedwait(&ev.cond, &ev.lock, &ts) != 0) break;
-    pthread_mutex_unlock(&ev.lock);
-  }
+  return wait_status_field(m, name, "lastError", part, true, ms);
 }
 
 /* Waits until the published tool list has |name| (woken by events). */
@@ -534,33 +530,10 @@ static pid_t h2_server_start(const char *const *flags, int *port, int *in_wr) {
   int n = 1;
   for (; flags[n - 1] && n < 15; n++) argv[n] = flags[n - 1];
   argv[n] = NULL;
-  int in[2], out[2];
-  ck_assert_int_eq(pipe2(in, O_CLOEXEC), 0);
-  ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
-  pid_t pid = fork();
-  ck_assert_int_ge(pid, 0);
-  if (pid == 0) {
-    dup2(in[0], 0);
-    dup2(out[1], 1);
-    execv(argv[0], (char *const *)argv);
-    _exit(127);
-  }
-  close(in[0]);
-  close(out[1]);
-  char line[64];
-  size_t len = 0;
-  while (len < sizeof(line) - 1) { /* "PORT <n>\n"; EOF if it failed */
-    ssize_t r = read(out[0], line + len, 1);
-    if (r < 0 && errno == EINTR) continue;
-    ck_assert_msg(r == 1, "test server exited before printing its port");
-    if (line[len] == '\n') break;
-    len++;
-  }
-  line[len] = '\0';
-  close(out[0]);
-  ck_assert_int_eq(sscanf(line, "PORT %d", port), 1);
-  *in_wr = in[1];
-  return pid;
+  test_server s = test_server_spawn(argv, 60000);
+  *port = s.port;
+  *in_wr = s.in_wr;
+  return s.pid;
 }
 
 /* The breaker half-opens by itself: after the cooldown one connect is

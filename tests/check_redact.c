@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "check_util.h"
+#include "check_server.h"
 #include "mcpconn.h"
 
 #define SECRET_ENV "SECRET_ENV_VALUE_3c9d"  /* $MCP_REDACT_SECRET */
@@ -110,46 +111,10 @@ static void assert_clean(const char *must) {
 
 /* ---- the HTTP test server -------------------------------------------------------- */
 
-typedef struct test_server {
-  pid_t pid;
-  int in_wr;
-  int port;
-} test_server;
-
 static test_server server_start(void) {
   const char *argv[] = {test_env_path("MCP_H2_TEST_SERVER"), "--allow-http1",
                         NULL};
-  int in[2], out[2];
-  ck_assert_int_eq(pipe2(in, O_CLOEXEC), 0);
-  ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
-  pid_t pid = fork();
-  ck_assert_int_ge(pid, 0);
-  if (pid == 0) {
-    dup2(in[0], 0);
-    dup2(out[1], 1);
-    execv(argv[0], (char *const *)argv);
-    _exit(127);
-  }
-  close(in[0]);
-  close(out[1]);
-  test_server s = {pid, in[1], 0};
-  char line[64];
-  size_t len = 0;
-  long long end = test_now_ms() + 20000;
-  while (len < sizeof(line) - 1) {
-    struct pollfd p = {out[0], POLLIN, 0};
-    long long left = end - test_now_ms();
-    ck_assert_msg(left > 0, "test server did not print its port");
-    if (poll(&p, 1, (int)left) <= 0) continue;
-    ssize_t r = read(out[0], line + len, 1);
-    ck_assert_msg(r == 1, "test server exited before printing its port");
-    if (line[len] == '\n') break;
-    len++;
-  }
-  line[len] = '\0';
-  close(out[0]);
-  ck_assert_int_eq(sscanf(line, "PORT %d", &s.port), 1);
-  return s;
+  return test_server_spawn(argv, 20000);
 }
 
 static void server_stop(test_server *s) {
