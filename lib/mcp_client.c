@@ -1033,6 +1033,28 @@ static void fill_pending_req(mcp_pending_req *r, const mcp_client *c, const mcp_
   }
 }
 
+/* The waiting caller reads the server's messages itself while its request
+ * is open (mcp_transport.h, lead()), where the transport can. */
+typedef struct lead_ctx {
+  mcp_pending *p;
+  mcp_pending_entry *e;
+} lead_ctx;
+
+static bool lead_done(void *arg, int64_t *deadline) {
+  lead_ctx *l = arg;
+  return mcp__pending_entry_done(l->p, l->e, deadline);
+}
+
+static void lead_wake(void *arg) { mcp__transport_lead_wake(arg); }
+
+static void lead_until_done(mcp_client *c, mcp_pending_entry *e) {
+  lead_ctx l = {c->pending, e};
+  mcp__pending_set_waker(c->pending, e, lead_wake, c->t);
+  /* Requests of other threads still open: the reader reads for them. */
+  if (mcp__transport_lead(c->t, lead_done, &l) && mcp__pending_count(c->pending) > 0)
+    mcp__transport_need_reader(c->t);
+}
+
 /*
  * Sends request |method| with |params| (stolen; with |ta| the tools/call
  * arguments instead, and params NULL) and waits.  On MCP_OK *result is the
@@ -1082,6 +1104,7 @@ static mcp_status request_sync_ex(mcp_client *c, const char *method, json_object
     mcp_error_clear(&serr);
   }
   json_object_put(params);
+  if (mcp__transport_can_lead(c->t)) lead_until_done(c, e);
   bool wait_cbs = !mcp__lane_is_current(c->lane);
   if (out_text)
     st = mcp__pending_wait_text(c->pending, e, wait_cbs, result, out_text, out_len, err);
@@ -1480,6 +1503,7 @@ static mcp_status request_async(mcp_client *c, const char *method, json_object *
   int64_t deadline = r.timeout_ms > 0 ? mcp__now_ms() + r.timeout_ms : MCP_NO_DEADLINE;
   if (text && send_request_text(c, id, 0, text, len, deadline, &serr) == MCP_OK) {
     atomic_fetch_add(&c->n_sent, 1);
+    mcp__transport_need_reader(c->t); /* no caller will lead for it */
     return MCP_OK;
   }
   /* Not sent.  Withdraw it quietly, unless it already ended (closed or

@@ -56,6 +56,8 @@ struct mcp_pending_entry {
   size_t text_len;
   mcp_error err;
   pthread_cond_t cond; /* sync entries: the waiter sleeps here */
+  void (*waker)(void *); /* sync: also called when the entry ends */
+  void *waker_arg;
   mcp_pending_entry *hnext; /* hash chain; guarded by p->lock */
   mcp_pending_entry *cnext; /* a completer's local list */
 };
@@ -172,7 +174,12 @@ static bool finish_locked(mcp_pending *p, mcp_pending_entry *e,
     mcp__error_set(&e->err, status, "%s", message ? message : mcp_strerror(status));
   }
   unlink_locked(p, e);
-  if (!e->is_async) atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
+  if (!e->is_async) {
+    atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
+    /* Under the lock, so the waiter (who needs it to see the end) is
+     * still waiting and whatever the waker touches still exists. */
+    if (e->waker) e->waker(e->waker_arg);
+  }
   return true;
 }
 
@@ -615,6 +622,22 @@ void mcp__pending_close(mcp_pending *p, mcp_status status, const char *message) 
     else
       wake_sync(e);
   }
+}
+
+void mcp__pending_set_waker(mcp_pending *p, mcp_pending_entry *e, void (*fn)(void *),
+                            void *arg) {
+  pthread_mutex_lock(&p->lock);
+  e->waker = fn;
+  e->waker_arg = arg;
+  pthread_mutex_unlock(&p->lock);
+}
+
+bool mcp__pending_entry_done(mcp_pending *p, mcp_pending_entry *e, int64_t *deadline) {
+  pthread_mutex_lock(&p->lock);
+  bool done = e->done;
+  *deadline = e->held_at ? MCP_NO_DEADLINE : e->deadline;
+  pthread_mutex_unlock(&p->lock);
+  return done;
 }
 
 size_t mcp__pending_count(mcp_pending *p) {

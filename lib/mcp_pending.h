@@ -97,6 +97,24 @@ mcp_status mcp__pending_wait_text(mcp_pending *p, mcp_pending_entry *e,
                                   char **text, size_t *text_len, mcp_error *err);
 
 /*
+ * mcp__pending_set_waker() makes the end of sync entry |e| (by any thread,
+ * for any reason) also call fn(arg), under the table's lock: fn must be
+ * quick, must not call back into the table, and may take only locks that
+ * are never held while calling into the table.  For a waiter that waits
+ * somewhere other than mcp__pending_wait() first (a transport's lead()).
+ * Threads: the waiter, before it waits.
+ */
+void mcp__pending_set_waker(mcp_pending *p, mcp_pending_entry *e, void (*fn)(void *),
+                            void *arg);
+
+/*
+ * mcp__pending_entry_done() says whether sync entry |e| has ended; if not,
+ * *deadline is its current deadline (MCP_NO_DEADLINE when none or while
+ * held).  Threads: the waiter, before mcp__pending_wait().
+ */
+bool mcp__pending_entry_done(mcp_pending *p, mcp_pending_entry *e, int64_t *deadline);
+
+/*
  * mcp__pending_complete() ends request |id| with |status|.  |result| is
  * stolen (put on every path).  |e| is borrowed (may be NULL).
  * Returns 0 when it ended a request, 1 when |id| was ours but already ended

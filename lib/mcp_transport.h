@@ -3,12 +3,15 @@
  * messages (one JSON-RPC message as bytes) between the client and one
  * server.  It owns framing and I/O threads; it knows nothing of MCP methods.
  *
- * Upcalls run on the transport's own I/O thread.  The receiver (the client)
- * must not run host code there; it parses and hands work to the worker pool.
+ * Upcalls run on the transport's own I/O thread, or on a caller's thread
+ * inside lead() (stdio), never two at once and always in stream order.  The
+ * receiver (the client) must not run host code there; it parses and hands
+ * work to the worker pool.
  */
 #ifndef MCP_TRANSPORT_H
 #define MCP_TRANSPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -98,6 +101,34 @@ typedef struct mcp_transport_ops {
    * any.
    */
   void (*abandon)(mcp_transport *t, int64_t id);
+  /*
+   * Optional, all three or none (stdio has them): a thread about to block
+   * for a response reads the stream itself, so the response needs no hand-off
+   * from the I/O thread to the waiting thread (one thread wake-up fewer per
+   * call, which is most of a sequential call's cost).
+   *
+   * lead() returns false at once when this thread cannot read now (the I/O
+   * thread or another leader reads, the transport is closing, or leading
+   * was off: the first offer turns it on for later ones); the caller then
+   * waits as usual.  Otherwise it reads and dispatches incoming messages on
+   * this thread (the upcalls run here) until done(arg, &deadline) returns
+   * true, the deadline it reports passes, lead_wake() is called, the
+   * stream ends or the transport wants its I/O thread back; then returns
+   * true and the caller waits as usual (normally no longer).  done() runs
+   * before every read, and must not block.
+   *
+   * lead_wake() makes a thread in lead() call done() again (a cancel or a
+   * close ended its request).  No-op when no other thread leads.
+   * Threads: any, also under the pending table's lock.
+   *
+   * need_reader() says that responses are due which no thread will lead
+   * for (an async request was sent, or a leader left while others are
+   * still pending): the I/O thread reads from now on.  Threads: any.
+   */
+  bool (*lead)(mcp_transport *t, bool (*done)(void *arg, int64_t *deadline_ms),
+               void *arg);
+  void (*lead_wake)(mcp_transport *t);
+  void (*need_reader)(mcp_transport *t);
 } mcp_transport_ops;
 
 /* Every transport struct starts with this header. */
@@ -124,6 +155,19 @@ static inline void mcp__transport_ready(mcp_transport *t, const char *version) {
 }
 static inline void mcp__transport_abandon(mcp_transport *t, int64_t id) {
   if (t->ops->abandon) t->ops->abandon(t, id);
+}
+static inline bool mcp__transport_can_lead(const mcp_transport *t) {
+  return t->ops->lead != NULL;
+}
+static inline bool mcp__transport_lead(mcp_transport *t,
+                                       bool (*done)(void *, int64_t *), void *arg) {
+  return t->ops->lead ? t->ops->lead(t, done, arg) : false;
+}
+static inline void mcp__transport_lead_wake(mcp_transport *t) {
+  if (t->ops->lead_wake) t->ops->lead_wake(t);
+}
+static inline void mcp__transport_need_reader(mcp_transport *t) {
+  if (t->ops->need_reader) t->ops->need_reader(t);
 }
 static inline void mcp__transport_close(mcp_transport *t) {
   if (t) t->ops->close(t);

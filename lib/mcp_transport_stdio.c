@@ -14,6 +14,21 @@
  * requested (by close(), or by send() after a half-written message).  So
  * close() only has to request the stop, close stdin and join the reader.
  *
+ * Leading.  A thread about to block for a response may read stdout itself
+ * (lead(), see mcp_transport.h): the response then reaches its caller with
+ * no hand-off from the reader, so a sequential call costs one thread
+ * wake-up (the server's) instead of two.  Who reads stdout is |owner|
+ * (reader, leader or none), changed under |mu| only; the framer and |rbuf|
+ * belong to the owner.  The reader gives stdout up when a caller has asked
+ * to lead (|lead_ok|) and takes it back when nobody has led for
+ * STDIO_LEAD_LINGER_MS, when need_reader() says responses are due that
+ * nobody leads for (its eventfd |rwake_fd| wakes the reader), when a leader
+ * saw the end of the stream, and for good once the transport stops or the
+ * child exits (|lead_off|; a leader is then woken through |lwake_fd| and
+ * the reader waits on |cv| until it has let go).  stderr, the pidfd and the
+ * stop pipe stay the reader's.  Messages that arrive between two leaders
+ * wait in the pipe for the next leader, at most STDIO_LEAD_LINGER_MS.
+ *
  * Any number of threads may call send().  Writes are serialised by a write
  * lock made of |writing| and the condition variable |cv| (CLOCK_MONOTONIC,
  * so a deadline is not moved by wall-clock changes).  A writer that waits
@@ -38,6 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -64,11 +80,27 @@ extern char **environ;
 #define STDIO_FALLBACK_FAST_MS 10
 /* Bytes of the stderr tail quoted in the close message. */
 #define STDIO_MSG_TAIL 2048
-/* Size of one read from stdout or stderr. */
+/* Size of one read from stdout, and from stderr. */
 #define STDIO_READ_CHUNK ((size_t)64 * 1024)
+#define STDIO_ERR_CHUNK 8192
 /* Reads made to drain a pipe once the child is gone (bounds the work if an
  * escaped grandchild keeps writing). */
 #define STDIO_DRAIN_READS 256
+
+/* With leading on and no leader, the reader takes stdout back after this
+ * long (and so bounds how long a message that arrives between two leaders
+ * waits). */
+#define STDIO_LEAD_LINGER_MS 2
+/* A leader that finds nothing to read tries again for a while before it
+ * sleeps in poll(): the response of a quick server is due within a few
+ * microseconds, and catching it awake saves a wake-up.  It spins for twice
+ * the server's recent response time plus STDIO_LEAD_SPIN_MIN_NS, at most
+ * STDIO_LEAD_SPIN_NS, and not at all for a server slower than that or on a
+ * single CPU, so a slow server costs no CPU. */
+#define STDIO_LEAD_SPIN_NS 50000
+#define STDIO_LEAD_SPIN_MIN_NS 5000
+
+enum { OWN_READER, OWN_NONE, OWN_LEADER };
 
 /* What the child reports through the exec-error pipe. */
 enum { SPAWN_STAGE_CHDIR = 1, SPAWN_STAGE_EXEC = 2, SPAWN_STAGE_SETUP = 3 };
@@ -122,7 +154,20 @@ typedef struct stdio_transport {
   bool reported;        /* on_close has been (or is being) called */
   bool closer_active;   /* a close() is closing stdin and joining */
   bool joined;          /* the reader has been joined */
+  int owner;            /* who reads stdout: OWN_READER, _NONE, _LEADER */
+  atomic_bool lead_ok;  /* callers may lead (written under |mu|) */
+  bool lead_off;        /* never again: the reader keeps stdout */
+  int64_t lead_last;    /* ms: leading was asked for, or a leader let go */
+  int64_t lead_avg_ns;  /* moving average of a leader's wait for its answer */
+
+  /* eventfds (immutable): wake the reader to take stdout back; wake a
+   * leader to check its request and |lead_off|. */
+  int rwake_fd;
+  int lwake_fd;
 } stdio_transport;
+
+/* The transport this thread is leading for, if any. */
+static _Thread_local stdio_transport *tls_leading;
 
 /*
  * Set once pidfd_open has failed with ENOSYS (kernel before 5.3, or a tool
@@ -694,13 +739,15 @@ static int read_stdout(stdio_transport *t) {
   return -2;
 }
 
-/* Same for stderr, into the tail ring. */
+/* Same for stderr, into the tail ring (through a buffer of its own: |rbuf|
+ * belongs to whoever reads stdout, which may be a leader meanwhile). */
 static int read_stderr(stdio_transport *t) {
+  char buf[STDIO_ERR_CHUNK];
   ssize_t n;
-  do n = read(t->err_fd, t->rbuf, STDIO_READ_CHUNK);
+  do n = read(t->err_fd, buf, sizeof(buf));
   while (n < 0 && errno == EINTR);
   if (n > 0) {
-    tail_add(t, t->rbuf, (size_t)n);
+    tail_add(t, buf, (size_t)n);
     return 1;
   }
   if (n == 0) return -1;
@@ -760,6 +807,54 @@ static void report_close(stdio_transport *t, const char *detail) {
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
+static void efd_signal(int fd) {
+  uint64_t one = 1;
+  ssize_t n;
+  do n = write(fd, &one, sizeof(one));
+  while (n < 0 && errno == EINTR);
+  /* EAGAIN: the counter is already set, which is all a wake-up needs. */
+}
+
+static void efd_drain(int fd) {
+  uint64_t v;
+  ssize_t n;
+  do n = read(fd, &v, sizeof(v));
+  while (n < 0 && errno == EINTR);
+}
+
+/*
+ * The reader decides, before each poll, whether it reads stdout (returns
+ * true) or leaves it to leaders; |for_good| (stopping, child gone, stdout
+ * ended) takes it back permanently, waiting for a leader to let go.  When
+ * it does not read, *wake is when it looks again.
+ */
+static bool reader_owns_stdout(stdio_transport *t, bool for_good, int64_t now,
+                               int64_t *wake) {
+  pthread_mutex_lock(&t->mu);
+  if (for_good && !t->lead_off) {
+    t->lead_off = true;
+    atomic_store(&t->lead_ok, false);
+  }
+  while (t->lead_off && t->owner == OWN_LEADER) {
+    efd_signal(t->lwake_fd);
+    pthread_cond_wait(&t->cv, &t->mu);
+  }
+  if (atomic_load(&t->lead_ok) && t->owner == OWN_NONE &&
+      now - t->lead_last >= STDIO_LEAD_LINGER_MS)
+    atomic_store(&t->lead_ok, false); /* nobody led lately */
+  if (atomic_load(&t->lead_ok)) {
+    if (t->owner == OWN_READER) t->owner = OWN_NONE;
+  } else if (t->owner == OWN_NONE) {
+    t->owner = OWN_READER;
+  }
+  bool own = t->owner == OWN_READER;
+  if (!own)
+    *wake = t->owner == OWN_LEADER ? now + STDIO_LEAD_LINGER_MS
+                                   : t->lead_last + STDIO_LEAD_LINGER_MS;
+  pthread_mutex_unlock(&t->mu);
+  return own;
+}
+
 static void *reader_main(void *arg) {
   stdio_transport *t = arg;
   bool stop_seen = false, exited = false, reported = false, out_eof = false;
@@ -772,6 +867,8 @@ static void *reader_main(void *arg) {
      * one, on every pass (the poll timeout below bounds the delay). */
     bool reaped = (t->pidfd < 0 || exited) && try_reap(t);
     if (reaped) {
+      int64_t ignored;
+      reader_owns_stdout(t, true, 0, &ignored);
       drain_pipes(t);
       if (!reported) report_close(t, NULL);
       break;
@@ -800,9 +897,12 @@ static void *reader_main(void *arg) {
       continue;
     }
 
-    struct pollfd pf[4];
-    int n = 0, i_out = -1, i_err = -1, i_pid = -1, i_stop = -1;
-    if (t->out_fd >= 0) {
+    int64_t lead_wake = MCP_NO_DEADLINE;
+    bool own_out = t->out_fd >= 0 &&
+                   reader_owns_stdout(t, stop_seen || exited || out_eof, now, &lead_wake);
+    struct pollfd pf[5];
+    int n = 0, i_out = -1, i_err = -1, i_pid = -1, i_stop = -1, i_wake = -1;
+    if (own_out) {
       i_out = n;
       pf[n++] = (struct pollfd){t->out_fd, POLLIN, 0};
     }
@@ -818,7 +918,11 @@ static void *reader_main(void *arg) {
       i_stop = n;
       pf[n++] = (struct pollfd){t->stop_rd, POLLIN, 0};
     }
-    int64_t wake = MCP_NO_DEADLINE;
+    if (!own_out && t->out_fd >= 0) {
+      i_wake = n;
+      pf[n++] = (struct pollfd){t->rwake_fd, POLLIN, 0};
+    }
+    int64_t wake = lead_wake;
     if (stop_seen) wake = min64(wake, phase_deadline);
     if (out_eof && !reported) wake = min64(wake, eof_deadline);
     if (t->pidfd < 0 || exited)
@@ -861,6 +965,7 @@ static void *reader_main(void *arg) {
       if (read_stderr(t) < 0) close_fd(&t->err_fd);
     }
     if (i_pid >= 0 && pf[i_pid].revents) exited = true;
+    if (i_wake >= 0 && pf[i_wake].revents) efd_drain(t->rwake_fd);
     if (i_stop >= 0 && pf[i_stop].revents) {
       stop_seen = true;
       phase = PHASE_TERM_WAIT;
@@ -1042,6 +1147,110 @@ static void stdio_close(mcp_transport *base) {
   pthread_mutex_unlock(&t->mu);
 }
 
+/* ---- leading (see the top of the file and mcp_transport.h) ---------------- */
+
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Spinning only pays when the server runs on another CPU meanwhile. */
+static bool spin_pays(void) {
+  static atomic_int cpus; /* 0: not looked up yet */
+  int n = atomic_load_explicit(&cpus, memory_order_relaxed);
+  if (n == 0) {
+    long c = sysconf(_SC_NPROCESSORS_ONLN);
+    n = c > 0 && c < 1 << 20 ? (int)c : 1;
+    atomic_store_explicit(&cpus, n, memory_order_relaxed);
+  }
+  return n > 1;
+}
+
+static bool stdio_lead(mcp_transport *base, bool (*done)(void *, int64_t *), void *arg) {
+  stdio_transport *t = (stdio_transport *)base;
+  pthread_mutex_lock(&t->mu);
+  if (t->lead_off || t->owner != OWN_NONE || !atomic_load(&t->lead_ok)) {
+    if (!t->lead_off && !atomic_load(&t->lead_ok)) {
+      /* The reader reads this response; it lets go of stdout after it. */
+      atomic_store(&t->lead_ok, true);
+      t->lead_last = mcp__now_ms();
+    }
+    pthread_mutex_unlock(&t->mu);
+    return false;
+  }
+  t->owner = OWN_LEADER;
+  pthread_mutex_unlock(&t->mu);
+
+  tls_leading = t;
+  bool ended = false, answered = false;
+  int64_t start = now_ns(), spin_until = 0;
+  if (spin_pays() && t->lead_avg_ns <= STDIO_LEAD_SPIN_NS) {
+    int64_t spin = 2 * t->lead_avg_ns + STDIO_LEAD_SPIN_MIN_NS;
+    spin_until = start + (spin < STDIO_LEAD_SPIN_NS ? spin : STDIO_LEAD_SPIN_NS);
+  }
+  for (;;) {
+    int64_t deadline = MCP_NO_DEADLINE;
+    if (done(arg, &deadline)) {
+      answered = true;
+      break;
+    }
+    int r = read_stdout(t);
+    if (r > 0) continue;
+    if (r == 0 && spin_until && now_ns() < spin_until) continue;
+    if (r < 0) {
+      /* EOF or a read error: the reader sees it again and does the rest. */
+      ended = true;
+      break;
+    }
+    int64_t now = mcp__now_ms();
+    if (deadline != MCP_NO_DEADLINE && now >= deadline) break;
+    int timeout = -1;
+    if (deadline != MCP_NO_DEADLINE)
+      timeout = deadline - now > 60000 ? 60000 : (int)(deadline - now);
+    struct pollfd pf[2] = {{t->out_fd, POLLIN, 0}, {t->lwake_fd, POLLIN, 0}};
+    if (poll(pf, 2, timeout) > 0 && pf[1].revents) {
+      efd_drain(t->lwake_fd);
+      pthread_mutex_lock(&t->mu);
+      bool off = t->lead_off;
+      pthread_mutex_unlock(&t->mu);
+      if (off) break;
+    }
+  }
+  tls_leading = NULL;
+  if (answered) t->lead_avg_ns += (now_ns() - start - t->lead_avg_ns) / 8;
+
+  pthread_mutex_lock(&t->mu);
+  t->owner = OWN_NONE;
+  t->lead_last = mcp__now_ms();
+  bool wake_reader = ended && atomic_load(&t->lead_ok);
+  if (ended) atomic_store(&t->lead_ok, false);
+  if (t->lead_off) pthread_cond_broadcast(&t->cv);
+  pthread_mutex_unlock(&t->mu);
+  if (wake_reader) efd_signal(t->rwake_fd);
+  return true;
+}
+
+static void stdio_lead_wake(mcp_transport *base) {
+  stdio_transport *t = (stdio_transport *)base;
+  if (tls_leading == t) return; /* the leader ended a request itself */
+  pthread_mutex_lock(&t->mu);
+  bool leading = t->owner == OWN_LEADER;
+  pthread_mutex_unlock(&t->mu);
+  if (leading) efd_signal(t->lwake_fd);
+}
+
+static void stdio_need_reader(mcp_transport *base) {
+  stdio_transport *t = (stdio_transport *)base;
+  if (!atomic_load(&t->lead_ok)) return; /* the reader reads already */
+  pthread_mutex_lock(&t->mu);
+  /* With a leader, the leader's caller asks again when it leaves. */
+  bool wake = atomic_load(&t->lead_ok) && t->owner != OWN_LEADER;
+  if (wake) atomic_store(&t->lead_ok, false);
+  pthread_mutex_unlock(&t->mu);
+  if (wake) efd_signal(t->rwake_fd);
+}
+
 /* Releases everything; the reader is not running (joined or never started). */
 static void destroy(stdio_transport *t) {
   if (t->pgid > 0 && !t->reaped) {
@@ -1056,6 +1265,8 @@ static void destroy(stdio_transport *t) {
   close_fd(&t->pidfd);
   close_fd(&t->stop_rd);
   close_fd(&t->stop_wr);
+  close_fd(&t->rwake_fd);
+  close_fd(&t->lwake_fd);
   mcp__jsonl_free(t->framer);
   mcp__free(t->rbuf);
   mcp__free(t->tail);
@@ -1071,7 +1282,12 @@ static void stdio_free(mcp_transport *base) {
 }
 
 static const mcp_transport_ops stdio_ops = {
-    .send = stdio_send, .close = stdio_close, .free = stdio_free};
+    .send = stdio_send,
+    .close = stdio_close,
+    .free = stdio_free,
+    .lead = stdio_lead,
+    .lead_wake = stdio_lead_wake,
+    .need_reader = stdio_need_reader};
 
 /*
  * mcp__stdio_transport_new() spawns the server and starts its reader (the
@@ -1111,7 +1327,7 @@ mcp_status mcp__stdio_transport_new(const mcp_stdio_config *cfg,
   t->kill_grace_ms =
       cfg->kill_grace_ms > 0 ? cfg->kill_grace_ms : STDIO_DEFAULT_GRACE_MS;
   t->pid = -1;
-  t->pidfd = t->stop_rd = t->stop_wr = -1;
+  t->pidfd = t->stop_rd = t->stop_wr = t->rwake_fd = t->lwake_fd = -1;
   t->in_fd = t->out_fd = t->err_fd = -1;
 
   if (pthread_mutex_init(&t->mu, NULL) != 0) {
@@ -1147,6 +1363,15 @@ mcp_status mcp__stdio_transport_new(const mcp_stdio_config *cfg,
   t->stop_rd = sp[0];
   t->stop_wr = sp[1];
   set_nonblock(t->stop_wr);
+  t->rwake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  t->lwake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (t->rwake_fd < 0 || t->lwake_fd < 0 || move_high(&t->rwake_fd) < 0 ||
+      move_high(&t->lwake_fd) < 0) {
+    char eb[96];
+    st = mcp__error_set(err, errno == ENOMEM ? MCP_ENOMEM : MCP_EIO,
+                        "cannot create eventfd: %s", errtext(errno, eb, sizeof(eb)));
+    goto fail;
+  }
 
   st = spawn_child(t, cfg, err);
   if (st != MCP_OK) goto fail;

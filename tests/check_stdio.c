@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -52,6 +54,9 @@ typedef struct collector {
   bool have_thread;
   pthread_t upcall_thread;
   bool other_thread; /* an upcall came from a second thread */
+  bool have_lead;
+  pthread_t lead_thread; /* messages dispatched on this thread are counted */
+  size_t led;
 } collector;
 
 static void coll_init(collector *c) {
@@ -85,7 +90,10 @@ static void note_thread(collector *c) {
 static void on_message(void *user, const char *data, size_t len) {
   collector *c = user;
   pthread_mutex_lock(&c->mu);
-  note_thread(c);
+  if (c->have_lead && pthread_equal(c->lead_thread, pthread_self()))
+    c->led++; /* read by a leader: not an upcall of the reader */
+  else
+    note_thread(c);
   if (data[len] != '\0') c->bad_nul = true;
   if (c->closes) c->msg_after_close = true;
   if (c->n == c->cap) {
@@ -1277,6 +1285,240 @@ START_TEST(test_free_right_after_spawn) {
 }
 END_TEST
 
+/* ---- leading: a waiting caller reads stdout itself ---------------------------- */
+
+typedef struct lead_arg {
+  collector *c;
+  size_t want;       /* done once this many messages arrived ... */
+  atomic_bool flag;  /* ... or once this is set */
+  int64_t deadline;
+} lead_arg;
+
+static bool lead_done(void *arg, int64_t *deadline) {
+  lead_arg *a = arg;
+  *deadline = a->deadline;
+  if (atomic_load(&a->flag)) return true;
+  pthread_mutex_lock(&a->c->mu);
+  bool done = a->want && a->c->n >= a->want;
+  pthread_mutex_unlock(&a->c->mu);
+  return done;
+}
+
+static size_t coll_count(collector *c) {
+  pthread_mutex_lock(&c->mu);
+  size_t n = c->n;
+  pthread_mutex_unlock(&c->mu);
+  return n;
+}
+
+static size_t coll_led(collector *c) {
+  pthread_mutex_lock(&c->mu);
+  size_t n = c->led;
+  pthread_mutex_unlock(&c->mu);
+  return n;
+}
+
+/* Sends pings and leads for their answers until one was led (the reader
+ * takes stdout back when nobody led for a while, which a slow run under
+ * valgrind can cause; an offer that is refused turns leading on again and
+ * the reader lets go after its next read). */
+static int next_ping = 1000;
+static void lead_ping(mcp_transport *t, collector *c) {
+  for (;;) {
+    char req[96];
+    snprintf(req, sizeof(req), "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"ping\"}", next_ping++);
+    size_t before = coll_count(c);
+    ck_assert_int_eq(send_str(t, req, 5000), MCP_OK);
+    lead_arg a = {.c = c, .want = before + 1, .deadline = MCP_NO_DEADLINE};
+    bool led = mcp__transport_lead(t, lead_done, &a);
+    ck_assert(wait_count(c, before + 1, 5000));
+    if (led) return;
+  }
+}
+
+/* Spawns the fault server, initializes it, and turns leading on: the first
+ * offer to lead is refused (the reader reads that answer) and switches it
+ * on; the reader lets stdout go once it has read the answer. */
+static mcp_transport *spawn_leading(collector *c, mcp_stdio_config *cfg, const char *const *argv) {
+  coll_init(c);
+  c->have_lead = true;
+  c->lead_thread = pthread_self();
+  cfg_init(cfg, argv);
+  mcp_transport *t = spawn_ok(cfg, c);
+  ck_assert(mcp__transport_can_lead(t));
+  lead_arg a = {.c = c, .want = 1, .deadline = MCP_NO_DEADLINE};
+  ck_assert(!mcp__transport_lead(t, lead_done, &a));
+  ck_assert_int_eq(send_str(t, init_req, 5000), MCP_OK);
+  ck_assert(wait_count(c, 1, 5000));
+  ck_assert_int_eq(coll_led(c), 0);
+  ck_assert_int_eq(send_str(t, initialized_note, 5000), MCP_OK);
+  lead_ping(t, c);
+  return t;
+}
+
+START_TEST(test_lead_reads_on_caller) {
+  collector c;
+  mcp_stdio_config cfg;
+  const char *argv[] = {fault_server(), NULL};
+  mcp_transport *t = spawn_leading(&c, &cfg, argv);
+  ck_assert_uint_eq(coll_led(&c), 1);
+  /* Ten pings in a row, each answered on this thread (or, after a refused
+   * offer, by the reader). */
+  size_t led = 1;
+  for (int i = 0; i < 10; i++) {
+    char req[96];
+    snprintf(req, sizeof(req), "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"ping\"}", 10 + i);
+    size_t before = coll_count(&c);
+    ck_assert_int_eq(send_str(t, req, 5000), MCP_OK);
+    lead_arg a = {.c = &c, .want = before + 1, .deadline = MCP_NO_DEADLINE};
+    if (mcp__transport_lead(t, lead_done, &a)) {
+      led++;
+      ck_assert_uint_eq(coll_count(&c), before + 1); /* returned with it */
+    }
+    ck_assert(wait_count(&c, before + 1, 5000));
+    ck_assert_uint_eq(coll_led(&c), led);
+  }
+  ck_assert_uint_ge(led, 2);
+  ck_assert(wait_has(&c, "\"id\":19,\"result\":{}", 10));
+  lead_ping(t, &c);
+  led++;
+  /* need_reader(): the reader reads again (an async request nobody leads
+   * for), so the answer arrives without a leader. */
+  mcp__transport_need_reader(t);
+  ck_assert_int_eq(send_str(t, "{\"jsonrpc\":\"2.0\",\"id\":30,\"method\":\"ping\"}", 5000), MCP_OK);
+  ck_assert(wait_has(&c, "\"id\":30,", 5000));
+  ck_assert_uint_eq(coll_led(&c), led);
+  mcp__transport_close(t);
+  ck_assert_int_eq(c.closes, 1);
+  ck_assert(!c.other_thread); /* everything else came from the reader */
+  ck_assert(!c.msg_after_close);
+  mcp__transport_free(t);
+  coll_destroy(&c);
+}
+END_TEST
+
+START_TEST(test_lead_message_between_leaders) {
+  /* With leading on and no leader, a message that arrives is not stranded:
+   * the reader takes stdout back (after STDIO_LEAD_LINGER_MS). */
+  collector c;
+  mcp_stdio_config cfg;
+  const char *argv[] = {fault_server(), NULL};
+  mcp_transport *t = spawn_leading(&c, &cfg, argv);
+  ck_assert_int_eq(send_str(t, "{\"jsonrpc\":\"2.0\",\"id\":40,\"method\":\"ping\"}", 5000), MCP_OK);
+  ck_assert(wait_has(&c, "\"id\":40,", 5000));
+  ck_assert_uint_eq(coll_led(&c), 1); /* only spawn_leading's ping */
+  mcp__transport_free(t);
+  ck_assert_int_eq(c.closes, 1);
+  coll_destroy(&c);
+}
+END_TEST
+
+typedef struct waker_arg {
+  mcp_transport *t;
+  lead_arg *a;
+} waker_arg;
+
+static void *set_flag_and_wake(void *arg) {
+  waker_arg *w = arg;
+  struct timespec ts = {0, 50 * 1000 * 1000}; /* let the leader reach poll() */
+  nanosleep(&ts, NULL);
+  atomic_store(&w->a->flag, true);
+  mcp__transport_lead_wake(w->t);
+  return NULL;
+}
+
+START_TEST(test_lead_wake_ends_lead) {
+  /* A request ended by another thread (a cancel): lead_wake() gets the
+   * leader out of poll() although nothing arrives.  Without it this lead()
+   * would never return (no deadline). */
+  collector c;
+  mcp_stdio_config cfg;
+  const char *argv[] = {fault_server(), NULL};
+  mcp_transport *t = spawn_leading(&c, &cfg, argv);
+  lead_arg a = {.c = &c, .want = 0, .deadline = MCP_NO_DEADLINE};
+  waker_arg w = {t, &a};
+  pthread_t th;
+  pthread_create(&th, NULL, set_flag_and_wake, &w);
+  while (!mcp__transport_lead(t, lead_done, &a)) lead_ping(t, &c);
+  ck_assert(atomic_load(&a.flag));
+  pthread_join(th, NULL);
+  /* A deadline ends a lead too. */
+  atomic_store(&a.flag, false);
+  a.want = 0;
+  for (;;) {
+    a.deadline = mcp__now_ms() + T(30);
+    if (mcp__transport_lead(t, lead_done, &a)) break;
+    lead_ping(t, &c);
+  }
+  ck_assert_int_ge(mcp__now_ms(), a.deadline);
+  mcp__transport_free(t);
+  ck_assert_int_eq(c.closes, 1);
+  coll_destroy(&c);
+}
+END_TEST
+
+static void *close_later(void *arg) {
+  struct timespec ts = {0, 50 * 1000 * 1000}; /* let the leader reach poll() */
+  nanosleep(&ts, NULL);
+  mcp__transport_close(arg);
+  return NULL;
+}
+
+START_TEST(test_lead_close_while_leading) {
+  /* close() from another thread while a leader waits: the reader takes
+   * stdout back (waking the leader) before it drains and reports. */
+  collector c;
+  mcp_stdio_config cfg;
+  const char *argv[] = {fault_server(), NULL};
+  mcp_transport *t = spawn_leading(&c, &cfg, argv);
+  lead_arg a = {.c = &c, .want = 1000, .deadline = MCP_NO_DEADLINE};
+  pthread_t th;
+  pthread_create(&th, NULL, close_later, t);
+  /* Normally this leads until close(); after a refused offer (a slow run)
+   * the reader owns stdout and the close goes the usual way. */
+  (void)mcp__transport_lead(t, lead_done, &a);
+  pthread_join(th, NULL);
+  ck_assert_int_eq(c.closes, 1);
+  char *m = close_msg(&c);
+  ck_assert_msg(strstr(m, "closed by client"), "%s", m);
+  free(m);
+  /* Closed: no more leading. */
+  ck_assert(!mcp__transport_lead(t, lead_done, &a));
+  mcp__transport_free(t);
+  coll_destroy(&c);
+}
+END_TEST
+
+START_TEST(test_lead_child_exits) {
+  /* The child exits while a caller leads: the leader sees the end of
+   * stdout and leaves it to the reader, which reports the exit status. */
+  collector c;
+  mcp_stdio_config cfg;
+  const char *argv[] = {fault_server(), "--exit-after-init", NULL};
+  coll_init(&c);
+  c.have_lead = true;
+  c.lead_thread = pthread_self();
+  cfg_init(&cfg, argv);
+  mcp_transport *t = spawn_ok(&cfg, &c);
+  lead_arg a = {.c = &c, .want = 1000, .deadline = MCP_NO_DEADLINE};
+  ck_assert(!mcp__transport_lead(t, lead_done, &a)); /* turns leading on */
+  ck_assert_int_eq(send_str(t, init_req, 5000), MCP_OK);
+  ck_assert(wait_count(&c, 1, 5000));
+  lead_ping(t, &c);
+  ck_assert_int_eq(send_str(t, initialized_note, 5000), MCP_OK);
+  /* Leads until the end of the stream (or the reader has taken stdout
+   * back for good, when it saw the exit first). */
+  while (!mcp__transport_lead(t, lead_done, &a) && !coll_wait(&c, pred_closed, NULL, 0))
+    sched_yield();
+  ck_assert(wait_closed(&c, 5000));
+  char *m = close_msg(&c);
+  ck_assert_msg(strstr(m, "status 0"), "%s", m);
+  free(m);
+  mcp__transport_free(t);
+  coll_destroy(&c);
+}
+END_TEST
+
 static Suite *stdio_suite(void) {
   Suite *s = suite_create("stdio");
   TCase *tc = tcase_create("spawn");
@@ -1331,6 +1573,15 @@ static Suite *stdio_suite(void) {
   tcase_add_test(tc, test_close_idempotent);
   tcase_add_test(tc, test_free_without_close);
   tcase_add_test(tc, test_free_right_after_spawn);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("lead");
+  tcase_set_timeout(tc, 30);
+  tcase_add_test(tc, test_lead_reads_on_caller);
+  tcase_add_test(tc, test_lead_message_between_leaders);
+  tcase_add_test(tc, test_lead_wake_ends_lead);
+  tcase_add_test(tc, test_lead_close_while_leading);
+  tcase_add_test(tc, test_lead_child_exits);
   suite_add_tcase(s, tc);
   return s;
 }
