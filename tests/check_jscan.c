@@ -293,6 +293,31 @@ START_TEST(test_differential) {
 }
 END_TEST
 
+/* Strings are read eight bytes at a time: a byte that needs a look at every
+ * offset of strings of every length up to 24, as a value and as a key. */
+START_TEST(test_word_boundaries) {
+  static const char *pieces[] = {"\\\"", "\\\\", "\\n", "\\/", "\\u0041", "\\u001f", "\\u00e9",
+                                 "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\x7f", "\x01", "\xff",
+                                 "\xc3", "\x80", "\"", "~"};
+  char doc[256];
+  int accepted = 0;
+  for (int n = 0; n < 24; n++) {
+    for (int at = 0; at <= n; at++) {
+      for (size_t k = 0; k < sizeof(pieces) / sizeof(pieces[0]); k++) {
+        for (int key = 0; key < 2; key++) {
+          snprintf(doc, sizeof(doc), key ? "{\"%.*s%s%.*s\":1}" : "[\"%.*s%s%.*s\"]", at,
+                   "abcdefghijklmnopqrstuvwxyz", pieces[k], n - at, "ABCDEFGHIJKLMNOPQRSTUVWXYZ");
+          check_one(doc, strlen(doc), &accepted);
+        }
+      }
+    }
+  }
+  /* Printable ASCII, the common escapes and UTF-8 go through; the rest is
+   * refused or json-c's. */
+  ck_assert_int_gt(accepted, 24 * 25 / 2 * 2 * 8);
+}
+END_TEST
+
 /* ---- responses ----------------------------------------------------------- */
 
 static void response_ok(const char *msg, int64_t want_id, const char *want) {
@@ -393,6 +418,7 @@ static Suite *jscan_suite(void) {
   tcase_add_test(tc, test_accepts);
   tcase_add_test(tc, test_refuses);
   tcase_add_loop_test(tc, test_differential, 0, 3);
+  tcase_add_test(tc, test_word_boundaries);
   tcase_add_test(tc, test_responses);
   tcase_add_test(tc, test_member_and_put_string);
   suite_add_tcase(s, tc);
