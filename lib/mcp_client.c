@@ -1005,19 +1005,40 @@ static bool tool_args_scan(tool_args *ta, const char *name, const char *args_jso
   return true;
 }
 
+/* Writes |v| in decimal (ids are positive; this is cheaper than sprintf on
+ * the call path).  Returns the bytes written. */
+static size_t put_i64(char *o, int64_t v) {
+  char tmp[24];
+  size_t n = 0;
+  uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+  do tmp[n++] = (char)('0' + u % 10);
+  while ((u /= 10) != 0);
+  size_t w = 0;
+  if (v < 0) o[w++] = '-';
+  while (n) o[w++] = tmp[--n];
+  return w;
+}
+
+#define PUT_LIT(o, lit) (memcpy((o), (lit), sizeof(lit) - 1), (o) += sizeof(lit) - 1)
+
 static char *tool_request_text(int64_t id, const tool_args *ta, bool progress, size_t *len) {
   size_t nlen = strlen(ta->name);
   char *t = mcp__malloc(160 + 6 * nlen + ta->args_len);
   if (!t) return NULL;
   char *o = t;
-  o += sprintf(o, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"method\":\"tools/call\",\"params\":{\"name\":",
-               (long long)id);
+  PUT_LIT(o, "{\"jsonrpc\":\"2.0\",\"id\":");
+  o += put_i64(o, id);
+  PUT_LIT(o, ",\"method\":\"tools/call\",\"params\":{\"name\":");
   o += mcp__jscan_put_string(o, ta->name, nlen);
   memcpy(o, ",\"arguments\":", 13);
   o += 13;
   memcpy(o, ta->args, ta->args_len);
   o += ta->args_len;
-  if (progress) o += sprintf(o, ",\"_meta\":{\"progressToken\":%lld}", (long long)id);
+  if (progress) {
+    PUT_LIT(o, ",\"_meta\":{\"progressToken\":");
+    o += put_i64(o, id);
+    *o++ = '}';
+  }
   memcpy(o, "}}", 3);
   *len = (size_t)(o + 2 - t);
   return t;
