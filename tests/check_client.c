@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <sys/resource.h>
 
 #include <json-c/json.h>
 
@@ -208,6 +209,34 @@ START_TEST(demo_timeout_then_usable) {
   mcp_client_get_stats(c, &s);
   ck_assert_uint_eq(s.late_responses, 0);
   mcp_call_options_free(o);
+  mcp_client_free(c);
+}
+END_TEST
+
+static double thread_cpu_s(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_THREAD, &ru);
+  return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+         ru.ru_stime.tv_usec / 1e6;
+}
+
+START_TEST(demo_slow_call_does_not_spin) {
+  /* A blocking call reads the answer itself (the stdio transport's lead())
+   * and retries briefly before sleeping, but only for servers that answer
+   * within microseconds: waiting 300 ms for a slow tool costs the caller
+   * almost no CPU, even right after a run of quick calls. */
+  mcp_client *c = connect_demo();
+  for (int i = 0; i < 200; i++) {
+    char *res = NULL;
+    ck_assert_int_eq(mcp_client_call_tool(c, "echo", "{\"text\":\"q\"}", NULL, &res, NULL), MCP_OK);
+    mcp_free(res);
+  }
+  double cpu0 = thread_cpu_s();
+  char *res = NULL;
+  ck_assert_int_eq(mcp_client_call_tool(c, "sleep", "{\"ms\":300}", NULL, &res, NULL), MCP_OK);
+  mcp_free(res);
+  double cpu = thread_cpu_s() - cpu0;
+  ck_assert_msg(cpu < 0.1, "the caller used %.3f s of CPU waiting 300 ms", cpu);
   mcp_client_free(c);
 }
 END_TEST
@@ -652,6 +681,7 @@ static Suite *client_suite(void) {
   tcase_add_test(demo, demo_errors);
   tcase_add_test(demo, demo_timeout_then_usable);
   tcase_add_test(demo, demo_cancel_from_callback);
+  tcase_add_test(demo, demo_slow_call_does_not_spin);
   tcase_add_test(demo, demo_progress_and_reset);
   tcase_add_test(demo, async_calls_end_once);
   tcase_add_test(demo, free_from_own_callback);
