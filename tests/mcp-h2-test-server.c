@@ -54,11 +54,25 @@
  *   GET  /bigheaders?bytes=N 200 with about N bytes of x-big-* headers
  *   GET  /early-hints        two 103 interim heads, then 200 "final\n"
  *   POST /mcp                a minimal Streamable HTTP MCP server (JSON
- *                            responses only): initialize opens a session
- *                            (Mcp-Session-Id), other requests need a live
- *                            session (else 404), notifications get 202;
+ *                            responses, or SSE with --mcp-sse): initialize
+ *                            opens a session (Mcp-Session-Id), other
+ *                            requests need a live session (else 404),
+ *                            notifications get 202; ping, tools/list,
  *                            tools echo {text} and add {a,b}; GET 405,
- *                            DELETE ends the session.
+ *                            DELETE ends the session.  The server side of
+ *                            bench/run's HTTP cases (with the TS SDK client,
+ *                            mcpconn and h2load): echo's answer is written
+ *                            straight into the response, and freed streams
+ *                            keep their buffers for the next request.
+ *
+ * The benchmark server (bench/run):
+ *   --mcp-sse            answer every /mcp request (initialize, tools/call,
+ *                        ...) as an event stream of one event,
+ *                        "event: message" / "data: <json>", then the end of
+ *                        the stream, as the TS SDK server does without
+ *                        enableJsonResponse (HTTP/1.1: chunked)
+ *   --max-streams N      SETTINGS_MAX_CONCURRENT_STREAMS (default: none sent,
+ *                        no limit); bench/run passes 4096
  *
  * MCP chaos, for the soak (tests/soak):
  *   --port N             listen on port N (default 0: any); a restarted
@@ -83,6 +97,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -216,6 +231,12 @@ typedef struct hdr {
   char *value;
 } hdr;
 
+/* A request header: offsets of its NUL-terminated name (lower case) and
+ * value in the stream's |hbuf|. */
+typedef struct rhdr {
+  uint32_t name, value;
+} rhdr;
+
 typedef struct server server;
 typedef struct conn conn;
 typedef struct stream stream;
@@ -228,10 +249,11 @@ struct stream {
   stream *prev, *next; /* in c->streams */
   int32_t id;          /* HTTP/2 stream id; 0 on HTTP/1.1 */
   /* The request. */
-  char *method;
-  char *target; /* path and query */
-  hdr *hdrs;
+  const char *method; /* in |hbuf|, set once the head is complete */
+  const char *target; /* path and query; likewise */
+  rhdr *hdrs;
   size_t nhdrs, caphdrs;
+  sbuf hbuf; /* header names and values (and HTTP/1.1's request line) */
   sbuf body;
   bool req_done;
   bool held; /* received while a GOAWAY trigger waits; not routed */
@@ -252,6 +274,7 @@ struct stream {
    * elsewhere can drop it and free |route_data|. */
   void *route_data;
   void (*on_close)(stream *st);
+  stream *pool_next; /* in srv->pool once freed */
 };
 
 struct conn {
@@ -304,14 +327,35 @@ struct server {
   unsigned long sse_every, sse_count; /* --sse-every */
   int fault_fd; /* -1: no fault log */
   const char *fault_path;
+  bool mcp_sse;              /* --mcp-sse: answer /mcp requests as SSE */
+  json_tokener *tok;         /* /mcp's parser, reused */
+  stream *pool;              /* freed streams, buffers kept */
+  size_t npool;
+  size_t ntimers;            /* streams with a timer set */
 };
 
 /* ---- request helpers for routes ------------------------------------------------ */
 
+static const char *hdr_name(const stream *st, size_t i) {
+  return st->hbuf.data + st->hdrs[i].name;
+}
+
+static const char *hdr_value(const stream *st, size_t i) {
+  return st->hbuf.data + st->hdrs[i].value;
+}
+
 static const char *req_header(const stream *st, const char *name) {
   for (size_t i = 0; i < st->nhdrs; i++)
-    if (strcmp(st->hdrs[i].name, name) == 0) return st->hdrs[i].value;
+    if (strcmp(hdr_name(st, i), name) == 0) return hdr_value(st, i);
   return NULL;
+}
+
+/* Appends |n| bytes and a NUL to |hbuf|; returns their offset. */
+static uint32_t hbuf_add(stream *st, const char *p, size_t n) {
+  uint32_t off = (uint32_t)st->hbuf.len;
+  sbuf_add(&st->hbuf, p, n);
+  sbuf_add(&st->hbuf, "", 1);
+  return off;
 }
 
 static void req_add_header(stream *st, const char *n, size_t nl, const char *v,
@@ -320,10 +364,11 @@ static void req_add_header(stream *st, const char *n, size_t nl, const char *v,
     st->caphdrs = st->caphdrs ? st->caphdrs * 2 : 16;
     st->hdrs = xrealloc(st->hdrs, st->caphdrs * sizeof(*st->hdrs));
   }
-  hdr *h = &st->hdrs[st->nhdrs++];
-  h->name = xstrndup(n, nl);
-  for (char *p = h->name; *p; p++) *p = (char)tolower((unsigned char)*p);
-  h->value = xstrndup(v, vl);
+  rhdr *h = &st->hdrs[st->nhdrs++];
+  h->name = hbuf_add(st, n, nl);
+  for (char *p = st->hbuf.data + h->name; *p; p++)
+    *p = (char)tolower((unsigned char)*p);
+  h->value = hbuf_add(st, v, vl);
 }
 
 /* The path without the query. */
@@ -406,7 +451,9 @@ static void resp_head(stream *st, int status, const char *ctype,
   snprintf(clen, sizeof(clen), "%lld", content_length);
   if (c->h2) {
     size_t n = 0;
-    nghttp2_nv *nva = xcalloc(3 + nextra, sizeof(*nva));
+    nghttp2_nv nva_small[8];
+    nghttp2_nv *nva = 3 + nextra <= 8 ? nva_small
+                                      : xcalloc(3 + nextra, sizeof(*nva));
 #define NVS(nm, v)                                                             \
   nva[n++] = (nghttp2_nv){(uint8_t *)(nm), (uint8_t *)(v), strlen(nm),         \
                           strlen(v), NGHTTP2_NV_FLAG_NONE}
@@ -419,7 +466,7 @@ static void resp_head(stream *st, int status, const char *ctype,
     memset(&prd, 0, sizeof(prd));
     prd.read_callback = h2_read_body;
     nghttp2_submit_response(c->h2, st->id, nva, n, &prd);
-    free(nva);
+    if (nva != nva_small) free(nva);
     return;
   }
   sbuf_printf(&c->out, "HTTP/1.1 %d %s\r\n", status, reason(status));
@@ -472,6 +519,7 @@ static void resp_reset(stream *st, uint32_t code) {
 }
 
 static void resp_timer(stream *st, int64_t ms, timer_fn fn) {
+  if (!st->timer_at) st->c->srv->ntimers++;
   st->timer_at = now_ms() + (ms > 0 ? ms : 0);
   if (st->timer_at == 0) st->timer_at = 1;
   st->timer = fn;
@@ -526,18 +574,15 @@ static void route_headers(stream *st) {
   json_object *o = json_object_new_object();
   for (size_t i = 0; i < st->nhdrs; i++) {
     json_object *prev = NULL;
-    if (json_object_object_get_ex(o, st->hdrs[i].name, &prev)) {
-      size_t len = strlen(json_object_get_string(prev)) +
-                   strlen(st->hdrs[i].value) + 3;
+    const char *name = hdr_name(st, i), *value = hdr_value(st, i);
+    if (json_object_object_get_ex(o, name, &prev)) {
+      size_t len = strlen(json_object_get_string(prev)) + strlen(value) + 3;
       char *joined = xmalloc(len);
-      snprintf(joined, len, "%s, %s", json_object_get_string(prev),
-               st->hdrs[i].value);
-      json_object_object_add(o, st->hdrs[i].name,
-                             json_object_new_string(joined));
+      snprintf(joined, len, "%s, %s", json_object_get_string(prev), value);
+      json_object_object_add(o, name, json_object_new_string(joined));
       free(joined);
     } else {
-      json_object_object_add(o, st->hdrs[i].name,
-                             json_object_new_string(st->hdrs[i].value));
+      json_object_object_add(o, name, json_object_new_string(value));
     }
   }
   const char *s = json_object_to_json_string_ext(
@@ -712,17 +757,111 @@ static void sessions_clear(server *srv) {
   srv->nsessions = 0;
 }
 
+/*
+ * An answer to a JSON-RPC request is built in place, in st->out: mcp_begin(),
+ * then the message, then mcp_finish().  With --mcp-sse it is an event stream
+ * of one event (as the TS SDK server sends without enableJsonResponse):
+ * "event: message\ndata: <json>\n\n", then the end of the stream (HTTP/1.1:
+ * chunked); otherwise application/json with a Content-Length.
+ */
+static void mcp_begin(stream *st) {
+  if (st->c->srv->mcp_sse) sbuf_add(&st->out, "event: message\ndata: ", 21);
+}
+
+static void mcp_finish(stream *st, const char *session) {
+  hdr h[2];
+  size_t n = 0;
+  if (session) h[n++] = (hdr){(char *)"mcp-session-id", (char *)session};
+  if (st->c->srv->mcp_sse) {
+    sbuf_add(&st->out, "\n\n", 2);
+    h[n++] = (hdr){(char *)"cache-control", (char *)"no-cache"};
+    resp_head(st, 200, "text/event-stream", h, n, -1);
+  } else {
+    resp_head(st, 200, "application/json", h, n,
+              (long long)sbuf_avail(&st->out));
+  }
+  resp_end(st);
+}
+
+/* Appends |s| (|n| bytes) to |b| as a JSON string, quotes included. */
+static void json_quote(sbuf *b, const char *s, size_t n) {
+  static const char hex[] = "0123456789abcdef";
+  sbuf_add(b, "\"", 1);
+  size_t run = 0; /* bytes before s[i] that need no escape */
+  for (size_t i = 0; i < n; i++) {
+    unsigned char ch = (unsigned char)s[i];
+    if (ch >= 0x20 && ch != '"' && ch != '\\') continue;
+    sbuf_add(b, s + run, i - run);
+    run = i + 1;
+    char e[6] = {'\\', 0};
+    size_t el = 2;
+    switch (ch) {
+    case '"': e[1] = '"'; break;
+    case '\\': e[1] = '\\'; break;
+    case '\n': e[1] = 'n'; break;
+    case '\r': e[1] = 'r'; break;
+    case '\t': e[1] = 't'; break;
+    case '\b': e[1] = 'b'; break;
+    case '\f': e[1] = 'f'; break;
+    default:
+      e[1] = 'u';
+      e[2] = '0';
+      e[3] = '0';
+      e[4] = hex[ch >> 4];
+      e[5] = hex[ch & 15];
+      el = 6;
+    }
+    sbuf_add(b, e, el);
+  }
+  sbuf_add(b, s + run, n - run);
+  sbuf_add(b, "\"", 1);
+}
+
+/* Appends the JSON of |v| (a request id) to |b|. */
+static void json_append(sbuf *b, json_object *v) {
+  char num[32];
+  switch (json_object_get_type(v)) {
+  case json_type_int:
+    sbuf_add(b, num, (size_t)snprintf(num, sizeof(num), "%" PRId64,
+                                      json_object_get_int64(v)));
+    break;
+  case json_type_string:
+    json_quote(b, json_object_get_string(v),
+               (size_t)json_object_get_string_len(v));
+    break;
+  default: {
+    const char *j = json_object_to_json_string_ext(
+        v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+    sbuf_add(b, j, strlen(j));
+  }
+  }
+}
+
 /* Answers with the JSON-RPC message |msg| (stolen), plus an optional
  * session header. */
 static void mcp_reply(stream *st, json_object *msg, const char *session) {
   const char *s = json_object_to_json_string_ext(
       msg, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-  hdr h = {(char *)"mcp-session-id", (char *)session};
-  resp_head(st, 200, "application/json", &h, session ? 1 : 0,
-            (long long)strlen(s));
-  resp_write(st, s, strlen(s));
-  resp_end(st);
+  mcp_begin(st);
+  sbuf_add(&st->out, s, strlen(s));
+  mcp_finish(st, session);
   json_object_put(msg);
+}
+
+/* The answer of tools/call echo: {"content":[{"type":"text","text":T}]},
+ * written straight into the response (the hot path of the benchmarks). */
+static void mcp_echo_reply(stream *st, json_object *id, json_object *text) {
+  mcp_begin(st);
+  static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":";
+  sbuf_add(&st->out, head, sizeof(head) - 1);
+  json_append(&st->out, id);
+  static const char mid[] =
+      ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":";
+  sbuf_add(&st->out, mid, sizeof(mid) - 1);
+  json_quote(&st->out, json_object_get_string(text),
+             (size_t)json_object_get_string_len(text));
+  sbuf_add(&st->out, "}]}}", 4);
+  mcp_finish(st, NULL);
 }
 
 static json_object *mcp_msg(json_object *id) {
@@ -739,11 +878,18 @@ static void mcp_result(stream *st, json_object *id, json_object *result,
   mcp_reply(st, m, session);
 }
 
-/* A tools/call answer: JSON, or with --sse-every N every Nth one as an
- * event stream (a notifications/message event, then the response). */
-static void mcp_call_result(stream *st, json_object *id, json_object *result) {
+/* With --sse-every N: is this tools/call answer the Nth? */
+static bool mcp_sse_turn(server *srv) {
+  return srv->sse_every && ++srv->sse_count % srv->sse_every == 0;
+}
+
+/* A tools/call answer: JSON (or one SSE event with --mcp-sse), or with
+ * --sse-every N every Nth one as an event stream (a notifications/message
+ * event, then the response).  |turn|: mcp_sse_turn() said so. */
+static void mcp_call_result(stream *st, json_object *id, json_object *result,
+                            bool turn) {
   server *srv = st->c->srv;
-  if (!srv->sse_every || ++srv->sse_count % srv->sse_every != 0) {
+  if (!turn) {
     mcp_result(st, id, result, NULL);
     return;
   }
@@ -849,8 +995,17 @@ static void route_mcp(stream *st) {
     resp_simple(st, 405, "text/plain", "method not allowed\n", 19);
     return;
   }
-  sbuf_add(&st->body, "", 1); /* NUL-terminate for the parser */
-  json_object *m = json_tokener_parse(st->body.data + st->body.off);
+  if (!srv->tok && !(srv->tok = json_tokener_new())) {
+    fprintf(stderr, "test server: out of memory\n");
+    exit(2);
+  }
+  json_tokener_reset(srv->tok);
+  json_object *m = json_tokener_parse_ex(srv->tok, st->body.data + st->body.off,
+                                         (int)sbuf_avail(&st->body));
+  if (json_tokener_get_error(srv->tok) != json_tokener_success) {
+    json_object_put(m);
+    m = NULL;
+  }
   if (!json_object_is_type(m, json_type_object)) {
     json_object_put(m);
     resp_simple(st, 400, "text/plain", "not a JSON-RPC message\n", 23);
@@ -913,7 +1068,10 @@ static void route_mcp(stream *st) {
     if (strcmp(n, "echo") == 0 && args &&
         json_object_object_get_ex(args, "text", &v) &&
         json_object_is_type(v, json_type_string)) {
-      mcp_call_result(st, id, mcp_text(json_object_get_string(v)));
+      if (mcp_sse_turn(srv))
+        mcp_call_result(st, id, mcp_text(json_object_get_string(v)), true);
+      else
+        mcp_echo_reply(st, id, v);
     } else if (strcmp(n, "add") == 0 && args) {
       json_object *a = NULL, *b = NULL;
       json_object_object_get_ex(args, "a", &a);
@@ -921,7 +1079,7 @@ static void route_mcp(stream *st) {
       char text[64];
       snprintf(text, sizeof(text), "%.17g",
                json_object_get_double(a) + json_object_get_double(b));
-      mcp_call_result(st, id, mcp_text(text));
+      mcp_call_result(st, id, mcp_text(text), mcp_sse_turn(srv));
     } else {
       mcp_rpc_error(st, id, -32602, "unknown tool or bad arguments");
     }
@@ -969,8 +1127,35 @@ static void route(stream *st) {
 
 /* ---- streams ------------------------------------------------------------------- */
 
+/* A freed stream keeps its buffers in the server's pool (up to
+ * POOL_MAX streams, buffers up to POOL_BUF_MAX bytes), so a request of the
+ * /mcp hot path allocates nothing for its own bookkeeping. */
+#define POOL_MAX 4096
+#define POOL_BUF_MAX ((size_t)64 * 1024)
+
+static void sbuf_keep(sbuf *b) {
+  if (b->cap > POOL_BUF_MAX) sbuf_free(b);
+  b->off = b->len = 0;
+}
+
 static stream *stream_new(conn *c, int32_t id) {
-  stream *st = xcalloc(1, sizeof(*st));
+  server *srv = c->srv;
+  stream *st = srv->pool;
+  if (st) {
+    srv->pool = st->pool_next;
+    srv->npool--;
+    rhdr *hdrs = st->hdrs;
+    size_t caphdrs = st->caphdrs;
+    sbuf hbuf = st->hbuf, body = st->body, out = st->out;
+    memset(st, 0, sizeof(*st));
+    st->hdrs = hdrs;
+    st->caphdrs = caphdrs;
+    st->hbuf = hbuf;
+    st->body = body;
+    st->out = out;
+  } else {
+    st = xcalloc(1, sizeof(*st));
+  }
   st->c = c;
   st->id = id;
   st->next = c->streams;
@@ -991,16 +1176,35 @@ static void stream_free(stream *st) {
   c->nstreams--;
   if (c->goaway_st == st) c->goaway_st = NULL;
   if (c->h1_cur == st) c->h1_cur = NULL;
-  for (size_t i = 0; i < st->nhdrs; i++) {
-    free(st->hdrs[i].name);
-    free(st->hdrs[i].value);
+  if (st->timer_at) c->srv->ntimers--;
+  server *srv = c->srv;
+  if (srv->npool < POOL_MAX && st->caphdrs <= 64) {
+    sbuf_keep(&st->hbuf);
+    sbuf_keep(&st->body);
+    sbuf_keep(&st->out);
+    st->pool_next = srv->pool;
+    srv->pool = st;
+    srv->npool++;
+    return;
   }
   free(st->hdrs);
-  free(st->method);
-  free(st->target);
+  sbuf_free(&st->hbuf);
   sbuf_free(&st->body);
   sbuf_free(&st->out);
   free(st);
+}
+
+static void pool_free(server *srv) {
+  while (srv->pool) {
+    stream *st = srv->pool;
+    srv->pool = st->pool_next;
+    free(st->hdrs);
+    sbuf_free(&st->hbuf);
+    sbuf_free(&st->body);
+    sbuf_free(&st->out);
+    free(st);
+  }
+  srv->npool = 0;
 }
 
 /* Copies up to |n| body bytes of |st| into |dst|; returns the count. */
@@ -1073,10 +1277,6 @@ static int h2_on_header(nghttp2_session *s, const nghttp2_frame *f,
   if (f->hd.type != NGHTTP2_HEADERS) return 0;
   stream *st = nghttp2_session_get_stream_user_data(s, f->hd.stream_id);
   if (!st || st->req_done) return 0;
-  if (namelen == 7 && memcmp(name, ":method", 7) == 0)
-    st->method = xstrndup((const char *)value, valuelen);
-  else if (namelen == 5 && memcmp(name, ":path", 5) == 0)
-    st->target = xstrndup((const char *)value, valuelen);
   req_add_header(st, (const char *)name, namelen, (const char *)value,
                  valuelen);
   return 0;
@@ -1099,6 +1299,8 @@ static void goaway_fire(conn *c) {
 /* The request of |st| is complete: route it, or hold it for a GOAWAY. */
 static void h2_request_done(conn *c, stream *st) {
   st->req_done = true;
+  st->method = req_header(st, ":method"); /* no header is added after this */
+  st->target = req_header(st, ":path");
   if (!st->method || !st->target) {
     nghttp2_submit_rst_stream(c->h2, NGHTTP2_FLAG_NONE, st->id,
                               NGHTTP2_PROTOCOL_ERROR);
@@ -1194,12 +1396,7 @@ static void h1_next(conn *c);
 static bool h1_parse_head(conn *c) {
   char *base = c->in.data + c->in.off;
   size_t avail = sbuf_avail(&c->in);
-  char *end = NULL;
-  for (size_t i = 0; i + 3 < avail; i++)
-    if (memcmp(base + i, "\r\n\r\n", 4) == 0) {
-      end = base + i;
-      break;
-    }
+  char *end = memmem(base, avail, "\r\n\r\n", 4);
   if (!end) {
     if (avail > MAX_H1_HEAD) c->dead = true;
     return false;
@@ -1216,8 +1413,8 @@ static bool h1_parse_head(conn *c) {
     sbuf_consume(&c->in, headlen);
     return false;
   }
-  st->method = xstrndup(line, (size_t)(sp1 - line));
-  st->target = xstrndup(sp1 + 1, (size_t)(sp2 - sp1 - 1));
+  uint32_t moff = hbuf_add(st, line, (size_t)(sp1 - line));
+  uint32_t toff = hbuf_add(st, sp1 + 1, (size_t)(sp2 - sp1 - 1));
   bool http10 = (size_t)(eol - sp2 - 1) == 8 && memcmp(sp2 + 1, "HTTP/1.0", 8) == 0;
   c->h1_keepalive = !http10;
   /* Fields. */
@@ -1236,6 +1433,8 @@ static bool h1_parse_head(conn *c) {
     line = eol + 2;
   }
   sbuf_consume(&c->in, headlen);
+  st->method = st->hbuf.data + moff; /* |hbuf| is complete */
+  st->target = st->hbuf.data + toff;
   const char *conn_hdr = req_header(st, "connection");
   if (conn_hdr && strcasecmp(conn_hdr, "close") == 0) c->h1_keepalive = false;
   if (conn_hdr && strcasecmp(conn_hdr, "keep-alive") == 0) c->h1_keepalive = true;
@@ -1524,6 +1723,7 @@ static void conn_io(conn *c, short revents) {
 
 static int64_t next_timer(server *srv) {
   int64_t next = 0;
+  if (!srv->ntimers) return 0;
   for (conn *c = srv->conns; c; c = c->next)
     for (stream *st = c->streams; st; st = st->next)
       if (st->timer_at && (!next || st->timer_at < next)) next = st->timer_at;
@@ -1531,6 +1731,7 @@ static int64_t next_timer(server *srv) {
 }
 
 static void fire_timers(server *srv) {
+  if (!srv->ntimers) return;
   int64_t now = now_ms();
   for (conn *c = srv->conns; c; c = c->next) {
     stream *st = c->streams;
@@ -1540,6 +1741,7 @@ static void fire_timers(server *srv) {
         timer_fn fn = st->timer;
         st->timer_at = 0;
         st->timer = NULL;
+        srv->ntimers--;
         fn(st);
       }
       st = next;
@@ -1577,7 +1779,8 @@ static void usage(void) {
   fprintf(stderr, "usage: mcp-h2-test-server [--tls CERT KEY] "
                   "[--client-ca FILE] [--allow-http1] [--no-h2] "
                   "[--max-streams N] [--port N] [--chaos SEED] "
-                  "[--chaos-permille P] [--chaos-only KIND] [--fault-log FILE] [--sse-every N]\n");
+                  "[--chaos-permille P] [--chaos-only KIND] [--fault-log FILE] [--sse-every N] "
+                  "[--mcp-sse]\n");
   exit(2);
 }
 
@@ -1614,6 +1817,8 @@ int main(int argc, char **argv) {
     } else if (strcmp(argv[i], "--chaos-permille") == 0 && i + 1 < argc) {
       srv.chaos_permille = atoi(argv[++i]);
       permille_given = true;
+    } else if (strcmp(argv[i], "--mcp-sse") == 0) {
+      srv.mcp_sse = true;
     } else if (strcmp(argv[i], "--sse-every") == 0 && i + 1 < argc) {
       srv.sse_every = strtoul(argv[++i], NULL, 10);
     } else if (strcmp(argv[i], "--chaos-only") == 0 && i + 1 < argc) {
@@ -1769,6 +1974,8 @@ int main(int argc, char **argv) {
   free(srv.keys);
   sessions_clear(&srv);
   free(srv.sessions);
+  pool_free(&srv);
+  if (srv.tok) json_tokener_free(srv.tok);
   if (srv.fault_fd >= 0) close(srv.fault_fd);
   free(pfds);
   free(pc);
