@@ -426,6 +426,32 @@ MCP_EXTERN mcp_status mcp_client_call_tool_async(mcp_client *c,
                                                  mcp_error *err);
 
 /*
+ * mcp_tool_result_text() gives the text of a CallToolResult, ready for a
+ * model: the "text" strings of the items of its "content" array whose
+ * "type" is "text", in order, joined with "\n", escapes resolved (unpaired
+ * surrogate escapes become U+FFFD).  Other items (image, audio, resource,
+ * anything that is not an object) are skipped; a result without text items
+ * gives "".  isError is not looked at (the call returned MCP_ETOOLERROR).
+ * |result_json| is |len| bytes, or NUL-terminated when |len| is (size_t)-1:
+ * usually what mcp_client_call_tool(), mcp_manager_call_tool() or an
+ * mcp_result_fn returned.  The whole of it is checked: it must be valid
+ * UTF-8 and one JSON value, parsed as the library parses messages.  It needs
+ * no client and allocates no tree: most results are decoded in one pass.
+ * Ownership: |result_json| borrowed.  On MCP_OK *text is a new
+ *   NUL-terminated UTF-8 string freed with mcp_free(), and *text_len (NULL
+ *   to ignore) its length, which counts any NUL a "\u0000" put inside; on
+ *   error *text is NULL.
+ * Threads: any; no shared state.
+ * Returns: MCP_OK; MCP_EPROTO when |result_json| is not valid UTF-8 JSON,
+ *   not an object, has no "content" array, or has a text item whose "text"
+ *   is not a string (err->message says which); MCP_EINVAL when |result_json|
+ *   or |text| is NULL; MCP_ENOMEM.
+ */
+MCP_EXTERN mcp_status mcp_tool_result_text(const char *result_json,
+                                           size_t len, char **text,
+                                           size_t *text_len, mcp_error *err);
+
+/*
  * List calls follow nextCursor until the last page and return one JSON array
  * of every item (tools, resources, resource templates, prompts).
  */
