@@ -238,7 +238,10 @@ const meta = {
     h2load: ver('h2load', ['--version']),
     git: ver('git', ['-C', SRC, 'describe', '--always', '--dirty'])
   },
-  mcpconn_command: opt.mcpconn
+  mcpconn_command: opt.mcpconn,
+  // The server of the HTTP cases (bench/run writes it): the C test server,
+  // or the TS SDK one with --node-http.
+  http_server: (read(path.join(WORK, 'http-server.txt')) ?? '').trim() || null
 };
 const results = { meta, cases, references: refs, callgrind, targets };
 fs.mkdirSync(path.join(SRC, 'bench', 'results'), { recursive: true });
@@ -267,7 +270,8 @@ if (callgrind) {
   cgLines.push('| function (inclusive) | instructions per call |', '|---|---:|');
   for (const f of callgrind.inclusive_top.slice(0, 18)) cgLines.push(`| ${f.fn} | ${f.ir_per_call} |`);
 }
-process.stdout.write([...lines, '', ...refLines, '', ...tLines, '', ...cgLines, ''].join('\n'));
+const httpCases = cases.some((c) => /^h[12]/.test(c.id));
+process.stdout.write([...(meta.http_server && httpCases ? [`HTTP server: ${meta.http_server}`, ''] : []), ...lines, '', ...refLines, '', ...tLines, '', ...cgLines, ''].join('\n'));
 
 // ---- plot -----------------------------------------------------------------------------------
 let plotted = false;
@@ -310,6 +314,12 @@ if (opt.docs && !opt.quick) {
     `${meta.versions.mcpconn} (git ${meta.versions.git}), ${meta.versions.ts_sdk} on Node ${meta.versions.node}, ${meta.versions.h2load ?? 'no h2load'}. ` +
     `Took ${meta.elapsed_s} s. Raw numbers: [bench/results/latest.json](../bench/results/latest.json).`,
     '',
+    ...(meta.http_server && httpCases
+      ? [`HTTP cases: every client (mcpconn, the TS SDK client, h2load) against the same server process, ${meta.http_server}` +
+        (/^tests\//.test(meta.http_server)
+          ? '; h2load, which does no MCP work, shows what that server can serve.'
+          : '; this server, not the clients, is the ceiling: compare CPU seconds per 1000 calls.'), '']
+      : []),
     '### mcpconn and the TypeScript SDK, case by case',
     '',
     ...lines,

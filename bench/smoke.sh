@@ -2,9 +2,12 @@
 # bench/smoke.sh: a `make check` smoke test of `mcpconn bench` (not a
 # measurement): 200 calls against the demo server, sequential and with 8 in
 # flight from 2 threads; asserts the exit status, the shape of the one JSON
-# line and ok == calls.
+# line and ok == calls.  Then the same over HTTP against bench/run's HTTP
+# server (tests/mcp-h2-test-server): HTTP/1.1 with SSE answers (--mcp-sse)
+# and h2c with JSON answers, 8 in flight.
 #
-# Environment (set by AM_TESTS_ENVIRONMENT): MCPCONN_BIN, MCP_DEMO_SERVER.
+# Environment (set by AM_TESTS_ENVIRONMENT): MCPCONN_BIN, MCP_DEMO_SERVER,
+# MCP_H2_TEST_SERVER (the HTTP part is skipped without it).
 # Uses `$MCPCONN_BIN bench`, or bench/mcpconn-bench-dev next to it until the
 # CLI dispatches to the subcommand.
 set -u
@@ -28,4 +31,32 @@ for opts in "" "--concurrency 8 --threads 2"; do
   printf '%s\n' "$out" | grep -q "$shape" || fail "bench $opts: unexpected output: $out"
   passed=$((passed + 1))
 done
+
+if [ -n "${MCP_H2_TEST_SERVER:-}" ]; then
+  tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-smoke.XXXXXX") || fail "mktemp"
+  srv_pid=
+  trap 'exec 3>&-; [ -z "$srv_pid" ] || wait "$srv_pid"; rm -rf "$tmp"' EXIT
+  for spec in "http1.1|--allow-http1 --mcp-sse|" "h2c|--max-streams 4096|--h2c"; do
+    transport=${spec%%|*}; rest=${spec#*|}; srv_opts=${rest%%|*}; cli_opts=${rest#*|}
+    # The server runs until its stdin (our fd 3) closes; its first line is
+    # "PORT <n>".
+    mkfifo "$tmp/in" "$tmp/out" || fail "mkfifo"
+    # shellcheck disable=SC2086
+    "$MCP_H2_TEST_SERVER" $srv_opts <"$tmp/in" >"$tmp/out" &
+    srv_pid=$!
+    exec 3>"$tmp/in"
+    read -r word port <"$tmp/out" || fail "$MCP_H2_TEST_SERVER $srv_opts did not start"
+    [ "$word" = PORT ] || fail "$MCP_H2_TEST_SERVER $srv_opts printed '$word $port'"
+    rm -f "$tmp/in" "$tmp/out"
+    hshape=$(printf '%s' "$shape" | sed 's/"transport":"stdio"/"transport":"'"$transport"'"/')
+    # shellcheck disable=SC2086
+    out=$("$@" --url "http://127.0.0.1:$port/mcp" $cli_opts --calls 200 --warmup 10 --concurrency 8 \
+      --timeout-ms 10000 --max-seconds 60) || fail "bench $transport ($srv_opts) exited $?: $out"
+    printf '%s\n' "$out" | grep -q "$hshape" || fail "bench $transport ($srv_opts): unexpected output: $out"
+    exec 3>&-
+    wait "$srv_pid" || fail "$MCP_H2_TEST_SERVER $srv_opts exited $?"
+    srv_pid=
+    passed=$((passed + 1))
+  done
+fi
 echo "$passed passed, 0 failed"

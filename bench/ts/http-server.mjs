@@ -1,7 +1,9 @@
-// http-server.mjs: the Streamable HTTP server of mcpconn's benchmark, built
-// on the official TypeScript SDK (@modelcontextprotocol/sdk, pinned in
-// package.json).  Both clients (mcpconn and bench/ts/client.mjs) and h2load
-// are measured against the same process in a case.
+// http-server.mjs: a Streamable HTTP server built on the official
+// TypeScript SDK (@modelcontextprotocol/sdk, pinned in package.json), for
+// `bench/run --node-http` (by default the HTTP cases use the C server,
+// tests/mcp-h2-test-server, which this one cannot keep up with).  Both
+// clients (mcpconn and bench/ts/client.mjs) and h2load are measured against
+// the same process in a case.
 //
 //   node http-server.mjs --proto h1|h2c|tls [--json] [--cert C --key K]
 //                        [--max-seconds S]
