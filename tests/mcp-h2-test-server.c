@@ -328,7 +328,6 @@ struct server {
   int fault_fd; /* -1: no fault log */
   const char *fault_path;
   bool mcp_sse;              /* --mcp-sse: answer /mcp requests as SSE */
-  json_tokener *tok;         /* /mcp's parser, reused */
   stream *pool;              /* freed streams, buffers kept */
   size_t npool;
   size_t ntimers;            /* streams with a timer set */
@@ -995,17 +994,20 @@ static void route_mcp(stream *st) {
     resp_simple(st, 405, "text/plain", "method not allowed\n", 19);
     return;
   }
-  if (!srv->tok && !(srv->tok = json_tokener_new())) {
+  /* A fresh tokener per body: json-c 0.16's json_tokener_reset() keeps a
+   * pending high surrogate, which would leak into the next request. */
+  json_tokener *tok = json_tokener_new();
+  if (!tok) {
     fprintf(stderr, "test server: out of memory\n");
     exit(2);
   }
-  json_tokener_reset(srv->tok);
-  json_object *m = json_tokener_parse_ex(srv->tok, st->body.data + st->body.off,
+  json_object *m = json_tokener_parse_ex(tok, st->body.data + st->body.off,
                                          (int)sbuf_avail(&st->body));
-  if (json_tokener_get_error(srv->tok) != json_tokener_success) {
+  if (json_tokener_get_error(tok) != json_tokener_success) {
     json_object_put(m);
     m = NULL;
   }
+  json_tokener_free(tok);
   if (!json_object_is_type(m, json_type_object)) {
     json_object_put(m);
     resp_simple(st, 400, "text/plain", "not a JSON-RPC message\n", 23);
@@ -1975,7 +1977,6 @@ int main(int argc, char **argv) {
   sessions_clear(&srv);
   free(srv.sessions);
   pool_free(&srv);
-  if (srv.tok) json_tokener_free(srv.tok);
   if (srv.fault_fd >= 0) close(srv.fault_fd);
   free(pfds);
   free(pc);
