@@ -26,7 +26,8 @@
  * Bounds: every call has a timeout (--timeout-ms), and no call is started
  * after --max-seconds; calls that were never made count as errors.
  *
- * Uses the public API (mcpconn.h) only, and json-c to check results.
+ * Uses the public API (mcpconn.h) only (mcp_tool_result_text() reads the
+ * results), and json-c for the manager's server list.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -128,7 +129,6 @@ typedef struct bench {
    * end == 0 means it did not succeed. */
   int64_t *start_ns, *end_ns;
   atomic_long ok, errors, error_logs;
-  json_tokener *cb_tok; /* checks results in completion callbacks */
 } bench;
 
 /* ---- small helpers ------------------------------------------------------- */
@@ -183,41 +183,29 @@ static void make_args(char *buf, size_t cap, long i, long payload) {
 static size_t args_cap(const bench_cfg *cfg) { return (size_t)cfg->payload + 64; }
 
 /*
- * True when |result_json|'s content[0].text is T_i.  |tok| is reused from
- * call to call, as a host would (a new one costs a calloc and a memset of
- * its parse stack); NULL makes a throw-away one.
+ * True when |result_json|'s text is T_i: mcp_tool_result_text() joins the
+ * "text" of every text item with "\n", and T_i has no "\n", so equal texts
+ * mean exactly one text item and that it is T_i (as a host would read a
+ * result: the whole document checked, escapes decoded).
  */
-static bool result_ok(json_tokener *tok, const char *result_json, long i,
-                      long payload, char *expect, size_t cap,
+static bool result_ok(const char *result_json, long i, long payload, char *expect, size_t cap,
                       const char **why) {
   *why = "result is not a JSON object";
   if (!result_json) return false;
-  size_t rlen = strlen(result_json);
-  json_object *root = NULL;
-  if (!tok) {
-    root = json_tokener_parse(result_json);
-  } else if (rlen < INT_MAX) {
-    json_tokener_reset(tok);
-    root = json_tokener_parse_ex(tok, result_json, (int)rlen);
+  char *text = NULL;
+  size_t tlen = 0;
+  mcp_error err = MCP_ERROR_INIT;
+  mcp_status st = mcp_tool_result_text(result_json, (size_t)-1, &text, &tlen, &err);
+  mcp_error_clear(&err);
+  if (st != MCP_OK) {
+    *why = st == MCP_ENOMEM ? "out of memory reading the result"
+                            : "result has no content[0].text (mcp_tool_result_text failed)";
+    return false;
   }
-  bool ok = false;
-  json_object *content = NULL, *first = NULL, *text = NULL;
-  if (!root || !json_object_is_type(root, json_type_object)) goto out;
-  *why = "result has no content[0].text";
-  if (!json_object_object_get_ex(root, "content", &content) ||
-      !json_object_is_type(content, json_type_array) ||
-      json_object_array_length(content) < 1)
-    goto out;
-  first = json_object_array_get_idx(content, 0);
-  if (!first || !json_object_object_get_ex(first, "text", &text) ||
-      !json_object_is_type(text, json_type_string))
-    goto out;
   size_t elen = make_text(expect, cap, i, payload);
   *why = "content[0].text is not the text sent (misrouted response?)";
-  ok = (size_t)json_object_get_string_len(text) == elen &&
-       memcmp(json_object_get_string(text), expect, elen) == 0;
-out:
-  json_object_put(root);
+  bool ok = tlen == elen && memcmp(text, expect, elen) == 0;
+  mcp_free(text);
   return ok;
 }
 
@@ -228,8 +216,8 @@ static void count_error(bench *b, long i, const char *what) {
 }
 
 /* Records the outcome of call |i| that started at |start| and ended at
- * |end|, checking the result with |tok| (see result_ok()). */
-static void record(bench *b, json_tokener *tok, long i, int64_t start,
+ * |end|, checking the result (see result_ok()). */
+static void record(bench *b, long i, int64_t start,
                    int64_t end, mcp_status st, const char *result_json,
                    const mcp_error *err) {
   char expect[64];
@@ -246,8 +234,7 @@ static void record(bench *b, json_tokener *tok, long i, int64_t start,
              err && err->message ? ": " : "",
              err && err->message ? err->message : "");
     count_error(b, i, msg);
-  } else if (!result_ok(tok, result_json, i, b->cfg->payload, ebuf, cap,
-                        &why)) {
+  } else if (!result_ok(result_json, i, b->cfg->payload, ebuf, cap, &why)) {
     count_error(b, i, why);
   } else {
     atomic_fetch_add(&b->ok, 1);
@@ -269,7 +256,7 @@ static long take_index(bench *b) {
 
 /* ---- blocking calls ------------------------------------------------------- */
 
-static void sync_call(bench *b, json_tokener *tok, long i, char *args) {
+static void sync_call(bench *b, long i, char *args) {
   const bench_cfg *cfg = b->cfg;
   make_args(args, args_cap(cfg), i, cfg->payload);
   mcp_error err = MCP_ERROR_INIT;
@@ -283,7 +270,7 @@ static void sync_call(bench *b, json_tokener *tok, long i, char *args) {
   else
     st = mcp_client_call_tool(b->client, cfg->tool, args, NULL, &result, &err);
   int64_t t1 = now_ns();
-  record(b, tok, i, t0, t1, st, result, &err);
+  record(b, i, t0, t1, st, result, &err);
   mcp_free(result);
   mcp_error_clear(&err);
 }
@@ -295,9 +282,7 @@ static void on_done(void *user, mcp_status status, const char *result_json,
   int64_t t1 = now_ns();
   bench_slot *s = user;
   bench_thread *th = s->th;
-  /* A client's callbacks run one at a time, so they share one tokener. */
-  record(th->b, th->b->cb_tok, s->index, s->start_ns, t1, status, result_json,
-         err);
+  record(th->b, s->index, s->start_ns, t1, status, result_json, err);
   free(s);
   pthread_mutex_lock(&th->mu);
   th->inflight--;
@@ -333,7 +318,7 @@ static void async_loop(bench_thread *th, char *args) {
       if (st != MCP_OK) {
         /* Refused: the callback never runs. */
         free(s);
-        record(b, NULL, i, 0, 0, st, NULL, &err);
+        record(b, i, 0, 0, st, NULL, &err);
       }
       mcp_error_clear(&err);
       pthread_mutex_lock(&th->mu);
@@ -356,10 +341,8 @@ static void *thread_main(void *arg) {
     return NULL;
   }
   if (th->window == 1) {
-    json_tokener *tok = json_tokener_new();
     long i;
-    while ((i = take_index(b)) >= 0) sync_call(b, tok, i, args);
-    if (tok) json_tokener_free(tok); /* not NULL-safe in json-c 0.16 */
+    while ((i = take_index(b)) >= 0) sync_call(b, i, args);
   } else {
     async_loop(th, args);
   }
@@ -711,7 +694,7 @@ int mcpconn_bench_main(int argc, char **argv) {
   int rc = parse_args(argc, argv, &cfg);
   if (rc != 0) return rc < 0 ? BENCH_EXIT_OK : rc;
 
-  bench b = {.cfg = &cfg, .cb_tok = json_tokener_new()};
+  bench b = {.cfg = &cfg};
   b.start_ns = calloc((size_t)cfg.calls, sizeof(int64_t));
   b.end_ns = calloc((size_t)cfg.calls, sizeof(int64_t));
   int64_t *lat = calloc((size_t)cfg.calls, sizeof(int64_t));
@@ -785,7 +768,6 @@ int mcpconn_bench_main(int argc, char **argv) {
   rc = errors == 0 ? BENCH_EXIT_OK : BENCH_EXIT_ERRORS;
 out:
   disconnect_all(&b);
-  if (b.cb_tok) json_tokener_free(b.cb_tok);
   free(lat);
   free(b.start_ns);
   free(b.end_ns);
