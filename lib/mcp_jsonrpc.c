@@ -110,7 +110,11 @@ json_object *mcp__jsonrpc_parse(const char *data, size_t len, const char **why) 
   if (owned) json_tokener_free(tok);
   return o;
 fail:
-  if (owned) json_tokener_free(tok);
+  /* Not kept after a failure: json-c 0.16's json_tokener_reset() leaves a
+   * half-read \u surrogate pending, which would change how the next
+   * message's first \u escape decodes. */
+  if (!owned) pthread_setspecific(tokener_key, NULL);
+  json_tokener_free(tok);
   return NULL;
 }
 

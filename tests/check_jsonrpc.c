@@ -47,6 +47,22 @@ START_TEST(parse_accepts_trailing_space) {
 }
 END_TEST
 
+START_TEST(parse_failure_leaves_no_state) {
+  /* json-c 0.16 keeps a half-read surrogate pair across json_tokener_reset():
+   * a malformed message ending in one must not change how the next
+   * message's first \u escape decodes (the tokener is per thread). */
+  const char *why = NULL;
+  const char bad[] = "{\"x\":\"\\ud83d\\u";
+  ck_assert_ptr_null(mcp__jsonrpc_parse(bad, strlen(bad), &why));
+  json_object *o = parse("{\"text\":\"\\u0041BC\"}");
+  ck_assert_ptr_nonnull(o);
+  json_object *t = NULL;
+  ck_assert(json_object_object_get_ex(o, "text", &t));
+  ck_assert_str_eq(json_object_get_string(t), "ABC");
+  json_object_put(o);
+}
+END_TEST
+
 START_TEST(parse_depth_limit) {
   char buf[1024];
   size_t n = 0;
@@ -175,6 +191,7 @@ static Suite *jsonrpc_suite(void) {
   tcase_add_test(tc, parse_accepts_trailing_space);
   tcase_add_test(tc, parse_null_has_a_reason);
   tcase_add_test(tc, parse_depth_limit);
+  tcase_add_test(tc, parse_failure_leaves_no_state);
   tcase_add_test(tc, classify_kinds);
   tcase_add_test(tc, classify_invalid);
   tcase_add_test(tc, build_roundtrip);
