@@ -1318,21 +1318,24 @@ static size_t coll_led(collector *c) {
   return n;
 }
 
-/* Sends pings and leads for their answers until one was led (the reader
- * takes stdout back when nobody led for a while, which a slow run under
- * valgrind can cause; an offer that is refused turns leading on again and
- * the reader lets go after its next read). */
+/* Sends pings and leads for their answers until one answer was read by
+ * this thread.  Not every offer reads: the reader takes stdout back when
+ * nobody led for a while (a slow run under valgrind can cause that), an
+ * offer that is refused turns leading on again and the reader lets go after
+ * its next read, and a leader whose answer the reader read just before it
+ * let go returns at once. */
 static int next_ping = 1000;
 static void lead_ping(mcp_transport *t, collector *c) {
+  size_t led0 = coll_led(c);
   for (;;) {
     char req[96];
     snprintf(req, sizeof(req), "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"ping\"}", next_ping++);
     size_t before = coll_count(c);
     ck_assert_int_eq(send_str(t, req, 5000), MCP_OK);
     lead_arg a = {.c = c, .want = before + 1, .deadline = MCP_NO_DEADLINE};
-    bool led = mcp__transport_lead(t, lead_done, &a);
+    (void)mcp__transport_lead(t, lead_done, &a);
     ck_assert(wait_count(c, before + 1, 5000));
-    if (led) return;
+    if (coll_led(c) > led0) return;
   }
 }
 
@@ -1361,27 +1364,26 @@ START_TEST(test_lead_reads_on_caller) {
   mcp_stdio_config cfg;
   const char *argv[] = {fault_server(), NULL};
   mcp_transport *t = spawn_leading(&c, &cfg, argv);
-  ck_assert_uint_eq(coll_led(&c), 1);
+  size_t led0 = coll_led(&c);
+  ck_assert_uint_ge(led0, 1);
   /* Ten pings in a row, each answered on this thread (or, after a refused
    * offer, by the reader). */
-  size_t led = 1;
   for (int i = 0; i < 10; i++) {
     char req[96];
     snprintf(req, sizeof(req), "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"ping\"}", 10 + i);
     size_t before = coll_count(&c);
     ck_assert_int_eq(send_str(t, req, 5000), MCP_OK);
     lead_arg a = {.c = &c, .want = before + 1, .deadline = MCP_NO_DEADLINE};
-    if (mcp__transport_lead(t, lead_done, &a)) {
-      led++;
+    if (mcp__transport_lead(t, lead_done, &a))
       ck_assert_uint_eq(coll_count(&c), before + 1); /* returned with it */
-    }
     ck_assert(wait_count(&c, before + 1, 5000));
-    ck_assert_uint_eq(coll_led(&c), led);
   }
-  ck_assert_uint_ge(led, 2);
+  /* Normally all ten are read here; a slow run (valgrind) can let the
+   * reader take stdout back between two offers, and then read some. */
+  ck_assert_uint_ge(coll_led(&c) - led0, 1);
   ck_assert(wait_has(&c, "\"id\":19,\"result\":{}", 10));
   lead_ping(t, &c);
-  led++;
+  size_t led = coll_led(&c);
   /* need_reader(): the reader reads again (an async request nobody leads
    * for), so the answer arrives without a leader. */
   mcp__transport_need_reader(t);
@@ -1404,9 +1406,10 @@ START_TEST(test_lead_message_between_leaders) {
   mcp_stdio_config cfg;
   const char *argv[] = {fault_server(), NULL};
   mcp_transport *t = spawn_leading(&c, &cfg, argv);
+  size_t led = coll_led(&c);
   ck_assert_int_eq(send_str(t, "{\"jsonrpc\":\"2.0\",\"id\":40,\"method\":\"ping\"}", 5000), MCP_OK);
   ck_assert(wait_has(&c, "\"id\":40,", 5000));
-  ck_assert_uint_eq(coll_led(&c), 1); /* only spawn_leading's ping */
+  ck_assert_uint_eq(coll_led(&c), led); /* the reader read it */
   mcp__transport_free(t);
   ck_assert_int_eq(c.closes, 1);
   coll_destroy(&c);
