@@ -60,8 +60,11 @@ json_object *mcp__jsonrpc_parse(const char *data, size_t len, const char **why) 
     if (why) *why = MCP__JSONRPC_OOM;
     return NULL;
   }
-  /* Strict mode rejects the lenient json-c extensions (single quotes,
-   * unquoted keys, trailing commas) that other peers would not accept. */
+  /* Strict mode rejects most lenient json-c extensions (unquoted keys,
+   * trailing commas, comments); json-c 0.16 still takes single-quoted keys,
+   * NaN/Infinity, "1." and raw control characters in strings, which no
+   * JSON encoder of a real peer writes.  (mcp__jscan_valid() is the strict
+   * RFC 8259 check, where one is needed.) */
   json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
   /* json-c 0.16 does not report allocation failures (it may even drop
    * bytes of a string silently); a failed malloc leaves ENOMEM in errno. */
