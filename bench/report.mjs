@@ -265,8 +265,9 @@ for (const x of targets) tLines.push(`| ${x.name} | ${fmt(x.value)}${x.note ? ` 
 const cgLines = [];
 if (callgrind) {
   cgLines.push(`Client instructions per stdio call: **${callgrind.ir_per_call}** (${callgrind.what}). ` +
-    `Of these, **${callgrind.library_ir_per_call}** are the library's (the caller's mcp_client_call_tool plus the transport's reader thread) ` +
-    `and ${callgrind.harness_check_ir_per_call} the benchmark's own check of each result (json-c parse of content[0].text).`, '');
+    `Of these, **${callgrind.library_ir_per_call}** are the library's mcp_client_call_tool (on the stdio path the caller reads its own answer, ` +
+    `so this includes reading and routing it) and ${callgrind.harness_check_ir_per_call} the benchmark's own check of each result ` +
+    `(mcp_tool_result_text() on the result, compared with T_i).`, '');
   cgLines.push('| function (inclusive) | instructions per call |', '|---|---:|');
   for (const f of callgrind.inclusive_top.slice(0, 18)) cgLines.push(`| ${f.fn} | ${f.ir_per_call} |`);
 }

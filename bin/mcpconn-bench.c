@@ -162,8 +162,20 @@ static void on_lib_log(void *user, mcp_log_level level, const char *msg) {
  * the prefix) into |buf| of |cap| bytes.  Returns its length.
  */
 static size_t make_text(char *buf, size_t cap, long i, long payload) {
-  int n = snprintf(buf, cap, "%ld:", i);
-  size_t len = (size_t)n;
+  /* By hand: snprintf was a tenth of this loop's instructions per call. */
+  char digits[24];
+  size_t nd = 0;
+  unsigned long u = i < 0 ? 0UL - (unsigned long)i : (unsigned long)i;
+  do digits[nd++] = (char)('0' + u % 10);
+  while ((u /= 10) != 0);
+  if (cap < nd + 3) {
+    buf[0] = '\0';
+    return 0;
+  }
+  size_t len = 0;
+  if (i < 0) buf[len++] = '-';
+  while (nd) buf[len++] = digits[--nd];
+  buf[len++] = ':';
   if ((long)len < payload && (size_t)payload < cap) {
     memset(buf + len, 'x', (size_t)payload - len);
     len = (size_t)payload;
