@@ -1,10 +1,12 @@
 /*
  * mcp_transport_stdio.c: the stdio transport.  Spawns the server with its
- * stdin and stdout on socket pairs (as libuv, hence Node, does: send() with
- * MSG_NOSIGNAL then needs no per-write signal-mask dance for SIGPIPE) and
- * stderr on a pipe, frames stdout as JSON lines, keeps the
- * tail of stderr for error messages, writes with a deadline, and shuts the
- * server down (close stdin, SIGTERM, SIGKILL, reap).
+ * stdin, stdout and stderr on pipes, frames stdout as JSON lines, keeps the
+ * tail of stderr for error messages, writes with a deadline (SIGPIPE blocked
+ * in the writing thread meanwhile), and shuts the server down (close stdin,
+ * SIGTERM, SIGKILL, reap).  Pipes rather than socket pairs (which libuv
+ * gives Node children, and which would let send(MSG_NOSIGNAL) skip the
+ * signal mask): a round trip through a socket pair costs about a
+ * microsecond more on Linux, more than the three signal-mask calls.
  * Must not know about: HTTP, MCP method names.
  *
  * Threads.  One reader thread per transport does all the waiting: it polls
@@ -54,7 +56,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/eventfd.h>
-#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -249,22 +250,6 @@ static int move_high(int *fd) {
 
 static int make_pipe(int p[2]) {
   if (pipe2(p, O_CLOEXEC) < 0) return -1;
-  if (move_high(&p[0]) < 0 || move_high(&p[1]) < 0) {
-    close_fd(&p[0]);
-    close_fd(&p[1]);
-    return -1;
-  }
-  return 0;
-}
-
-/*
- * A stream socket pair standing in for a pipe: p[0] is the reading end,
- * p[1] the writing end.  The unused direction is left open, as libuv does:
- * a shut-down direction reads as "peer closed" to event loops that watch a
- * write-only stdio socket for readability (Python's asyncio does).
- */
-static int make_socketpair(int p[2]) {
-  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p) < 0) return -1;
   if (move_high(&p[0]) < 0 || move_high(&p[1]) < 0) {
     close_fd(&p[0]);
     close_fd(&p[1]);
@@ -482,7 +467,7 @@ static mcp_status spawn_child(stdio_transport *t, const mcp_stdio_config *cfg,
     st = mcp__error_set(err, MCP_ENOMEM, "out of memory spawning '%s'", prog);
     goto out;
   }
-  if (make_socketpair(in) < 0 || make_socketpair(outp) < 0 || make_pipe(errp) < 0 ||
+  if (make_pipe(in) < 0 || make_pipe(outp) < 0 || make_pipe(errp) < 0 ||
       make_pipe(rep) < 0) {
     int e = errno;
     st = mcp__error_set(err, MCP_ESPAWN, "cannot create pipes for '%s': %s",
@@ -1018,13 +1003,12 @@ static void write_unlock(stdio_transport *t) {
 }
 
 /*
- * Writes |data| and "\n" to the child's stdin.  Caller holds the write lock.
- * stdin is a socket, so sendmsg(MSG_NOSIGNAL) reports a closed peer as EPIPE
- * (or ECONNRESET) without raising SIGPIPE: no signal mask or process-wide
- * handler is touched.
+ * Writes |data| and "\n" to the child's stdin.  Caller holds the write lock
+ * and has SIGPIPE blocked (see stdio_send); *epipe tells whether a write
+ * met a closed pipe (and so raised a SIGPIPE for this thread).
  */
 static mcp_status write_line(stdio_transport *t, const char *data, size_t len,
-                             int64_t deadline_ms, mcp_error *err) {
+                             int64_t deadline_ms, bool *epipe, mcp_error *err) {
   char eb[96];
   mcp_status st = MCP_OK;
   size_t total = len + 1, done = 0;
@@ -1041,14 +1025,14 @@ static mcp_status write_line(stdio_transport *t, const char *data, size_t len,
     }
     iov[cnt].iov_base = (void *)"\n";
     iov[cnt++].iov_len = 1;
-    struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)cnt};
-    ssize_t n = sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+    ssize_t n = writev(fd, iov, cnt);
     if (n >= 0) {
       done += (size_t)n;
       continue;
     }
     if (errno == EINTR) continue;
     if (errno == EPIPE || errno == ECONNRESET) {
+      *epipe = errno == EPIPE;
       st = mcp__error_set(err, MCP_ECLOSED, "server closed its stdin");
       break;
     }
@@ -1100,10 +1084,34 @@ static mcp_status stdio_send(mcp_transport *base, const char *data, size_t len,
   if (!data && len) return mcp__error_set(err, MCP_EINVAL, "no data");
   if (len && memchr(data, '\n', len))
     return mcp__error_set(err, MCP_EINVAL, "message contains a newline");
+  /* A write to a pipe whose reader is gone raises SIGPIPE, which would kill
+   * a host that did not ignore it.  It is blocked in this thread for the
+   * write (outside the write lock: other writers need not wait for the
+   * signal-mask calls), and one that our write raised is consumed before the
+   * mask is restored, unless one was pending already (not ours to take:
+   * possible only when the thread had SIGPIPE blocked itself, which is also
+   * when the mask needs no restoring).  No process-wide handler is touched. */
+  sigset_t pipe_set, old;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+  bool was_blocked = sigismember(&old, SIGPIPE) == 1, was_pending = false, epipe = false;
+  if (was_blocked) {
+    sigset_t pending;
+    sigpending(&pending);
+    was_pending = sigismember(&pending, SIGPIPE) == 1;
+  }
   mcp_status st = write_lock(t, deadline_ms, err);
-  if (st != MCP_OK) return st;
-  st = write_line(t, data, len, deadline_ms, err);
-  write_unlock(t);
+  if (st == MCP_OK) {
+    st = write_line(t, data, len, deadline_ms, &epipe, err);
+    write_unlock(t);
+  }
+  if (epipe && !was_pending) {
+    struct timespec zero = {0, 0};
+    while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR) {
+    }
+  }
+  if (!was_blocked) pthread_sigmask(SIG_SETMASK, &old, NULL);
   return st;
 }
 

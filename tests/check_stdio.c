@@ -926,9 +926,31 @@ START_TEST(test_sigpipe_stdin_closed) {
     ck_assert_msg(strstr(err.message, "closed its stdin"), "%s", err.message);
   }
   mcp_error_clear(&err);
-  sigset_t pending;
+  sigset_t pending, mask;
   sigpending(&pending);
   ck_assert(!sigismember(&pending, SIGPIPE));
+  /* SIGPIPE is blocked only during a send: the thread's mask is back. */
+  pthread_sigmask(SIG_SETMASK, NULL, &mask);
+  ck_assert(!sigismember(&mask, SIGPIPE));
+
+  /* A host thread that blocks SIGPIPE itself: ours is still consumed, the
+   * mask stays blocked, and a SIGPIPE the host had pending is left alone. */
+  sigset_t pipe_set, old;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+  ck_assert_int_eq(mcp__transport_send(t, "{}", 2, mcp__deadline_in(1000), NULL), MCP_ECLOSED);
+  sigpending(&pending);
+  ck_assert(!sigismember(&pending, SIGPIPE));
+  pthread_sigmask(SIG_SETMASK, NULL, &mask);
+  ck_assert(sigismember(&mask, SIGPIPE));
+  pthread_kill(pthread_self(), SIGPIPE); /* the host's own, pending */
+  ck_assert_int_eq(mcp__transport_send(t, "{}", 2, mcp__deadline_in(1000), NULL), MCP_ECLOSED);
+  sigpending(&pending);
+  ck_assert(sigismember(&pending, SIGPIPE));
+  struct timespec zero = {0, 0};
+  ck_assert_int_eq(sigtimedwait(&pipe_set, NULL, &zero), SIGPIPE);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
   mcp__transport_free(t);
   coll_destroy(&c);
 }
