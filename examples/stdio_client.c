@@ -67,6 +67,16 @@ int main(int argc, char **argv) {
   st = mcp_client_call_tool(c, "add", "{\"a\":2,\"b\":3}", NULL, &result, &err);
   printf("add: %s %s\n", mcp_strerror(st), st == MCP_OK ? result : err.message);
   failed |= st != MCP_OK || strstr(result, "\"sum\":5") == NULL;
+  /* What a model is shown: the text items of the result, decoded. */
+  char *text = NULL;
+  if (st == MCP_OK &&
+      mcp_tool_result_text(result, (size_t)-1, &text, NULL, &err) == MCP_OK) {
+    printf("add as text: %s\n", text);
+    failed |= strcmp(text, "5") != 0;
+    mcp_free(text);
+  } else {
+    failed = 1;
+  }
   mcp_free(result);
   mcp_error_clear(&err);
 
