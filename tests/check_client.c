@@ -484,6 +484,122 @@ START_TEST(sixteen_threads_thousand_calls) {
 }
 END_TEST
 
+/* Every way a blocking call can end, from several threads at once on one
+ * stdio client: answers read by a leading caller or by the reader, leaders
+ * woken by cancels from other threads and by their own deadlines, async
+ * calls switching the reader back on, late answers to timed-out calls.
+ * Each call must end with its own answer or the error it asked for. */
+typedef struct mixed_arg {
+  mcp_client *c;
+  int tid, n;
+  uint64_t rng;
+  int bad;          /* calls that ended wrongly */
+  char why[160];
+  async_rec a;
+  int async_sent;
+} mixed_arg;
+
+typedef struct canceller {
+  mcp_cancel *tok;
+  int delay_us;
+} canceller;
+
+static void *fire_later(void *arg) {
+  canceller *k = arg;
+  struct timespec ts = {0, (long)k->delay_us * 1000};
+  nanosleep(&ts, NULL); /* a random moment in the call, not a synchronisation */
+  mcp_cancel_fire(k->tok);
+  return NULL;
+}
+
+static void *mixed_main(void *arg) {
+  mixed_arg *m = arg;
+  for (int i = 0; i < m->n; i++) {
+    m->rng = m->rng * 6364136223846793005ULL + 1442695040888963407ULL;
+    int kind = (int)((m->rng >> 33) % 10);
+    char args[96], want[64];
+    snprintf(want, sizeof(want), "m%d-%d", m->tid, i);
+    snprintf(args, sizeof(args), "{\"text\":\"%s\"}", want);
+    char *res = NULL;
+    mcp_error err = MCP_ERROR_INIT;
+    mcp_status st;
+    if (kind < 5) { /* plain echo: must come back with its own text */
+      st = mcp_client_call_tool(m->c, "echo", args, NULL, &res, &err);
+      char *t = st == MCP_OK ? first_text(res) : NULL;
+      if (st != MCP_OK || strcmp(t, want) != 0) {
+        m->bad++;
+        snprintf(m->why, sizeof(m->why), "echo %s: %s %s", want, mcp_strerror(st), t ? t : "");
+      }
+      free(t);
+    } else if (kind < 7) { /* a 500 ms sleep with a 2 ms deadline */
+      mcp_call_options *o = mcp_call_options_new();
+      mcp_call_options_set_timeout_ms(o, 2);
+      st = mcp_client_call_tool(m->c, "sleep", "{\"ms\":500}", o, &res, &err);
+      if (st != MCP_ETIMEDOUT) {
+        m->bad++;
+        snprintf(m->why, sizeof(m->why), "sleep with deadline: %s", mcp_strerror(st));
+      }
+      mcp_call_options_free(o);
+    } else if (kind < 9) { /* a 1 s sleep cancelled by another thread */
+      canceller k = {mcp_cancel_new(), (int)((m->rng >> 20) % 3000)};
+      mcp_call_options *o = mcp_call_options_new();
+      mcp_call_options_set_cancel(o, k.tok);
+      pthread_t th;
+      pthread_create(&th, NULL, fire_later, &k);
+      st = mcp_client_call_tool(m->c, "sleep", "{\"ms\":1000}", o, &res, &err);
+      pthread_join(th, NULL);
+      if (st != MCP_ECANCELLED) {
+        m->bad++;
+        snprintf(m->why, sizeof(m->why), "cancelled sleep: %s", mcp_strerror(st));
+      }
+      mcp_call_options_free(o);
+      mcp_cancel_unref(k.tok);
+    } else { /* async echo: the reader must read for it */
+      if (mcp_client_call_tool_async(m->c, "echo", args, NULL, async_cb, &m->a, NULL) == MCP_OK)
+        m->async_sent++;
+      else
+        m->bad++;
+    }
+    mcp_free(res);
+    mcp_error_clear(&err);
+  }
+  return NULL;
+}
+
+START_TEST(mixed_endings_many_threads) {
+  mcp_client *c = connect_demo();
+  enum { NT = 6 };
+  int per = test_under_valgrind() ? 15 : 150;
+  mixed_arg *m = calloc(NT, sizeof(*m));
+  pthread_t th[NT];
+  for (int i = 0; i < NT; i++) {
+    m[i].c = c;
+    m[i].tid = i;
+    m[i].n = per;
+    m[i].rng = 0x9E3779B97F4A7C15ULL * (uint64_t)(i + 1);
+    async_init(&m[i].a);
+    pthread_create(&th[i], NULL, mixed_main, &m[i]);
+  }
+  for (int i = 0; i < NT; i++) {
+    pthread_join(th[i], NULL);
+    ck_assert_msg(m[i].bad == 0, "thread %d: %d bad, last: %s", i, m[i].bad, m[i].why);
+    ck_assert(async_wait(&m[i].a, m[i].async_sent, 10000));
+    ck_assert_int_eq(m[i].a.ok, m[i].async_sent);
+  }
+  /* Still usable, and sequential calls still work afterwards. */
+  for (int i = 0; i < 20; i++) {
+    char *t = call_text(c, "echo", "{\"text\":\"after\"}");
+    ck_assert_str_eq(t, "after");
+    free(t);
+  }
+  mcp_client_stats st;
+  mcp_client_get_stats(c, &st);
+  ck_assert_uint_eq(st.unknown_responses, 0);
+  mcp_client_free(c);
+  free(m);
+}
+END_TEST
+
 /* ---- fault server ------------------------------------------------------------- */
 
 START_TEST(fault_crash_mid_request) {
@@ -686,6 +802,7 @@ static Suite *client_suite(void) {
   tcase_add_test(demo, async_calls_end_once);
   tcase_add_test(demo, free_from_own_callback);
   tcase_add_test(demo, sixteen_threads_thousand_calls);
+  tcase_add_test(demo, mixed_endings_many_threads);
   suite_add_tcase(s, demo);
   TCase *fault = tcase_create("fault");
   tcase_set_timeout(fault, 120);
