@@ -860,8 +860,8 @@ static bool f_object(struct fscan *f, const char *const *keys, struct fspan *val
     f_ws(f);
     const char *val = f->p;
     if (!f_value(f)) return false;
+    if (esc && nkeys) return false; /* it might spell one of ours */
     for (int i = 0; i < nkeys; i++) {
-      if (esc) return false; /* it might spell one of ours */
       if (strlen(keys[i]) == klen && memcmp(keys[i], key, klen) == 0) {
         if (vals[i].p) return false; /* repeated: json-c keeps the last */
         vals[i].p = val;

@@ -12,51 +12,12 @@
  */
 #include "config.h"
 
-#include <errno.h>
 #include <stdbool.h>
 #include <string.h>
 
 #include "mcp_int.h"
 #include "mcp_jscan.h"
 #include "mcp_jsonrpc.h"
-
-/*
- * json-c's tree of |json|, which mcp__jscan_valid() passed; *oom when it ran
- * out of memory.  A tokener of its own: json-c 0.16's json_tokener_reset()
- * keeps a high surrogate left pending by an earlier text that ended inside
- * a \ud83d\ude00 pair, and the first \u escape of the next text then
- * decodes to U+FFFD, so a reused tokener could change the text.
- */
-static json_object *parse(const char *json, size_t len, const char **why, bool *oom) {
-  *oom = false;
-  *why = NULL;
-  if (len > (size_t)INT32_MAX) {
-    *why = "too large for json-c";
-    return NULL;
-  }
-  json_tokener *tok = json_tokener_new_ex(MCP_JSON_MAX_DEPTH);
-  if (!tok) {
-    *oom = true;
-    return NULL;
-  }
-  json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
-  /* json-c 0.16 reports allocation failures only through errno. */
-  int saved_errno = errno;
-  errno = 0;
-  json_object *o = json_tokener_parse_ex(tok, json, (int)len);
-  enum json_tokener_error e = json_tokener_get_error(tok);
-  if (errno == ENOMEM) *oom = true;
-  errno = saved_errno;
-  json_tokener_free(tok);
-  /* The text is one valid JSON value, so json-c either takes all of it
-   * (an object needs nothing after its '}') or stops at its nesting limit. */
-  if (*oom || e != json_tokener_success) {
-    if (!*oom) *why = e == json_tokener_continue ? "incomplete" : json_tokener_error_desc(e);
-    json_object_put(o);
-    return NULL;
-  }
-  return o;
-}
 
 /* The general path: json-c's tree.  |buf| has |cap| bytes (the text is
  * never longer than the JSON, but the size is checked anyway); on MCP_OK
@@ -72,11 +33,14 @@ static mcp_status text_from_tree(const char *json, size_t len, char **buf, size_
   size_t at = 0;
   while (json[at] == ' ' || json[at] == '\t' || json[at] == '\r' || json[at] == '\n') at++;
   if (json[at] != '{') return mcp__error_set(err, MCP_EPROTO, "tool result is not a JSON object");
+  /* The library's parser (strict json-c, its depth limit, allocation
+   * failures reported); valid JSON can only fail it by nesting too deep. */
   const char *why = NULL;
-  bool oom = false;
-  json_object *root = parse(json, len, &why, &oom);
-  if (oom) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
-  if (why) return mcp__error_set(err, MCP_EPROTO, "tool result is not valid JSON: %s", why);
+  json_object *root = mcp__jsonrpc_parse(json, len, &why);
+  if (!root && why == MCP__JSONRPC_OOM) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  if (!root)
+    return mcp__error_set(err, MCP_EPROTO, "tool result is not valid JSON: %s",
+                          why ? why : "?");
   mcp_status st = MCP_OK;
   json_object *content = NULL;
   if (!json_object_is_type(root, json_type_object)) {

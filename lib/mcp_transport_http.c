@@ -96,8 +96,8 @@ typedef struct exchange {
   bool active;
   bool abandoned;
   struct exchange *next; /* t->live list */
-  struct exchange *live_prev; /* t->live is doubly linked: O(1) unlink */
-  bool in_live;
+  struct exchange *live_prev; /* t->live is doubly linked: O(1) unlink;
+                                 NULL for its head and when not in it */
 } exchange;
 
 /* A delayed job on the timer thread. */
@@ -301,12 +301,11 @@ static void exchange_free(exchange *x) {
 }
 
 static void unlink_live_locked(http_transport *t, exchange *x) {
-  if (x->in_live) {
+  if (x->live_prev || t->live == x) {
     if (x->live_prev) x->live_prev->next = x->next;
     else t->live = x->next;
     if (x->next) x->next->live_prev = x->live_prev;
     x->next = x->live_prev = NULL;
-    x->in_live = false;
   }
   x->active = false;
   if (t->listener == x) t->listener = NULL;
@@ -382,7 +381,6 @@ static mcp_status submit_locked(http_transport *t, exchange *x, const char *last
   x->live_prev = NULL;
   if (t->live) t->live->live_prev = x;
   t->live = x;
-  x->in_live = true;
   return MCP_OK;
 }
 

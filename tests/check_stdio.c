@@ -1376,8 +1376,8 @@ static mcp_transport *spawn_leading(collector *c, mcp_stdio_config *cfg, const c
   ck_assert_int_eq(send_str(t, init_req, 5000), MCP_OK);
   ck_assert(wait_count(c, 1, 5000));
   ck_assert_int_eq(coll_led(c), 0);
-  ck_assert_int_eq(send_str(t, initialized_note, 5000), MCP_OK);
   lead_ping(t, c);
+  ck_assert_int_eq(send_str(t, initialized_note, 5000), MCP_OK);
   return t;
 }
 
@@ -1520,17 +1520,8 @@ START_TEST(test_lead_child_exits) {
   collector c;
   mcp_stdio_config cfg;
   const char *argv[] = {fault_server(), "--exit-after-init", NULL};
-  coll_init(&c);
-  c.have_lead = true;
-  c.lead_thread = pthread_self();
-  cfg_init(&cfg, argv);
-  mcp_transport *t = spawn_ok(&cfg, &c);
+  mcp_transport *t = spawn_leading(&c, &cfg, argv); /* exits on initialized */
   lead_arg a = {.c = &c, .want = 1000, .deadline = MCP_NO_DEADLINE};
-  ck_assert(!mcp__transport_lead(t, lead_done, &a)); /* turns leading on */
-  ck_assert_int_eq(send_str(t, init_req, 5000), MCP_OK);
-  ck_assert(wait_count(&c, 1, 5000));
-  lead_ping(t, &c);
-  ck_assert_int_eq(send_str(t, initialized_note, 5000), MCP_OK);
   /* Leads until the end of the stream (or the reader has taken stdout
    * back for good, when it saw the exit first). */
   while (!mcp__transport_lead(t, lead_done, &a) && !coll_wait(&c, pred_closed, NULL, 0))
