@@ -17,6 +17,7 @@
 #include <json-c/json.h>
 
 #include "mcp_cache.h"
+#include "mcp_fsafe.h"
 #include "mcp_jsonrpc.h"
 #include "mcp_sha256.h"
 
@@ -111,53 +112,14 @@ static bool hash_ok(const char *h) {
   return n > 0;
 }
 
-/* Creates |dir| and its missing parents with mode 0700. */
-static int mkdir_p(const char *dir) {
-  char *p = mcp__strdup(dir);
-  if (!p) return ENOMEM;
-  int e = 0;
-  for (char *s = p + 1;; s++) {
-    if (*s != '/' && *s != '\0') continue;
-    char saved = *s;
-    *s = '\0';
-    if (mkdir(p, 0700) < 0 && errno != EEXIST) {
-      e = errno;
-      break;
-    }
-    *s = saved;
-    if (!saved) break;
-  }
-  if (!e) {
-    struct stat st;
-    if (stat(dir, &st) < 0)
-      e = errno;
-    else if (!S_ISDIR(st.st_mode))
-      e = ENOTDIR;
-  }
-  mcp__free(p);
-  return e;
-}
-
-static int write_all(int fd, const char *p, size_t n) {
-  while (n) {
-    ssize_t w = write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0) return errno;
-    p += w;
-    n -= (size_t)w;
-  }
-  return 0;
-}
-
 mcp_status mcp__cache_write(const char *dir, const char *server,
                             const char *config_hash, const char *tools_json,
                             int64_t now, mcp_error *err) {
-  char eb[128], why[160];
-  char *stem = NULL, *tmp = NULL, *final = NULL, *head = NULL;
+  char why[160], fwhy[1024];
+  char *stem = NULL, *final = NULL, *head = NULL;
   json_object *tools = NULL, *jname = NULL;
-  int fd = -1, dfd = -1, e;
+  int e;
   mcp_status st = MCP_OK;
-  const char *step = NULL;
 
   if (!dir || !*dir || !server || !*server || !config_hash || !tools_json)
     return mcp__error_set(err, MCP_EINVAL, "cache write: missing argument");
@@ -181,58 +143,17 @@ mcp_status mcp__cache_write(const char *dir, const char *server,
       json_object_to_json_string_ext(jname, JSON_C_TO_STRING_PLAIN |
                                                 JSON_C_TO_STRING_NOSLASHESCAPE),
       config_hash, (long long)now);
-  tmp = mcp__asprintf("%s/.%s.json.XXXXXX", dir, stem);
-  final = mcp__asprintf("%s/%s.json", dir, stem);
-  if (!head || !tmp || !final) goto oom;
+  final = mcp__asprintf("%s.json", stem);
+  if (!head || !final) goto oom;
 
-  if ((e = mkdir_p(dir)) != 0) {
+  /* The directory must be private (ours, written by nobody else), or a
+   * planted cache file could hand the host another server's tools. */
+  struct mcp_fsafe_part parts[] = {{head, strlen(head)},
+                                   {tools_json, strlen(tools_json)},
+                                   {"}\n", 2}};
+  if ((e = mcp__fsafe_dir(dir, true, fwhy, sizeof(fwhy))) != 0 ||
+      (e = mcp__fsafe_replace(dir, final, parts, 3, fwhy, sizeof(fwhy))) != 0) {
     if (e == ENOMEM) goto oom;
-    step = "cannot create the directory";
-    goto io;
-  }
-  fd = mkostemp(tmp, O_CLOEXEC);
-  if (fd < 0) {
-    e = errno;
-    step = "cannot create a temporary file";
-    mcp__free(tmp);
-    tmp = NULL; /* nothing to unlink */
-    goto io;
-  }
-  if (fchmod(fd, 0600) < 0) {
-    e = errno;
-    step = "cannot set the mode";
-    goto io;
-  }
-  if ((e = write_all(fd, head, strlen(head))) ||
-      (e = write_all(fd, tools_json, strlen(tools_json))) ||
-      (e = write_all(fd, "}\n", 2))) {
-    step = "cannot write";
-    goto io;
-  }
-  if (fsync(fd) < 0) {
-    e = errno;
-    step = "cannot sync";
-    goto io;
-  }
-  if (close(fd) < 0) {
-    fd = -1;
-    e = errno;
-    step = "cannot close";
-    goto io;
-  }
-  fd = -1;
-  if (rename(tmp, final) < 0) {
-    e = errno;
-    step = "cannot rename";
-    goto io;
-  }
-  mcp__free(tmp);
-  tmp = NULL;
-  /* Make the rename itself durable. */
-  dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0 || fsync(dfd) < 0) {
-    e = errno;
-    step = "cannot sync the directory";
     goto io;
   }
   goto out;
@@ -240,16 +161,12 @@ oom:
   st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
   goto out;
 io:
-  st = mcp__error_set(err, MCP_EIO, "cache write for server \"%s\" in %s: "
-                      "%s: %s", server, dir, step, errtext(e, eb, sizeof(eb)));
+  st = mcp__error_set(err, MCP_EIO, "cache write for server \"%s\": %s",
+                      server, fwhy);
 out:
-  if (fd >= 0) close(fd);
-  if (dfd >= 0) close(dfd);
-  if (tmp) unlink(tmp);
   json_object_put(tools);
   json_object_put(jname);
   mcp__free(stem);
-  mcp__free(tmp);
   mcp__free(final);
   mcp__free(head);
   return st;
@@ -264,7 +181,7 @@ static mcp_status miss(mcp_cache_outcome *outcome, char **why,
                        const char *fmt, ...) {
   if (outcome) *outcome = o;
   if (why) {
-    char text[256];
+    char text[1100];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(text, sizeof(text), fmt, ap);
@@ -375,7 +292,7 @@ mcp_status mcp__cache_read(const char *dir, const char *server,
                            const char *config_hash, int64_t now,
                            int64_t ttl_s, char **tools_json,
                            mcp_cache_outcome *outcome, char **why) {
-  char eb[128];
+  char eb[128], fwhy[1024];
   char *path = NULL;
   mcp_buf b;
   int fd = -1;
@@ -387,20 +304,21 @@ mcp_status mcp__cache_read(const char *dir, const char *server,
   if (!config_hash) return MCP_EINVAL;
   st = mcp__cache_path(dir, server, &path);
   if (st != MCP_OK) return st;
-  fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-  if (fd < 0 && errno == ENOENT) {
+  /* Only a private directory and file count: anyone else who can write
+   * there could plant tools for the host to offer. */
+  int e = mcp__fsafe_dir(dir, false, fwhy, sizeof(fwhy));
+  if (e == 0) e = mcp__fsafe_open(path, &fd, fwhy, sizeof(fwhy));
+  if (e == ENOENT) {
     if (outcome) *outcome = MCP_CACHE_ABSENT;
     st = MCP_ENOTFOUND;
     goto out;
   }
-  if (fd < 0) {
-    st = miss(outcome, why, MCP_CACHE_UNREADABLE, path, "cannot open the "
-              "cache file: %s", errtext(errno, eb, sizeof(eb)));
+  if (e == ENOMEM) {
+    st = MCP_ENOMEM;
     goto out;
   }
-  struct stat sb;
-  if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
-    st = miss(outcome, why, MCP_CACHE_UNREADABLE, path, "not a regular file");
+  if (e) {
+    st = miss(outcome, why, MCP_CACHE_UNREADABLE, NULL, "%s", fwhy);
     goto out;
   }
   for (;;) {

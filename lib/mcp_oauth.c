@@ -30,6 +30,7 @@
 
 #include "mcp_http.h"
 #include "mcp_jsonrpc.h"
+#include "mcp_fsafe.h"
 #include "mcp_oauth.h"
 #include "mcp_url.h"
 
@@ -931,32 +932,13 @@ static char *default_store_dir(void) {
   return mcp__asprintf("%s/.local/share/mcpconn/oauth", home);
 }
 
-/* mkdir -p with 0700 for the directories we create. */
-static int mkdirs(const char *dir) {
-  char *d = mcp__strdup(dir);
-  if (!d) return -1;
-  for (char *p = d + 1; *p; p++) {
-    if (*p != '/') continue;
-    *p = '\0';
-    if (mkdir(d, 0700) != 0 && errno != EEXIST) {
-      mcp__free(d);
-      return -1;
-    }
-    *p = '/';
-  }
-  int rc = (mkdir(d, 0700) != 0 && errno != EEXIST) ? -1 : 0;
-  if (rc == 0) chmod(d, 0700); /* the last component is ours: keep it private */
-  mcp__free(d);
-  return rc;
-}
-
-/* dir/<sha256(key) hex>.json (new string). */
-static char *store_path(const char *dir, const char *key) {
+/* <sha256(key) hex>.json (new string). */
+static char *store_name(const char *key) {
   unsigned char md[MCP_SHA256_LEN];
   mcp__sha256(key, strlen(key), md);
   char hex[65];
   for (int i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", md[i]);
-  return mcp__asprintf("%s/%s.json", dir, hex);
+  return mcp__asprintf("%s.json", hex);
 }
 
 static char *file_store_dir(mcp_oauth *a) {
@@ -964,31 +946,98 @@ static char *file_store_dir(mcp_oauth *a) {
   return d && *d ? mcp__strdup(d) : default_store_dir();
 }
 
-static char *store_load(mcp_oauth *a) {
-  if (a->o->load) {
-    char *data = NULL;
-    if (a->o->load(a->o->store_user, a->store_key, &data) != MCP_OK) {
-      mcp_free(data);
-      return NULL;
-    }
-    return data;
+mcp_status mcp__oauth_file_load(const char *dir, const char *key, char **data, mcp_error *err) {
+  char why[1200];
+  *data = NULL;
+  /* Tokens from a directory or file someone else can write could be
+   * theirs (or a FIFO that hangs us): only private ones are read. */
+  int e = mcp__fsafe_dir(dir, false, why, sizeof(why));
+  if (e == ENOENT) return MCP_ENOTFOUND;
+  if (e == ENOMEM) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  if (e) return mcp__error_set(err, MCP_EIO, "OAuth token store: %s", why);
+  char *name = store_name(key);
+  char *path = name ? mcp__asprintf("%s/%s", dir, name) : NULL;
+  mcp__free(name);
+  if (!path) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  int fd = -1;
+  e = mcp__fsafe_open(path, &fd, why, sizeof(why));
+  mcp_status st = MCP_OK;
+  if (e == ENOENT) {
+    st = MCP_ENOTFOUND;
+  } else if (e == ENOMEM) {
+    st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  } else if (e) {
+    st = mcp__error_set(err, MCP_EIO, "OAuth token store: %s", why);
   }
-  if (!a->o->file_store_dir) return NULL;
-  char *dir = file_store_dir(a);
-  char *path = dir ? store_path(dir, a->store_key) : NULL;
-  mcp__free(dir);
-  if (!path) return NULL;
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  mcp__free(path);
-  if (fd < 0) return NULL;
+  if (st != MCP_OK) goto out;
   mcp_buf b;
   mcp__buf_init(&b);
   char buf[4096];
-  ssize_t r;
-  while ((r = read(fd, buf, sizeof(buf))) > 0 && b.len < MAX_BODY) mcp__buf_append(&b, buf, (size_t)r);
-  close(fd);
-  if (!b.data) return NULL;
-  return b.data;
+  for (;;) {
+    ssize_t r = read(fd, buf, sizeof(buf));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      st = mcp__error_set(err, MCP_EIO, "OAuth token store: %s: cannot read: %s", path,
+                          strerror(errno));
+      break;
+    }
+    if (r == 0) break;
+    if (b.len + (size_t)r > MAX_BODY) {
+      st = mcp__error_set(err, MCP_EIO, "OAuth token store: %s: larger than %zu bytes", path,
+                          MAX_BODY);
+      break;
+    }
+    if (mcp__buf_append(&b, buf, (size_t)r)) {
+      st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
+      break;
+    }
+  }
+  OPENSSL_cleanse(buf, sizeof(buf));
+  if (st == MCP_OK && !b.data) st = MCP_ENOTFOUND; /* empty: nothing stored */
+  if (st == MCP_OK) {
+    *data = b.data;
+  } else if (b.data) {
+    OPENSSL_cleanse(b.data, b.len);
+    mcp__buf_free(&b);
+  }
+out:
+  if (fd >= 0) close(fd);
+  mcp__free(path);
+  return st;
+}
+
+mcp_status mcp__oauth_file_save(const char *dir, const char *key, const char *data, mcp_error *err) {
+  char why[1200];
+  int e = mcp__fsafe_dir(dir, true, why, sizeof(why));
+  char *name = e ? NULL : store_name(key);
+  if (!e && !name) e = ENOMEM;
+  if (!e) {
+    struct mcp_fsafe_part part = {data, strlen(data)};
+    e = mcp__fsafe_replace(dir, name, &part, 1, why, sizeof(why));
+  }
+  mcp__free(name);
+  if (e == ENOMEM) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  if (e) return mcp__error_set(err, MCP_EIO, "OAuth token store: %s", why);
+  return MCP_OK;
+}
+
+/* The stored state, or NULL.  A file store that is there but not private
+ * (or unreadable) is an error in |err|; nothing stored is not. */
+static mcp_status store_load(mcp_oauth *a, char **data, mcp_error *err) {
+  *data = NULL;
+  if (a->o->load) {
+    if (a->o->load(a->o->store_user, a->store_key, data) != MCP_OK) {
+      mcp_free(*data);
+      *data = NULL;
+    }
+    return MCP_OK;
+  }
+  if (!a->o->file_store_dir) return MCP_OK;
+  char *dir = file_store_dir(a);
+  if (!dir) return MCP_OK; /* no $HOME: no default store */
+  mcp_status st = mcp__oauth_file_load(dir, a->store_key, data, err);
+  mcp__free(dir);
+  return st == MCP_ENOTFOUND ? MCP_OK : st;
 }
 
 static void store_save(mcp_oauth *a, const char *data) {
@@ -998,29 +1047,9 @@ static void store_save(mcp_oauth *a, const char *data) {
   }
   if (!a->o->file_store_dir) return;
   char *dir = file_store_dir(a);
-  char *path = dir && mkdirs(dir) == 0 ? store_path(dir, a->store_key) : NULL;
-  char *tmp = path ? mcp__asprintf("%s.%ld.tmp", path, (long)getpid()) : NULL;
-  if (tmp) {
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd >= 0) {
-      size_t len = strlen(data), off = 0;
-      bool ok = true;
-      while (off < len) {
-        ssize_t w = write(fd, data + off, len - off);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) {
-          ok = false;
-          break;
-        }
-        off += (size_t)w;
-      }
-      if (fsync(fd) != 0) ok = false;
-      close(fd);
-      if (!ok || rename(tmp, path) != 0) unlink(tmp);
-    }
-  }
-  mcp__free(tmp);
-  mcp__free(path);
+  /* A failed save keeps the token in memory for this engine; the host
+   * learned of an unsafe store when it was loaded (mcp__oauth_new). */
+  if (dir) mcp__oauth_file_save(dir, a->store_key, data, NULL);
   mcp__free(dir);
 }
 
@@ -1058,15 +1087,16 @@ static void set_field(char **dst, const char *v) {
   *dst = c;
 }
 
-static void load_state(mcp_oauth *a) {
-  char *data = store_load(a);
-  if (!data) return;
+static mcp_status load_state(mcp_oauth *a, mcp_error *err) {
+  char *data = NULL;
+  mcp_status st = store_load(a, &data, err);
+  if (!data) return st;
   json_object *o = mcp__json_parse_document(data, strlen(data), 8, NULL, NULL, 0);
   OPENSSL_cleanse(data, strlen(data));
   mcp_free(data);
   if (!o || !json_object_is_type(o, json_type_object)) {
     json_object_put(o);
-    return;
+    return MCP_OK; /* unusable: as if none were stored */
   }
   const char *res = jstr(o, "resource");
   if (res && strcmp(res, a->store_key) == 0) {
@@ -1085,6 +1115,7 @@ static void load_state(mcp_oauth *a) {
     }
   }
   json_object_put(o);
+  return MCP_OK;
 }
 
 /* ========================================================================== */
@@ -1120,7 +1151,13 @@ mcp_status mcp__oauth_new(const mcp_oauth_options *opts, const char *server_url,
     set_field(&a->client_id, a->o->client_id);
     set_field(&a->client_secret, a->o->client_secret);
   }
-  load_state(a);
+  /* An unsafe token store fails here, naming its path, rather than being
+   * read or silently ignored. */
+  mcp_status st = load_state(a, err);
+  if (st != MCP_OK) {
+    mcp__oauth_free(a);
+    return st;
+  }
   *out = a;
   return MCP_OK;
 }

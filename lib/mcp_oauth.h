@@ -164,10 +164,27 @@ typedef struct mcp_oauth_http_config {
 } mcp_oauth_http_config;
 
 /*
+ * The file token store: one file per server, <sha256(key) hex>.json in
+ * |dir|, as mcp_fsafe.h says: the directory (made 0700 when missing) and
+ * the file must be private (ours, a real directory and regular file,
+ * writable by nobody else, no symlinks); a planted FIFO does not block.
+ * mcp__oauth_file_load() reads the state stored for |key|;
+ * mcp__oauth_file_save() replaces it (mkstemp, mode 0600, rename).
+ * Ownership: on MCP_OK *data is a new string (mcp__free; it holds
+ *   secrets: wipe it).  Threads: any.
+ * Returns: MCP_OK; MCP_ENOTFOUND (load: nothing stored, no directory);
+ *   MCP_EIO (not private, or an I/O error; the message names the path and
+ *   the reason); MCP_ENOMEM.
+ */
+mcp_status mcp__oauth_file_load(const char *dir, const char *key, char **data, mcp_error *err);
+mcp_status mcp__oauth_file_save(const char *dir, const char *key, const char *data, mcp_error *err);
+
+/*
  * mcp__oauth_new() makes the engine for MCP server |server_url| from the
  * host's |opts| (copied) and loads any stored state (tokens, registration)
  * from the token store.
- * Threads: any.  Returns: MCP_OK, MCP_EINVAL, MCP_ENOMEM.
+ * Threads: any.  Returns: MCP_OK, MCP_EINVAL, MCP_ENOMEM, MCP_EIO (the
+ *   file token store's directory or file is not private or unreadable).
  */
 mcp_status mcp__oauth_new(const mcp_oauth_options *opts, const char *server_url,
                           const mcp_oauth_http_config *http, mcp_oauth **out, mcp_error *err);

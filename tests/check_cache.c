@@ -1,8 +1,9 @@
 /*
  * check_cache.c: the deferred-tool cache: write/read round trip, misses
  * (hash change, stale, future-dated), corrupt files that must never crash
- * the reader, atomic writes that leave no temporary files, file modes, and
- * unreadable directories.
+ * the reader, atomic writes that leave no temporary files, file modes,
+ * unreadable directories, and planted files and unsafe directories that
+ * are refused (never followed, never blocking).
  */
 #include "config.h"
 
@@ -10,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -515,6 +517,167 @@ START_TEST(test_alloc_failures) {
 }
 END_TEST
 
+/* ---- hostile files and directories (issue 14, item 10) ---------------- */
+
+static void on_alarm(int sig) {
+  (void)sig;
+  ck_abort_msg("hung: the cache blocked on a planted file (alarm fired)");
+}
+
+/* Reads |server| from |dir| under a 5 s alarm; expects an UNREADABLE miss
+ * whose reason contains |path| and |what|. */
+static void read_refused(const char *dir, const char *server,
+                         const char *path, const char *what) {
+  char *tools = NULL, *why = NULL;
+  mcp_cache_outcome oc = MCP_CACHE_HIT;
+  signal(SIGALRM, on_alarm);
+  alarm(5);
+  mcp_status st = read_c(dir, server, HASH_A, NOW, &tools, &oc, &why);
+  alarm(0);
+  ck_assert_msg(st == MCP_ENOTFOUND, "read of a planted file: %s (%s)",
+                mcp_strerror(st), why ? why : "-");
+  ck_assert_ptr_null(tools);
+  ck_assert_int_eq(oc, MCP_CACHE_UNREADABLE);
+  ck_assert_int_eq(mcp__cache_outcome_level(oc), MCP_LOG_WARN);
+  ck_assert_ptr_nonnull(why);
+  ck_assert_msg(strstr(why, path) && strstr(why, what),
+                "reason should name %s and say '%s': %s", path, what, why);
+  mcp__free(why);
+}
+
+/* A write replaces what was planted at the file's name with a private
+ * regular file, under a 5 s alarm. */
+static void write_replaces(const char *dir, const char *server,
+                           const char *path) {
+  signal(SIGALRM, on_alarm);
+  alarm(5);
+  write_ok(dir, server, HASH_A, TOOLS, NOW);
+  alarm(0);
+  struct stat sb;
+  ck_assert_int_eq(lstat(path, &sb), 0);
+  ck_assert(S_ISREG(sb.st_mode));
+  ck_assert_int_eq(sb.st_mode & 0777, 0600);
+  ck_assert_int_eq(sb.st_uid, geteuid());
+  char *tools = NULL;
+  ck_assert_int_eq(read_c(dir, server, HASH_A, NOW, &tools, NULL, NULL),
+                   MCP_OK);
+  ck_assert(json_equal_text(tools, TOOLS));
+  mcp__free(tools);
+}
+
+/* Planted at the cache file's name: a 0666 file, a FIFO, a symlink to a
+ * file elsewhere.  Reads refuse each (a FIFO does not hang); writes
+ * replace each and never write through the link. */
+START_TEST(test_planted_cache_files) {
+  char *dir = cache_dir(), *path = NULL;
+  ck_assert_int_eq(mkdir(dir, 0700), 0);
+  ck_assert_int_eq(mcp__cache_path(dir, "s", &path), MCP_OK);
+
+  /* A 0666 file with valid content: anyone could have written it. */
+  write_ok(dir, "s", HASH_A, TOOLS, NOW);
+  ck_assert_int_eq(chmod(path, 0666), 0);
+  read_refused(dir, "s", path, "writable by others");
+  write_replaces(dir, "s", path);
+  ck_assert_int_eq(chmod(path, 0620), 0);
+  read_refused(dir, "s", path, "writable by its group");
+  write_replaces(dir, "s", path);
+
+  /* A FIFO nobody writes to. */
+  ck_assert_int_eq(unlink(path), 0);
+  ck_assert_int_eq(mkfifo(path, 0600), 0);
+  read_refused(dir, "s", path, "not a regular file");
+  write_replaces(dir, "s", path);
+
+  /* A symlink to a valid cache file elsewhere. */
+  char other[700];
+  snprintf(other, sizeof(other), "%s/elsewhere", tmpdir);
+  ck_assert_int_eq(mkdir(other, 0700), 0);
+  write_ok(other, "s", HASH_A, TOOLS, NOW);
+  char *target = NULL;
+  ck_assert_int_eq(mcp__cache_path(other, "s", &target), MCP_OK);
+  struct stat before, after;
+  ck_assert_int_eq(stat(target, &before), 0);
+  ck_assert_int_eq(unlink(path), 0);
+  ck_assert_int_eq(symlink(target, path), 0);
+  read_refused(dir, "s", path, "symbolic link");
+  write_ok(dir, "s", HASH_A, "[]", NOW + 1);
+  ck_assert_int_eq(stat(target, &after), 0);
+  ck_assert_int_eq(after.st_size, before.st_size); /* not written through */
+  struct stat sb;
+  ck_assert_int_eq(lstat(path, &sb), 0);
+  ck_assert(S_ISREG(sb.st_mode));
+
+  /* A file owned by someone else (only root can make one). */
+  if (geteuid() == 0) {
+    ck_assert_int_eq(chown(path, 65534, 65534), 0);
+    read_refused(dir, "s", path, "owned by uid 65534");
+    write_replaces(dir, "s", path);
+  }
+  ck_assert_int_eq(count_entries(dir, ".tools-"), 0);
+  mcp__free(target);
+  mcp__free(path);
+  mcp__free(dir);
+}
+END_TEST
+
+/* A cache directory that is group-writable, other-writable, a symlink or
+ * owned by another uid: reads miss with the directory named, writes fail
+ * with MCP_EIO naming it, and nothing is written there. */
+START_TEST(test_unsafe_cache_dirs) {
+  char *dir = cache_dir(), *path = NULL;
+  ck_assert_int_eq(mcp__cache_path(dir, "s", &path), MCP_OK);
+  write_ok(dir, "s", HASH_A, TOOLS, NOW);
+  mcp_error err = MCP_ERROR_INIT;
+
+  static const struct {
+    mode_t mode;
+    const char *what;
+  } modes[] = {{0770, "writable by its group"},
+               {0707, "writable by others"},
+               {01777, "writable by others"}};
+  for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+    ck_assert_int_eq(chmod(dir, modes[i].mode), 0);
+    read_refused(dir, "s", dir, modes[i].what);
+    ck_assert_int_eq(mcp__cache_write(dir, "t", HASH_A, TOOLS, NOW, &err),
+                     MCP_EIO);
+    ck_assert_msg(strstr(err.message, dir) && strstr(err.message,
+                  modes[i].what), "write error should name the directory: "
+                  "%s", err.message);
+    mcp_error_clear(&err);
+    ck_assert_int_eq(count_entries(dir, "tools-t"), 0);
+    ck_assert_int_eq(count_entries(dir, ".tools-"), 0);
+  }
+  ck_assert_int_eq(chmod(dir, 0700), 0);
+
+  /* The directory is a symlink to a private directory elsewhere. */
+  char real[700], link[700];
+  snprintf(real, sizeof(real), "%s/real", tmpdir);
+  snprintf(link, sizeof(link), "%s/link", tmpdir);
+  ck_assert_int_eq(mkdir(real, 0700), 0);
+  write_ok(real, "s", HASH_A, TOOLS, NOW);
+  ck_assert_int_eq(symlink(real, link), 0);
+  read_refused(link, "s", link, "symbolic link");
+  ck_assert_int_eq(mcp__cache_write(link, "t", HASH_A, TOOLS, NOW, &err),
+                   MCP_EIO);
+  ck_assert_ptr_nonnull(strstr(err.message, "symbolic link"));
+  mcp_error_clear(&err);
+  ck_assert_int_eq(count_entries(real, "tools-t"), 0);
+
+  /* Owned by another uid (only root can make one). */
+  if (geteuid() == 0) {
+    ck_assert_int_eq(chown(dir, 65534, 65534), 0);
+    read_refused(dir, "s", dir, "owned by uid 65534");
+    ck_assert_int_eq(mcp__cache_write(dir, "t", HASH_A, TOOLS, NOW, &err),
+                     MCP_EIO);
+    ck_assert_ptr_nonnull(strstr(err.message, "owned by uid 65534"));
+    mcp_error_clear(&err);
+    ck_assert_int_eq(count_entries(dir, "tools-t"), 0);
+  }
+  mcp__free(path);
+  mcp__free(dir);
+}
+END_TEST
+
 static Suite *cache_suite(void) {
   Suite *s = suite_create("cache");
   TCase *tc = tcase_create("core");
@@ -529,6 +692,8 @@ static Suite *cache_suite(void) {
   tcase_add_test(tc, test_failed_write_keeps_old);
   tcase_add_test(tc, test_unreadable);
   tcase_add_test(tc, test_alloc_failures);
+  tcase_add_test(tc, test_planted_cache_files);
+  tcase_add_test(tc, test_unsafe_cache_dirs);
   suite_add_tcase(s, tc);
   return s;
 }

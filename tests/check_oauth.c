@@ -28,6 +28,8 @@
 #include <json-c/json.h>
 #include <netdb.h>
 #include <poll.h>
+#include <signal.h>
+#include <fcntl.h>
 #include <spawn.h>
 #include <time.h>
 #include <sys/wait.h>
@@ -43,6 +45,7 @@
 #include "mcp_client.h"
 #include "mcp_config.h"
 #include "mcp_oauth.h"
+#include "mcp_sha256.h"
 #include "mcpconn.h"
 
 #define START_MS 60000
@@ -1076,6 +1079,240 @@ START_TEST(test_cli_loopback) {
 }
 END_TEST
 
+/* ---- the file token store against planted files (issue 14, item 10) ---- */
+
+static void store_on_alarm(int sig) {
+  (void)sig;
+  ck_abort_msg("hung: the token store blocked on a planted file (alarm fired)");
+}
+
+#define STORE_URL "http://127.0.0.1:1/mcp"
+
+/* dir/<sha256(canonical STORE_URL-like |url|)>.json */
+static void token_path(char *out, size_t n, const char *dir, const char *url) {
+  char *key = mcp__oauth_canonical_resource(url);
+  ck_assert_ptr_nonnull(key);
+  unsigned char md[MCP_SHA256_LEN];
+  mcp__sha256(key, strlen(key), md);
+  int k = snprintf(out, n, "%s/", dir);
+  for (int i = 0; i < 32; i++) k += snprintf(out + k, n - (size_t)k, "%02x", md[i]);
+  snprintf(out + k, n - (size_t)k, ".json");
+  mcp__free(key);
+}
+
+/* mcp__oauth_new() with the file store in |dir|; returns its status and
+ * puts the message in |msg|. */
+static mcp_status engine_new(const char *dir, char *msg, size_t n) {
+  mcp_oauth_options *oa = mcp_oauth_options_new();
+  ck_assert_int_eq(mcp_oauth_options_set_file_store(oa, dir), MCP_OK);
+  mcp_oauth *a = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  signal(SIGALRM, store_on_alarm);
+  alarm(5);
+  mcp_status st = mcp__oauth_new(oa, STORE_URL, NULL, &a, &err);
+  alarm(0);
+  snprintf(msg, n, "%s", err.message ? err.message : "");
+  mcp_error_clear(&err);
+  mcp__oauth_free(a);
+  mcp_oauth_options_free(oa);
+  return st;
+}
+
+/* Load and the engine refuse; both messages name |path| and say |what|. */
+static void store_refused(const char *dir, const char *key, const char *path,
+                          const char *what) {
+  char *data = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  signal(SIGALRM, store_on_alarm);
+  alarm(5);
+  mcp_status st = mcp__oauth_file_load(dir, key, &data, &err);
+  alarm(0);
+  ck_assert_msg(st == MCP_EIO, "load of a planted store: %s (%s)", mcp_strerror(st),
+                err.message ? err.message : "-");
+  ck_assert_ptr_null(data);
+  ck_assert_msg(strstr(err.message, path) && strstr(err.message, what),
+                "the error should name %s and say '%s': %s", path, what, err.message);
+  ck_assert_ptr_null(strstr(err.message, "SECRET"));
+  mcp_error_clear(&err);
+  char msg[2048];
+  ck_assert_int_eq(engine_new(dir, msg, sizeof(msg)), MCP_EIO);
+  ck_assert_msg(strstr(msg, path) && strstr(msg, what), "mcp__oauth_new: %s", msg);
+}
+
+/* Saving replaces what sits at |path| with a private regular file that
+ * loads back. */
+static void store_replaces(const char *dir, const char *key, const char *path) {
+  mcp_error err = MCP_ERROR_INIT;
+  signal(SIGALRM, store_on_alarm);
+  alarm(5);
+  mcp_status st = mcp__oauth_file_save(dir, key, "{\"access_token\":\"SECRET-2\"}", &err);
+  alarm(0);
+  ck_assert_msg(st == MCP_OK, "save: %s", err.message ? err.message : "-");
+  struct stat sb;
+  ck_assert_int_eq(lstat(path, &sb), 0);
+  ck_assert(S_ISREG(sb.st_mode));
+  ck_assert_int_eq(sb.st_mode & 0777, 0600);
+  ck_assert_int_eq(sb.st_uid, geteuid());
+  char *data = NULL;
+  ck_assert_int_eq(mcp__oauth_file_load(dir, key, &data, &err), MCP_OK);
+  ck_assert_str_eq(data, "{\"access_token\":\"SECRET-2\"}");
+  mcp__free(data);
+  /* No temporary file is left behind. */
+  DIR *d = opendir(dir);
+  ck_assert_ptr_nonnull(d);
+  struct dirent *e;
+  while ((e = readdir(d)))
+    ck_assert_msg(e->d_name[0] != '.' || !strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."),
+                  "left behind: %s", e->d_name);
+  closedir(d);
+}
+
+START_TEST(test_token_store_planted_files) {
+  char base[256], dir[512], path[1024], other[512];
+  interop_mkdtemp(base, sizeof(base), "oauth-planted");
+  snprintf(dir, sizeof(dir), "%s/store", base);
+  char *key = mcp__oauth_canonical_resource(STORE_URL);
+  token_path(path, sizeof(path), dir, STORE_URL);
+
+  /* Nothing yet: not an error; the first save makes a 0700 directory. */
+  char *data = NULL;
+  ck_assert_int_eq(mcp__oauth_file_load(dir, key, &data, NULL), MCP_ENOTFOUND);
+  char msg[2048];
+  ck_assert_int_eq(engine_new(dir, msg, sizeof(msg)), MCP_OK);
+  store_replaces(dir, key, path);
+  struct stat sb;
+  ck_assert_int_eq(stat(dir, &sb), 0);
+  ck_assert_int_eq(sb.st_mode & 0777, 0700);
+  ck_assert_int_eq(engine_new(dir, msg, sizeof(msg)), MCP_OK);
+
+  /* A planted 0666 (or group-writable) token file. */
+  ck_assert_int_eq(chmod(path, 0666), 0);
+  store_refused(dir, key, path, "writable by others");
+  store_replaces(dir, key, path);
+  ck_assert_int_eq(chmod(path, 0660), 0);
+  store_refused(dir, key, path, "writable by its group");
+  store_replaces(dir, key, path);
+
+  /* A planted FIFO: neither load nor save may hang. */
+  ck_assert_int_eq(unlink(path), 0);
+  ck_assert_int_eq(mkfifo(path, 0600), 0);
+  store_refused(dir, key, path, "not a regular file");
+  store_replaces(dir, key, path);
+
+  /* A symlink to a file elsewhere: refused, replaced, never written through. */
+  snprintf(other, sizeof(other), "%s/elsewhere", base);
+  FILE *f = fopen(other, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs("{\"access_token\":\"SECRET-planted\"}", f);
+  fclose(f);
+  chmod(other, 0600);
+  ck_assert_int_eq(unlink(path), 0);
+  ck_assert_int_eq(symlink(other, path), 0);
+  store_refused(dir, key, path, "symbolic link");
+  store_replaces(dir, key, path);
+  ck_assert_int_eq(stat(other, &sb), 0);
+  ck_assert_int_eq(sb.st_size, (off_t)strlen("{\"access_token\":\"SECRET-planted\"}"));
+
+  /* A token file owned by another uid (only root can make one). */
+  if (geteuid() == 0) {
+    ck_assert_int_eq(chown(path, 65534, 65534), 0);
+    store_refused(dir, key, path, "owned by uid 65534");
+    store_replaces(dir, key, path);
+  }
+  mcp__free(key);
+  interop_rm_rf(base);
+}
+END_TEST
+
+START_TEST(test_token_store_unsafe_dirs) {
+  char base[256], dir[512], path[1024], link[512];
+  interop_mkdtemp(base, sizeof(base), "oauth-dirs");
+  snprintf(dir, sizeof(dir), "%s/store", base);
+  char *key = mcp__oauth_canonical_resource(STORE_URL);
+  token_path(path, sizeof(path), dir, STORE_URL);
+  store_replaces(dir, key, path);
+  mcp_error err = MCP_ERROR_INIT;
+
+  static const struct {
+    mode_t mode;
+    const char *what;
+  } modes[] = {{0770, "writable by its group"}, {0703, "writable by others"}};
+  for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+    ck_assert_int_eq(chmod(dir, modes[i].mode), 0);
+    store_refused(dir, key, dir, modes[i].what);
+    ck_assert_int_eq(mcp__oauth_file_save(dir, key, "{}", &err), MCP_EIO);
+    ck_assert_msg(strstr(err.message, dir) && strstr(err.message, modes[i].what), "save: %s",
+                  err.message);
+    mcp_error_clear(&err);
+  }
+  ck_assert_int_eq(chmod(dir, 0700), 0);
+
+  /* The store directory is a symlink to a private directory. */
+  snprintf(link, sizeof(link), "%s/link", base);
+  ck_assert_int_eq(symlink(dir, link), 0);
+  store_refused(link, key, link, "symbolic link");
+  ck_assert_int_eq(mcp__oauth_file_save(link, key, "{}", &err), MCP_EIO);
+  ck_assert_ptr_nonnull(strstr(err.message, "symbolic link"));
+  mcp_error_clear(&err);
+
+  /* Owned by another uid (root here: chown to nobody). */
+  if (geteuid() == 0) {
+    ck_assert_int_eq(chown(dir, 65534, 65534), 0);
+    store_refused(dir, key, dir, "owned by uid 65534");
+    ck_assert_int_eq(mcp__oauth_file_save(dir, key, "{}", &err), MCP_EIO);
+    ck_assert_ptr_nonnull(strstr(err.message, "owned by uid 65534"));
+    mcp_error_clear(&err);
+  }
+  /* The file was never touched by the refused saves. */
+  char *data = NULL;
+  ck_assert_int_eq(chown(dir, geteuid(), getegid()), 0);
+  ck_assert_int_eq(mcp__oauth_file_load(dir, key, &data, NULL), MCP_OK);
+  ck_assert_str_eq(data, "{\"access_token\":\"SECRET-2\"}");
+  mcp__free(data);
+  mcp__free(key);
+  interop_rm_rf(base);
+}
+END_TEST
+
+/* The old store wrote through "<file>.<pid>.tmp" with O_CREAT|O_TRUNC and
+ * no O_EXCL: a 0666 file planted there became the token file (readable by
+ * all), a FIFO planted there hung the save.  A full flow with both. */
+START_TEST(test_file_store_planted_tmp) {
+  for (int round = 0; round < 2; round++) {
+    fixture f;
+    start(&f);
+    char base[256], path[1024], tmp[1100];
+    interop_mkdtemp(base, sizeof(base), "oauth-tmp");
+    snprintf(f.store_dir, sizeof(f.store_dir), "%s/store", base);
+    ck_assert_int_eq(mkdir(f.store_dir, 0700), 0);
+    f.use_file_store = true;
+    token_path(path, sizeof(path), f.store_dir, f.url);
+    snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path, (long)getpid());
+    if (round == 0) {
+      int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
+      ck_assert_int_ge(fd, 0);
+      fchmod(fd, 0666);
+      close(fd);
+    } else {
+      ck_assert_int_eq(mkfifo(tmp, 0666), 0);
+    }
+    signal(SIGALRM, store_on_alarm);
+    alarm(60);
+    mcp_client *c = connect_ok(&f);
+    list_ok(c);
+    mcp_client_free(c);
+    alarm(0);
+    struct stat sb;
+    ck_assert_int_eq(lstat(path, &sb), 0);
+    ck_assert(S_ISREG(sb.st_mode));
+    ck_assert_msg((sb.st_mode & 0777) == 0600, "token file mode %03o", (unsigned)(sb.st_mode & 0777));
+    assert_no_leak(&f);
+    interop_rm_rf(base);
+    finish(&f);
+  }
+}
+END_TEST
+
 Suite *oauth_suite(void);
 Suite *oauth_suite(void) {
   Suite *s = suite_create("oauth");
@@ -1090,6 +1327,8 @@ Suite *oauth_suite(void) {
   tcase_add_test(u, test_token_response);
   tcase_add_test(u, test_options_validation);
   tcase_add_test(u, test_config_oauth);
+  tcase_add_test(u, test_token_store_planted_files);
+  tcase_add_test(u, test_token_store_unsafe_dirs);
   suite_add_tcase(s, u);
   TCase *fl = tcase_create("flows");
   tcase_set_timeout(fl, 180);
@@ -1102,6 +1341,7 @@ Suite *oauth_suite(void) {
   tcase_add_test(fl, test_cli_loopback);
   tcase_add_test(fl, test_close_cancels_stuck_flow);
   tcase_add_test(fl, test_manager_config_server);
+  tcase_add_test(fl, test_file_store_planted_tmp);
   suite_add_tcase(s, fl);
   return s;
 }

@@ -820,6 +820,10 @@ MCP_EXTERN void mcp_oauth_options_set_store(mcp_oauth_options *o,
  * The default file store: one file per server (mode 0600, written
  * atomically) in |dir| (created 0700), or with |dir| NULL in
  * $XDG_DATA_HOME/mcpconn/oauth (default ~/.local/share/mcpconn/oauth).
+ * An existing directory or token file that is not private (a symbolic
+ * link, another owner, group- or other-writable; a file that is not a
+ * regular file) is refused: connecting fails with MCP_EIO and a message
+ * naming the path.
  */
 MCP_EXTERN mcp_status mcp_oauth_options_set_file_store(mcp_oauth_options *o,
                                                        const char *dir);
