@@ -280,6 +280,111 @@ static int64_t now_ms(void) {
  * progress) with ours. */
 static pthread_mutex_t g_stderr_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* ---- server text on a terminal ------------------------------------------ */
+
+/*
+ * Whatever a server chooses (tool names and descriptions, error messages
+ * and the stderr they quote, log lines, results) reaches a person's
+ * terminal only through safe_write(), so a server cannot clear the screen,
+ * set the window title, move the cursor or reorder what is shown:
+ * C0 and C1 controls (ESC, BEL, CSI ...), DEL, the bidirectional embeddings,
+ * overrides and isolates (U+202A-202E, U+2066-2069), and the other
+ * invisible format characters (zero-width spaces and joiners, marks, the
+ * BOM, tag characters, ...) never go out raw, nor do bytes that are not
+ * UTF-8 (some terminals read a lone 0x9b as CSI).
+ */
+enum safe_mode {
+  SAFE_CELL,  /* a table cell: every one shown as '?' */
+  SAFE_LINE,  /* one line: tab, CR and LF as a space, the rest as '?' */
+  SAFE_BLOCK, /* several lines: tab and LF kept, the rest as '?' */
+  SAFE_JSON   /* JSON text: each as \uXXXX (valid JSON, same value); bytes
+               * that are not UTF-8 as \ufffd; LF, tab kept (layout) */
+};
+
+/* Decodes the strict UTF-8 sequence at |s| (|n| bytes left) into *cp;
+ * returns its length, or 0 when it is not one (overlong, surrogate,
+ * beyond U+10FFFF, cut short). */
+static size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *cp) {
+  unsigned char c = s[0];
+  size_t len;
+  uint32_t v, min;
+  if (c < 0x80) {
+    *cp = c;
+    return 1;
+  } else if ((c & 0xe0) == 0xc0) {
+    len = 2, v = c & 0x1f, min = 0x80;
+  } else if ((c & 0xf0) == 0xe0) {
+    len = 3, v = c & 0x0f, min = 0x800;
+  } else if ((c & 0xf8) == 0xf0) {
+    len = 4, v = c & 0x07, min = 0x10000;
+  } else {
+    return 0;
+  }
+  if (n < len) return 0;
+  for (size_t i = 1; i < len; i++) {
+    if ((s[i] & 0xc0) != 0x80) return 0;
+    v = (v << 6) | (s[i] & 0x3f);
+  }
+  if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff)) return 0;
+  *cp = v;
+  return len;
+}
+
+/* True for code points a terminal must not get raw: controls, and the
+ * format characters (Unicode category Cf) that are invisible or reorder
+ * text, plus the line and paragraph separators. */
+static bool cp_unsafe(uint32_t c) {
+  return c < 0x20 || (c >= 0x7f && c <= 0x9f) || c == 0xad || c == 0x61c ||
+         c == 0x180e || (c >= 0x200b && c <= 0x200f) ||
+         (c >= 0x2028 && c <= 0x202e) || (c >= 0x2060 && c <= 0x206f) ||
+         c == 0xfeff || (c >= 0xfff9 && c <= 0xfffb) ||
+         (c >= 0xe0000 && c <= 0xe007f);
+}
+
+/* Writes the |len| bytes at |s| to |f| made safe as |mode| says. */
+static void safe_write(FILE *f, const char *s, size_t len, enum safe_mode mode) {
+  const unsigned char *p = (const unsigned char *)s;
+  size_t i = 0;
+  while (i < len) {
+    uint32_t cp = 0;
+    size_t k = utf8_decode(p + i, len - i, &cp);
+    if (k && !cp_unsafe(cp)) {
+      fwrite(p + i, 1, k, f);
+      i += k;
+      continue;
+    }
+    bool space = cp == '\t' || cp == '\n' || cp == '\r';
+    if (k && (mode == SAFE_BLOCK || mode == SAFE_JSON) && (cp == '\n' || cp == '\t'))
+      fputc((int)cp, f);
+    else if (mode == SAFE_JSON && !k)
+      fputs("\\ufffd", f);
+    else if (mode == SAFE_JSON && cp > 0xffff)
+      fprintf(f, "\\u%04x\\u%04x", 0xd800 + ((cp - 0x10000) >> 10),
+              0xdc00 + ((cp - 0x10000) & 0x3ff));
+    else if (mode == SAFE_JSON)
+      fprintf(f, "\\u%04x", cp);
+    else
+      fputc(k && space && mode == SAFE_LINE ? ' ' : '?', f);
+    i += k ? k : 1;
+  }
+}
+
+/* The characters safe_write() shows for |s| (one per code point or per
+ * replaced byte), for lining up table columns. */
+static size_t safe_width(const char *s) {
+  size_t n = 0, len = strlen(s);
+  for (size_t i = 0; i < len; n++) {
+    uint32_t cp;
+    size_t k = utf8_decode((const unsigned char *)s + i, len - i, &cp);
+    i += k ? k : 1;
+  }
+  return n;
+}
+
+static void safe_puts(FILE *f, const char *s, enum safe_mode mode) {
+  safe_write(f, s, strlen(s), mode);
+}
+
 /* Prints "mcpconn: <reason>" on stderr; the reason is kept to one line. */
 static void complain(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -289,10 +394,10 @@ static void complain(const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(line, sizeof(line), fmt, ap);
   va_end(ap);
-  for (char *p = line; *p; p++)
-    if (*p == '\n' || *p == '\r') *p = ' ';
   pthread_mutex_lock(&g_stderr_lock);
-  fprintf(stderr, PROG ": %s\n", line);
+  fputs(PROG ": ", stderr);
+  safe_puts(stderr, line, SAFE_LINE);
+  fputc('\n', stderr);
   pthread_mutex_unlock(&g_stderr_lock);
 }
 
@@ -374,40 +479,46 @@ static const char *jstring(json_object *obj, const char *key) {
 }
 
 /* Prints |json| pretty on stdout (as is, if it does not parse). */
+static void print_json_object(json_object *obj) {
+  /* json-c escapes C0 controls; safe_write escapes the rest (DEL, C1,
+   * bidi and format characters, bytes that are not UTF-8), so the output
+   * stays JSON with the same value and is safe on a terminal. */
+  safe_puts(stdout,
+            json_object_to_json_string_ext(
+                obj, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+                         JSON_C_TO_STRING_NOSLASHESCAPE),
+            SAFE_JSON);
+  putchar('\n');
+  fflush(stdout);
+}
+
+/* Prints |json| pretty on stdout (made safe as it is, if it does not
+ * parse). */
 static void print_json(const char *json) {
   char why[64];
   json_object *obj = parse_json(json, strlen(json), false, why, sizeof(why));
   if (obj) {
-    puts(json_object_to_json_string_ext(
-        obj, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-            JSON_C_TO_STRING_NOSLASHESCAPE));
+    print_json_object(obj);
     json_object_put(obj);
   } else {
-    puts(json);
+    safe_puts(stdout, json, SAFE_BLOCK);
+    putchar('\n');
+    fflush(stdout);
   }
-  fflush(stdout);
 }
 
-static void print_json_object(json_object *obj) {
-  puts(json_object_to_json_string_ext(
-      obj, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-          JSON_C_TO_STRING_NOSLASHESCAPE));
-  fflush(stdout);
-}
-
-/* Prints at most |len| bytes of server-supplied text with control
- * characters (terminal escapes among them) shown as '?'. */
+/* Prints at most |len| bytes of server-supplied text (up to a NUL) with
+ * controls and invisible characters shown as '?' (see safe_write). */
 static void print_clean(const char *s, size_t len) {
-  for (size_t i = 0; i < len && s[i]; i++) {
-    unsigned char ch = (unsigned char)s[i];
-    putchar(ch < 0x20 || ch == 0x7f ? '?' : ch);
-  }
+  size_t n = 0;
+  while (n < len && s[n]) n++;
+  safe_write(stdout, s, n, SAFE_CELL);
 }
 
 /* Prints |s| clean and pads it with spaces to |width| bytes. */
 static void print_cell(const char *s, size_t width) {
   print_clean(s, SIZE_MAX);
-  for (size_t n = strlen(s); n < width; n++) putchar(' ');
+  for (size_t n = safe_width(s); n < width; n++) putchar(' ');
 }
 
 /* ---- the command line ------------------------------------------------- */
@@ -785,10 +896,11 @@ static mcp_status cli_authorize(void *user, const char *url, const char *redirec
   if (wait_ms > LOOPBACK_WAIT_MAX_MS) wait_ms = LOOPBACK_WAIT_MAX_MS;
   pthread_mutex_lock(&g_loopback.lock);
   pthread_mutex_lock(&g_stderr_lock);
-  fprintf(stderr,
-          PROG ": %s%s%s needs authorization: open this URL in a browser:\n\n  %s\n\n" PROG
-               ": waiting %lld s for the browser to come back to %s (--timeout MS for longer)\n",
-          server ? "server '" : "a server", server ? server : "", server ? "'" : "", url,
+  /* The URL comes from the authorization server's metadata. */
+  fprintf(stderr, PROG ": %s%s%s needs authorization: open this URL in a browser:\n\n  ",
+          server ? "server '" : "a server", server ? server : "", server ? "'" : "");
+  safe_puts(stderr, url, SAFE_CELL);
+  fprintf(stderr, "\n\n" PROG ": waiting %lld s for the browser to come back to %s (--timeout MS for longer)\n",
           (long long)(wait_ms / 1000), redirect_uri);
   fflush(stderr);
   pthread_mutex_unlock(&g_stderr_lock);
@@ -1251,8 +1363,9 @@ static void on_log(void *user, mcp_log_level level, const char *msg) {
   (void)user;
   if (g_cli.verbose) {
     pthread_mutex_lock(&g_stderr_lock);
-    fprintf(stderr, PROG ": [%s] %s\n",
-            names[level >= 0 && level <= 3 ? level : 0], msg);
+    fprintf(stderr, PROG ": [%s] ", names[level >= 0 && level <= 3 ? level : 0]);
+    safe_puts(stderr, msg, SAFE_LINE);
+    fputc('\n', stderr);
     pthread_mutex_unlock(&g_stderr_lock);
   }
   bool explicit;
@@ -1812,8 +1925,7 @@ static void on_progress(void *user, double progress, double total,
       fprintf(stderr, "\r%g/%g", progress, total);
     if (message) {
       fputc(' ', stderr);
-      for (const char *p = message; *p && p - message < 200; p++)
-        fputc((unsigned char)*p < 0x20 ? '?' : *p, stderr);
+      safe_write(stderr, message, strnlen(message, 200), SAFE_CELL);
     }
     fputs("\033[K", stderr);
     fflush(stderr);
@@ -1873,9 +1985,9 @@ static int cmd_tools(bool as_json, bool wait) {
     size_t w_name = strlen("NAME"), rows = 0;
     for (size_t i = 0; i < n; i++) {
       if (!selected(mcp_tool_list_server(l, i))) continue;
-      size_t a = strlen(mcp_tool_list_server(l, i));
-      size_t b = strlen(mcp_tool_list_tool(l, i));
-      size_t c = strlen(mcp_tool_list_name(l, i));
+      size_t a = safe_width(mcp_tool_list_server(l, i));
+      size_t b = safe_width(mcp_tool_list_tool(l, i));
+      size_t c = safe_width(mcp_tool_list_name(l, i));
       if (a > w_server) w_server = a;
       if (b > w_tool) w_tool = b;
       if (c > w_name) w_name = c;
@@ -1953,9 +2065,9 @@ static int cmd_servers(bool as_json, bool check, bool wait) {
     for (size_t i = 0; i < st.n; i++) {
       const struct srv *s = &st.v[i];
       if (!s->selected) continue;
-      if (strlen(s->name) > w_name) w_name = strlen(s->name);
-      if (s->type && strlen(s->type) > w_type) w_type = strlen(s->type);
-      if (strlen(s->state) > w_state) w_state = strlen(s->state);
+      if (safe_width(s->name) > w_name) w_name = safe_width(s->name);
+      if (s->type && safe_width(s->type) > w_type) w_type = safe_width(s->type);
+      if (safe_width(s->state) > w_state) w_state = safe_width(s->state);
     }
     printf("%-*s  %-*s  %-*s  %5s  %s\n", (int)w_name, "NAME", (int)w_type,
            "TYPE", (int)w_state, "STATE", "TOOLS", "LAST ERROR");
@@ -2049,8 +2161,10 @@ static int cmd_ping(void) {
 
   int rc = EXIT_OK;
   for (size_t i = 0; i < n; i++)
-    if (jobs[i].status == MCP_OK)
-      printf("%s: ok (%.2f ms)\n", jobs[i].name, jobs[i].ms);
+    if (jobs[i].status == MCP_OK) {
+      safe_puts(stdout, jobs[i].name, SAFE_CELL);
+      printf(": ok (%.2f ms)\n", jobs[i].ms);
+    }
   fflush(stdout);
   for (size_t i = 0; i < n; i++) {
     if (jobs[i].status == MCP_OK) continue;

@@ -2155,6 +2155,121 @@ START_TEST(test_cli_sigint_cancels) {
 }
 END_TEST
 
+/* ---- hostile server texts on a terminal (issue 14, item 8) --------------- */
+
+/* Fails when |bytes| (what mcpconn wrote to |what|) holds anything a
+ * terminal acts on or hides: a byte that is not UTF-8, a C0 control other
+ * than tab, CR and LF, DEL, a C1 control, a bidi embedding, override or
+ * isolate, or another invisible format character. */
+static void assert_terminal_safe(const char *what, const char *bytes) {
+  const unsigned char *p = (const unsigned char *)bytes;
+  size_t len = strlen(bytes);
+  for (size_t i = 0; i < len;) {
+    unsigned char c = p[i];
+    size_t k = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3
+             : (c & 0xf8) == 0xf0 ? 4 : 0;
+    ck_assert_msg(k && i + k <= len, "%s: byte 0x%02x at %zu is not UTF-8: %s", what, c, i,
+                  bytes);
+    uint32_t cp = k == 1 ? c : (uint32_t)(c & (0x7f >> k));
+    for (size_t j = 1; j < k; j++) {
+      ck_assert_msg((p[i + j] & 0xc0) == 0x80, "%s: bad UTF-8 at %zu: %s", what, i, bytes);
+      cp = (cp << 6) | (p[i + j] & 0x3f);
+    }
+    bool bad = (cp < 0x20 && cp != '\t' && cp != '\n' && cp != '\r') ||
+               (cp >= 0x7f && cp <= 0x9f) || (cp >= 0x200b && cp <= 0x200f) ||
+               (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) ||
+               cp == 0xfeff;
+    ck_assert_msg(!bad, "%s: raw U+%04X at byte %zu: %s", what, (unsigned)cp, i, bytes);
+    i += k;
+  }
+}
+
+/* The fault server's EVIL_TEXT, as JSON decodes it. */
+#define EVIL_TEXT                                                           \
+  "\x1b[2J\x1b]0;pwned\x07 rtl:\xe2\x80\xae lri:\xe2\x81\xa6 zw:\xe2\x80\x8b " \
+  "csi:\xc2\x9b" "31m del:\x7f end"
+/* ... and as mcpconn shows it in text. */
+#define EVIL_SHOWN "?[2J?]0;pwned? rtl:? lri:? zw:? csi:?31m del:? end"
+
+static void run_evil(struct run *r, bool tty, const char *const *cmd) {
+  char server[1200];
+  snprintf(server, sizeof(server), "%s --evil-text", test_env_path("MCP_FAULT_SERVER"));
+  const char *args[16] = {"--stdio", server, "--name", "evil"};
+  size_t n = 4;
+  for (size_t i = 0; cmd[i] && n < 15; i++) args[n++] = cmd[i];
+  args[n] = NULL;
+  if (tty)
+    run_cli_tty(r, args);
+  else
+    run_cli(r, args);
+  assert_terminal_safe("stdout", r->out);
+  assert_terminal_safe("stderr", r->err);
+}
+
+/*
+ * A server whose tool names, descriptions, error messages, results and
+ * stderr carry ESC[2J, ESC]0;title BEL, U+202E and friends: nothing of it
+ * reaches stdout or stderr raw, in the tables, the messages, -v log lines
+ * or JSON (which stays JSON with the same values), on a pipe or a terminal.
+ */
+START_TEST(test_cli_evil_text) {
+  struct run r;
+  for (int tty = 0; tty < 2; tty++) {
+    run_evil(&r, tty, (const char *const[]){"tools", "--wait", NULL});
+    ASSERT_EXIT(&r, 0);
+    ck_assert_msg(strstr(r.out, "evil?exe") && strstr(r.out, EVIL_SHOWN), "%s", r.out);
+    run_free(&r);
+
+    run_evil(&r, tty, (const char *const[]){"tools", "--json", NULL});
+    ASSERT_EXIT(&r, 0);
+    json_object *arr = parse_out(&r);
+    bool seen = false;
+    for (size_t i = 0; i < json_object_array_length(arr); i++) {
+      json_object *t = json_object_array_get_idx(arr, i);
+      if (strcmp(jstr(t, "tool"), "evil\xe2\x80\xae" "exe") != 0) continue;
+      ck_assert_str_eq(jstr(t, "description"), EVIL_TEXT);
+      seen = true;
+    }
+    ck_assert_msg(seen, "the tool evil<U+202E>exe is not listed: %s", r.out);
+    json_object_put(arr);
+    run_free(&r);
+
+    /* A JSON-RPC error message, an isError text, a normal result. */
+    run_evil(&r, tty, (const char *const[]){"call", "evil_error", NULL});
+    ASSERT_EXIT(&r, 3);
+    ck_assert_msg(strstr(r.err, EVIL_SHOWN), "%s", r.err);
+    run_free(&r);
+    run_evil(&r, tty, (const char *const[]){"call", "evil_result", NULL});
+    ASSERT_EXIT(&r, 1);
+    ck_assert_msg(strstr(r.err, EVIL_SHOWN), "%s", r.err);
+    json_object *res = parse_out(&r);
+    ck_assert_str_eq(jstr(res, "content.0.text"), EVIL_TEXT);
+    json_object_put(res);
+    run_free(&r);
+    run_evil(&r, tty, (const char *const[]){"call", "evil_ok", NULL});
+    ASSERT_EXIT(&r, 0);
+    res = parse_out(&r);
+    ck_assert_str_eq(jstr(res, "content.0.text"), EVIL_TEXT);
+    json_object_put(res);
+    run_free(&r);
+
+    /* The server's stderr, quoted in the crash message (with a raw 0x9b). */
+    run_evil(&r, tty, (const char *const[]){"call", "crash", NULL});
+    ASSERT_EXIT(&r, 3);
+    ck_assert_msg(strstr(r.err, "stderr:") && strstr(r.err, EVIL_SHOWN " raw:?2J"), "%s", r.err);
+    run_free(&r);
+
+    /* Log lines (-v), ping and the servers table. */
+    run_evil(&r, tty, (const char *const[]){"-v", "ping", NULL});
+    ASSERT_EXIT(&r, 0);
+    run_free(&r);
+    run_evil(&r, tty, (const char *const[]){"servers", NULL});
+    ASSERT_EXIT(&r, 0);
+    run_free(&r);
+  }
+}
+END_TEST
+
 static Suite *cli_suite(void) {
   Suite *s = suite_create("cli");
   TCase *demo = tcase_create("demo-server");
@@ -2199,6 +2314,7 @@ static Suite *cli_suite(void) {
   tcase_add_test(cli, test_cli_verbose);
   tcase_add_test(cli, test_cli_http_usage);
   tcase_add_test(cli, test_cli_header_sent);
+  tcase_add_test(cli, test_cli_evil_text);
   suite_add_tcase(s, cli);
 
   /* Against the TypeScript SDK's servers (tests/interop). */

@@ -26,6 +26,16 @@
  *
  *   --crash-every N      every Nth tools/call crashes like --crash-on-call
  *   --exit-after-list    exits with status 0 right after answering tools/list
+ *   --evil-text          server texts carry terminal escapes: ESC[2J (clear
+ *                        screen), ESC]0;pwned BEL (window title), U+202E
+ *                        (right-to-left override), U+2066, U+200B, U+009B
+ *                        (C1 CSI) and DEL, in the instructions, the tool
+ *                        `evil\u202eexe` (name and description), the tool
+ *                        `esc\x1b[2Jname`, stderr at start and before a
+ *                        crash (also a raw 0x9b byte there), and the tools
+ *                        evil_error (a JSON-RPC error with that message),
+ *                        evil_result (isError with that text) and evil_ok
+ *                        (that text as a normal result)
  *
  * Chaos, for the soak (tests/soak):
  *   --chaos SEED         each tools/call, with probability P/1000, gets one
@@ -78,6 +88,7 @@ static struct {
   int page_size; /* 0: everything on one page */
   long long crash_every; /* 0: off; else the Nth, 2Nth... tools/call crashes */
   bool exit_after_list;  /* exit(0) right after answering tools/list */
+  bool evil_text;        /* terminal escapes in server texts */
   uint64_t chaos;        /* splitmix64 state; 0: no chaos */
   int chaos_permille;
   const char *fault_log;
@@ -93,6 +104,7 @@ static void usage(void) {
           "[--crash-on-call] [--stderr-flood BYTES] [--stop-reading] "
           "[--ignore-sigterm] [--slow-init MS] [--version V] "
           "[--exit-after-init] [--batch] [--page-size N] [--crash-every N] [--exit-after-list]\n"
+          "       [--evil-text]\n"
           "       [--chaos SEED] [--chaos-permille P] [--fault-log FILE]\n");
   exit(2);
 }
@@ -125,6 +137,7 @@ static void parse_args(int argc, char **argv) {
     else if (!strcmp(a, "--page-size")) opt.page_size = (int)num_arg(argc, argv, &i);
     else if (!strcmp(a, "--crash-every")) opt.crash_every = num_arg(argc, argv, &i);
     else if (!strcmp(a, "--exit-after-list")) opt.exit_after_list = true;
+    else if (!strcmp(a, "--evil-text")) opt.evil_text = true;
     else if (!strcmp(a, "--chaos")) {
       /* splitmix64 of the seed: never 0, different for nearby seeds */
       uint64_t z = (uint64_t)num_arg(argc, argv, &i) + 0x9e3779b97f4a7c15ull;
@@ -239,6 +252,11 @@ static json_object *text_content(const char *text) {
   json_object_object_add(r, "content", content);
   return r;
 }
+
+/* --evil-text: what a hostile server puts in its texts (valid UTF-8). */
+#define EVIL_TEXT                                                           \
+  "\x1b[2J\x1b]0;pwned\x07 rtl:\xe2\x80\xae lri:\xe2\x81\xa6 zw:\xe2\x80\x8b " \
+  "csi:\xc2\x9b" "31m del:\x7f end"
 
 static void sleep_ms(long ms) {
   struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
@@ -416,6 +434,8 @@ static void do_initialize(json_object *id, json_object *params) {
   json_object_object_add(info, "name", json_object_new_string("mcp-fault-server"));
   json_object_object_add(info, "version", json_object_new_string("1.0"));
   json_object_object_add(r, "serverInfo", info);
+  if (opt.evil_text)
+    json_object_object_add(r, "instructions", json_object_new_string(EVIL_TEXT));
   send_result(id, r);
 }
 
@@ -466,6 +486,17 @@ static void do_tools_list(json_object *id, json_object *params) {
     json_object_object_add(t, "inputSchema", json_tokener_parse("{\"type\":\"object\"}"));
     json_object_array_add(tools, t);
   }
+  if (opt.evil_text && stop == NTOOLS) {
+    static const char *const names[] = {"evil\xe2\x80\xae" "exe", "esc\x1b[2Jname",
+                                        "evil_error", "evil_result", "evil_ok"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+      json_object *t = json_object_new_object();
+      json_object_object_add(t, "name", json_object_new_string(names[i]));
+      json_object_object_add(t, "description", json_object_new_string(EVIL_TEXT));
+      json_object_object_add(t, "inputSchema", json_tokener_parse("{\"type\":\"object\"}"));
+      json_object_array_add(tools, t);
+    }
+  }
   json_object *r = json_object_new_object();
   json_object_object_add(r, "tools", tools);
   if (stop < NTOOLS) {
@@ -479,6 +510,10 @@ static void do_tools_list(json_object *id, json_object *params) {
 static void crash(void) __attribute__((noreturn));
 static void crash(void) {
   static const char msg[] = "about to crash\n";
+  if (opt.evil_text) {
+    static const char evil[] = EVIL_TEXT " raw:\x9b" "2J\n";
+    write_all(2, evil, sizeof(evil) - 1);
+  }
   write_all(2, msg, sizeof(msg) - 1);
   _exit(3);
 }
@@ -645,6 +680,12 @@ static void do_tools_call(json_object *id, json_object *params) {
       send_result(id, text_content(text));
     else
       send_error(id, -32602, "echo needs a string argument 'text'");
+  } else if (opt.evil_text && !strcmp(name, "evil_error")) {
+    send_error(id, -32000, EVIL_TEXT);
+  } else if (opt.evil_text && (!strcmp(name, "evil_result") || !strcmp(name, "evil_ok"))) {
+    json_object *r = text_content(EVIL_TEXT);
+    if (!strcmp(name, "evil_result")) json_object_object_add(r, "isError", json_object_new_boolean(1));
+    send_result(id, r);
   } else if (!strcmp(name, "hang")) {
     /* Never answers. */
   } else if (!strcmp(name, "ask")) {
@@ -742,6 +783,10 @@ int main(int argc, char **argv) {
   if (opt.chaos) opt.chaos += 0x2545f4914f6cdd1dull * chaos_life(opt.fault_log, opt.chaos);
   if (opt.ignore_sigterm) signal(SIGTERM, SIG_IGN);
   if (opt.stderr_flood) stderr_flood(opt.stderr_flood);
+  if (opt.evil_text) {
+    static const char evil[] = "mcp-fault-server: " EVIL_TEXT " raw:\x9b" "2J\n";
+    write_all(2, evil, sizeof(evil) - 1);
+  }
   for (;;) {
     json_object *m = backlog_pop();
     if (!m) m = read_message(-1);
