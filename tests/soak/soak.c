@@ -50,6 +50,29 @@
  * sets them; scratch files go under MCP_TEST_TMPDIR (or /tmp).
  *   make check TESTS=tests/soak/soak MCP_SOAK_SECONDS=600
  * Not in the valgrind set (too slow to mean anything there).
+ *
+ * Hostile mode (--hostile, or MCP_SOAK_HOSTILE=1; tests/soak/soak-hostile
+ * is the same program with it on, run by make check for 20 s): the servers
+ * are the demo server and tests/mcp-hostile-server (MCP_HOSTILE_SERVER) in
+ * each of its modes, one server per mode, all stdio with a 1 MiB message
+ * limit: cursor (repeated, huge and endless nextCursor on every re-list,
+ * which the `relist` tool triggers), flood (2 000 pings and 2 000
+ * notifications before each answer), oversize (1.5 MiB answers),
+ * bad-utf8, non-object (results that are not objects), malformed
+ * (readable id: result and error, NUL, deep nesting, id N.0, neither),
+ * stop-reading (after 10 answers: 400 000 pings, and it never reads
+ * stdin again) and escape (ESC, BEL, U+202E in texts).  The driver
+ * kills, stalls and reconnects them.  The checks are the ones above, and:
+ *  - an answer must be right: the escape server's text comes back exactly
+ *    (escapes included); a bad-utf8 answer is valid UTF-8 (replaced) if
+ *    it is a success; a non-object result is never a success;
+ *  - a server that answers at once (oversize, bad-utf8, non-object,
+ *    malformed) must get a prompt error, not MCP_ETIMEDOUT at the full
+ *    deadline (the library dropped the answer and waited);
+ *  - no call returns more than 1.5 s after its deadline (a caller blocked
+ *    on a full pipe, say);
+ *  - peak RSS (VmHWM in /proc/self/status) stays under 256 MiB;
+ *  - demo, flood, cursor and escape each answer at least one call.
  */
 #include "config.h"
 
@@ -75,7 +98,11 @@
 #include "mcpconn.h"
 
 #define NTHREADS 8
-#define NSERVERS 6
+#define NSERVERS 6     /* the normal soak */
+#define MAX_SERVERS 10 /* hostile mode: demo and the eight hostile modes */
+#define LATE_SLACK_MS 1500
+#define RSS_CEILING_KB (256 * 1024)
+#define HOSTILE_MAX_MESSAGE (1024 * 1024)
 #define CALL_TIMEOUT_MS 3000
 #define LOST_AFTER_MS 60000 /* a call still running this long after the end is lost */
 
@@ -283,15 +310,24 @@ typedef struct srv_def {
   const char *argv[12]; /* stdio */
   http_peer peer;       /* http */
   char tool[64];        /* "name/echo" */
+  /* Hostile mode: */
+  const char *hostile;  /* mcp-hostile-server --mode, or NULL */
+  const char *suffix;   /* the server appends this to an echo */
+  bool utf8_prefix;     /* a success is valid UTF-8 starting with the text */
+  bool prompt;          /* answers at once: a full-deadline timeout is a bug */
+  bool must_succeed;    /* must answer at least one call */
 } srv_def;
 
 static struct {
   mcp_manager *m;
-  srv_def s[NSERVERS];
+  srv_def s[MAX_SERVERS];
+  int n; /* servers in use */
+  bool hostile;
+  atomic_long prompt_timeouts, late;
   uint64_t seed;
   atomic_bool stop;
   atomic_long issued, succeeded, failed, unclear, wrong, bad_requests;
-  atomic_long per_server_ok[NSERVERS];
+  atomic_long per_server_ok[MAX_SERVERS];
   atomic_long per_status[32]; /* by -status */
   atomic_long log_lines;
   atomic_llong max_latency_ms;
@@ -313,16 +349,55 @@ static void on_log(void *user, mcp_log_level level, const char *msg) {
 
 /* ---- host threads ------------------------------------------------------------ */
 
-/* True when |result| is a tool result whose first text is |want|. */
-static bool echo_matches(const char *result, const char *want) {
+/* True when |s| is well-formed UTF-8 (no overlong forms, no surrogates). */
+static bool utf8_valid(const char *s) {
+  const unsigned char *p = (const unsigned char *)s;
+  while (*p) {
+    unsigned char c = *p;
+    size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3
+               : (c & 0xf8) == 0xf0 ? 4 : 0;
+    if (!len) return false;
+    uint32_t v = len == 1 ? c : (uint32_t)(c & (0x7f >> len));
+    for (size_t i = 1; i < len; i++) {
+      if ((p[i] & 0xc0) != 0x80) return false;
+      v = (v << 6) | (p[i] & 0x3f);
+    }
+    static const uint32_t min[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (v < min[len] || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff)) return false;
+    p += len;
+  }
+  return true;
+}
+
+/* True when |result| is a tool result whose first text is |want| (with
+ * |prefix|: starts with it). */
+static bool text_matches(const char *result, const char *want, bool prefix) {
   json_object *r = json_tokener_parse(result), *content, *text;
-  bool ok = r && json_object_object_get_ex(r, "content", &content) &&
+  bool ok = r && json_object_is_type(r, json_type_object) &&
+            json_object_object_get_ex(r, "content", &content) &&
             json_object_is_type(content, json_type_array) &&
             json_object_array_length(content) > 0 &&
             json_object_object_get_ex(json_object_array_get_idx(content, 0), "text", &text) &&
-            strcmp(json_object_get_string(text), want) == 0;
+            (prefix ? strncmp(json_object_get_string(text), want, strlen(want)) == 0
+                    : strcmp(json_object_get_string(text), want) == 0);
   json_object_put(r);
   return ok;
+}
+
+static bool echo_matches(const char *result, const char *want) {
+  return text_matches(result, want, false);
+}
+
+/* Hostile mode: is |result| the right answer of server |s| to |text|? */
+static bool hostile_matches(const srv_def *s, const char *result, const char *text) {
+  if (!utf8_valid(result)) return false; /* the library promises UTF-8 */
+  if (s->utf8_prefix) return text_matches(result, text, true);
+  if (s->suffix) {
+    char want[256];
+    snprintf(want, sizeof(want), "%s%s", text, s->suffix);
+    return echo_matches(result, want);
+  }
+  return echo_matches(result, text);
 }
 
 static void *host_thread(void *arg) {
@@ -331,13 +406,20 @@ static void *host_thread(void *arg) {
   mcp_call_options *o = mcp_call_options_new();
   if (!o) die("out of memory");
   for (long n = 0; !atomic_load(&g.stop); n++) {
-    int si = (int)(rnd(&rs) % NSERVERS);
+    int si = (int)(rnd(&rs) % (uint64_t)g.n);
     char text[96], args[160], tool[80];
     snprintf(text, sizeof(text), "t%d-%ld-%016" PRIx64, t, n, rnd(&rs));
     snprintf(args, sizeof(args), "{\"text\":\"%s\"}", text);
     snprintf(tool, sizeof(tool), "%s", g.s[si].tool);
     uint64_t what = rnd(&rs) % 64;
-    if (si == 1 || si == 2) {
+    if (g.hostile) {
+      /* The cursor server re-lists (list_changed) on `relist`. */
+      if (g.s[si].hostile && !strcmp(g.s[si].hostile, "cursor") && what < 8) {
+        snprintf(tool, sizeof(tool), "%s/relist", g.s[si].name);
+        snprintf(text, sizeof(text), "relist");
+        snprintf(args, sizeof(args), "{}");
+      }
+    } else if (si == 1 || si == 2) {
       /* Fault servers: sometimes notifications before the answer, or
        * `grow` (list_changed: the manager re-lists while calls run). */
       if (what == 0) {
@@ -362,7 +444,8 @@ static void *host_thread(void *arg) {
     /* One call in 8 with a deadline of 1-100 ms (timeouts racing replies),
      * one in 8 with a cancel token the canceller may fire at any moment. */
     uint64_t kind = rnd(&rs) % 8;
-    mcp_call_options_set_timeout_ms(o, kind == 0 ? rnd_between(&rs, 1, 100) : CALL_TIMEOUT_MS);
+    int64_t timeout = kind == 0 ? rnd_between(&rs, 1, 100) : CALL_TIMEOUT_MS;
+    mcp_call_options_set_timeout_ms(o, timeout);
     if (kind == 0) atomic_fetch_add(&g.short_timeouts, 1);
     mcp_cancel *tok = kind == 1 ? mcp_cancel_new() : NULL;
     if (kind == 1 && !tok) die("out of memory");
@@ -381,14 +464,29 @@ static void *host_thread(void *arg) {
     long long prev = atomic_load(&g.max_latency_ms);
     while (dt > prev && !atomic_compare_exchange_weak(&g.max_latency_ms, &prev, dt)) {
     }
+    if (g.hostile && dt > timeout + LATE_SLACK_MS) {
+      if (atomic_fetch_add(&g.late, 1) < 5)
+        fprintf(stderr, "soak: LATE: a call to %s with a %" PRId64 " ms deadline returned after "
+                "%" PRId64 " ms (%s)\n", g.s[si].name, timeout, dt, mcp_strerror(st));
+    }
+    if (g.hostile && st == MCP_ETIMEDOUT && g.s[si].prompt && kind >= 2) {
+      if (atomic_fetch_add(&g.prompt_timeouts, 1) < 5)
+        fprintf(stderr, "soak: TIMED OUT instead of a prompt error: %s answered at once, the "
+                "call waited %" PRId64 " ms: %s\n", g.s[si].name, dt,
+                err.message ? err.message : "(no message)");
+    }
+    bool right = result && (g.hostile && strcmp(text, "relist") != 0
+                                ? hostile_matches(&g.s[si], result, text)
+                                : echo_matches(result, text));
     if (st == MCP_OK) {
-      if (result && echo_matches(result, text)) {
+      if (right) {
         atomic_fetch_add(&g.succeeded, 1);
         atomic_fetch_add(&g.per_server_ok[si], 1);
       } else {
         atomic_fetch_add(&g.wrong, 1);
-        fprintf(stderr, "soak: WRONG RESULT from %s for \"%s\": %s\n", tool, text,
-                result ? result : "(null)");
+        if (atomic_load(&g.wrong) <= 5)
+          fprintf(stderr, "soak: WRONG RESULT from %s for \"%s\": %.300s\n", tool, text,
+                  result ? result : "(null)");
       }
     } else if (err.status == st && err.message && err.message[0]) {
       atomic_fetch_add(&g.failed, 1);
@@ -400,7 +498,7 @@ static void *host_thread(void *arg) {
       if (g.verbose)
         fprintf(stderr, "[call] %s: %s: %s\n", g.s[si].name, mcp_strerror(st), err.message);
     } else {
-      atomic_fetch_add(&g.unclear, 1);
+      if (atomic_fetch_add(&g.unclear, 1) < 5)
       fprintf(stderr, "soak: UNCLEAR ERROR from %s: returned %d (%s), err.status %d, message %s\n",
               g.s[si].name, (int)st, mcp_strerror(st), (int)err.status,
               err.message ? err.message : "(null)");
@@ -462,7 +560,34 @@ static void chaos(int64_t end) {
   static const int pick[] = {F_KILL_STDIO, F_KILL_STDIO, F_STALL_STDIO, F_STALL_STDIO,
                              F_KILL_HTTP,  F_DROP_HTTP,  F_DROP_HTTP,   F_EXPIRE_HTTP,
                              F_EXPIRE_HTTP, F_RECONNECT};
+  /* Hostile mode: every server is stdio. */
+  static const int pick_stdio[] = {F_KILL_STDIO, F_STALL_STDIO, F_RECONNECT, F_KILL_STDIO};
   while (now_ms() < end) {
+    if (g.hostile) {
+      sleep_ms(rnd_between(&rs, 300, 1200));
+      reconnect_failed();
+      int f = pick_stdio[rnd(&rs) % 4];
+      srv_def *s = &g.s[rnd(&rs) % (uint64_t)g.n];
+      if (g.verbose) fprintf(stderr, "[chaos] %s %s\n", fault_names[f], s->name);
+      pid_t pid = 0;
+      if (f != F_RECONNECT) children(s->argv, &pid);
+      if (f == F_RECONNECT) {
+        if (mcp_manager_reconnect(g.m, s->name, NULL) == MCP_OK) g.faults[f]++;
+      } else if (!pid) {
+        g.faults[F_NONE_TARGET]++;
+      } else if (f == F_KILL_STDIO) {
+        kill(pid, SIGKILL);
+        g.faults[f]++;
+      } else {
+        kill(pid, SIGSTOP);
+        sleep_ms(rnd_between(&rs, 300, 1500));
+        char state;
+        pid_t ppid;
+        if (proc_stat(pid, &state, &ppid) && ppid == getpid()) kill(pid, SIGCONT);
+        g.faults[f]++;
+      }
+      continue;
+    }
     sleep_ms(rnd_between(&rs, 150, 600)); /* the schedule, not a wait for an event */
     reconnect_failed();
     int f = pick[rnd(&rs) % (sizeof(pick) / sizeof(pick[0]))];
@@ -512,6 +637,18 @@ static void chaos(int64_t end) {
 
 /* ---- main --------------------------------------------------------------------- */
 
+/* VmHWM of /proc/self/status (KiB), or -1. */
+static long peak_rss_kb(void) {
+  FILE *f = fopen("/proc/self/status", "r");
+  if (!f) return -1;
+  char line[256];
+  long kb = -1;
+  while (fgets(line, sizeof(line), f))
+    if (sscanf(line, "VmHWM: %ld kB", &kb) == 1) break;
+  fclose(f);
+  return kb;
+}
+
 static void on_alarm(int sig) {
   (void)sig;
   static const char msg[] = "soak: VERDICT: FAIL (hang: the run did not end in time)\n";
@@ -547,7 +684,13 @@ static void make_pki(const char *dir) {
 
 int main(int argc, char **argv) {
   long seconds = 60;
-  const char *e = getenv("MCP_SOAK_SECONDS");
+#ifdef SOAK_HOSTILE_DEFAULT
+  g.hostile = true;
+  seconds = 20;
+#endif
+  const char *e = getenv("MCP_SOAK_HOSTILE");
+  if (e && !strcmp(e, "1")) g.hostile = true;
+  e = getenv("MCP_SOAK_SECONDS");
   if (e && *e) seconds = atol(e);
   g.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 16);
   if ((e = getenv("MCP_SOAK_SEED")) && *e) g.seed = strtoull(e, NULL, 10);
@@ -555,13 +698,16 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "--seconds") && i + 1 < argc) seconds = atol(argv[++i]);
     else if (!strcmp(argv[i], "--seed") && i + 1 < argc) g.seed = strtoull(argv[++i], NULL, 10);
     else if (!strcmp(argv[i], "--verbose")) g.verbose = true;
-    else die("usage: soak [--seconds N] [--seed N] [--verbose]");
+    else if (!strcmp(argv[i], "--hostile")) g.hostile = true;
+    else die("usage: soak [--seconds N] [--seed N] [--verbose] [--hostile]");
   }
   if (seconds < 1) seconds = 1;
   g.seed %= 1000000000ull; /* short enough to type back */
-  printf("soak: seed %" PRIu64 ", %ld s, %d threads, %d servers "
-         "(rerun: MCP_SOAK_SEED=%" PRIu64 " MCP_SOAK_SECONDS=%ld)\n",
-         g.seed, seconds, NTHREADS, NSERVERS, g.seed, seconds);
+  g.n = g.hostile ? 9 : NSERVERS;
+  printf("soak: %sseed %" PRIu64 ", %ld s, %d threads, %d servers "
+         "(rerun: %sMCP_SOAK_SEED=%" PRIu64 " MCP_SOAK_SECONDS=%ld)\n",
+         g.hostile ? "hostile mode, " : "", g.seed, seconds, NTHREADS, g.n,
+         g.hostile ? "MCP_SOAK_HOSTILE=1 " : "", g.seed, seconds);
   fflush(stdout);
   signal(SIGPIPE, SIG_IGN);
   signal(SIGALRM, on_alarm);
@@ -569,13 +715,14 @@ int main(int argc, char **argv) {
 
   const char *demo = env_or_die("MCP_DEMO_SERVER");
   const char *fault = env_or_die("MCP_FAULT_SERVER");
-  const char *h2 = env_or_die("MCP_H2_TEST_SERVER");
+  const char *h2 = g.hostile ? NULL : env_or_die("MCP_H2_TEST_SERVER");
+  const char *hostile = g.hostile ? env_or_die("MCP_HOSTILE_SERVER") : NULL;
   const char *base = getenv("MCP_TEST_TMPDIR");
   char dir[512], flog[600], tmp[600];
   snprintf(dir, sizeof(dir), "%s/soak.XXXXXX", base && *base ? base : "/tmp");
   if (!mkdtemp(dir)) die("mkdtemp %s: %s", dir, strerror(errno));
   snprintf(flog, sizeof(flog), "%s/faults.log", dir);
-  make_pki(dir);
+  if (!g.hostile) make_pki(dir);
 
   static char seeds[NSERVERS][24];
   for (int i = 0; i < NSERVERS; i++)
@@ -584,7 +731,28 @@ int main(int argc, char **argv) {
   snprintf(cert, sizeof(cert), "%s/server.pem", dir);
   snprintf(key, sizeof(key), "%s/server.key", dir);
   snprintf(ca, sizeof(ca), "%s/ca.pem", dir);
-  g.s[0] = (srv_def){.name = "demo", .argv = {demo, NULL}};
+  g.s[0] = (srv_def){.name = "demo", .argv = {demo, NULL}, .must_succeed = true};
+  if (g.hostile) {
+    static const struct {
+      const char *mode, *suffix;
+      bool utf8_prefix, prompt, must_succeed;
+    } hm[] = {{"cursor", NULL, false, false, true},
+              {"flood", NULL, false, false, true},
+              {"oversize", NULL, false, true, false},
+              {"bad-utf8", NULL, true, true, false},
+              {"non-object", NULL, false, true, false},
+              {"malformed", NULL, false, true, false},
+              {"stop-reading", NULL, false, false, false},
+              {"escape", "\x1b[2J\x1b]0;pwned\x07 \xe2\x80\xae \xc2\x9b" "31m", false, false,
+               true}};
+    for (int i = 1; i < g.n; i++) {
+      srv_def *d = &g.s[i];
+      *d = (srv_def){.name = hm[i - 1].mode, .hostile = hm[i - 1].mode,
+                     .suffix = hm[i - 1].suffix, .utf8_prefix = hm[i - 1].utf8_prefix,
+                     .prompt = hm[i - 1].prompt, .must_succeed = hm[i - 1].must_succeed,
+                     .argv = {hostile, "--mode", hm[i - 1].mode, "--fault-log", flog, NULL}};
+    }
+  } else {
   g.s[1] = (srv_def){.name = "fault1",
                      .argv = {fault, "--chaos", seeds[1], "--chaos-permille", "10",
                               "--fault-log", flog, NULL}};
@@ -615,7 +783,9 @@ int main(int argc, char **argv) {
   g.s[3].name = "h2a";
   g.s[4].name = "h2b";
   g.s[5].name = "tls";
-  for (int i = 0; i < NSERVERS; i++) snprintf(g.s[i].tool, sizeof(g.s[i].tool), "%s/echo", g.s[i].name);
+  for (int i = 0; i < NSERVERS; i++) g.s[i].must_succeed = true;
+  }
+  for (int i = 0; i < g.n; i++) snprintf(g.s[i].tool, sizeof(g.s[i].tool), "%s/echo", g.s[i].name);
 
   /* The baseline: nothing of the manager's, nor of the peers, exists yet.
    * One thread made and joined first, so that a runtime that starts a
@@ -626,7 +796,8 @@ int main(int argc, char **argv) {
   int fds0 = count_dir("/proc/self/fd"), threads0 = count_dir("/proc/self/task");
   int kids0 = children(NULL, NULL);
 
-  for (int i = 3; i < NSERVERS; i++) peer_start(&g.s[i].peer);
+  for (int i = 0; i < g.n; i++)
+    if (g.s[i].http) peer_start(&g.s[i].peer);
 
   mcp_manager_options *mo = mcp_manager_options_new();
   if (!mo) die("out of memory");
@@ -635,11 +806,12 @@ int main(int argc, char **argv) {
   mcp_manager_options_set_timeout_ms(mo, 10000);
   mcp_manager_options_set_startup_gate_ms(mo, 10000);
   mcp_manager_options_set_log(mo, on_log, NULL);
-  for (int i = 0; i < NSERVERS; i++) {
+  for (int i = 0; i < g.n; i++) {
     mcp_client_options *co = mcp_client_options_new();
     if (!co) die("out of memory");
     if (!g.s[i].http) {
       if (mcp_client_options_set_stdio(co, g.s[i].argv) != MCP_OK) die("set_stdio");
+      if (g.hostile) mcp_client_options_set_max_message_bytes(co, HOSTILE_MAX_MESSAGE);
     } else {
       char url[128];
       snprintf(url, sizeof(url), "%s://%s:%d/mcp", i == 5 ? "https" : "http",
@@ -713,7 +885,8 @@ int main(int argc, char **argv) {
   int64_t t_free = now_ms();
   mcp_manager_free(g.m);
   int64_t free_ms = now_ms() - t_free;
-  for (int i = 3; i < NSERVERS; i++) peer_stop(&g.s[i].peer);
+  for (int i = 0; i < g.n; i++)
+    if (g.s[i].http) peer_stop(&g.s[i].peer);
 
   int fds1 = count_dir("/proc/self/fd"), threads1 = count_dir("/proc/self/task");
   int kids1 = children(NULL, NULL);
@@ -722,7 +895,7 @@ int main(int argc, char **argv) {
   for (int i = 1; i < 32; i++)
     if (atomic_load(&g.per_status[i])) printf(" %s %ld", mcp_strerror((mcp_status)-i), atomic_load(&g.per_status[i]));
   printf("\nsoak: successes by server:");
-  for (int i = 0; i < NSERVERS; i++) printf(" %s %ld", g.s[i].name, atomic_load(&g.per_server_ok[i]));
+  for (int i = 0; i < g.n; i++) printf(" %s %ld", g.s[i].name, atomic_load(&g.per_server_ok[i]));
   printf("\nsoak: calls with a 1-100 ms deadline %ld, cancel tokens fired %ld",
          atomic_load(&g.short_timeouts), atomic_load(&g.cancels_fired));
   printf("\nsoak: faults by the driver:");
@@ -738,10 +911,24 @@ int main(int argc, char **argv) {
                          "http-reset", "http-503", "http-expire"};
   long kc[sizeof(kinds) / sizeof(kinds[0])] = {0};
   char line[128];
+  /* Hostile mode: "hostile-<mode>-<variant>", counted by kind as seen. */
+  enum { NHK = 48 };
+  char hk[NHK][128];
+  long hc[NHK] = {0};
+  int nhk = 0;
   while (f && fgets(line, sizeof(line), f)) {
     line[strcspn(line, "\n")] = '\0';
     for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
       if (!strcmp(line, kinds[k])) kc[k]++;
+    if (strncmp(line, "hostile-", 8) != 0) continue;
+    int k = 0;
+    while (k < nhk && strcmp(hk[k], line + 8) != 0) k++;
+    if (k == nhk && nhk < NHK) snprintf(hk[nhk++], sizeof(hk[0]), "%s", line + 8);
+    if (k < nhk) hc[k]++;
+  }
+  for (int k = 0; k < nhk; k++) {
+    printf(" %s %ld,", hk[k], hc[k]);
+    total_faults += hc[k];
   }
   if (f) fclose(f);
   for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
@@ -752,22 +939,41 @@ int main(int argc, char **argv) {
          atomic_load(&g.log_lines), free_ms);
   printf("soak: fds %d -> %d, threads %d -> %d, child processes %d -> %d\n", fds0, fds1,
          threads0, threads1, kids0, kids1);
+  long hwm_kb = peak_rss_kb();
+  printf("soak: peak RSS %ld KiB", hwm_kb);
+  if (g.hostile)
+    printf(" (ceiling %d); calls past their deadline + %d ms %ld; prompt answers that timed "
+           "out %ld", RSS_CEILING_KB, LATE_SLACK_MS, atomic_load(&g.late),
+           atomic_load(&g.prompt_timeouts));
+  printf("\n");
 
-  const char *why = NULL;
-  char whybuf[160];
-  if (lost) why = "lost calls";
-  else if (unclear) why = "failures without a clear error";
-  else if (wrong) why = "successes with another call's result";
-  else if (atomic_load(&g.bad_requests)) why = "HTTP 400: the client sent a request the server could not take";
-  else if (fds1 != fds0) why = "file descriptors leaked";
-  else if (threads1 != threads0) why = "threads leaked";
-  else if (kids1 != kids0) why = "child processes leaked";
-  else if (!total_faults) why = "no fault was injected";
-  for (int i = 0; !why && i < NSERVERS; i++)
-    if (!atomic_load(&g.per_server_ok[i])) {
-      snprintf(whybuf, sizeof(whybuf), "server %s never answered", g.s[i].name);
-      why = whybuf;
-    }
+  /* Every check that failed, so one run shows them all. */
+  char whybuf[1024] = "";
+  const char *reasons[16];
+  int nr = 0;
+  if (lost) reasons[nr++] = "lost calls";
+  if (unclear) reasons[nr++] = "failures without a clear error";
+  if (wrong) reasons[nr++] = g.hostile ? "wrong answers taken as successes (another call's result, "
+                                         "invalid UTF-8, a result that is not an object)"
+                                       : "successes with another call's result";
+  if (atomic_load(&g.bad_requests))
+    reasons[nr++] = "HTTP 400: the client sent a request the server could not take";
+  if (fds1 != fds0) reasons[nr++] = "file descriptors leaked";
+  if (threads1 != threads0) reasons[nr++] = "threads leaked";
+  if (kids1 != kids0) reasons[nr++] = "child processes leaked";
+  if (!total_faults) reasons[nr++] = "no fault was injected";
+  if (g.hostile && hwm_kb > RSS_CEILING_KB) reasons[nr++] = "peak RSS above 256 MiB";
+  if (g.hostile && atomic_load(&g.late)) reasons[nr++] = "calls returned long after their deadline";
+  if (g.hostile && atomic_load(&g.prompt_timeouts))
+    reasons[nr++] = "answers the library dropped (the calls timed out instead of failing at once)";
+  for (int i = 0; i < nr; i++)
+    snprintf(whybuf + strlen(whybuf), sizeof(whybuf) - strlen(whybuf), "%s%s", i ? "; " : "",
+             reasons[i]);
+  for (int i = 0; i < g.n; i++)
+    if (g.s[i].must_succeed && !atomic_load(&g.per_server_ok[i]))
+      snprintf(whybuf + strlen(whybuf), sizeof(whybuf) - strlen(whybuf),
+               "%sserver %s never answered", whybuf[0] ? "; " : "", g.s[i].name);
+  const char *why = whybuf[0] ? whybuf : NULL;
   snprintf(tmp, sizeof(tmp), "rm -rf '%s'", dir);
   if (!why && system(tmp) != 0) fprintf(stderr, "soak: could not remove %s\n", dir);
   printf("soak: VERDICT: %s%s%s (seed %" PRIu64 ")\n", why ? "FAIL (" : "PASS", why ? why : "",
