@@ -50,6 +50,7 @@
 #include <json-c/json.h>
 
 #include "mcpconn-bench.h"
+#include "mcpconn-text.h"
 #include "mcpconn.h"
 
 #define BENCH_EXIT_OK 0
@@ -146,15 +147,19 @@ static void logf_(const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(line, sizeof(line), fmt, ap);
   va_end(ap);
-  fprintf(stderr, "mcpconn bench: %s\n", line);
+  /* The line may quote a server's error message. */
+  fputs("mcpconn bench: ", stderr);
+  safe_puts(stderr, line, SAFE_LINE);
+  fputc('\n', stderr);
 }
 
 static void on_lib_log(void *user, mcp_log_level level, const char *msg) {
   const bench_cfg *cfg = user;
   if (level < MCP_LOG_WARN && !cfg->verbose) return;
   static const char *const names[] = {"debug", "info", "warn", "error"};
-  fprintf(stderr, "mcpconn bench: [%s] %s\n",
-          level >= 0 && level <= 3 ? names[level] : "?", msg);
+  fprintf(stderr, "mcpconn bench: [%s] ", level >= 0 && level <= 3 ? names[level] : "?");
+  safe_puts(stderr, msg, SAFE_LINE);
+  fputc('\n', stderr);
 }
 
 /*

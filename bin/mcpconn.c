@@ -48,6 +48,7 @@
 #include <json-c/json.h>
 
 #include "mcpconn-bench.h"
+#include "mcpconn-text.h"
 #include "mcpconn.h"
 
 #define PROG "mcpconn"
@@ -279,111 +280,6 @@ static int64_t now_ms(void) {
 /* Serialises writes to stderr from the library's threads (log lines,
  * progress) with ours. */
 static pthread_mutex_t g_stderr_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* ---- server text on a terminal ------------------------------------------ */
-
-/*
- * Whatever a server chooses (tool names and descriptions, error messages
- * and the stderr they quote, log lines, results) reaches a person's
- * terminal only through safe_write(), so a server cannot clear the screen,
- * set the window title, move the cursor or reorder what is shown:
- * C0 and C1 controls (ESC, BEL, CSI ...), DEL, the bidirectional embeddings,
- * overrides and isolates (U+202A-202E, U+2066-2069), and the other
- * invisible format characters (zero-width spaces and joiners, marks, the
- * BOM, tag characters, ...) never go out raw, nor do bytes that are not
- * UTF-8 (some terminals read a lone 0x9b as CSI).
- */
-enum safe_mode {
-  SAFE_CELL,  /* a table cell: every one shown as '?' */
-  SAFE_LINE,  /* one line: tab, CR and LF as a space, the rest as '?' */
-  SAFE_BLOCK, /* several lines: tab and LF kept, the rest as '?' */
-  SAFE_JSON   /* JSON text: each as \uXXXX (valid JSON, same value); bytes
-               * that are not UTF-8 as \ufffd; LF, tab kept (layout) */
-};
-
-/* Decodes the strict UTF-8 sequence at |s| (|n| bytes left) into *cp;
- * returns its length, or 0 when it is not one (overlong, surrogate,
- * beyond U+10FFFF, cut short). */
-static size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *cp) {
-  unsigned char c = s[0];
-  size_t len;
-  uint32_t v, min;
-  if (c < 0x80) {
-    *cp = c;
-    return 1;
-  } else if ((c & 0xe0) == 0xc0) {
-    len = 2, v = c & 0x1f, min = 0x80;
-  } else if ((c & 0xf0) == 0xe0) {
-    len = 3, v = c & 0x0f, min = 0x800;
-  } else if ((c & 0xf8) == 0xf0) {
-    len = 4, v = c & 0x07, min = 0x10000;
-  } else {
-    return 0;
-  }
-  if (n < len) return 0;
-  for (size_t i = 1; i < len; i++) {
-    if ((s[i] & 0xc0) != 0x80) return 0;
-    v = (v << 6) | (s[i] & 0x3f);
-  }
-  if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff)) return 0;
-  *cp = v;
-  return len;
-}
-
-/* True for code points a terminal must not get raw: controls, and the
- * format characters (Unicode category Cf) that are invisible or reorder
- * text, plus the line and paragraph separators. */
-static bool cp_unsafe(uint32_t c) {
-  return c < 0x20 || (c >= 0x7f && c <= 0x9f) || c == 0xad || c == 0x61c ||
-         c == 0x180e || (c >= 0x200b && c <= 0x200f) ||
-         (c >= 0x2028 && c <= 0x202e) || (c >= 0x2060 && c <= 0x206f) ||
-         c == 0xfeff || (c >= 0xfff9 && c <= 0xfffb) ||
-         (c >= 0xe0000 && c <= 0xe007f);
-}
-
-/* Writes the |len| bytes at |s| to |f| made safe as |mode| says. */
-static void safe_write(FILE *f, const char *s, size_t len, enum safe_mode mode) {
-  const unsigned char *p = (const unsigned char *)s;
-  size_t i = 0;
-  while (i < len) {
-    uint32_t cp = 0;
-    size_t k = utf8_decode(p + i, len - i, &cp);
-    if (k && !cp_unsafe(cp)) {
-      fwrite(p + i, 1, k, f);
-      i += k;
-      continue;
-    }
-    bool space = cp == '\t' || cp == '\n' || cp == '\r';
-    if (k && (mode == SAFE_BLOCK || mode == SAFE_JSON) && (cp == '\n' || cp == '\t'))
-      fputc((int)cp, f);
-    else if (mode == SAFE_JSON && !k)
-      fputs("\\ufffd", f);
-    else if (mode == SAFE_JSON && cp > 0xffff)
-      fprintf(f, "\\u%04x\\u%04x", 0xd800 + ((cp - 0x10000) >> 10),
-              0xdc00 + ((cp - 0x10000) & 0x3ff));
-    else if (mode == SAFE_JSON)
-      fprintf(f, "\\u%04x", cp);
-    else
-      fputc(k && space && mode == SAFE_LINE ? ' ' : '?', f);
-    i += k ? k : 1;
-  }
-}
-
-/* The characters safe_write() shows for |s| (one per code point or per
- * replaced byte), for lining up table columns. */
-static size_t safe_width(const char *s) {
-  size_t n = 0, len = strlen(s);
-  for (size_t i = 0; i < len; n++) {
-    uint32_t cp;
-    size_t k = utf8_decode((const unsigned char *)s + i, len - i, &cp);
-    i += k ? k : 1;
-  }
-  return n;
-}
-
-static void safe_puts(FILE *f, const char *s, enum safe_mode mode) {
-  safe_write(f, s, strlen(s), mode);
-}
 
 /* Prints "mcpconn: <reason>" on stderr; the reason is kept to one line. */
 static void complain(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

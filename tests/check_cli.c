@@ -2267,6 +2267,17 @@ START_TEST(test_cli_evil_text) {
     ASSERT_EXIT(&r, 0);
     run_free(&r);
   }
+
+  /* `mcpconn bench` quotes the server's error message of each failed call. */
+  char server[1200];
+  snprintf(server, sizeof(server), "%s --evil-text", test_env_path("MCP_FAULT_SERVER"));
+  RUN(&r, "bench", "--stdio", server, "--tool", "evil_error", "--calls", "2", "--warmup", "0",
+      "--verbose");
+  ASSERT_EXIT(&r, 1);
+  ck_assert_msg(strstr(r.err, EVIL_SHOWN), "%s", r.err);
+  assert_terminal_safe("bench stdout", r.out);
+  assert_terminal_safe("bench stderr", r.err);
+  run_free(&r);
 }
 END_TEST
 
