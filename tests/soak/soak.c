@@ -72,6 +72,8 @@
  *  - no call returns more than 1.5 s after its deadline (a caller blocked
  *    on a full pipe, say);
  *  - peak RSS (VmHWM in /proc/self/status) stays under 256 MiB;
+ *  - no error message or manager log line is longer than 8 KiB (server
+ *    text quoted into them must be bounded);
  *  - demo, flood, cursor and escape each answer at least one call.
  */
 #include "config.h"
@@ -103,6 +105,7 @@
 #define LATE_SLACK_MS 1500
 #define RSS_CEILING_KB (256 * 1024)
 #define HOSTILE_MAX_MESSAGE (1024 * 1024)
+#define TEXT_BOUND 8192 /* longest error message or log line hostile mode accepts */
 #define CALL_TIMEOUT_MS 3000
 #define LOST_AFTER_MS 60000 /* a call still running this long after the end is lost */
 
@@ -323,7 +326,7 @@ static struct {
   srv_def s[MAX_SERVERS];
   int n; /* servers in use */
   bool hostile;
-  atomic_long prompt_timeouts, late;
+  atomic_long prompt_timeouts, late, long_texts;
   uint64_t seed;
   atomic_bool stop;
   atomic_long issued, succeeded, failed, unclear, wrong, bad_requests;
@@ -341,9 +344,19 @@ static struct {
   bool verbose;
 } g;
 
+/* Hostile mode: an error message or log line quoting a server's text
+ * (a 200 KiB cursor, say) without bound. */
+static void check_text_bound(const char *what, const char *text) {
+  size_t n = text ? strlen(text) : 0;
+  if (!g.hostile || n <= TEXT_BOUND) return;
+  if (atomic_fetch_add(&g.long_texts, 1) < 3)
+    fprintf(stderr, "soak: UNBOUNDED TEXT: a %s of %zu bytes: %.160s...\n", what, n, text);
+}
+
 static void on_log(void *user, mcp_log_level level, const char *msg) {
   (void)user;
   atomic_fetch_add(&g.log_lines, 1);
+  check_text_bound("log line", msg);
   if (g.verbose) fprintf(stderr, "[log %d] %s\n", (int)level, msg);
 }
 
@@ -490,6 +503,7 @@ static void *host_thread(void *arg) {
       }
     } else if (err.status == st && err.message && err.message[0]) {
       atomic_fetch_add(&g.failed, 1);
+      check_text_bound("call's error message", err.message);
       if (err.http_status == 400) { /* our servers say 400 only to a bad request */
         atomic_fetch_add(&g.bad_requests, 1);
         fprintf(stderr, "soak: HTTP 400 from %s: %s\n", g.s[si].name, err.message);
@@ -943,8 +957,9 @@ int main(int argc, char **argv) {
   printf("soak: peak RSS %ld KiB", hwm_kb);
   if (g.hostile)
     printf(" (ceiling %d); calls past their deadline + %d ms %ld; prompt answers that timed "
-           "out %ld", RSS_CEILING_KB, LATE_SLACK_MS, atomic_load(&g.late),
-           atomic_load(&g.prompt_timeouts));
+           "out %ld; messages over %d bytes %ld", RSS_CEILING_KB, LATE_SLACK_MS,
+           atomic_load(&g.late), atomic_load(&g.prompt_timeouts), TEXT_BOUND,
+           atomic_load(&g.long_texts));
   printf("\n");
 
   /* Every check that failed, so one run shows them all. */
@@ -964,6 +979,8 @@ int main(int argc, char **argv) {
   if (!total_faults) reasons[nr++] = "no fault was injected";
   if (g.hostile && hwm_kb > RSS_CEILING_KB) reasons[nr++] = "peak RSS above 256 MiB";
   if (g.hostile && atomic_load(&g.late)) reasons[nr++] = "calls returned long after their deadline";
+  if (g.hostile && atomic_load(&g.long_texts))
+    reasons[nr++] = "error messages or log lines that quote a server's text without bound";
   if (g.hostile && atomic_load(&g.prompt_timeouts))
     reasons[nr++] = "answers the library dropped (the calls timed out instead of failing at once)";
   for (int i = 0; i < nr; i++)
