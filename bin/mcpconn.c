@@ -379,11 +379,13 @@ static void print_json_object(json_object *obj) {
   /* json-c escapes C0 controls; safe_write escapes the rest (DEL, C1,
    * bidi and format characters, bytes that are not UTF-8), so the output
    * stays JSON with the same value and is safe on a terminal. */
-  safe_puts(stdout,
-            json_object_to_json_string_ext(
-                obj, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-                         JSON_C_TO_STRING_NOSLASHESCAPE),
-            SAFE_JSON);
+  const char *text = json_object_to_json_string_ext(
+      obj, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE);
+  if (!text) {
+    fputs(PROG ": out of memory\n", stderr);
+    exit(EXIT_CONNECTION);
+  }
+  safe_puts(stdout, text, SAFE_JSON);
   putchar('\n');
   fflush(stdout);
 }
