@@ -1366,7 +1366,9 @@ START_TEST(test_cli_discovery) {
   snprintf(sub, sizeof(sub), "%s/sub", g_work);
 
   struct run r;
-  RUN(&r, "tools");
+  /* A project file is used only with a decision (tests/check_trust.c and
+   * test_cli_trust have the details); these runs give --trust-project. */
+  RUN(&r, "--trust-project", "tools");
   ASSERT_EXIT(&r, 0);
   ck_assert_msg(strstr(r.out, "mcp__proj_echo"), "%s", r.out);
   ck_assert_msg(!strstr(r.out, "demo"), "%s", r.out);
@@ -1374,7 +1376,7 @@ START_TEST(test_cli_discovery) {
   run_free(&r);
 
   g_child_cwd = sub;
-  RUN(&r, "call", "proj/echo", "{\"text\":\"from sub\"}");
+  RUN(&r, "--trust-project", "call", "proj/echo", "{\"text\":\"from sub\"}");
   ASSERT_EXIT(&r, 0);
   ck_assert_msg(strstr(r.out, "from sub"), "%s", r.out);
   run_free(&r);
@@ -1399,17 +1401,17 @@ START_TEST(test_cli_discovery) {
   snprintf(text, sizeof(text), "{\"mcpServers\": {\"mine\": {\"command\": \"%s\"}}}",
            demo);
   free(write_file(text, "%s/.config/mcpconn/mcp.json", g_home));
-  RUN(&r, "servers");
+  RUN(&r, "--trust-project", "servers");
   ASSERT_EXIT(&r, 0);
   ck_assert_msg(strstr(r.out, "proj") && strstr(r.out, "mine"), "%s", r.out);
   run_free(&r);
-  RUN(&r, "--no-user-config", "servers", "--json");
+  RUN(&r, "--trust-project", "--no-user-config", "servers", "--json");
   ASSERT_EXIT(&r, 0);
   ck_assert_msg(strstr(r.out, "proj") && !strstr(r.out, "mine"), "%s", r.out);
   run_free(&r);
 
   /* Two servers now have "echo": a bare name is ambiguous. */
-  RUN(&r, "-q", "call", "echo", "{\"text\":\"x\"}");
+  RUN(&r, "--trust-project", "-q", "call", "echo", "{\"text\":\"x\"}");
   ASSERT_EXIT(&r, 2);
   assert_one_reason(&r);
   ck_assert_msg(strstr(r.err, "mine/echo") && strstr(r.err, "proj/echo"), "%s",
@@ -1419,13 +1421,13 @@ START_TEST(test_cli_discovery) {
   /* A broken discovered file is a warning, not an error. */
   free(write_file("{\"mcpServers\": {\"x\": {\"comand\": 1}}}", "%s/.mcp.json",
                   g_work));
-  RUN(&r, "ping");
+  RUN(&r, "--trust-project", "ping");
   ASSERT_EXIT(&r, 0);
   ck_assert_msg(strstr(r.out, "mine: ok"), "%s", r.out);
   ck_assert_msg(strstr(r.err, "warning") && strstr(r.err, ".mcp.json"), "%s",
                 r.err);
   run_free(&r);
-  RUN(&r, "-q", "ping");
+  RUN(&r, "--trust-project", "-q", "ping");
   ASSERT_EXIT(&r, 0);
   ck_assert_str_eq(r.err, "");
   run_free(&r);
@@ -1465,11 +1467,18 @@ START_TEST(test_cli_import) {
   ASSERT_EXIT(&r, 0);
   ck_assert_msg(strstr(r.out, "cur") && !strstr(r.out, "vsc"), "%s", r.out);
   run_free(&r);
+  /* .vscode/mcp.json is a project file: used only with a decision. */
   RUN(&r, "--import", "Cursor,vscode", "servers");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "cur") && !strstr(r.out, "vsc"), "%s", r.out);
+  ck_assert_msg(strstr(r.err, ".vscode/mcp.json: project servers not used"),
+                "%s", r.err);
+  run_free(&r);
+  RUN(&r, "--trust-project", "--import", "Cursor,vscode", "servers");
   ASSERT_EXIT(&r, 0);
   ck_assert_msg(strstr(r.out, "cur") && strstr(r.out, "vsc"), "%s", r.out);
   run_free(&r);
-  RUN(&r, "--import", "all", "call", "mcp__vsc_echo", "{\"text\":\"v\"}");
+  RUN(&r, "--trust-project", "--import", "all", "call", "mcp__vsc_echo", "{\"text\":\"v\"}");
   ASSERT_EXIT(&r, 0);
   run_free(&r);
   /* Project-level files (.vscode) go with --no-project-config, and user
@@ -1478,7 +1487,7 @@ START_TEST(test_cli_import) {
   ASSERT_EXIT(&r, 0);
   ck_assert_msg(strstr(r.out, "cur") && !strstr(r.out, "vsc"), "%s", r.out);
   run_free(&r);
-  RUN(&r, "--import", "all", "--no-user-config", "servers");
+  RUN(&r, "--trust-project", "--import", "all", "--no-user-config", "servers");
   ASSERT_EXIT(&r, 0);
   ck_assert_msg(!strstr(r.out, "cur") && strstr(r.out, "vsc"), "%s", r.out);
   run_free(&r);
