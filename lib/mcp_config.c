@@ -1926,6 +1926,7 @@ static int store_remember(const char *dir, const char *key, const char *hash,
     mcp__free(data);
   } else if (e != ENOENT) {
     if (e == EPERM) *why = "the trust store is not yours alone";
+    if (e == ELOOP) *why = "the trust store is a symbolic link";
     goto out;
   }
   e = ENOMEM;
