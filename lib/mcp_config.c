@@ -2164,9 +2164,10 @@ static int decide_trust(discovery *dc, const char *path,
     }
     if (e) {
       diag_add(&dc->diags, MCP_LOG_WARN, path, NULL, NULL,
-               "trusted for this run only: cannot remember the approval in "
-               "%s/" TRUST_STORE_NAME ": %s: %s",
-               dc->store_dir ? dc->store_dir : "", why,
+               "trusted for this run only: cannot remember the approval%s%s%s: "
+               "%s: %s", dc->store_dir ? " in " : "",
+               dc->store_dir ? dc->store_dir : "",
+               dc->store_dir ? "/" TRUST_STORE_NAME : "", why,
                errtext(e, eb, sizeof(eb)));
       mcp__free(dc->trust_error);
       dc->trust_error = mcp__asprintf("%s: %s", why, errtext(e, eb, sizeof(eb)));
@@ -2228,9 +2229,12 @@ static int load_project(discovery *dc, const char *path,
     return r == CHECK_BAD ? CHECK_OK : r;
   }
   bool use = false;
+  size_t first = dc->nclaims;
   r = decide_trust(dc, path, dialect, text, len, &use);
   if (r == CHECK_OK && use)
     r = load_and_merge(dc, path, dialect, true, false, text, len);
+  for (size_t i = first; r == CHECK_OK && i < dc->nclaims; i++)
+    if (dc->claims[i].def) dc->claims[i].def->project = true;
   mcp__free(text);
   return r;
 }

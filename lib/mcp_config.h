@@ -118,6 +118,7 @@ typedef struct mcp_server_def {
   mcp_server_type type;
   bool enabled;  /* false: hidden ("enabled": false) */
   bool foreign;  /* from another client's file: `!` values stay literal */
+  bool project;  /* from a project-level file the user trusted (discovery) */
   /* stdio: argv[0] is "command", then "args"; NULL-terminated.  NULL for
    * http and sse. */
   char **argv;
