@@ -27,6 +27,7 @@
 
 #include "check_util.h"
 #include "mcp_config.h"
+#include "mcp_int.h"
 #include "mcp_sha256.h"
 #include "mcpconn.h"
 
@@ -643,6 +644,42 @@ START_TEST(test_concurrent_remember) {
 }
 END_TEST
 
+/* Out of memory at every allocation of a decision that is stored: a clean
+ * MCP_ENOMEM or a complete result, never a crash, leak or half-written
+ * store. */
+START_TEST(test_alloc_failures) {
+  hostile_project();
+  put("proj/.cursor/mcp.json", "{\"mcpServers\": {\"c\": {\"command\": \"x\"}}}");
+  bool done = false;
+  for (long k = 0; k < 20000 && !done; k++) {
+    remove(tpath("xdg/mcpconn/trusted-projects.json"));
+    asked a = {.answer = MCP_TRUST_ALWAYS};
+    mcp_discovery_opts o;
+    memset(&o, 0, sizeof(o));
+    o.cwd = tpath("proj");
+    o.imports = MCP_IMPORT_CURSOR;
+    o.trust = ask;
+    o.trust_user = &a;
+    mcp_config_set *set = NULL;
+    mcp__alloc_fail_after(k);
+    mcp_status st = mcp__config_discover(&o, &set, NULL);
+    mcp__alloc_fail_after(-1);
+    ck_assert(st == MCP_OK || st == MCP_ENOMEM);
+    if (st == MCP_OK) {
+      /* Either everything went through, or an approval was not stored
+       * and the set says so; with both stored, the sweep is over. */
+      ck_assert(set->trust_error || set->ndefs == 3);
+      done = !set->trust_error && set->ndefs == 3;
+    } else {
+      ck_assert_ptr_null(set);
+    }
+    mcp__config_free(set);
+    free(a.servers);
+  }
+  ck_assert(done);
+}
+END_TEST
+
 static Suite *trust_suite(void) {
   Suite *s = suite_create("trust");
   TCase *tc = tcase_create("core");
@@ -658,6 +695,7 @@ static Suite *trust_suite(void) {
   tcase_add_test(tc, test_manager_default_no_project);
   tcase_add_test(tc, test_review);
   tcase_add_test(tc, test_concurrent_remember);
+  tcase_add_test(tc, test_alloc_failures);
   suite_add_tcase(s, tc);
   return s;
 }
