@@ -10,6 +10,11 @@
  * command; free the manager and exit with a code that says what kind of
  * failure happened (see usage()).
  *
+ * Project files (a checkout's .mcp.json) are used only with a decision:
+ * --trust-project, an approval in the trust store (`mcpconn trust`, or "a"
+ * at the prompt), or "y" at the prompt, which cli_trust() shows when stdin
+ * and stderr are a terminal.
+ *
  * What the manager does not tell through its API, the CLI learns from its
  * log: the diagnostics of config files (an invalid --config file or entry
  * is a usage error here) and the servers hidden by "enabled": false or

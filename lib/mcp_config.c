@@ -4,7 +4,9 @@
  *
  * Owns the process-wide secret cache (guarded by secret_lock) and nothing
  * else global.  Parsing and discovery start no threads and do no I/O other
- * than reading config files; only mcp__config_resolve_secrets() forks.
+ * than reading config files and the user's trust store of project files
+ * (which discovery also writes, when the host approves one for good); only
+ * mcp__config_resolve_secrets() forks.
  * Knows nothing of transports or the manager.
  */
 #include "config.h"

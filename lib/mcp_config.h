@@ -2,7 +2,8 @@
  * mcp_config.h: server definitions.  Parses mcpconn's own config files and
  * the files other MCP clients keep, expands ${VAR} and ${VAR:-default},
  * validates every entry (each error names the file, the server and the
- * field), finds the files in priority order (discovery) and hashes each
+ * field), finds the files in priority order (discovery), keeps project
+ * files out until the user trusts them (the trust store) and hashes each
  * definition for the deferred-tool cache.
  *
  * Parsing and expansion are pure: no threads, and no I/O except reading the
