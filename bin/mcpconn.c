@@ -10,6 +10,11 @@
  * command; free the manager and exit with a code that says what kind of
  * failure happened (see usage()).
  *
+ * Project files (a checkout's .mcp.json) are used only with a decision:
+ * --trust-project, an approval in the trust store (`mcpconn trust`, or "a"
+ * at the prompt), or "y" at the prompt, which cli_trust() shows when stdin
+ * and stderr are a terminal.
+ *
  * What the manager does not tell through its API, the CLI learns from its
  * log: the diagnostics of config files (an invalid --config file or entry
  * is a usage error here) and the servers hidden by "enabled": false or
@@ -106,6 +111,9 @@ static void usage(FILE *f) {
 "                 (mcpconn bench --help)\n"
 "  request METHOD [PARAMS_JSON]\n"
 "                 send any request to one server, print the result JSON\n"
+"  trust          trust the project files found from here (the nearest\n"
+"                 .mcp.json, and those --import finds in the project) as\n"
+"                 they are now: print what they run and remember them\n"
 "\n"
 "Servers given on the command line (each may be followed by --name):\n"
 "  --stdio 'CMD ARGS...'  a stdio server; the text is split into words by\n"
@@ -152,6 +160,7 @@ static void usage(FILE *f) {
 "                         an env or header value \"!cmd\" is cmd's output\n"
 "  --no-project-config    skip project files (.mcp.json, and those --import\n"
 "                         finds in the project)\n"
+"  --trust-project        use the project files for this run without asking\n"
 "  --no-user-config       skip the user's files (the user file, and those\n"
 "                         --import finds in the home directory)\n"
 "  --import LIST          also read other clients' files; LIST is a comma-\n"
@@ -161,9 +170,15 @@ static void usage(FILE *f) {
 "Discovery reads the nearest .mcp.json from the working directory upwards\n"
 "(stopping at a folder holding .git) and $XDG_CONFIG_HOME/mcpconn/mcp.json\n"
 "(default ~/.config/mcpconn/mcp.json).  It is on when no --stdio, --url or\n"
-"--config is given, or when --import is.  When discovery finds no server at\n"
-"all, the bundled demo server is used (found through $MCPCONN_DEMO_SERVER,\n"
-"next to this program, or where it was installed).\n"
+"--config is given, or when --import is.  A project file came with the\n"
+"directory, so its servers run only once you trust it: with 'trust' or\n"
+"by answering 'a' at the prompt (remembered, for this path and content, in\n"
+"$XDG_CONFIG_HOME/mcpconn/trusted-projects.json; a changed file is asked\n"
+"about again), by 'y' (this run), or with --trust-project.  Without a\n"
+"terminal its servers are left out, with one line on stderr.  When\n"
+"discovery finds no server at all, the bundled demo server is used (found\n"
+"through $MCPCONN_DEMO_SERVER, next to this program, or where it was\n"
+"installed).\n"
 "\n"
 "Other options:\n"
 "  -s, --server NAME      use only the named server (the others are still\n"
@@ -442,6 +457,7 @@ struct cli {
   bool verbose;
   bool no_project;
   bool no_user;
+  bool trust_project;     /* --trust-project */
   unsigned imports;       /* MCP_IMPORT_* bits */
   /* HTTP and TLS options for every --url server. */
   const char *cacert;
@@ -919,7 +935,8 @@ enum {
   OPT_TIMEOUT,
   OPT_VERSION,
   OPT_CLIENT_ID,
-  OPT_CLIENT_SECRET
+  OPT_CLIENT_SECRET,
+  OPT_TRUST_PROJECT
 };
 
 static const struct option long_options[] = {
@@ -931,6 +948,7 @@ static const struct option long_options[] = {
     {"config", required_argument, NULL, OPT_CONFIG},
     {"no-project-config", no_argument, NULL, OPT_NO_PROJECT},
     {"no-user-config", no_argument, NULL, OPT_NO_USER},
+    {"trust-project", no_argument, NULL, OPT_TRUST_PROJECT},
     {"import", required_argument, NULL, OPT_IMPORT},
     {"cacert", required_argument, NULL, OPT_CACERT},
     {"capath", required_argument, NULL, OPT_CAPATH},
@@ -1005,6 +1023,9 @@ static void parse_options(int argc, char **argv) {
       break;
     case OPT_NO_PROJECT:
       g_cli.no_project = true;
+      break;
+    case OPT_TRUST_PROJECT:
+      g_cli.trust_project = true;
       break;
     case OPT_NO_USER:
       g_cli.no_user = true;
@@ -1536,6 +1557,159 @@ static char *find_demo_server(void) {
   return NULL;
 }
 
+/* ---- project trust ----------------------------------------------------- */
+
+/*
+ * Project files come with the directory (a cloned repository brings its
+ * .mcp.json), so their servers run only after a decision: --trust-project
+ * for this run, an approval remembered by `mcpconn trust` or by answering
+ * "always", or a yes at the prompt on a terminal.
+ */
+
+/* Project files left out this run, for setup()'s message. */
+static size_t g_untrusted;
+
+/*
+ * Writes |s| to |f| with everything that could act on a terminal escaped:
+ * C0 and C1 controls, DEL, and the invisible bidirectional controls that
+ * could make a command read differently from what runs.  The file is the
+ * repository's, so its text is hostile until proven otherwise.
+ */
+static void put_safe(FILE *f, const char *s) {
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p < 0x20 || *p == 0x7f) {
+      fprintf(f, "\\x%02x", *p);
+    } else if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+      fprintf(f, "\\u%04x", p[1]);
+      p++;
+    } else if (p[0] == 0xd8 && p[1] == 0x9c) { /* U+061C */
+      fputs("\\u061c", f);
+      p++;
+    } else if (p[0] == 0xe2 && p[1] &&
+               ((p[1] == 0x80 && ((p[2] >= 0x8b && p[2] <= 0x8f) ||
+                                  (p[2] >= 0xa8 && p[2] <= 0xae))) ||
+                (p[1] == 0x81 && p[2] >= 0xa0 && p[2] <= 0xaf))) {
+      fprintf(f, "\\u%04x", ((p[1] & 0x3f) << 6 | (p[2] & 0x3f)) + 0x2000);
+      p += 2;
+    } else {
+      fputc(*p, f);
+    }
+  }
+}
+
+/* Prints one line per server of |servers_json| (see mcp_project_trust_fn):
+ * what it would run or connect to, and the commands of its secrets. */
+static void print_project_servers(FILE *f, const char *servers_json) {
+  json_object *arr = json_tokener_parse(servers_json);
+  size_t n = json_object_is_type(arr, json_type_array)
+                 ? json_object_array_length(arr)
+                 : 0;
+  for (size_t i = 0; i < n; i++) {
+    json_object *s = json_object_array_get_idx(arr, i), *args = NULL, *cmds = NULL;
+    const char *cmd = jstring(s, "command"), *url = jstring(s, "url");
+    fputs("  ", f);
+    put_safe(f, jstring(s, "name") ? jstring(s, "name") : "?");
+    if (cmd) {
+      fputs(": runs ", f);
+      put_safe(f, cmd);
+      if (json_object_object_get_ex(s, "args", &args))
+        for (size_t k = 0; k < json_object_array_length(args); k++) {
+          fputc(' ', f);
+          put_safe(f, json_object_get_string(json_object_array_get_idx(args, k)));
+        }
+      if (jstring(s, "cwd")) {
+        fputs(" (in ", f);
+        put_safe(f, jstring(s, "cwd"));
+        fputc(')', f);
+      }
+    } else if (url) {
+      fputs(": connects to ", f);
+      put_safe(f, url);
+    }
+    fputc('\n', f);
+    if (json_object_object_get_ex(s, "commands", &cmds))
+      for (size_t k = 0; k < json_object_array_length(cmds); k++) {
+        fputs("    and runs for a secret: ", f);
+        put_safe(f, json_object_get_string(json_object_array_get_idx(cmds, k)));
+        fputc('\n', f);
+      }
+  }
+  json_object_put(arr);
+}
+
+/* Asks on the terminal; true answers come back as the decision. */
+static mcp_trust ask_trust(const char *path, const char *servers_json) {
+  pthread_mutex_lock(&g_stderr_lock);
+  fputs(PROG ": ", stderr);
+  put_safe(stderr, path);
+  fputs(" is a project file (it came with this directory, not from your own "
+        "configuration).  Its servers would do this:\n", stderr);
+  print_project_servers(stderr, servers_json);
+  fputs("Use them?  y: this time, a: always (remember this file as it is now), "
+        "N: no > ", stderr);
+  fflush(stderr);
+  pthread_mutex_unlock(&g_stderr_lock);
+  char line[64];
+  if (!fgets(line, sizeof(line), stdin)) return MCP_TRUST_DENY;
+  const char *p = line;
+  while (*p == ' ' || *p == '\t') p++;
+  if (*p == 'y' || *p == 'Y') return MCP_TRUST_ONCE;
+  if (*p == 'a' || *p == 'A') return MCP_TRUST_ALWAYS;
+  return MCP_TRUST_DENY;
+}
+
+/* The manager's trust callback (see mcp_project_trust_fn). */
+static mcp_trust cli_trust(void *user, const char *path, const char *sha256,
+                           const char *servers_json) {
+  (void)user;
+  (void)sha256;
+  if (g_cli.trust_project) return MCP_TRUST_ONCE;
+  mcp_trust t = MCP_TRUST_DENY;
+  if (isatty(STDIN_FILENO) && isatty(STDERR_FILENO))
+    t = ask_trust(path, servers_json);
+  else if (!g_cli.quiet) {
+    pthread_mutex_lock(&g_stderr_lock);
+    fputs(PROG ": ", stderr);
+    put_safe(stderr, path);
+    fputs(": project servers not used: this file is not trusted; run '" PROG
+          " trust' in this directory to trust it, or pass --trust-project\n",
+          stderr);
+    pthread_mutex_unlock(&g_stderr_lock);
+  }
+  if (t == MCP_TRUST_DENY) g_untrusted++;
+  return t;
+}
+
+/* mcp_project_trust_review()'s callback for `mcpconn trust`: every file it
+ * is asked about is approved, and shown. */
+static mcp_trust trust_always(void *user, const char *path, const char *sha256,
+                              const char *servers_json) {
+  size_t *n = user;
+  (*n)++;
+  fputs("trusted ", stdout);
+  put_safe(stdout, path);
+  printf(" (sha256 %.16s...):\n", sha256);
+  print_project_servers(stdout, servers_json);
+  return MCP_TRUST_ALWAYS;
+}
+
+/* `mcpconn trust`: remembers the project files found from here. */
+static int cmd_trust(void) {
+  if (g_cli.no_project) usage_error("trust: --no-project-config leaves nothing to trust");
+  size_t n = 0;
+  mcp_error err = MCP_ERROR_INIT;
+  mcp_status st = mcp_project_trust_review(NULL, g_cli.imports, trust_always, &n, &err);
+  if (st != MCP_OK) {
+    complain("trust: %s", err.message ? err.message : mcp_strerror(st));
+    mcp_error_clear(&err);
+    return EXIT_CONNECTION;
+  }
+  if (n == 0 && !g_cli.quiet)
+    complain("trust: no untrusted project file found from here (already "
+             "trusted, or none; --import adds other clients' files)");
+  return EXIT_OK;
+}
+
 /* Manager options every run shares.  NULL when out of memory. */
 static mcp_manager_options *base_options(void) {
   mcp_manager_options *o = mcp_manager_options_new();
@@ -1607,6 +1781,7 @@ static int start_configured(bool *discovery_only) {
   if (o) {
     mcp_manager_options_set_discovery(o, discovery && !g_cli.no_project,
                                       discovery && !g_cli.no_user);
+    mcp_manager_options_set_project_trust(o, cli_trust, NULL);
     mcp_manager_options_set_imports(o, g_cli.imports);
   }
   return start_manager(o);
@@ -1698,7 +1873,14 @@ static int setup(bool status_only) {
   if (!status_load(&st)) return EXIT_CONNECTION;
   size_t n_all = st.n;
   status_free(&st);
-  if (n_all == 0 && discovery_only) {
+  if (n_all == 0 && discovery_only && g_untrusted) {
+    /* Not the demo server: the user would take its tools for the
+     * project's.  cli_trust() said why. */
+    if (!status_only) {
+      complain("no servers: the project's servers are not trusted");
+      return EXIT_USAGE;
+    }
+  } else if (n_all == 0 && discovery_only) {
     mcp_manager_free(g_mgr);
     g_mgr = NULL;
     if ((rc = start_demo()) != EXIT_OK) return rc;
@@ -2431,6 +2613,11 @@ int main(int argc, char **argv) {
     if (nargs < 1 || nargs > 2)
       usage_error("usage: request METHOD [PARAMS_JSON]");
     if (nargs == 2) check_json_object("PARAMS_JSON", args[1]);
+  } else if (strcmp(cmd, "trust") == 0) {
+    if (nargs) usage_error("trust: unexpected argument '%s'", args[0]);
+    int trc = cmd_trust();
+    free_cli(&g_cli);
+    return trc;
   } else {
     usage_error("unknown command '%s'", cmd);
   }

@@ -4,7 +4,9 @@
  *
  * Owns the process-wide secret cache (guarded by secret_lock) and nothing
  * else global.  Parsing and discovery start no threads and do no I/O other
- * than reading config files; only mcp__config_resolve_secrets() forks.
+ * than reading config files and the user's trust store of project files
+ * (which discovery also writes, when the host approves one for good); only
+ * mcp__config_resolve_secrets() forks.
  * Knows nothing of transports or the manager.
  */
 #include "config.h"
@@ -20,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -1187,13 +1190,17 @@ static int parse_root_text(parse_ctx *c, const char *text, size_t len,
 
 /*
  * Reads a whole file.  Returns 0 with *data (NUL-terminated) and *len, or
- * an errno value (EFBIG for a file over MCP_CONFIG_FILE_MAX, ENOMEM).
+ * an errno value (EFBIG for a file over MCP_CONFIG_FILE_MAX, ENOMEM).  With
+ * |owned|, a symbolic link is not followed (ELOOP) and a file that is not
+ * the user's own, or that others may write, is refused (EPERM).
  */
-static int read_file(const char *path, char **data, size_t *len) {
+static int read_file_ex(const char *path, bool owned, char **data,
+                        size_t *len) {
   *data = NULL;
   *len = 0;
   /* O_NONBLOCK: a FIFO in a config location must not hang discovery. */
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK |
+                          (owned ? O_NOFOLLOW : 0));
   if (fd < 0) return errno;
   int e = 0;
   struct stat st;
@@ -1205,6 +1212,10 @@ static int read_file(const char *path, char **data, size_t *len) {
   }
   if (!S_ISREG(st.st_mode)) {
     e = S_ISDIR(st.st_mode) ? EISDIR : ENODEV;
+    goto out;
+  }
+  if (owned && (st.st_uid != geteuid() || (st.st_mode & 022))) {
+    e = EPERM;
     goto out;
   }
   for (;;) {
@@ -1240,6 +1251,22 @@ out:
   return e;
 }
 
+static int read_file(const char *path, char **data, size_t *len) {
+  return read_file_ex(path, false, data, len);
+}
+
+/* The warning for a config file that read_file() could not read (|e|). */
+static int read_error(parse_ctx *c, const char *path, int e) {
+  char eb[128];
+  if (e == EFBIG)
+    diag_add(c->diags, MCP_LOG_WARN, path, NULL, NULL,
+             "larger than %u bytes; file ignored", MCP_CONFIG_FILE_MAX);
+  else
+    diag_add(c->diags, MCP_LOG_WARN, path, NULL, NULL, "cannot read: %s",
+             e == ENODEV ? "not a regular file" : errtext(e, eb, sizeof(eb)));
+  return c->diags->oom ? CHECK_OOM : CHECK_BAD;
+}
+
 /*
  * Loads |path| into a JSON root.  Returns CHECK_OK with *root (NULL when
  * the file is missing and |quiet_missing|), CHECK_BAD after a warning, or
@@ -1249,21 +1276,11 @@ static int load_root(parse_ctx *c, const char *path, bool quiet_missing,
                      json_object **root) {
   char *data = NULL;
   size_t len = 0;
-  char eb[128];
   *root = NULL;
   int e = read_file(path, &data, &len);
   if (e == ENOMEM) return CHECK_OOM;
   if (e == ENOENT && quiet_missing) return CHECK_OK;
-  if (e == EFBIG) {
-    diag_add(c->diags, MCP_LOG_WARN, path, NULL, NULL,
-             "larger than %u bytes; file ignored", MCP_CONFIG_FILE_MAX);
-    return c->diags->oom ? CHECK_OOM : CHECK_BAD;
-  }
-  if (e) {
-    diag_add(c->diags, MCP_LOG_WARN, path, NULL, NULL, "cannot read: %s",
-             e == ENODEV ? "not a regular file" : errtext(e, eb, sizeof(eb)));
-    return c->diags->oom ? CHECK_OOM : CHECK_BAD;
-  }
+  if (e) return read_error(c, path, e);
   int r = parse_root_text(c, data, len, root);
   mcp__free(data);
   return r;
@@ -1280,6 +1297,9 @@ void mcp__config_free(mcp_config_set *set) {
   mcp__config_diags_free(set->diags, set->ndiags);
   for (size_t i = 0; i < set->nfiles; i++) mcp__free(set->files[i]);
   mcp__free(set->files);
+  for (size_t i = 0; i < set->nuntrusted; i++) mcp__free(set->untrusted[i]);
+  mcp__free(set->untrusted);
+  mcp__free(set->trust_error);
   mcp__free(set);
 }
 
@@ -1443,6 +1463,15 @@ typedef struct discovery {
   char **dirs; /* cwd and its parents up to the project root, nearest first */
   size_t ndirs;
   char *home;
+  char *user_home;   /* the home even under no_user: a project file that is
+                        a user file needs no trust */
+  char *store_dir;   /* where trusted-projects.json lives, or NULL */
+  json_object *store; /* its content, loaded on first use */
+  bool store_loaded;
+  char **untrusted;  /* canonical paths of project files left out */
+  size_t nuntrusted;
+  size_t capuntrusted;
+  char *trust_error;
 } discovery;
 
 static bool grow(void **v, size_t *cap, size_t need, size_t size) {
@@ -1568,11 +1597,13 @@ static int note_file(discovery *dc, const char *path) {
 /*
  * Reads |path| in |dialect| and merges it.  With |claude_projects|, it
  * merges ~/.claude.json's projects[dir] entry for the nearest project
- * directory instead of the top-level map.
+ * directory instead of the top-level map.  With |text|, those |len| bytes
+ * are |path|'s content, already read.
  */
 static int load_and_merge(discovery *dc, const char *path,
                           mcp_config_dialect dialect, bool quiet_missing,
-                          bool claude_projects) {
+                          bool claude_projects, const char *text,
+                          size_t len) {
   parse_ctx c;
   mcp_config_parse_opts po;
   json_object *root = NULL;
@@ -1589,7 +1620,10 @@ static int load_and_merge(discovery *dc, const char *path,
    * the project file) is read once, at its higher priority. */
   for (size_t i = 0; !claude_projects && i < dc->nfiles; i++)
     if (strcmp(dc->files[i], path) == 0) return CHECK_OK;
-  r = load_root(&c, path, quiet_missing, &root);
+  if (text)
+    r = parse_root_text(&c, text, len, &root);
+  else
+    r = load_root(&c, path, quiet_missing, &root);
   if (r != CHECK_OK || !root) goto out;
   if (!claude_projects && (r = note_file(dc, path)) != CHECK_OK) goto out;
   if (claude_projects) {
@@ -1674,6 +1708,12 @@ static void discovery_clear(discovery *dc) {
   for (size_t i = 0; i < dc->ndirs; i++) mcp__free(dc->dirs[i]);
   mcp__free(dc->dirs);
   mcp__free(dc->home);
+  mcp__free(dc->user_home);
+  mcp__free(dc->store_dir);
+  json_object_put(dc->store);
+  for (size_t i = 0; i < dc->nuntrusted; i++) mcp__free(dc->untrusted[i]);
+  mcp__free(dc->untrusted);
+  mcp__free(dc->trust_error);
 }
 
 /* Finds the home directory: the option, $HOME, then the password entry. */
@@ -1693,6 +1733,512 @@ static int find_home(discovery *dc) {
     if (!dc->home) return CHECK_OOM;
   }
   return CHECK_OK;
+}
+
+/* ---- project trust ------------------------------------------------------ */
+
+/* The trust store's file name, in the user's mcpconn config directory. */
+#define TRUST_STORE_NAME "trusted-projects.json"
+
+static void hex_sha256(const void *data, size_t len, char out[65]) {
+  static const char hex[] = "0123456789abcdef";
+  unsigned char md[MCP_SHA256_LEN];
+  mcp__sha256(data, len, md);
+  for (unsigned i = 0; i < MCP_SHA256_LEN; i++) {
+    out[2 * i] = hex[md[i] >> 4];
+    out[2 * i + 1] = hex[md[i] & 15];
+  }
+  out[64] = '\0';
+}
+
+/*
+ * The path approvals are keyed by: |path|'s directory resolved by
+ * realpath(3), then its last part.  The last part is not resolved, so a
+ * symbolic link in another checkout that points to an approved file is a
+ * different path and is asked about again.  NULL when out of memory or the
+ * directory cannot be resolved (*e says why).
+ */
+static char *canonical_path(const char *path, int *e) {
+  const char *slash = strrchr(path, '/');
+  *e = ENOMEM;
+  if (!slash) {
+    *e = EINVAL;
+    return NULL;
+  }
+  char *dir = mcp__strndup(path, slash == path ? 1 : (size_t)(slash - path));
+  if (!dir) return NULL;
+  char *real = realpath(dir, NULL);
+  if (!real) *e = errno;
+  mcp__free(dir);
+  if (!real) return NULL;
+  char *out = mcp__asprintf("%s%s%s", real, strcmp(real, "/") ? "/" : "",
+                            slash + 1);
+  free(real); /* from realpath() */
+  return out;
+}
+
+/* The directory that holds the trust store: $XDG_CONFIG_HOME/mcpconn, else
+ * ~/.config/mcpconn; NULL in *out without either. */
+static int find_store_dir(discovery *dc, char **out) {
+  *out = NULL;
+  const char *xdg = dc->o->xdg_config_home;
+  if (!xdg || !*xdg) xdg = dc->lookup(dc->user, "XDG_CONFIG_HOME");
+  if (xdg && *xdg == '/')
+    *out = mcp__asprintf("%s/mcpconn", xdg);
+  else if (dc->home)
+    *out = mcp__asprintf("%s/.config/mcpconn", dc->home);
+  else
+    return CHECK_OK;
+  return *out ? CHECK_OK : CHECK_OOM;
+}
+
+/*
+ * Reads the trust store of |dir| into *root: NULL when it does not exist.
+ * One that is a symbolic link, not the user's own or writable by others is
+ * not used, with a warning (someone else could have written it).
+ * CHECK_OK, or CHECK_OOM.
+ */
+static int store_read(diag_list *dl, const char *dir, json_object **root) {
+  char *data = NULL, eb[128];
+  size_t len = 0;
+  *root = NULL;
+  char *path = mcp__asprintf("%s/" TRUST_STORE_NAME, dir);
+  if (!path) return CHECK_OOM;
+  int e = read_file_ex(path, true, &data, &len);
+  int r = CHECK_OK;
+  if (e == ENOMEM) {
+    r = CHECK_OOM;
+  } else if (e == ELOOP || e == EPERM) {
+    diag_add(dl, MCP_LOG_WARN, path, NULL, NULL,
+             "not used: %s; no project file is trusted",
+             e == ELOOP ? "a symbolic link"
+                        : "not owned by you, or writable by others");
+  } else if (e && e != ENOENT) {
+    diag_add(dl, MCP_LOG_WARN, path, NULL, NULL,
+             "cannot read: %s; no project file is trusted",
+             errtext(e, eb, sizeof(eb)));
+  } else if (!e) {
+    char why[160];
+    *root = mcp__json_parse_document(data, len, JSON_MAX_DEPTH, "", why,
+                                     sizeof(why));
+    if (!*root || !json_object_is_type(*root, json_type_object)) {
+      json_object_put(*root);
+      *root = NULL;
+      diag_add(dl, MCP_LOG_WARN, path, NULL, NULL,
+               "invalid trust store (%s); no project file is trusted",
+               why[0] ? why : "not an object");
+    }
+  }
+  if (dl->oom) r = CHECK_OOM;
+  mcp__free(data);
+  mcp__free(path);
+  return r;
+}
+
+/* True when |root| approves |key| with content |hash|. */
+static bool store_approves(json_object *root, const char *key,
+                           const char *hash) {
+  json_object *projects = NULL, *p = NULL, *h = NULL;
+  if (!root || !json_object_object_get_ex(root, "projects", &projects) ||
+      !json_object_is_type(projects, json_type_object) ||
+      !json_object_object_get_ex(projects, key, &p) ||
+      !json_object_object_get_ex(p, "sha256", &h) ||
+      !json_object_is_type(h, json_type_string))
+    return false;
+  return strcmp(json_object_get_string(h), hash) == 0;
+}
+
+/*
+ * Makes |dir| and its missing parents (mode 0700), then checks that it is a
+ * directory of the user's own that nobody else may write, so no one else
+ * can plant a file or link in it.  0 or an errno value (EPERM: not safe).
+ */
+static int store_dir_ready(const char *dir) {
+  char *p = mcp__strdup(dir);
+  if (!p) return ENOMEM;
+  for (char *q = strchr(p + 1, '/');; q = strchr(q + 1, '/')) {
+    if (q) *q = '\0';
+    if (mkdir(p, 0700) != 0 && errno != EEXIST) {
+      int e = errno;
+      mcp__free(p);
+      return e;
+    }
+    if (!q) break;
+    *q = '/';
+  }
+  mcp__free(p);
+  struct stat st;
+  if (stat(dir, &st) != 0) return errno;
+  if (!S_ISDIR(st.st_mode)) return ENOTDIR;
+  if (st.st_uid != geteuid() || (st.st_mode & 022)) return EPERM;
+  return 0;
+}
+
+/* Writes all of |s| to |fd|; 0 or an errno value. */
+static int write_all(int fd, const char *s, size_t n) {
+  while (n) {
+    ssize_t w = write(fd, s, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) return errno;
+    s += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+/*
+ * Stores the approval of |key| with |hash| in |dir|'s trust store,
+ * replacing an older approval of that path.  Holds an exclusive flock on
+ * the directory from reading the store to renaming the new one into place,
+ * so two processes approving at once both keep their approval; the new
+ * file is made with mkstemp (O_EXCL, so a planted name is never opened),
+ * set to 0600, synced and renamed over the old one (rename replaces a link,
+ * never follows it).  Returns 0, or an errno value with *why set to a
+ * static description of the step that failed.
+ */
+static int store_remember(const char *dir, const char *key, const char *hash,
+                          const char **why) {
+  json_object *root = NULL, *projects = NULL, *item = NULL;
+  char *path = NULL, *tmp = NULL, *data = NULL;
+  size_t len = 0;
+  int dfd = -1, fd = -1, e;
+  bool made = false;
+  *why = "cannot make the directory";
+  if ((e = store_dir_ready(dir)) != 0) {
+    if (e == EPERM) *why = "the directory is not yours alone";
+    return e;
+  }
+  *why = "out of memory";
+  path = mcp__asprintf("%s/" TRUST_STORE_NAME, dir);
+  tmp = mcp__asprintf("%s/" TRUST_STORE_NAME ".XXXXXX", dir);
+  if (!path || !tmp) {
+    e = ENOMEM;
+    goto out;
+  }
+  *why = "cannot lock the directory";
+  dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0 || flock(dfd, LOCK_EX) != 0) {
+    e = errno;
+    goto out;
+  }
+  *why = "cannot read the trust store";
+  e = read_file_ex(path, true, &data, &len);
+  if (e == 0) {
+    root = json_tokener_parse(data);
+    mcp__free(data);
+  } else if (e != ENOENT) {
+    if (e == EPERM) *why = "the trust store is not yours alone";
+    if (e == ELOOP) *why = "the trust store is a symbolic link";
+    goto out;
+  }
+  e = ENOMEM;
+  *why = "out of memory";
+  if (!root || !json_object_is_type(root, json_type_object)) {
+    json_object_put(root);
+    if (!(root = json_object_new_object())) goto out;
+  }
+  if (!json_object_object_get_ex(root, "projects", &projects) ||
+      !json_object_is_type(projects, json_type_object)) {
+    if (!(projects = json_object_new_object()) ||
+        json_object_object_add(root, "projects", projects) != 0)
+      goto out;
+  }
+  if (!(item = json_object_new_object())) goto out;
+  if (json_object_object_add(item, "sha256", json_object_new_string(hash)) ||
+      json_object_object_add(projects, key, item)) {
+    json_object_put(item);
+    goto out;
+  }
+  if (json_object_object_add(root, "version", json_object_new_int(1)))
+    goto out;
+  const char *text =
+      json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
+                                               JSON_C_TO_STRING_NOSLASHESCAPE);
+  if (!text) goto out;
+  *why = "cannot write the trust store";
+  fd = mkstemp(tmp);
+  if (fd < 0) {
+    e = errno;
+    goto out;
+  }
+  made = true;
+  if (fchmod(fd, 0600) != 0 || (e = write_all(fd, text, strlen(text))) != 0 ||
+      (e = write_all(fd, "\n", 1)) != 0 || fsync(fd) != 0) {
+    if (!e) e = errno;
+    goto out;
+  }
+  if (close(fd) != 0) {
+    fd = -1;
+    e = errno;
+    goto out;
+  }
+  fd = -1;
+  if (rename(tmp, path) != 0) {
+    e = errno;
+    goto out;
+  }
+  made = false;
+  e = 0;
+out:
+  if (fd >= 0) close(fd);
+  if (made) unlink(tmp);
+  if (dfd >= 0) close(dfd);         /* releases the lock */
+  json_object_put(root);
+  mcp__free(path);
+  mcp__free(tmp);
+  return e;
+}
+
+/* A string member of |o|, or NULL. */
+static const char *str_member(json_object *o, const char *key) {
+  json_object *v = NULL;
+  if (!json_object_object_get_ex(o, key, &v)) return NULL;
+  return plain_string(v);
+}
+
+/* Appends the `!command` values of the object |o|'s map |field| to |cmds|. */
+static bool add_commands(json_object *o, const char *field, json_object *cmds) {
+  json_object *map = NULL;
+  if (!json_object_object_get_ex(o, field, &map) ||
+      !json_object_is_type(map, json_type_object))
+    return true;
+  json_object_object_foreach(map, k, v) {
+    (void)k;
+    const char *s = plain_string(v);
+    if (s && s[0] == '!' &&
+        json_object_array_add(cmds, json_object_new_string(s + 1)) != 0)
+      return false;
+  }
+  return true;
+}
+
+/*
+ * Describes the servers of |map| as written, for the trust callback (see
+ * mcp_project_trust_fn): nothing is expanded or validated, so the host sees
+ * what the file says.  CHECK_OK with *out (new, freed with mcp__free()),
+ * or CHECK_OOM.
+ */
+static int project_summary(json_object *map, mcp_config_dialect dialect,
+                           char **out) {
+  static const char *const url_keys[] = {"url", "httpUrl", "serverUrl"};
+  *out = NULL;
+  json_object *arr = json_object_new_array();
+  if (!arr) return CHECK_OOM;
+  json_object_object_foreach(map, name, val) {
+    json_object *s = json_object_new_object();
+    if (!s || json_object_array_add(arr, s) != 0) {
+      json_object_put(s);
+      goto oom;
+    }
+    if (json_object_object_add(s, "name", json_object_new_string(name)))
+      goto oom;
+    if (!json_object_is_type(val, json_type_object)) continue;
+    const char *type = str_member(val, "type");
+    const char *cmd = str_member(val, "command");
+    const char *cwd = str_member(val, "cwd");
+    const char *url = NULL;
+    for (size_t i = 0; !url && i < 3; i++) url = str_member(val, url_keys[i]);
+    if ((type && json_object_object_add(s, "type", json_object_new_string(type))) ||
+        (cmd && json_object_object_add(s, "command", json_object_new_string(cmd))) ||
+        (cwd && json_object_object_add(s, "cwd", json_object_new_string(cwd))) ||
+        (url && json_object_object_add(s, "url", json_object_new_string(url))))
+      goto oom;
+    json_object *args = NULL;
+    if (json_object_object_get_ex(val, "args", &args) &&
+        json_object_is_type(args, json_type_array)) {
+      json_object *a = json_object_new_array();
+      if (!a || json_object_object_add(s, "args", a)) {
+        json_object_put(a);
+        goto oom;
+      }
+      size_t n = json_object_array_length(args);
+      for (size_t i = 0; i < n; i++) {
+        json_object *v = json_object_array_get_idx(args, i);
+        const char *t = plain_string(v);
+        if (json_object_array_add(
+                a, json_object_new_string(t ? t : json_object_to_json_string(v))))
+          goto oom;
+      }
+    }
+    /* "!" runs a command only in mcpconn's own files. */
+    if (dialect == MCP_CONFIG_NATIVE) {
+      json_object *cmds = json_object_new_array();
+      if (!cmds || !add_commands(val, "env", cmds) ||
+          !add_commands(val, "headers", cmds)) {
+        json_object_put(cmds);
+        goto oom;
+      }
+      if (json_object_array_length(cmds) == 0)
+        json_object_put(cmds);
+      else if (json_object_object_add(s, "commands", cmds))
+        goto oom;
+    }
+  }
+  const char *text = json_object_to_json_string_ext(
+      arr, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+  if (!text || !(*out = mcp__strdup(text))) goto oom;
+  json_object_put(arr);
+  return CHECK_OK;
+oom:
+  json_object_put(arr);
+  return CHECK_OOM;
+}
+
+/* The server map of a parsed project file, or NULL. */
+static json_object *server_map(json_object *root, mcp_config_dialect d) {
+  json_object *map = NULL;
+  if (!json_object_is_type(root, json_type_object) ||
+      !json_object_object_get_ex(root, servers_key(d), &map) ||
+      !json_object_is_type(map, json_type_object))
+    return NULL;
+  return map;
+}
+
+/* Records |key| as left out for want of trust. */
+static int note_untrusted(discovery *dc, const char *key) {
+  if (!grow((void **)&dc->untrusted, &dc->capuntrusted, dc->nuntrusted + 1,
+            sizeof(char *)))
+    return CHECK_OOM;
+  if (!(dc->untrusted[dc->nuntrusted] = mcp__strdup(key))) return CHECK_OOM;
+  dc->nuntrusted++;
+  return CHECK_OK;
+}
+
+/*
+ * Decides about the project file |path| (|text|, |len| bytes, already
+ * read) and sets *use.  A file with no server entry is used as it is: it
+ * cannot start anything.  CHECK_OK or CHECK_OOM.
+ */
+static int decide_trust(discovery *dc, const char *path,
+                        mcp_config_dialect dialect, const char *text,
+                        size_t len, bool *use) {
+  parse_ctx c;
+  json_object *root = NULL;
+  diag_list quiet;
+  char *key = NULL, *summary = NULL, hash[65], eb[128];
+  int r = CHECK_OK, e;
+  *use = false;
+  memset(&quiet, 0, sizeof(quiet));
+  /* Only its shape is read here; the real parse warns about its content. */
+  ctx_init(&c, &quiet, path, NULL);
+  c.dialect = dialect;
+  if (parse_root_text(&c, text, len, &root) != CHECK_OK) {
+    *use = true; /* invalid JSON: the real parse says so, and adds nothing */
+    goto out;
+  }
+  json_object *map = server_map(root, dialect);
+  if (!map || json_object_object_length(map) == 0) {
+    *use = true;
+    goto out;
+  }
+  if (!(key = canonical_path(path, &e))) {
+    if (e == ENOMEM) {
+      r = CHECK_OOM;
+      goto out;
+    }
+    diag_add(&dc->diags, MCP_LOG_WARN, path, NULL, NULL,
+             "project file not used: cannot resolve its directory: %s",
+             errtext(e, eb, sizeof(eb)));
+    r = dc->diags.oom ? CHECK_OOM : note_untrusted(dc, path);
+    goto out;
+  }
+  hex_sha256(text, len, hash);
+  if (!dc->store_loaded && dc->store_dir) {
+    if ((r = store_read(&dc->diags, dc->store_dir, &dc->store)) != CHECK_OK)
+      goto out;
+  }
+  dc->store_loaded = true;
+  if (store_approves(dc->store, key, hash)) {
+    *use = true;
+    goto out;
+  }
+  mcp_trust t = MCP_TRUST_DENY;
+  if (dc->o->trust) {
+    if ((r = project_summary(map, dialect, &summary)) != CHECK_OK) goto out;
+    t = dc->o->trust(dc->o->trust_user, key, hash, summary);
+  }
+  if (t == MCP_TRUST_ALWAYS) {
+    const char *why = "no configuration directory (set HOME)";
+    e = dc->store_dir ? store_remember(dc->store_dir, key, hash, &why) : ENOENT;
+    if (e == ENOMEM) {
+      r = CHECK_OOM;
+      goto out;
+    }
+    if (e) {
+      diag_add(&dc->diags, MCP_LOG_WARN, path, NULL, NULL,
+               "trusted for this run only: cannot remember the approval%s%s%s: "
+               "%s: %s", dc->store_dir ? " in " : "",
+               dc->store_dir ? dc->store_dir : "",
+               dc->store_dir ? "/" TRUST_STORE_NAME : "", why,
+               errtext(e, eb, sizeof(eb)));
+      mcp__free(dc->trust_error);
+      dc->trust_error = mcp__asprintf("%s: %s", why, errtext(e, eb, sizeof(eb)));
+      if (dc->diags.oom || !dc->trust_error) {
+        r = CHECK_OOM;
+        goto out;
+      }
+    }
+  }
+  if (t == MCP_TRUST_ALWAYS || t == MCP_TRUST_ONCE) {
+    *use = true;
+    goto out;
+  }
+  diag_add(&dc->diags, dc->o->trust ? MCP_LOG_DEBUG : MCP_LOG_WARN, path,
+           NULL, NULL,
+           "project file not trusted: its %zu server%s %s not started",
+           (size_t)json_object_object_length(map),
+           json_object_object_length(map) == 1 ? "" : "s",
+           json_object_object_length(map) == 1 ? "is" : "are");
+  r = dc->diags.oom ? CHECK_OOM : note_untrusted(dc, key);
+out:
+  json_object_put(root);
+  mcp__config_diags_free(quiet.v, quiet.n);
+  mcp__free(key);
+  mcp__free(summary);
+  return r;
+}
+
+/*
+ * Reads the project-level file |path|, once, and merges it if it is
+ * trusted.  A path that is |user_rel| under the user's home is that
+ * client's user file, found by the upward search from a directory inside
+ * the home: it is trusted as a user file.
+ */
+static int load_project(discovery *dc, const char *path,
+                        mcp_config_dialect dialect, const char *user_rel) {
+  char *text = NULL;
+  size_t len = 0;
+  int r;
+  if (user_rel && dc->user_home) {
+    char *u = mcp__asprintf("%s/%s", dc->user_home, user_rel);
+    if (!u) return CHECK_OOM;
+    bool same = strcmp(u, path) == 0;
+    mcp__free(u);
+    if (same)
+      return dc->o->no_user
+                 ? CHECK_OK
+                 : load_and_merge(dc, path, dialect, true, false, NULL, 0);
+  }
+  for (size_t i = 0; i < dc->nfiles; i++)
+    if (strcmp(dc->files[i], path) == 0) return CHECK_OK;
+  int e = read_file(path, &text, &len);
+  if (e == ENOMEM) return CHECK_OOM;
+  if (e == ENOENT) return CHECK_OK;
+  if (e) {
+    parse_ctx c;
+    ctx_init(&c, &dc->diags, path, NULL);
+    r = read_error(&c, path, e);
+    return r == CHECK_BAD ? CHECK_OK : r;
+  }
+  bool use = false;
+  size_t first = dc->nclaims;
+  r = decide_trust(dc, path, dialect, text, len, &use);
+  if (r == CHECK_OK && use)
+    r = load_and_merge(dc, path, dialect, true, false, text, len);
+  for (size_t i = first; r == CHECK_OK && i < dc->nclaims; i++)
+    if (dc->claims[i].def) dc->claims[i].def->project = true;
+  mcp__free(text);
+  return r;
 }
 
 /* Builds the output set from the claims. */
@@ -1729,6 +2275,12 @@ static mcp_status finish(discovery *dc, mcp_config_set **out) {
   set->nfiles = dc->nfiles;
   dc->files = NULL;
   dc->nfiles = 0;
+  set->untrusted = dc->untrusted;
+  set->nuntrusted = dc->nuntrusted;
+  dc->untrusted = NULL;
+  dc->nuntrusted = 0;
+  set->trust_error = dc->trust_error;
+  dc->trust_error = NULL;
   set_take_diags(set, &dc->diags);
   *out = set;
   return MCP_OK;
@@ -1769,18 +2321,26 @@ mcp_status mcp__config_discover(const mcp_discovery_opts *o,
   }
   if ((r = list_dirs(&dc, cwd)) != CHECK_OK) goto out;
   if ((r = find_home(&dc)) != CHECK_OK) goto out;
+  if (dc.home && !(dc.user_home = mcp__strdup(dc.home))) {
+    r = CHECK_OOM;
+    goto out;
+  }
+  /* The trust store is the user's even under no_user: that option skips
+   * server definitions, not the user's approvals. */
+  if (!dc.o->no_project && (r = find_store_dir(&dc, &dc.store_dir)) != CHECK_OK)
+    goto out;
 
   /* 1. Explicit files. */
   for (size_t i = 0; i < dc.o->nfiles; i++) {
     if (!dc.o->files[i]) continue;
-    r = load_and_merge(&dc, dc.o->files[i], MCP_CONFIG_NATIVE, false, false);
+    r = load_and_merge(&dc, dc.o->files[i], MCP_CONFIG_NATIVE, false, false,
+                       NULL, 0);
     if (r != CHECK_OK) goto out;
   }
   /* 2. Project. */
   if (!dc.o->no_project) {
     if ((r = find_upward(&dc, ".mcp.json", &path)) != CHECK_OK) goto out;
-    if (path &&
-        (r = load_and_merge(&dc, path, MCP_CONFIG_NATIVE, true, false)))
+    if (path && (r = load_project(&dc, path, MCP_CONFIG_NATIVE, NULL)))
       goto out;
     mcp__free(path);
     path = NULL;
@@ -1804,7 +2364,8 @@ mcp_status mcp__config_discover(const mcp_discovery_opts *o,
       r = CHECK_OOM;
       goto out;
     }
-    if ((r = load_and_merge(&dc, path, MCP_CONFIG_NATIVE, true, false)))
+    if ((r = load_and_merge(&dc, path, MCP_CONFIG_NATIVE, true, false, NULL,
+                            0)))
       goto out;
   }
   mcp__free(path);
@@ -1816,6 +2377,11 @@ mcp_status mcp__config_discover(const mcp_discovery_opts *o,
     if (im->project) {
       if (dc.o->no_project) continue;
       if ((r = find_upward(&dc, im->rel, &path)) != CHECK_OK) goto out;
+      if (path && (r = load_project(&dc, path, im->dialect, im->rel)))
+        goto out;
+      mcp__free(path);
+      path = NULL;
+      continue;
     } else if (dc.home) {
       path = mcp__asprintf("%s/%s", dc.home, im->rel);
       if (!path) {
@@ -1824,7 +2390,7 @@ mcp_status mcp__config_discover(const mcp_discovery_opts *o,
       }
     }
     if (path && (r = load_and_merge(&dc, path, im->dialect, true,
-                                    im->claude_projects)))
+                                    im->claude_projects, NULL, 0)))
       goto out;
     mcp__free(path);
     path = NULL;

@@ -2,7 +2,8 @@
  * mcp_config.h: server definitions.  Parses mcpconn's own config files and
  * the files other MCP clients keep, expands ${VAR} and ${VAR:-default},
  * validates every entry (each error names the file, the server and the
- * field), finds the files in priority order (discovery) and hashes each
+ * field), finds the files in priority order (discovery), keeps project
+ * files out until the user trusts them (the trust store) and hashes each
  * definition for the deferred-tool cache.
  *
  * Parsing and expansion are pure: no threads, and no I/O except reading the
@@ -118,6 +119,7 @@ typedef struct mcp_server_def {
   mcp_server_type type;
   bool enabled;  /* false: hidden ("enabled": false) */
   bool foreign;  /* from another client's file: `!` values stay literal */
+  bool project;  /* from a project-level file the user trusted (discovery) */
   /* stdio: argv[0] is "command", then "args"; NULL-terminated.  NULL for
    * http and sse. */
   char **argv;
@@ -162,6 +164,8 @@ typedef struct mcp_config_diag {
  *  disabled  names listed in "disabledServers", sorted, unique
  *  diags     warnings and debug notes, in the order they arose
  *  files     the files that were read and parsed, in priority order
+ *  untrusted project files left out for want of trust (canonical paths)
+ *  trust_error  why an approval could not be stored, or NULL
  */
 typedef struct mcp_config_set {
   mcp_server_def **defs;
@@ -172,6 +176,9 @@ typedef struct mcp_config_set {
   size_t ndiags;
   char **files;
   size_t nfiles;
+  char **untrusted;
+  size_t nuntrusted;
+  char *trust_error;
 } mcp_config_set;
 
 /*
@@ -269,6 +276,10 @@ typedef struct mcp_discovery_opts {
   unsigned imports;            /* MCP_IMPORT_* bits */
   mcp_config_getenv_fn getenv; /* for HOME, XDG and ${VAR}; NULL: getenv(3) */
   void *getenv_user;
+  /* Asked about project files the trust store does not approve (see
+   * mcp_project_trust_fn); NULL: such files are left out with a warning. */
+  mcp_project_trust_fn trust;
+  void *trust_user;
 } mcp_discovery_opts;
 
 /*
@@ -290,6 +301,18 @@ typedef struct mcp_discovery_opts {
  *      VS Code: .vscode/mcp.json (key "servers");
  *      Windsurf: ~/.codeium/windsurf/mcp_config.json;
  *      Gemini CLI: .gemini/settings.json, ~/.gemini/settings.json.
+ * Project-level files (2., and the project files of 4.: those found
+ * upwards from cwd, unless the same path is that client's user file) are
+ * trusted only when the trust store ($XDG_CONFIG_HOME/mcpconn/
+ * trusted-projects.json, else ~/.config/mcpconn/..., read only when it is a
+ * regular file owned by the user and writable by nobody else) holds their
+ * canonical path with the SHA-256 of their content, or when |o->trust|
+ * says so (MCP_TRUST_ALWAYS also stores the approval, atomically, 0600).
+ * The file is read once: the bytes hashed are the bytes parsed.  An
+ * untrusted file is not parsed for use at all: no ${VAR} is expanded into
+ * it, its names claim nothing, its "disabledServers" count for nothing; it
+ * is listed in set->untrusted with a warning (a debug note when |o->trust|
+ * said no).  A project file without any server entry needs no trust.
  * Then "disabledServers" from any file removes a name, and an entry with
  * "enabled": false is hidden (it still claims its name).  Missing default
  * files are skipped silently; a missing explicit file is a warning.

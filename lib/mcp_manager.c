@@ -72,6 +72,8 @@ struct mcp_manager_options {
   code_server *code;
   size_t ncode;
   bool project, user;
+  mcp_project_trust_fn trust_fn; /* asked about unapproved project files */
+  void *trust_user;
   unsigned imports;
   char *cwd;
   char *cache_dir;
@@ -90,7 +92,10 @@ struct mcp_manager_options {
 MCP_EXTERN mcp_manager_options *mcp_manager_options_new(void) {
   mcp_manager_options *o = mcp__calloc(1, sizeof(*o));
   if (!o) return NULL;
-  o->project = o->user = true;
+  /* Project files come with the directory, not from the user: off unless
+   * the host asks for them (and then they need trust). */
+  o->project = false;
+  o->user = true;
   o->gate_ms = DEFAULT_GATE_MS;
   o->timeout_ms = DEFAULT_TIMEOUT_MS;
   o->breaker_cooldown_ms = DEFAULT_BREAKER_COOLDOWN_MS;
@@ -159,6 +164,31 @@ MCP_EXTERN void mcp_manager_options_set_discovery(mcp_manager_options *o, bool p
   if (!o) return;
   o->project = project;
   o->user = user;
+}
+
+MCP_EXTERN void mcp_manager_options_set_project_trust(mcp_manager_options *o,
+                                                      mcp_project_trust_fn fn, void *user) {
+  if (!o) return;
+  o->trust_fn = fn;
+  o->trust_user = user;
+}
+
+MCP_EXTERN mcp_status mcp_project_trust_review(const char *cwd, unsigned imports,
+                                               mcp_project_trust_fn fn, void *user,
+                                               mcp_error *err) {
+  if (!fn) return mcp__error_set(err, MCP_EINVAL, "no trust callback");
+  mcp_discovery_opts d = {0};
+  d.cwd = cwd;
+  d.no_user = true; /* only project files are reviewed */
+  d.imports = imports & MCP_IMPORT_ALL;
+  d.trust = fn;
+  d.trust_user = user;
+  mcp_config_set *set = NULL;
+  mcp_status st = mcp__config_discover(&d, &set, err);
+  if (st == MCP_OK && set->trust_error)
+    st = mcp__error_set(err, MCP_EIO, "cannot remember the approval: %s", set->trust_error);
+  mcp__config_free(set);
+  return st;
 }
 
 MCP_EXTERN void mcp_manager_options_set_imports(mcp_manager_options *o, unsigned imports) {
@@ -1158,6 +1188,8 @@ static mcp_manager_options *options_dup(const mcp_manager_options *o) {
   if (!d) return NULL;
   d->project = o->project;
   d->user = o->user;
+  d->trust_fn = o->trust_fn;
+  d->trust_user = o->trust_user;
   d->imports = o->imports;
   d->cache_off = o->cache_off;
   d->gate_ms = o->gate_ms;
@@ -1244,6 +1276,8 @@ static mcp_status load_servers(mcp_manager *m, mcp_error *err) {
   d.no_project = !o->project;
   d.no_user = !o->user;
   d.imports = o->imports;
+  d.trust = o->trust_fn;
+  d.trust_user = o->trust_user;
   mcp_status st = mcp__config_discover(&d, &m->cfg, err);
   if (st != MCP_OK) return st;
   /* Each message already names its file and server. */

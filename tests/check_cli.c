@@ -1366,7 +1366,9 @@ START_TEST(test_cli_discovery) {
   snprintf(sub, sizeof(sub), "%s/sub", g_work);
 
   struct run r;
-  RUN(&r, "tools");
+  /* A project file is used only with a decision (tests/check_trust.c and
+   * test_cli_trust have the details); these runs give --trust-project. */
+  RUN(&r, "--trust-project", "tools");
   ASSERT_EXIT(&r, 0);
   ck_assert_msg(strstr(r.out, "mcp__proj_echo"), "%s", r.out);
   ck_assert_msg(!strstr(r.out, "demo"), "%s", r.out);
@@ -1374,7 +1376,7 @@ START_TEST(test_cli_discovery) {
   run_free(&r);
 
   g_child_cwd = sub;
-  RUN(&r, "call", "proj/echo", "{\"text\":\"from sub\"}");
+  RUN(&r, "--trust-project", "call", "proj/echo", "{\"text\":\"from sub\"}");
   ASSERT_EXIT(&r, 0);
   ck_assert_msg(strstr(r.out, "from sub"), "%s", r.out);
   run_free(&r);
@@ -1399,17 +1401,17 @@ START_TEST(test_cli_discovery) {
   snprintf(text, sizeof(text), "{\"mcpServers\": {\"mine\": {\"command\": \"%s\"}}}",
            demo);
   free(write_file(text, "%s/.config/mcpconn/mcp.json", g_home));
-  RUN(&r, "servers");
+  RUN(&r, "--trust-project", "servers");
   ASSERT_EXIT(&r, 0);
   ck_assert_msg(strstr(r.out, "proj") && strstr(r.out, "mine"), "%s", r.out);
   run_free(&r);
-  RUN(&r, "--no-user-config", "servers", "--json");
+  RUN(&r, "--trust-project", "--no-user-config", "servers", "--json");
   ASSERT_EXIT(&r, 0);
   ck_assert_msg(strstr(r.out, "proj") && !strstr(r.out, "mine"), "%s", r.out);
   run_free(&r);
 
   /* Two servers now have "echo": a bare name is ambiguous. */
-  RUN(&r, "-q", "call", "echo", "{\"text\":\"x\"}");
+  RUN(&r, "--trust-project", "-q", "call", "echo", "{\"text\":\"x\"}");
   ASSERT_EXIT(&r, 2);
   assert_one_reason(&r);
   ck_assert_msg(strstr(r.err, "mine/echo") && strstr(r.err, "proj/echo"), "%s",
@@ -1419,14 +1421,232 @@ START_TEST(test_cli_discovery) {
   /* A broken discovered file is a warning, not an error. */
   free(write_file("{\"mcpServers\": {\"x\": {\"comand\": 1}}}", "%s/.mcp.json",
                   g_work));
-  RUN(&r, "ping");
+  RUN(&r, "--trust-project", "ping");
   ASSERT_EXIT(&r, 0);
   ck_assert_msg(strstr(r.out, "mine: ok"), "%s", r.out);
   ck_assert_msg(strstr(r.err, "warning") && strstr(r.err, ".mcp.json"), "%s",
                 r.err);
   run_free(&r);
-  RUN(&r, "-q", "ping");
+  RUN(&r, "--trust-project", "-q", "ping");
   ASSERT_EXIT(&r, 0);
+  ck_assert_str_eq(r.err, "");
+  run_free(&r);
+}
+END_TEST
+
+/*
+ * A checkout's .mcp.json runs nothing without a decision: without a
+ * terminal and without --trust-project, one line names the file and how
+ * to trust it; `mcpconn trust` remembers it; a changed file is untrusted
+ * again.
+ */
+START_TEST(test_cli_trust) {
+  const char *demo = test_env_path("MCP_DEMO_SERVER");
+  char text[8192], marker[1200], secret[1200];
+  snprintf(marker, sizeof(marker), "%s/spawned", g_dir);
+  snprintf(secret, sizeof(secret), "%s/secret-ran", g_dir);
+  snprintf(text, sizeof(text),
+           "{\"mcpServers\": {\"proj\": {\"command\": \"%s\"}, "
+           "\"evil\": {\"command\": \"/bin/sh\", \"args\": [\"-c\", \"touch %s\"], "
+           "\"env\": {\"T\": \"!touch %s\"}}}}",
+           demo, marker, secret);
+  char *path = write_file(text, "%s/.mcp.json", g_work);
+
+  struct run r;
+  RUN(&r, "tools");
+  ASSERT_EXIT(&r, 2);
+  ck_assert_msg(strstr(r.err, "/.mcp.json: project servers not used") &&
+                    strstr(r.err, "mcpconn trust") && strstr(r.err, "--trust-project"),
+                "%s", r.err);
+  ck_assert_msg(!strstr(r.out, "demo"), "%s", r.out); /* not the demo server */
+  run_free(&r);
+  RUN(&r, "servers");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(!strstr(r.out, "proj"), "%s", r.out);
+  run_free(&r);
+  RUN(&r, "-q", "servers");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_str_eq(r.err, "");
+  run_free(&r);
+  struct stat st;
+  ck_assert_msg(stat(marker, &st) != 0, "an untrusted server was started");
+  ck_assert_msg(stat(secret, &st) != 0, "an untrusted secret command ran");
+  /* --no-project-config still works, and leaves the demo server. */
+  RUN(&r, "--no-project-config", "tools");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "mcp__demo_echo"), "%s", r.out);
+  run_free(&r);
+
+  /* `mcpconn trust` shows what it approves, and runs none of it. */
+  RUN(&r, "trust");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "trusted ") && strstr(r.out, "/.mcp.json") &&
+                    strstr(r.out, "evil: runs /bin/sh -c touch") &&
+                    strstr(r.out, "runs for a secret: touch"),
+                "%s", r.out);
+  run_free(&r);
+  ck_assert(stat(marker, &st) != 0 && stat(secret, &st) != 0);
+  char store[1200];
+  snprintf(store, sizeof(store), "%s/.config/mcpconn/trusted-projects.json", g_home);
+  ck_assert_int_eq(stat(store, &st), 0);
+  ck_assert_int_eq(st.st_mode & 0777, 0600);
+  RUN(&r, "trust");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.err, "no untrusted project file"), "%s", r.err);
+  run_free(&r);
+
+  /* Remembered: used without a flag. */
+  RUN(&r, "-s", "proj", "call", "proj/echo", "{\"text\":\"trusted\"}");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "trusted"), "%s", r.out);
+  run_free(&r);
+
+  /* A changed file asks again; --trust-project trusts it for one run. */
+  free(path);
+  snprintf(text, sizeof(text), "{\"mcpServers\": {\"proj\": {\"command\": \"%s\"}}}", demo);
+  path = write_file(text, "%s/.mcp.json", g_work);
+  RUN(&r, "tools");
+  ASSERT_EXIT(&r, 2);
+  ck_assert_msg(strstr(r.err, "project servers not used"), "%s", r.err);
+  run_free(&r);
+  RUN(&r, "--trust-project", "tools");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "mcp__proj_echo"), "%s", r.out);
+  run_free(&r);
+  RUN(&r, "tools");
+  ASSERT_EXIT(&r, 2);
+  run_free(&r);
+  RUN(&r, "--no-project-config", "trust");
+  ASSERT_EXIT(&r, 2);
+  run_free(&r);
+  free(path);
+}
+END_TEST
+
+/*
+ * Runs mcpconn with stdin and stderr on a pseudo-terminal (stdout on a
+ * pipe) and answers |answer| once the trust prompt has appeared.  *prompt
+ * gets what the terminal showed.
+ */
+static void run_cli_prompt(struct run *r, const char *const *args, const char *answer) {
+  int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+  ck_assert_int_ge(master, 0);
+  ck_assert_int_eq(grantpt(master), 0);
+  ck_assert_int_eq(unlockpt(master), 0);
+  char slave_name[256];
+  ck_assert_int_eq(ptsname_r(master, slave_name, sizeof(slave_name)), 0);
+  int out[2];
+  ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
+  char *argv[64];
+  size_t n = 0;
+  argv[n++] = (char *)test_env_path("MCPCONN_BIN");
+  for (size_t i = 0; args[i] && n < 63; i++) argv[n++] = (char *)args[i];
+  argv[n] = NULL;
+  setenv("MCPCONN_DEMO_SERVER", test_env_path("MCP_DEMO_SERVER"), 1);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    int slave = open(slave_name, O_RDWR | O_NOCTTY);
+    if (slave < 0) _exit(126);
+    dup2(slave, 0);
+    dup2(out[1], 1);
+    dup2(slave, 2);
+    close(slave);
+    if (g_child_cwd && chdir(g_child_cwd) != 0) _exit(126);
+    execv(argv[0], argv);
+    _exit(127);
+  }
+  close(out[1]);
+  size_t cap[2] = {4096, 4096}, len[2] = {0, 0};
+  char *buf[2] = {malloc(cap[0]), malloc(cap[1])};
+  buf[0][0] = buf[1][0] = '\0';
+  int fds[2] = {out[0], master};
+  bool answered = false, exited = false;
+  int status = 0;
+  long long end = test_now_ms() + 60000;
+  while ((fds[0] >= 0 || fds[1] >= 0) && test_now_ms() < end) {
+    struct pollfd pfd[2] = {{fds[0], POLLIN, 0}, {fds[1], POLLIN, 0}};
+    if (poll(pfd, 2, 100) < 0 && errno != EINTR) break;
+    if (!exited) exited = waitpid(pid, &status, WNOHANG) == pid;
+    for (int i = 0; i < 2; i++) {
+      if (fds[i] < 0) continue;
+      if (!(pfd[i].revents & (POLLIN | POLLHUP | POLLERR))) {
+        if (i == 1 && exited) fds[i] = -1; /* the terminal has no EOF */
+        continue;
+      }
+      if (cap[i] - len[i] < 1024) buf[i] = realloc(buf[i], cap[i] *= 2);
+      ssize_t k = read(fds[i], buf[i] + len[i], cap[i] - len[i] - 1);
+      if (k > 0) {
+        len[i] += (size_t)k;
+        buf[i][len[i]] = '\0';
+      } else if (k == 0 || errno != EINTR) {
+        fds[i] = -1;
+      }
+    }
+    if (!answered && strstr(buf[1], "N: no > ")) {
+      char line[64];
+      snprintf(line, sizeof(line), "%s\n", answer);
+      ck_assert_int_eq(write(master, line, strlen(line)), (ssize_t)strlen(line));
+      answered = true;
+    }
+  }
+  if (!exited) {
+    bool done = WAIT_UNTIL(waitpid(pid, &status, WNOHANG) == pid, 10000);
+    if (!done) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      ck_abort_msg("mcpconn did not exit; terminal: %s", buf[1]);
+    }
+  }
+  close(master);
+  close(out[0]);
+  r->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r->out = buf[0];
+  r->err = buf[1];
+}
+
+/* At a terminal the user is asked, with the file's commands shown safely:
+ * no = left out, y = this run, a = remembered. */
+START_TEST(test_cli_trust_prompt) {
+  const char *demo = test_env_path("MCP_DEMO_SERVER");
+  char text[8192];
+  /* A name may not carry escapes, but a command may: it is shown
+   * escaped, not sent to the terminal. */
+  snprintf(text, sizeof(text),
+           "{\"mcpServers\": {\"proj\": {\"command\": \"%s\", \"env\": "
+           "{\"X\": \"!echo ok # \\u001b]0;pwned\\u0007\\u202eabc\"}}}}",
+           demo);
+  free(write_file(text, "%s/.mcp.json", g_work));
+  const char *const args[] = {"tools", NULL};
+  struct run r;
+  run_cli_prompt(&r, args, "n");
+  ASSERT_EXIT(&r, 2);
+  ck_assert_msg(strstr(r.err, "/.mcp.json is a project file") &&
+                    strstr(r.err, "proj: runs ") && strstr(r.err, demo),
+                "%s", r.err);
+  ck_assert_msg(strstr(r.err, "\\x1b]0;pwned\\x07\\u202eabc"), "%s", r.err);
+  ck_assert_msg(!strchr(r.err, '\033') && !strchr(r.err, '\007'), "raw escape shown");
+  ck_assert_msg(!strstr(r.err, "\xe2\x80\xae"), "raw bidi override shown");
+  ck_assert_msg(!strstr(r.out, "mcp__proj_echo"), "%s", r.out);
+  run_free(&r);
+
+  run_cli_prompt(&r, args, "y");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "mcp__proj_echo"), "%s", r.out);
+  run_free(&r);
+  /* "y" was for that run only. */
+  RUN(&r, "tools");
+  ASSERT_EXIT(&r, 2);
+  run_free(&r);
+
+  run_cli_prompt(&r, args, "a");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "mcp__proj_echo"), "%s", r.out);
+  run_free(&r);
+  /* Remembered: no prompt, no pipe complaint. */
+  RUN(&r, "tools");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "mcp__proj_echo"), "%s", r.out);
   ck_assert_str_eq(r.err, "");
   run_free(&r);
 }
@@ -1465,11 +1685,18 @@ START_TEST(test_cli_import) {
   ASSERT_EXIT(&r, 0);
   ck_assert_msg(strstr(r.out, "cur") && !strstr(r.out, "vsc"), "%s", r.out);
   run_free(&r);
+  /* .vscode/mcp.json is a project file: used only with a decision. */
   RUN(&r, "--import", "Cursor,vscode", "servers");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "cur") && !strstr(r.out, "vsc"), "%s", r.out);
+  ck_assert_msg(strstr(r.err, ".vscode/mcp.json: project servers not used"),
+                "%s", r.err);
+  run_free(&r);
+  RUN(&r, "--trust-project", "--import", "Cursor,vscode", "servers");
   ASSERT_EXIT(&r, 0);
   ck_assert_msg(strstr(r.out, "cur") && strstr(r.out, "vsc"), "%s", r.out);
   run_free(&r);
-  RUN(&r, "--import", "all", "call", "mcp__vsc_echo", "{\"text\":\"v\"}");
+  RUN(&r, "--trust-project", "--import", "all", "call", "mcp__vsc_echo", "{\"text\":\"v\"}");
   ASSERT_EXIT(&r, 0);
   run_free(&r);
   /* Project-level files (.vscode) go with --no-project-config, and user
@@ -1478,7 +1705,7 @@ START_TEST(test_cli_import) {
   ASSERT_EXIT(&r, 0);
   ck_assert_msg(strstr(r.out, "cur") && !strstr(r.out, "vsc"), "%s", r.out);
   run_free(&r);
-  RUN(&r, "--import", "all", "--no-user-config", "servers");
+  RUN(&r, "--trust-project", "--import", "all", "--no-user-config", "servers");
   ASSERT_EXIT(&r, 0);
   ck_assert_msg(!strstr(r.out, "cur") && strstr(r.out, "vsc"), "%s", r.out);
   run_free(&r);
@@ -2320,6 +2547,8 @@ static Suite *cli_suite(void) {
   tcase_add_test(cli, test_cli_servers);
   tcase_add_test(cli, test_cli_discovery);
   tcase_add_test(cli, test_cli_import);
+  tcase_add_test(cli, test_cli_trust);
+  tcase_add_test(cli, test_cli_trust_prompt);
   tcase_add_test(cli, test_cli_deferred);
   tcase_add_test(cli, test_cli_tty_default);
   tcase_add_test(cli, test_cli_verbose);

@@ -913,6 +913,14 @@ static void make_layout(void) {
 
 static const char *const no_env[] = {NULL};
 
+/* These tests are about order and dialects: every project file is trusted
+ * for the run (tests/check_trust.c tests the trust itself). */
+static mcp_trust trust_once(void *user, const char *path, const char *sha256,
+                            const char *servers_json) {
+  (void)user, (void)path, (void)sha256, (void)servers_json;
+  return MCP_TRUST_ONCE;
+}
+
 static void base_opts(mcp_discovery_opts *o, const char **files, size_t n) {
   memset(o, 0, sizeof(*o));
   o->files = files;
@@ -922,6 +930,7 @@ static void base_opts(mcp_discovery_opts *o, const char **files, size_t n) {
   o->xdg_config_home = tpath("xdg");
   o->getenv = table_getenv;
   o->getenv_user = (void *)no_env;
+  o->trust = trust_once;
 }
 
 static mcp_config_set *discover(const mcp_discovery_opts *o) {

@@ -697,6 +697,12 @@ START_TEST(names_fold_and_collide_deterministically) {
 }
 END_TEST
 
+static mcp_trust trust_once(void *user, const char *path, const char *sha256,
+                            const char *servers_json) {
+  (void)user, (void)path, (void)sha256, (void)servers_json;
+  return MCP_TRUST_ONCE;
+}
+
 START_TEST(discovery_precedence) {
   setup();
   const char *f = fault();
@@ -725,6 +731,8 @@ START_TEST(discovery_precedence) {
 
   mcp_manager_options *o = base_options(tpath("explicit.json"));
   mcp_manager_options_set_discovery(o, true, true);
+  /* Project files need trust now; this test is about precedence. */
+  mcp_manager_options_set_project_trust(o, trust_once, NULL);
   mcp_manager_options_set_cwd(o, sub);
   mcp_manager_options_set_startup_gate_ms(o, 10000);
   mcp_manager *m = start(o);

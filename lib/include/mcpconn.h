@@ -545,9 +545,9 @@ typedef void (*mcp_manager_event_fn)(void *user, mcp_manager_event event,
                                      const char *detail_json);
 
 /*
- * Options with defaults: discovery of the project .mcp.json (nearest above
- * the working directory, stopping at a .git folder) and the user file
- * ($XDG_CONFIG_HOME/mcpconn/mcp.json), no imports, startup gate 250 ms,
+ * Options with defaults: discovery of the user file
+ * ($XDG_CONFIG_HOME/mcpconn/mcp.json) but not of project files (see
+ * mcp_manager_options_set_discovery), no imports, startup gate 250 ms,
  * request timeout 30000 ms, 4 worker threads, cache in
  * $XDG_CACHE_HOME/mcpconn.  Threads: one thread at a time per object.
  */
@@ -559,9 +559,75 @@ MCP_EXTERN mcp_status mcp_manager_options_add_config_file(
 /* Adds a server defined in code; it wins over every file. */
 MCP_EXTERN mcp_status mcp_manager_options_add_server(
     mcp_manager_options *o, const char *name, const mcp_client_options *co);
-/* Turns discovery of project and user files on or off (default on). */
+/*
+ * Turns discovery of project and user files on or off (default: project
+ * off, user on).  Project files (the nearest .mcp.json above the working
+ * directory, and the project files of imported clients) come with the
+ * directory, so a cloned repository could otherwise run its commands: with
+ * |project| on, a project file is used only when the user approved its
+ * path and content before (see mcp_project_trust_fn) or the host's trust
+ * callback allows it; any other is left out with a diagnostic.
+ */
 MCP_EXTERN void mcp_manager_options_set_discovery(mcp_manager_options *o,
                                                   bool project, bool user);
+/*
+ * What a host decides about a project file nobody approved yet.
+ *  MCP_TRUST_DENY    leave its servers out (asked again next time)
+ *  MCP_TRUST_ONCE    use it for this manager only
+ *  MCP_TRUST_ALWAYS  use it, and remember the approval in the user's trust
+ *                    store, $XDG_CONFIG_HOME/mcpconn/trusted-projects.json
+ *                    (~/.config/mcpconn/...), keyed by the file's canonical
+ *                    path and the SHA-256 of its content: a changed or
+ *                    moved file is asked about again.
+ */
+typedef enum mcp_trust {
+  MCP_TRUST_DENY = 0,
+  MCP_TRUST_ONCE = 1,
+  MCP_TRUST_ALWAYS = 2
+} mcp_trust;
+
+/*
+ * Asked about each project file that discovery finds, that has servers, and
+ * whose path and content the trust store does not hold.  |path| is the
+ * file's canonical path (its directory resolved with realpath(3)),
+ * |sha256| the lowercase hex SHA-256 of the bytes read (those bytes are
+ * what gets used), |servers_json| a JSON array describing each server as
+ * written, before any ${VAR} expansion: {"name", "type", "command", "args",
+ * "cwd", "url", "commands"}, members present when the file has them;
+ * "commands" lists the `!command` env and header values it would run.  All
+ * three are valid during the call.  Nothing of the file has run when it is
+ * called, and nothing runs if it returns MCP_TRUST_DENY.
+ * Threads: runs on the thread that called mcp_manager_start() (or
+ *   mcp_project_trust_review()), during that call, with no library lock
+ *   held; it may block (to ask the user).
+ */
+typedef mcp_trust (*mcp_project_trust_fn)(void *user, const char *path,
+                                          const char *sha256,
+                                          const char *servers_json);
+
+/* Sets the trust callback for project files (NULL: only approvals already
+ * in the trust store count). */
+MCP_EXTERN void mcp_manager_options_set_project_trust(mcp_manager_options *o,
+                                                      mcp_project_trust_fn fn,
+                                                      void *user);
+
+/*
+ * mcp_project_trust_review() finds the project files that discovery from
+ * |cwd| (NULL: the process's working directory) with |imports| would read,
+ * and calls |fn| for each one the trust store does not approve, as
+ * mcp_manager_start() would; MCP_TRUST_ALWAYS stores the approval.  Starts
+ * no server and runs nothing from the files.  For a host's "trust this
+ * project" command.
+ * Ownership: arguments borrowed.  Threads: any; |fn| runs on the caller's.
+ * Returns: MCP_OK (also when a file could not be read: that is a warning
+ *   left out here), MCP_EINVAL (NULL fn, relative cwd), MCP_EIO (the
+ *   approval could not be stored; |err| says why), MCP_ENOMEM.
+ */
+MCP_EXTERN mcp_status mcp_project_trust_review(const char *cwd,
+                                               unsigned imports,
+                                               mcp_project_trust_fn fn,
+                                               void *user, mcp_error *err);
+
 /* Imports other clients' files (MCP_IMPORT_* bits; default none). */
 MCP_EXTERN void mcp_manager_options_set_imports(mcp_manager_options *o,
                                                 unsigned imports);
