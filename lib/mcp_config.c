@@ -4,7 +4,8 @@
  *
  * Owns the process-wide secret cache (guarded by secret_lock) and nothing
  * else global.  Parsing and discovery start no threads and do no I/O other
- * than reading config files; only mcp__config_resolve_secrets() forks.
+ * than reading config files; only mcp__config_resolve_secrets() starts
+ * processes (through mcp_spawn.h).
  * Knows nothing of transports or the manager.
  */
 #include "config.h"
@@ -20,9 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -33,6 +32,7 @@
 #include "mcp_config.h"
 #include "mcp_jsonrpc.h"
 #include "mcp_sha256.h"
+#include "mcp_spawn.h"
 
 extern char **environ;
 
@@ -1874,45 +1874,6 @@ void mcp__config_secrets_clear(void) {
   }
 }
 
-/* Moves |*fd| to a number >= 3, keeping close-on-exec. */
-static int move_high(int *fd) {
-  if (*fd >= 3) return 0;
-  int nfd = fcntl(*fd, F_DUPFD_CLOEXEC, 3);
-  if (nfd < 0) return -1;
-  close(*fd);
-  *fd = nfd;
-  return 0;
-}
-
-/*
- * The child between fork() and exec: async-signal-safe calls only.  The
- * parent blocked every signal before fork(), so no host handler runs here.
- */
-static void secret_child(char *const argv[], int devnull, int out_wr,
-                         int max_fd) __attribute__((noreturn));
-static void secret_child(char *const argv[], int devnull, int out_wr,
-                         int max_fd) {
-  struct sigaction sa;
-  memset(&sa, 0, sizeof(sa));
-  sa.sa_handler = SIG_DFL;
-  for (int s = 1; s < NSIG; s++) sigaction(s, &sa, NULL);
-  /* Its own process group, so a timeout kills what it started too. */
-  setpgid(0, 0);
-  if (dup2(devnull, 0) < 0 || dup2(out_wr, 1) < 0 || dup2(devnull, 2) < 0)
-    _exit(127);
-  int closed = -1;
-#ifdef SYS_close_range
-  closed = (int)syscall(SYS_close_range, 3U, ~0U, 0U);
-#endif
-  if (closed != 0)
-    for (int fd = 3; fd < max_fd; fd++) close(fd);
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, NULL);
-  execve("/bin/sh", argv, environ);
-  _exit(127);
-}
-
 /* Waits for |pid| until |deadline| (mcp__now_ms); true when reaped. */
 static bool reap_until(pid_t pid, int64_t deadline, int *ws) {
   for (;;) {
@@ -1948,30 +1909,29 @@ static int run_secret(const char *cmd, int64_t timeout_ms, char **out,
   mcp__buf_init(&b);
   *out = NULL;
 
-  struct rlimit rl;
-  int max_fd = 1024;
-  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-    max_fd = rl.rlim_cur > 65536 ? 65536 : (int)rl.rlim_cur;
-
   devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-  if (devnull < 0 || move_high(&devnull) < 0 || pipe2(p, O_CLOEXEC) < 0 ||
-      move_high(&p[0]) < 0 || move_high(&p[1]) < 0) {
+  if (devnull < 0 || mcp__spawn_fd_high(&devnull) < 0 || pipe2(p, O_CLOEXEC) < 0 ||
+      mcp__spawn_fd_high(&p[0]) < 0 || mcp__spawn_fd_high(&p[1]) < 0) {
     snprintf(why, whylen, "cannot set up: %s", errtext(errno, eb, sizeof(eb)));
     goto out;
   }
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  pid_t pid = fork();
-  if (pid == 0) secret_child(argv, devnull, p[1], max_fd);
-  int fork_errno = errno;
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
-  if (pid < 0) {
-    snprintf(why, whylen, "cannot fork: %s", errtext(fork_errno, eb,
-                                                     sizeof(eb)));
+  /* Its own process group, so a timeout kills what it started too; the
+   * host's environment (secrets commands are the user's own, like a
+   * shell's); /dev/null as stdin and stderr. */
+  mcp_spawn_opts so = {.argv = (const char *const *)argv,
+                       .envp = (const char *const *)environ,
+                       .fd = {devnull, p[1], devnull}};
+  pid_t pid = -1;
+  mcp_spawn_stage stage;
+  int se = mcp__spawn(&so, &pid, &stage);
+  if (se) {
+    if (se == ENOMEM) {
+      rc = -1;
+      goto out;
+    }
+    snprintf(why, whylen, "cannot run /bin/sh: %s", errtext(se, eb, sizeof(eb)));
     goto out;
   }
-  setpgid(pid, pid);
   close(p[1]);
   p[1] = -1;
 

@@ -366,8 +366,8 @@ typedef struct mcp_secret_opts {
  *   mcp__server_def_free(), and warnings are appended to *diags / *ndiags
  *   (an array the caller frees with mcp__config_diags_free()).  On error
  *   *out is NULL and *diags is unchanged.
- * Threads: any, concurrently.  Blocks while commands run.  Forks; the child
- *   only makes async-signal-safe calls before exec.
+ * Threads: any, concurrently.  Blocks while commands run.  Commands start
+ *   through posix_spawn() (mcp_spawn.h): no host code runs in the child.
  * Returns: MCP_OK, MCP_EINVAL, MCP_ENOMEM.
  */
 mcp_status mcp__config_resolve_secrets(const mcp_server_def *def,
