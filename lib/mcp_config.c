@@ -520,6 +520,15 @@ static const char *http2_name(mcp_config_http2 m) {
   return "auto";
 }
 
+/* "envInherit" names, as mcp_env_inherit values (0: not a name). */
+static const char *const env_inherit_names[] = {NULL, "all", "default", "none"};
+
+static int env_inherit_value(const char *name) {
+  for (int i = MCP_ENV_INHERIT_ALL; name && i <= MCP_ENV_INHERIT_NONE; i++)
+    if (strcmp(name, env_inherit_names[i]) == 0) return i;
+  return 0;
+}
+
 /* Adds |key|: |val| to |o|; false (|val| released) when out of memory. */
 static bool obj_add(json_object *o, const char *key, json_object *val) {
   if (!val) return false;
@@ -571,6 +580,9 @@ mcp_status mcp__config_canonical_json(const mcp_server_def *def, char **out) {
     }
   }
   if (def->nenv && !obj_add(o, "env", kv_object(def->env, def->nenv)))
+    goto out;
+  if (def->env_inherit > 0 && def->env_inherit <= MCP_ENV_INHERIT_NONE &&
+      !obj_add_str(o, "envInherit", env_inherit_names[def->env_inherit]))
     goto out;
   if (def->nheaders &&
       !obj_add(o, "headers", kv_object(def->headers, def->nheaders)))
@@ -641,7 +653,7 @@ typedef struct parse_ctx {
 enum field_id {
   F_TYPE, F_COMMAND, F_ARGS, F_ENV, F_CWD, F_URL, F_HEADERS, F_TIMEOUT,
   F_ENABLED, F_HTTP2, F_CAFILE, F_CADIR, F_CLIENTCERT, F_CLIENTKEY,
-  F_INSECURE, F_HTTPURL, F_SERVERURL, F_OAUTH, F_COUNT
+  F_INSECURE, F_HTTPURL, F_SERVERURL, F_OAUTH, F_ENVINHERIT, F_COUNT
 };
 
 /* Which transports a field belongs to. */
@@ -670,6 +682,7 @@ static const struct field_info {
     [F_HTTPURL] = {"httpUrl", SCOPE_HTTP, true},
     [F_SERVERURL] = {"serverUrl", SCOPE_HTTP, true},
     [F_OAUTH] = {"oauth", SCOPE_HTTP, false},
+    [F_ENVINHERIT] = {"envInherit", SCOPE_STDIO, false},
 };
 
 /* Result of a field check: fine, invalid (a warning was added), or OOM. */
@@ -885,6 +898,13 @@ static int read_fields(parse_ctx *c, const char *name, json_object **f,
       return r;
     if (f[F_CWD] && (r = expand_field(c, name, "cwd", f[F_CWD], &d->cwd)))
       return r;
+    if (f[F_ENVINHERIT]) {
+      const char *m = plain_string(f[F_ENVINHERIT]);
+      d->env_inherit = env_inherit_value(m);
+      if (!d->env_inherit)
+        return bad(c, name, "envInherit", "field \"envInherit\" must be \"all\", "
+                   "\"default\" or \"none\"");
+    }
   } else {
     json_object *u = f[F_URL] ? f[F_URL]
                      : f[F_HTTPURL] ? f[F_HTTPURL] : f[F_SERVERURL];
@@ -1443,6 +1463,7 @@ typedef struct discovery {
   char **dirs; /* cwd and its parents up to the project root, nearest first */
   size_t ndirs;
   char *home;
+  bool loading_project; /* the file being merged is project-level */
 } discovery;
 
 static bool grow(void **v, size_t *cap, size_t need, size_t size) {
@@ -1627,6 +1648,8 @@ static int load_and_merge(discovery *dc, const char *path,
   } else {
     r = collect_root(&c, root, &fr);
   }
+  for (size_t i = 0; i < fr.n; i++)
+    if (fr.v[i].def) fr.v[i].def->project = dc->loading_project;
   if (r == CHECK_OK) r = merge(dc, c.source, &fr);
 out:
   json_object_put(root);
@@ -1779,9 +1802,11 @@ mcp_status mcp__config_discover(const mcp_discovery_opts *o,
   /* 2. Project. */
   if (!dc.o->no_project) {
     if ((r = find_upward(&dc, ".mcp.json", &path)) != CHECK_OK) goto out;
+    dc.loading_project = true;
     if (path &&
         (r = load_and_merge(&dc, path, MCP_CONFIG_NATIVE, true, false)))
       goto out;
+    dc.loading_project = false;
     mcp__free(path);
     path = NULL;
   }
@@ -1823,9 +1848,11 @@ mcp_status mcp__config_discover(const mcp_discovery_opts *o,
         goto out;
       }
     }
+    dc.loading_project = im->project;
     if (path && (r = load_and_merge(&dc, path, im->dialect, true,
                                     im->claude_projects)))
       goto out;
+    dc.loading_project = false;
     mcp__free(path);
     path = NULL;
   }
@@ -2230,6 +2257,10 @@ mcp_status mcp__config_client_options(const mcp_server_def *def,
     for (size_t i = 0; st == MCP_OK && i < def->nenv; i++) {
       what = def->env[i].name;
       st = mcp_client_options_set_env(co, def->env[i].name, def->env[i].value);
+    }
+    if (st == MCP_OK && def->env_inherit) {
+      what = "envInherit";
+      st = mcp_client_options_set_env_inherit(co, (mcp_env_inherit)def->env_inherit);
     }
   } else {
     /* "http" keeps the specification's fallback to the legacy transport
