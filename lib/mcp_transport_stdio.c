@@ -79,6 +79,11 @@
 #define STDIO_FALLBACK_FAST_MS 10
 /* Bytes of the stderr tail quoted in the close message. */
 #define STDIO_MSG_TAIL 2048
+/* A write that finds the server's stdin closed waits this long (once per
+ * transport) for the reader to reap the child and drain stderr, so the
+ * error names the exit status and the stderr tail rather than only "closed
+ * its stdin". */
+#define STDIO_EPIPE_WAIT_MS 200
 /* Size of one read from stdout, and from stderr. */
 #define STDIO_READ_CHUNK ((size_t)64 * 1024)
 #define STDIO_ERR_CHUNK 8192
@@ -144,6 +149,8 @@ typedef struct stdio_transport {
   bool stop_requested;  /* the stop pipe has been written */
   const char *stop_reason; /* static text, set with stop_requested */
   bool reported;        /* on_close has been (or is being) called */
+  char *close_msg;      /* what on_close was told, once reported; or NULL */
+  bool epipe_waited;    /* a writer has waited STDIO_EPIPE_WAIT_MS */
   bool closer_active;   /* a close() is closing stdin and joining */
   bool joined;          /* the reader has been joined */
   int owner;            /* who reads stdout: OWN_READER, _NONE, _LEADER */
@@ -543,8 +550,6 @@ static void report_close(stdio_transport *t, const char *detail) {
   bool reaped = t->reaped, known = t->status_known;
   int ws = t->wstatus;
   const char *reason = t->stop_reason;
-  t->reported = true;
-  pthread_cond_broadcast(&t->cv);
   pthread_mutex_unlock(&t->mu);
 
   char how[160];
@@ -564,9 +569,16 @@ static void report_close(stdio_transport *t, const char *detail) {
   char *msg = mcp__asprintf("%s%s%s%s%s", reason ? reason : "",
                             reason ? ": " : "", how, tail ? "; stderr: " : "",
                             tail ? tail : "");
+  mcp__free(tail);
+  /* Published before the upcall, for writers that met the closed pipe
+   * (see STDIO_EPIPE_WAIT_MS). */
+  pthread_mutex_lock(&t->mu);
+  t->reported = true;
+  t->close_msg = mcp__strdup(msg ? msg : how);
+  pthread_cond_broadcast(&t->cv);
+  pthread_mutex_unlock(&t->mu);
   if (t->cb.on_close) t->cb.on_close(t->user, MCP_ECLOSED, msg ? msg : how);
   mcp__free(msg);
-  mcp__free(tail);
 }
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -750,6 +762,10 @@ static mcp_status write_lock(stdio_transport *t, int64_t deadline_ms,
   mcp_status st = MCP_OK;
   pthread_mutex_lock(&t->mu);
   for (;;) {
+    if (t->reported && !t->stop_requested && t->close_msg) {
+      st = mcp__error_set(err, MCP_ECLOSED, "transport is closed: %s", t->close_msg);
+      break;
+    }
     if (t->stop_requested || t->reported) {
       st = mcp__error_set(err, MCP_ECLOSED, "transport is closed");
       break;
@@ -779,6 +795,29 @@ static void write_unlock(stdio_transport *t) {
   t->writing = false;
   pthread_cond_broadcast(&t->cv);
   pthread_mutex_unlock(&t->mu);
+}
+
+/*
+ * The error of a write that met a closed stdin.  Usually the server has
+ * exited (a crash at start-up): the first such writer waits up to
+ * STDIO_EPIPE_WAIT_MS for the reader's report, so the error says how the
+ * server ended and what it wrote to stderr, whichever of the write and the
+ * reader's reap comes first.  Caller holds the write lock, not |mu|.
+ */
+static mcp_status closed_stdin_error(stdio_transport *t, mcp_error *err) {
+  pthread_mutex_lock(&t->mu);
+  if (!t->epipe_waited && !t->reported && !t->stop_requested) {
+    t->epipe_waited = true;
+    int64_t deadline = mcp__now_ms() + STDIO_EPIPE_WAIT_MS;
+    struct timespec ts = mcp__ts_from_ms(deadline);
+    while (!t->reported && !t->stop_requested && mcp__now_ms() < deadline)
+      pthread_cond_timedwait(&t->cv, &t->mu, &ts);
+  }
+  mcp_status st = t->close_msg ? mcp__error_set(err, MCP_ECLOSED, "server closed its stdin: %s",
+                                                t->close_msg)
+                               : mcp__error_set(err, MCP_ECLOSED, "server closed its stdin");
+  pthread_mutex_unlock(&t->mu);
+  return st;
 }
 
 /*
@@ -812,7 +851,7 @@ static mcp_status write_line(stdio_transport *t, const char *data, size_t len,
     if (errno == EINTR) continue;
     if (errno == EPIPE || errno == ECONNRESET) {
       *epipe = errno == EPIPE;
-      st = mcp__error_set(err, MCP_ECLOSED, "server closed its stdin");
+      st = closed_stdin_error(t, err);
       break;
     }
     if (errno != EAGAIN && errno != EWOULDBLOCK) {
@@ -1057,6 +1096,7 @@ static void destroy(stdio_transport *t) {
   mcp__jsonl_free(t->framer);
   mcp__free(t->rbuf);
   mcp__free(t->tail);
+  mcp__free(t->close_msg);
   pthread_cond_destroy(&t->cv);
   pthread_mutex_destroy(&t->mu);
   mcp__free(t);
