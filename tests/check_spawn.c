@@ -219,12 +219,18 @@ END_TEST
 
 START_TEST(test_script_and_cwd) {
   /* A script without "#!" runs with /bin/sh (as execvp does); a relative
-   * program is found in the child's working directory; an unreadable
-   * directory on PATH is skipped. */
+   * program is found in the child's working directory; a PATH entry where
+   * the name is not executable is skipped.  The /bin/sh fallback rests on
+   * posix_spawn() returning ENOEXEC, which glibc's child reports through
+   * memory shared by CLONE_VM; valgrind runs that clone as a plain fork, so
+   * under valgrind the error (and the fallback) is lost, and this test
+   * checks only the scripts that have a "#!" line there. */
+  const char *body = test_under_valgrind() ? "#!/bin/sh\necho \"script $1 $(pwd)\"\n"
+                                           : "echo \"script $1 $(pwd)\"\n";
   char *dir = make_tmpdir();
   char path[PATH_MAX + 32];
   snprintf(path, sizeof(path), "%s/noshebang", dir);
-  write_file(path, "echo \"script $1 $(pwd)\"\n", 0755);
+  write_file(path, body, 0755);
   const char *argv[] = {"./noshebang", "arg1", NULL};
   child ch;
   ck_assert_int_eq(spawn_out(argv, NULL, dir, &ch, NULL), 0);
