@@ -509,10 +509,14 @@ END_TEST
 
 /* ---- a server that dies at start-up ----------------------------------------- */
 
-START_TEST(test_startup_crash_reported) {
-  /* It writes to stderr and exits 3 before reading anything.  Whether the
-   * initialize request still fits in the pipe or meets a closed one, the
-   * error must name the exit status and the stderr text, every time. */
+void mcp__stdio_test_disable_pidfd(int disable);
+
+/* A server that writes to stderr and exits 3 before reading anything:
+ * whether the initialize request still fits in the pipe or meets a closed
+ * one, the error must name the exit status and the stderr text, every
+ * time. */
+static void check_startup_crash(bool pidfd) {
+  mcp__stdio_test_disable_pidfd(!pidfd);
   const char *argv[] = {"sh", "-c", "echo 'fatal: bad config at start-up' >&2; exit 3", NULL};
   mcp_client_options *o = mcp_client_options_new();
   ck_assert_int_eq(mcp_client_options_set_stdio(o, argv), MCP_OK);
@@ -528,7 +532,15 @@ START_TEST(test_startup_crash_reported) {
     mcp_error_clear(&err);
   }
   mcp_client_options_free(o);
+  mcp__stdio_test_disable_pidfd(0);
 }
+
+START_TEST(test_startup_crash_reported) { check_startup_crash(true); }
+END_TEST
+
+/* Without a pidfd the reader finds the exit by waitpid(WNOHANG) every
+ * 100 ms, still within the writer's wait. */
+START_TEST(test_startup_crash_reported_no_pidfd) { check_startup_crash(false); }
 END_TEST
 
 static Suite *spawn_suite(void) {
@@ -551,6 +563,7 @@ static Suite *spawn_suite(void) {
   tc = tcase_create("report");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_startup_crash_reported);
+  tcase_add_test(tc, test_startup_crash_reported_no_pidfd);
   suite_add_tcase(s, tc);
   return s;
 }
