@@ -271,6 +271,14 @@ MCP_EXTERN mcp_status mcp_client_options_set_env(mcp_client_options *o,
   return MCP_OK;
 }
 
+MCP_EXTERN mcp_status mcp_client_options_set_env_inherit(mcp_client_options *o,
+                                                         mcp_env_inherit policy) {
+  if (!o || policy < MCP_ENV_INHERIT_UNSET || policy > MCP_ENV_INHERIT_NONE)
+    return MCP_EINVAL;
+  o->env_inherit = policy;
+  return MCP_OK;
+}
+
 MCP_EXTERN mcp_status mcp_client_options_set_client_info(mcp_client_options *o,
                                                          const char *name,
                                                          const char *version) {
@@ -374,6 +382,7 @@ mcp_client_options *mcp__client_options_dup(const mcp_client_options *o) {
   d->http_version = o->http_version;
   d->insecure = o->insecure;
   d->no_http_listener = o->no_http_listener;
+  d->env_inherit = o->env_inherit;
   if (set_str(&d->url, o->url) || set_str(&d->ca_file, o->ca_file) ||
       set_str(&d->ca_dir, o->ca_dir) || set_str(&d->client_cert, o->client_cert) ||
       set_str(&d->client_key, o->client_key))
@@ -1755,6 +1764,7 @@ mcp_status mcp__client_connect_ex(const mcp_client_options *o, mcp_workers *work
     cfg.argv = (const char *const *)c->opts->argv;
     cfg.cwd = c->opts->cwd;
     cfg.env = (const char *const *)c->opts->env;
+    cfg.env_inherit = c->opts->env_inherit ? c->opts->env_inherit : MCP_ENV_INHERIT_ALL;
     cfg.max_line = c->opts->max_message;
     if ((st = mcp__stdio_transport_new(&cfg, &cbs, c, &c->t, err))) goto fail;
   }

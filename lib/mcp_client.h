@@ -41,6 +41,7 @@ struct mcp_client_options {
   char *cwd;
   char **env;      /* "NAME=VALUE" or "NAME" (removal); owned */
   size_t nenv;
+  int env_inherit; /* mcp_env_inherit; UNSET: ALL at connect */
   char *client_name;
   char *client_version;
   int64_t timeout_ms;  /* default per-request timeout; 0: none */

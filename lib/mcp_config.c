@@ -6,7 +6,7 @@
  * else global.  Parsing and discovery start no threads and do no I/O other
  * than reading config files and the user's trust store of project files
  * (which discovery also writes, when the host approves one for good); only
- * mcp__config_resolve_secrets() forks.
+ * mcp__config_resolve_secrets() starts processes (through mcp_spawn.h).
  * Knows nothing of transports or the manager.
  */
 #include "config.h"
@@ -25,7 +25,6 @@
 #include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -36,6 +35,7 @@
 #include "mcp_config.h"
 #include "mcp_jsonrpc.h"
 #include "mcp_sha256.h"
+#include "mcp_spawn.h"
 
 extern char **environ;
 
@@ -523,6 +523,15 @@ static const char *http2_name(mcp_config_http2 m) {
   return "auto";
 }
 
+/* "envInherit" names, as mcp_env_inherit values (0: not a name). */
+static const char *const env_inherit_names[] = {NULL, "all", "default", "none"};
+
+static int env_inherit_value(const char *name) {
+  for (int i = MCP_ENV_INHERIT_ALL; name && i <= MCP_ENV_INHERIT_NONE; i++)
+    if (strcmp(name, env_inherit_names[i]) == 0) return i;
+  return 0;
+}
+
 /* Adds |key|: |val| to |o|; false (|val| released) when out of memory. */
 static bool obj_add(json_object *o, const char *key, json_object *val) {
   if (!val) return false;
@@ -574,6 +583,9 @@ mcp_status mcp__config_canonical_json(const mcp_server_def *def, char **out) {
     }
   }
   if (def->nenv && !obj_add(o, "env", kv_object(def->env, def->nenv)))
+    goto out;
+  if (def->env_inherit > 0 && def->env_inherit <= MCP_ENV_INHERIT_NONE &&
+      !obj_add_str(o, "envInherit", env_inherit_names[def->env_inherit]))
     goto out;
   if (def->nheaders &&
       !obj_add(o, "headers", kv_object(def->headers, def->nheaders)))
@@ -644,7 +656,7 @@ typedef struct parse_ctx {
 enum field_id {
   F_TYPE, F_COMMAND, F_ARGS, F_ENV, F_CWD, F_URL, F_HEADERS, F_TIMEOUT,
   F_ENABLED, F_HTTP2, F_CAFILE, F_CADIR, F_CLIENTCERT, F_CLIENTKEY,
-  F_INSECURE, F_HTTPURL, F_SERVERURL, F_OAUTH, F_COUNT
+  F_INSECURE, F_HTTPURL, F_SERVERURL, F_OAUTH, F_ENVINHERIT, F_COUNT
 };
 
 /* Which transports a field belongs to. */
@@ -673,6 +685,7 @@ static const struct field_info {
     [F_HTTPURL] = {"httpUrl", SCOPE_HTTP, true},
     [F_SERVERURL] = {"serverUrl", SCOPE_HTTP, true},
     [F_OAUTH] = {"oauth", SCOPE_HTTP, false},
+    [F_ENVINHERIT] = {"envInherit", SCOPE_STDIO, false},
 };
 
 /* Result of a field check: fine, invalid (a warning was added), or OOM. */
@@ -888,6 +901,13 @@ static int read_fields(parse_ctx *c, const char *name, json_object **f,
       return r;
     if (f[F_CWD] && (r = expand_field(c, name, "cwd", f[F_CWD], &d->cwd)))
       return r;
+    if (f[F_ENVINHERIT]) {
+      const char *m = plain_string(f[F_ENVINHERIT]);
+      d->env_inherit = env_inherit_value(m);
+      if (!d->env_inherit)
+        return bad(c, name, "envInherit", "field \"envInherit\" must be \"all\", "
+                   "\"default\" or \"none\"");
+    }
   } else {
     json_object *u = f[F_URL] ? f[F_URL]
                      : f[F_HTTPURL] ? f[F_HTTPURL] : f[F_SERVERURL];
@@ -2440,45 +2460,6 @@ void mcp__config_secrets_clear(void) {
   }
 }
 
-/* Moves |*fd| to a number >= 3, keeping close-on-exec. */
-static int move_high(int *fd) {
-  if (*fd >= 3) return 0;
-  int nfd = fcntl(*fd, F_DUPFD_CLOEXEC, 3);
-  if (nfd < 0) return -1;
-  close(*fd);
-  *fd = nfd;
-  return 0;
-}
-
-/*
- * The child between fork() and exec: async-signal-safe calls only.  The
- * parent blocked every signal before fork(), so no host handler runs here.
- */
-static void secret_child(char *const argv[], int devnull, int out_wr,
-                         int max_fd) __attribute__((noreturn));
-static void secret_child(char *const argv[], int devnull, int out_wr,
-                         int max_fd) {
-  struct sigaction sa;
-  memset(&sa, 0, sizeof(sa));
-  sa.sa_handler = SIG_DFL;
-  for (int s = 1; s < NSIG; s++) sigaction(s, &sa, NULL);
-  /* Its own process group, so a timeout kills what it started too. */
-  setpgid(0, 0);
-  if (dup2(devnull, 0) < 0 || dup2(out_wr, 1) < 0 || dup2(devnull, 2) < 0)
-    _exit(127);
-  int closed = -1;
-#ifdef SYS_close_range
-  closed = (int)syscall(SYS_close_range, 3U, ~0U, 0U);
-#endif
-  if (closed != 0)
-    for (int fd = 3; fd < max_fd; fd++) close(fd);
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, NULL);
-  execve("/bin/sh", argv, environ);
-  _exit(127);
-}
-
 /* Waits for |pid| until |deadline| (mcp__now_ms); true when reaped. */
 static bool reap_until(pid_t pid, int64_t deadline, int *ws) {
   for (;;) {
@@ -2514,30 +2495,29 @@ static int run_secret(const char *cmd, int64_t timeout_ms, char **out,
   mcp__buf_init(&b);
   *out = NULL;
 
-  struct rlimit rl;
-  int max_fd = 1024;
-  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-    max_fd = rl.rlim_cur > 65536 ? 65536 : (int)rl.rlim_cur;
-
   devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-  if (devnull < 0 || move_high(&devnull) < 0 || pipe2(p, O_CLOEXEC) < 0 ||
-      move_high(&p[0]) < 0 || move_high(&p[1]) < 0) {
+  if (devnull < 0 || mcp__spawn_fd_high(&devnull) < 0 || pipe2(p, O_CLOEXEC) < 0 ||
+      mcp__spawn_fd_high(&p[0]) < 0 || mcp__spawn_fd_high(&p[1]) < 0) {
     snprintf(why, whylen, "cannot set up: %s", errtext(errno, eb, sizeof(eb)));
     goto out;
   }
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  pid_t pid = fork();
-  if (pid == 0) secret_child(argv, devnull, p[1], max_fd);
-  int fork_errno = errno;
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
-  if (pid < 0) {
-    snprintf(why, whylen, "cannot fork: %s", errtext(fork_errno, eb,
-                                                     sizeof(eb)));
+  /* Its own process group, so a timeout kills what it started too; the
+   * host's environment (secrets commands are the user's own, like a
+   * shell's); /dev/null as stdin and stderr. */
+  mcp_spawn_opts so = {.argv = (const char *const *)argv,
+                       .envp = (const char *const *)environ,
+                       .fd = {devnull, p[1], devnull}};
+  pid_t pid = -1;
+  mcp_spawn_stage stage;
+  int se = mcp__spawn(&so, &pid, &stage);
+  if (se) {
+    if (se == ENOMEM) {
+      rc = -1;
+      goto out;
+    }
+    snprintf(why, whylen, "cannot run /bin/sh: %s", errtext(se, eb, sizeof(eb)));
     goto out;
   }
-  setpgid(pid, pid);
   close(p[1]);
   p[1] = -1;
 
@@ -2836,6 +2816,10 @@ mcp_status mcp__config_client_options(const mcp_server_def *def,
     for (size_t i = 0; st == MCP_OK && i < def->nenv; i++) {
       what = def->env[i].name;
       st = mcp_client_options_set_env(co, def->env[i].name, def->env[i].value);
+    }
+    if (st == MCP_OK && def->env_inherit) {
+      what = "envInherit";
+      st = mcp_client_options_set_env_inherit(co, (mcp_env_inherit)def->env_inherit);
     }
   } else {
     /* "http" keeps the specification's fallback to the legacy transport

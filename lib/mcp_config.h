@@ -27,6 +27,10 @@
  *   args        stdio: array of strings.
  *   env         stdio: object of strings, merged over the host environment.
  *   cwd         stdio: working directory (default: the host's).
+ *   envInherit  stdio: "all", "default" (HOME, LOGNAME, PATH, SHELL, TERM,
+ *               USER) or "none": what the server inherits of the host's
+ *               environment before "env" applies.  Absent: the host's
+ *               default for the file's level (mcp_env_inherit).
  *   url         http/sse, required: http:// or https:// endpoint.
  *   headers     http/sse: object of strings; a value containing CR or LF is
  *               an error, as is a name that is not an HTTP token or that the
@@ -119,7 +123,8 @@ typedef struct mcp_server_def {
   mcp_server_type type;
   bool enabled;  /* false: hidden ("enabled": false) */
   bool foreign;  /* from another client's file: `!` values stay literal */
-  bool project;  /* from a project-level file the user trusted (discovery) */
+  bool project;  /* from a project-level file the user trusted (discovery);
+                    stdio servers then default to envInherit "default" */
   /* stdio: argv[0] is "command", then "args"; NULL-terminated.  NULL for
    * http and sse. */
   char **argv;
@@ -127,6 +132,7 @@ typedef struct mcp_server_def {
   mcp_config_kv *env; /* stdio; file order */
   size_t nenv;
   char *cwd;          /* stdio; NULL: the host's */
+  int env_inherit;    /* stdio: "envInherit" as mcp_env_inherit; 0: absent */
   char *url;          /* http and sse; NULL for stdio */
   mcp_config_kv *headers; /* http and sse; file order */
   size_t nheaders;
@@ -355,7 +361,7 @@ void mcp__server_def_free(mcp_server_def *def);
 /*
  * mcp__config_canonical_json() serialises what identifies a server's
  * behaviour, with object keys sorted recursively (byte order) and no
- * whitespace: the fields type, command, args, env, cwd, url, headers,
+ * whitespace: the fields type, command, args, env, envInherit, cwd, url, headers,
  * timeout, http2, caFile, caDir, clientCert, clientKey, insecure and oauth
  * (without clientSecret, which is only marked present), each
  * present only when the definition has it (type, always).  Values are the
@@ -389,8 +395,8 @@ typedef struct mcp_secret_opts {
  *   mcp__server_def_free(), and warnings are appended to *diags / *ndiags
  *   (an array the caller frees with mcp__config_diags_free()).  On error
  *   *out is NULL and *diags is unchanged.
- * Threads: any, concurrently.  Blocks while commands run.  Forks; the child
- *   only makes async-signal-safe calls before exec.
+ * Threads: any, concurrently.  Blocks while commands run.  Commands start
+ *   through posix_spawn() (mcp_spawn.h): no host code runs in the child.
  * Returns: MCP_OK, MCP_EINVAL, MCP_ENOMEM.
  */
 mcp_status mcp__config_resolve_secrets(const mcp_server_def *def,

@@ -87,6 +87,7 @@ struct mcp_manager_options {
   void *event_user;
   char *client_name, *client_version;
   mcp_oauth_options *oauth; /* defaults for every HTTP server, or NULL */
+  int env_project, env_other; /* mcp_env_inherit defaults of stdio servers */
 };
 
 MCP_EXTERN mcp_manager_options *mcp_manager_options_new(void) {
@@ -101,6 +102,8 @@ MCP_EXTERN mcp_manager_options *mcp_manager_options_new(void) {
   o->breaker_cooldown_ms = DEFAULT_BREAKER_COOLDOWN_MS;
   o->breaker_cooldown_max_ms = DEFAULT_BREAKER_COOLDOWN_MAX_MS;
   o->workers = DEFAULT_WORKERS;
+  o->env_project = MCP_ENV_INHERIT_DEFAULT;
+  o->env_other = MCP_ENV_INHERIT_ALL;
   return o;
 }
 
@@ -137,6 +140,17 @@ MCP_EXTERN mcp_status mcp_manager_options_add_config_file(mcp_manager_options *o
   o->files = f;
   if (!(o->files[o->nfiles] = mcp__strdup(path))) return MCP_ENOMEM;
   o->nfiles++;
+  return MCP_OK;
+}
+
+MCP_EXTERN mcp_status mcp_manager_options_set_env_inherit(mcp_manager_options *o,
+                                                          mcp_env_inherit project,
+                                                          mcp_env_inherit other) {
+  if (!o || project < MCP_ENV_INHERIT_UNSET || project > MCP_ENV_INHERIT_NONE ||
+      other < MCP_ENV_INHERIT_UNSET || other > MCP_ENV_INHERIT_NONE)
+    return MCP_EINVAL;
+  if (project) o->env_project = project;
+  if (other) o->env_other = other;
   return MCP_OK;
 }
 
@@ -679,6 +693,7 @@ static mcp_status build_options(server *s, mcp_client_options **out, mcp_error *
   mcp_manager *m = s->m;
   if (s->code_co) {
     *out = mcp__client_options_dup(s->code_co);
+    if (*out && !(*out)->env_inherit) (*out)->env_inherit = m->o->env_other;
     mcp_status st = *out ? oauth_defaults(m, *out, err) : mcp__error_set(err, MCP_ENOMEM, "out of memory");
     if (st != MCP_OK) {
       mcp_client_options_free(*out);
@@ -697,6 +712,8 @@ static mcp_status build_options(server *s, mcp_client_options **out, mcp_error *
   st = mcp__config_client_options(resolved, out, err);
   mcp__server_def_free(resolved);
   if (st == MCP_OK) mcp_client_options_set_timeout_ms(*out, s->timeout_ms);
+  if (st == MCP_OK && !(*out)->env_inherit)
+    (*out)->env_inherit = s->def->project ? m->o->env_project : m->o->env_other;
   if (st == MCP_OK && (st = oauth_defaults(m, *out, err)) != MCP_OK) {
     mcp_client_options_free(*out);
     *out = NULL;
@@ -1200,6 +1217,8 @@ static mcp_manager_options *options_dup(const mcp_manager_options *o) {
   d->log = o->log;
   d->event_fn = o->event_fn;
   d->event_user = o->event_user;
+  d->env_project = o->env_project;
+  d->env_other = o->env_other;
   bool ok = replace_str(&d->cwd, o->cwd) == MCP_OK && replace_str(&d->cache_dir, o->cache_dir) == MCP_OK &&
             replace_str(&d->client_name, o->client_name) == MCP_OK &&
             replace_str(&d->client_version, o->client_version) == MCP_OK;

@@ -194,6 +194,9 @@ typedef struct mcp_stdio_config {
    * SIGKILL (0: default 2000 each). */
   int64_t term_grace_ms;
   int64_t kill_grace_ms;
+  /* Which host variables the server inherits before |env| applies: an
+   * mcp_env_inherit value (0: MCP_ENV_INHERIT_ALL). */
+  int env_inherit;
 } mcp_stdio_config;
 
 /*

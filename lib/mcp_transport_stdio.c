@@ -54,7 +54,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -63,9 +62,8 @@
 #include <unistd.h>
 
 #include "mcp_jsonl.h"
+#include "mcp_spawn.h"
 #include "mcp_transport.h"
-
-extern char **environ;
 
 #define STDIO_DEFAULT_TAIL ((size_t)64 * 1024)
 #define STDIO_DEFAULT_GRACE_MS 2000
@@ -81,6 +79,11 @@ extern char **environ;
 #define STDIO_FALLBACK_FAST_MS 10
 /* Bytes of the stderr tail quoted in the close message. */
 #define STDIO_MSG_TAIL 2048
+/* A write that finds the server's stdin closed waits this long (once per
+ * transport) for the reader to reap the child and drain stderr, so the
+ * error names the exit status and the stderr tail rather than only "closed
+ * its stdin". */
+#define STDIO_EPIPE_WAIT_MS 200
 /* Size of one read from stdout, and from stderr. */
 #define STDIO_READ_CHUNK ((size_t)64 * 1024)
 #define STDIO_ERR_CHUNK 8192
@@ -102,13 +105,6 @@ extern char **environ;
 #define STDIO_LEAD_SPIN_MIN_NS 5000
 
 enum { OWN_READER, OWN_NONE, OWN_LEADER };
-
-/* What the child reports through the exec-error pipe. */
-enum { SPAWN_STAGE_CHDIR = 1, SPAWN_STAGE_EXEC = 2, SPAWN_STAGE_SETUP = 3 };
-typedef struct spawn_report {
-  int stage;
-  int err;
-} spawn_report;
 
 /* Shutdown escalation, run by the reader once a stop is requested. */
 enum { PHASE_RUN, PHASE_TERM_WAIT, PHASE_KILL_WAIT, PHASE_KILLED };
@@ -153,6 +149,8 @@ typedef struct stdio_transport {
   bool stop_requested;  /* the stop pipe has been written */
   const char *stop_reason; /* static text, set with stop_requested */
   bool reported;        /* on_close has been (or is being) called */
+  char *close_msg;      /* what on_close was told, once reported; or NULL */
+  bool epipe_waited;    /* a writer has waited STDIO_EPIPE_WAIT_MS */
   bool closer_active;   /* a close() is closing stdin and joining */
   bool joined;          /* the reader has been joined */
   int owner;            /* who reads stdout: OWN_READER, _NONE, _LEADER */
@@ -261,214 +259,23 @@ static int make_pipe(int p[2]) {
 /* ---- spawning ------------------------------------------------------------ */
 
 /*
- * Everything the child needs, built before fork() so that the child only
- * makes async-signal-safe calls.  Strings are borrowed from the config and
- * from environ; only the arrays are ours.
- */
-typedef struct spawn_plan {
-  char **argv;        /* the config's argv */
-  char **envp;        /* environ merged with the config's env */
-  char **candidates;  /* full paths to try, in PATH order */
-  char *cand_block;   /* storage for |candidates| */
-  char **sh_argv;     /* "/bin/sh" fallback for ENOEXEC; slot 1 set in the child */
-  const char *cwd;
-  int max_fd;         /* for the close loop when close_range is missing */
-} spawn_plan;
-
-static void plan_free(spawn_plan *sp) {
-  mcp__free(sp->argv);
-  mcp__free(sp->envp);
-  mcp__free(sp->candidates);
-  mcp__free(sp->cand_block);
-  mcp__free(sp->sh_argv);
-  memset(sp, 0, sizeof(*sp));
-}
-
-/* Length of the NAME part of "NAME=VALUE" or "NAME". */
-static size_t env_name_len(const char *e) { return strcspn(e, "="); }
-
-static char **build_envp(const char *const *extra) {
-  size_t n0 = 0, n1 = 0;
-  if (environ)
-    while (environ[n0]) n0++;
-  if (extra)
-    while (extra[n1]) n1++;
-  char **envp = mcp__calloc(n0 + n1 + 1, sizeof(char *));
-  if (!envp) return NULL;
-  size_t n = 0;
-  for (size_t i = 0; i < n0; i++) envp[n++] = environ[i];
-  for (size_t i = 0; i < n1; i++) {
-    const char *e = extra[i];
-    size_t nl = env_name_len(e);
-    size_t w = 0;
-    for (size_t r = 0; r < n; r++) {
-      bool same = strncmp(envp[r], e, nl) == 0 && envp[r][nl] == '=';
-      if (!same) envp[w++] = envp[r];
-    }
-    n = w;
-    if (e[nl] == '=') envp[n++] = (char *)e;
-  }
-  envp[n] = NULL;
-  return envp;
-}
-
-/*
- * Lists the paths execvp() would try for |file|, but searching the PATH of
- * the child's environment (as libuv does), so a config that sets PATH
- * finds its programs there.  Without PATH, glibc's default is used.
- */
-static int build_candidates(spawn_plan *sp, const char *file) {
-  if (strchr(file, '/')) {
-    sp->candidates = mcp__calloc(2, sizeof(char *));
-    if (!sp->candidates) return -1;
-    sp->candidates[0] = (char *)file;
-    return 0;
-  }
-  const char *path = "/bin:/usr/bin";
-  for (char **e = sp->envp; *e; e++)
-    if (strncmp(*e, "PATH=", 5) == 0) path = *e + 5;
-  size_t dirs = 1, flen = strlen(file);
-  for (const char *p = path; *p; p++)
-    if (*p == ':') dirs++;
-  sp->candidates = mcp__calloc(dirs + 1, sizeof(char *));
-  /* Each candidate is dir + "/" + file + NUL; an empty dir means ".". */
-  size_t block = strlen(path) + dirs * (flen + 3);
-  sp->cand_block = mcp__malloc(block);
-  if (!sp->candidates || !sp->cand_block) return -1;
-  char *out = sp->cand_block;
-  const char *p = path;
-  for (size_t i = 0; i < dirs; i++) {
-    size_t dl = strcspn(p, ":");
-    sp->candidates[i] = out;
-    if (dl == 0) {
-      *out++ = '.';
-    } else {
-      memcpy(out, p, dl);
-      out += dl;
-    }
-    *out++ = '/';
-    memcpy(out, file, flen + 1);
-    out += flen + 1;
-    p += dl;
-    if (*p == ':') p++;
-  }
-  return 0;
-}
-
-static int build_plan(spawn_plan *sp, const mcp_stdio_config *cfg) {
-  size_t argc = 0;
-  while (cfg->argv[argc]) argc++;
-  sp->argv = mcp__calloc(argc + 1, sizeof(char *));
-  sp->sh_argv = mcp__calloc(argc + 2, sizeof(char *));
-  if (!sp->argv || !sp->sh_argv) return -1;
-  for (size_t i = 0; i < argc; i++) sp->argv[i] = (char *)cfg->argv[i];
-  sp->sh_argv[0] = (char *)"/bin/sh";
-  for (size_t i = 1; i < argc; i++) sp->sh_argv[i + 1] = (char *)cfg->argv[i];
-  sp->envp = build_envp(cfg->env);
-  if (!sp->envp) return -1;
-  if (build_candidates(sp, cfg->argv[0]) < 0) return -1;
-  sp->cwd = cfg->cwd;
-  struct rlimit rl;
-  sp->max_fd = 1024;
-  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-    sp->max_fd = rl.rlim_cur > 65536 ? 65536 : (int)rl.rlim_cur;
-  return 0;
-}
-
-static void child_fail(int fd, int stage, int e) __attribute__((noreturn));
-static void child_fail(int fd, int stage, int e) {
-  spawn_report r = {stage, e};
-  ssize_t n;
-  do n = write(fd, &r, sizeof(r));
-  while (n < 0 && errno == EINTR);
-  _exit(127);
-}
-
-/*
- * Runs in the child between fork() and exec: async-signal-safe calls only.
- * The parent blocked every signal before fork(), so no host handler can run
- * here; dispositions go back to the defaults (an ignored SIGPIPE would
- * otherwise survive exec) before the mask is cleared.
- */
-static void child_exec(const spawn_plan *sp, int in_rd, int out_wr, int err_wr,
-                       int report_fd) __attribute__((noreturn));
-static void child_exec(const spawn_plan *sp, int in_rd, int out_wr, int err_wr,
-                       int report_fd) {
-  struct sigaction sa;
-  memset(&sa, 0, sizeof(sa));
-  sa.sa_handler = SIG_DFL;
-  for (int s = 1; s < NSIG; s++) sigaction(s, &sa, NULL);
-
-  /* Own process group, so close() can signal a whole wrapper tree. */
-  setpgid(0, 0);
-
-  if (dup2(in_rd, 0) < 0 || dup2(out_wr, 1) < 0 || dup2(err_wr, 2) < 0)
-    child_fail(report_fd, SPAWN_STAGE_SETUP, errno);
-  /* Keep the report pipe at 3 (close-on-exec) and close everything above. */
-  if (report_fd != 3) {
-    if (dup3(report_fd, 3, O_CLOEXEC) < 0)
-      child_fail(report_fd, SPAWN_STAGE_SETUP, errno);
-    report_fd = 3;
-  }
-  int closed = -1;
-#ifdef SYS_close_range
-  closed = (int)syscall(SYS_close_range, 4U, ~0U, 0U);
-#endif
-  if (closed != 0)
-    for (int fd = 4; fd < sp->max_fd; fd++) close(fd);
-
-  if (sp->cwd && chdir(sp->cwd) < 0)
-    child_fail(report_fd, SPAWN_STAGE_CHDIR, errno);
-
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, NULL);
-
-  /* Like execvp(): try each PATH entry, remember EACCES, and run a file
-   * without a "#!" line with /bin/sh. */
-  int err = ENOENT;
-  bool saw_eacces = false;
-  for (char *const *c = sp->candidates; *c; c++) {
-    execve(*c, sp->argv, sp->envp);
-    err = errno;
-    if (err == ENOEXEC) {
-      sp->sh_argv[1] = *c;
-      execve("/bin/sh", sp->sh_argv, sp->envp);
-      err = errno;
-    }
-    if (err == EACCES) {
-      saw_eacces = true;
-      continue;
-    }
-    if (err != ENOENT && err != ENOTDIR && err != ESTALE && err != ENODEV &&
-        err != ETIMEDOUT)
-      break;
-  }
-  if (saw_eacces && (err == ENOENT || err == ENOTDIR)) err = EACCES;
-  child_fail(report_fd, SPAWN_STAGE_EXEC, err);
-}
-
-/*
- * Forks and execs the server.  On success the child's pipes are in |t|.
- * An exec failure comes back through a close-on-exec pipe: EOF means exec
- * succeeded, a spawn_report means it did not (the libuv trick).
+ * Starts the server (mcp_spawn.h: own process group, default signals,
+ * descriptors 0-2 only).  On success the child's pipes are in |t|; an exec
+ * failure is reported here with its errno, and no child is left.
  */
 static mcp_status spawn_child(stdio_transport *t, const mcp_stdio_config *cfg,
                               mcp_error *err) {
   char eb[128];
-  spawn_plan sp;
-  int in[2] = {-1, -1}, outp[2] = {-1, -1}, errp[2] = {-1, -1},
-      rep[2] = {-1, -1};
+  int in[2] = {-1, -1}, outp[2] = {-1, -1}, errp[2] = {-1, -1};
   mcp_status st = MCP_OK;
   const char *prog = cfg->argv[0];
 
-  memset(&sp, 0, sizeof(sp));
-  if (build_plan(&sp, cfg) < 0) {
+  char **envp = mcp__spawn_env(cfg->env_inherit, cfg->env);
+  if (!envp) {
     st = mcp__error_set(err, MCP_ENOMEM, "out of memory spawning '%s'", prog);
     goto out;
   }
-  if (make_pipe(in) < 0 || make_pipe(outp) < 0 || make_pipe(errp) < 0 ||
-      make_pipe(rep) < 0) {
+  if (make_pipe(in) < 0 || make_pipe(outp) < 0 || make_pipe(errp) < 0) {
     int e = errno;
     st = mcp__error_set(err, MCP_ESPAWN, "cannot create pipes for '%s': %s",
                         prog, errtext(e, eb, sizeof(eb)));
@@ -482,41 +289,22 @@ static mcp_status spawn_child(stdio_transport *t, const mcp_stdio_config *cfg,
     goto out;
   }
 
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  pid_t pid = fork();
-  if (pid == 0) child_exec(&sp, in[0], outp[1], errp[1], rep[1]);
-  int fork_errno = errno;
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
-  if (pid < 0) {
-    st = mcp__error_set(err, MCP_ESPAWN, "cannot fork to run '%s': %s", prog,
-                        errtext(fork_errno, eb, sizeof(eb)));
-    goto out;
-  }
-  /* Also from the parent, so the group exists before we could signal it;
-   * this fails harmlessly once the child has exec'd. */
-  setpgid(pid, pid);
-
-  close_fd(&in[0]);
-  close_fd(&outp[1]);
-  close_fd(&errp[1]);
-  close_fd(&rep[1]);
-
-  spawn_report rep_msg;
-  ssize_t n;
-  do n = read(rep[0], &rep_msg, sizeof(rep_msg));
-  while (n < 0 && errno == EINTR);
-  if (n == (ssize_t)sizeof(rep_msg)) {
-    int ws;
-    while (waitpid(pid, &ws, 0) < 0 && errno == EINTR) {
-    }
-    const char *what = errtext(rep_msg.err, eb, sizeof(eb));
-    if (rep_msg.stage == SPAWN_STAGE_CHDIR)
+  mcp_spawn_opts so = {.argv = cfg->argv,
+                       .envp = (const char *const *)envp,
+                       .cwd = cfg->cwd,
+                       .fd = {in[0], outp[1], errp[1]}};
+  pid_t pid = -1;
+  mcp_spawn_stage stage = MCP_SPAWN_STAGE_SETUP;
+  int e = mcp__spawn(&so, &pid, &stage);
+  if (e) {
+    const char *what = errtext(e, eb, sizeof(eb));
+    if (e == ENOMEM)
+      st = mcp__error_set(err, MCP_ENOMEM, "out of memory spawning '%s'", prog);
+    else if (stage == MCP_SPAWN_STAGE_CHDIR)
       st = mcp__error_set(err, MCP_ESPAWN,
                           "cannot run '%s': cannot change directory to '%s': %s",
                           prog, cfg->cwd, what);
-    else if (rep_msg.stage == SPAWN_STAGE_SETUP)
+    else if (stage == MCP_SPAWN_STAGE_SETUP)
       st = mcp__error_set(err, MCP_ESPAWN, "cannot run '%s': child setup: %s",
                           prog, what);
     else
@@ -547,9 +335,7 @@ out:
   close_fd(&outp[1]);
   close_fd(&errp[0]);
   close_fd(&errp[1]);
-  close_fd(&rep[0]);
-  close_fd(&rep[1]);
-  plan_free(&sp);
+  mcp__free(envp);
   return st;
 }
 
@@ -764,8 +550,6 @@ static void report_close(stdio_transport *t, const char *detail) {
   bool reaped = t->reaped, known = t->status_known;
   int ws = t->wstatus;
   const char *reason = t->stop_reason;
-  t->reported = true;
-  pthread_cond_broadcast(&t->cv);
   pthread_mutex_unlock(&t->mu);
 
   char how[160];
@@ -785,9 +569,16 @@ static void report_close(stdio_transport *t, const char *detail) {
   char *msg = mcp__asprintf("%s%s%s%s%s", reason ? reason : "",
                             reason ? ": " : "", how, tail ? "; stderr: " : "",
                             tail ? tail : "");
+  mcp__free(tail);
+  /* Published before the upcall, for writers that met the closed pipe
+   * (see STDIO_EPIPE_WAIT_MS). */
+  pthread_mutex_lock(&t->mu);
+  t->reported = true;
+  t->close_msg = mcp__strdup(msg ? msg : how);
+  pthread_cond_broadcast(&t->cv);
+  pthread_mutex_unlock(&t->mu);
   if (t->cb.on_close) t->cb.on_close(t->user, MCP_ECLOSED, msg ? msg : how);
   mcp__free(msg);
-  mcp__free(tail);
 }
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -971,6 +762,10 @@ static mcp_status write_lock(stdio_transport *t, int64_t deadline_ms,
   mcp_status st = MCP_OK;
   pthread_mutex_lock(&t->mu);
   for (;;) {
+    if (t->reported && !t->stop_requested && t->close_msg) {
+      st = mcp__error_set(err, MCP_ECLOSED, "transport is closed: %s", t->close_msg);
+      break;
+    }
     if (t->stop_requested || t->reported) {
       st = mcp__error_set(err, MCP_ECLOSED, "transport is closed");
       break;
@@ -1000,6 +795,29 @@ static void write_unlock(stdio_transport *t) {
   t->writing = false;
   pthread_cond_broadcast(&t->cv);
   pthread_mutex_unlock(&t->mu);
+}
+
+/*
+ * The error of a write that met a closed stdin.  Usually the server has
+ * exited (a crash at start-up): the first such writer waits up to
+ * STDIO_EPIPE_WAIT_MS for the reader's report, so the error says how the
+ * server ended and what it wrote to stderr, whichever of the write and the
+ * reader's reap comes first.  Caller holds the write lock, not |mu|.
+ */
+static mcp_status closed_stdin_error(stdio_transport *t, mcp_error *err) {
+  pthread_mutex_lock(&t->mu);
+  if (!t->epipe_waited && !t->reported && !t->stop_requested) {
+    t->epipe_waited = true;
+    int64_t deadline = mcp__now_ms() + STDIO_EPIPE_WAIT_MS;
+    struct timespec ts = mcp__ts_from_ms(deadline);
+    while (!t->reported && !t->stop_requested && mcp__now_ms() < deadline)
+      pthread_cond_timedwait(&t->cv, &t->mu, &ts);
+  }
+  mcp_status st = t->close_msg ? mcp__error_set(err, MCP_ECLOSED, "server closed its stdin: %s",
+                                                t->close_msg)
+                               : mcp__error_set(err, MCP_ECLOSED, "server closed its stdin");
+  pthread_mutex_unlock(&t->mu);
+  return st;
 }
 
 /*
@@ -1033,7 +851,7 @@ static mcp_status write_line(stdio_transport *t, const char *data, size_t len,
     if (errno == EINTR) continue;
     if (errno == EPIPE || errno == ECONNRESET) {
       *epipe = errno == EPIPE;
-      st = mcp__error_set(err, MCP_ECLOSED, "server closed its stdin");
+      st = closed_stdin_error(t, err);
       break;
     }
     if (errno != EAGAIN && errno != EWOULDBLOCK) {
@@ -1278,6 +1096,7 @@ static void destroy(stdio_transport *t) {
   mcp__jsonl_free(t->framer);
   mcp__free(t->rbuf);
   mcp__free(t->tail);
+  mcp__free(t->close_msg);
   pthread_cond_destroy(&t->cv);
   pthread_mutex_destroy(&t->mu);
   mcp__free(t);
@@ -1305,9 +1124,8 @@ static const mcp_transport_ops stdio_ops = {
  *   returns.  On MCP_OK *out owns the child, its pipes and the reader
  *   thread; on failure *out is NULL, no callback has run, and no child is
  *   left behind (an exec failure is reaped before returning).
- * Threads: any thread, concurrently.  Forks: between fork and exec the
- *   child makes only async-signal-safe calls, so this is safe in a
- *   multi-threaded host.
+ * Threads: any thread, concurrently.  Spawns with posix_spawn() (see
+ *   mcp_spawn.h), so no host code runs in the child.
  * Returns: MCP_OK, MCP_ESPAWN, MCP_EINVAL, MCP_ENOMEM, MCP_EIO.
  */
 mcp_status mcp__stdio_transport_new(const mcp_stdio_config *cfg,

@@ -298,6 +298,33 @@ MCP_EXTERN mcp_status mcp_client_options_set_cwd(mcp_client_options *o,
 MCP_EXTERN mcp_status mcp_client_options_set_env(mcp_client_options *o,
                                                  const char *name,
                                                  const char *value);
+/*
+ * Which of the host's environment variables a stdio server inherits.  The
+ * server's own variables (mcp_client_options_set_env(), a config entry's
+ * "env") always apply on top, under every policy.
+ */
+typedef enum mcp_env_inherit {
+  /* Not chosen: the default of whoever decides (a client: ALL; a manager:
+   * see mcp_manager_options_set_env_inherit()). */
+  MCP_ENV_INHERIT_UNSET = 0,
+  /* The host's whole environment. */
+  MCP_ENV_INHERIT_ALL = 1,
+  /* Only HOME, LOGNAME, PATH, SHELL, TERM and USER (the MCP SDKs' list),
+   * and none whose value starts with "()" (an exported shell function). */
+  MCP_ENV_INHERIT_DEFAULT = 2,
+  /* Nothing: the server gets only its own variables. */
+  MCP_ENV_INHERIT_NONE = 3
+} mcp_env_inherit;
+/*
+ * Sets the environment inheritance of the stdio server (default: UNSET,
+ * which a client connects as MCP_ENV_INHERIT_ALL and a manager replaces by
+ * its own default).  The policy is applied at each spawn (each reconnect
+ * too), to the host's environment as it is then.
+ * Threads: one thread at a time per object.
+ * Returns: MCP_OK, MCP_EINVAL (|o| NULL or |policy| out of range).
+ */
+MCP_EXTERN mcp_status mcp_client_options_set_env_inherit(mcp_client_options *o,
+                                                         mcp_env_inherit policy);
 MCP_EXTERN mcp_status mcp_client_options_set_client_info(mcp_client_options *o,
                                                          const char *name,
                                                          const char *version);
@@ -659,6 +686,22 @@ MCP_EXTERN void mcp_manager_options_set_event_handler(
     mcp_manager_options *o, mcp_manager_event_fn fn, void *user);
 MCP_EXTERN mcp_status mcp_manager_options_set_client_info(
     mcp_manager_options *o, const char *name, const char *version);
+/*
+ * Environment inheritance (see mcp_env_inherit) of the stdio servers whose
+ * definition does not choose one (no "envInherit" in its config entry, or
+ * client options left at MCP_ENV_INHERIT_UNSET): |project| for servers from
+ * project-level files (the .mcp.json found from the working directory, and
+ * imported project files such as .cursor/mcp.json), default
+ * MCP_ENV_INHERIT_DEFAULT, since a repository is not the user's own;
+ * |other| for servers from the user's files, explicit files
+ * (mcp_manager_options_add_config_file()) and servers added in code,
+ * default MCP_ENV_INHERIT_ALL.  MCP_ENV_INHERIT_UNSET keeps a default.
+ * Threads: one thread at a time per object.
+ * Returns: MCP_OK, MCP_EINVAL (|o| NULL or a policy out of range).
+ */
+MCP_EXTERN mcp_status mcp_manager_options_set_env_inherit(mcp_manager_options *o,
+                                                          mcp_env_inherit project,
+                                                          mcp_env_inherit other);
 
 /*
  * mcp_manager_start() discovers the servers and connects them all in
