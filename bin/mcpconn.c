@@ -1570,30 +1570,30 @@ static char *find_demo_server(void) {
 static size_t g_untrusted;
 
 /*
- * Writes |s| to |f| with everything that could act on a terminal escaped:
- * C0 and C1 controls, DEL, and the invisible bidirectional controls that
- * could make a command read differently from what runs.  The file is the
- * repository's, so its text is hostile until proven otherwise.
+ * Writes |s| to |f| with everything that could act on a terminal escaped,
+ * by the rule of mcpconn-text.h (text_unsafe_cp()), but shown as \xNN or
+ * \uXXXX instead of '?': in a trust prompt the person should see that a
+ * command hides something.  The file is the repository's, so its text is
+ * hostile until proven otherwise.
  */
 static void put_safe(FILE *f, const char *s) {
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (*p < 0x20 || *p == 0x7f) {
+  const unsigned char *p = (const unsigned char *)s;
+  size_t n = strlen(s);
+  while (n) {
+    uint32_t cp;
+    size_t k = text_utf8_decode(p, n, &cp);
+    if (k == 0) {
       fprintf(f, "\\x%02x", *p);
-    } else if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
-      fprintf(f, "\\u%04x", p[1]);
-      p++;
-    } else if (p[0] == 0xd8 && p[1] == 0x9c) { /* U+061C */
-      fputs("\\u061c", f);
-      p++;
-    } else if (p[0] == 0xe2 && p[1] &&
-               ((p[1] == 0x80 && ((p[2] >= 0x8b && p[2] <= 0x8f) ||
-                                  (p[2] >= 0xa8 && p[2] <= 0xae))) ||
-                (p[1] == 0x81 && p[2] >= 0xa0 && p[2] <= 0xaf))) {
-      fprintf(f, "\\u%04x", ((p[1] & 0x3f) << 6 | (p[2] & 0x3f)) + 0x2000);
-      p += 2;
+      k = 1;
+    } else if (cp < 0x20 || cp == 0x7f) {
+      fprintf(f, "\\x%02x", (unsigned)cp);
+    } else if (text_unsafe_cp(cp)) {
+      fprintf(f, "\\u%04x", (unsigned)cp);
     } else {
-      fputc(*p, f);
+      fwrite(p, 1, k, f);
     }
+    p += k;
+    n -= k;
   }
 }
 
