@@ -352,7 +352,8 @@ static void req_complete(mcp_http_req *r, mcp_status st, const char *msg) {
   cancel_unlink_locked(h, e);
   pthread_mutex_unlock(&h->mu);
   if (!msg) msg = mcp_strerror(st);
-  if (r->cb.on_done) r->cb.on_done(r->user, st, msg);
+  bool not_sent = !r->maybe_delivered && (r->refused || !r->on_wire);
+  if (r->cb.on_done) r->cb.on_done(r->user, st, msg, not_sent);
   req_free(r);
 }
 
@@ -482,6 +483,15 @@ void mcp__http_req_finish(mcp_http_req *req, mcp_status status,
   req_complete(req, status, msg);
 }
 
+void mcp__http_req_refused(mcp_http_req *req) { req->refused = true; }
+
+/* Methods that may be sent twice (RFC 9110 9.2.2). */
+static bool method_idempotent(const char *m) {
+  return strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0 ||
+         strcmp(m, "PUT") == 0 || strcmp(m, "DELETE") == 0 ||
+         strcmp(m, "OPTIONS") == 0 || strcmp(m, "TRACE") == 0;
+}
+
 void mcp__http_req_retry(mcp_http_req *req, const char *msg,
                          bool free_retry) {
   mcp_http_client *h = req->client;
@@ -489,11 +499,16 @@ void mcp__http_req_retry(mcp_http_req *req, const char *msg,
     mcp__http_req_finish(req, MCP_ECLOSED, "client closed");
     return;
   }
-  if ((req->retries > 0 && !free_retry) || req->head_done) {
+  bool unprocessed = req->refused || !req->on_wire;
+  if ((req->retries > 0 && !free_retry) || req->head_done ||
+      (!unprocessed && !method_idempotent(req->method))) {
     mcp__http_req_finish(req, MCP_EIO, msg);
     return;
   }
   req_unlink(req);
+  if (!unprocessed) req->maybe_delivered = true;
+  req->on_wire = false;
+  req->refused = false;
   if (!free_retry) req->retries++;
   req->early = false;
   req->stream_id = 0;
@@ -582,9 +597,23 @@ static void h1_conn_free(mcp_http_conn *c) {
   c->h1 = NULL;
 }
 
-/* Can |c| take a request now? */
-static bool h1_idle(const mcp_http_conn *c) {
-  return c->nreqs == 0 && c->h1_keepalive;
+static void conn_close_quiet(mcp_http_conn *c);
+
+/* Can |c| take a request now?  An idle keep-alive connection the server
+ * has closed (EOF waiting) is dropped here rather than written to: a
+ * request written to it would be lost without proof of whether the server
+ * saw it.  Cleartext bytes on an idle connection make it unusable too (an
+ * unsolicited response); over TLS they may be a session ticket, which the
+ * next read consumes. */
+static bool h1_idle(mcp_http_conn *c) {
+  if (c->nreqs != 0 || !c->h1_keepalive) return false;
+  char b;
+  ssize_t n = recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+    return true;
+  if (n > 0 && c->tls) return true;
+  conn_close_quiet(c);
+  return false;
 }
 
 /* Serialises |req| onto idle connection |c| and attaches it. */
@@ -1034,10 +1063,12 @@ static void conn_drop(mcp_http_conn *c, mcp_status st, const char *msg) {
   mcp_http_req *r = c->reqs_head;
   while (r) {
     mcp_http_req *next = r->next;
-    /* A request sent on a reused keep-alive connection that the server had
-     * already closed gets no byte back; sending it once more on a fresh
-     * connection is the standard safe retry. */
-    if (st == MCP_EIO && c->h1_served > 0 && !r->got_bytes)
+    /* A request on a reused keep-alive connection that the server had
+     * already closed gets no byte back.  Sending it once more on a fresh
+     * connection is safe when none of it was written, or when its method
+     * is idempotent (mcp__http_req_retry decides); a POST the server may
+     * have run fails instead (RFC 9110 9.2.2). */
+    if (st == MCP_EIO && (!r->on_wire || (c->h1_served > 0 && !r->got_bytes)))
       mcp__http_req_retry(r, msg, false);
     else
       mcp__http_req_finish(r, st, msg);
@@ -1098,6 +1129,8 @@ static void conn_flush(mcp_http_conn *c) {
     ssize_t n = conn_write(c, c->out + c->out_off,
                            left < HTTP_WRITE_MAX ? left : HTTP_WRITE_MAX, &err);
     if (n > 0) {
+      /* HTTP/1.1 carries one request at a time: these bytes were its. */
+      if (c->h1 && c->reqs_head) c->reqs_head->on_wire = true;
       c->out_off += (size_t)n;
       if (c->out_off == c->out_len) c->out_off = c->out_len = 0;
       continue;
@@ -1129,6 +1162,12 @@ static void conn_read_some(mcp_http_conn *c) {
         st = h1_feed(c, h->rbuf, (size_t)n, &err);
       if (st != MCP_OK) {
         conn_drop(c, st, err.message ? err.message : mcp_strerror(st));
+        break;
+      }
+      if (c->h2 && mcp__h2_goaway_failed(c->h2)) {
+        /* Streams above last-stream-id were refused (and re-queued) while
+         * the frame was read; the rest fail now with the GOAWAY's code. */
+        conn_drop(c, MCP_EIO, "connection closed by GOAWAY");
         break;
       }
       if ((size_t)n >= budget) {

@@ -71,10 +71,18 @@ typedef struct mcp_http_callbacks {
    * "host name mismatch"); MCP_EIO (refused, reset: "stream reset by peer
    * (REFUSED_STREAM)", "connection closed before response"); MCP_EPROTO;
    * MCP_ECLOSED (client freed).  A request the server never processed
-   * (GOAWAY above its last-stream-id, REFUSED_STREAM) is retried once on a
-   * fresh connection before it fails.
+   * (GOAWAY above its last-stream-id, REFUSED_STREAM, a connection that
+   * closed before any byte of it was written) is retried once on a fresh
+   * connection before it fails; a request that may have reached the server
+   * is resent only when its method is idempotent (GET, HEAD, PUT, DELETE,
+   * OPTIONS, TRACE: RFC 9110 9.2.2), never a POST.
+   * |not_sent| is true when the request provably never reached the server
+   * (or the server refused it unprocessed): no connection could be made,
+   * no byte of it was written, or it was refused as above, in every
+   * attempt.  The caller may then send it again whatever its method.
    */
-  void (*on_done)(void *user, mcp_status status, const char *message);
+  void (*on_done)(void *user, mcp_status status, const char *message,
+                  bool not_sent);
 } mcp_http_callbacks;
 
 /*

@@ -347,6 +347,7 @@ mcp_status mcp__pending_add(mcp_pending *p, const mcp_pending_req *r,
   if (p->closed) {
     mcp_status st = p->close_status;
     mcp__error_set(err, st, "%s", p->close_message ? p->close_message : mcp_strerror(st));
+    mcp__error_mark_not_sent(err); /* closed before it was sent */
     pthread_mutex_unlock(&p->lock);
     entry_free(e);
     return st;
