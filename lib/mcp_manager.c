@@ -287,6 +287,7 @@ struct server {
   int64_t relist_at;   /* ms; MCP_NO_DEADLINE when no re-list is due */
   unsigned relist_what;/* LIST_* bits due */
   bool relisting;
+  bool config_error;   /* failed for good: the definition is unusable */
 };
 
 struct mcp_tool_list {
@@ -857,6 +858,16 @@ done:
   } else if (current && s->breaker) {
     /* The half-open probe failed: open again, for longer. */
     open_breaker_locked(s, err.message ? err.message : mcp_strerror(st));
+  } else if (current && (st == MCP_EINVAL || st == MCP_ECONFIG)) {
+    /* The definition itself is unusable (a URL with credentials, a header
+     * with a control character...): no reconnect can fix it, so it fails
+     * once, as a configuration error, instead of looping in backoff. */
+    char *msg = mcp__asprintf("configuration error: %s", err.message ? err.message : mcp_strerror(st));
+    set_error_locked(s, msg ? msg : "configuration error");
+    mcp__free(msg);
+    s->config_error = true;
+    set_state_locked(s, S_FAILED);
+    mlog(m, MCP_LOG_ERROR, "%s: %s", s->name, s->last_error);
   } else if (current) {
     set_error_locked(s, err.message ? err.message : mcp_strerror(st));
     int64_t delay = backoff_ms(s);
@@ -1169,6 +1180,7 @@ static mcp_manager_options *options_dup(const mcp_manager_options *o) {
   d->timeout_ms = o->timeout_ms;
   d->breaker_cooldown_ms = o->breaker_cooldown_ms;
   d->breaker_cooldown_max_ms = o->breaker_cooldown_max_ms;
+  d->retry_non_idempotent = o->retry_non_idempotent;
   d->workers = o->workers;
   d->log = o->log;
   d->event_fn = o->event_fn;
@@ -1439,7 +1451,11 @@ static conn *wait_conn_locked(server *s, int64_t deadline, const mcp_cancel *can
       return NULL;
     }
     if (s->state == S_FAILED || s->state == S_DISABLED || s->state == S_CLOSED) {
-      mcp__error_set(err, s->state == S_DISABLED ? MCP_ESTATE : MCP_ECLOSED, "server \"%s\" is %s%s%s",
+      mcp__error_set(err,
+                     s->state == S_DISABLED                      ? MCP_ESTATE
+                     : s->state == S_FAILED && s->config_error ? MCP_ECONFIG
+                                                                 : MCP_ECLOSED,
+                     "server \"%s\" is %s%s%s",
                      s->name, state_names[s->state], s->last_error ? ": " : "",
                      s->last_error ? s->last_error : "");
       return NULL;
@@ -1754,6 +1770,7 @@ MCP_EXTERN mcp_status mcp_manager_reconnect(mcp_manager *m, const char *name, mc
     return mcp__error_set(err, MCP_ESTATE, "server \"%s\" is disabled", name);
   }
   s->breaker = false;
+  s->config_error = false;
   s->trips = 0;
   s->nclose = 0;
   s->ladder_step = 0;
