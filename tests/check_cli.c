@@ -1900,6 +1900,12 @@ START_TEST(test_cli_url_tls) {
       "{\"message\":\"unverified\"}");
   ASSERT_EXIT(&r, 0);
   run_free(&r);
+  /* Verification off is never silent: the library warns (seen with -v). */
+  RUN(&r, "-v", "--url", url, "--name", "tls", "--insecure", "call", "echo",
+      "{\"message\":\"unverified\"}");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.err, "[warning] TLS certificate verification is off (insecure)"), "%s", r.err);
+  run_free(&r);
 
   /* The same through a config file's TLS fields. */
   char text[4096];
