@@ -1652,6 +1652,11 @@ static mcp_status initialize(mcp_client *c, mcp_error *err) {
   mcp_call_options o = {.timeout_ms = c->opts->timeout_ms, .cancel = c->hooks.connect_cancel};
   mcp_status st = request_sync(c, "initialize", params, &o, &result, err);
   if (st == MCP_ETIMEDOUT) {
+    /* Over HTTP the server may never have been reached: say which stage
+     * of the connection stalled, not that initialize went unanswered. */
+    char stall[400];
+    if (c->opts->url && mcp__http_transport_stall(c->t, stall, sizeof(stall)))
+      return mcp__error_set(err, st, "%s", stall);
     return mcp__error_set(err, st, "server did not answer initialize within %lld ms",
                           (long long)c->opts->timeout_ms);
   }

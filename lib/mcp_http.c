@@ -137,6 +137,12 @@ struct mcp_http_client {
   bool wake_pending; /* a byte is in the pipe, not yet drained */
   bool closing;      /* free() was called: no new work */
   bool free_on_exit; /* free() was called on the I/O thread itself */
+  /* The connection attempt in progress (published by the I/O thread after
+   * each pass, for mcp__http_client_stall): its state, or
+   * MCP_HTTP_CONN_READY when none is connecting; ms since it began. */
+  mcp_http_conn_state stage;
+  int64_t stage_started; /* ms, CLOCK_MONOTONIC */
+  char last_connect_error[256]; /* the last failed attempt; "" once one succeeds */
 
   atomic_int seen; /* SEEN_*; any thread */
 
@@ -156,6 +162,24 @@ struct mcp_http_client {
 };
 
 /* ---- small helpers ------------------------------------------------------- */
+
+/* "host:port", "[v6]:port" */
+static void host_port(const mcp_http_client *h, char *buf, size_t n) {
+  snprintf(buf, n, strchr(h->host, ':') ? "[%s]:%d" : "%s:%d", h->host, h->port);
+}
+
+/* What a connection attempt in |state|, begun |ms| ago, is stuck on. */
+static void stage_text(const mcp_http_client *h, mcp_http_conn_state state, int64_t ms,
+                       char *buf, size_t n) {
+  char hp[300];
+  host_port(h, hp, sizeof(hp));
+  if (state == MCP_HTTP_CONN_RESOLVING)
+    snprintf(buf, n, "resolving %s did not complete in %lld ms", h->host, (long long)ms);
+  else if (state == MCP_HTTP_CONN_CONNECTING)
+    snprintf(buf, n, "TCP connect to %s did not complete in %lld ms", hp, (long long)ms);
+  else
+    snprintf(buf, n, "TLS handshake with %s stalled: no answer in %lld ms", hp, (long long)ms);
+}
 
 static const char *errno_text(int e, char *buf, size_t n) {
   switch (e) {
@@ -749,6 +773,7 @@ static mcp_http_conn *conn_new(mcp_http_client *h) {
   c->serial = ++h->next_serial;
   c->state = MCP_HTTP_CONN_RESOLVING;
   int64_t now = mcp__now_ms();
+  c->started = now;
   c->deadline = h->connect_timeout_ms > INT64_MAX - now
                     ? INT64_MAX
                     : now + h->connect_timeout_ms;
@@ -805,6 +830,9 @@ static bool other_conn_usable(mcp_http_client *h, mcp_http_conn *self) {
 static void conn_connect_failed(mcp_http_conn *c, mcp_status st,
                                 const char *msg) {
   mcp_http_client *h = c->client;
+  pthread_mutex_lock(&h->mu);
+  snprintf(h->last_connect_error, sizeof(h->last_connect_error), "%s", msg ? msg : "");
+  pthread_mutex_unlock(&h->mu);
   c->state = MCP_HTTP_CONN_CLOSED;
   close_fd(&c->fd);
   if (other_conn_usable(h, c)) {
@@ -834,6 +862,9 @@ static void conn_ready(mcp_http_conn *c, mcp_http_proto proto) {
   }
   c->state = MCP_HTTP_CONN_READY;
   h->learned = proto;
+  pthread_mutex_lock(&h->mu);
+  h->last_connect_error[0] = '\0';
+  pthread_mutex_unlock(&h->mu);
   atomic_store(&h->seen, proto == MCP_HTTP_PROTO_H1 ? SEEN_H1
                          : h->tls                   ? SEEN_H2
                                                     : SEEN_H2C);
@@ -1415,18 +1446,44 @@ static void conn_event(mcp_http_conn *c, short revents) {
   }
 }
 
+/* Publishes the connection attempt in progress, if any, for
+ * mcp__http_client_stall(). */
+static void publish_stage(mcp_http_client *h) {
+  mcp_http_conn_state stage = MCP_HTTP_CONN_READY;
+  int64_t started = 0;
+  for (mcp_http_conn *c = h->conns; c; c = c->next) {
+    if (c->state == MCP_HTTP_CONN_READY || c->state == MCP_HTTP_CONN_CLOSED) continue;
+    stage = c->state;
+    started = c->started;
+  }
+  pthread_mutex_lock(&h->mu);
+  h->stage = stage;
+  h->stage_started = started;
+  pthread_mutex_unlock(&h->mu);
+}
+
+bool mcp__http_client_stall(mcp_http_client *h, char *buf, size_t n) {
+  pthread_mutex_lock(&h->mu);
+  mcp_http_conn_state stage = h->stage;
+  int64_t started = h->stage_started;
+  bool failed = h->last_connect_error[0] != '\0';
+  if (stage == MCP_HTTP_CONN_READY && failed) snprintf(buf, n, "%s", h->last_connect_error);
+  pthread_mutex_unlock(&h->mu);
+  if (stage != MCP_HTTP_CONN_READY) {
+    stage_text(h, stage, mcp__now_ms() - started, buf, n);
+    return true;
+  }
+  return failed;
+}
+
 static void check_deadlines(mcp_http_client *h) {
   int64_t now = mcp__now_ms();
   for (mcp_http_conn *c = h->conns; c; c = c->next) {
     if (c->state == MCP_HTTP_CONN_READY || c->state == MCP_HTTP_CONN_CLOSED)
       continue;
     if (now < c->deadline) continue;
-    char msg[320];
-    const char *what = c->state == MCP_HTTP_CONN_RESOLVING ? "resolving"
-                       : c->state == MCP_HTTP_CONN_CONNECTING ? "connect to"
-                                                            : "TLS handshake with";
-    snprintf(msg, sizeof(msg), "%s %s port %d timed out after %lld ms", what,
-             h->host, h->port, (long long)h->connect_timeout_ms);
+    char msg[400];
+    stage_text(h, c->state, h->connect_timeout_ms, msg, sizeof(msg));
     conn_connect_failed(c, MCP_ETIMEDOUT, msg);
   }
 }
@@ -1482,6 +1539,7 @@ static void *io_main(void *arg) {
      * retry); dispatch them before sleeping. */
     if (h->kick) continue;
 
+    publish_stage(h);
     int timeout;
     size_t n = build_pollfds(h, &timeout);
     int rc = poll(h->pfds, n, timeout);
@@ -1498,6 +1556,7 @@ static void *io_main(void *arg) {
     }
     check_deadlines(h);
     sweep(h);
+    publish_stage(h);
   }
   shutdown_all(h);
   pthread_mutex_lock(&h->mu);
@@ -1602,6 +1661,7 @@ mcp_status mcp__http_client_new(const mcp_http_config *cfg,
     return mcp__error_set(err, MCP_ENOMEM, "cannot create mutex");
   }
   h->wake_rd = h->wake_wr = -1;
+  h->stage = MCP_HTTP_CONN_READY; /* no attempt in progress */
   h->tls = tls;
   h->mode = cfg->mode;
   h->port = cfg->port;

@@ -127,6 +127,17 @@ mcp_status mcp__http_submit(mcp_http_client *h, const char *method,
  */
 void mcp__http_cancel(mcp_http_client *h, uint64_t id);
 
+/*
+ * mcp__http_client_stall() describes why no connection is up, for a caller
+ * whose request timed out: the attempt in progress ("TCP connect to
+ * HOST:PORT did not complete in N ms", "TLS handshake with HOST:PORT
+ * stalled: no answer in N ms", "resolving HOST did not complete in N
+ * ms"), else the last attempt's failure if none succeeded since.
+ * Returns false (|buf| untouched) when there is nothing to say.
+ * Threads: any.
+ */
+bool mcp__http_client_stall(mcp_http_client *h, char *buf, size_t n);
+
 /* "h2", "h2c", "http/1.1" once a connection was made, else NULL. */
 const char *mcp__http_client_protocol(mcp_http_client *h);
 

@@ -113,6 +113,7 @@ struct mcp_http_conn {
   int last_errno;                     /* of the last failed address */
   char last_addr[64];                 /* text of the last address tried */
   int64_t deadline; /* ms, CLOCK_MONOTONIC: TCP + TLS must finish by then */
+  int64_t started;  /* ms, CLOCK_MONOTONIC: when the attempt began */
 
   /* Output waiting for the socket: out[out_off .. out_len). */
   char *out;

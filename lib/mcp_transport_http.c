@@ -1449,6 +1449,11 @@ char *mcp__http_transport_session(mcp_transport *base) {
   return s;
 }
 
+bool mcp__http_transport_stall(mcp_transport *base, char *buf, size_t n) {
+  http_transport *t = (http_transport *)base;
+  return t->hc && mcp__http_client_stall(t->hc, buf, n);
+}
+
 const char *mcp__http_transport_protocol(mcp_transport *base) {
   http_transport *t = (http_transport *)base;
   const char *p = t->hc ? mcp__http_client_protocol(t->hc) : NULL;

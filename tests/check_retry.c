@@ -10,7 +10,10 @@
  */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <ftw.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -350,6 +353,34 @@ START_TEST(config_errors_fail_once) {
 }
 END_TEST
 
+/* Item 14: an https server that accepts TCP but never answers the TLS
+ * ClientHello.  initialize times out (500 ms) and says the TLS handshake
+ * stalled, not "server did not answer initialize" (what it said before). */
+START_TEST(tls_stall_names_the_stage) {
+  int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_in sa = {0};
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+  ck_assert_int_eq(listen(lfd, 16), 0);
+  socklen_t sl = sizeof(sa);
+  getsockname(lfd, (struct sockaddr *)&sa, &sl);
+  char url[64], want[64];
+  snprintf(url, sizeof(url), "https://127.0.0.1:%d/mcp", ntohs(sa.sin_port));
+  snprintf(want, sizeof(want), "TLS handshake with 127.0.0.1:%d stalled", ntohs(sa.sin_port));
+  mcp_client_options *o = mcp_client_options_new();
+  ck_assert_int_eq(mcp_client_options_set_http(o, url, MCP_HTTP_TRANSPORT_STREAMABLE), MCP_OK);
+  mcp_client_options_set_timeout_ms(o, 500);
+  mcp_client *c = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  ck_assert_int_eq(mcp_client_connect(o, &c, &err), MCP_ETIMEDOUT);
+  ck_assert_msg(err.message && strstr(err.message, want), "%s", err.message ? err.message : "");
+  mcp_error_clear(&err);
+  mcp_client_options_free(o);
+  close(lfd);
+}
+END_TEST
+
 static Suite *retry_suite(void) {
   Suite *s = suite_create("retry");
   TCase *tc = tcase_create("http");
@@ -367,6 +398,10 @@ static Suite *retry_suite(void) {
   tcase_add_test(tc, stdio_crash_mid_tool_runs_once);
   tcase_add_test(tc, stdio_idempotent_tool_is_resent);
   tcase_add_test(tc, config_errors_fail_once);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("stages");
+  tcase_set_timeout(tc, 30);
+  tcase_add_test(tc, tls_stall_names_the_stage);
   suite_add_tcase(s, tc);
   return s;
 }
