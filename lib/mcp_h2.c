@@ -95,7 +95,7 @@ static void stream_ended(mcp_h2 *h, mcp_http_req *req, uint32_t code,
                "request refused by GOAWAY (%s, last stream %d)",
                nghttp2_http2_strerror(h->goaway_code), (int)h->goaway_last);
     else
-      snprintf(msg, sizeof(msg), "stream reset by peer (REFUSED_STREAM)");
+      snprintf(msg, sizeof(msg), "stream reset by server (REFUSED_STREAM)");
     /* A refusal of a stream opened before the server's SETTINGS came (we
      * assumed nghttp2's default of 100 concurrent streams) does not use
      * up the request's one retry. */
@@ -104,7 +104,7 @@ static void stream_ended(mcp_h2 *h, mcp_http_req *req, uint32_t code,
     return;
   }
   if (by_peer) {
-    snprintf(msg, sizeof(msg), "stream reset by peer (%s)",
+    snprintf(msg, sizeof(msg), "stream reset by server (%s)",
              nghttp2_http2_strerror(code));
     mcp__http_req_finish(req, MCP_EIO, msg);
   } else {

@@ -68,7 +68,7 @@ typedef struct mcp_http_callbacks {
    * The exchange ended: MCP_OK after the whole body; MCP_ECANCELLED after
    * mcp__http_cancel(); MCP_ETIMEDOUT (connect); MCP_ETLS (handshake or
    * verification, message says why: "certificate verify failed: ...",
-   * "host name mismatch"); MCP_EIO (refused, reset: "stream reset by peer
+   * "host name mismatch"); MCP_EIO (refused, reset: "stream reset by server
    * (REFUSED_STREAM)", "connection closed before response"); MCP_EPROTO;
    * MCP_ECLOSED (client freed).  A request the server never processed
    * (GOAWAY above its last-stream-id, REFUSED_STREAM, a connection that

@@ -26,6 +26,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +93,7 @@ typedef struct exchange {
                          (the connection layer's verdict, or a 404 for an
                          expired session); its failure says so */
   bool too_big;
+  long long content_length; /* of the response, -1 when not given */
   bool oom;           /* part of the response head could not be kept */
   char *cursor;       /* X_RESUME waiting on the timer: its Last-Event-ID */
   /* lock-guarded */
@@ -459,6 +461,7 @@ static int sse_event(void *user, const char *type, const char *data, size_t len,
 static void x_on_headers(void *user, int status, const mcp_http_header *h, size_t n) {
   exchange *x = user;
   x->status = status;
+  x->content_length = -1;
   for (size_t i = 0; i < n; i++) {
     if (name_is(h[i].name, "content-type")) {
       const char *v = h[i].value;
@@ -473,6 +476,11 @@ static void x_on_headers(void *user, int status, const mcp_http_header *h, size_
       mcp__free(x->www_authenticate);
       x->www_authenticate = mcp__strdup(h[i].value);
       if (!x->www_authenticate) x->oom = true;
+    } else if (name_is(h[i].name, "content-length")) {
+      char *end = NULL;
+      errno = 0;
+      long long v = strtoll(h[i].value, &end, 10);
+      x->content_length = errno == 0 && end != h[i].value && v >= 0 ? v : -1;
     } else if (name_is(h[i].name, "mcp-auth-server")) {
       mcp__free(x->auth_server);
       x->auth_server = mcp__strdup(h[i].value);
@@ -495,6 +503,17 @@ static void x_on_headers(void *user, int status, const mcp_http_header *h, size_
       }
     }
     pthread_mutex_unlock(&t->lock);
+  }
+  if (!x->is_sse && status >= 200 && status < 300 && x->content_length >= 0 &&
+      (unsigned long long)x->content_length > t->max_message) {
+    /* Refused at the head: reading a body we would drop is wasted time. */
+    x->too_big = true;
+    pthread_mutex_lock(&t->lock);
+    uint64_t hid = x->http_id;
+    bool act = x->active;
+    pthread_mutex_unlock(&t->lock);
+    if (act) mcp__http_cancel(t->hc, hid);
+    return;
   }
   if (x->is_sse && status >= 200 && status < 300) {
     static const mcp_sse_callbacks scb = {sse_event, NULL};
@@ -534,8 +553,17 @@ static void x_on_data(void *user, const char *data, size_t n) {
   if (x->too_big) return;
   size_t cap = (x->status >= 200 && x->status < 300) ? x->t->max_message : 64 * 1024;
   if (x->body_in.len + n > cap) {
-    if (x->status >= 200 && x->status < 300) x->too_big = true;
     n = cap > x->body_in.len ? cap - x->body_in.len : 0;
+    if (x->status >= 200 && x->status < 300) {
+      /* Unusable now: stop reading rather than drain the rest. */
+      x->too_big = true;
+      pthread_mutex_lock(&x->t->lock);
+      uint64_t hid = x->http_id;
+      bool act = x->active;
+      pthread_mutex_unlock(&x->t->lock);
+      if (act) mcp__http_cancel(x->t->hc, hid);
+      return;
+    }
   }
   /* A 2xx body that cannot be kept whole is unusable; an error body only
    * loses its excerpt. */
@@ -809,6 +837,18 @@ static void x_on_done(void *user, mcp_status st, const char *message, bool not_s
   case X_RESUME: {
     if (x->got_response || x->abandoned) {
       exchange_free(x);
+      return;
+    }
+    if (x->too_big && !x->is_sse && !closing) {
+      char msg[160];
+      if (x->content_length >= 0)
+        snprintf(msg, sizeof(msg),
+                 "response of %lld bytes (Content-Length) exceeds the message size limit of %zu bytes",
+                 x->content_length, t->max_message);
+      else
+        snprintf(msg, sizeof(msg), "response exceeds the message size limit of %zu bytes",
+                 t->max_message);
+      fail_request(t, x, MCP_ETOOBIG, 0, msg);
       return;
     }
     if (st == MCP_ECANCELLED || closing) {

@@ -664,7 +664,7 @@ START_TEST(test_h2_rst_isolated) {
   }
   wait_done(&rst);
   ck_assert_int_eq(rst.st, MCP_EIO);
-  ck_assert_msg(strstr(rst.msg, "stream reset by peer (INTERNAL_ERROR)"),
+  ck_assert_msg(strstr(rst.msg, "stream reset by server (INTERNAL_ERROR)"),
                 "%s", rst.msg);
   for (int i = 0; i < 10; i++) {
     wait_done(&ok[i]);

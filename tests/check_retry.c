@@ -267,6 +267,31 @@ START_TEST(http_server_died_fails_fast) {
 }
 END_TEST
 
+/* Item 18: a 2 GiB Content-Length is refused at the response head, at
+ * once, not after reading (or waiting for) 16 MiB.  Before: the call waited
+ * for the body until its timeout. */
+static void huge_body(mcp_http_version version) {
+  http_fixture f;
+  http_start(&f, version, false);
+  char *res = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  long long t0 = test_now_ms();
+  mcp_status st = call(f.m, "h/count", "{\"then\":\"huge\"}", &res, &err);
+  long long took = test_now_ms() - t0;
+  ck_assert_msg(st == MCP_ETOOBIG, "%s: %s", mcp_strerror(st), err.message ? err.message : "");
+  ck_assert_msg(strstr(err.message, "response of 2147483648 bytes (Content-Length) exceeds"), "%s",
+                err.message);
+  ck_assert_msg(took < 5000, "took %lld ms", took);
+  mcp_error_clear(&err);
+  http_stop(&f);
+}
+
+START_TEST(h2_huge_content_length_refused_at_head) { huge_body(MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE); }
+END_TEST
+
+START_TEST(h1_huge_content_length_refused_at_head) { huge_body(MCP_HTTP_VERSION_1_1); }
+END_TEST
+
 /* A stdio manager with one server "s": mcp-fault-server |flags|. */
 static mcp_manager *stdio_start(mcp_manager_options **po, const char *flags) {
   write_file(tpath("mcp.json"),
@@ -392,6 +417,8 @@ static Suite *retry_suite(void) {
   tcase_add_test(tc, refused_stream_is_resent);
   tcase_add_test(tc, opt_in_resends_non_idempotent);
   tcase_add_test(tc, http_server_died_fails_fast);
+  tcase_add_test(tc, h2_huge_content_length_refused_at_head);
+  tcase_add_test(tc, h1_huge_content_length_refused_at_head);
   suite_add_tcase(s, tc);
   tc = tcase_create("stdio");
   tcase_set_timeout(tc, 60);

@@ -103,7 +103,9 @@
  *                        line in the run log, a counter) and, by |then|:
  *                        "answer" (default) the run count as text, "drop"
  *                        closes the connection without answering, "503"
- *                        answers 503, "exit" exits the process unanswered.
+ *                        answers 503, "exit" exits the process unanswered,
+ *                        "huge" announces a 2 GiB JSON body (Content-Length)
+ *                        and sends 11 bytes of it.
  *   SIGUSR1              expire every session (next request: 404)
  *   SIGUSR2              drop every connection
  */
@@ -1037,6 +1039,10 @@ static void mcp_count(stream *st, json_object *id, json_object *args) {
     resp_simple(st, 503, "text/plain", "busy\n", 5);
   } else if (strcmp(then, "exit") == 0) {
     exit(0);
+  } else if (strcmp(then, "huge") == 0) {
+    /* A 2 GiB JSON body announced, a few bytes sent, then nothing. */
+    resp_head(st, 200, "application/json", NULL, 0, 2147483648LL);
+    resp_write(st, "{\"jsonrpc\":", 11);
   } else {
     char text[32];
     snprintf(text, sizeof(text), "%ld", srv->tool_runs);
