@@ -761,6 +761,24 @@ static void write_cache(server *s, const char *tools) {
   mcp_error_clear(&err);
 }
 
+/* Warns, naming the server, about each tool of a fresh tools/list that
+ * cannot be published (no name, or a name that is not a string: the tool
+ * list skips it). */
+static void warn_unnamed_tools(server *s, const char *tools) {
+  json_object *arr = tools ? json_tokener_parse(tools) : NULL;
+  size_t n = json_object_is_type(arr, json_type_array) ? json_object_array_length(arr) : 0;
+  for (size_t k = 0; k < n; k++) {
+    json_object *t = json_object_array_get_idx(arr, k), *nm = NULL;
+    if (json_object_is_type(t, json_type_object) && json_object_object_get_ex(t, "name", &nm) &&
+        json_object_is_type(nm, json_type_string))
+      continue;
+    const char *shown = nm ? json_object_to_json_string_ext(nm, JSON_C_TO_STRING_PLAIN) : "none";
+    mlog(s->m, MCP_LOG_WARN, "%s: tools/list: tool %zu has %s name (%.40s%s); skipped", s->name, k,
+         nm ? "a non-string" : "no", shown, strlen(shown) > 40 ? "..." : "");
+  }
+  json_object_put(arr);
+}
+
 static void connector_main(void *arg) {
   job *j = arg;
   server *s = j->s;
@@ -780,6 +798,7 @@ static void connector_main(void *arg) {
       return;
     }
     st = list_tools(j->c->c, s->timeout_ms, NULL, &tools, &err);
+    if (st == MCP_OK) warn_unnamed_tools(s, tools);
     pthread_mutex_lock(&m->lock);
     s->relisting = false;
     if (st == MCP_OK && s->conn == j->c && !m->stopping) {
@@ -823,6 +842,7 @@ static void connector_main(void *arg) {
   mcp_client_hooks hooks = {.on_close = hook_close, .user = c, .connect_cancel = j->cancel};
   if ((st = mcp__client_connect_ex(co, m->workers, &hooks, &c->c, &err)) != MCP_OK) goto done;
   st = list_tools(c->c, s->timeout_ms, j->cancel, &tools, &err);
+  if (st == MCP_OK) warn_unnamed_tools(s, tools);
 
 done:
   mcp_client_options_free(co);

@@ -125,11 +125,27 @@ typedef struct http_fixture {
   char log[600];
 } http_fixture;
 
+typedef struct log_lines {
+  pthread_mutex_t mu;
+  char text[8192];
+} log_lines;
+
+static void collect_log(void *user, mcp_log_level level, const char *msg) {
+  log_lines *l = user;
+  pthread_mutex_lock(&l->mu);
+  size_t len = strlen(l->text);
+  snprintf(l->text + len, sizeof(l->text) - len, "%d %s\n", (int)level, msg);
+  pthread_mutex_unlock(&l->mu);
+}
+
+static log_lines g_log = {PTHREAD_MUTEX_INITIALIZER, ""};
+static const char *g_extra_tool; /* --extra-tool for the next http_start */
+
 static void http_start(http_fixture *f, mcp_http_version version, bool opt_in) {
   memset(f, 0, sizeof(*f));
   snprintf(f->log, sizeof(f->log), "%s", tpath("runs"));
   const char *argv[] = {test_env_path("MCP_H2_TEST_SERVER"), "--allow-http1", "--run-log", f->log,
-                        NULL};
+                        g_extra_tool ? "--extra-tool" : NULL, g_extra_tool, NULL};
   f->srv = test_server_spawn(argv, 60000);
   char url[64];
   snprintf(url, sizeof(url), "http://127.0.0.1:%d/mcp", f->srv.port);
@@ -138,6 +154,7 @@ static void http_start(http_fixture *f, mcp_http_version version, bool opt_in) {
   mcp_client_options_set_http_version(co, version);
   mcp_client_options_set_http_listener(co, false);
   f->o = base_options();
+  mcp_manager_options_set_log(f->o, collect_log, &g_log);
   if (opt_in) mcp_manager_options_set_retry_non_idempotent(f->o, true);
   ck_assert_int_eq(mcp_manager_options_add_server(f->o, "h", co), MCP_OK);
   mcp_client_options_free(co);
@@ -292,6 +309,23 @@ END_TEST
 START_TEST(h1_huge_content_length_refused_at_head) { huge_body(MCP_HTTP_VERSION_1_1); }
 END_TEST
 
+/* Item 18: a tool whose name is a number is skipped with a warning that
+ * names the server (it was skipped silently). */
+START_TEST(numeric_tool_name_warns) {
+  g_extra_tool = "{\"name\":42,\"inputSchema\":{\"type\":\"object\"}}";
+  http_fixture f;
+  http_start(&f, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE, false);
+  mcp_tool_list *l = mcp_manager_tools(f.m);
+  ck_assert_uint_eq(mcp_tool_list_count(l), 3); /* echo, count and add */
+  mcp_tool_list_unref(l);
+  http_stop(&f); /* drains the log lane */
+  pthread_mutex_lock(&g_log.mu);
+  bool seen = strstr(g_log.text, "2 h: tools/list: tool 3 has a non-string name (42); skipped") != NULL;
+  pthread_mutex_unlock(&g_log.mu);
+  ck_assert_msg(seen, "log: %s", g_log.text);
+}
+END_TEST
+
 /* A stdio manager with one server "s": mcp-fault-server |flags|. */
 static mcp_manager *stdio_start(mcp_manager_options **po, const char *flags) {
   write_file(tpath("mcp.json"),
@@ -419,6 +453,7 @@ static Suite *retry_suite(void) {
   tcase_add_test(tc, http_server_died_fails_fast);
   tcase_add_test(tc, h2_huge_content_length_refused_at_head);
   tcase_add_test(tc, h1_huge_content_length_refused_at_head);
+  tcase_add_test(tc, numeric_tool_name_warns);
   suite_add_tcase(s, tc);
   tc = tcase_create("stdio");
   tcase_set_timeout(tc, 60);

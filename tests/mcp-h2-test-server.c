@@ -106,6 +106,8 @@
  *                        answers 503, "exit" exits the process unanswered,
  *                        "huge" announces a 2 GiB JSON body (Content-Length)
  *                        and sends 11 bytes of it.
+ *   --extra-tool JSON    appends this tool object, as given, to tools/list
+ *                        (a hostile listing: {"name": 42}, ...)
  *   SIGUSR1              expire every session (next request: 404)
  *   SIGUSR2              drop every connection
  */
@@ -347,6 +349,7 @@ struct server {
   int fault_fd; /* -1: no fault log */
   int run_fd;   /* -1: no run log (--run-log) */
   long tool_runs; /* times the count tool ran */
+  const char *extra_tool; /* --extra-tool: raw JSON appended to tools/list */
   const char *fault_path;
   bool mcp_sse;              /* --mcp-sse: answer /mcp requests as SSE */
   stream *pool;              /* freed streams, buffers kept */
@@ -1126,7 +1129,9 @@ static void route_mcp(stream *st) {
     mcp_result(st, id, json_object_new_object(), NULL);
   } else if (strcmp(method, "tools/list") == 0) {
     json_object *r = json_object_new_object();
-    json_object_object_add(r, "tools", json_tokener_parse(mcp_tools));
+    json_object *tools = json_tokener_parse(mcp_tools);
+    if (srv->extra_tool) json_object_array_add(tools, json_tokener_parse(srv->extra_tool));
+    json_object_object_add(r, "tools", tools);
     mcp_result(st, id, r, NULL);
   } else if (strcmp(method, "tools/call") == 0) {
     if (mcp_chaos(st, session)) {
@@ -1857,7 +1862,7 @@ static void usage(void) {
                   "[--client-ca FILE] [--allow-http1] [--no-h2] "
                   "[--max-streams N] [--port N] [--chaos SEED] "
                   "[--chaos-permille P] [--chaos-only KIND] [--fault-log FILE] [--sse-every N] "
-                  "[--run-log FILE] "
+                  "[--run-log FILE] [--extra-tool JSON] "
                   "[--mcp-sse]\n");
   exit(2);
 }
@@ -1905,6 +1910,8 @@ int main(int argc, char **argv) {
       for (int j = 0; j < 6; j++)
         if (strcmp(k, chaos_kinds[j]) == 0) srv.chaos_only = j;
       if (srv.chaos_only < 0) usage();
+    } else if (strcmp(argv[i], "--extra-tool") == 0 && i + 1 < argc) {
+      srv.extra_tool = argv[++i];
     } else if (strcmp(argv[i], "--run-log") == 0 && i + 1 < argc) {
       srv.run_fd = open(argv[++i], O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
       if (srv.run_fd < 0) {
