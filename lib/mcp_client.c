@@ -1755,7 +1755,8 @@ mcp_status mcp__client_connect_ex(const mcp_client_options *o, mcp_workers *work
     hc.connect_timeout_ms = c->opts->timeout_ms;
     hc.oauth = c->opts->oauth;
     if ((st = mcp__http_transport_new(&hc, &cbs, c, &c->t, err))) goto fail;
-    if (c->opts->insecure && strncmp(c->opts->url, "https:", 6) == 0)
+    /* The manager warns once per server itself (not per reconnect). */
+    if (!hooks && c->opts->insecure && strncmp(c->opts->url, "https:", 6) == 0)
       client_log(c, MCP_LOG_WARN,
                  "TLS certificate verification is off (insecure) for %.*s: "
                  "the server's identity is not checked",

@@ -288,6 +288,7 @@ struct server {
   unsigned relist_what;/* LIST_* bits due */
   bool relisting;
   bool config_error;   /* failed for good: the definition is unusable */
+  bool warned_insecure;/* the "verification is off" warning was logged */
 };
 
 struct mcp_tool_list {
@@ -841,6 +842,17 @@ static void connector_main(void *arg) {
   if (m->o->log.fn) mcp_client_options_set_log(co, m->o->log.fn, m->o->log.user);
   mcp_client_hooks hooks = {.on_close = hook_close, .user = c, .connect_cancel = j->cancel};
   if ((st = mcp__client_connect_ex(co, m->workers, &hooks, &c->c, &err)) != MCP_OK) goto done;
+  if (co->insecure && co->url && strncmp(co->url, "https:", 6) == 0) {
+    pthread_mutex_lock(&m->lock);
+    bool first = !s->warned_insecure;
+    s->warned_insecure = true;
+    pthread_mutex_unlock(&m->lock);
+    if (first)
+      mlog(m, MCP_LOG_WARN,
+           "%s: TLS certificate verification is off (insecure): the server's identity is not "
+           "checked",
+           s->name);
+  }
   st = list_tools(c->c, s->timeout_ms, j->cancel, &tools, &err);
   if (st == MCP_OK) warn_unnamed_tools(s, tools);
 
