@@ -22,8 +22,8 @@
  *
  * Locks.  One mutex per client, |mu|, guards the command queue, the table
  * of live requests (id -> request, for cancel), the cancel list and the
- * flags marked below.  It is held only for list operations and the
- * non-blocking pipe write, never across a callback, a socket call or an
+ * fields marked below.  It is held only for list operations, copies of
+ * those fields and the non-blocking pipe write, never across a callback, a socket call or an
  * nghttp2/OpenSSL call, and no other lock is ever taken under it, so there
  * is no lock order to respect.  Callbacks may therefore call submit and
  * cancel (which take |mu|) without deadlock.
@@ -31,7 +31,10 @@
  * Request life: QUEUED (command queue) -> PENDING (waiting for a connection
  * or a stream slot, in submission order) -> ACTIVE (on one connection) ->
  * finished (on_done runs, then the request is freed).  A request the server
- * provably did not process goes back to PENDING once.
+ * provably did not process goes back to PENDING once, and so does an
+ * idempotent one (GET...) whose connection failed; a POST that may have
+ * reached the server never does (RFC 9110 9.2.2).  on_done tells the
+ * caller whether the request provably never reached the server.
  *
  * Connections are never freed inside a protocol callback: a failing
  * connection is marked CLOSED (its requests failed or re-queued) and the
