@@ -1286,6 +1286,11 @@ static void on_log(void *user, mcp_log_level level, const char *msg) {
     safe_puts(stderr, msg, SAFE_LINE);
     fputc('\n', stderr);
     pthread_mutex_unlock(&g_stderr_lock);
+  } else if (level >= MCP_LOG_WARN && strstr(msg, "TLS certificate verification is off")) {
+    /* Never silent, even without -v (the library says it once per server). */
+    pthread_mutex_lock(&g_stderr_lock);
+    fprintf(stderr, PROG ": warning: %s\n", msg);
+    pthread_mutex_unlock(&g_stderr_lock);
   }
   bool explicit;
   size_t len = diag_source_len(msg, &explicit);

@@ -1661,6 +1661,11 @@ static mcp_status initialize(mcp_client *c, mcp_error *err) {
   mcp_call_options o = {.timeout_ms = c->opts->timeout_ms, .cancel = c->hooks.connect_cancel};
   mcp_status st = request_sync(c, "initialize", params, &o, &result, err);
   if (st == MCP_ETIMEDOUT) {
+    /* Over HTTP the server may never have been reached: say which stage
+     * of the connection stalled, not that initialize went unanswered. */
+    char stall[400];
+    if (c->opts->url && mcp__http_transport_stall(c->t, stall, sizeof(stall)))
+      return mcp__error_set(err, st, "%s", stall);
     return mcp__error_set(err, st, "server did not answer initialize within %lld ms",
                           (long long)c->opts->timeout_ms);
   }
@@ -1759,6 +1764,12 @@ mcp_status mcp__client_connect_ex(const mcp_client_options *o, mcp_workers *work
     hc.connect_timeout_ms = c->opts->timeout_ms;
     hc.oauth = c->opts->oauth;
     if ((st = mcp__http_transport_new(&hc, &cbs, c, &c->t, err))) goto fail;
+    /* The manager warns once per server itself (not per reconnect). */
+    if (!hooks && c->opts->insecure && strncmp(c->opts->url, "https:", 6) == 0)
+      client_log(c, MCP_LOG_WARN,
+                 "TLS certificate verification is off (insecure) for %.*s: "
+                 "the server's identity is not checked",
+                 (int)strcspn(c->opts->url, "?#"), c->opts->url);
   } else {
     mcp_stdio_config cfg = {0};
     cfg.argv = (const char *const *)c->opts->argv;

@@ -95,15 +95,16 @@ static void stream_ended(mcp_h2 *h, mcp_http_req *req, uint32_t code,
                "request refused by GOAWAY (%s, last stream %d)",
                nghttp2_http2_strerror(h->goaway_code), (int)h->goaway_last);
     else
-      snprintf(msg, sizeof(msg), "stream reset by peer (REFUSED_STREAM)");
+      snprintf(msg, sizeof(msg), "stream reset by server (REFUSED_STREAM)");
     /* A refusal of a stream opened before the server's SETTINGS came (we
      * assumed nghttp2's default of 100 concurrent streams) does not use
      * up the request's one retry. */
+    mcp__http_req_refused(req);
     mcp__http_req_retry(req, msg, req->early);
     return;
   }
   if (by_peer) {
-    snprintf(msg, sizeof(msg), "stream reset by peer (%s)",
+    snprintf(msg, sizeof(msg), "stream reset by server (%s)",
              nghttp2_http2_strerror(code));
     mcp__http_req_finish(req, MCP_EIO, msg);
   } else {
@@ -233,7 +234,7 @@ static int on_frame_send(nghttp2_session *s, const nghttp2_frame *frame,
   if (frame->hd.type == NGHTTP2_HEADERS &&
       frame->headers.cat == NGHTTP2_HCAT_REQUEST) {
     mcp_http_req *req = stream_req(h, frame->hd.stream_id);
-    if (req) req->sent = true;
+    if (req) req->sent = req->on_wire = true;
   }
   return 0;
 }
@@ -325,6 +326,10 @@ bool mcp__h2_can_submit(mcp_h2 *h) {
   uint32_t max = nghttp2_session_get_remote_settings(
       h->s, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS);
   return h->c->nreqs < max;
+}
+
+bool mcp__h2_goaway_failed(const mcp_h2 *h) {
+  return h->goaway_recv && h->goaway_code != NGHTTP2_NO_ERROR;
 }
 
 bool mcp__h2_goaway_received(const mcp_h2 *h) {
@@ -446,9 +451,10 @@ void mcp__h2_conn_lost(mcp_h2 *h, mcp_status status, const char *msg) {
   while (req) {
     mcp_http_req *next = req->next;
     detach(h, req);
-    if (h->goaway_recv && req->stream_id > h->goaway_last)
+    if (h->goaway_recv && req->stream_id > h->goaway_last) {
+      mcp__http_req_refused(req);
       mcp__http_req_retry(req, gmsg, false);
-    else if (!req->sent && status != MCP_ECLOSED)
+    } else if (!req->sent && status != MCP_ECLOSED)
       mcp__http_req_retry(req, msg, false);
     else if (h->goaway_recv)
       mcp__http_req_finish(req, MCP_EIO, gmsg);

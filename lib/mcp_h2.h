@@ -85,6 +85,11 @@ bool mcp__h2_finished(mcp_h2 *h);
  * stream goes on this session. */
 bool mcp__h2_goaway_received(const mcp_h2 *h);
 
+/* mcp__h2_goaway_failed() says the server sent GOAWAY with an error code:
+ * the connection is done (RFC 9113 6.8), so its open streams must fail
+ * now, not wait for a close the server may never make. */
+bool mcp__h2_goaway_failed(const mcp_h2 *h);
+
 /*
  * mcp__h2_conn_lost() handles the loss of the connection for every request
  * still on it: a request the server never processed (stream id above a

@@ -22,8 +22,8 @@
  *
  * Locks.  One mutex per client, |mu|, guards the command queue, the table
  * of live requests (id -> request, for cancel), the cancel list and the
- * flags marked below.  It is held only for list operations and the
- * non-blocking pipe write, never across a callback, a socket call or an
+ * fields marked below.  It is held only for list operations, copies of
+ * those fields and the non-blocking pipe write, never across a callback, a socket call or an
  * nghttp2/OpenSSL call, and no other lock is ever taken under it, so there
  * is no lock order to respect.  Callbacks may therefore call submit and
  * cancel (which take |mu|) without deadlock.
@@ -31,7 +31,10 @@
  * Request life: QUEUED (command queue) -> PENDING (waiting for a connection
  * or a stream slot, in submission order) -> ACTIVE (on one connection) ->
  * finished (on_done runs, then the request is freed).  A request the server
- * provably did not process goes back to PENDING once.
+ * provably did not process goes back to PENDING once, and so does an
+ * idempotent one (GET...) whose connection failed; a POST that may have
+ * reached the server never does (RFC 9110 9.2.2).  on_done tells the
+ * caller whether the request provably never reached the server.
  *
  * Connections are never freed inside a protocol callback: a failing
  * connection is marked CLOSED (its requests failed or re-queued) and the
@@ -137,6 +140,12 @@ struct mcp_http_client {
   bool wake_pending; /* a byte is in the pipe, not yet drained */
   bool closing;      /* free() was called: no new work */
   bool free_on_exit; /* free() was called on the I/O thread itself */
+  /* The connection attempt in progress (published by the I/O thread after
+   * each pass, for mcp__http_client_stall): its state, or
+   * MCP_HTTP_CONN_READY when none is connecting; ms since it began. */
+  mcp_http_conn_state stage;
+  int64_t stage_started; /* ms, CLOCK_MONOTONIC */
+  char last_connect_error[256]; /* the last failed attempt; "" once one succeeds */
 
   atomic_int seen; /* SEEN_*; any thread */
 
@@ -156,6 +165,24 @@ struct mcp_http_client {
 };
 
 /* ---- small helpers ------------------------------------------------------- */
+
+/* "host:port", "[v6]:port" */
+static void host_port(const mcp_http_client *h, char *buf, size_t n) {
+  snprintf(buf, n, strchr(h->host, ':') ? "[%s]:%d" : "%s:%d", h->host, h->port);
+}
+
+/* What a connection attempt in |state|, begun |ms| ago, is stuck on. */
+static void stage_text(const mcp_http_client *h, mcp_http_conn_state state, int64_t ms,
+                       char *buf, size_t n) {
+  char hp[300];
+  host_port(h, hp, sizeof(hp));
+  if (state == MCP_HTTP_CONN_RESOLVING)
+    snprintf(buf, n, "resolving %s did not complete in %lld ms", h->host, (long long)ms);
+  else if (state == MCP_HTTP_CONN_CONNECTING)
+    snprintf(buf, n, "TCP connect to %s did not complete in %lld ms", hp, (long long)ms);
+  else
+    snprintf(buf, n, "TLS handshake with %s stalled: no answer in %lld ms", hp, (long long)ms);
+}
 
 static const char *errno_text(int e, char *buf, size_t n) {
   switch (e) {
@@ -352,7 +379,8 @@ static void req_complete(mcp_http_req *r, mcp_status st, const char *msg) {
   cancel_unlink_locked(h, e);
   pthread_mutex_unlock(&h->mu);
   if (!msg) msg = mcp_strerror(st);
-  if (r->cb.on_done) r->cb.on_done(r->user, st, msg);
+  bool not_sent = !r->maybe_delivered && (r->refused || !r->on_wire);
+  if (r->cb.on_done) r->cb.on_done(r->user, st, msg, not_sent);
   req_free(r);
 }
 
@@ -482,6 +510,15 @@ void mcp__http_req_finish(mcp_http_req *req, mcp_status status,
   req_complete(req, status, msg);
 }
 
+void mcp__http_req_refused(mcp_http_req *req) { req->refused = true; }
+
+/* Methods that may be sent twice (RFC 9110 9.2.2). */
+static bool method_idempotent(const char *m) {
+  return strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0 ||
+         strcmp(m, "PUT") == 0 || strcmp(m, "DELETE") == 0 ||
+         strcmp(m, "OPTIONS") == 0 || strcmp(m, "TRACE") == 0;
+}
+
 void mcp__http_req_retry(mcp_http_req *req, const char *msg,
                          bool free_retry) {
   mcp_http_client *h = req->client;
@@ -489,11 +526,16 @@ void mcp__http_req_retry(mcp_http_req *req, const char *msg,
     mcp__http_req_finish(req, MCP_ECLOSED, "client closed");
     return;
   }
-  if ((req->retries > 0 && !free_retry) || req->head_done) {
+  bool unprocessed = req->refused || !req->on_wire;
+  if ((req->retries > 0 && !free_retry) || req->head_done ||
+      (!unprocessed && !method_idempotent(req->method))) {
     mcp__http_req_finish(req, MCP_EIO, msg);
     return;
   }
   req_unlink(req);
+  if (!unprocessed) req->maybe_delivered = true;
+  req->on_wire = false;
+  req->refused = false;
   if (!free_retry) req->retries++;
   req->early = false;
   req->stream_id = 0;
@@ -582,9 +624,23 @@ static void h1_conn_free(mcp_http_conn *c) {
   c->h1 = NULL;
 }
 
-/* Can |c| take a request now? */
-static bool h1_idle(const mcp_http_conn *c) {
-  return c->nreqs == 0 && c->h1_keepalive;
+static void conn_close_quiet(mcp_http_conn *c);
+
+/* Can |c| take a request now?  An idle keep-alive connection the server
+ * has closed (EOF waiting) is dropped here rather than written to: a
+ * request written to it would be lost without proof of whether the server
+ * saw it.  Cleartext bytes on an idle connection make it unusable too (an
+ * unsolicited response); over TLS they may be a session ticket, which the
+ * next read consumes. */
+static bool h1_idle(mcp_http_conn *c) {
+  if (c->nreqs != 0 || !c->h1_keepalive) return false;
+  char b;
+  ssize_t n = recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+    return true;
+  if (n > 0 && c->tls) return true;
+  conn_close_quiet(c);
+  return false;
 }
 
 /* Serialises |req| onto idle connection |c| and attaches it. */
@@ -720,6 +776,7 @@ static mcp_http_conn *conn_new(mcp_http_client *h) {
   c->serial = ++h->next_serial;
   c->state = MCP_HTTP_CONN_RESOLVING;
   int64_t now = mcp__now_ms();
+  c->started = now;
   c->deadline = h->connect_timeout_ms > INT64_MAX - now
                     ? INT64_MAX
                     : now + h->connect_timeout_ms;
@@ -776,6 +833,9 @@ static bool other_conn_usable(mcp_http_client *h, mcp_http_conn *self) {
 static void conn_connect_failed(mcp_http_conn *c, mcp_status st,
                                 const char *msg) {
   mcp_http_client *h = c->client;
+  pthread_mutex_lock(&h->mu);
+  snprintf(h->last_connect_error, sizeof(h->last_connect_error), "%s", msg ? msg : "");
+  pthread_mutex_unlock(&h->mu);
   c->state = MCP_HTTP_CONN_CLOSED;
   close_fd(&c->fd);
   if (other_conn_usable(h, c)) {
@@ -805,6 +865,9 @@ static void conn_ready(mcp_http_conn *c, mcp_http_proto proto) {
   }
   c->state = MCP_HTTP_CONN_READY;
   h->learned = proto;
+  pthread_mutex_lock(&h->mu);
+  h->last_connect_error[0] = '\0';
+  pthread_mutex_unlock(&h->mu);
   atomic_store(&h->seen, proto == MCP_HTTP_PROTO_H1 ? SEEN_H1
                          : h->tls                   ? SEEN_H2
                                                     : SEEN_H2C);
@@ -1034,10 +1097,12 @@ static void conn_drop(mcp_http_conn *c, mcp_status st, const char *msg) {
   mcp_http_req *r = c->reqs_head;
   while (r) {
     mcp_http_req *next = r->next;
-    /* A request sent on a reused keep-alive connection that the server had
-     * already closed gets no byte back; sending it once more on a fresh
-     * connection is the standard safe retry. */
-    if (st == MCP_EIO && c->h1_served > 0 && !r->got_bytes)
+    /* A request on a reused keep-alive connection that the server had
+     * already closed gets no byte back.  Sending it once more on a fresh
+     * connection is safe when none of it was written, or when its method
+     * is idempotent (mcp__http_req_retry decides); a POST the server may
+     * have run fails instead (RFC 9110 9.2.2). */
+    if (st == MCP_EIO && (!r->on_wire || (c->h1_served > 0 && !r->got_bytes)))
       mcp__http_req_retry(r, msg, false);
     else
       mcp__http_req_finish(r, st, msg);
@@ -1098,6 +1163,8 @@ static void conn_flush(mcp_http_conn *c) {
     ssize_t n = conn_write(c, c->out + c->out_off,
                            left < HTTP_WRITE_MAX ? left : HTTP_WRITE_MAX, &err);
     if (n > 0) {
+      /* HTTP/1.1 carries one request at a time: these bytes were its. */
+      if (c->h1 && c->reqs_head) c->reqs_head->on_wire = true;
       c->out_off += (size_t)n;
       if (c->out_off == c->out_len) c->out_off = c->out_len = 0;
       continue;
@@ -1129,6 +1196,12 @@ static void conn_read_some(mcp_http_conn *c) {
         st = h1_feed(c, h->rbuf, (size_t)n, &err);
       if (st != MCP_OK) {
         conn_drop(c, st, err.message ? err.message : mcp_strerror(st));
+        break;
+      }
+      if (c->h2 && mcp__h2_goaway_failed(c->h2)) {
+        /* Streams above last-stream-id were refused (and re-queued) while
+         * the frame was read; the rest fail now with the GOAWAY's code. */
+        conn_drop(c, MCP_EIO, "connection closed by GOAWAY");
         break;
       }
       if ((size_t)n >= budget) {
@@ -1376,18 +1449,44 @@ static void conn_event(mcp_http_conn *c, short revents) {
   }
 }
 
+/* Publishes the connection attempt in progress, if any, for
+ * mcp__http_client_stall(). */
+static void publish_stage(mcp_http_client *h) {
+  mcp_http_conn_state stage = MCP_HTTP_CONN_READY;
+  int64_t started = 0;
+  for (mcp_http_conn *c = h->conns; c; c = c->next) {
+    if (c->state == MCP_HTTP_CONN_READY || c->state == MCP_HTTP_CONN_CLOSED) continue;
+    stage = c->state;
+    started = c->started;
+  }
+  pthread_mutex_lock(&h->mu);
+  h->stage = stage;
+  h->stage_started = started;
+  pthread_mutex_unlock(&h->mu);
+}
+
+bool mcp__http_client_stall(mcp_http_client *h, char *buf, size_t n) {
+  pthread_mutex_lock(&h->mu);
+  mcp_http_conn_state stage = h->stage;
+  int64_t started = h->stage_started;
+  bool failed = h->last_connect_error[0] != '\0';
+  if (stage == MCP_HTTP_CONN_READY && failed) snprintf(buf, n, "%s", h->last_connect_error);
+  pthread_mutex_unlock(&h->mu);
+  if (stage != MCP_HTTP_CONN_READY) {
+    stage_text(h, stage, mcp__now_ms() - started, buf, n);
+    return true;
+  }
+  return failed;
+}
+
 static void check_deadlines(mcp_http_client *h) {
   int64_t now = mcp__now_ms();
   for (mcp_http_conn *c = h->conns; c; c = c->next) {
     if (c->state == MCP_HTTP_CONN_READY || c->state == MCP_HTTP_CONN_CLOSED)
       continue;
     if (now < c->deadline) continue;
-    char msg[320];
-    const char *what = c->state == MCP_HTTP_CONN_RESOLVING ? "resolving"
-                       : c->state == MCP_HTTP_CONN_CONNECTING ? "connect to"
-                                                            : "TLS handshake with";
-    snprintf(msg, sizeof(msg), "%s %s port %d timed out after %lld ms", what,
-             h->host, h->port, (long long)h->connect_timeout_ms);
+    char msg[400];
+    stage_text(h, c->state, h->connect_timeout_ms, msg, sizeof(msg));
     conn_connect_failed(c, MCP_ETIMEDOUT, msg);
   }
 }
@@ -1443,6 +1542,7 @@ static void *io_main(void *arg) {
      * retry); dispatch them before sleeping. */
     if (h->kick) continue;
 
+    publish_stage(h);
     int timeout;
     size_t n = build_pollfds(h, &timeout);
     int rc = poll(h->pfds, n, timeout);
@@ -1459,6 +1559,7 @@ static void *io_main(void *arg) {
     }
     check_deadlines(h);
     sweep(h);
+    publish_stage(h);
   }
   shutdown_all(h);
   pthread_mutex_lock(&h->mu);
@@ -1563,6 +1664,7 @@ mcp_status mcp__http_client_new(const mcp_http_config *cfg,
     return mcp__error_set(err, MCP_ENOMEM, "cannot create mutex");
   }
   h->wake_rd = h->wake_wr = -1;
+  h->stage = MCP_HTTP_CONN_READY; /* no attempt in progress */
   h->tls = tls;
   h->mode = cfg->mode;
   h->port = cfg->port;

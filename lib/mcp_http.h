@@ -68,13 +68,21 @@ typedef struct mcp_http_callbacks {
    * The exchange ended: MCP_OK after the whole body; MCP_ECANCELLED after
    * mcp__http_cancel(); MCP_ETIMEDOUT (connect); MCP_ETLS (handshake or
    * verification, message says why: "certificate verify failed: ...",
-   * "host name mismatch"); MCP_EIO (refused, reset: "stream reset by peer
+   * "host name mismatch"); MCP_EIO (refused, reset: "stream reset by server
    * (REFUSED_STREAM)", "connection closed before response"); MCP_EPROTO;
    * MCP_ECLOSED (client freed).  A request the server never processed
-   * (GOAWAY above its last-stream-id, REFUSED_STREAM) is retried once on a
-   * fresh connection before it fails.
+   * (GOAWAY above its last-stream-id, REFUSED_STREAM, a connection that
+   * closed before any byte of it was written) is retried once on a fresh
+   * connection before it fails; a request that may have reached the server
+   * is resent only when its method is idempotent (GET, HEAD, PUT, DELETE,
+   * OPTIONS, TRACE: RFC 9110 9.2.2), never a POST.
+   * |not_sent| is true when the request provably never reached the server
+   * (or the server refused it unprocessed): no connection could be made,
+   * no byte of it was written, or it was refused as above, in every
+   * attempt.  The caller may then send it again whatever its method.
    */
-  void (*on_done)(void *user, mcp_status status, const char *message);
+  void (*on_done)(void *user, mcp_status status, const char *message,
+                  bool not_sent);
 } mcp_http_callbacks;
 
 /*
@@ -118,6 +126,17 @@ mcp_status mcp__http_submit(mcp_http_client *h, const char *method,
  * had already ended.  Unknown ids are ignored.  Threads: any.
  */
 void mcp__http_cancel(mcp_http_client *h, uint64_t id);
+
+/*
+ * mcp__http_client_stall() describes why no connection is up, for a caller
+ * whose request timed out: the attempt in progress ("TCP connect to
+ * HOST:PORT did not complete in N ms", "TLS handshake with HOST:PORT
+ * stalled: no answer in N ms", "resolving HOST did not complete in N
+ * ms"), else the last attempt's failure if none succeeded since.
+ * Returns false (|buf| untouched) when there is nothing to say.
+ * Threads: any.
+ */
+bool mcp__http_client_stall(mcp_http_client *h, char *buf, size_t n);
 
 /* "h2", "h2c", "http/1.1" once a connection was made, else NULL. */
 const char *mcp__http_client_protocol(mcp_http_client *h);

@@ -64,6 +64,15 @@ struct mcp_http_req {
   bool early;                /* HTTP/2: opened before the server's SETTINGS */
   bool head_done;            /* on_headers has run: never retried after */
   bool got_bytes;            /* some response byte arrived */
+  /* Did the server get it?  |on_wire|: some byte of this attempt may have
+   * reached the server (HTTP/1.1: a write of it succeeded; HTTP/2: its
+   * HEADERS frame was serialised).  |refused|: the server said it did not
+   * process this attempt (REFUSED_STREAM, above GOAWAY's last-stream-id).
+   * |maybe_delivered|: an earlier attempt may have been processed.  A
+   * request that fails with none of the three is reported as not sent. */
+  bool on_wire;
+  bool refused;
+  bool maybe_delivered;
   /* The response head being collected (HTTP/2; HTTP/1.1 uses mcp_h1). */
   mcp_http_field *rh;
   size_t nrh, caprh;
@@ -104,6 +113,7 @@ struct mcp_http_conn {
   int last_errno;                     /* of the last failed address */
   char last_addr[64];                 /* text of the last address tried */
   int64_t deadline; /* ms, CLOCK_MONOTONIC: TCP + TLS must finish by then */
+  int64_t started;  /* ms, CLOCK_MONOTONIC: when the attempt began */
 
   /* Output waiting for the socket: out[out_off .. out_len). */
   char *out;
@@ -181,11 +191,20 @@ void mcp__http_req_finish(mcp_http_req *req, mcp_status status,
                           const char *msg);
 
 /*
+ * mcp__http_req_refused() records that the server provably did not process
+ * |req| (REFUSED_STREAM, a stream above GOAWAY's last-stream-id), before
+ * mcp__http_req_retry() or mcp__http_req_finish().
+ */
+void mcp__http_req_refused(mcp_http_req *req);
+
+/*
  * mcp__http_req_retry() unlinks |req| from its connection and puts it back
  * into the pending list, in submission order, to be sent again (on the
- * first connection able to take it), provided it has a retry left and no
- * response head reached the caller; otherwise it finishes |req| with
- * MCP_EIO and |msg| (MCP_ECLOSED once the client is closing).  A request
+ * first connection able to take it), provided it has a retry left, no
+ * response head reached the caller, and either the server cannot have
+ * processed it (not on the wire, or refused) or its method is idempotent
+ * (RFC 9110 9.2.2); otherwise it finishes |req| with MCP_EIO and |msg|
+ * (MCP_ECLOSED once the client is closing).  A request
  * has one retry; |free_retry| re-queues it without using that one (a
  * refusal caused by our own optimism, such as streams opened before the
  * server's SETTINGS said how many it takes).

@@ -7,6 +7,7 @@
 #define MCP_INT_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -60,6 +61,24 @@ mcp_status mcp__error_set(mcp_error *err, mcp_status status, const char *fmt,
                           ...) MCP_PRINTF(3, 4);
 /* Copies |src| into |dst| (NULL-safe), deep. */
 void mcp__error_copy(mcp_error *dst, const mcp_error *src);
+
+/*
+ * "This request provably never reached the server": a transport that knows
+ * no byte of a request left this process (connect failed, write failed
+ * before its first byte, HTTP/2 REFUSED_STREAM or a stream above GOAWAY's
+ * last-stream-id, the transport was already closed) marks the error it
+ * reports; the mark travels with the error through mcp__error_copy() and
+ * lets the manager resend a non-idempotent request (RFC 9110 9.2.2).  It
+ * lives in the reserved word of mcp_error, so hosts never see it, and
+ * mcp__error_set() and mcp_error_clear() reset it.  Both NULL-safe.
+ */
+#define MCP__ERRF_NOT_SENT 0x1u
+static inline void mcp__error_mark_not_sent(mcp_error *err) {
+  if (err) err->reserved_[0] = (void *)((uintptr_t)err->reserved_[0] | MCP__ERRF_NOT_SENT);
+}
+static inline bool mcp__error_not_sent(const mcp_error *err) {
+  return err && ((uintptr_t)err->reserved_[0] & MCP__ERRF_NOT_SENT) != 0;
+}
 
 /* A logger: a host callback plus its user pointer.  fn NULL: discard. */
 typedef struct mcp_logger {

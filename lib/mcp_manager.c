@@ -88,6 +88,7 @@ struct mcp_manager_options {
   char *client_name, *client_version;
   mcp_oauth_options *oauth; /* defaults for every HTTP server, or NULL */
   int env_project, env_other; /* mcp_env_inherit defaults of stdio servers */
+  bool retry_non_idempotent; /* resend any call once after a failure */
 };
 
 MCP_EXTERN mcp_manager_options *mcp_manager_options_new(void) {
@@ -262,6 +263,10 @@ MCP_EXTERN mcp_status mcp_manager_options_set_oauth(mcp_manager_options *o,
   return MCP_OK;
 }
 
+MCP_EXTERN void mcp_manager_options_set_retry_non_idempotent(mcp_manager_options *o, bool on) {
+  if (o) o->retry_non_idempotent = on;
+}
+
 MCP_EXTERN mcp_status mcp_manager_options_set_client_info(mcp_manager_options *o,
                                                           const char *name,
                                                           const char *version) {
@@ -326,6 +331,8 @@ struct server {
   int64_t relist_at;   /* ms; MCP_NO_DEADLINE when no re-list is due */
   unsigned relist_what;/* LIST_* bits due */
   bool relisting;
+  bool config_error;   /* failed for good: the definition is unusable */
+  bool warned_insecure;/* the "verification is off" warning was logged */
 };
 
 struct mcp_tool_list {
@@ -802,6 +809,24 @@ static void write_cache(server *s, const char *tools) {
   mcp_error_clear(&err);
 }
 
+/* Warns, naming the server, about each tool of a fresh tools/list that
+ * cannot be published (no name, or a name that is not a string: the tool
+ * list skips it). */
+static void warn_unnamed_tools(server *s, const char *tools) {
+  json_object *arr = tools ? json_tokener_parse(tools) : NULL;
+  size_t n = json_object_is_type(arr, json_type_array) ? json_object_array_length(arr) : 0;
+  for (size_t k = 0; k < n; k++) {
+    json_object *t = json_object_array_get_idx(arr, k), *nm = NULL;
+    if (json_object_is_type(t, json_type_object) && json_object_object_get_ex(t, "name", &nm) &&
+        json_object_is_type(nm, json_type_string))
+      continue;
+    const char *shown = nm ? json_object_to_json_string_ext(nm, JSON_C_TO_STRING_PLAIN) : "none";
+    mlog(s->m, MCP_LOG_WARN, "%s: tools/list: tool %zu has %s name (%.40s%s); skipped", s->name, k,
+         nm ? "a non-string" : "no", shown, strlen(shown) > 40 ? "..." : "");
+  }
+  json_object_put(arr);
+}
+
 static void connector_main(void *arg) {
   job *j = arg;
   server *s = j->s;
@@ -821,6 +846,7 @@ static void connector_main(void *arg) {
       return;
     }
     st = list_tools(j->c->c, s->timeout_ms, NULL, &tools, &err);
+    if (st == MCP_OK) warn_unnamed_tools(s, tools);
     pthread_mutex_lock(&m->lock);
     s->relisting = false;
     if (st == MCP_OK && s->conn == j->c && !m->stopping) {
@@ -863,7 +889,19 @@ static void connector_main(void *arg) {
   if (m->o->log.fn) mcp_client_options_set_log(co, m->o->log.fn, m->o->log.user);
   mcp_client_hooks hooks = {.on_close = hook_close, .user = c, .connect_cancel = j->cancel};
   if ((st = mcp__client_connect_ex(co, m->workers, &hooks, &c->c, &err)) != MCP_OK) goto done;
+  if (co->insecure && co->url && strncmp(co->url, "https:", 6) == 0) {
+    pthread_mutex_lock(&m->lock);
+    bool first = !s->warned_insecure;
+    s->warned_insecure = true;
+    pthread_mutex_unlock(&m->lock);
+    if (first)
+      mlog(m, MCP_LOG_WARN,
+           "%s: TLS certificate verification is off (insecure): the server's identity is not "
+           "checked",
+           s->name);
+  }
   st = list_tools(c->c, s->timeout_ms, j->cancel, &tools, &err);
+  if (st == MCP_OK) warn_unnamed_tools(s, tools);
 
 done:
   mcp_client_options_free(co);
@@ -899,6 +937,16 @@ done:
   } else if (current && s->breaker) {
     /* The half-open probe failed: open again, for longer. */
     open_breaker_locked(s, err.message ? err.message : mcp_strerror(st));
+  } else if (current && (st == MCP_EINVAL || st == MCP_ECONFIG)) {
+    /* The definition itself is unusable (a URL with credentials, a header
+     * with a control character...): no reconnect can fix it, so it fails
+     * once, as a configuration error, instead of looping in backoff. */
+    char *msg = mcp__asprintf("configuration error: %s", err.message ? err.message : mcp_strerror(st));
+    set_error_locked(s, msg ? msg : "configuration error");
+    mcp__free(msg);
+    s->config_error = true;
+    set_state_locked(s, S_FAILED);
+    mlog(m, MCP_LOG_ERROR, "%s: %s", s->name, s->last_error);
   } else if (current) {
     set_error_locked(s, err.message ? err.message : mcp_strerror(st));
     int64_t delay = backoff_ms(s);
@@ -1213,6 +1261,7 @@ static mcp_manager_options *options_dup(const mcp_manager_options *o) {
   d->timeout_ms = o->timeout_ms;
   d->breaker_cooldown_ms = o->breaker_cooldown_ms;
   d->breaker_cooldown_max_ms = o->breaker_cooldown_max_ms;
+  d->retry_non_idempotent = o->retry_non_idempotent;
   d->workers = o->workers;
   d->log = o->log;
   d->event_fn = o->event_fn;
@@ -1464,10 +1513,12 @@ MCP_EXTERN mcp_tool_list *mcp_manager_tools(mcp_manager *m) {
 
 /*
  * Waits until |s| has a live connection (bounded by |deadline|) and returns
- * a reference to it.  Caller holds m->lock.
+ * a reference to it.  |gen| > 0: a resend waits only for connect attempt
+ * |gen| (or a later one): when that fails, the call fails at once with its
+ * error rather than wait out the backoff.  Caller holds m->lock.
  */
 static conn *wait_conn_locked(server *s, int64_t deadline, const mcp_cancel *cancel,
-                              mcp_error *err) {
+                              uint64_t gen, mcp_error *err) {
   mcp_manager *m = s->m;
   for (;;) {
     if (cancel && mcp_cancel_is_fired(cancel)) {
@@ -1479,8 +1530,17 @@ static conn *wait_conn_locked(server *s, int64_t deadline, const mcp_cancel *can
       return NULL;
     }
     if (s->conn && s->state == S_READY) return conn_ref(s->conn);
+    if (gen && s->state == S_BACKOFF && !s->connecting && s->attempt >= gen) {
+      mcp__error_set(err, MCP_EIO, "server \"%s\": %s", s->name,
+                     s->last_error ? s->last_error : "reconnect failed");
+      return NULL;
+    }
     if (s->state == S_FAILED || s->state == S_DISABLED || s->state == S_CLOSED) {
-      mcp__error_set(err, s->state == S_DISABLED ? MCP_ESTATE : MCP_ECLOSED, "server \"%s\" is %s%s%s",
+      mcp__error_set(err,
+                     s->state == S_DISABLED                      ? MCP_ESTATE
+                     : s->state == S_FAILED && s->config_error ? MCP_ECONFIG
+                                                                 : MCP_ECLOSED,
+                     "server \"%s\" is %s%s%s",
                      s->name, state_names[s->state], s->last_error ? ": " : "",
                      s->last_error ? s->last_error : "");
       return NULL;
@@ -1496,12 +1556,62 @@ static conn *wait_conn_locked(server *s, int64_t deadline, const mcp_cancel *can
   }
 }
 
-/* Errors that mean the connection, not the request, failed. */
-static bool retriable(mcp_status st, const mcp_error *e) {
-  if (st == MCP_ECLOSED || st == MCP_EIO) return true;
-  if (st == MCP_EHTTP && e)
-    return e->http_status == 404 || e->http_status == 502 || e->http_status == 503;
+/*
+ * May a call that failed with |st| be sent once more after a reconnect?
+ * Only failures of the connection (closed, I/O error, HTTP 404, 502, 503)
+ * qualify, and of those only what the server cannot have run, unless
+ * repeating it is harmless (RFC 9110 9.2.2):
+ *  - the transport says it provably never reached the server (connect
+ *    failed, nothing written, REFUSED_STREAM, above GOAWAY's
+ *    last-stream-id: mcp__error_not_sent()), or the server refused it
+ *    (404: the session expired);
+ *  - the request is idempotent (|idempotent|: an MCP read, or a tool
+ *    annotated idempotentHint/readOnlyHint);
+ *  - the host opted in (mcp_manager_options_set_retry_non_idempotent).
+ * A stdio server that crashed mid-call, a dropped connection, a 502 or a
+ * 503 after the request went out: the server may have run it, so the
+ * caller gets the error.
+ */
+static bool may_resend(const mcp_manager *m, bool idempotent, mcp_status st, const mcp_error *e) {
+  bool conn_failure = st == MCP_ECLOSED || st == MCP_EIO ||
+                      (st == MCP_EHTTP && e &&
+                       (e->http_status == 404 || e->http_status == 502 || e->http_status == 503));
+  if (!conn_failure) return false;
+  if (mcp__error_not_sent(e)) return true;
+  if (st == MCP_EHTTP && e->http_status == 404) return true;
+  return idempotent || m->o->retry_non_idempotent;
+}
+
+/* Requests that only read (MCP's reads: repeating one changes nothing). */
+static bool method_idempotent(const char *method) {
+  static const char *const reads[] = {"ping",           "tools/list",   "resources/list",
+                                      "resources/read", "prompts/list", "prompts/get",
+                                      "resources/templates/list"};
+  for (size_t i = 0; i < sizeof(reads) / sizeof(reads[0]); i++)
+    if (strcmp(method, reads[i]) == 0) return true;
   return false;
+}
+
+/* Does |s| annotate its tool |tool| as safe to repeat (idempotentHint or
+ * readOnlyHint true, in the current snapshot)?  Only asked after a failure. */
+static bool tool_idempotent(mcp_manager *m, const server *s, const char *tool) {
+  bool yes = false;
+  mcp_tool_list *l = mcp_manager_tools(m);
+  for (size_t i = 0; l && i < l->n && !yes; i++) {
+    if (strcmp(l->e[i].server, s->name) != 0 || strcmp(l->e[i].tool, tool) != 0) continue;
+    json_object *t = l->e[i].json ? json_tokener_parse(l->e[i].json) : NULL;
+    json_object *ann = NULL, *h = NULL;
+    if (t && json_object_object_get_ex(t, "annotations", &ann) &&
+        json_object_is_type(ann, json_type_object))
+      yes = (json_object_object_get_ex(ann, "idempotentHint", &h) &&
+             json_object_is_type(h, json_type_boolean) && json_object_get_boolean(h)) ||
+            (json_object_object_get_ex(ann, "readOnlyHint", &h) &&
+             json_object_is_type(h, json_type_boolean) && json_object_get_boolean(h));
+    json_object_put(t);
+    break;
+  }
+  mcp_tool_list_unref(l);
+  return yes;
 }
 
 /* Cancel listener: wake callers waiting for a server (runs under the
@@ -1515,11 +1625,14 @@ static void wake_waiters(void *arg) {
 
 typedef mcp_status (*conn_call_fn)(mcp_client *c, const void *arg, const mcp_call_options *opts,
                                    char **result, mcp_error *err);
+/* Is the call |arg| of |fn| safe to repeat on |s|? */
+typedef bool (*conn_idem_fn)(mcp_manager *m, const server *s, const void *arg);
 
-/* Runs |fn| on |s|'s connection, waiting for it and retrying once on a
- * dropped connection. */
-static mcp_status call_on_server(mcp_manager *m, server *s, conn_call_fn fn, const void *arg,
-                                 const mcp_call_options *opts, char **result, mcp_error *err) {
+/* Runs |fn| on |s|'s connection, waiting for it, and once more after a
+ * reconnect when the failure allows it (may_resend). */
+static mcp_status call_on_server(mcp_manager *m, server *s, conn_call_fn fn, conn_idem_fn idem,
+                                 const void *arg, const mcp_call_options *opts, char **result,
+                                 mcp_error *err) {
   int64_t timeout = opts && opts->timeout_ms >= 0 ? opts->timeout_ms : s->timeout_ms;
   int64_t deadline = timeout > 0 ? mcp__now_ms() + timeout : MCP_NO_DEADLINE;
   mcp_status st = MCP_ECLOSED;
@@ -1527,10 +1640,11 @@ static mcp_status call_on_server(mcp_manager *m, server *s, conn_call_fn fn, con
   mcp_cancel *cancel = opts ? opts->cancel : NULL;
   mcp_cancel_listener wake = {0};
   bool listening = cancel && mcp__cancel_listen(cancel, &wake, wake_waiters, m) == MCP_OK;
+  uint64_t gen = 0; /* the resend waits for this connect attempt */
   for (int attempt = 0; attempt < 2; attempt++) {
     pthread_mutex_lock(&m->lock);
     mcp_error werr = MCP_ERROR_INIT;
-    conn *c = wait_conn_locked(s, deadline, cancel, &werr);
+    conn *c = wait_conn_locked(s, deadline, cancel, gen, &werr);
     pthread_mutex_unlock(&m->lock);
     if (!c) {
       st = werr.status ? werr.status : MCP_ECLOSED;
@@ -1546,7 +1660,7 @@ static mcp_status call_on_server(mcp_manager *m, server *s, conn_call_fn fn, con
     }
     mcp_error e2 = MCP_ERROR_INIT;
     st = fn(c->c, arg, &local, result, &e2);
-    if (attempt == 0 && retriable(st, &e2)) {
+    if (attempt == 0 && may_resend(m, idem(m, s, arg), st, &e2)) {
       /* Reconnect now (unless someone already did) and retry once. */
       pthread_mutex_lock(&m->lock);
       if (s->conn == c) {
@@ -1560,6 +1674,8 @@ static mcp_status call_on_server(mcp_manager *m, server *s, conn_call_fn fn, con
           open_breaker_locked(s, e2.message);
         }
       }
+      /* The attempt running now, or the next one the backoff starts. */
+      gen = s->connecting ? s->attempt : s->attempt + 1;
       conn_unref_locked(m, c);
       pthread_mutex_unlock(&m->lock);
       mlog(m, MCP_LOG_INFO, "%s: %s; reconnecting and retrying once", s->name,
@@ -1587,6 +1703,10 @@ static mcp_status do_call_tool(mcp_client *c, const void *arg, const mcp_call_op
   return mcp_client_call_tool(c, a->tool, a->args, opts, result, err);
 }
 
+static bool idem_tool(mcp_manager *m, const server *s, const void *arg) {
+  return tool_idempotent(m, s, ((const tool_arg *)arg)->tool);
+}
+
 typedef struct req_arg {
   const char *method;
   const char *params;
@@ -1596,6 +1716,12 @@ static mcp_status do_request(mcp_client *c, const void *arg, const mcp_call_opti
                              char **result, mcp_error *err) {
   const req_arg *a = arg;
   return mcp_client_request(c, a->method, a->params, opts, result, err);
+}
+
+static bool idem_request(mcp_manager *m, const server *s, const void *arg) {
+  (void)m;
+  (void)s;
+  return method_idempotent(((const req_arg *)arg)->method);
 }
 
 MCP_EXTERN mcp_status mcp_manager_call_tool(mcp_manager *m, const char *name,
@@ -1629,7 +1755,7 @@ MCP_EXTERN mcp_status mcp_manager_call_tool(mcp_manager *m, const char *name,
   }
   if (!tool) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
   tool_arg a = {tool, args_json};
-  mcp_status st = call_on_server(m, s, do_call_tool, &a, opts, result_json, err);
+  mcp_status st = call_on_server(m, s, do_call_tool, idem_tool, &a, opts, result_json, err);
   mcp__free(tool);
   return st;
 }
@@ -1644,7 +1770,7 @@ MCP_EXTERN mcp_status mcp_manager_request(mcp_manager *m, const char *server_nam
   server *s = find_server(m, server_name);
   if (!s) return mcp__error_set(err, MCP_ENOTFOUND, "no server named \"%s\"", server_name);
   req_arg a = {method, params_json};
-  return call_on_server(m, s, do_request, &a, opts, result_json, err);
+  return call_on_server(m, s, do_request, idem_request, &a, opts, result_json, err);
 }
 
 MCP_EXTERN mcp_status mcp_manager_servers(mcp_manager *m, char **json, mcp_error *err) {
@@ -1729,6 +1855,7 @@ MCP_EXTERN mcp_status mcp_manager_reconnect(mcp_manager *m, const char *name, mc
     return mcp__error_set(err, MCP_ESTATE, "server \"%s\" is disabled", name);
   }
   s->breaker = false;
+  s->config_error = false;
   s->trips = 0;
   s->nclose = 0;
   s->ladder_step = 0;

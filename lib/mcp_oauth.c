@@ -785,7 +785,8 @@ static void f_data(void *user, const char *data, size_t n) {
   }
   mcp__buf_append(&f->body, data, n);
 }
-static void f_done(void *user, mcp_status st, const char *message) {
+static void f_done(void *user, mcp_status st, const char *message, bool not_sent) {
+  (void)not_sent;
   fetch_result *f = user;
   pthread_mutex_lock(&f->mu);
   f->st = st;

@@ -42,6 +42,7 @@ struct mcp_pending_entry {
   int64_t deadline;     /* ms, CLOCK_MONOTONIC; guarded by p->lock */
   int64_t timeout_ms;   /* for restarts on progress */
   int64_t max_deadline; /* ms, CLOCK_MONOTONIC; MCP_NO_DEADLINE for none */
+  int64_t max_total_ms; /* the cap behind max_deadline, for the message */
   bool reset_on_progress;
   int64_t held_at;      /* ms when mcp__pending_hold() stopped the clock, or 0 */
   mcp_cancel *cancel;   /* own reference, or NULL */
@@ -228,6 +229,18 @@ static void on_cancel(void *arg) {
     wake_sync(e);
 }
 
+/* The message of |e|'s timeout: the cap on the total time when that is
+ * what ended it (progress had kept pushing the deadline out), else the
+ * timeout.  Caller holds p->lock. */
+static void timeout_message(const mcp_pending_entry *e, char *buf, size_t n) {
+  if (e->max_total_ms && e->deadline == e->max_deadline)
+    snprintf(buf, n, "request timed out after %lld ms (its maximum total time%s)",
+             (long long)e->max_total_ms,
+             e->reset_on_progress && e->timeout_ms ? ", progress having extended the timeout" : "");
+  else
+    snprintf(buf, n, "request timed out after %lld ms", (long long)e->timeout_ms);
+}
+
 static void *timer_main(void *arg) {
   mcp_pending *p = arg;
   pthread_mutex_lock(&p->lock);
@@ -240,9 +253,8 @@ static void *timer_main(void *arg) {
         nx = e->hnext;
         if (!e->is_async || e->deadline == MCP_NO_DEADLINE) continue;
         if (e->deadline <= now) {
-          char msg[96];
-          snprintf(msg, sizeof(msg), "request timed out after %lld ms",
-                   (long long)e->timeout_ms);
+          char msg[160];
+          timeout_message(e, msg, sizeof(msg));
           if (finish_locked(p, e, MCP_ETIMEDOUT, NULL, NULL, msg)) {
             e->cnext = expired;
             expired = e;
@@ -336,6 +348,7 @@ mcp_status mcp__pending_add(mcp_pending *p, const mcp_pending_req *r,
   int64_t now = mcp__now_ms();
   e->deadline = r->timeout_ms > 0 ? now + r->timeout_ms : MCP_NO_DEADLINE;
   e->max_deadline = r->max_total_ms > 0 ? now + r->max_total_ms : MCP_NO_DEADLINE;
+  e->max_total_ms = r->max_total_ms > 0 ? r->max_total_ms : 0;
   if (e->deadline > e->max_deadline) e->deadline = e->max_deadline;
   if (!e->is_async && cond_init_monotonic(&e->cond)) {
     mcp__free(e);
@@ -347,6 +360,7 @@ mcp_status mcp__pending_add(mcp_pending *p, const mcp_pending_req *r,
   if (p->closed) {
     mcp_status st = p->close_status;
     mcp__error_set(err, st, "%s", p->close_message ? p->close_message : mcp_strerror(st));
+    mcp__error_mark_not_sent(err); /* closed before it was sent */
     pthread_mutex_unlock(&p->lock);
     entry_free(e);
     return st;
@@ -429,9 +443,8 @@ mcp_status mcp__pending_wait_text(mcp_pending *p, mcp_pending_entry *e,
     if (e->done) break;
     int64_t now = mcp__now_ms();
     if (e->deadline != MCP_NO_DEADLINE && now >= e->deadline) {
-      char msg[96];
-      snprintf(msg, sizeof(msg), "request timed out after %lld ms",
-               (long long)(e->timeout_ms ? e->timeout_ms : now - e->deadline));
+      char msg[160];
+      timeout_message(e, msg, sizeof(msg));
       if (finish_locked(p, e, MCP_ETIMEDOUT, NULL, NULL, msg))
         atomic_fetch_sub_explicit(&e->refs, 1, memory_order_relaxed); /* no one to wake: we hold ours */
       break;

@@ -263,5 +263,9 @@ mcp_status mcp__http_transport_new(const mcp_http_transport_config *cfg,
 char *mcp__http_transport_session(mcp_transport *t);
 /* For tests: "h2", "h2c", "http/1.1" or NULL; "legacy-sse" appended. */
 const char *mcp__http_transport_protocol(mcp_transport *t);
+/* Why no connection to the server is up (mcp__http_client_stall), for an
+ * initialize that timed out; false when nothing stalled.  Threads: any,
+ * before close. */
+bool mcp__http_transport_stall(mcp_transport *t, char *buf, size_t n);
 
 #endif /* MCP_TRANSPORT_H */

@@ -26,6 +26,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,7 +89,11 @@ typedef struct exchange {
   mcp_buf body_in;    /* JSON or error body */
   mcp_sse *sse;
   bool got_response;  /* our response arrived (X_REQUEST, X_RESUME) */
+  bool not_sent;      /* X_REQUEST: the server provably never processed it
+                         (the connection layer's verdict, or a 404 for an
+                         expired session); its failure says so */
   bool too_big;
+  long long content_length; /* of the response, -1 when not given */
   bool oom;           /* part of the response head could not be kept */
   char *cursor;       /* X_RESUME waiting on the timer: its Last-Event-ID */
   /* lock-guarded */
@@ -206,11 +211,12 @@ static void upcall_message(http_transport *t, const char *data, size_t len) {
 }
 
 static void upcall_request_error(http_transport *t, int64_t id, mcp_status st, int http_status,
-                                 const char *msg) {
+                                 const char *msg, bool not_sent) {
   if (!t->cb->on_request_error) return;
   mcp_error e = MCP_ERROR_INIT;
   mcp__error_set(&e, st, "%s", msg);
   e.http_status = http_status;
+  if (not_sent) mcp__error_mark_not_sent(&e);
   t->cb->on_request_error(t->user, id, &e);
   mcp_error_clear(&e);
 }
@@ -313,7 +319,7 @@ static void unlink_live_locked(http_transport *t, exchange *x) {
 
 static void x_on_headers(void *user, int status, const mcp_http_header *h, size_t n);
 static void x_on_data(void *user, const char *data, size_t n);
-static void x_on_done(void *user, mcp_status st, const char *message);
+static void x_on_done(void *user, mcp_status st, const char *message, bool not_sent);
 static const mcp_http_callbacks x_callbacks = {x_on_headers, x_on_data, x_on_done};
 
 /* The path (and query) an exchange goes to. */
@@ -455,6 +461,7 @@ static int sse_event(void *user, const char *type, const char *data, size_t len,
 static void x_on_headers(void *user, int status, const mcp_http_header *h, size_t n) {
   exchange *x = user;
   x->status = status;
+  x->content_length = -1;
   for (size_t i = 0; i < n; i++) {
     if (name_is(h[i].name, "content-type")) {
       const char *v = h[i].value;
@@ -469,6 +476,11 @@ static void x_on_headers(void *user, int status, const mcp_http_header *h, size_
       mcp__free(x->www_authenticate);
       x->www_authenticate = mcp__strdup(h[i].value);
       if (!x->www_authenticate) x->oom = true;
+    } else if (name_is(h[i].name, "content-length")) {
+      char *end = NULL;
+      errno = 0;
+      long long v = strtoll(h[i].value, &end, 10);
+      x->content_length = errno == 0 && end != h[i].value && v >= 0 ? v : -1;
     } else if (name_is(h[i].name, "mcp-auth-server")) {
       mcp__free(x->auth_server);
       x->auth_server = mcp__strdup(h[i].value);
@@ -491,6 +503,17 @@ static void x_on_headers(void *user, int status, const mcp_http_header *h, size_
       }
     }
     pthread_mutex_unlock(&t->lock);
+  }
+  if (!x->is_sse && status >= 200 && status < 300 && x->content_length >= 0 &&
+      (unsigned long long)x->content_length > t->max_message) {
+    /* Refused at the head: reading a body we would drop is wasted time. */
+    x->too_big = true;
+    pthread_mutex_lock(&t->lock);
+    uint64_t hid = x->http_id;
+    bool act = x->active;
+    pthread_mutex_unlock(&t->lock);
+    if (act) mcp__http_cancel(t->hc, hid);
+    return;
   }
   if (x->is_sse && status >= 200 && status < 300) {
     static const mcp_sse_callbacks scb = {sse_event, NULL};
@@ -530,8 +553,17 @@ static void x_on_data(void *user, const char *data, size_t n) {
   if (x->too_big) return;
   size_t cap = (x->status >= 200 && x->status < 300) ? x->t->max_message : 64 * 1024;
   if (x->body_in.len + n > cap) {
-    if (x->status >= 200 && x->status < 300) x->too_big = true;
     n = cap > x->body_in.len ? cap - x->body_in.len : 0;
+    if (x->status >= 200 && x->status < 300) {
+      /* Unusable now: stop reading rather than drain the rest. */
+      x->too_big = true;
+      pthread_mutex_lock(&x->t->lock);
+      uint64_t hid = x->http_id;
+      bool act = x->active;
+      pthread_mutex_unlock(&x->t->lock);
+      if (act) mcp__http_cancel(x->t->hc, hid);
+      return;
+    }
   }
   /* A 2xx body that cannot be kept whole is unusable; an error body only
    * loses its excerpt. */
@@ -564,7 +596,8 @@ static void resume_job(http_transport *t, void *arg);
 /* Fails request |x| (not linked anymore) and frees it.  Without lock. */
 static void fail_request(http_transport *t, exchange *x, mcp_status st, int http_status,
                          const char *msg) {
-  if (!x->abandoned) upcall_request_error(t, x->id, st, http_status, msg);
+  if (!x->abandoned)
+    upcall_request_error(t, x->id, st, http_status, msg, x->kind == X_REQUEST && x->not_sent);
   exchange_free(x);
 }
 
@@ -782,9 +815,10 @@ static void *auth_main(void *arg) {
   return NULL;
 }
 
-static void x_on_done(void *user, mcp_status st, const char *message) {
+static void x_on_done(void *user, mcp_status st, const char *message, bool not_sent) {
   exchange *x = user;
   http_transport *t = x->t;
+  x->not_sent = not_sent;
   if (x->sse && st == MCP_OK) mcp__sse_finish(x->sse);
   pthread_mutex_lock(&t->lock);
   unlink_live_locked(t, x);
@@ -803,6 +837,18 @@ static void x_on_done(void *user, mcp_status st, const char *message) {
   case X_RESUME: {
     if (x->got_response || x->abandoned) {
       exchange_free(x);
+      return;
+    }
+    if (x->too_big && !x->is_sse && !closing) {
+      char msg[160];
+      if (x->content_length >= 0)
+        snprintf(msg, sizeof(msg),
+                 "response of %lld bytes (Content-Length) exceeds the message size limit of %zu bytes",
+                 x->content_length, t->max_message);
+      else
+        snprintf(msg, sizeof(msg), "response exceeds the message size limit of %zu bytes",
+                 t->max_message);
+      fail_request(t, x, MCP_ETOOBIG, 0, msg);
       return;
     }
     if (st == MCP_ECANCELLED || closing) {
@@ -981,6 +1027,7 @@ static void x_on_done(void *user, mcp_status st, const char *message) {
       while (failed) {
         exchange *f = failed;
         failed = f->next;
+        f->not_sent = true; /* it got a 404 or was never sent */
         fail_request(t, f, MCP_ECLOSED, 0, "could not retry after re-initialize");
       }
       exchange_free(x);
@@ -991,6 +1038,7 @@ static void x_on_done(void *user, mcp_status st, const char *message) {
     while (waiting) {
       exchange *w = waiting;
       waiting = w->next;
+      w->not_sent = true; /* refused with 404, or never sent */
       fail_request(t, w, MCP_ECLOSED, 404, msg ? msg : "session expired");
     }
     report_close(t, MCP_ECLOSED, msg ? msg : "session expired");
@@ -1019,7 +1067,7 @@ static void x_on_done(void *user, mcp_status st, const char *message) {
     char *msg = !ok2xx && x->status ? http_error_message(x)
                                     : mcp__strdup(message && st != MCP_OK ? message : "legacy SSE stream closed");
     if (waiting_init) upcall_request_error(t, init_id, x->status ? MCP_EHTTP : st ? st : MCP_EPROTO,
-                                           x->status, msg ? msg : "legacy SSE stream failed");
+                                           x->status, msg ? msg : "legacy SSE stream failed", false);
     mcp__free(init);
     if ((had || waiting_init) && !closing) report_close(t, MCP_ECLOSED, msg ? msg : "legacy SSE stream closed");
     mcp__free(msg);
@@ -1064,7 +1112,8 @@ static void legacy_endpoint(http_transport *t, const char *data, size_t len) {
   pthread_mutex_unlock(&t->lock);
   if (init && (!x || st != MCP_OK)) {
     if (x) exchange_free(x);
-    upcall_request_error(t, init_id, st ? st : MCP_ENOMEM, 0, err.message ? err.message : "out of memory");
+    upcall_request_error(t, init_id, st ? st : MCP_ENOMEM, 0, err.message ? err.message : "out of memory",
+                         false);
   }
   mcp__free(init);
   mcp_error_clear(&err);
@@ -1096,6 +1145,7 @@ static void start_reinit_locked(http_transport *t) {
   while (waiting) {
     exchange *w = waiting;
     waiting = w->next;
+    w->not_sent = true;
     fail_request(t, w, MCP_ECLOSED, 404, "session expired and re-initialize could not start");
   }
   pthread_mutex_lock(&t->lock);
@@ -1197,6 +1247,7 @@ static mcp_status http_send_request(mcp_transport *base, int64_t id, unsigned fl
 out:
   pthread_mutex_unlock(&t->lock);
   exchange_free(x);
+  if (st != MCP_OK) mcp__error_mark_not_sent(err); /* nothing was submitted */
   return st;
 }
 
@@ -1295,6 +1346,7 @@ static void http_close(mcp_transport *base) {
   while (waiting) {
     exchange *w = waiting;
     waiting = w->next;
+    w->not_sent = true; /* waiting for the re-initialize: not sent again */
     fail_request(t, w, MCP_ECLOSED, 0, "connection closed");
   }
   /* Freeing the connection layer ends every exchange (ECLOSED) on its
@@ -1435,6 +1487,11 @@ char *mcp__http_transport_session(mcp_transport *base) {
   char *s = t->session ? mcp__strdup(t->session) : NULL;
   pthread_mutex_unlock(&t->lock);
   return s;
+}
+
+bool mcp__http_transport_stall(mcp_transport *base, char *buf, size_t n) {
+  http_transport *t = (http_transport *)base;
+  return t->hc && mcp__http_client_stall(t->hc, buf, n);
 }
 
 const char *mcp__http_transport_protocol(mcp_transport *base) {

@@ -832,7 +832,11 @@ static mcp_status write_line(stdio_transport *t, const char *data, size_t len,
   size_t total = len + 1, done = 0;
   bool timed_out = false;
   int fd = t->in_fd;
-  if (fd < 0) return mcp__error_set(err, MCP_ECLOSED, "transport is closed");
+  if (fd < 0) {
+    mcp__error_set(err, MCP_ECLOSED, "transport is closed");
+    mcp__error_mark_not_sent(err);
+    return MCP_ECLOSED;
+  }
 
   while (done < total) {
     struct iovec iov[2];
@@ -881,9 +885,12 @@ static mcp_status write_line(stdio_transport *t, const char *data, size_t len,
   }
 
   if (timed_out) {
-    if (done == 0)
-      return mcp__error_set(err, MCP_ETIMEDOUT,
-                            "timed out writing to server (it is not reading)");
+    if (done == 0) {
+      mcp__error_set(err, MCP_ETIMEDOUT,
+                     "timed out writing to server (it is not reading)");
+      mcp__error_mark_not_sent(err);
+      return MCP_ETIMEDOUT;
+    }
     /* Half a message is on the wire: the next one would be garbage to the
      * server, so the transport is closed. */
     close_fd(&t->in_fd);
@@ -893,6 +900,8 @@ static mcp_status write_line(stdio_transport *t, const char *data, size_t len,
                           "transport closed",
                           done, total);
   }
+  /* Not one byte of the message reached the pipe: the server never saw it. */
+  if (st != MCP_OK && done == 0) mcp__error_mark_not_sent(err);
   return st;
 }
 
@@ -923,6 +932,8 @@ static mcp_status stdio_send(mcp_transport *base, const char *data, size_t len,
   if (st == MCP_OK) {
     st = write_line(t, data, len, deadline_ms, &epipe, err);
     write_unlock(t);
+  } else {
+    mcp__error_mark_not_sent(err); /* closed, or another writer held on */
   }
   if (epipe && !was_pending) {
     struct timespec zero = {0, 0};

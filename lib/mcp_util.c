@@ -176,6 +176,7 @@ void mcp__error_copy(mcp_error *dst, const mcp_error *src) {
   dst->http_status = src->http_status;
   dst->message = src->message ? strdup(src->message) : NULL;
   dst->data = src->data ? strdup(src->data) : NULL;
+  dst->reserved_[0] = src->reserved_[0]; /* internal flags (mcp_int.h) */
 }
 
 MCP_EXTERN const char *mcp_version(void) { return PACKAGE_VERSION; }

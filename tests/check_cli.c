@@ -2123,9 +2123,14 @@ START_TEST(test_cli_url_tls) {
   ck_assert_msg(strstr(r.out, "\\\"http\\\":\\\"2.0\\\""), "%s", r.out);
   run_free(&r);
 
+  /* Verification off is never silent: the library warns once per server,
+   * and the CLI shows it even without -v (before: nothing). */
   RUN(&r, "--url", url, "--name", "tls", "--insecure", "call", "echo",
       "{\"message\":\"unverified\"}");
   ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.err, "warning: tls: TLS certificate verification is off (insecure)"), "%s",
+                r.err);
+  ck_assert_ptr_null(strstr(strstr(r.err, "verification is off") + 1, "verification is off"));
   run_free(&r);
 
   /* The same through a config file's TLS fields. */

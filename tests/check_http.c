@@ -141,6 +141,7 @@ typedef struct resp {
   size_t len, cap;
   char ctype[128];
   long long t_done; /* ms */
+  bool not_sent;    /* on_done's verdict: never reached the server */
   /* Optional hooks. */
   void (*on_done_hook)(struct resp *r);
   void *ctx;
@@ -200,11 +201,13 @@ static void cb_data(void *user, const char *d, size_t n) {
   r->body[r->len] = '\0';
 }
 
-static void cb_done(void *user, mcp_status st, const char *msg) {
+static void cb_done(void *user, mcp_status st, const char *msg,
+                    bool not_sent) {
   resp *r = user;
   if (r->on_done_hook) r->on_done_hook(r);
   pthread_mutex_lock(r->mu);
   r->st = st;
+  r->not_sent = not_sent;
   snprintf(r->msg, sizeof(r->msg), "%s", msg ? msg : "(null)");
   r->t_done = test_now_ms();
   atomic_fetch_add(&r->ndone, 1);
@@ -661,7 +664,7 @@ START_TEST(test_h2_rst_isolated) {
   }
   wait_done(&rst);
   ck_assert_int_eq(rst.st, MCP_EIO);
-  ck_assert_msg(strstr(rst.msg, "stream reset by peer (INTERNAL_ERROR)"),
+  ck_assert_msg(strstr(rst.msg, "stream reset by server (INTERNAL_ERROR)"),
                 "%s", rst.msg);
   for (int i = 0; i < 10; i++) {
     wait_done(&ok[i]);
@@ -748,6 +751,53 @@ START_TEST(test_h2_goaway_abort) {
   resp_clear(&ga);
   mcp__http_client_free(h);
   server_stop(&s);
+}
+END_TEST
+
+/* GOAWAY(INTERNAL_ERROR) on a connection the server keeps open: the
+ * stream above last-stream-id is refused and sent again on a new
+ * connection, and the stream at last-stream-id fails at once with the
+ * GOAWAY's code (it may have been processed) instead of waiting forever.
+ * Before, it waited until the caller's deadline. */
+START_TEST(test_h2_goaway_error_fails_open_streams) {
+  test_server s = server_start(NULL);
+  mcp_http_config c =
+      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_H2_PRIOR_KNOWLEDGE);
+  mcp_http_client *h = client_new(&c);
+  resp ga, e;
+  resp_init(&ga);
+  resp_init(&e);
+  long long t0 = test_now_ms();
+  submit(h, "POST", "/goaway?after=1&mode=hold&code=INTERNAL_ERROR", "", &ga);
+  submit(h, "POST", "/echo", "later", &e);
+  ck_assert_msg(wait_count(&ga.ndone, 1, 5000), "the GOAWAY'd stream still waits");
+  ck_assert_int_lt(test_now_ms() - t0, 5000);
+  ck_assert_int_eq(ga.st, MCP_EIO);
+  ck_assert_msg(strstr(ga.msg, "GOAWAY (INTERNAL_ERROR)"), "%s", ga.msg);
+  ck_assert(!ga.not_sent);
+  wait_done(&e);
+  expect_ok(&e, 200, "later");
+  resp_clear(&ga);
+  resp_clear(&e);
+  mcp__http_client_free(h);
+  server_stop(&s);
+}
+END_TEST
+
+/* A refused connection: the request provably never reached a server. */
+START_TEST(test_connect_refused_not_sent) {
+  test_server s = server_start(NULL);
+  int port = s.port;
+  server_stop(&s); /* nothing listens there now */
+  mcp_http_config c = base_cfg("http", "127.0.0.1", port, MCP_HTTP_H1_ONLY);
+  mcp_http_client *h = client_new(&c);
+  resp r;
+  fetch(h, "POST", "/echo", "x", &r);
+  ck_assert_int_eq(r.st, MCP_EIO);
+  ck_assert_msg(strstr(r.msg, "connection refused"), "%s", r.msg);
+  ck_assert(r.not_sent);
+  resp_clear(&r);
+  mcp__http_client_free(h);
 }
 END_TEST
 
@@ -1404,7 +1454,10 @@ START_TEST(test_h1_pool) {
 END_TEST
 
 /* The server drops the second request on a reused connection (as when it
- * closed an idle keep-alive): the request is sent again on a new one. */
+ * closed an idle keep-alive): an idempotent request (PUT) is sent again on
+ * a new connection; a POST, which the server may have run, is not (RFC 9110
+ * 9.2.2: it fails, and is not reported as unsent).  Before, the POST was
+ * resent too. */
 START_TEST(test_h1_stale_connection_retry) {
   test_server s = server_start("--allow-http1", NULL);
   mcp_http_client *h = h1_client(s.port, 1);
@@ -1412,10 +1465,19 @@ START_TEST(test_h1_stale_connection_retry) {
   fetch(h, "GET", "/close-next", NULL, &r);
   expect_ok(&r, 200, "ok\n");
   resp_clear(&r);
-  fetch(h, "POST", "/echo", "again", &r);
-  expect_ok(&r, 200, "again");
+  fetch(h, "PUT", "/headers", "again", &r);
+  expect_ok(&r, 200, NULL);
   resp_clear(&r);
   ck_assert_int_eq(stat_of(h, "connections"), 2);
+  fetch(h, "GET", "/close-next", NULL, &r);
+  expect_ok(&r, 200, "ok\n");
+  resp_clear(&r);
+  fetch(h, "POST", "/echo", "once", &r);
+  ck_assert_int_eq(r.st, MCP_EIO);
+  ck_assert_msg(strstr(r.msg, "connection closed before response"), "%s", r.msg);
+  ck_assert(!r.not_sent);
+  resp_clear(&r);
+  ck_assert_int_eq(stat_of(h, "connections"), 3);
   mcp__http_client_free(h);
   server_stop(&s);
 }
@@ -1653,6 +1715,8 @@ static Suite *http_suite(void) {
   tcase_add_test(tc, test_h2_rst_isolated);
   tcase_add_test(tc, test_h2_goaway_graceful_retry);
   tcase_add_test(tc, test_h2_goaway_abort);
+  tcase_add_test(tc, test_h2_goaway_error_fails_open_streams);
+  tcase_add_test(tc, test_connect_refused_not_sent);
   tcase_add_test(tc, test_h2_refused_stream_retried);
   tcase_add_test(tc, test_h2_header_cap);
   tcase_add_test(tc, test_h2_cancel_stall);

@@ -368,12 +368,17 @@ START_TEST(progress_extends_until_max_total) {
   pthread_t th;
   pthread_create(&th, NULL, progress_main, &pa);
   json_object *res = NULL;
-  ck_assert_int_eq(mcp__pending_wait(p, e, true, &res, NULL), MCP_ETIMEDOUT);
+  mcp_error err = MCP_ERROR_INIT;
+  ck_assert_int_eq(mcp__pending_wait(p, e, true, &res, &err), MCP_ETIMEDOUT);
   long long el = test_now_ms() - t0;
   atomic_store(&pa.stop, true);
   pthread_join(th, NULL);
-  /* It outlived its 500 ms timeout thanks to progress, and stopped at the cap. */
+  /* It outlived its 500 ms timeout thanks to progress, and stopped at the
+   * cap, which the message names (it said "after 500 ms" before). */
   ck_assert_int_ge(el, 1500);
+  ck_assert_msg(err.message && strstr(err.message, "timed out after 1500 ms (its maximum total time"),
+                "%s", err.message ? err.message : "");
+  mcp_error_clear(&err);
   ck_assert_int_gt(pa.sent, 3);
   mcp__pending_free(p);
 }

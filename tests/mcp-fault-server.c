@@ -36,6 +36,9 @@
  *                        evil_error (a JSON-RPC error with that message),
  *                        evil_result (isError with that text) and evil_ok
  *                        (that text as a normal result)
+ *   --run-log FILE       appends "<tool>\n" to FILE for every tools/call
+ *                        received, before anything else happens to it (a
+ *                        crash included), so a test can count the runs
  *
  * Chaos, for the soak (tests/soak):
  *   --chaos SEED         each tools/call, with probability P/1000, gets one
@@ -46,7 +49,7 @@
  *                        flood (256 KiB, then the answer) or hang (this
  *                        call is never answered)
  *   --fault-log FILE     appends "stdio-<fault>\n" to FILE per fault
- * Tools: echo {text}, crash, ask, notify {count}, hang, grow (adds the tool
+ * Tools: echo {text} (annotated readOnlyHint and idempotentHint), crash, ask, notify {count}, hang, grow (adds the tool
  * `extra`, a second resource and a second prompt, and sends the three
  * list_changed notifications), and progress
  * {steps, ms}, which is callable but not listed (tools/list names the first
@@ -92,6 +95,7 @@ static struct {
   uint64_t chaos;        /* splitmix64 state; 0: no chaos */
   int chaos_permille;
   const char *fault_log;
+  const char *run_log;
 } opt;
 
 /* The `grow` tool adds the `extra` tool to tools/list. */
@@ -105,7 +109,7 @@ static void usage(void) {
           "[--ignore-sigterm] [--slow-init MS] [--version V] "
           "[--exit-after-init] [--batch] [--page-size N] [--crash-every N] [--exit-after-list]\n"
           "       [--evil-text]\n"
-          "       [--chaos SEED] [--chaos-permille P] [--fault-log FILE]\n");
+          "       [--chaos SEED] [--chaos-permille P] [--fault-log FILE] [--run-log FILE]\n");
   exit(2);
 }
 
@@ -145,7 +149,10 @@ static void parse_args(int argc, char **argv) {
       z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
       opt.chaos = (z ^ (z >> 31)) | 1;
     } else if (!strcmp(a, "--chaos-permille")) opt.chaos_permille = (int)num_arg(argc, argv, &i);
-    else if (!strcmp(a, "--fault-log")) {
+    else if (!strcmp(a, "--run-log")) {
+      if (i + 1 >= argc) usage();
+      opt.run_log = argv[++i];
+    } else if (!strcmp(a, "--fault-log")) {
       if (i + 1 >= argc) usage();
       opt.fault_log = argv[++i];
     } else usage();
@@ -477,6 +484,9 @@ static void do_tools_list(json_object *id, json_object *params) {
     json_object_object_add(t, "description",
                            json_object_new_string(tool_defs[i].description));
     json_object_object_add(t, "inputSchema", json_tokener_parse(tool_defs[i].schema));
+    if (!strcmp(tool_defs[i].name, "echo"))
+      json_object_object_add(t, "annotations",
+                             json_tokener_parse("{\"readOnlyHint\":true,\"idempotentHint\":true}"));
     json_object_array_add(tools, t);
   }
   if (grown && stop == NTOOLS) {
@@ -668,6 +678,13 @@ static bool chaos_call(void) {
 static void do_tools_call(json_object *id, json_object *params) {
   const char *name = str_field(params, "name");
   json_object *args = field(params, "arguments");
+  if (opt.run_log) {
+    FILE *f = fopen(opt.run_log, "a");
+    if (f) {
+      fprintf(f, "%s\n", name ? name : "?");
+      fclose(f);
+    }
+  }
   if (!chaos_call()) return;
   if (opt.crash_on_call || (name && !strcmp(name, "crash"))) crash();
   if (opt.crash_every && ++ncalls % opt.crash_every == 0) crash();

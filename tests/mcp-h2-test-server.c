@@ -42,6 +42,9 @@
  *                            once with error code NAME (default
  *                            ENHANCE_YOUR_CALM), answering nothing.
  *                            The K held requests are refused by the GOAWAY.
+ *                            hold: sends GOAWAY with code NAME (default
+ *                            INTERNAL_ERROR) but neither answers this
+ *                            request nor closes the connection.
  *   GET  /stall              headers, then nothing, forever
  *   *    /headers            the request headers as a JSON object
  *   GET  /stats              counters as JSON (connections, h2, h1, open,
@@ -58,7 +61,9 @@
  *                            opens a session (Mcp-Session-Id), other
  *                            requests need a live session (else 404),
  *                            notifications get 202; ping, tools/list,
- *                            tools echo {text} and add {a,b}; GET 405,
+ *                            tools echo {text} (annotated idempotent),
+ *                            add {a,b} and count {then, key, refusals}
+ *                            (below); GET 405,
  *                            DELETE ends the session.  The server side of
  *                            bench/run's HTTP cases (with the TS SDK client,
  *                            mcpconn and h2load): echo's answer is written
@@ -88,6 +93,21 @@
  *   --fault-log FILE     appends "http-<fault>\n" to FILE per fault
  *   --sse-every N        every Nth tools/call answer is an event stream: a
  *                        notifications/message event, then the response
+ *   --run-log FILE       appends "run\n" to FILE each time the count tool
+ *                        runs, so a test can tell how often a call ran
+ *                        even when the server dies.  count {then, key,
+ *                        refusals}: refusals > 0: the first |refusals|
+ *                        calls with this key are refused unrun (HTTP/2
+ *                        RST_STREAM(REFUSED_STREAM), HTTP/1.1 a close
+ *                        before the request is read); then it runs (one
+ *                        line in the run log, a counter) and, by |then|:
+ *                        "answer" (default) the run count as text, "drop"
+ *                        closes the connection without answering, "503"
+ *                        answers 503, "exit" exits the process unanswered,
+ *                        "huge" announces a 2 GiB JSON body (Content-Length)
+ *                        and sends 11 bytes of it.
+ *   --extra-tool JSON    appends this tool object, as given, to tools/list
+ *                        (a hostile listing: {"name": 42}, ...)
  *   SIGUSR1              expire every session (next request: 404)
  *   SIGUSR2              drop every connection
  */
@@ -300,6 +320,7 @@ struct conn {
   int goaway_after;
   int goaway_held;
   bool goaway_abort;
+  bool goaway_hold; /* mode=hold: GOAWAY only, no answer, no close */
   uint32_t goaway_code;
 };
 
@@ -326,6 +347,9 @@ struct server {
   int chaos_only; /* -1: any fault; else the index in chaos_kinds[] */
   unsigned long sse_every, sse_count; /* --sse-every */
   int fault_fd; /* -1: no fault log */
+  int run_fd;   /* -1: no run log (--run-log) */
+  long tool_runs; /* times the count tool ran */
+  const char *extra_tool; /* --extra-tool: raw JSON appended to tools/list */
   const char *fault_path;
   bool mcp_sse;              /* --mcp-sse: answer /mcp requests as SSE */
   stream *pool;              /* freed streams, buffers kept */
@@ -672,12 +696,14 @@ static void route_goaway(stream *st) {
   c->goaway_st = st;
   c->goaway_after = (int)query_num(st, "after", 0);
   c->goaway_held = 0;
-  c->goaway_abort = query_param(st, "mode", buf, sizeof(buf)) &&
-                    strcmp(buf, "abort") == 0;
-  c->goaway_code = c->goaway_abort
+  bool mode = query_param(st, "mode", buf, sizeof(buf));
+  c->goaway_abort = mode && strcmp(buf, "abort") == 0;
+  c->goaway_hold = mode && strcmp(buf, "hold") == 0;
+  c->goaway_code = c->goaway_abort || c->goaway_hold
                        ? (query_param(st, "code", buf, sizeof(buf))
                               ? h2_code_named(buf)
-                              : NGHTTP2_ENHANCE_YOUR_CALM)
+                          : c->goaway_abort ? NGHTTP2_ENHANCE_YOUR_CALM
+                                            : NGHTTP2_INTERNAL_ERROR)
                        : NGHTTP2_NO_ERROR;
   if (c->goaway_after <= 0) goaway_fire(c);
 }
@@ -934,7 +960,10 @@ static json_object *mcp_text(const char *text) {
 static const char mcp_tools[] =
     "[{\"name\":\"echo\",\"description\":\"Returns its text argument.\","
     "\"inputSchema\":{\"type\":\"object\",\"properties\":{\"text\":{\"type\":"
-    "\"string\"}},\"required\":[\"text\"]}},"
+    "\"string\"}},\"required\":[\"text\"]},"
+    "\"annotations\":{\"readOnlyHint\":true,\"idempotentHint\":true}},"
+    "{\"name\":\"count\",\"description\":\"Counts its runs.\","
+    "\"inputSchema\":{\"type\":\"object\"}},"
     "{\"name\":\"add\",\"description\":\"Adds a and b.\",\"inputSchema\":{"
     "\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"number\"},\"b\":{"
     "\"type\":\"number\"}}}}]";
@@ -976,6 +1005,52 @@ static bool mcp_chaos(stream *st, const char *session) {
     break;
   }
   return true;
+}
+
+/* tools/call count: see the head comment. */
+static void mcp_count(stream *st, json_object *id, json_object *args) {
+  server *srv = st->c->srv;
+  json_object *v = NULL;
+  const char *then = args && json_object_object_get_ex(args, "then", &v)
+                         ? json_object_get_string(v)
+                         : "answer";
+  const char *key = args && json_object_object_get_ex(args, "key", &v)
+                        ? json_object_get_string(v)
+                        : "-";
+  int refusals = args && json_object_object_get_ex(args, "refusals", &v)
+                     ? json_object_get_int(v)
+                     : 0;
+  int seen = 0;
+  for (size_t i = 0; i < srv->nkeys; i++)
+    if (strncmp(srv->keys[i], "count:", 6) == 0 && strcmp(srv->keys[i] + 6, key) == 0) seen++;
+  if (seen < refusals) {
+    char k[160];
+    snprintf(k, sizeof(k), "count:%s", key);
+    srv->keys = xrealloc(srv->keys, (srv->nkeys + 1) * sizeof(*srv->keys));
+    srv->keys[srv->nkeys++] = xstrndup(k, strlen(k));
+    if (st->c->h2) resp_reset(st, NGHTTP2_REFUSED_STREAM);
+    else st->c->dead = true;
+    return;
+  }
+  srv->tool_runs++;
+  if (srv->run_fd >= 0 && write(srv->run_fd, "run\n", 4) < 0) {
+    /* best effort */
+  }
+  if (strcmp(then, "drop") == 0) {
+    st->c->dead = true;
+  } else if (strcmp(then, "503") == 0) {
+    resp_simple(st, 503, "text/plain", "busy\n", 5);
+  } else if (strcmp(then, "exit") == 0) {
+    exit(0);
+  } else if (strcmp(then, "huge") == 0) {
+    /* A 2 GiB JSON body announced, a few bytes sent, then nothing. */
+    resp_head(st, 200, "application/json", NULL, 0, 2147483648LL);
+    resp_write(st, "{\"jsonrpc\":", 11);
+  } else {
+    char text[32];
+    snprintf(text, sizeof(text), "%ld", srv->tool_runs);
+    mcp_call_result(st, id, mcp_text(text), false);
+  }
 }
 
 static void route_mcp(stream *st) {
@@ -1054,7 +1129,9 @@ static void route_mcp(stream *st) {
     mcp_result(st, id, json_object_new_object(), NULL);
   } else if (strcmp(method, "tools/list") == 0) {
     json_object *r = json_object_new_object();
-    json_object_object_add(r, "tools", json_tokener_parse(mcp_tools));
+    json_object *tools = json_tokener_parse(mcp_tools);
+    if (srv->extra_tool) json_object_array_add(tools, json_tokener_parse(srv->extra_tool));
+    json_object_object_add(r, "tools", tools);
     mcp_result(st, id, r, NULL);
   } else if (strcmp(method, "tools/call") == 0) {
     if (mcp_chaos(st, session)) {
@@ -1067,7 +1144,9 @@ static void route_mcp(stream *st) {
       json_object_object_get_ex(params, "arguments", &args);
     }
     const char *n = name ? json_object_get_string(name) : "";
-    if (strcmp(n, "echo") == 0 && args &&
+    if (strcmp(n, "count") == 0) {
+      mcp_count(st, id, args);
+    } else if (strcmp(n, "echo") == 0 && args &&
         json_object_object_get_ex(args, "text", &v) &&
         json_object_is_type(v, json_type_string)) {
       if (mcp_sse_turn(srv))
@@ -1295,6 +1374,7 @@ static void goaway_fire(conn *c) {
     c->close_after_flush = true;
     return;
   }
+  if (c->goaway_hold) return;
   resp_simple(g, 200, "text/plain", "goaway\n", 7);
 }
 
@@ -1782,6 +1862,7 @@ static void usage(void) {
                   "[--client-ca FILE] [--allow-http1] [--no-h2] "
                   "[--max-streams N] [--port N] [--chaos SEED] "
                   "[--chaos-permille P] [--chaos-only KIND] [--fault-log FILE] [--sse-every N] "
+                  "[--run-log FILE] [--extra-tool JSON] "
                   "[--mcp-sse]\n");
   exit(2);
 }
@@ -1792,6 +1873,7 @@ int main(int argc, char **argv) {
   const char *cert = NULL, *key = NULL, *client_ca = NULL;
   int port = 0;
   srv.fault_fd = -1;
+  srv.run_fd = -1;
   srv.chaos_permille = 100;
   srv.chaos_only = -1;
   bool permille_given = false;
@@ -1828,6 +1910,14 @@ int main(int argc, char **argv) {
       for (int j = 0; j < 6; j++)
         if (strcmp(k, chaos_kinds[j]) == 0) srv.chaos_only = j;
       if (srv.chaos_only < 0) usage();
+    } else if (strcmp(argv[i], "--extra-tool") == 0 && i + 1 < argc) {
+      srv.extra_tool = argv[++i];
+    } else if (strcmp(argv[i], "--run-log") == 0 && i + 1 < argc) {
+      srv.run_fd = open(argv[++i], O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+      if (srv.run_fd < 0) {
+        perror("test server: --run-log");
+        return 2;
+      }
     } else if (strcmp(argv[i], "--fault-log") == 0 && i + 1 < argc) {
       srv.fault_path = argv[i + 1];
       srv.fault_fd = open(argv[++i], O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);

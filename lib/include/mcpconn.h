@@ -680,6 +680,24 @@ MCP_EXTERN void mcp_manager_options_set_breaker_cooldown_ms(mcp_manager_options 
                                                           int64_t first_ms, int64_t max_ms);
 MCP_EXTERN void mcp_manager_options_set_worker_threads(mcp_manager_options *o,
                                                        size_t n);
+/*
+ * Resending after a failure (RFC 9110 9.2.2).  By default the manager sends
+ * a failed call once more (after reconnecting) only when the server cannot
+ * have run it: it provably never reached the server (no connection, no
+ * byte written, HTTP/2 REFUSED_STREAM or a stream above GOAWAY's
+ * last-stream-id, the connection already closed), or the server refused it
+ * (HTTP 404 for an expired session); or when the request is idempotent: a
+ * read by MCP's definition (ping, tools/list, resources/list,
+ * resources/templates/list, resources/read, prompts/list, prompts/get) or
+ * a tools/call of a tool the server annotates with idempotentHint or
+ * readOnlyHint true.  Any other call that fails mid-flight (a stdio server
+ * that crashed, a connection that dropped, HTTP 502/503) fails with that
+ * error, since the server may have run it.  |on| true also resends those
+ * (at most once), for hosts whose tools are all safe to repeat.
+ * Threads: one thread at a time per object.
+ */
+MCP_EXTERN void mcp_manager_options_set_retry_non_idempotent(mcp_manager_options *o,
+                                                            bool on);
 MCP_EXTERN void mcp_manager_options_set_log(mcp_manager_options *o,
                                             mcp_log_fn fn, void *user);
 MCP_EXTERN void mcp_manager_options_set_event_handler(
