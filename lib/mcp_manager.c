@@ -85,6 +85,8 @@ struct mcp_manager_options {
   void *event_user;
   char *client_name, *client_version;
   mcp_oauth_options *oauth; /* defaults for every HTTP server, or NULL */
+  /* List limits for the servers of config files; 0: the client's default. */
+  size_t list_max_pages, list_max_items, list_max_bytes;
 };
 
 MCP_EXTERN mcp_manager_options *mcp_manager_options_new(void) {
@@ -182,6 +184,14 @@ MCP_EXTERN void mcp_manager_options_set_startup_gate_ms(mcp_manager_options *o, 
 
 MCP_EXTERN void mcp_manager_options_set_timeout_ms(mcp_manager_options *o, int64_t ms) {
   if (o) o->timeout_ms = ms < 0 ? 0 : ms;
+}
+
+MCP_EXTERN void mcp_manager_options_set_list_limits(mcp_manager_options *o, size_t max_pages,
+                                                   size_t max_items, size_t max_bytes) {
+  if (!o) return;
+  o->list_max_pages = max_pages;
+  o->list_max_items = max_items;
+  o->list_max_bytes = max_bytes;
 }
 
 MCP_EXTERN void mcp_manager_options_set_breaker_cooldown_ms(mcp_manager_options *o,
@@ -667,6 +677,9 @@ static mcp_status build_options(server *s, mcp_client_options **out, mcp_error *
   st = mcp__config_client_options(resolved, out, err);
   mcp__server_def_free(resolved);
   if (st == MCP_OK) mcp_client_options_set_timeout_ms(*out, s->timeout_ms);
+  if (st == MCP_OK)
+    mcp_client_options_set_list_limits(*out, m->o->list_max_pages, m->o->list_max_items,
+                                       m->o->list_max_bytes);
   if (st == MCP_OK && (st = oauth_defaults(m, *out, err)) != MCP_OK) {
     mcp_client_options_free(*out);
     *out = NULL;
@@ -1165,6 +1178,9 @@ static mcp_manager_options *options_dup(const mcp_manager_options *o) {
   d->breaker_cooldown_ms = o->breaker_cooldown_ms;
   d->breaker_cooldown_max_ms = o->breaker_cooldown_max_ms;
   d->workers = o->workers;
+  d->list_max_pages = o->list_max_pages;
+  d->list_max_items = o->list_max_items;
+  d->list_max_bytes = o->list_max_bytes;
   d->log = o->log;
   d->event_fn = o->event_fn;
   d->event_user = o->event_user;
