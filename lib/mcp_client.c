@@ -770,6 +770,21 @@ static void run_server_request(void *arg) {
   drop_inbound(it);
 }
 
+/*
+ * A reply to request |id| that is malformed (|why|): the request fails now
+ * with MCP_EPROTO and the reason, rather than waiting out its deadline for
+ * an answer that has come and will not come again.
+ */
+static void fail_invalid_response(mcp_client *c, int64_t id, const char *why) {
+  mcp_error e = MCP_ERROR_INIT;
+  mcp__error_set(&e, MCP_EPROTO, "invalid response from server: %s", why);
+  int rc = mcp__pending_complete(c->pending, id, MCP_EPROTO, NULL, &e);
+  mcp_error_clear(&e);
+  if (rc == 1) atomic_fetch_add(&c->n_late, 1);
+  if (rc == 2) atomic_fetch_add(&c->n_unknown, 1);
+  client_log(c, MCP_LOG_WARN, "invalid response to request %lld: %s", (long long)id, why);
+}
+
 /* Takes ownership of |msg| (one element of a line). */
 static void dispatch(mcp_client *c, json_object *msg) {
   mcp_msg m;
@@ -828,6 +843,10 @@ static void dispatch(mcp_client *c, json_object *msg) {
     return;
   case MCP_MSG_INVALID:
     atomic_fetch_add(&c->n_proto, 1);
+    if (mcp__jsonrpc_response_id(msg, &id)) {
+      fail_invalid_response(c, id, m.invalid);
+      break;
+    }
     client_log(c, MCP_LOG_WARN, "invalid JSON-RPC message dropped: %s", m.invalid);
     break;
   }
@@ -883,6 +902,12 @@ static void on_message(void *user, const char *data, size_t len) {
   json_object *o = mcp__jsonrpc_parse(data, len, &why);
   if (!o && why == MCP__JSONRPC_OOM) {
     lost_message(c);
+    return;
+  }
+  int64_t id = 0;
+  if (!o && mcp__jsonrpc_peek_response_id(data, len, &id)) {
+    atomic_fetch_add(&c->n_proto, 1);
+    fail_invalid_response(c, id, why ? why : "?");
     return;
   }
   if (!o) {
@@ -1174,9 +1199,14 @@ static mcp_status request_sync(mcp_client *c, const char *method, json_object *p
   return request_sync_ex(c, method, params, NULL, o, result, NULL, NULL, err);
 }
 
-/* CallToolResult with isError: true becomes MCP_ETOOLERROR with its text. */
+static const char not_object_msg[] = "tools/call result is not a JSON object";
+
+/* CallToolResult with isError: true becomes MCP_ETOOLERROR with its text;
+ * a result that is not an object (no CallToolResult) MCP_EPROTO. */
 static mcp_status check_tool_result(json_object *result, mcp_error *err) {
   json_object *is_error = NULL, *content = NULL;
+  if (!json_object_is_type(result, json_type_object))
+    return mcp__error_set(err, MCP_EPROTO, "%s", not_object_msg);
   if (!json_object_object_get_ex(result, "isError", &is_error) || !json_object_get_boolean(is_error))
     return MCP_OK;
   const char *text = "the tool reported an error";
@@ -1205,6 +1235,8 @@ static mcp_status result_to_text(json_object *result, char **out, mcp_error *err
 static mcp_status check_tool_text(const char *text, size_t len, mcp_error *err) {
   const char *v = NULL;
   size_t n = 0;
+  /* Compact text (mcp_jscan.h): an object starts with its brace. */
+  if (len == 0 || text[0] != '{') return mcp__error_set(err, MCP_EPROTO, "%s", not_object_msg);
   if (!mcp__jscan_member(text, len, "isError", &v, &n) || (n == 5 && memcmp(v, "false", 5) == 0))
     return MCP_OK;
   json_object *tree = mcp__jsonrpc_parse(text, len, NULL);
@@ -1212,6 +1244,18 @@ static mcp_status check_tool_text(const char *text, size_t len, mcp_error *err) 
   mcp_status st = check_tool_result(tree, err);
   json_object_put(tree);
   return st;
+}
+
+/* A tools/call result tree (put) as the caller's string: with
+ * MCP_ETOOLERROR too, not when it is no CallToolResult at all. */
+static mcp_status tool_result_out(json_object *result, char **out, mcp_error *err) {
+  mcp_status tool_st = check_tool_result(result, err);
+  if (tool_st != MCP_OK && tool_st != MCP_ETOOLERROR) {
+    json_object_put(result);
+    return tool_st;
+  }
+  mcp_status st = result_to_text(result, out, err);
+  return st ? st : tool_st;
 }
 
 static mcp_status check_client(mcp_client *c, const char *what, mcp_error *err) {
@@ -1253,13 +1297,10 @@ MCP_EXTERN mcp_status mcp_client_call_tool(mcp_client *c, const char *name,
     st = request_sync_ex(c, "tools/call", NULL, &ta, opts, &result, &text, &tlen, err);
     mcp__free(ta.args);
     if (st) return st;
-    if (!text) { /* the response took the general path */
-      mcp_status tool_st = check_tool_result(result, err);
-      st = result_to_text(result, result_json, err);
-      return st ? st : tool_st;
-    }
+    if (!text) /* the response took the general path */
+      return tool_result_out(result, result_json, err);
     mcp_status tool_st = check_tool_text(text, tlen, err);
-    if (tool_st == MCP_ENOMEM) {
+    if (tool_st != MCP_OK && tool_st != MCP_ETOOLERROR) {
       mcp__free(text);
       return tool_st;
     }
@@ -1278,9 +1319,7 @@ MCP_EXTERN mcp_status mcp_client_call_tool(mcp_client *c, const char *name,
     return mcp__error_set(err, MCP_ENOMEM, "out of memory");
   }
   if ((st = request_sync(c, "tools/call", params, opts, &result, err))) return st;
-  mcp_status tool_st = check_tool_result(result, err);
-  st = result_to_text(result, result_json, err);
-  return st ? st : tool_st;
+  return tool_result_out(result, result_json, err);
 }
 
 /* Appends the compact text of every element of |items| to |buf|, comma
@@ -1509,14 +1548,16 @@ static void run_done(void *arg) {
   char *text = NULL;
   if (st == MCP_OK && it->text) {
     st = ctx->tool_call ? check_tool_text(it->text, it->text_len, &it->err) : MCP_OK;
-    if (st != MCP_ENOMEM) {
+    if (st == MCP_OK || st == MCP_ETOOLERROR) {
       text = it->text;
       it->text = NULL;
     }
   } else if (st == MCP_OK) {
     mcp_status tool_st = ctx->tool_call ? check_tool_result(it->result, &it->err) : MCP_OK;
-    text = mcp__json_dup_string(it->result, NULL);
-    if (!text) st = mcp__error_set(&it->err, MCP_ENOMEM, "out of memory");
+    text = tool_st == MCP_OK || tool_st == MCP_ETOOLERROR ? mcp__json_dup_string(it->result, NULL)
+                                                           : NULL;
+    if (tool_st != MCP_OK && tool_st != MCP_ETOOLERROR) st = tool_st;
+    else if (!text) st = mcp__error_set(&it->err, MCP_ENOMEM, "out of memory");
     else st = tool_st;
   }
   if (st != MCP_OK) it->err.status = st;

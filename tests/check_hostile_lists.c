@@ -31,6 +31,8 @@
 #include <json-c/json.h>
 
 #include "check_util.h"
+#include "mcp_int.h"
+#include "mcp_jsonrpc.h"
 #include "mcpconn.h"
 
 /* ---- helpers ---------------------------------------------------------------- */
@@ -480,9 +482,11 @@ static void bad_call(const char *kind, const char *why) {
   mcp_error_clear(&err);
   /* Still usable afterwards. */
   ck_assert_int_eq(mcp_client_ping(c, co, &err), MCP_OK);
+  /* Broken JSON-RPC is counted; a result that is no CallToolResult is a
+   * valid JSON-RPC reply. */
   mcp_client_stats s;
   mcp_client_get_stats(c, &s);
-  ck_assert_uint_ge(s.protocol_errors, 1);
+  if (strcmp(kind, "not-object") != 0) ck_assert_uint_ge(s.protocol_errors, 1);
   mcp_call_options_free(co);
   mcp_client_free(c);
 }
@@ -543,6 +547,84 @@ START_TEST(async_bad_responses) {
 }
 END_TEST
 
+/* ---- units: quoting, reading a refused reply's id, UTF-8 ------------------------ */
+
+START_TEST(quote_escapes_and_bounds) {
+  char q[32];
+  ck_assert_str_eq(mcp__quote(q, sizeof(q), "a\x1b[2J\n\x7f", 7), "a\\x1b[2J\\n\\x7f");
+  ck_assert_str_eq(mcp__quote(q, sizeof(q), "caf\xc3\xa9 \xff", 7), "caf\xc3\xa9 \\xff");
+  /* C1 CSI and a right-to-left override are shown, not obeyed. */
+  ck_assert_str_eq(mcp__quote(q, sizeof(q), "\xc2\x9b\xe2\x80\xae", 5), "\\u009b\\u202e");
+  ck_assert_str_eq(mcp__quote(q, sizeof(q), NULL, 5), "");
+  /* Cut at a character boundary, with "...", within the buffer. */
+  char big[100];
+  memset(big, 'x', sizeof(big));
+  big[26] = '\xe2', big[27] = '\x82', big[28] = '\xac'; /* a euro sign across the cut */
+  mcp__quote(q, sizeof(q), big, sizeof(big));
+  ck_assert_uint_lt(strlen(q), sizeof(q));
+  ck_assert_str_eq(q + strlen(q) - 3, "...");
+  ck_assert_int_eq((int)strlen(q), 26 + 3);
+  char tiny[8];
+  mcp__quote(tiny, sizeof(tiny), "\x01\x02", 2);
+  ck_assert_str_eq(tiny, "\\x01...");
+}
+END_TEST
+
+START_TEST(peek_response_id_cases) {
+  static const struct {
+    const char *text;
+    int ok;
+    long long id;
+  } cases[] = {
+      {"{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"a\":\"}\\\"]\"}}", 1, 7},
+      {" { \"result\" : [[[[1]]]] , \"id\" : 2.00 , \"jsonrpc\" : \"2.0\" } ", 1, 2},
+      {"{\"jsonrpc\":\"2.0\",\"id\":-3,\"error\":{\"code\":1", 1, -3}, /* cut short */
+      {"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"x\",\"result\":1}", 0, 0},
+      {"{\"jsonrpc\":\"2.0\",\"id\":\"7\",\"result\":1}", 0, 0},   /* string id */
+      {"{\"id\":7,\"result\":1}", 0, 0},                       /* not JSON-RPC 2.0 */
+      {"{\"jsonrpc\":\"2.0\",\"id\":7,\"id\":8,\"result\":1}", 0, 0}, /* two ids */
+      {"{\"jsonrpc\":\"2.0\",\"id\":7}", 0, 0},               /* no result or error */
+      {"{\"jsonrpc\":\"2.0\",\"id\":2.5,\"result\":1}", 0, 0},
+      {"{\"jsonrpc\":\"2.0\",\"id\":99999999999999999999,\"result\":1}", 0, 0},
+      {"[{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":1}]", 0, 0},
+      {"this is not json", 0, 0},
+      {"", 0, 0},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    int64_t id = 0;
+    bool ok = mcp__jsonrpc_peek_response_id(cases[i].text, strlen(cases[i].text), &id);
+    ck_assert_msg(ok == (bool)cases[i].ok, "case %zu: %s", i, cases[i].text);
+    if (ok) ck_assert_int_eq(id, cases[i].id);
+  }
+  /* A NUL inside a string and nesting far past the parser's limit. */
+  char nul[] = "{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":\"a?b\"}";
+  *strchr(nul, '?') = '\0';
+  int64_t id = 0;
+  ck_assert(mcp__jsonrpc_peek_response_id(nul, sizeof(nul) - 1, &id));
+  ck_assert_int_eq(id, 4);
+  size_t n = 0;
+  char deep[4200];
+  n += (size_t)sprintf(deep, "{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":");
+  for (int i = 0; i < 2000; i++) deep[n++] = '[';
+  for (int i = 0; i < 2000; i++) deep[n++] = ']';
+  deep[n++] = '}';
+  ck_assert(mcp__jsonrpc_peek_response_id(deep, n, &id));
+  ck_assert_int_eq(id, 5);
+}
+END_TEST
+
+START_TEST(parse_refuses_invalid_utf8) {
+  const char *why = NULL;
+  const char bad[] = "{\"a\":\"\xed\xa0\x80\"}"; /* an encoded surrogate */
+  ck_assert_ptr_null(mcp__jsonrpc_parse(bad, sizeof(bad) - 1, &why));
+  ck_assert_str_eq(why, "message is not valid UTF-8");
+  const char good[] = "{\"a\":\"caf\xc3\xa9 \\ud800\"}"; /* an unpaired escape: U+FFFD */
+  json_object *o = mcp__jsonrpc_parse(good, sizeof(good) - 1, &why);
+  ck_assert_ptr_nonnull(o);
+  json_object_put(o);
+}
+END_TEST
+
 static Suite *hostile_suite(void) {
   Suite *s = suite_create("hostile_lists");
   TCase *lists = tcase_create("lists");
@@ -573,6 +655,11 @@ static Suite *hostile_suite(void) {
   tcase_add_test(resp, bad_response_bad_utf8_error);
   tcase_add_test(resp, async_bad_responses);
   suite_add_tcase(s, resp);
+  TCase *units = tcase_create("units");
+  tcase_add_test(units, quote_escapes_and_bounds);
+  tcase_add_test(units, peek_response_id_cases);
+  tcase_add_test(units, parse_refuses_invalid_utf8);
+  suite_add_tcase(s, units);
   return s;
 }
 
