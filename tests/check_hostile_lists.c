@@ -385,6 +385,31 @@ START_TEST(manager_list_limits_setter) {
 }
 END_TEST
 
+/* mcp_manager_free() during a re-list that the server never answers ends
+ * that re-list at once.  Before: free waited out the server's timeout. */
+START_TEST(manager_free_ends_relist) {
+  make_tmpdir();
+  char log[300], flags[600];
+  snprintf(log, sizeof(log), "%s/faults", tmpdir);
+  snprintf(flags, sizeof(flags), "\"--hang-list-after\",\"1\",\"--fault-log\",\"%s\"", log);
+  const char *cfg = write_config(flags, 20000);
+  mcp_manager *m = start_manager(manager_options(cfg));
+  /* grow sends tools/list_changed: the manager re-lists, and it hangs. */
+  char *res = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  ck_assert_msg(mcp_manager_request(m, "h", "tools/call", "{\"name\":\"grow\"}", NULL, &res, &err) ==
+                    MCP_OK,
+                "grow: %s", err.message ? err.message : "");
+  mcp_free(res);
+  ck_assert_msg(WAIT_UNTIL(access(log, F_OK) == 0, 10000), "no re-list reached the server");
+  long long t0 = test_now_ms();
+  mcp_manager_free(m);
+  long long ms = test_now_ms() - t0;
+  ck_assert_msg(ms < 3000, "mcp_manager_free took %lld ms", ms);
+  remove_tmpdir();
+}
+END_TEST
+
 /* ---- the CLI ---------------------------------------------------------------------- */
 
 /* Runs the CLI with |args| (NULL-terminated), in |tmpdir| with HOME there;
@@ -642,6 +667,7 @@ static Suite *hostile_suite(void) {
   tcase_add_test(mgr, manager_list_deadline);
   tcase_add_test(mgr, manager_list_cap);
   tcase_add_test(mgr, manager_list_limits_setter);
+  tcase_add_test(mgr, manager_free_ends_relist);
   tcase_add_test(mgr, cli_repeated_cursor);
   suite_add_tcase(s, mgr);
   TCase *resp = tcase_create("responses");

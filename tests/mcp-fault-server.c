@@ -42,6 +42,9 @@
  *                        not-object (result 42), bad-utf8 (a raw 0xff byte in
  *                        the text), bad-utf8-error (the same in an error's
  *                        message)
+ *   --hang-list-after N  tools/list requests after the Nth are never
+ *                        answered (with --fault-log, "stdio-list-hang" is
+ *                        appended to FILE when one arrives)
  *
  * Chaos, for the soak (tests/soak):
  *   --chaos SEED         each tools/call, with probability P/1000, gets one
@@ -102,6 +105,7 @@ static struct {
   long long huge_page;     /* 0: off; else the big description's length */
   long page_delay_ms;
   const char *bad_response; /* NULL: off */
+  long long hang_list_after; /* 0: off */
 } opt;
 
 /* The `grow` tool adds the `extra` tool to tools/list. */
@@ -116,7 +120,7 @@ static void usage(void) {
           "[--exit-after-init] [--batch] [--page-size N] [--crash-every N] [--exit-after-list]\n"
           "       [--chaos SEED] [--chaos-permille P] [--fault-log FILE]\n"
           "       [--repeat-cursor BYTES] [--endless-pages N] [--huge-page BYTES]\n"
-          "       [--page-delay MS] [--bad-response KIND]\n");
+          "       [--page-delay MS] [--bad-response KIND] [--hang-list-after N]\n");
   exit(2);
 }
 
@@ -162,6 +166,7 @@ static void parse_args(int argc, char **argv) {
     else if (!strcmp(a, "--endless-pages")) opt.endless_pages = num_arg(argc, argv, &i);
     else if (!strcmp(a, "--huge-page")) opt.huge_page = num_arg(argc, argv, &i);
     else if (!strcmp(a, "--page-delay")) opt.page_delay_ms = (long)num_arg(argc, argv, &i);
+    else if (!strcmp(a, "--hang-list-after")) opt.hang_list_after = num_arg(argc, argv, &i);
     else if (!strcmp(a, "--bad-response")) {
       if (i + 1 >= argc) usage();
       opt.bad_response = argv[++i];
@@ -516,7 +521,14 @@ static bool hostile_tools_list(json_object *id, json_object *params) {
   return true;
 }
 
+static void fault_log(const char *what);
+
 static void do_tools_list(json_object *id, json_object *params) {
+  static long long nlists;
+  if (opt.hang_list_after && ++nlists > opt.hang_list_after) {
+    fault_log("list-hang");
+    return;
+  }
   if (opt.page_delay_ms) sleep_ms(opt.page_delay_ms);
   if (hostile_tools_list(id, params)) return;
   int start = 0;
