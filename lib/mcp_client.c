@@ -43,7 +43,6 @@ const char *const mcp__protocol_versions[] = {"2025-11-25", "2025-06-18",
 #define DEFAULT_MAX_MESSAGE (16u * 1024 * 1024)
 /* How long a reply or notification we send may wait on a full pipe. */
 #define SEND_GRACE_MS 5000
-/* Upper bound on pages followed by a list call (a server looping cursors). */
 /*
  * Limits of one *_list call as a whole, against a server that pages without
  * end or sends huge pages: the pages followed, the items and the bytes of

@@ -346,7 +346,8 @@ static bool peek_id(peek *k, int64_t *out) {
   if (p < k->end && *p == '.') {
     const unsigned char *f = ++p;
     while (p < k->end && *p == '0') p++;
-    if (p == f) return false;
+    /* As a double, exact up to 2^53 only (mcp__jsonrpc_response_id()). */
+    if (p == f || v > ((int64_t)1 << 53)) return false;
   }
   k->p = p;
   peek_ws(k);
