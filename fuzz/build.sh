@@ -53,7 +53,7 @@ for t in $targets; do
     h1) srcs="lib/mcp_h1.c" libs="" ;;
     jsonl) srcs="lib/mcp_jsonl.c" libs="" ;;
     jsonrpc)
-      srcs="lib/mcp_jsonrpc.c"
+      srcs="lib/mcp_jsonrpc.c lib/mcp_jscan.c"
       libs=$(pkg-config --cflags --libs json-c) ;;
     *)
       [ -f "$src/fuzz/fuzz_$t.c" ] || { echo "unknown target: $t" >&2; exit 2; }

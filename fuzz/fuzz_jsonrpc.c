@@ -6,12 +6,20 @@
  * survive a rebuild: the builder's text parses again and classifies as the
  * same kind with the same method, id and error code.  Any parsed value
  * must also serialise to text that parses again.
+ *
+ * The readers of a malformed reply's id run on every input, parsed or not:
+ * mcp__jsonrpc_peek_response_id() must not crash or read past the input,
+ * and where json-c parsed the input as one object it must agree with
+ * mcp__jsonrpc_response_id() on the tree (the text reader may say no when
+ * text without escapes (keys written with escapes, e.g. "\u0069d", are
+ * not decoded by the text reader).  Parsed text is always valid UTF-8.
  */
 #include "config.h"
 
 #include <stdbool.h>
 
 #include "fuzz_common.h"
+#include "mcp_jscan.h"
 #include "mcp_jsonrpc.h"
 
 static bool same_id(json_object *a, json_object *b) {
@@ -100,10 +108,29 @@ static bool is_json_null(const uint8_t *d, size_t n) {
   return b - a == 4 && memcmp(d + a, "null", 4) == 0;
 }
 
+/* True when |d| holds a backslash (an escape the text reader does not decode). */
+static bool has_backslash(const uint8_t *d, size_t n) { return memchr(d, '\\', n) != NULL; }
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size > 65536) return 0;
   const char *why = NULL;
+  /* A copy of exactly |size| bytes, so that ASan sees any read past it. */
+  char *copy = malloc(size ? size : 1);
+  FUZZ_CHECK(copy != NULL);
+  memcpy(copy, data, size);
+  int64_t peek_id = 0, tree_id = 0;
+  bool peeked = mcp__jsonrpc_peek_response_id(copy, size, &peek_id);
+  free(copy);
   json_object *o = mcp__jsonrpc_parse((const char *)data, size, &why);
+  if (o) {
+    FUZZ_CHECK(mcp__jscan_utf8_valid((const char *)data, size));
+    bool from_tree = mcp__jsonrpc_response_id(o, &tree_id);
+    /* What the text reader finds in a parsed object, the tree confirms. */
+    if (peeked && json_object_is_type(o, json_type_object) && !has_backslash(data, size)) {
+      FUZZ_CHECK(from_tree);
+      FUZZ_CHECK(peek_id == tree_id);
+    }
+  }
   if (!o) {
     /* mcp_jsonrpc.h promises a reason with every NULL, but the JSON value
      * null is a successful parse that json-c represents as NULL, so it

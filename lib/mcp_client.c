@@ -43,8 +43,19 @@ const char *const mcp__protocol_versions[] = {"2025-11-25", "2025-06-18",
 #define DEFAULT_MAX_MESSAGE (16u * 1024 * 1024)
 /* How long a reply or notification we send may wait on a full pipe. */
 #define SEND_GRACE_MS 5000
-/* Upper bound on pages followed by a list call (a server looping cursors). */
-#define MAX_PAGES 100000
+/*
+ * Limits of one *_list call as a whole, against a server that pages without
+ * end or sends huge pages: the pages followed, the items and the bytes of
+ * the list's JSON text.  A list past one of them fails with MCP_ETOOBIG.
+ * 1000 pages is ten times what the largest servers seen need (they page by
+ * 50 to 100 items); 100000 items and 64 MiB hold any real tool, resource or
+ * prompt list several times over (a tool with a rich schema is 1-5 KB), and
+ * keep a host's memory for a list bounded: pages are turned into text as
+ * they arrive, so only one page's tree is held at a time.
+ */
+#define DEFAULT_LIST_MAX_PAGES 1000
+#define DEFAULT_LIST_MAX_ITEMS 100000
+#define DEFAULT_LIST_MAX_BYTES ((size_t)64 * 1024 * 1024)
 /* JSON handed to hosts: compact, and '/' not escaped (json-c escapes it by
  * default, which is valid but defeats hosts matching URIs as text). */
 #define JSON_TEXT_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
@@ -84,6 +95,9 @@ MCP_EXTERN mcp_client_options *mcp_client_options_new(void) {
   if (!o) return NULL;
   o->timeout_ms = DEFAULT_TIMEOUT_MS;
   o->max_message = DEFAULT_MAX_MESSAGE;
+  o->list_max_pages = DEFAULT_LIST_MAX_PAGES;
+  o->list_max_items = DEFAULT_LIST_MAX_ITEMS;
+  o->list_max_bytes = DEFAULT_LIST_MAX_BYTES;
   return o;
 }
 
@@ -297,6 +311,14 @@ MCP_EXTERN void mcp_client_options_set_max_message_bytes(mcp_client_options *o,
   if (o) o->max_message = bytes ? bytes : DEFAULT_MAX_MESSAGE;
 }
 
+MCP_EXTERN void mcp_client_options_set_list_limits(mcp_client_options *o, size_t max_pages,
+                                                  size_t max_items, size_t max_bytes) {
+  if (!o) return;
+  o->list_max_pages = max_pages ? max_pages : DEFAULT_LIST_MAX_PAGES;
+  o->list_max_items = max_items ? max_items : DEFAULT_LIST_MAX_ITEMS;
+  o->list_max_bytes = max_bytes ? max_bytes : DEFAULT_LIST_MAX_BYTES;
+}
+
 MCP_EXTERN void mcp_client_options_set_log(mcp_client_options *o,
                                            mcp_log_fn fn, void *user) {
   if (!o) return;
@@ -374,6 +396,9 @@ mcp_client_options *mcp__client_options_dup(const mcp_client_options *o) {
   if (!d) return NULL;
   d->timeout_ms = o->timeout_ms;
   d->max_message = o->max_message;
+  d->list_max_pages = o->list_max_pages;
+  d->list_max_items = o->list_max_items;
+  d->list_max_bytes = o->list_max_bytes;
   d->log = o->log;
   d->notify_fn = o->notify_fn;
   d->notify_user = o->notify_user;
@@ -753,6 +778,21 @@ static void run_server_request(void *arg) {
   drop_inbound(it);
 }
 
+/*
+ * A reply to request |id| that is malformed (|why|): the request fails now
+ * with MCP_EPROTO and the reason, rather than waiting out its deadline for
+ * an answer that has come and will not come again.
+ */
+static void fail_invalid_response(mcp_client *c, int64_t id, const char *why) {
+  mcp_error e = MCP_ERROR_INIT;
+  mcp__error_set(&e, MCP_EPROTO, "invalid response from server: %s", why);
+  int rc = mcp__pending_complete(c->pending, id, MCP_EPROTO, NULL, &e);
+  mcp_error_clear(&e);
+  if (rc == 1) atomic_fetch_add(&c->n_late, 1);
+  if (rc == 2) atomic_fetch_add(&c->n_unknown, 1);
+  client_log(c, MCP_LOG_WARN, "invalid response to request %lld: %s", (long long)id, why);
+}
+
 /* Takes ownership of |msg| (one element of a line). */
 static void dispatch(mcp_client *c, json_object *msg) {
   mcp_msg m;
@@ -777,14 +817,16 @@ static void dispatch(mcp_client *c, json_object *msg) {
   }
   case MCP_MSG_ERROR: {
     atomic_fetch_add(&c->n_responses, 1);
+    char q[MCP_QUOTE_LONG];
+    mcp__quote(q, sizeof(q), m.error_message, strlen(m.error_message));
     if (!mcp__jsonrpc_id_int(m.id, &id)) {
       atomic_fetch_add(&c->n_unknown, 1);
       client_log(c, MCP_LOG_WARN, "server error without a request id: %lld %s",
-                 (long long)m.error_code, m.error_message);
+                 (long long)m.error_code, q);
       break;
     }
     mcp_error e = MCP_ERROR_INIT;
-    mcp__error_set(&e, MCP_ERPC, "%s", m.error_message);
+    mcp__error_set(&e, MCP_ERPC, "%s", q);
     e.rpc_code = (int)m.error_code;
     const char *data = m.error_data ? json_object_to_json_string_ext(m.error_data, JSON_C_TO_STRING_PLAIN) : NULL;
     if (data) e.data = strdup(data);
@@ -809,6 +851,10 @@ static void dispatch(mcp_client *c, json_object *msg) {
     return;
   case MCP_MSG_INVALID:
     atomic_fetch_add(&c->n_proto, 1);
+    if (mcp__jsonrpc_response_id(msg, &id)) {
+      fail_invalid_response(c, id, m.invalid);
+      break;
+    }
     client_log(c, MCP_LOG_WARN, "invalid JSON-RPC message dropped: %s", m.invalid);
     break;
   }
@@ -866,10 +912,17 @@ static void on_message(void *user, const char *data, size_t len) {
     lost_message(c);
     return;
   }
+  int64_t id = 0;
+  if (!o && mcp__jsonrpc_peek_response_id(data, len, &id)) {
+    atomic_fetch_add(&c->n_proto, 1);
+    fail_invalid_response(c, id, why ? why : "?");
+    return;
+  }
   if (!o) {
     atomic_fetch_add(&c->n_proto, 1);
-    client_log(c, MCP_LOG_WARN, "unparseable message from server dropped (%s): %.80s",
-               why ? why : "?", data);
+    char q[MCP_QUOTE_SHORT];
+    client_log(c, MCP_LOG_WARN, "unparseable message from server dropped (%s): %s",
+               why ? why : "?", mcp__quote(q, sizeof(q), data, len));
     return;
   }
   if (json_object_is_type(o, json_type_array)) {
@@ -1154,19 +1207,28 @@ static mcp_status request_sync(mcp_client *c, const char *method, json_object *p
   return request_sync_ex(c, method, params, NULL, o, result, NULL, NULL, err);
 }
 
-/* CallToolResult with isError: true becomes MCP_ETOOLERROR with its text. */
+static const char not_object_msg[] = "tools/call result is not a JSON object";
+
+/* CallToolResult with isError: true becomes MCP_ETOOLERROR with its text;
+ * a result that is not an object (no CallToolResult) MCP_EPROTO. */
 static mcp_status check_tool_result(json_object *result, mcp_error *err) {
   json_object *is_error = NULL, *content = NULL;
+  if (!json_object_is_type(result, json_type_object))
+    return mcp__error_set(err, MCP_EPROTO, "%s", not_object_msg);
   if (!json_object_object_get_ex(result, "isError", &is_error) || !json_object_get_boolean(is_error))
     return MCP_OK;
   const char *text = "the tool reported an error";
+  size_t len = strlen(text);
   if (json_object_object_get_ex(result, "content", &content) &&
       json_object_is_type(content, json_type_array) && json_object_array_length(content) > 0) {
     json_object *first = json_object_array_get_idx(content, 0), *t = NULL;
-    if (first && json_object_object_get_ex(first, "text", &t) && json_object_is_type(t, json_type_string))
+    if (first && json_object_object_get_ex(first, "text", &t) && json_object_is_type(t, json_type_string)) {
       text = json_object_get_string(t);
+      len = (size_t)json_object_get_string_len(t);
+    }
   }
-  return mcp__error_set(err, MCP_ETOOLERROR, "%s", text);
+  char q[MCP_QUOTE_LONG];
+  return mcp__error_set(err, MCP_ETOOLERROR, "%s", mcp__quote(q, sizeof(q), text, len));
 }
 
 /* Turns a result tree into the caller's string; puts the tree. */
@@ -1181,6 +1243,8 @@ static mcp_status result_to_text(json_object *result, char **out, mcp_error *err
 static mcp_status check_tool_text(const char *text, size_t len, mcp_error *err) {
   const char *v = NULL;
   size_t n = 0;
+  /* Compact text (mcp_jscan.h): an object starts with its brace. */
+  if (len == 0 || text[0] != '{') return mcp__error_set(err, MCP_EPROTO, "%s", not_object_msg);
   if (!mcp__jscan_member(text, len, "isError", &v, &n) || (n == 5 && memcmp(v, "false", 5) == 0))
     return MCP_OK;
   json_object *tree = mcp__jsonrpc_parse(text, len, NULL);
@@ -1188,6 +1252,18 @@ static mcp_status check_tool_text(const char *text, size_t len, mcp_error *err) 
   mcp_status st = check_tool_result(tree, err);
   json_object_put(tree);
   return st;
+}
+
+/* A tools/call result tree (put) as the caller's string: with
+ * MCP_ETOOLERROR too, not when it is no CallToolResult at all. */
+static mcp_status tool_result_out(json_object *result, char **out, mcp_error *err) {
+  mcp_status tool_st = check_tool_result(result, err);
+  if (tool_st != MCP_OK && tool_st != MCP_ETOOLERROR) {
+    json_object_put(result);
+    return tool_st;
+  }
+  mcp_status st = result_to_text(result, out, err);
+  return st ? st : tool_st;
 }
 
 static mcp_status check_client(mcp_client *c, const char *what, mcp_error *err) {
@@ -1229,13 +1305,10 @@ MCP_EXTERN mcp_status mcp_client_call_tool(mcp_client *c, const char *name,
     st = request_sync_ex(c, "tools/call", NULL, &ta, opts, &result, &text, &tlen, err);
     mcp__free(ta.args);
     if (st) return st;
-    if (!text) { /* the response took the general path */
-      mcp_status tool_st = check_tool_result(result, err);
-      st = result_to_text(result, result_json, err);
-      return st ? st : tool_st;
-    }
+    if (!text) /* the response took the general path */
+      return tool_result_out(result, result_json, err);
     mcp_status tool_st = check_tool_text(text, tlen, err);
-    if (tool_st == MCP_ENOMEM) {
+    if (tool_st != MCP_OK && tool_st != MCP_ETOOLERROR) {
       mcp__free(text);
       return tool_st;
     }
@@ -1254,24 +1327,76 @@ MCP_EXTERN mcp_status mcp_client_call_tool(mcp_client *c, const char *name,
     return mcp__error_set(err, MCP_ENOMEM, "out of memory");
   }
   if ((st = request_sync(c, "tools/call", params, opts, &result, err))) return st;
-  mcp_status tool_st = check_tool_result(result, err);
-  st = result_to_text(result, result_json, err);
-  return st ? st : tool_st;
+  return tool_result_out(result, result_json, err);
 }
 
-/* Follows nextCursor; *out is one JSON array of every page's |key| items. */
+/* Appends the compact text of every element of |items| to |buf|, comma
+ * separated, within the limits of |lo|; *count counts the items so far. */
+static mcp_status append_items(mcp_buf *buf, json_object *items, const mcp_client_options *lo,
+                               const char *method, size_t *count, mcp_error *err) {
+  size_t n = json_object_array_length(items);
+  for (size_t i = 0; i < n; i++) {
+    if (*count >= lo->list_max_items)
+      return mcp__error_set(err, MCP_ETOOBIG, "%s: the list has more than %zu items", method,
+                            lo->list_max_items);
+    size_t len = 0;
+    /* json-c 0.16 serialises on through a failed buffer growth and returns
+     * truncated text; the failed malloc leaves ENOMEM in errno. */
+    int saved_errno = errno;
+    errno = 0;
+    const char *t = json_object_to_json_string_length(json_object_array_get_idx(items, i),
+                                                      JSON_TEXT_FLAGS, &len);
+    if (!t || errno == ENOMEM) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+    errno = saved_errno;
+    /* The comma (or the opening bracket) and the closing bracket count. */
+    if (buf->len + len + 2 > lo->list_max_bytes)
+      return mcp__error_set(err, MCP_ETOOBIG, "%s: the list exceeds %zu bytes", method,
+                            lo->list_max_bytes);
+    if ((*count && mcp__buf_append(buf, ",", 1)) || mcp__buf_append(buf, t, len))
+      return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+    ++*count;
+  }
+  return MCP_OK;
+}
+
+/*
+ * Follows nextCursor; *out is one JSON array of every page's |key| items,
+ * the text json-c prints for such an array.  The call's timeout (with
+ * reset_on_progress: its max total) bounds the listing as a whole, each page
+ * getting what is left of it; the client's list limits bound the pages,
+ * items and bytes.  Pages become text as they arrive, so one page's tree
+ * is held at a time.
+ */
 static mcp_status list_all(mcp_client *c, const char *method, const char *key,
                            const mcp_call_options *opts, char **out, mcp_error *err) {
   if (out) *out = NULL;
   if (!c || !out) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
-  json_object *all = json_object_new_array();
-  if (!all) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  const mcp_client_options *lo = c->opts;
+  mcp_call_options page_opts = {.timeout_ms = -1};
+  if (opts) page_opts = *opts; /* borrowed pointers: valid for this call */
+  int64_t timeout = effective_timeout(c, opts);
+  int64_t span = page_opts.reset_on_progress ? page_opts.max_total_ms : timeout;
+  int64_t deadline = span > 0 ? mcp__now_ms() + span : MCP_NO_DEADLINE;
+  mcp_buf buf;
+  mcp__buf_init(&buf);
+  if (mcp__buf_append(&buf, "[", 1)) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
   char *cursor = NULL;
+  size_t count = 0, page = 0;
   mcp_status st = MCP_OK;
-  for (int page = 0;; page++) {
-    if (page >= MAX_PAGES) {
-      st = mcp__error_set(err, MCP_EPROTO, "%s: more than %d pages", method, MAX_PAGES);
+  for (;; page++) {
+    if (page >= lo->list_max_pages) {
+      st = mcp__error_set(err, MCP_ETOOBIG, "%s: the list has more than %zu pages", method,
+                          lo->list_max_pages);
       break;
+    }
+    if (deadline != MCP_NO_DEADLINE) {
+      int64_t left = deadline - mcp__now_ms();
+      if (left <= 0) {
+        st = MCP_ETIMEDOUT;
+        break;
+      }
+      page_opts.timeout_ms = timeout > 0 && timeout < left ? timeout : left;
+      if (page_opts.reset_on_progress) page_opts.max_total_ms = left;
     }
     json_object *params = NULL, *result = NULL, *items = NULL, *next = NULL;
     if (cursor) {
@@ -1282,36 +1407,45 @@ static mcp_status list_all(mcp_client *c, const char *method, const char *key,
         break;
       }
     }
-    if ((st = request_sync(c, method, params, opts, &result, err))) break;
+    if ((st = request_sync(c, method, params, &page_opts, &result, err))) break;
     if (!json_object_object_get_ex(result, key, &items) || !json_object_is_type(items, json_type_array)) {
       json_object_put(result);
       st = mcp__error_set(err, MCP_EPROTO, "%s result has no \"%s\" array", method, key);
       break;
     }
-    size_t n = json_object_array_length(items);
-    for (size_t i = 0; i < n; i++) json_object_array_add(all, json_object_get(json_object_array_get_idx(items, i)));
+    if ((st = append_items(&buf, items, lo, method, &count, err))) {
+      json_object_put(result);
+      break;
+    }
     char *prev = cursor;
     cursor = NULL;
     if (json_object_object_get_ex(result, "nextCursor", &next) && json_object_is_type(next, json_type_string)) {
       const char *nc = json_object_get_string(next);
+      size_t nlen = (size_t)json_object_get_string_len(next);
       if (prev && strcmp(prev, nc) == 0) {
-        mcp__free(prev);
-        json_object_put(result);
-        st = mcp__error_set(err, MCP_EPROTO, "%s: server repeated cursor \"%s\"", method, nc);
-        break;
+        char q[MCP_QUOTE_SHORT];
+        st = mcp__error_set(err, MCP_EPROTO, "%s: server repeated cursor \"%s\"", method,
+                            mcp__quote(q, sizeof(q), nc, nlen));
+      } else if (!(cursor = mcp__strdup(nc))) {
+        st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
       }
-      cursor = mcp__strdup(nc);
     }
     mcp__free(prev);
     json_object_put(result);
-    if (!cursor) break;
+    if (st || !cursor) break;
   }
   mcp__free(cursor);
+  if (st == MCP_ETIMEDOUT && span > 0)
+    st = mcp__error_set(err, MCP_ETIMEDOUT, "%s: the list was not complete after %lld ms (%zu pages)",
+                        method, (long long)span, page);
+  if (st == MCP_OK && mcp__buf_append(&buf, "]", 1))
+    st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
   if (st) {
-    json_object_put(all);
+    mcp__buf_free(&buf);
     return st;
   }
-  return result_to_text(all, out, err);
+  *out = buf.data;
+  return MCP_OK;
 }
 
 MCP_EXTERN mcp_status mcp_client_list_tools(mcp_client *c, const mcp_call_options *opts,
@@ -1422,14 +1556,16 @@ static void run_done(void *arg) {
   char *text = NULL;
   if (st == MCP_OK && it->text) {
     st = ctx->tool_call ? check_tool_text(it->text, it->text_len, &it->err) : MCP_OK;
-    if (st != MCP_ENOMEM) {
+    if (st == MCP_OK || st == MCP_ETOOLERROR) {
       text = it->text;
       it->text = NULL;
     }
   } else if (st == MCP_OK) {
     mcp_status tool_st = ctx->tool_call ? check_tool_result(it->result, &it->err) : MCP_OK;
-    text = mcp__json_dup_string(it->result, NULL);
-    if (!text) st = mcp__error_set(&it->err, MCP_ENOMEM, "out of memory");
+    text = tool_st == MCP_OK || tool_st == MCP_ETOOLERROR ? mcp__json_dup_string(it->result, NULL)
+                                                           : NULL;
+    if (tool_st != MCP_OK && tool_st != MCP_ETOOLERROR) st = tool_st;
+    else if (!text) st = mcp__error_set(&it->err, MCP_ENOMEM, "out of memory");
     else st = tool_st;
   }
   if (st != MCP_OK) it->err.status = st;
@@ -1682,10 +1818,11 @@ static mcp_status initialize(mcp_client *c, mcp_error *err) {
   for (size_t i = 0; mcp__protocol_versions[i]; i++)
     if (strcmp(version, mcp__protocol_versions[i]) == 0) supported = true;
   if (!supported) {
+    char q[MCP_QUOTE_SHORT];
     st = mcp__error_set(err, MCP_EVERSION,
                         "server chose protocol version \"%s\"; mcpconn supports 2025-11-25, "
                         "2025-06-18 and 2025-03-26",
-                        version);
+                        mcp__quote(q, sizeof(q), version, strlen(version)));
     json_object_put(result);
     return st;
   }

@@ -54,6 +54,8 @@ struct mcp_client_options {
   mcp_capability_entry *caps;
   size_t ncaps;
   mcp_oauth_options *oauth; /* owned copy; NULL: no OAuth */
+  /* Limits of one *_list call as a whole (set_list_limits); never 0. */
+  size_t list_max_pages, list_max_items, list_max_bytes;
 };
 
 struct mcp_call_options {

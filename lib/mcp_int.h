@@ -106,4 +106,19 @@ int mcp__buf_append(mcp_buf *b, const void *p, size_t n);
 int mcp__buf_reserve(mcp_buf *b, size_t extra);
 void mcp__buf_consume(mcp_buf *b, size_t n); /* drop n bytes at the front */
 
+/*
+ * mcp__quote() makes server-chosen text |s| (|n| bytes; NULL is "") safe to
+ * quote in an mcp_error or log message: \n \r \t and the other C0
+ * controls and DEL as escapes (\xNN), bytes that are not valid UTF-8 as
+ * \xNN, C1 controls and bidirectional formatting characters (U+061C,
+ * U+200E/F, U+202A-U+202E, U+2066-U+2069) as \uNNNN, everything else as it
+ * is; cut at a character boundary, with "..." when cut, so that it fits
+ * |cap| bytes (at least 8) with its NUL.  Returns |out|.  Threads: any.
+ */
+const char *mcp__quote(char *out, size_t cap, const char *s, size_t n);
+/* Buffer sizes for mcp__quote(): a cursor, version or method name; a
+ * server's own error message or a tool's error text. */
+#define MCP_QUOTE_SHORT 96
+#define MCP_QUOTE_LONG 2048
+
 #endif /* MCP_INT_H */

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "mcp_jscan.h"
 #include "mcp_jsonrpc.h"
 
 #define PRINT_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
@@ -52,6 +53,14 @@ json_object *mcp__jsonrpc_parse(const char *data, size_t len, const char **why) 
   if (why) *why = NULL;
   if (len > (size_t)INT32_MAX) {
     if (why) *why = "message too large to parse";
+    return NULL;
+  }
+  /* The peer promises UTF-8, and json-c passes invalid bytes through into
+   * strings (escapes it decodes are fine: an unpaired surrogate becomes
+   * U+FFFD).  One pass over bytes that are mostly ASCII; the fast path of
+   * responses (mcp_jscan.h) validates as it scans and never comes here. */
+  if (!mcp__jscan_utf8_valid(data, len)) {
+    if (why) *why = "message is not valid UTF-8";
     return NULL;
   }
   bool owned = false;
@@ -250,6 +259,143 @@ mcp_msg_kind mcp__jsonrpc_classify(json_object *o, mcp_msg *m) {
   if (json_object_object_get_ex(error, "data", &data)) m->error_data = data;
   m->kind = MCP_MSG_ERROR;
   return m->kind;
+}
+
+/* An id that is an integer, or a number with an integral value (2.0). */
+static bool id_number(json_object *id, int64_t *out) {
+  if (json_object_is_type(id, json_type_int)) {
+    *out = json_object_get_int64(id);
+    return true;
+  }
+  if (!json_object_is_type(id, json_type_double)) return false;
+  double d = json_object_get_double(id);
+  if (!(d >= -9007199254740992.0 && d <= 9007199254740992.0) || d != (double)(int64_t)d) return false;
+  *out = (int64_t)d;
+  return true;
+}
+
+bool mcp__jsonrpc_response_id(json_object *o, int64_t *id) {
+  json_object *v = NULL;
+  if (!json_object_is_type(o, json_type_object) || json_object_object_get_ex(o, "method", NULL) ||
+      !json_object_object_get_ex(o, "jsonrpc", &v) || !json_object_is_type(v, json_type_string) ||
+      strcmp(json_object_get_string(v), "2.0") != 0 || !json_object_object_get_ex(o, "id", &v))
+    return false;
+  return id_number(v, id);
+}
+
+/* ---- reading the id of a message json-c refused ------------------------- */
+
+typedef struct peek {
+  const unsigned char *p, *end;
+} peek;
+
+static void peek_ws(peek *k) {
+  while (k->p < k->end && (*k->p == ' ' || *k->p == '\t' || *k->p == '\r' || *k->p == '\n')) k->p++;
+}
+
+/* Past a string whose opening quote is at k->p; false when it never ends. */
+static bool peek_string(peek *k) {
+  for (k->p++; k->p < k->end; k->p++) {
+    if (*k->p == '\\') {
+      if (++k->p == k->end) return false;
+    } else if (*k->p == '"') {
+      k->p++;
+      return true;
+    }
+  }
+  return false;
+}
+
+/* Past one value of any nesting (brackets counted, not recursed; nothing
+ * checked but strings and brackets).  False at the end of the input. */
+static bool peek_value(peek *k) {
+  size_t depth = 0;
+  while (k->p < k->end) {
+    unsigned char c = *k->p;
+    if (c == '"') {
+      if (!peek_string(k)) return false;
+    } else if (c == '{' || c == '[') {
+      depth++;
+      k->p++;
+    } else if (c == '}' || c == ']') {
+      if (depth == 0) return true; /* the end of the enclosing object */
+      depth--;
+      k->p++;
+    } else if (c == ',' && depth == 0) {
+      return true;
+    } else {
+      k->p++;
+    }
+    if (depth == 0 && (c == '"' || c == '}' || c == ']')) return true;
+  }
+  return false;
+}
+
+/* An integer id, optionally with a fraction of zeros ("2.0"), followed by
+ * the end of the member. */
+static bool peek_id(peek *k, int64_t *out) {
+  const unsigned char *p = k->p;
+  bool neg = p < k->end && *p == '-';
+  if (neg) p++;
+  if (p == k->end || *p < '0' || *p > '9') return false;
+  int64_t v = 0;
+  for (; p < k->end && *p >= '0' && *p <= '9'; p++) {
+    if (v > (INT64_MAX - 9) / 10) return false;
+    v = v * 10 + (*p - '0');
+  }
+  if (p < k->end && *p == '.') {
+    const unsigned char *f = ++p;
+    while (p < k->end && *p == '0') p++;
+    /* As a double, exact up to 2^53 only (mcp__jsonrpc_response_id()). */
+    if (p == f || v > ((int64_t)1 << 53)) return false;
+  }
+  k->p = p;
+  peek_ws(k);
+  if (k->p < k->end && *k->p != ',' && *k->p != '}') return false;
+  *out = neg ? -v : v;
+  return true;
+}
+
+static bool key_is(const unsigned char *k, size_t n, const char *want) {
+  return n == strlen(want) && memcmp(k, want, n) == 0;
+}
+
+bool mcp__jsonrpc_peek_response_id(const char *data, size_t len, int64_t *id) {
+  peek k = {(const unsigned char *)data, (const unsigned char *)data + len};
+  bool jsonrpc = false, reply = false, method = false;
+  int ids = 0;
+  int64_t got = 0;
+  peek_ws(&k);
+  if (k.p == k.end || *k.p != '{') return false;
+  k.p++;
+  for (;;) {
+    peek_ws(&k);
+    if (k.p == k.end || *k.p == '}') break; /* the end, or a message cut short */
+    if (*k.p != '"') return false;
+    const unsigned char *key = k.p + 1;
+    if (!peek_string(&k)) return false;
+    size_t kn = (size_t)(k.p - 1 - key);
+    peek_ws(&k);
+    if (k.p == k.end || *k.p != ':') return false;
+    k.p++;
+    peek_ws(&k);
+    if (key_is(key, kn, "id")) {
+      if (!peek_id(&k, &got)) return false;
+      ids++;
+    } else {
+      const unsigned char *v = k.p;
+      if (key_is(key, kn, "jsonrpc")) jsonrpc = (size_t)(k.end - v) >= 5 && memcmp(v, "\"2.0\"", 5) == 0;
+      if (key_is(key, kn, "method")) method = true;
+      if (key_is(key, kn, "result") || key_is(key, kn, "error")) reply = true;
+      if (!peek_value(&k)) break;
+    }
+    peek_ws(&k);
+    if (k.p < k.end && *k.p == ',') k.p++;
+    else if (k.p < k.end && *k.p != '}') return false;
+  }
+  if (!jsonrpc || !reply || method || ids != 1) return false;
+  *id = got;
+  return true;
 }
 
 int mcp__jsonrpc_id_int(json_object *id, int64_t *out) {

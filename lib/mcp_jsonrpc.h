@@ -8,6 +8,7 @@
 #define MCP_JSONRPC_H
 
 #include <json-c/json.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -77,6 +78,27 @@ json_object *mcp__json_parse_document(const char *data, size_t len, int depth,
  * dispatches each element).  Threads: any.
  */
 mcp_msg_kind mcp__jsonrpc_classify(json_object *o, mcp_msg *m);
+
+/*
+ * mcp__jsonrpc_response_id() is true, with *id set, when |o| says it is a
+ * JSON-RPC 2.0 reply ("jsonrpc":"2.0", no "method") and its "id" is a
+ * number with an integral value (2 or 2.0), whatever else is wrong with it:
+ * the client then fails that request instead of leaving it to time out.
+ * Threads: any.
+ */
+bool mcp__jsonrpc_response_id(json_object *o, int64_t *id);
+
+/*
+ * mcp__jsonrpc_peek_response_id() is the same for text that did not parse
+ * (a NUL, nesting past MCP_JSON_MAX_DEPTH, invalid UTF-8, a cut message):
+ * true with *id when [data, data+len) is an object, possibly cut short,
+ * whose members include "jsonrpc":"2.0", "result" or "error", exactly one
+ * "id" holding an integer (optionally with a zero fraction) and no
+ * "method".  It reads only the top level (nested values are skipped by
+ * counting brackets, strings respected), so it has no depth limit and
+ * builds nothing.  Pure; threads: any.
+ */
+bool mcp__jsonrpc_peek_response_id(const char *data, size_t len, int64_t *id);
 
 /* True with *out set when |id| is a JSON integer (our ids always are). */
 int mcp__jsonrpc_id_int(json_object *id, int64_t *out);

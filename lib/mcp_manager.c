@@ -89,6 +89,8 @@ struct mcp_manager_options {
   mcp_oauth_options *oauth; /* defaults for every HTTP server, or NULL */
   int env_project, env_other; /* mcp_env_inherit defaults of stdio servers */
   bool retry_non_idempotent; /* resend any call once after a failure */
+  /* List limits for the servers of config files; 0: the client's default. */
+  size_t list_max_pages, list_max_items, list_max_bytes;
 };
 
 MCP_EXTERN mcp_manager_options *mcp_manager_options_new(void) {
@@ -229,6 +231,14 @@ MCP_EXTERN void mcp_manager_options_set_timeout_ms(mcp_manager_options *o, int64
   if (o) o->timeout_ms = ms < 0 ? 0 : ms;
 }
 
+MCP_EXTERN void mcp_manager_options_set_list_limits(mcp_manager_options *o, size_t max_pages,
+                                                   size_t max_items, size_t max_bytes) {
+  if (!o) return;
+  o->list_max_pages = max_pages;
+  o->list_max_items = max_items;
+  o->list_max_bytes = max_bytes;
+}
+
 MCP_EXTERN void mcp_manager_options_set_breaker_cooldown_ms(mcp_manager_options *o,
                                                           int64_t first_ms, int64_t max_ms) {
   if (!o) return;
@@ -365,6 +375,9 @@ struct mcp_manager {
   uint64_t version;
   pthread_t thread;
   bool thread_started;
+  /* Fired by mcp_manager_free(): ends the re-lists in progress (set at
+   * start, then only fired: no lock needed). */
+  mcp_cancel *stop_cancel;
 };
 
 /* ------------------------------------------------------------------------ */
@@ -721,6 +734,9 @@ static mcp_status build_options(server *s, mcp_client_options **out, mcp_error *
   if (st == MCP_OK) mcp_client_options_set_timeout_ms(*out, s->timeout_ms);
   if (st == MCP_OK && !(*out)->env_inherit)
     (*out)->env_inherit = s->def->project ? m->o->env_project : m->o->env_other;
+  if (st == MCP_OK)
+    mcp_client_options_set_list_limits(*out, m->o->list_max_pages, m->o->list_max_items,
+                                       m->o->list_max_bytes);
   if (st == MCP_OK && (st = oauth_defaults(m, *out, err)) != MCP_OK) {
     mcp_client_options_free(*out);
     *out = NULL;
@@ -753,8 +769,8 @@ static mcp_status list_tools(mcp_client *c, int64_t timeout, mcp_cancel *cancel,
 
 /* Lists resources (LIST_RESOURCES) or prompts (LIST_PROMPTS) when the
  * server declares the capability; *out stays NULL when it does not. */
-static mcp_status list_other(mcp_client *c, unsigned what, int64_t timeout, char **out,
-                             mcp_error *err) {
+static mcp_status list_other(mcp_client *c, unsigned what, int64_t timeout, mcp_cancel *cancel,
+                             char **out, mcp_error *err) {
   *out = NULL;
   json_object *info = json_tokener_parse(mcp_client_server_info(c));
   json_object *caps = NULL;
@@ -765,6 +781,7 @@ static mcp_status list_other(mcp_client *c, unsigned what, int64_t timeout, char
   mcp_call_options *co = mcp_call_options_new();
   if (!co) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
   mcp_call_options_set_timeout_ms(co, timeout);
+  mcp_call_options_set_cancel(co, cancel);
   mcp_status st = what == LIST_RESOURCES ? mcp_client_list_resources(c, co, out, err)
                                          : mcp_client_list_prompts(c, co, out, err);
   mcp_call_options_free(co);
@@ -780,7 +797,7 @@ static void refresh_others(server *s, conn *c, unsigned what) {
     if (!(what & kinds[k])) continue;
     char *list = NULL;
     mcp_error err = MCP_ERROR_INIT;
-    mcp_status st = list_other(c->c, kinds[k], s->timeout_ms, &list, &err);
+    mcp_status st = list_other(c->c, kinds[k], s->timeout_ms, m->stop_cancel, &list, &err);
     if (st != MCP_OK) {
       mlog(m, MCP_LOG_WARN, "%s: listing %s failed: %s", s->name,
            kinds[k] == LIST_RESOURCES ? "resources" : "prompts", err.message ? err.message : "?");
@@ -845,7 +862,7 @@ static void connector_main(void *arg) {
       mcp__free(j);
       return;
     }
-    st = list_tools(j->c->c, s->timeout_ms, NULL, &tools, &err);
+    st = list_tools(j->c->c, s->timeout_ms, m->stop_cancel, &tools, &err);
     if (st == MCP_OK) warn_unnamed_tools(s, tools);
     pthread_mutex_lock(&m->lock);
     s->relisting = false;
@@ -856,7 +873,7 @@ static void connector_main(void *arg) {
       s->tools_cached = false;
       m->publish_due = true;
       wake_locked(m);
-    } else if (st != MCP_OK) {
+    } else if (st != MCP_OK && !m->stopping) {
       mlog(m, MCP_LOG_WARN, "%s: re-listing tools failed: %s", s->name, err.message ? err.message : "?");
     }
     conn_unref_locked(m, j->c);
@@ -1263,6 +1280,9 @@ static mcp_manager_options *options_dup(const mcp_manager_options *o) {
   d->breaker_cooldown_max_ms = o->breaker_cooldown_max_ms;
   d->retry_non_idempotent = o->retry_non_idempotent;
   d->workers = o->workers;
+  d->list_max_pages = o->list_max_pages;
+  d->list_max_items = o->list_max_items;
+  d->list_max_bytes = o->list_max_bytes;
   d->log = o->log;
   d->event_fn = o->event_fn;
   d->event_user = o->event_user;
@@ -1378,6 +1398,7 @@ static void manager_free_all(mcp_manager *m) {
   if (m->workers) mcp__workers_unref(m->workers);
   mcp__free(m->cache_dir);
   mcp_manager_options_free(m->o);
+  mcp_cancel_unref(m->stop_cancel);
   pthread_cond_destroy(&m->changed);
   pthread_cond_destroy(&m->wake);
   pthread_cond_destroy(&m->idle);
@@ -1397,6 +1418,7 @@ MCP_EXTERN mcp_status mcp_manager_start(const mcp_manager_options *o, mcp_manage
   cond_init_mono(&m->idle);
   mcp_status st = MCP_ENOMEM;
   if (!(m->o = options_dup(o))) goto nomem;
+  if (!(m->stop_cancel = mcp_cancel_new())) goto nomem;
   if (!(m->workers = mcp__workers_new(m->o->workers))) goto nomem;
   if (!(m->lane = mcp__lane_new(m->workers))) goto nomem;
   if (!m->o->cache_off) {
@@ -1493,6 +1515,8 @@ MCP_EXTERN void mcp_manager_free(mcp_manager *m) {
     mcp_cancel_unref(fire[i]);
   }
   mcp__free(fire);
+  /* Re-lists in progress too (they hold their connection open). */
+  if (m->stop_cancel) mcp_cancel_fire(m->stop_cancel);
   pthread_mutex_lock(&m->lock);
   while (m->threads > 0) pthread_cond_wait(&m->idle, &m->lock);
   pthread_mutex_unlock(&m->lock);

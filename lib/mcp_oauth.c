@@ -701,6 +701,9 @@ static const char *jstr(json_object *o, const char *k) {
 /* "error (description)" of an RFC 6749 error body, or a generic message. */
 static mcp_status as_error(int http_status, json_object *o, const char *what, mcp_error *err) {
   const char *e = jstr(o, "error"), *d = jstr(o, "error_description");
+  char qe[MCP_QUOTE_SHORT], qd[MCP_QUOTE_LONG / 4];
+  if (e) e = mcp__quote(qe, sizeof(qe), e, strlen(e));
+  if (d) d = mcp__quote(qd, sizeof(qd), d, strlen(d));
   mcp_status st = mcp__error_set(err, MCP_EHTTP, "%s: HTTP %d%s%s%s%s%s", what, http_status,
                                  e ? ": " : "", e ? e : "", d ? " (" : "", d ? d : "", d ? ")" : "");
   if (err) err->http_status = http_status;
@@ -726,7 +729,9 @@ mcp_status mcp__oauth_parse_token_response(int http_status, const char *body, si
     return mcp__error_set(err, MCP_EPROTO, "the token response has no access_token");
   }
   if (tt && strcasecmp(tt, "bearer") != 0) {
-    mcp_status st = mcp__error_set(err, MCP_EPROTO, "unsupported token_type \"%s\" (want Bearer)", tt);
+    char q[MCP_QUOTE_SHORT];
+    mcp_status st = mcp__error_set(err, MCP_EPROTO, "unsupported token_type \"%s\" (want Bearer)",
+                                   mcp__quote(q, sizeof(q), tt, strlen(tt)));
     json_object_put(o);
     return st;
   }
@@ -1589,8 +1594,10 @@ static mcp_status grant_authorization_code(mcp_oauth *a, const mcp_oauth_challen
   char *e = mcp__oauth_query_param(redirect_got, "error");
   if (e) {
     char *ed = mcp__oauth_query_param(redirect_got, "error_description");
-    st = mcp__error_set(err, MCP_EHTTP, "the authorization server refused: %s%s%s%s", e,
-                        ed ? " (" : "", ed ? ed : "", ed ? ")" : "");
+    char qe[MCP_QUOTE_SHORT], qd[MCP_QUOTE_LONG / 4];
+    st = mcp__error_set(err, MCP_EHTTP, "the authorization server refused: %s%s%s%s",
+                        mcp__quote(qe, sizeof(qe), e, strlen(e)), ed ? " (" : "",
+                        ed ? mcp__quote(qd, sizeof(qd), ed, strlen(ed)) : "", ed ? ")" : "");
     mcp__free(ed);
   } else if (!got_state || strcmp(got_state, state) != 0) {
     st = mcp__error_set(err, MCP_EPROTO, "the authorization redirect's state does not match the request's");

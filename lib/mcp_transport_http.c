@@ -582,11 +582,13 @@ static char *http_error_message(const exchange *x) {
   }
   excerpt[k] = '\0';
   if (x->body_in.len > n) strcat(excerpt, "...");
+  char qa[MCP_QUOTE_LONG / 4], qs[MCP_QUOTE_LONG / 8];
+  const char *wa = x->www_authenticate, *as = x->auth_server;
   return mcp__asprintf("HTTP %d%s%s%s%s%s%s", x->status, k ? ": " : "", excerpt,
-                       x->www_authenticate ? "; WWW-Authenticate: " : "",
-                       x->www_authenticate ? x->www_authenticate : "",
-                       x->auth_server ? "; Mcp-Auth-Server: " : "",
-                       x->auth_server ? x->auth_server : "");
+                       wa ? "; WWW-Authenticate: " : "",
+                       wa ? mcp__quote(qa, sizeof(qa), wa, strlen(wa)) : "",
+                       as ? "; Mcp-Auth-Server: " : "",
+                       as ? mcp__quote(qs, sizeof(qs), as, strlen(as)) : "");
 }
 
 static void start_reinit_locked(http_transport *t);
@@ -1084,7 +1086,9 @@ static void legacy_endpoint(http_transport *t, const char *data, size_t len) {
   mcp_url *ep = NULL;
   mcp_error err = MCP_ERROR_INIT;
   if (!ref || mcp__url_resolve(t->url, ref, &ep, &err) != MCP_OK || !mcp__url_origin_equal(t->url, ep)) {
-    char *msg = mcp__asprintf("legacy SSE endpoint \"%s\" rejected: %s", ref ? ref : "?",
+    char q[MCP_QUOTE_SHORT];
+    char *msg = mcp__asprintf("legacy SSE endpoint \"%s\" rejected: %s",
+                              mcp__quote(q, sizeof(q), data, len),
                               ep ? "different origin" : (err.message ? err.message : "invalid"));
     upcall_error(t, MCP_EPROTO, msg ? msg : "legacy SSE endpoint rejected");
     mcp__free(msg);

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -233,4 +234,83 @@ void mcp__buf_consume(mcp_buf *b, size_t n) {
   memmove(b->data, b->data + n, b->len - n);
   b->len -= n;
   b->data[b->len] = '\0';
+}
+
+/* ---- quoting server text --------------------------------------------------- */
+
+/* The code point of the valid UTF-8 sequence (2-4 bytes) at |p| in *cp and
+ * its length, or 0 when it is not one (overlong, surrogate, past U+10FFFF,
+ * cut short). */
+static size_t utf8_seq(const unsigned char *p, const unsigned char *end, unsigned *cp) {
+  unsigned c = p[0], min;
+  size_t n;
+  if (c >= 0xc2 && c <= 0xdf) n = 2, min = 0x80;
+  else if (c >= 0xe0 && c <= 0xef) n = 3, min = 0x800;
+  else if (c >= 0xf0 && c <= 0xf4) n = 4, min = 0x10000;
+  else return 0;
+  if ((size_t)(end - p) < n) return 0;
+  unsigned v = c & (0x7f >> n);
+  for (size_t i = 1; i < n; i++) {
+    if ((p[i] & 0xc0) != 0x80) return 0;
+    v = v << 6 | (p[i] & 0x3f);
+  }
+  if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff)) return 0;
+  *cp = v;
+  return n;
+}
+
+/* C1 controls (a terminal takes U+009B as CSI) and the characters that
+ * reorder text (bidirectional marks, embeddings, overrides, isolates). */
+static bool hidden_cp(unsigned v) {
+  return (v >= 0x80 && v <= 0x9f) || v == 0x61c || v == 0x200e || v == 0x200f ||
+         (v >= 0x202a && v <= 0x202e) || (v >= 0x2066 && v <= 0x2069);
+}
+
+const char *mcp__quote(char *out, size_t cap, const char *s, size_t n) {
+  static const char hex[] = "0123456789abcdef";
+  if (cap < 8) {
+    if (cap) out[0] = '\0';
+    return out;
+  }
+  const unsigned char *p = (const unsigned char *)s, *end = s ? p + n : p;
+  size_t o = 0, room = cap - 4; /* "..." and the NUL always fit */
+  while (p < end) {
+    char piece[8];
+    size_t k = 0, adv = 1;
+    unsigned c = *p, v = 0;
+    if (c == '\n' || c == '\r' || c == '\t') {
+      piece[k++] = '\\';
+      piece[k++] = c == '\n' ? 'n' : c == '\r' ? 'r' : 't';
+    } else if (c < 0x20 || c == 0x7f) {
+      memcpy(piece, "\\x", 2);
+      piece[2] = hex[c >> 4];
+      piece[3] = hex[c & 15];
+      k = 4;
+    } else if (c < 0x80) {
+      piece[k++] = (char)c;
+    } else if (!(adv = utf8_seq(p, end, &v))) {
+      memcpy(piece, "\\x", 2);
+      piece[2] = hex[c >> 4];
+      piece[3] = hex[c & 15];
+      k = 4;
+      adv = 1;
+    } else if (hidden_cp(v)) {
+      memcpy(piece, "\\u", 2);
+      for (int i = 0; i < 4; i++) piece[2 + i] = hex[(v >> (12 - 4 * i)) & 15];
+      k = 6;
+    } else {
+      memcpy(piece, p, adv);
+      k = adv;
+    }
+    if (o + k > room) break;
+    memcpy(out + o, piece, k);
+    o += k;
+    p += adv;
+  }
+  if (p < end) {
+    memcpy(out + o, "...", 3);
+    o += 3;
+  }
+  out[o] = '\0';
+  return out;
 }

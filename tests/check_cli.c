@@ -2422,6 +2422,11 @@ static void assert_terminal_safe(const char *what, const char *bytes) {
   "csi:\xc2\x9b" "31m del:\x7f end"
 /* ... and as mcpconn shows it in text. */
 #define EVIL_SHOWN "?[2J?]0;pwned? rtl:? lri:? zw:? csi:?31m del:? end"
+/* ... and a JSON-RPC error's message or a tool's error text, which the library already quotes into
+ * its mcp_error message visibly escaped (mcp__quote()); the zero-width space
+ * it leaves is then shown as '?' by mcpconn. */
+#define EVIL_QUOTED \
+  "\\x1b[2J\\x1b]0;pwned\\x07 rtl:\\u202e lri:\\u2066 zw:? csi:\\u009b31m del:\\x7f end"
 
 static void run_evil(struct run *r, bool tty, const char *const *cmd) {
   char server[1200];
@@ -2469,11 +2474,11 @@ START_TEST(test_cli_evil_text) {
     /* A JSON-RPC error message, an isError text, a normal result. */
     run_evil(&r, tty, (const char *const[]){"call", "evil_error", NULL});
     ASSERT_EXIT(&r, 3);
-    ck_assert_msg(strstr(r.err, EVIL_SHOWN), "%s", r.err);
+    ck_assert_msg(strstr(r.err, EVIL_QUOTED), "%s", r.err);
     run_free(&r);
     run_evil(&r, tty, (const char *const[]){"call", "evil_result", NULL});
     ASSERT_EXIT(&r, 1);
-    ck_assert_msg(strstr(r.err, EVIL_SHOWN), "%s", r.err);
+    ck_assert_msg(strstr(r.err, EVIL_QUOTED), "%s", r.err);
     json_object *res = parse_out(&r);
     ck_assert_str_eq(jstr(res, "content.0.text"), EVIL_TEXT);
     json_object_put(res);

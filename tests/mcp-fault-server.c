@@ -40,6 +40,25 @@
  *                        received, before anything else happens to it (a
  *                        crash included), so a test can count the runs
  *
+ * Hostile listings and responses (tests/check_hostile_lists.c):
+ *   --repeat-cursor BYTES  every tools/list page has the same nextCursor: ESC
+ *                        "[2J" then 'c' up to BYTES bytes
+ *   --endless-pages N    tools/list never ends: every page has N new tools
+ *                        and a new nextCursor
+ *   --huge-page BYTES    every tools/list page also carries a tool whose
+ *                        description is BYTES bytes
+ *   --page-delay MS      wait MS before answering each tools/list page
+ *   --bad-response KIND  answer every tools/call with a malformed response
+ *                        that still has the request's id: nul (a raw NUL in
+ *                        a string), deep (result nested 200 deep), both
+ *                        (result and error), float-id (the id as N.0),
+ *                        not-object (result 42), bad-utf8 (a raw 0xff byte in
+ *                        the text), bad-utf8-error (the same in an error's
+ *                        message)
+ *   --hang-list-after N  tools/list requests after the Nth are never
+ *                        answered (with --fault-log, "stdio-list-hang" is
+ *                        appended to FILE when one arrives)
+ *
  * Chaos, for the soak (tests/soak):
  *   --chaos SEED         each tools/call, with probability P/1000, gets one
  *   --chaos-permille P   fault (default P 100) chosen by a splitmix64
@@ -96,6 +115,12 @@ static struct {
   int chaos_permille;
   const char *fault_log;
   const char *run_log;
+  long long repeat_cursor; /* 0: off; else the cursor's length */
+  long long endless_pages; /* 0: off; else tools per page */
+  long long huge_page;     /* 0: off; else the big description's length */
+  long page_delay_ms;
+  const char *bad_response; /* NULL: off */
+  long long hang_list_after; /* 0: off */
 } opt;
 
 /* The `grow` tool adds the `extra` tool to tools/list. */
@@ -109,7 +134,9 @@ static void usage(void) {
           "[--ignore-sigterm] [--slow-init MS] [--version V] "
           "[--exit-after-init] [--batch] [--page-size N] [--crash-every N] [--exit-after-list]\n"
           "       [--evil-text]\n"
-          "       [--chaos SEED] [--chaos-permille P] [--fault-log FILE] [--run-log FILE]\n");
+          "       [--chaos SEED] [--chaos-permille P] [--fault-log FILE] [--run-log FILE]\n"
+          "       [--repeat-cursor BYTES] [--endless-pages N] [--huge-page BYTES]\n"
+          "       [--page-delay MS] [--bad-response KIND] [--hang-list-after N]\n");
   exit(2);
 }
 
@@ -155,6 +182,14 @@ static void parse_args(int argc, char **argv) {
     } else if (!strcmp(a, "--fault-log")) {
       if (i + 1 >= argc) usage();
       opt.fault_log = argv[++i];
+    } else if (!strcmp(a, "--repeat-cursor")) opt.repeat_cursor = num_arg(argc, argv, &i);
+    else if (!strcmp(a, "--endless-pages")) opt.endless_pages = num_arg(argc, argv, &i);
+    else if (!strcmp(a, "--huge-page")) opt.huge_page = num_arg(argc, argv, &i);
+    else if (!strcmp(a, "--page-delay")) opt.page_delay_ms = (long)num_arg(argc, argv, &i);
+    else if (!strcmp(a, "--hang-list-after")) opt.hang_list_after = num_arg(argc, argv, &i);
+    else if (!strcmp(a, "--bad-response")) {
+      if (i + 1 >= argc) usage();
+      opt.bad_response = argv[++i];
     } else usage();
   }
 }
@@ -463,7 +498,66 @@ static const struct {
 };
 #define NTOOLS ((int)(sizeof(tool_defs) / sizeof(tool_defs[0])))
 
+/* A tool object; |description| may be NULL. */
+static json_object *tool_obj(const char *name, const char *description) {
+  json_object *t = json_object_new_object();
+  json_object_object_add(t, "name", json_object_new_string(name));
+  if (description) json_object_object_add(t, "description", json_object_new_string(description));
+  json_object_object_add(t, "inputSchema", json_tokener_parse("{\"type\":\"object\"}"));
+  return t;
+}
+
+/* --repeat-cursor, --endless-pages, --huge-page: a hostile tools/list page.
+ * False when none of them is on. */
+static bool hostile_tools_list(json_object *id, json_object *params) {
+  if (!opt.repeat_cursor && !opt.endless_pages && !opt.huge_page) return false;
+  const char *cursor = str_field(params, "cursor");
+  long long page = cursor && !opt.repeat_cursor ? strtoll(cursor, NULL, 10) : 0;
+  json_object *tools = json_object_new_array();
+  char name[64];
+  for (long long i = 0; i < (opt.endless_pages ? opt.endless_pages : 1); i++) {
+    snprintf(name, sizeof(name), "t%lld_%lld", page, i);
+    json_object_array_add(tools, tool_obj(name, NULL));
+  }
+  if (opt.huge_page) {
+    char *big = malloc((size_t)opt.huge_page + 1);
+    if (!big) abort();
+    memset(big, 'd', (size_t)opt.huge_page);
+    big[opt.huge_page] = '\0';
+    snprintf(name, sizeof(name), "big%lld", page);
+    json_object_array_add(tools, tool_obj(name, big));
+    free(big);
+  }
+  json_object *r = json_object_new_object();
+  json_object_object_add(r, "tools", tools);
+  if (opt.repeat_cursor) {
+    size_t n = opt.repeat_cursor < 4 ? 4 : (size_t)opt.repeat_cursor;
+    char *c = malloc(n + 1);
+    if (!c) abort();
+    memcpy(c, "\x1b[2J", 4);
+    memset(c + 4, 'c', n - 4);
+    c[n] = '\0';
+    json_object_object_add(r, "nextCursor", json_object_new_string(c));
+    free(c);
+  } else if (opt.endless_pages || opt.huge_page) {
+    char next[32];
+    snprintf(next, sizeof(next), "%lld", page + 1);
+    json_object_object_add(r, "nextCursor", json_object_new_string(next));
+  }
+  send_result(id, r);
+  return true;
+}
+
+static void fault_log(const char *what);
+
 static void do_tools_list(json_object *id, json_object *params) {
+  static long long nlists;
+  if (opt.hang_list_after && ++nlists > opt.hang_list_after) {
+    fault_log("list-hang");
+    return;
+  }
+  if (opt.page_delay_ms) sleep_ms(opt.page_delay_ms);
+  if (hostile_tools_list(id, params)) return;
   int start = 0;
   const char *cursor = str_field(params, "cursor");
   if (cursor) {
@@ -675,6 +769,57 @@ static bool chaos_call(void) {
   }
 }
 
+/* --bad-response: one malformed response to request |id|, written by hand
+ * (json-c would not print most of these). */
+static void bad_response(json_object *id) {
+  long long n = json_object_get_int64(id);
+  const char *k = opt.bad_response;
+  char line[512];
+  if (!strcmp(k, "nul")) {
+    int len = snprintf(line, sizeof(line),
+                       "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"content\":[{\"type\":"
+                       "\"text\",\"text\":\"a@b\"}]}}\n",
+                       n);
+    *strchr(line, '@') = '\0';
+    write_all(1, line, (size_t)len);
+  } else if (!strcmp(k, "deep")) {
+    char head[64];
+    snprintf(head, sizeof(head), "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":", n);
+    write_all(1, head, strlen(head));
+    for (int i = 0; i < 200; i++) write_all(1, "[", 1);
+    for (int i = 0; i < 200; i++) write_all(1, "]", 1);
+    write_all(1, "}\n", 2);
+  } else if (!strcmp(k, "both")) {
+    snprintf(line, sizeof(line),
+             "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{},\"error\":{\"code\":1,"
+             "\"message\":\"x\"}}",
+             n);
+    write_line(line);
+  } else if (!strcmp(k, "float-id")) {
+    snprintf(line, sizeof(line),
+             "{\"jsonrpc\":\"2.0\",\"id\":%lld.0,\"result\":{\"content\":[]}}", n);
+    write_line(line);
+  } else if (!strcmp(k, "not-object")) {
+    snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":42}", n);
+    write_line(line);
+  } else if (!strcmp(k, "bad-utf8")) {
+    snprintf(line, sizeof(line),
+             "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"content\":[{\"type\":"
+             "\"text\",\"text\":\"bad \xff byte\"}]}}",
+             n);
+    write_line(line);
+  } else if (!strcmp(k, "bad-utf8-error")) {
+    snprintf(line, sizeof(line),
+             "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"error\":{\"code\":-32000,"
+             "\"message\":\"bad \xff byte\"}}",
+             n);
+    write_line(line);
+  } else {
+    fprintf(stderr, "mcp-fault-server: unknown --bad-response %s\n", k);
+    exit(2);
+  }
+}
+
 static void do_tools_call(json_object *id, json_object *params) {
   const char *name = str_field(params, "name");
   json_object *args = field(params, "arguments");
@@ -686,6 +831,10 @@ static void do_tools_call(json_object *id, json_object *params) {
     }
   }
   if (!chaos_call()) return;
+  if (opt.bad_response) {
+    bad_response(id);
+    return;
+  }
   if (opt.crash_on_call || (name && !strcmp(name, "crash"))) crash();
   if (opt.crash_every && ++ncalls % opt.crash_every == 0) crash();
   if (opt.oversize) write_oversize(opt.oversize);

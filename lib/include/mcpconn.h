@@ -334,6 +334,17 @@ MCP_EXTERN void mcp_client_options_set_timeout_ms(mcp_client_options *o,
 /* Largest message accepted from the server, in bytes (default 16 MiB). */
 MCP_EXTERN void mcp_client_options_set_max_message_bytes(mcp_client_options *o,
                                                          size_t bytes);
+/*
+ * Limits of one list call (mcp_client_list_tools() and the other *_list
+ * calls) as a whole: the pages it follows, the items it collects and the
+ * bytes of the JSON text it returns.  A list past one of them fails with
+ * MCP_ETOOBIG.  0 keeps a limit at its default: 1000 pages, 100000 items,
+ * 64 MiB.  (The call's timeout bounds the whole list too, not each page.)
+ */
+MCP_EXTERN void mcp_client_options_set_list_limits(mcp_client_options *o,
+                                                   size_t max_pages,
+                                                   size_t max_items,
+                                                   size_t max_bytes);
 MCP_EXTERN void mcp_client_options_set_log(mcp_client_options *o,
                                            mcp_log_fn fn, void *user);
 MCP_EXTERN void mcp_client_options_set_notification_handler(
@@ -480,7 +491,13 @@ MCP_EXTERN mcp_status mcp_tool_result_text(const char *result_json,
 
 /*
  * List calls follow nextCursor until the last page and return one JSON array
- * of every item (tools, resources, resource templates, prompts).
+ * of every item (tools, resources, resource templates, prompts).  The
+ * call's timeout bounds the whole list, every page included (with
+ * mcp_call_options_set_reset_timeout_on_progress(), its max total does);
+ * mcp_client_options_set_list_limits() bounds its pages, items and bytes.
+ * Returns: MCP_OK; MCP_ETIMEDOUT; MCP_ETOOBIG past a list limit;
+ *   MCP_EPROTO when a page has no array of items or the server repeats the
+ *   cursor it was just given; the errors of mcp_client_request().
  */
 MCP_EXTERN mcp_status mcp_client_list_tools(mcp_client *c,
                                             const mcp_call_options *opts,
@@ -669,6 +686,18 @@ MCP_EXTERN void mcp_manager_options_set_startup_gate_ms(
 /* Timeout for servers whose config gives none (0: none). */
 MCP_EXTERN void mcp_manager_options_set_timeout_ms(mcp_manager_options *o,
                                                    int64_t ms);
+/*
+ * mcp_client_options_set_list_limits() for the servers of config files (a
+ * server added with mcp_manager_options_add_server() keeps its own options'
+ * limits): every tools/list, resources/list and prompts/list the manager
+ * makes on connect and on list_changed.  0 keeps a limit at the client's
+ * default.  A server whose tool list is past a limit fails to connect with
+ * that reason (MCP_ETOOBIG in its lastError).
+ */
+MCP_EXTERN void mcp_manager_options_set_list_limits(mcp_manager_options *o,
+                                                    size_t max_pages,
+                                                    size_t max_items,
+                                                    size_t max_bytes);
 /*
  * Circuit breaker: a server that closes more than 5 times in 30 s is
  * stopped (state "failed") for |first_ms| (default 30000), then one connect
