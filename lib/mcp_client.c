@@ -41,8 +41,21 @@ const char *const mcp__protocol_versions[] = {"2025-11-25", "2025-06-18",
 
 #define DEFAULT_TIMEOUT_MS 30000
 #define DEFAULT_MAX_MESSAGE (16u * 1024 * 1024)
-/* How long a reply or notification we send may wait on a full pipe. */
-#define SEND_GRACE_MS 5000
+/*
+ * Server messages queued for the host's callbacks (notifications, requests
+ * with a host handler, progress), per server.  One lane runs them one at a
+ * time; a healthy server's bursts (progress, log messages, updates) stay
+ * far below this, while a server this far ahead of the host is flooding.
+ * Beyond it notifications are dropped and requests answered -32000 at once.
+ * About 1 KiB each for small messages; the bytes are bounded separately by
+ * max_message.  mcp_client_options_set_max_queued_messages() changes it.
+ */
+#define DEFAULT_MAX_QUEUED 1024
+/* Log lines queued for the host's log callback. */
+#define MAX_QUEUED_LOGS 256
+/* The JSON-RPC error for a server request refused beyond the bound. */
+#define BUSY_CODE (-32000)
+#define BUSY_MESSAGE "client busy: too many pending requests"
 /* Upper bound on pages followed by a list call (a server looping cursors). */
 #define MAX_PAGES 100000
 /* JSON handed to hosts: compact, and '/' not escaped (json-c escapes it by
@@ -72,7 +85,15 @@ struct mcp_client {
   server_req *sreqs;
   /* Statistics. */
   atomic_uint_fast64_t n_sent, n_responses, n_unknown, n_late, n_proto,
-      n_oversize, n_notifications, n_server_requests;
+      n_oversize, n_notifications, n_server_requests, n_in_dropped, n_out_dropped;
+  /* Inbound bound (dispatch side runs on one upcall thread at a time). */
+  size_t max_queued;       /* immutable after connect */
+  atomic_size_t inq_n;     /* inbound items queued or running on the lane */
+  atomic_size_t inq_bytes; /* their message bytes */
+  atomic_size_t logq_n;    /* log items queued */
+  atomic_bool in_overflow; /* dropping inbound messages (logged once) */
+  atomic_bool out_overflow; /* the server is not reading (logged once) */
+  atomic_uint lc_queued;   /* list_changed kinds queued (coalesced) */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -84,7 +105,12 @@ MCP_EXTERN mcp_client_options *mcp_client_options_new(void) {
   if (!o) return NULL;
   o->timeout_ms = DEFAULT_TIMEOUT_MS;
   o->max_message = DEFAULT_MAX_MESSAGE;
+  o->max_queued = DEFAULT_MAX_QUEUED;
   return o;
+}
+
+MCP_EXTERN void mcp_client_options_set_max_queued_messages(mcp_client_options *o, size_t n) {
+  if (o) o->max_queued = n ? n : DEFAULT_MAX_QUEUED;
 }
 
 static void free_strv(char **v) {
@@ -366,6 +392,7 @@ mcp_client_options *mcp__client_options_dup(const mcp_client_options *o) {
   if (!d) return NULL;
   d->timeout_ms = o->timeout_ms;
   d->max_message = o->max_message;
+  d->max_queued = o->max_queued;
   d->log = o->log;
   d->notify_fn = o->notify_fn;
   d->notify_user = o->notify_user;
@@ -454,10 +481,16 @@ typedef struct log_item {
   char msg[];
 } log_item;
 
+static void drop_log(void *arg) {
+  log_item *it = arg;
+  atomic_fetch_sub(&it->c->logq_n, 1);
+  mcp__free(it);
+}
+
 static void run_log(void *arg) {
   log_item *it = arg;
   it->c->opts->log.fn(it->c->opts->log.user, it->level, it->msg);
-  mcp__free(it);
+  drop_log(it);
 }
 
 /* Logs from any thread: the host's log callback runs on the lane. */
@@ -471,13 +504,58 @@ static void client_log(mcp_client *c, mcp_log_level level, const char *fmt, ...)
   int n = vsnprintf(buf, sizeof(buf), fmt, ap);
   va_end(ap);
   if (n < 0) return;
+  /* A server can make us log per message it sends: bounded like them. */
+  if (atomic_fetch_add(&c->logq_n, 1) >= MAX_QUEUED_LOGS) {
+    atomic_fetch_sub(&c->logq_n, 1);
+    return;
+  }
   size_t len = strlen(buf);
   log_item *it = mcp__malloc(sizeof(*it) + len + 1);
-  if (!it) return;
+  if (!it) {
+    atomic_fetch_sub(&c->logq_n, 1);
+    return;
+  }
   it->c = c;
   it->level = level;
   memcpy(it->msg, buf, len + 1);
-  if (mcp__lane_post(c->lane, run_log, mcp__free, it) != MCP_OK) mcp__free(it);
+  if (mcp__lane_post(c->lane, run_log, drop_log, it) != MCP_OK) drop_log(it);
+}
+
+/* Who the server is, for messages: its program or URL. */
+static const char *server_label(const mcp_client *c) {
+  return c->opts->argv ? c->opts->argv[0] : c->opts->url ? c->opts->url : "server";
+}
+
+/*
+ * Hands |text| (freed here; NULL: out of memory) to the transport without
+ * waiting for the server (mcp_transport.h, post()), for messages nobody
+ * waits on: answers to server requests and notifications/cancelled.  When
+ * the server does not read, its write queue fills and the message is
+ * dropped, counted and logged once per stall.  Any thread, also the reader.
+ */
+static void post_text(mcp_client *c, char *text, size_t len, const char *what) {
+  if (!text) {
+    client_log(c, MCP_LOG_WARN, "out of memory: %s not sent", what);
+    return;
+  }
+  mcp_error err = MCP_ERROR_INIT;
+  mcp_status st = mcp__transport_post(c->t, text, len, &err);
+  mcp__free(text);
+  if (st == MCP__EAGAIN || st == MCP_ETIMEDOUT) {
+    atomic_fetch_add(&c->n_out_dropped, 1);
+    if (!atomic_exchange(&c->out_overflow, true))
+      client_log(c, MCP_LOG_WARN, "%s is not reading what we send (%s); %s dropped, "
+                 "and further messages until it reads again",
+                 server_label(c), err.message ? err.message : "stalled", what);
+  } else if (st == MCP_OK) {
+    if (atomic_load(&c->out_overflow) && atomic_exchange(&c->out_overflow, false))
+      client_log(c, MCP_LOG_INFO, "%s reads again; %llu messages to it were dropped so far",
+                 server_label(c), (unsigned long long)atomic_load(&c->n_out_dropped));
+  } else if (st != MCP_ECLOSED) {
+    client_log(c, MCP_LOG_WARN, "could not send %s: %s", what,
+               err.message ? err.message : mcp_strerror(st));
+  }
+  mcp_error_clear(&err);
 }
 
 /* Sends one message with a bounded wait; errors are logged, not returned. */
@@ -507,12 +585,8 @@ static void send_cancelled(mcp_client *c, int64_t id, const char *reason) {
   size_t len = 0;
   char *text = mcp__jsonrpc_notification("notifications/cancelled", params, &len);
   json_object_put(params);
-  mcp_error err = MCP_ERROR_INIT;
-  if (send_text(c, text, len, mcp__deadline_in(SEND_GRACE_MS), &err) != MCP_OK &&
-      err.status != MCP_ECLOSED)
-    client_log(c, MCP_LOG_WARN, "could not send notifications/cancelled for %lld: %s",
-               (long long)id, err.message ? err.message : "");
-  mcp_error_clear(&err);
+  /* Queued, never waited for: the caller's deadline has passed already. */
+  post_text(c, text, len, "notifications/cancelled");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -530,15 +604,49 @@ typedef struct call_ctx {
   bool tool_call; /* map isError: true to MCP_ETOOLERROR */
 } call_ctx;
 
+/*
+ * Whether one more inbound item of |cost| message bytes may wait for the
+ * lane (see DEFAULT_MAX_QUEUED).  A refusal is counted, and logged once
+ * until the queue has drained to half.  Called by the upcall thread only,
+ * so the check and the increment need no lock (others only decrement).
+ */
+static bool inbound_admit(mcp_client *c, size_t cost) {
+  size_t n = atomic_load(&c->inq_n), b = atomic_load(&c->inq_bytes);
+  size_t max_bytes = c->opts->max_message ? c->opts->max_message : DEFAULT_MAX_MESSAGE;
+  if (n >= c->max_queued || (n > 0 && b + cost > max_bytes)) {
+    atomic_fetch_add(&c->n_in_dropped, 1);
+    if (!atomic_exchange(&c->in_overflow, true))
+      client_log(c, MCP_LOG_WARN,
+                 "%s sends faster than the host handles: %zu messages (%zu bytes) wait; "
+                 "dropping notifications and answering requests %d until they drain",
+                 server_label(c), n, b, BUSY_CODE);
+    return false;
+  }
+  atomic_fetch_add(&c->inq_n, 1);
+  atomic_fetch_add(&c->inq_bytes, cost);
+  if (n < c->max_queued / 2 && atomic_load(&c->in_overflow) &&
+      atomic_exchange(&c->in_overflow, false))
+    client_log(c, MCP_LOG_INFO, "%s: inbound queue drained; %llu messages dropped so far",
+               server_label(c), (unsigned long long)atomic_load(&c->n_in_dropped));
+  return true;
+}
+
+static void inbound_release(mcp_client *c, size_t cost) {
+  atomic_fetch_sub(&c->inq_bytes, cost);
+  atomic_fetch_sub(&c->inq_n, 1);
+}
+
 typedef struct progress_item {
   mcp_client *c;
   mcp_pending_entry *e; /* own reference */
   double progress, total;
   char *message;
+  size_t cost; /* admitted bytes (inbound_admit) */
 } progress_item;
 
 static void drop_progress(void *arg) {
   progress_item *it = arg;
+  inbound_release(it->c, it->cost);
   mcp__pending_entry_unref(it->c->pending, it->e);
   mcp__free(it->message);
   mcp__free(it);
@@ -572,7 +680,7 @@ static int token_to_id(json_object *tok, int64_t *id) {
   return 0;
 }
 
-static void handle_progress(mcp_client *c, json_object *params) {
+static void handle_progress(mcp_client *c, json_object *params, size_t cost) {
   json_object *tok = NULL, *v = NULL;
   int64_t id;
   if (!params || !json_object_object_get_ex(params, "progressToken", &tok) ||
@@ -581,17 +689,19 @@ static void handle_progress(mcp_client *c, json_object *params) {
   mcp_pending_entry *e = mcp__pending_progress(c->pending, id);
   if (!e) return; /* finished or unknown token: dropped, as the spec says */
   call_ctx *ctx = mcp__pending_entry_user(e);
-  if (!ctx || !ctx->progress) {
+  if (!ctx || !ctx->progress || !inbound_admit(c, cost)) {
     mcp__pending_entry_unref(c->pending, e);
     return;
   }
   progress_item *it = mcp__calloc(1, sizeof(*it));
   if (!it) {
+    inbound_release(c, cost);
     mcp__pending_entry_unref(c->pending, e);
     return;
   }
   it->c = c;
   it->e = e;
+  it->cost = cost;
   it->progress = json_object_object_get_ex(params, "progress", &v) ? json_object_get_double(v) : 0;
   it->total = json_object_object_get_ex(params, "total", &v) ? json_object_get_double(v) : NAN;
   if (json_object_object_get_ex(params, "message", &v) && json_object_is_type(v, json_type_string))
@@ -612,30 +722,59 @@ static void handle_inbound_cancel(mcp_client *c, json_object *params) {
 typedef struct inbound_item {
   mcp_client *c;
   json_object *msg; /* whole message, owned */
+  size_t cost;      /* its message bytes, released when admitted */
+  unsigned lc_bit;  /* a coalesced list_changed kind, until it runs */
+  bool admitted;
 } inbound_item;
 
 static void drop_inbound(void *arg) {
   inbound_item *it = arg;
+  if (it->lc_bit) atomic_fetch_and(&it->c->lc_queued, ~it->lc_bit);
+  if (it->admitted) inbound_release(it->c, it->cost);
   json_object_put(it->msg);
   mcp__free(it);
 }
 
-static mcp_status post_inbound(mcp_client *c, json_object *msg, mcp_work_fn run) {
+/* Queues |msg| (taken) for |run| on the lane; an admitted item's bytes are
+ * released when it has run or was dropped. */
+static mcp_status post_inbound(mcp_client *c, json_object *msg, mcp_work_fn run, bool admitted,
+                               size_t cost, unsigned lc_bit) {
   inbound_item *it = mcp__malloc(sizeof(*it));
   if (!it) {
+    if (admitted) inbound_release(c, cost);
+    if (lc_bit) atomic_fetch_and(&c->lc_queued, ~lc_bit);
     json_object_put(msg);
     return MCP_ENOMEM;
   }
   it->c = c;
   it->msg = msg;
+  it->cost = cost;
+  it->lc_bit = lc_bit;
+  it->admitted = admitted;
   int rc = mcp__lane_post(c->lane, run, drop_inbound, it);
   if (rc != MCP_OK) drop_inbound(it);
   return rc;
 }
 
+/* The list_changed notifications, coalesced: one of a kind waits at most. */
+static unsigned list_changed_bit(const char *method) {
+  static const char *const kinds[] = {"notifications/tools/list_changed",
+                                      "notifications/resources/list_changed",
+                                      "notifications/prompts/list_changed"};
+  for (unsigned i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+    if (strcmp(method, kinds[i]) == 0) return 1u << i;
+  return 0;
+}
+
 static void run_notification(void *arg) {
   inbound_item *it = arg;
   mcp_client *c = it->c;
+  if (it->lc_bit) {
+    /* From now on a new one of this kind queues again: the host may have
+     * read the list before it was sent. */
+    atomic_fetch_and(&c->lc_queued, ~it->lc_bit);
+    it->lc_bit = 0;
+  }
   if (c->opts->notify_fn) {
     mcp_msg m;
     mcp__jsonrpc_classify(it->msg, &m);
@@ -732,20 +871,15 @@ static void run_server_request(void *arg) {
   bool cancelled = sr.cancelled;
   pthread_mutex_unlock(&c->lock);
 
-  if (cancelled) {
+  if (cancelled)
     mcp__free(reply); /* the server cancelled it: no response, per the spec */
-  } else {
-    mcp_error err = MCP_ERROR_INIT;
-    if (send_text(c, reply, len, mcp__deadline_in(SEND_GRACE_MS), &err) != MCP_OK &&
-        err.status != MCP_ECLOSED)
-      client_log(c, MCP_LOG_WARN, "could not answer %s: %s", m.method, err.message ? err.message : "");
-    mcp_error_clear(&err);
-  }
+  else
+    post_text(c, reply, len, "the answer to a server request");
   drop_inbound(it);
 }
 
-/* Takes ownership of |msg| (one element of a line). */
-static void dispatch(mcp_client *c, json_object *msg) {
+/* Takes ownership of |msg| (one element of a line of |cost| bytes). */
+static void dispatch(mcp_client *c, json_object *msg, size_t cost) {
   mcp_msg m;
   int64_t id = 0;
   switch (mcp__jsonrpc_classify(msg, &m)) {
@@ -785,19 +919,42 @@ static void dispatch(mcp_client *c, json_object *msg) {
     if (rc == 2) atomic_fetch_add(&c->n_unknown, 1);
     break;
   }
-  case MCP_MSG_REQUEST:
+  case MCP_MSG_REQUEST: {
     atomic_fetch_add(&c->n_server_requests, 1);
-    post_inbound(c, msg, run_server_request);
+    size_t len = 0;
+    if (strcmp(m.method, "ping") == 0 && !find_handler(c, "ping")) {
+      /* No host code: answered here, nothing queued. */
+      char *text = mcp__jsonrpc_result(m.id, NULL, &len);
+      post_text(c, text, len, "the answer to ping");
+      break;
+    }
+    if (!inbound_admit(c, cost)) {
+      char *text = mcp__jsonrpc_error(m.id, BUSY_CODE, BUSY_MESSAGE, NULL, &len);
+      post_text(c, text, len, "a busy answer");
+      break;
+    }
+    post_inbound(c, msg, run_server_request, true, cost, 0);
     return; /* ownership passed */
-  case MCP_MSG_NOTIFICATION:
+  }
+  case MCP_MSG_NOTIFICATION: {
     atomic_fetch_add(&c->n_notifications, 1);
     if (strcmp(m.method, "notifications/progress") == 0) {
-      handle_progress(c, m.params);
+      handle_progress(c, m.params, cost);
       break;
     }
     if (strcmp(m.method, "notifications/cancelled") == 0) handle_inbound_cancel(c, m.params);
-    post_inbound(c, msg, run_notification);
+    if (!c->opts->notify_fn) break; /* nobody to tell */
+    unsigned bit = list_changed_bit(m.method);
+    if (bit) {
+      /* Coalesced, so never more than one of a kind waits: not bounded. */
+      if (atomic_fetch_or(&c->lc_queued, bit) & bit) break;
+      post_inbound(c, msg, run_notification, false, 0, bit);
+      return;
+    }
+    if (!inbound_admit(c, cost)) break;
+    post_inbound(c, msg, run_notification, true, cost, 0);
     return;
+  }
   case MCP_MSG_INVALID:
     atomic_fetch_add(&c->n_proto, 1);
     client_log(c, MCP_LOG_WARN, "invalid JSON-RPC message dropped: %s", m.invalid);
@@ -869,12 +1026,12 @@ static void on_message(void *user, const char *data, size_t len) {
     for (size_t i = 0; i < n; i++) {
       json_object *el = json_object_get(json_object_array_get_idx(o, i));
       json_object_array_put_idx(o, i, NULL); /* detach: el has one owner */
-      if (el) dispatch(c, el);
+      if (el) dispatch(c, el, len);
     }
     json_object_put(o);
     return;
   }
-  dispatch(c, o);
+  dispatch(c, o, len);
 }
 
 static void on_error(void *user, mcp_status status, const char *message) {
@@ -1720,6 +1877,7 @@ mcp_status mcp__client_connect_ex(const mcp_client_options *o, mcp_workers *work
   c->hooks.connect_cancel = hooks ? hooks->connect_cancel : NULL; /* connect only */
   mcp_status st = MCP_ENOMEM;
   if (!(c->opts = mcp__client_options_dup(o))) goto fail_nomem;
+  c->max_queued = c->opts->max_queued ? c->opts->max_queued : DEFAULT_MAX_QUEUED;
   if (!(c->pending = mcp__pending_new())) goto fail_nomem;
   c->workers = workers ? mcp__workers_ref(workers) : mcp__workers_new(1);
   if (!c->workers) goto fail_nomem;
@@ -1828,4 +1986,6 @@ MCP_EXTERN void mcp_client_get_stats(const mcp_client *cc, mcp_client_stats *out
   out->oversize_messages = atomic_load(&c->n_oversize);
   out->notifications_received = atomic_load(&c->n_notifications);
   out->server_requests = atomic_load(&c->n_server_requests);
+  out->inbound_dropped = atomic_load(&c->n_in_dropped);
+  out->outbound_dropped = atomic_load(&c->n_out_dropped);
 }

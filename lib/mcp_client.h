@@ -53,6 +53,7 @@ struct mcp_client_options {
   mcp_capability_entry *caps;
   size_t ncaps;
   mcp_oauth_options *oauth; /* owned copy; NULL: no OAuth */
+  size_t max_queued; /* inbound messages waiting for the host; 0: default */
 };
 
 struct mcp_call_options {

@@ -307,6 +307,17 @@ MCP_EXTERN void mcp_client_options_set_timeout_ms(mcp_client_options *o,
 /* Largest message accepted from the server, in bytes (default 16 MiB). */
 MCP_EXTERN void mcp_client_options_set_max_message_bytes(mcp_client_options *o,
                                                          size_t bytes);
+/*
+ * Most server messages (notifications, progress, requests for a host
+ * handler) waiting for this client's callbacks, per server (0: the default
+ * 1024; their bytes are bounded by the message size limit).  Beyond it
+ * notifications are dropped and requests are answered at once with JSON-RPC
+ * error -32000 "client busy: too many pending requests"; list_changed
+ * notifications are coalesced instead, and ping is answered without
+ * queueing.  mcp_client_get_stats() counts them in inbound_dropped.
+ */
+MCP_EXTERN void mcp_client_options_set_max_queued_messages(mcp_client_options *o,
+                                                           size_t n);
 MCP_EXTERN void mcp_client_options_set_log(mcp_client_options *o,
                                            mcp_log_fn fn, void *user);
 MCP_EXTERN void mcp_client_options_set_notification_handler(
@@ -490,6 +501,11 @@ MCP_EXTERN mcp_status mcp_client_ping(mcp_client *c,
  *  late_responses     responses to requests that had timed out or been cancelled
  *  protocol_errors    lines that were not valid JSON-RPC
  *  oversize_messages  messages dropped for exceeding the size limit
+ *  inbound_dropped    server messages dropped, or requests answered -32000
+ *                     "client busy", because too many already waited for
+ *                     the host's callbacks (mcp_client_options_set_max_queued_messages)
+ *  outbound_dropped   answers and notifications not sent because the server
+ *                     did not read what was already queued for it
  */
 typedef struct mcp_client_stats {
   uint64_t requests_sent;
@@ -500,6 +516,8 @@ typedef struct mcp_client_stats {
   uint64_t oversize_messages;
   uint64_t notifications_received;
   uint64_t server_requests;
+  uint64_t inbound_dropped;
+  uint64_t outbound_dropped;
 } mcp_client_stats;
 
 MCP_EXTERN void mcp_client_get_stats(const mcp_client *c,

@@ -1,0 +1,318 @@
+/*
+ * check_inbound.c: a hostile server on stdio against the client's inbound
+ * and outbound bounds (tests/mcp-fault-server.c --flood-*, --stop-reading,
+ * --oversize-response): floods of pings, notifications and requests,
+ * oversized responses, a cancellation after a timeout on a full pipe, and
+ * mcp_client_free() while other threads are blocked in calls.
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "check_util.h"
+#include "mcpconn.h"
+
+static int scale(int n) { return test_under_valgrind() ? (n / 20 > 0 ? n / 20 : 1) : n; }
+
+/* Connects to the fault server with |o| (NULL: defaults) and flags. */
+static mcp_client *connect_fault(mcp_client_options *o_in, ...) {
+  const char *argv[16] = {test_env_path("MCP_FAULT_SERVER")};
+  int n = 1;
+  va_list ap;
+  va_start(ap, o_in);
+  const char *a;
+  while ((a = va_arg(ap, const char *)) && n < 15) argv[n++] = a;
+  va_end(ap);
+  argv[n] = NULL;
+  mcp_client_options *o = o_in ? o_in : mcp_client_options_new();
+  ck_assert_int_eq(mcp_client_options_set_stdio(o, argv), MCP_OK);
+  mcp_client *c = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  mcp_status st = mcp_client_connect(o, &c, &err);
+  ck_assert_msg(st == MCP_OK, "connect: %d %s", st, err.message ? err.message : "");
+  mcp_error_clear(&err);
+  if (!o_in) mcp_client_options_free(o);
+  return c;
+}
+
+static mcp_call_options *timeout_opts(int64_t ms) {
+  mcp_call_options *o = mcp_call_options_new();
+  mcp_call_options_set_timeout_ms(o, ms);
+  return o;
+}
+
+/* ---- a gate the host callbacks wait on, and what they saw --------------- */
+
+typedef struct gate {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  bool open;       /* callbacks may return */
+  bool entered;    /* the first callback is running */
+  int calls;       /* callbacks run (notifications or requests) */
+  bool flood_done; /* "flood done" notification seen */
+  bool async_done; /* the async marker call completed */
+  char log[512];   /* the last warning logged */
+} gate;
+
+static void gate_init(gate *g) {
+  memset(g, 0, sizeof(*g));
+  pthread_mutex_init(&g->mu, NULL);
+  pthread_cond_init(&g->cv, NULL);
+}
+
+static void gate_destroy(gate *g) {
+  pthread_cond_destroy(&g->cv);
+  pthread_mutex_destroy(&g->mu);
+}
+
+/* Waits (at most |ms|) until *flag is true; returns it. */
+static bool gate_wait(gate *g, bool *flag, int ms) {
+  long long end = test_now_ms() + ms;
+  pthread_mutex_lock(&g->mu);
+  while (!*flag) {
+    long long left = end - test_now_ms();
+    if (left <= 0) break;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += (time_t)(left / 1000);
+    ts.tv_nsec += (long)(left % 1000) * 1000000;
+    if (ts.tv_nsec >= 1000000000) {
+      ts.tv_sec++;
+      ts.tv_nsec -= 1000000000;
+    }
+    pthread_cond_timedwait(&g->cv, &g->mu, &ts);
+  }
+  bool v = *flag;
+  pthread_mutex_unlock(&g->mu);
+  return v;
+}
+
+static void gate_set(gate *g, bool *flag) {
+  pthread_mutex_lock(&g->mu);
+  *flag = true;
+  pthread_cond_broadcast(&g->cv);
+  pthread_mutex_unlock(&g->mu);
+}
+
+/* A callback: counts itself, and the first one holds the lane until the
+ * gate opens. */
+static void gate_pass(gate *g) {
+  pthread_mutex_lock(&g->mu);
+  g->calls++;
+  if (!g->entered) {
+    g->entered = true;
+    pthread_cond_broadcast(&g->cv);
+  }
+  while (!g->open) pthread_cond_wait(&g->cv, &g->mu);
+  pthread_mutex_unlock(&g->mu);
+}
+
+static void on_note(void *user, const char *method, const char *params) {
+  gate *g = user;
+  if (strcmp(method, "notifications/message") != 0) return;
+  if (strstr(params, "flood done")) gate_set(g, &g->flood_done);
+  gate_pass(g);
+}
+
+static void on_log(void *user, mcp_log_level level, const char *msg) {
+  gate *g = user;
+  if (level < MCP_LOG_WARN) return;
+  pthread_mutex_lock(&g->mu);
+  snprintf(g->log, sizeof(g->log), "%s", msg);
+  pthread_mutex_unlock(&g->mu);
+}
+
+static mcp_status on_roots(void *user, const char *method, const char *params, char **result,
+                           mcp_error *err) {
+  (void)method;
+  (void)params;
+  (void)err;
+  gate_pass(user);
+  *result = strdup("{\"roots\":[]}");
+  return MCP_OK;
+}
+
+static void on_async(void *user, mcp_status st, const char *result, const mcp_error *err) {
+  (void)st;
+  (void)result;
+  (void)err;
+  gate *g = user;
+  gate_set(g, &g->async_done);
+}
+
+/* Returns once every callback queued before now has run: an async call's
+ * completion runs on the same lane, after them. */
+static void drain_lane(mcp_client *c, gate *g) {
+  pthread_mutex_lock(&g->mu);
+  g->async_done = false;
+  pthread_mutex_unlock(&g->mu);
+  ck_assert_int_eq(mcp_client_call_tool_async(c, "echo", "{\"text\":\"x\"}", NULL, on_async, g, NULL),
+                   MCP_OK);
+  ck_assert(gate_wait(g, &g->async_done, 30000));
+}
+
+static char *call_text(mcp_client *c, const char *tool, const char *args) {
+  char *res = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  mcp_status st = mcp_client_call_tool(c, tool, args, NULL, &res, &err);
+  ck_assert_msg(st == MCP_OK, "%s: %d %s", tool, st, err.message ? err.message : "");
+  mcp_error_clear(&err);
+  return res;
+}
+
+/* ---- item: inbound floods ------------------------------------------------ */
+
+/*
+ * A server that sends a flood of pings and stops reading: the answers can
+ * not all be written.  They must neither hold up the host's callbacks (the
+ * notification after the flood arrives promptly) nor queue without bound.
+ * Before the fix every answer waited up to 5 s on the full pipe on the
+ * lane, so the notification after the flood came hours later.
+ */
+START_TEST(flood_pings_server_stops_reading) {
+  gate g;
+  gate_init(&g);
+  g.open = true;
+  int n = scale(200000);
+  char nbuf[32];
+  snprintf(nbuf, sizeof(nbuf), "%d", n);
+  mcp_client_options *o = mcp_client_options_new();
+  mcp_client_options_set_notification_handler(o, on_note, &g);
+  mcp_client *c = connect_fault(o, "--flood-pings", nbuf, "--stop-reading", NULL);
+  ck_assert_msg(gate_wait(&g, &g.flood_done, 20000), "the notification after the flood never came");
+  mcp_client_stats st;
+  mcp_client_get_stats(c, &st);
+  ck_assert_uint_eq(st.server_requests, (uint64_t)n);
+  /* The pipe takes 64 KiB and the queue 1024 answers: the rest is dropped. */
+  if (n > 5000) ck_assert_uint_gt(st.outbound_dropped, 0);
+  long long t0 = test_now_ms();
+  mcp_client_free(c);
+  ck_assert_int_lt(test_now_ms() - t0, 10000);
+  mcp_client_options_free(o);
+  gate_destroy(&g);
+}
+END_TEST
+
+/*
+ * A host callback that is slow while the server floods notifications: at
+ * most the bound waits; the rest is dropped and counted.
+ */
+START_TEST(flood_notifications_bounded) {
+  gate g;
+  gate_init(&g);
+  mcp_client_options *o = mcp_client_options_new();
+  mcp_client_options_set_notification_handler(o, on_note, &g);
+  mcp_client_options_set_log(o, on_log, &g);
+  mcp_client *c = connect_fault(o, "--flood-notifications", "5000", NULL);
+  ck_assert(gate_wait(&g, &g.entered, 10000));
+  /* The answer comes after the flood on the same stream: all of it has
+   * been dispatched when the call returns. */
+  mcp_free(call_text(c, "echo", "{\"text\":\"after\"}"));
+  pthread_mutex_lock(&g.mu);
+  g.open = true;
+  pthread_cond_broadcast(&g.cv);
+  pthread_mutex_unlock(&g.mu);
+  drain_lane(c, &g);
+  /* 5001 notifications; the default bound is 1024 (the running one
+   * included). */
+  ck_assert_int_eq(g.calls, 1024);
+  ck_assert(!g.flood_done);
+  mcp_client_stats st;
+  mcp_client_get_stats(c, &st);
+  ck_assert_uint_eq(st.inbound_dropped, 5001 - 1024);
+  pthread_mutex_lock(&g.mu);
+  ck_assert_msg(strstr(g.log, "fault-server") && strstr(g.log, "dropping"), "log: %s", g.log);
+  pthread_mutex_unlock(&g.mu);
+  mcp_client_free(c);
+  mcp_client_options_free(o);
+  gate_destroy(&g);
+}
+END_TEST
+
+/* Requests for a slow host handler beyond the bound are answered -32000 at
+ * once, and the bound can be set. */
+START_TEST(flood_requests_answered_busy) {
+  gate g;
+  gate_init(&g);
+  mcp_client_options *o = mcp_client_options_new();
+  ck_assert_int_eq(mcp_client_options_set_request_handler(o, "roots/list", on_roots, &g), MCP_OK);
+  mcp_client_options_set_max_queued_messages(o, 16);
+  mcp_client *c = connect_fault(o, "--flood-requests", "500", NULL);
+  ck_assert(gate_wait(&g, &g.entered, 10000));
+  mcp_free(call_text(c, "echo", "{\"text\":\"after\"}"));
+  pthread_mutex_lock(&g.mu);
+  g.open = true;
+  pthread_cond_broadcast(&g.cv);
+  pthread_mutex_unlock(&g.mu);
+  drain_lane(c, &g);
+  ck_assert_int_eq(g.calls, 16);
+  /* Every answer was queued before this request, and goes out first. */
+  char *res = call_text(c, "flood_stats", NULL);
+  ck_assert_msg(strstr(res, "results=16 errors=484 busy=484"), "stats: %s", res);
+  mcp_free(res);
+  mcp_client_free(c);
+  mcp_client_options_free(o);
+  gate_destroy(&g);
+}
+END_TEST
+
+/* ---- item: cancellation after a timeout ---------------------------------- */
+
+/* Fills the server's stdin (it stopped reading) with small notifications,
+ * each written whole or not at all, until one times out. */
+static void fill_pipe(mcp_client *c) {
+  char params[1100];
+  snprintf(params, sizeof(params), "{\"pad\":\"%01000d\"}", 0);
+  for (int i = 0; i < 100000; i++) {
+    mcp_error err = MCP_ERROR_INIT;
+    mcp_status st = mcp_client_notify(c, "x/fill", params, &err);
+    mcp_error_clear(&err);
+    if (st == MCP_ETIMEDOUT) return;
+    ck_assert_int_eq(st, MCP_OK);
+  }
+  ck_abort_msg("the pipe never filled");
+}
+
+/*
+ * A call on a full pipe times out at its deadline; the notifications/
+ * cancelled it owes the server must not hold the caller (before the fix it
+ * waited 5 s more for the pipe).
+ */
+START_TEST(cancel_after_timeout_returns_at_deadline) {
+  mcp_client_options *o = mcp_client_options_new();
+  mcp_client_options_set_timeout_ms(o, 200); /* for fill_pipe's notifications */
+  mcp_client *c = connect_fault(o, "--stop-reading", NULL);
+  fill_pipe(c);
+  mcp_call_options *co = timeout_opts(1000);
+  char *res = NULL;
+  long long t0 = test_now_ms();
+  mcp_status st = mcp_client_call_tool(c, "echo", "{\"text\":\"x\"}", co, &res, NULL);
+  long long took = test_now_ms() - t0;
+  ck_assert_int_eq(st, MCP_ETIMEDOUT);
+  ck_assert_msg(took < 1000 + 1000, "returned %lld ms after a 1000 ms deadline", took);
+  /* A call whose request went out and then timed out: same bound. */
+  mcp_call_options_free(co);
+  mcp_client_free(c);
+  mcp_client_options_free(o);
+}
+END_TEST
+
+static Suite *inbound_suite(void) {
+  Suite *s = suite_create("inbound");
+  TCase *flood = tcase_create("flood");
+  tcase_set_timeout(flood, 120);
+  tcase_add_test(flood, flood_pings_server_stops_reading);
+  tcase_add_test(flood, flood_notifications_bounded);
+  tcase_add_test(flood, flood_requests_answered_busy);
+  suite_add_tcase(s, flood);
+  TCase *cancel = tcase_create("cancel");
+  tcase_set_timeout(cancel, 60);
+  tcase_add_test(cancel, cancel_after_timeout_returns_at_deadline);
+  suite_add_tcase(s, cancel);
+  return s;
+}
+
+int main(void) { return run_suite(inbound_suite()); }
