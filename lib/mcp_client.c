@@ -94,6 +94,12 @@ struct mcp_client {
   atomic_bool in_overflow; /* dropping inbound messages (logged once) */
   atomic_bool out_overflow; /* the server is not reading (logged once) */
   atomic_uint lc_queued;   /* list_changed kinds queued (coalesced) */
+  /* Host threads inside the client's functions; mcp_client_free() ends
+   * their calls and waits for them to leave (client_enter). */
+  pthread_mutex_t calls_mu;
+  pthread_cond_t calls_cv; /* ncallers fell to 0 while freeing */
+  size_t ncallers;         /* guarded by calls_mu */
+  bool freeing;            /* guarded by calls_mu */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -469,6 +475,35 @@ MCP_EXTERN void mcp_call_options_set_reset_timeout_on_progress(
   if (!o) return;
   o->reset_on_progress = reset;
   o->max_total_ms = max_total_ms;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Callers inside                                                            */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A host thread enters the client (false: it is being freed, and the
+ * caller must return MCP_ECLOSED without touching it further) and leaves
+ * it; free waits until every thread that entered has left.  Each leave
+ * touches the client last under calls_mu, which free takes before it
+ * releases anything.
+ */
+static bool client_enter(mcp_client *c) {
+  pthread_mutex_lock(&c->calls_mu);
+  bool ok = !c->freeing;
+  if (ok) c->ncallers++;
+  pthread_mutex_unlock(&c->calls_mu);
+  return ok;
+}
+
+static void client_leave(mcp_client *c) {
+  pthread_mutex_lock(&c->calls_mu);
+  if (--c->ncallers == 0 && c->freeing) pthread_cond_broadcast(&c->calls_cv);
+  pthread_mutex_unlock(&c->calls_mu);
+}
+
+static mcp_status freeing_error(mcp_error *err) {
+  return mcp__error_set(err, MCP_ECLOSED, "client closed: mcp_client_free() was called");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1240,10 +1275,10 @@ static void lead_until_done(mcp_client *c, mcp_pending_entry *e) {
  * response took the fast path, *out_text the result's compact text (caller
  * frees) and *out_len its length.
  */
-static mcp_status request_sync_ex(mcp_client *c, const char *method, json_object *params,
-                                  const tool_args *ta, const mcp_call_options *o,
-                                  json_object **result, char **out_text, size_t *out_len,
-                                  mcp_error *err) {
+static mcp_status request_sync_body(mcp_client *c, const char *method, json_object *params,
+                                    const tool_args *ta, const mcp_call_options *o,
+                                    json_object **result, char **out_text, size_t *out_len,
+                                    mcp_error *err) {
   *result = NULL;
   if (out_text) *out_text = NULL;
   call_ctx ctx = {.c = c};
@@ -1293,6 +1328,21 @@ static mcp_status request_sync_ex(mcp_client *c, const char *method, json_object
     if (strcmp(method, "initialize") != 0) /* initialize is never cancelled */
       send_cancelled(c, id, st == MCP_ETIMEDOUT ? "timeout" : "cancelled by client");
   }
+  return st;
+}
+
+static mcp_status request_sync_ex(mcp_client *c, const char *method, json_object *params,
+                                  const tool_args *ta, const mcp_call_options *o,
+                                  json_object **result, char **out_text, size_t *out_len,
+                                  mcp_error *err) {
+  if (!client_enter(c)) {
+    *result = NULL;
+    if (out_text) *out_text = NULL;
+    json_object_put(params);
+    return freeing_error(err);
+  }
+  mcp_status st = request_sync_body(c, method, params, ta, o, result, out_text, out_len, err);
+  client_leave(c);
   return st;
 }
 
@@ -1462,22 +1512,34 @@ static mcp_status list_all(mcp_client *c, const char *method, const char *key,
   return result_to_text(all, out, err);
 }
 
+/* list_all() for a host thread: entered once for all its pages. */
+static mcp_status list_entered(mcp_client *c, const char *method, const char *key,
+                               const mcp_call_options *opts, char **out, mcp_error *err) {
+  if (c && !client_enter(c)) {
+    if (out) *out = NULL;
+    return freeing_error(err);
+  }
+  mcp_status st = list_all(c, method, key, opts, out, err);
+  if (c) client_leave(c);
+  return st;
+}
+
 MCP_EXTERN mcp_status mcp_client_list_tools(mcp_client *c, const mcp_call_options *opts,
                                             char **out, mcp_error *err) {
-  return list_all(c, "tools/list", "tools", opts, out, err);
+  return list_entered(c, "tools/list", "tools", opts, out, err);
 }
 MCP_EXTERN mcp_status mcp_client_list_resources(mcp_client *c, const mcp_call_options *opts,
                                                 char **out, mcp_error *err) {
-  return list_all(c, "resources/list", "resources", opts, out, err);
+  return list_entered(c, "resources/list", "resources", opts, out, err);
 }
 MCP_EXTERN mcp_status mcp_client_list_resource_templates(mcp_client *c,
                                                          const mcp_call_options *opts,
                                                          char **out, mcp_error *err) {
-  return list_all(c, "resources/templates/list", "resourceTemplates", opts, out, err);
+  return list_entered(c, "resources/templates/list", "resourceTemplates", opts, out, err);
 }
 MCP_EXTERN mcp_status mcp_client_list_prompts(mcp_client *c, const mcp_call_options *opts,
                                               char **out, mcp_error *err) {
-  return list_all(c, "prompts/list", "prompts", opts, out, err);
+  return list_entered(c, "prompts/list", "prompts", opts, out, err);
 }
 
 MCP_EXTERN mcp_status mcp_client_read_resource(mcp_client *c, const char *uri,
@@ -1532,11 +1594,17 @@ MCP_EXTERN mcp_status mcp_client_notify(mcp_client *c, const char *method,
   json_object *params = NULL;
   mcp_status st = parse_object(params_json, "params", &params, err);
   if (st) return st;
+  if (!client_enter(c)) {
+    json_object_put(params);
+    return freeing_error(err);
+  }
   size_t len = 0;
   char *text = mcp__jsonrpc_notification(method, params, &len);
   json_object_put(params);
   int64_t t = c->opts->timeout_ms;
-  return send_text(c, text, len, t > 0 ? mcp__deadline_in(t) : MCP_NO_DEADLINE, err);
+  st = send_text(c, text, len, t > 0 ? mcp__deadline_in(t) : MCP_NO_DEADLINE, err);
+  client_leave(c);
+  return st;
 }
 
 /* ---- async --------------------------------------------------------------- */
@@ -1637,9 +1705,10 @@ static void on_async_text(void *user, int64_t id, char *text, size_t len) {
 }
 
 /* As request_sync_ex; |ta| as there. */
-static mcp_status request_async(mcp_client *c, const char *method, json_object *params,
-                                const tool_args *ta, const mcp_call_options *o, bool tool_call,
-                                mcp_result_fn fn, void *user, mcp_error *err) {
+static mcp_status request_async_body(mcp_client *c, const char *method, json_object *params,
+                                     const tool_args *ta, const mcp_call_options *o,
+                                     bool tool_call, mcp_result_fn fn, void *user,
+                                     mcp_error *err) {
   call_ctx *ctx = mcp__calloc(1, sizeof(*ctx));
   if (!ctx) {
     json_object_put(params);
@@ -1698,6 +1767,18 @@ static mcp_status request_async(mcp_client *c, const char *method, json_object *
   }
   mcp_error_clear(&serr);
   return MCP_OK;
+}
+
+static mcp_status request_async(mcp_client *c, const char *method, json_object *params,
+                                const tool_args *ta, const mcp_call_options *o, bool tool_call,
+                                mcp_result_fn fn, void *user, mcp_error *err) {
+  if (!client_enter(c)) {
+    json_object_put(params);
+    return freeing_error(err);
+  }
+  mcp_status st = request_async_body(c, method, params, ta, o, tool_call, fn, user, err);
+  client_leave(c);
+  return st;
 }
 
 MCP_EXTERN mcp_status mcp_client_request_async(mcp_client *c, const char *method,
@@ -1845,15 +1926,27 @@ static mcp_status initialize(mcp_client *c, mcp_error *err) {
 }
 
 static void free_now(mcp_client *c) {
+  /* From now on host threads entering get MCP_ECLOSED at once. */
+  pthread_mutex_lock(&c->calls_mu);
+  c->freeing = true;
+  pthread_mutex_unlock(&c->calls_mu);
+  atomic_store(&c->open, false);
+  /* Closing wakes writers; closing the table ends every request (on_close
+   * did already) and wakes every waiting caller and leader. */
   if (c->t) mcp__transport_close(c->t);
-  /* Every request has ended by now (on_close closed the table); the lane
-   * drains the callbacks that reports. */
-  if (c->pending) mcp__pending_close(c->pending, MCP_ECLOSED, "client closed");
+  if (c->pending) mcp__pending_close(c->pending, MCP_ECLOSED, "client closed: mcp_client_free() was called");
+  /* The callers still inside return now; wait until the last has left. */
+  pthread_mutex_lock(&c->calls_mu);
+  while (c->ncallers > 0) pthread_cond_wait(&c->calls_cv, &c->calls_mu);
+  pthread_mutex_unlock(&c->calls_mu);
+  /* The lane drains the callbacks the close reported. */
   if (c->lane) mcp__lane_free(c->lane);
   mcp__transport_free(c->t);
   mcp__pending_free(c->pending);
   if (c->workers) mcp__workers_unref(c->workers);
   pthread_mutex_destroy(&c->lock);
+  pthread_cond_destroy(&c->calls_cv);
+  pthread_mutex_destroy(&c->calls_mu);
   mcp__free(c->close_message);
   mcp__free(c->protocol_version);
   mcp__free(c->server_info);
@@ -1872,6 +1965,8 @@ mcp_status mcp__client_connect_ex(const mcp_client_options *o, mcp_workers *work
   mcp_client *c = mcp__calloc(1, sizeof(*c));
   if (!c) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
   pthread_mutex_init(&c->lock, NULL);
+  pthread_mutex_init(&c->calls_mu, NULL);
+  pthread_cond_init(&c->calls_cv, NULL);
   atomic_init(&c->open, true);
   if (hooks) c->hooks = *hooks;
   c->hooks.connect_cancel = hooks ? hooks->connect_cancel : NULL; /* connect only */
@@ -1933,9 +2028,16 @@ MCP_EXTERN mcp_status mcp_client_connect(const mcp_client_options *o, mcp_client
 }
 
 MCP_EXTERN void mcp_client_close(mcp_client *c) {
-  if (!c) return;
+  if (!c || !client_enter(c)) return; /* being freed: free closes it */
   atomic_store(&c->open, false);
   mcp__transport_close(c->t);
+  client_leave(c);
+}
+
+void mcp__client_abort(mcp_client *c, const char *why) {
+  if (!c) return;
+  atomic_store(&c->open, false);
+  mcp__pending_close(c->pending, MCP_ECLOSED, why);
 }
 
 static void *free_thread(void *arg) {

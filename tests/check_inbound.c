@@ -300,6 +300,131 @@ START_TEST(cancel_after_timeout_returns_at_deadline) {
 }
 END_TEST
 
+/* ---- item: free while calls are in flight --------------------------------- */
+
+typedef struct caller {
+  mcp_client *c;
+  mcp_status st;
+  char msg[256];
+} caller;
+
+static void *caller_main(void *arg) {
+  caller *k = arg;
+  char *res = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  k->st = mcp_client_call_tool(k->c, "hang", "{}", NULL, &res, &err);
+  snprintf(k->msg, sizeof(k->msg), "%s", err.message ? err.message : "");
+  mcp_error_clear(&err);
+  mcp_free(res);
+  return NULL;
+}
+
+typedef struct async_seen {
+  atomic_int calls;
+  atomic_int status;
+} async_seen;
+
+static void on_async_seen(void *user, mcp_status st, const char *result, const mcp_error *err) {
+  (void)result;
+  (void)err;
+  async_seen *a = user;
+  atomic_store(&a->status, st);
+  atomic_fetch_add(&a->calls, 1);
+}
+
+/*
+ * Threads blocked in calls while another thread frees the client: the
+ * calls end with MCP_ECLOSED and free returns after they have left (before
+ * the fix free released the client under them: use after free under ASan).
+ */
+START_TEST(free_while_calls_block) {
+  mcp_client *c = connect_fault(NULL, NULL);
+  enum { N = 4 };
+  caller k[N];
+  pthread_t th[N];
+  for (int i = 0; i < N; i++) {
+    k[i] = (caller){.c = c};
+    ck_assert_int_eq(pthread_create(&th[i], NULL, caller_main, &k[i]), 0);
+  }
+  async_seen a = {0};
+  ck_assert_int_eq(mcp_client_call_tool_async(c, "hang", "{}", NULL, on_async_seen, &a, NULL),
+                   MCP_OK);
+  /* Every call is in flight once its request went out (initialize + N + 1). */
+  mcp_client_stats st;
+  ck_assert(WAIT_UNTIL((mcp_client_get_stats(c, &st), st.requests_sent >= 2 + N), 10000));
+  long long t0 = test_now_ms();
+  mcp_client_free(c);
+  ck_assert_int_lt(test_now_ms() - t0, 10000);
+  for (int i = 0; i < N; i++) {
+    pthread_join(th[i], NULL);
+    ck_assert_int_eq(k[i].st, MCP_ECLOSED);
+    ck_assert_msg(k[i].msg[0] != '\0', "no message");
+  }
+  /* free waited for the callbacks: the async one ran, once. */
+  ck_assert_int_eq(atomic_load(&a.calls), 1);
+  ck_assert_int_eq(atomic_load(&a.status), MCP_ECLOSED);
+}
+END_TEST
+
+typedef struct mcaller {
+  mcp_manager *m;
+  mcp_status st;
+  atomic_int progressed; /* the call reached the server */
+} mcaller;
+
+static void on_mprogress(void *user, double progress, double total, const char *message) {
+  (void)progress;
+  (void)total;
+  (void)message;
+  atomic_store(&((mcaller *)user)->progressed, 1);
+}
+
+static void *mcaller_main(void *arg) {
+  mcaller *k = arg;
+  mcp_call_options *o = timeout_opts(30000);
+  mcp_call_options_set_progress(o, on_mprogress, k);
+  char *res = NULL;
+  k->st = mcp_manager_call_tool(k->m, "f/progress", "{\"steps\":100000,\"ms\":20}", o, &res, NULL);
+  mcp_free(res);
+  mcp_call_options_free(o);
+  return NULL;
+}
+
+/* The same through a manager: its calls in flight end, and free waits for
+ * them (before the fix it released the manager under them). */
+START_TEST(manager_free_while_calls_block) {
+  mcp_manager_options *o = mcp_manager_options_new();
+  mcp_manager_options_set_discovery(o, false, false);
+  mcp_manager_options_set_timeout_ms(o, 20000);
+  mcp_client_options *co = mcp_client_options_new();
+  const char *argv[] = {test_env_path("MCP_FAULT_SERVER"), NULL};
+  ck_assert_int_eq(mcp_client_options_set_stdio(co, argv), MCP_OK);
+  ck_assert_int_eq(mcp_manager_options_add_server(o, "f", co), MCP_OK);
+  mcp_client_options_free(co);
+  mcp_manager *m = NULL;
+  ck_assert_int_eq(mcp_manager_start(o, &m, NULL), MCP_OK);
+  mcp_manager_options_free(o);
+  /* One call: the fault server runs one tool at a time. */
+  enum { N = 1 };
+  mcaller k[N];
+  pthread_t th[N];
+  for (int i = 0; i < N; i++) {
+    k[i].m = m;
+    k[i].st = MCP_OK;
+    atomic_init(&k[i].progressed, 0);
+    ck_assert_int_eq(pthread_create(&th[i], NULL, mcaller_main, &k[i]), 0);
+  }
+  for (int i = 0; i < N; i++) ck_assert(WAIT_UNTIL(atomic_load(&k[i].progressed), 20000));
+  long long t0 = test_now_ms();
+  mcp_manager_free(m);
+  ck_assert_int_lt(test_now_ms() - t0, 15000);
+  for (int i = 0; i < N; i++) {
+    pthread_join(th[i], NULL);
+    ck_assert_int_eq(k[i].st, MCP_ECLOSED);
+  }
+}
+END_TEST
+
 static Suite *inbound_suite(void) {
   Suite *s = suite_create("inbound");
   TCase *flood = tcase_create("flood");
@@ -312,6 +437,11 @@ static Suite *inbound_suite(void) {
   tcase_set_timeout(cancel, 60);
   tcase_add_test(cancel, cancel_after_timeout_returns_at_deadline);
   suite_add_tcase(s, cancel);
+  TCase *fr = tcase_create("free");
+  tcase_set_timeout(fr, 60);
+  tcase_add_test(fr, free_while_calls_block);
+  tcase_add_test(fr, manager_free_while_calls_block);
+  suite_add_tcase(s, fr);
   return s;
 }
 

@@ -364,10 +364,14 @@ MCP_EXTERN mcp_status mcp_client_connect(const mcp_client_options *o,
 MCP_EXTERN void mcp_client_close(mcp_client *c);
 
 /*
- * mcp_client_free() closes the client if needed, waits for its callbacks to
- * finish and releases it.  Called from one of this client's own callbacks,
- * the release happens after that callback returns.  No other call on |c|
- * may run or start concurrently with, or after, this one.
+ * mcp_client_free() closes the client if needed, ends every call still in
+ * flight on other threads with MCP_ECLOSED (their async callbacks run, once,
+ * with it), waits until those threads have left the library and the
+ * client's callbacks have finished, and releases it.  Called from one of
+ * this client's own callbacks, the release happens after that callback
+ * returns.  A call that starts after mcp_client_free() was called (or
+ * concurrently with it, which cannot be told apart) is still undefined:
+ * free is the last use of |c| a host makes.
  */
 MCP_EXTERN void mcp_client_free(mcp_client *c);
 
@@ -627,9 +631,10 @@ MCP_EXTERN mcp_status mcp_manager_start(const mcp_manager_options *o,
 
 /*
  * mcp_manager_free() shuts down: no reconnect starts after it begins,
- * connects in progress are abandoned, every server is closed (in
- * parallel), every thread joined.  No other
- * call on |m| may run concurrently with or after it; not from a callback.
+ * connects in progress are abandoned, calls in flight on other threads end
+ * with MCP_ECLOSED and are waited for, every server is closed (in
+ * parallel), every thread joined.  A call that starts after (or
+ * concurrently with) it is undefined; not from a callback.
  */
 MCP_EXTERN void mcp_manager_free(mcp_manager *m);
 
