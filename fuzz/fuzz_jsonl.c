@@ -37,7 +37,7 @@ static void on_oversize(void *user, size_t n) {
   flog_u64(&c->log, n);
 }
 
-static const mcp_jsonl_callbacks cbs = {on_line, on_oversize};
+static const mcp_jsonl_callbacks cbs = {on_line, on_oversize, NULL};
 
 static void run(const char *in, size_t n, size_t max, uint32_t seed,
                 size_t maxpiece, int mode, flog *out) {

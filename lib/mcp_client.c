@@ -1076,6 +1076,118 @@ static void on_error(void *user, mcp_status status, const char *message) {
   client_log(c, MCP_LOG_WARN, "%s", message ? message : mcp_strerror(status));
 }
 
+/* ---- oversized messages ---- */
+
+static size_t skip_ws(const char *h, size_t n, size_t i) {
+  while (i < n && (h[i] == ' ' || h[i] == '\t' || h[i] == '\r' || h[i] == '\n')) i++;
+  return i;
+}
+
+/* Index after the string starting at h[i] == '"', or n when it does not
+ * end within the head. */
+static size_t skip_string(const char *h, size_t n, size_t i) {
+  for (i++; i < n; i++) {
+    if (h[i] == '\\') i++;
+    else if (h[i] == '"') return i + 1;
+  }
+  return n;
+}
+
+/* Index after the value starting at h[i] (strings and nesting followed;
+ * a lenient skip, this is not validation), or n. */
+static size_t skip_value(const char *h, size_t n, size_t i) {
+  size_t depth = 0;
+  for (; i < n; i++) {
+    char ch = h[i];
+    if (ch == '"') {
+      i = skip_string(h, n, i) - 1;
+      if (i + 1 >= n) return n;
+    } else if (ch == '{' || ch == '[') {
+      depth++;
+    } else if (ch == '}' || ch == ']') {
+      if (depth == 0) return i; /* the end of the enclosing object */
+      if (--depth == 0) return i + 1;
+    } else if (depth == 0 && (ch == ',' || ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n')) {
+      return i;
+    }
+  }
+  return n;
+}
+
+/*
+ * The id of the response whose first |n| bytes are |h|: a bounded lenient
+ * scan of the top-level members.  True only when an integer "id" comes
+ * before "result" or "error" (so the message is a response and its id is
+ * known) and no "method" does.  The id cannot be known when the head ends
+ * first (the server put "id" after a large "result"): then no request is
+ * guessed at.
+ */
+static bool oversize_response_id(const char *h, size_t n, int64_t *id) {
+  bool have_id = false;
+  size_t i = skip_ws(h, n, 0);
+  if (i >= n || h[i] != '{') return false;
+  i++;
+  for (;;) {
+    i = skip_ws(h, n, i);
+    if (i >= n || h[i] != '"') return false;
+    size_t k0 = i + 1, k1 = skip_string(h, n, i);
+    if (k1 >= n) return false;
+    size_t klen = k1 - 1 - k0;
+    i = skip_ws(h, n, k1);
+    if (i >= n || h[i] != ':') return false;
+    i = skip_ws(h, n, i + 1);
+    if (i >= n) return false;
+#define KEY_IS(lit) (klen == sizeof(lit) - 1 && memcmp(h + k0, lit, klen) == 0)
+    if (KEY_IS("method")) return false;
+    if (KEY_IS("result") || KEY_IS("error")) return have_id;
+    if (KEY_IS("id")) {
+      size_t j = i + (h[i] == '-');
+      size_t d0 = j;
+      while (j < n && h[j] >= '0' && h[j] <= '9' && j - d0 < 19) j++;
+      if (j == d0 || j >= n || (h[j] != ',' && h[j] != '}' && h[j] != ' ')) return false;
+      char num[24];
+      memcpy(num, h + i, j - i);
+      num[j - i] = '\0';
+      *id = strtoll(num, NULL, 10);
+      have_id = true;
+      i = j;
+    } else {
+      i = skip_value(h, n, i);
+    }
+#undef KEY_IS
+    i = skip_ws(h, n, i);
+    if (i >= n || h[i] != ',') return false;
+    i++;
+  }
+}
+
+/* A message over the size limit was skipped (stdio): the request it
+ * answered, when its id can be read from the head, fails now with
+ * MCP_ETOOBIG instead of waiting out its timeout. */
+static void on_oversize(void *user, size_t len, const char *head, size_t head_len) {
+  mcp_client *c = user;
+  atomic_fetch_add(&c->n_oversize, 1);
+  size_t limit = c->opts->max_message ? c->opts->max_message : DEFAULT_MAX_MESSAGE;
+  int64_t id = 0;
+  if (oversize_response_id(head, head_len, &id)) {
+    mcp_error e = MCP_ERROR_INIT;
+    mcp__error_set(&e, MCP_ETOOBIG,
+                   "response of %zu bytes from %s exceeds the limit of %zu bytes "
+                   "(mcp_client_options_set_max_message_bytes)",
+                   len, server_label(c), limit);
+    int rc = mcp__pending_complete(c->pending, id, MCP_ETOOBIG, NULL, &e);
+    mcp_error_clear(&e);
+    if (rc == 1) atomic_fetch_add(&c->n_late, 1);
+    client_log(c, MCP_LOG_WARN, "response of %zu bytes to request %lld from %s exceeds the "
+               "limit of %zu bytes; skipped%s", len, (long long)id, server_label(c), limit,
+               rc == 0 ? ", the request failed" : "");
+    return;
+  }
+  client_log(c, MCP_LOG_WARN, "message of %zu bytes from %s exceeds the limit of %zu bytes; "
+             "skipped (its request id is not in its first bytes, so no request was failed)",
+             len, server_label(c), limit);
+}
+
 static void on_request_error(void *user, int64_t id, const mcp_error *err) {
   mcp_client *c = user;
   mcp_status st = err && err->status ? err->status : MCP_EIO;
@@ -1982,7 +2094,8 @@ mcp_status mcp__client_connect_ex(const mcp_client_options *o, mcp_workers *work
                                               .on_error = on_error,
                                               .on_close = on_close,
                                               .on_request_error = on_request_error,
-                                              .on_request_hold = on_request_hold};
+                                              .on_request_hold = on_request_hold,
+                                              .on_oversize = on_oversize};
   if (c->opts->url) {
     static const mcp_http_kind kinds[] = {MCP_HTTP_KIND_AUTO, MCP_HTTP_KIND_STREAMABLE,
                                           MCP_HTTP_KIND_SSE};

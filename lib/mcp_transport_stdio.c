@@ -95,8 +95,6 @@ extern char **environ;
 #define STDIO_MSG_TAIL 2048
 /* Most messages post() keeps waiting for the server to read them. */
 #define STDIO_WQ_MAX 1024
-/* Bytes kept of an oversized line, to tell whose response it was. */
-#define STDIO_OVERSIZE_HEAD 4096
 /* Size of one read from stdout, and from stderr. */
 #define STDIO_READ_CHUNK ((size_t)64 * 1024)
 #define STDIO_ERR_CHUNK 8192
@@ -840,8 +838,13 @@ static int on_line(void *user, const char *data, size_t len) {
   return 0;
 }
 
-static void on_oversize(void *user, size_t len) {
+static void on_oversize(void *user, size_t len, const char *head, size_t head_len) {
   stdio_transport *t = user;
+  if (t->cb.on_oversize) {
+    /* The receiver tells from the head whose response it was. */
+    t->cb.on_oversize(t->user, len, head, head_len);
+    return;
+  }
   if (!t->cb.on_error) return;
   char msg[160];
   snprintf(msg, sizeof(msg),
@@ -1562,7 +1565,7 @@ mcp_status mcp__stdio_transport_new(const mcp_stdio_config *cfg,
     goto fail;
   }
 
-  mcp_jsonl_callbacks jcb = {on_line, on_oversize};
+  mcp_jsonl_callbacks jcb = {.on_line = on_line, .on_oversize_head = on_oversize};
   t->framer = mcp__jsonl_new(t->max_line, &jcb, t);
   t->rbuf = mcp__malloc(STDIO_READ_CHUNK);
   t->tail = mcp__malloc(t->tail_cap);

@@ -11,7 +11,9 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <sys/wait.h>
 
+#include "check_server.h"
 #include "check_util.h"
 #include "mcpconn.h"
 
@@ -149,8 +151,7 @@ static void drain_lane(mcp_client *c, gate *g) {
   pthread_mutex_lock(&g->mu);
   g->async_done = false;
   pthread_mutex_unlock(&g->mu);
-  ck_assert_int_eq(mcp_client_call_tool_async(c, "echo", "{\"text\":\"x\"}", NULL, on_async, g, NULL),
-                   MCP_OK);
+  ck_assert_int_eq(mcp_client_request_async(c, "ping", NULL, NULL, on_async, g, NULL), MCP_OK);
   ck_assert(gate_wait(g, &g->async_done, 30000));
 }
 
@@ -261,19 +262,26 @@ END_TEST
 
 /* ---- item: cancellation after a timeout ---------------------------------- */
 
-/* Fills the server's stdin (it stopped reading) with small notifications,
- * each written whole or not at all, until one times out. */
+/* Fills the server's stdin (it stopped reading) with notifications, each
+ * written whole or not at all, until one times out; then with smaller ones
+ * (a pipe takes a small write into the room a large one could not use),
+ * down to the smallest, so no message of ours fits any more. */
 static void fill_pipe(mcp_client *c) {
-  char params[1100];
-  snprintf(params, sizeof(params), "{\"pad\":\"%01000d\"}", 0);
-  for (int i = 0; i < 100000; i++) {
-    mcp_error err = MCP_ERROR_INIT;
-    mcp_status st = mcp_client_notify(c, "x/fill", params, &err);
-    mcp_error_clear(&err);
-    if (st == MCP_ETIMEDOUT) return;
-    ck_assert_int_eq(st, MCP_OK);
+  static const int pads[] = {1000, 100, 0};
+  for (size_t p = 0; p < sizeof(pads) / sizeof(pads[0]); p++) {
+    char params[1100];
+    if (pads[p])
+      snprintf(params, sizeof(params), "{\"pad\":\"%0*d\"}", pads[p], 0);
+    bool full = false;
+    for (int i = 0; i < 100000 && !full; i++) {
+      mcp_error err = MCP_ERROR_INIT;
+      mcp_status st = mcp_client_notify(c, "x/f", pads[p] ? params : NULL, &err);
+      mcp_error_clear(&err);
+      full = st == MCP_ETIMEDOUT;
+      if (!full) ck_assert_int_eq(st, MCP_OK);
+    }
+    ck_assert_msg(full, "the pipe never filled");
   }
-  ck_abort_msg("the pipe never filled");
 }
 
 /*
@@ -297,6 +305,103 @@ START_TEST(cancel_after_timeout_returns_at_deadline) {
   mcp_call_options_free(co);
   mcp_client_free(c);
   mcp_client_options_free(o);
+}
+END_TEST
+
+/* ---- item: oversized responses ------------------------------------------- */
+
+/* A response over the limit fails its request at once with MCP_ETOOBIG
+ * (before the fix the call waited out its timeout and said "timed out"). */
+START_TEST(oversize_response_fails_its_call) {
+  mcp_client_options *o = mcp_client_options_new();
+  mcp_client_options_set_max_message_bytes(o, 65536);
+  mcp_client *c = connect_fault(o, "--oversize-response", "200000", NULL);
+  mcp_call_options *co = timeout_opts(20000);
+  char *res = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  long long t0 = test_now_ms();
+  mcp_status st = mcp_client_call_tool(c, "echo", "{\"text\":\"x\"}", co, &res, &err);
+  ck_assert_msg(st == MCP_ETOOBIG, "got %d: %s", st, err.message ? err.message : "");
+  ck_assert_int_lt(test_now_ms() - t0, 10000);
+  ck_assert_msg(strstr(err.message, "exceeds the limit of 65536 bytes") &&
+                strstr(err.message, "fault-server"), "message: %s", err.message);
+  mcp_error_clear(&err);
+  /* The stream stays in step: the next request is answered. */
+  ck_assert_int_eq(mcp_client_ping(c, NULL, NULL), MCP_OK);
+  mcp_client_stats stats;
+  mcp_client_get_stats(c, &stats);
+  ck_assert_uint_eq(stats.oversize_messages, 1);
+  mcp_call_options_free(co);
+  mcp_client_free(c);
+  mcp_client_options_free(o);
+}
+END_TEST
+
+/* With the id after the large result it cannot be known: nothing is
+ * guessed, a warning names the server and the size, the call times out. */
+START_TEST(oversize_response_id_unknown_warns) {
+  gate g;
+  gate_init(&g);
+  mcp_client_options *o = mcp_client_options_new();
+  mcp_client_options_set_max_message_bytes(o, 65536);
+  mcp_client_options_set_log(o, on_log, &g);
+  mcp_client *c = connect_fault(o, "--oversize-response", "200000", "--oversize-id-last", NULL);
+  mcp_call_options *co = timeout_opts(1500);
+  char *res = NULL;
+  ck_assert_int_eq(mcp_client_call_tool(c, "echo", "{\"text\":\"x\"}", co, &res, NULL),
+                   MCP_ETIMEDOUT);
+  drain_lane(c, &g);
+  pthread_mutex_lock(&g.mu);
+  ck_assert_msg(strstr(g.log, "fault-server") && strstr(g.log, "exceeds the limit of 65536") &&
+                strstr(g.log, "no request was failed"), "log: %s", g.log);
+  pthread_mutex_unlock(&g.mu);
+  mcp_call_options_free(co);
+  mcp_client_free(c);
+  mcp_client_options_free(o);
+  gate_destroy(&g);
+}
+END_TEST
+
+/* On Streamable HTTP the response stream of a POST belongs to its request:
+ * an event over the limit fails that request with MCP_ETOOBIG. */
+START_TEST(oversize_sse_event_fails_its_call) {
+  const char *argv[] = {test_env_path("MCP_H2_TEST_SERVER"), "--sse-every", "1", NULL};
+  test_server srv = test_server_spawn(argv, 60000);
+  char url[64];
+  snprintf(url, sizeof(url), "http://127.0.0.1:%d/mcp", srv.port);
+  mcp_client_options *o = mcp_client_options_new();
+  ck_assert_int_eq(mcp_client_options_set_http(o, url, MCP_HTTP_TRANSPORT_STREAMABLE), MCP_OK);
+  mcp_client_options_set_http_version(o, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
+  mcp_client_options_set_http_listener(o, false);
+  mcp_client_options_set_max_message_bytes(o, 65536);
+  mcp_client *c = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  ck_assert_int_eq(mcp_client_connect(o, &c, &err), MCP_OK);
+  /* echo answers with the text: an event of about 100 KB. */
+  size_t n = 100000;
+  char *args = malloc(n + 32);
+  ck_assert_ptr_nonnull(args);
+  strcpy(args, "{\"text\":\"");
+  memset(args + 9, 'y', n);
+  strcpy(args + 9 + n, "\"}");
+  mcp_call_options *co = timeout_opts(20000);
+  char *res = NULL;
+  long long t0 = test_now_ms();
+  mcp_status st = mcp_client_call_tool(c, "echo", args, co, &res, &err);
+  ck_assert_msg(st == MCP_ETOOBIG, "got %d: %s", st, err.message ? err.message : "");
+  ck_assert_int_lt(test_now_ms() - t0, 10000);
+  ck_assert_msg(strstr(err.message, "65536"), "message: %s", err.message);
+  mcp_error_clear(&err);
+  /* A small answer on the next stream arrives as usual. */
+  ck_assert_int_eq(mcp_client_call_tool(c, "echo", "{\"text\":\"small\"}", co, &res, NULL), MCP_OK);
+  mcp_free(res);
+  free(args);
+  mcp_call_options_free(co);
+  mcp_client_free(c);
+  mcp_client_options_free(o);
+  close(srv.in_wr);
+  int ws;
+  waitpid(srv.pid, &ws, 0);
 }
 END_TEST
 
@@ -437,6 +542,12 @@ static Suite *inbound_suite(void) {
   tcase_set_timeout(cancel, 60);
   tcase_add_test(cancel, cancel_after_timeout_returns_at_deadline);
   suite_add_tcase(s, cancel);
+  TCase *big = tcase_create("oversize");
+  tcase_set_timeout(big, 60);
+  tcase_add_test(big, oversize_response_fails_its_call);
+  tcase_add_test(big, oversize_response_id_unknown_warns);
+  tcase_add_test(big, oversize_sse_event_fails_its_call);
+  suite_add_tcase(s, big);
   TCase *fr = tcase_create("free");
   tcase_set_timeout(fr, 60);
   tcase_add_test(fr, free_while_calls_block);
