@@ -304,7 +304,15 @@ MCP_EXTERN mcp_status mcp_client_options_set_client_info(mcp_client_options *o,
 /* Default timeout of every request in ms (0 = none); also bounds connect. */
 MCP_EXTERN void mcp_client_options_set_timeout_ms(mcp_client_options *o,
                                                   int64_t ms);
-/* Largest message accepted from the server, in bytes (default 16 MiB). */
+/*
+ * Largest message accepted from the server, in bytes (default 16 MiB).  A
+ * response over it fails its request with MCP_ETOOBIG when the request is
+ * known: on stdio when the response's integer "id" precedes its "result"
+ * or "error" within its first 4 KiB (the usual order); on HTTP when it
+ * came as the request's own response (body or SSE stream).  Otherwise it
+ * is skipped with a warning naming the server and the size, and the
+ * request it answered ends at its timeout.
+ */
 MCP_EXTERN void mcp_client_options_set_max_message_bytes(mcp_client_options *o,
                                                          size_t bytes);
 /*
