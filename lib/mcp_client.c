@@ -41,8 +41,6 @@ const char *const mcp__protocol_versions[] = {"2025-11-25", "2025-06-18",
 
 #define DEFAULT_TIMEOUT_MS 30000
 #define DEFAULT_MAX_MESSAGE (16u * 1024 * 1024)
-/* How long a reply or notification we send may wait on a full pipe. */
-#define SEND_GRACE_MS 5000
 /*
  * Limits of one *_list call as a whole, against a server that pages without
  * end or sends huge pages: the pages followed, the items and the bytes of
@@ -56,6 +54,21 @@ const char *const mcp__protocol_versions[] = {"2025-11-25", "2025-06-18",
 #define DEFAULT_LIST_MAX_PAGES 1000
 #define DEFAULT_LIST_MAX_ITEMS 100000
 #define DEFAULT_LIST_MAX_BYTES ((size_t)64 * 1024 * 1024)
+/*
+ * Server messages queued for the host's callbacks (notifications, requests
+ * with a host handler, progress), per server.  One lane runs them one at a
+ * time; a healthy server's bursts (progress, log messages, updates) stay
+ * far below this, while a server this far ahead of the host is flooding.
+ * Beyond it notifications are dropped and requests answered -32000 at once.
+ * About 1 KiB each for small messages; the bytes are bounded separately by
+ * max_message.  mcp_client_options_set_max_queued_messages() changes it.
+ */
+#define DEFAULT_MAX_QUEUED 1024
+/* Log lines queued for the host's log callback. */
+#define MAX_QUEUED_LOGS 256
+/* The JSON-RPC error for a server request refused beyond the bound. */
+#define BUSY_CODE (-32000)
+#define BUSY_MESSAGE "client busy: too many pending requests"
 /* JSON handed to hosts: compact, and '/' not escaped (json-c escapes it by
  * default, which is valid but defeats hosts matching URIs as text). */
 #define JSON_TEXT_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
@@ -83,7 +96,21 @@ struct mcp_client {
   server_req *sreqs;
   /* Statistics. */
   atomic_uint_fast64_t n_sent, n_responses, n_unknown, n_late, n_proto,
-      n_oversize, n_notifications, n_server_requests;
+      n_oversize, n_notifications, n_server_requests, n_in_dropped, n_out_dropped;
+  /* Inbound bound (dispatch side runs on one upcall thread at a time). */
+  size_t max_queued;       /* immutable after connect */
+  atomic_size_t inq_n;     /* inbound items queued or running on the lane */
+  atomic_size_t inq_bytes; /* their message bytes */
+  atomic_size_t logq_n;    /* log items queued */
+  atomic_bool in_overflow; /* dropping inbound messages (logged once) */
+  atomic_bool out_overflow; /* the server is not reading (logged once) */
+  atomic_uint lc_queued;   /* list_changed kinds queued (coalesced) */
+  /* Host threads inside the client's functions; mcp_client_free() ends
+   * their calls and waits for them to leave (client_enter). */
+  pthread_mutex_t calls_mu;
+  pthread_cond_t calls_cv; /* ncallers fell to 0 while freeing */
+  size_t ncallers;         /* guarded by calls_mu */
+  bool freeing;            /* guarded by calls_mu */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -98,7 +125,12 @@ MCP_EXTERN mcp_client_options *mcp_client_options_new(void) {
   o->list_max_pages = DEFAULT_LIST_MAX_PAGES;
   o->list_max_items = DEFAULT_LIST_MAX_ITEMS;
   o->list_max_bytes = DEFAULT_LIST_MAX_BYTES;
+  o->max_queued = DEFAULT_MAX_QUEUED;
   return o;
+}
+
+MCP_EXTERN void mcp_client_options_set_max_queued_messages(mcp_client_options *o, size_t n) {
+  if (o) o->max_queued = n ? n : DEFAULT_MAX_QUEUED;
 }
 
 static void free_strv(char **v) {
@@ -399,6 +431,7 @@ mcp_client_options *mcp__client_options_dup(const mcp_client_options *o) {
   d->list_max_pages = o->list_max_pages;
   d->list_max_items = o->list_max_items;
   d->list_max_bytes = o->list_max_bytes;
+  d->max_queued = o->max_queued;
   d->log = o->log;
   d->notify_fn = o->notify_fn;
   d->notify_user = o->notify_user;
@@ -479,6 +512,35 @@ MCP_EXTERN void mcp_call_options_set_reset_timeout_on_progress(
 }
 
 /* ------------------------------------------------------------------------ */
+/* Callers inside                                                            */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A host thread enters the client (false: it is being freed, and the
+ * caller must return MCP_ECLOSED without touching it further) and leaves
+ * it; free waits until every thread that entered has left.  Each leave
+ * touches the client last under calls_mu, which free takes before it
+ * releases anything.
+ */
+static bool client_enter(mcp_client *c) {
+  pthread_mutex_lock(&c->calls_mu);
+  bool ok = !c->freeing;
+  if (ok) c->ncallers++;
+  pthread_mutex_unlock(&c->calls_mu);
+  return ok;
+}
+
+static void client_leave(mcp_client *c) {
+  pthread_mutex_lock(&c->calls_mu);
+  if (--c->ncallers == 0 && c->freeing) pthread_cond_broadcast(&c->calls_cv);
+  pthread_mutex_unlock(&c->calls_mu);
+}
+
+static mcp_status freeing_error(mcp_error *err) {
+  return mcp__error_set(err, MCP_ECLOSED, "client closed: mcp_client_free() was called");
+}
+
+/* ------------------------------------------------------------------------ */
 /* Lane helpers and logging                                                  */
 /* ------------------------------------------------------------------------ */
 
@@ -488,10 +550,16 @@ typedef struct log_item {
   char msg[];
 } log_item;
 
+static void drop_log(void *arg) {
+  log_item *it = arg;
+  atomic_fetch_sub(&it->c->logq_n, 1);
+  mcp__free(it);
+}
+
 static void run_log(void *arg) {
   log_item *it = arg;
   it->c->opts->log.fn(it->c->opts->log.user, it->level, it->msg);
-  mcp__free(it);
+  drop_log(it);
 }
 
 /* Logs from any thread: the host's log callback runs on the lane. */
@@ -505,13 +573,58 @@ static void client_log(mcp_client *c, mcp_log_level level, const char *fmt, ...)
   int n = vsnprintf(buf, sizeof(buf), fmt, ap);
   va_end(ap);
   if (n < 0) return;
+  /* A server can make us log per message it sends: bounded like them. */
+  if (atomic_fetch_add(&c->logq_n, 1) >= MAX_QUEUED_LOGS) {
+    atomic_fetch_sub(&c->logq_n, 1);
+    return;
+  }
   size_t len = strlen(buf);
   log_item *it = mcp__malloc(sizeof(*it) + len + 1);
-  if (!it) return;
+  if (!it) {
+    atomic_fetch_sub(&c->logq_n, 1);
+    return;
+  }
   it->c = c;
   it->level = level;
   memcpy(it->msg, buf, len + 1);
-  if (mcp__lane_post(c->lane, run_log, mcp__free, it) != MCP_OK) mcp__free(it);
+  if (mcp__lane_post(c->lane, run_log, drop_log, it) != MCP_OK) drop_log(it);
+}
+
+/* Who the server is, for messages: its program or URL. */
+static const char *server_label(const mcp_client *c) {
+  return c->opts->argv ? c->opts->argv[0] : c->opts->url ? c->opts->url : "server";
+}
+
+/*
+ * Hands |text| (freed here; NULL: out of memory) to the transport without
+ * waiting for the server (mcp_transport.h, post()), for messages nobody
+ * waits on: answers to server requests and notifications/cancelled.  When
+ * the server does not read, its write queue fills and the message is
+ * dropped, counted and logged once per stall.  Any thread, also the reader.
+ */
+static void post_text(mcp_client *c, char *text, size_t len, const char *what) {
+  if (!text) {
+    client_log(c, MCP_LOG_WARN, "out of memory: %s not sent", what);
+    return;
+  }
+  mcp_error err = MCP_ERROR_INIT;
+  mcp_status st = mcp__transport_post(c->t, text, len, &err);
+  mcp__free(text);
+  if (st == MCP__EAGAIN || st == MCP_ETIMEDOUT) {
+    atomic_fetch_add(&c->n_out_dropped, 1);
+    if (!atomic_exchange(&c->out_overflow, true))
+      client_log(c, MCP_LOG_WARN, "%s is not reading what we send (%s); %s dropped, "
+                 "and further messages until it reads again",
+                 server_label(c), err.message ? err.message : "stalled", what);
+  } else if (st == MCP_OK) {
+    if (atomic_load(&c->out_overflow) && atomic_exchange(&c->out_overflow, false))
+      client_log(c, MCP_LOG_INFO, "%s reads again; %llu messages to it were dropped so far",
+                 server_label(c), (unsigned long long)atomic_load(&c->n_out_dropped));
+  } else if (st != MCP_ECLOSED) {
+    client_log(c, MCP_LOG_WARN, "could not send %s: %s", what,
+               err.message ? err.message : mcp_strerror(st));
+  }
+  mcp_error_clear(&err);
 }
 
 /* Sends one message with a bounded wait; errors are logged, not returned. */
@@ -541,12 +654,8 @@ static void send_cancelled(mcp_client *c, int64_t id, const char *reason) {
   size_t len = 0;
   char *text = mcp__jsonrpc_notification("notifications/cancelled", params, &len);
   json_object_put(params);
-  mcp_error err = MCP_ERROR_INIT;
-  if (send_text(c, text, len, mcp__deadline_in(SEND_GRACE_MS), &err) != MCP_OK &&
-      err.status != MCP_ECLOSED)
-    client_log(c, MCP_LOG_WARN, "could not send notifications/cancelled for %lld: %s",
-               (long long)id, err.message ? err.message : "");
-  mcp_error_clear(&err);
+  /* Queued, never waited for: the caller's deadline has passed already. */
+  post_text(c, text, len, "notifications/cancelled");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -564,15 +673,49 @@ typedef struct call_ctx {
   bool tool_call; /* map isError: true to MCP_ETOOLERROR */
 } call_ctx;
 
+/*
+ * Whether one more inbound item of |cost| message bytes may wait for the
+ * lane (see DEFAULT_MAX_QUEUED).  A refusal is counted, and logged once
+ * until the queue has drained to half.  Called by the upcall thread only,
+ * so the check and the increment need no lock (others only decrement).
+ */
+static bool inbound_admit(mcp_client *c, size_t cost) {
+  size_t n = atomic_load(&c->inq_n), b = atomic_load(&c->inq_bytes);
+  size_t max_bytes = c->opts->max_message ? c->opts->max_message : DEFAULT_MAX_MESSAGE;
+  if (n >= c->max_queued || (n > 0 && b + cost > max_bytes)) {
+    atomic_fetch_add(&c->n_in_dropped, 1);
+    if (!atomic_exchange(&c->in_overflow, true))
+      client_log(c, MCP_LOG_WARN,
+                 "%s sends faster than the host handles: %zu messages (%zu bytes) wait; "
+                 "dropping notifications and answering requests %d until they drain",
+                 server_label(c), n, b, BUSY_CODE);
+    return false;
+  }
+  atomic_fetch_add(&c->inq_n, 1);
+  atomic_fetch_add(&c->inq_bytes, cost);
+  if (n < c->max_queued / 2 && atomic_load(&c->in_overflow) &&
+      atomic_exchange(&c->in_overflow, false))
+    client_log(c, MCP_LOG_INFO, "%s: inbound queue drained; %llu messages dropped so far",
+               server_label(c), (unsigned long long)atomic_load(&c->n_in_dropped));
+  return true;
+}
+
+static void inbound_release(mcp_client *c, size_t cost) {
+  atomic_fetch_sub(&c->inq_bytes, cost);
+  atomic_fetch_sub(&c->inq_n, 1);
+}
+
 typedef struct progress_item {
   mcp_client *c;
   mcp_pending_entry *e; /* own reference */
   double progress, total;
   char *message;
+  size_t cost; /* admitted bytes (inbound_admit) */
 } progress_item;
 
 static void drop_progress(void *arg) {
   progress_item *it = arg;
+  inbound_release(it->c, it->cost);
   mcp__pending_entry_unref(it->c->pending, it->e);
   mcp__free(it->message);
   mcp__free(it);
@@ -606,7 +749,7 @@ static int token_to_id(json_object *tok, int64_t *id) {
   return 0;
 }
 
-static void handle_progress(mcp_client *c, json_object *params) {
+static void handle_progress(mcp_client *c, json_object *params, size_t cost) {
   json_object *tok = NULL, *v = NULL;
   int64_t id;
   if (!params || !json_object_object_get_ex(params, "progressToken", &tok) ||
@@ -615,17 +758,19 @@ static void handle_progress(mcp_client *c, json_object *params) {
   mcp_pending_entry *e = mcp__pending_progress(c->pending, id);
   if (!e) return; /* finished or unknown token: dropped, as the spec says */
   call_ctx *ctx = mcp__pending_entry_user(e);
-  if (!ctx || !ctx->progress) {
+  if (!ctx || !ctx->progress || !inbound_admit(c, cost)) {
     mcp__pending_entry_unref(c->pending, e);
     return;
   }
   progress_item *it = mcp__calloc(1, sizeof(*it));
   if (!it) {
+    inbound_release(c, cost);
     mcp__pending_entry_unref(c->pending, e);
     return;
   }
   it->c = c;
   it->e = e;
+  it->cost = cost;
   it->progress = json_object_object_get_ex(params, "progress", &v) ? json_object_get_double(v) : 0;
   it->total = json_object_object_get_ex(params, "total", &v) ? json_object_get_double(v) : NAN;
   if (json_object_object_get_ex(params, "message", &v) && json_object_is_type(v, json_type_string))
@@ -646,30 +791,59 @@ static void handle_inbound_cancel(mcp_client *c, json_object *params) {
 typedef struct inbound_item {
   mcp_client *c;
   json_object *msg; /* whole message, owned */
+  size_t cost;      /* its message bytes, released when admitted */
+  unsigned lc_bit;  /* a coalesced list_changed kind, until it runs */
+  bool admitted;
 } inbound_item;
 
 static void drop_inbound(void *arg) {
   inbound_item *it = arg;
+  if (it->lc_bit) atomic_fetch_and(&it->c->lc_queued, ~it->lc_bit);
+  if (it->admitted) inbound_release(it->c, it->cost);
   json_object_put(it->msg);
   mcp__free(it);
 }
 
-static mcp_status post_inbound(mcp_client *c, json_object *msg, mcp_work_fn run) {
+/* Queues |msg| (taken) for |run| on the lane; an admitted item's bytes are
+ * released when it has run or was dropped. */
+static mcp_status post_inbound(mcp_client *c, json_object *msg, mcp_work_fn run, bool admitted,
+                               size_t cost, unsigned lc_bit) {
   inbound_item *it = mcp__malloc(sizeof(*it));
   if (!it) {
+    if (admitted) inbound_release(c, cost);
+    if (lc_bit) atomic_fetch_and(&c->lc_queued, ~lc_bit);
     json_object_put(msg);
     return MCP_ENOMEM;
   }
   it->c = c;
   it->msg = msg;
+  it->cost = cost;
+  it->lc_bit = lc_bit;
+  it->admitted = admitted;
   int rc = mcp__lane_post(c->lane, run, drop_inbound, it);
   if (rc != MCP_OK) drop_inbound(it);
   return rc;
 }
 
+/* The list_changed notifications, coalesced: one of a kind waits at most. */
+static unsigned list_changed_bit(const char *method) {
+  static const char *const kinds[] = {"notifications/tools/list_changed",
+                                      "notifications/resources/list_changed",
+                                      "notifications/prompts/list_changed"};
+  for (unsigned i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+    if (strcmp(method, kinds[i]) == 0) return 1u << i;
+  return 0;
+}
+
 static void run_notification(void *arg) {
   inbound_item *it = arg;
   mcp_client *c = it->c;
+  if (it->lc_bit) {
+    /* From now on a new one of this kind queues again: the host may have
+     * read the list before it was sent. */
+    atomic_fetch_and(&c->lc_queued, ~it->lc_bit);
+    it->lc_bit = 0;
+  }
   if (c->opts->notify_fn) {
     mcp_msg m;
     mcp__jsonrpc_classify(it->msg, &m);
@@ -766,15 +940,10 @@ static void run_server_request(void *arg) {
   bool cancelled = sr.cancelled;
   pthread_mutex_unlock(&c->lock);
 
-  if (cancelled) {
+  if (cancelled)
     mcp__free(reply); /* the server cancelled it: no response, per the spec */
-  } else {
-    mcp_error err = MCP_ERROR_INIT;
-    if (send_text(c, reply, len, mcp__deadline_in(SEND_GRACE_MS), &err) != MCP_OK &&
-        err.status != MCP_ECLOSED)
-      client_log(c, MCP_LOG_WARN, "could not answer %s: %s", m.method, err.message ? err.message : "");
-    mcp_error_clear(&err);
-  }
+  else
+    post_text(c, reply, len, "the answer to a server request");
   drop_inbound(it);
 }
 
@@ -793,8 +962,8 @@ static void fail_invalid_response(mcp_client *c, int64_t id, const char *why) {
   client_log(c, MCP_LOG_WARN, "invalid response to request %lld: %s", (long long)id, why);
 }
 
-/* Takes ownership of |msg| (one element of a line). */
-static void dispatch(mcp_client *c, json_object *msg) {
+/* Takes ownership of |msg| (one element of a line of |cost| bytes). */
+static void dispatch(mcp_client *c, json_object *msg, size_t cost) {
   mcp_msg m;
   int64_t id = 0;
   switch (mcp__jsonrpc_classify(msg, &m)) {
@@ -836,19 +1005,42 @@ static void dispatch(mcp_client *c, json_object *msg) {
     if (rc == 2) atomic_fetch_add(&c->n_unknown, 1);
     break;
   }
-  case MCP_MSG_REQUEST:
+  case MCP_MSG_REQUEST: {
     atomic_fetch_add(&c->n_server_requests, 1);
-    post_inbound(c, msg, run_server_request);
+    size_t len = 0;
+    if (strcmp(m.method, "ping") == 0 && !find_handler(c, "ping")) {
+      /* No host code: answered here, nothing queued. */
+      char *text = mcp__jsonrpc_result(m.id, NULL, &len);
+      post_text(c, text, len, "the answer to ping");
+      break;
+    }
+    if (!inbound_admit(c, cost)) {
+      char *text = mcp__jsonrpc_error(m.id, BUSY_CODE, BUSY_MESSAGE, NULL, &len);
+      post_text(c, text, len, "a busy answer");
+      break;
+    }
+    post_inbound(c, msg, run_server_request, true, cost, 0);
     return; /* ownership passed */
-  case MCP_MSG_NOTIFICATION:
+  }
+  case MCP_MSG_NOTIFICATION: {
     atomic_fetch_add(&c->n_notifications, 1);
     if (strcmp(m.method, "notifications/progress") == 0) {
-      handle_progress(c, m.params);
+      handle_progress(c, m.params, cost);
       break;
     }
     if (strcmp(m.method, "notifications/cancelled") == 0) handle_inbound_cancel(c, m.params);
-    post_inbound(c, msg, run_notification);
+    if (!c->opts->notify_fn) break; /* nobody to tell */
+    unsigned bit = list_changed_bit(m.method);
+    if (bit) {
+      /* Coalesced, so never more than one of a kind waits: not bounded. */
+      if (atomic_fetch_or(&c->lc_queued, bit) & bit) break;
+      post_inbound(c, msg, run_notification, false, 0, bit);
+      return;
+    }
+    if (!inbound_admit(c, cost)) break;
+    post_inbound(c, msg, run_notification, true, cost, 0);
     return;
+  }
   case MCP_MSG_INVALID:
     atomic_fetch_add(&c->n_proto, 1);
     if (mcp__jsonrpc_response_id(msg, &id)) {
@@ -931,12 +1123,12 @@ static void on_message(void *user, const char *data, size_t len) {
     for (size_t i = 0; i < n; i++) {
       json_object *el = json_object_get(json_object_array_get_idx(o, i));
       json_object_array_put_idx(o, i, NULL); /* detach: el has one owner */
-      if (el) dispatch(c, el);
+      if (el) dispatch(c, el, len);
     }
     json_object_put(o);
     return;
   }
-  dispatch(c, o);
+  dispatch(c, o, len);
 }
 
 static void on_error(void *user, mcp_status status, const char *message) {
@@ -944,6 +1136,118 @@ static void on_error(void *user, mcp_status status, const char *message) {
   if (status == MCP_ETOOBIG) atomic_fetch_add(&c->n_oversize, 1);
   if (status == MCP_ENOMEM) lost_message(c);
   client_log(c, MCP_LOG_WARN, "%s", message ? message : mcp_strerror(status));
+}
+
+/* ---- oversized messages ---- */
+
+static size_t skip_ws(const char *h, size_t n, size_t i) {
+  while (i < n && (h[i] == ' ' || h[i] == '\t' || h[i] == '\r' || h[i] == '\n')) i++;
+  return i;
+}
+
+/* Index after the string starting at h[i] == '"', or n when it does not
+ * end within the head. */
+static size_t skip_string(const char *h, size_t n, size_t i) {
+  for (i++; i < n; i++) {
+    if (h[i] == '\\') i++;
+    else if (h[i] == '"') return i + 1;
+  }
+  return n;
+}
+
+/* Index after the value starting at h[i] (strings and nesting followed;
+ * a lenient skip, this is not validation), or n. */
+static size_t skip_value(const char *h, size_t n, size_t i) {
+  size_t depth = 0;
+  for (; i < n; i++) {
+    char ch = h[i];
+    if (ch == '"') {
+      i = skip_string(h, n, i) - 1;
+      if (i + 1 >= n) return n;
+    } else if (ch == '{' || ch == '[') {
+      depth++;
+    } else if (ch == '}' || ch == ']') {
+      if (depth == 0) return i; /* the end of the enclosing object */
+      if (--depth == 0) return i + 1;
+    } else if (depth == 0 && (ch == ',' || ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n')) {
+      return i;
+    }
+  }
+  return n;
+}
+
+/*
+ * The id of the response whose first |n| bytes are |h|: a bounded lenient
+ * scan of the top-level members.  True only when an integer "id" comes
+ * before "result" or "error" (so the message is a response and its id is
+ * known) and no "method" does.  The id cannot be known when the head ends
+ * first (the server put "id" after a large "result"): then no request is
+ * guessed at.
+ */
+static bool oversize_response_id(const char *h, size_t n, int64_t *id) {
+  bool have_id = false;
+  size_t i = skip_ws(h, n, 0);
+  if (i >= n || h[i] != '{') return false;
+  i++;
+  for (;;) {
+    i = skip_ws(h, n, i);
+    if (i >= n || h[i] != '"') return false;
+    size_t k0 = i + 1, k1 = skip_string(h, n, i);
+    if (k1 >= n) return false;
+    size_t klen = k1 - 1 - k0;
+    i = skip_ws(h, n, k1);
+    if (i >= n || h[i] != ':') return false;
+    i = skip_ws(h, n, i + 1);
+    if (i >= n) return false;
+#define KEY_IS(lit) (klen == sizeof(lit) - 1 && memcmp(h + k0, lit, klen) == 0)
+    if (KEY_IS("method")) return false;
+    if (KEY_IS("result") || KEY_IS("error")) return have_id;
+    if (KEY_IS("id")) {
+      size_t j = i + (h[i] == '-');
+      size_t d0 = j;
+      while (j < n && h[j] >= '0' && h[j] <= '9' && j - d0 < 19) j++;
+      if (j == d0 || j >= n || (h[j] != ',' && h[j] != '}' && h[j] != ' ')) return false;
+      char num[24];
+      memcpy(num, h + i, j - i);
+      num[j - i] = '\0';
+      *id = strtoll(num, NULL, 10);
+      have_id = true;
+      i = j;
+    } else {
+      i = skip_value(h, n, i);
+    }
+#undef KEY_IS
+    i = skip_ws(h, n, i);
+    if (i >= n || h[i] != ',') return false;
+    i++;
+  }
+}
+
+/* A message over the size limit was skipped (stdio): the request it
+ * answered, when its id can be read from the head, fails now with
+ * MCP_ETOOBIG instead of waiting out its timeout. */
+static void on_oversize(void *user, size_t len, const char *head, size_t head_len) {
+  mcp_client *c = user;
+  atomic_fetch_add(&c->n_oversize, 1);
+  size_t limit = c->opts->max_message ? c->opts->max_message : DEFAULT_MAX_MESSAGE;
+  int64_t id = 0;
+  if (oversize_response_id(head, head_len, &id)) {
+    mcp_error e = MCP_ERROR_INIT;
+    mcp__error_set(&e, MCP_ETOOBIG,
+                   "response of %zu bytes from %s exceeds the limit of %zu bytes "
+                   "(mcp_client_options_set_max_message_bytes)",
+                   len, server_label(c), limit);
+    int rc = mcp__pending_complete(c->pending, id, MCP_ETOOBIG, NULL, &e);
+    mcp_error_clear(&e);
+    if (rc == 1) atomic_fetch_add(&c->n_late, 1);
+    client_log(c, MCP_LOG_WARN, "response of %zu bytes to request %lld from %s exceeds the "
+               "limit of %zu bytes; skipped%s", len, (long long)id, server_label(c), limit,
+               rc == 0 ? ", the request failed" : "");
+    return;
+  }
+  client_log(c, MCP_LOG_WARN, "message of %zu bytes from %s exceeds the limit of %zu bytes; "
+             "skipped (its request id is not in its first bytes, so no request was failed)",
+             len, server_label(c), limit);
 }
 
 static void on_request_error(void *user, int64_t id, const mcp_error *err) {
@@ -1145,10 +1449,10 @@ static void lead_until_done(mcp_client *c, mcp_pending_entry *e) {
  * response took the fast path, *out_text the result's compact text (caller
  * frees) and *out_len its length.
  */
-static mcp_status request_sync_ex(mcp_client *c, const char *method, json_object *params,
-                                  const tool_args *ta, const mcp_call_options *o,
-                                  json_object **result, char **out_text, size_t *out_len,
-                                  mcp_error *err) {
+static mcp_status request_sync_body(mcp_client *c, const char *method, json_object *params,
+                                    const tool_args *ta, const mcp_call_options *o,
+                                    json_object **result, char **out_text, size_t *out_len,
+                                    mcp_error *err) {
   *result = NULL;
   if (out_text) *out_text = NULL;
   call_ctx ctx = {.c = c};
@@ -1198,6 +1502,21 @@ static mcp_status request_sync_ex(mcp_client *c, const char *method, json_object
     if (strcmp(method, "initialize") != 0) /* initialize is never cancelled */
       send_cancelled(c, id, st == MCP_ETIMEDOUT ? "timeout" : "cancelled by client");
   }
+  return st;
+}
+
+static mcp_status request_sync_ex(mcp_client *c, const char *method, json_object *params,
+                                  const tool_args *ta, const mcp_call_options *o,
+                                  json_object **result, char **out_text, size_t *out_len,
+                                  mcp_error *err) {
+  if (!client_enter(c)) {
+    *result = NULL;
+    if (out_text) *out_text = NULL;
+    json_object_put(params);
+    return freeing_error(err);
+  }
+  mcp_status st = request_sync_body(c, method, params, ta, o, result, out_text, out_len, err);
+  client_leave(c);
   return st;
 }
 
@@ -1448,22 +1767,34 @@ static mcp_status list_all(mcp_client *c, const char *method, const char *key,
   return MCP_OK;
 }
 
+/* list_all() for a host thread: entered once for all its pages. */
+static mcp_status list_entered(mcp_client *c, const char *method, const char *key,
+                               const mcp_call_options *opts, char **out, mcp_error *err) {
+  if (c && !client_enter(c)) {
+    if (out) *out = NULL;
+    return freeing_error(err);
+  }
+  mcp_status st = list_all(c, method, key, opts, out, err);
+  if (c) client_leave(c);
+  return st;
+}
+
 MCP_EXTERN mcp_status mcp_client_list_tools(mcp_client *c, const mcp_call_options *opts,
                                             char **out, mcp_error *err) {
-  return list_all(c, "tools/list", "tools", opts, out, err);
+  return list_entered(c, "tools/list", "tools", opts, out, err);
 }
 MCP_EXTERN mcp_status mcp_client_list_resources(mcp_client *c, const mcp_call_options *opts,
                                                 char **out, mcp_error *err) {
-  return list_all(c, "resources/list", "resources", opts, out, err);
+  return list_entered(c, "resources/list", "resources", opts, out, err);
 }
 MCP_EXTERN mcp_status mcp_client_list_resource_templates(mcp_client *c,
                                                          const mcp_call_options *opts,
                                                          char **out, mcp_error *err) {
-  return list_all(c, "resources/templates/list", "resourceTemplates", opts, out, err);
+  return list_entered(c, "resources/templates/list", "resourceTemplates", opts, out, err);
 }
 MCP_EXTERN mcp_status mcp_client_list_prompts(mcp_client *c, const mcp_call_options *opts,
                                               char **out, mcp_error *err) {
-  return list_all(c, "prompts/list", "prompts", opts, out, err);
+  return list_entered(c, "prompts/list", "prompts", opts, out, err);
 }
 
 MCP_EXTERN mcp_status mcp_client_read_resource(mcp_client *c, const char *uri,
@@ -1518,11 +1849,17 @@ MCP_EXTERN mcp_status mcp_client_notify(mcp_client *c, const char *method,
   json_object *params = NULL;
   mcp_status st = parse_object(params_json, "params", &params, err);
   if (st) return st;
+  if (!client_enter(c)) {
+    json_object_put(params);
+    return freeing_error(err);
+  }
   size_t len = 0;
   char *text = mcp__jsonrpc_notification(method, params, &len);
   json_object_put(params);
   int64_t t = c->opts->timeout_ms;
-  return send_text(c, text, len, t > 0 ? mcp__deadline_in(t) : MCP_NO_DEADLINE, err);
+  st = send_text(c, text, len, t > 0 ? mcp__deadline_in(t) : MCP_NO_DEADLINE, err);
+  client_leave(c);
+  return st;
 }
 
 /* ---- async --------------------------------------------------------------- */
@@ -1625,9 +1962,10 @@ static void on_async_text(void *user, int64_t id, char *text, size_t len) {
 }
 
 /* As request_sync_ex; |ta| as there. */
-static mcp_status request_async(mcp_client *c, const char *method, json_object *params,
-                                const tool_args *ta, const mcp_call_options *o, bool tool_call,
-                                mcp_result_fn fn, void *user, mcp_error *err) {
+static mcp_status request_async_body(mcp_client *c, const char *method, json_object *params,
+                                     const tool_args *ta, const mcp_call_options *o,
+                                     bool tool_call, mcp_result_fn fn, void *user,
+                                     mcp_error *err) {
   call_ctx *ctx = mcp__calloc(1, sizeof(*ctx));
   if (!ctx) {
     json_object_put(params);
@@ -1686,6 +2024,18 @@ static mcp_status request_async(mcp_client *c, const char *method, json_object *
   }
   mcp_error_clear(&serr);
   return MCP_OK;
+}
+
+static mcp_status request_async(mcp_client *c, const char *method, json_object *params,
+                                const tool_args *ta, const mcp_call_options *o, bool tool_call,
+                                mcp_result_fn fn, void *user, mcp_error *err) {
+  if (!client_enter(c)) {
+    json_object_put(params);
+    return freeing_error(err);
+  }
+  mcp_status st = request_async_body(c, method, params, ta, o, tool_call, fn, user, err);
+  client_leave(c);
+  return st;
 }
 
 MCP_EXTERN mcp_status mcp_client_request_async(mcp_client *c, const char *method,
@@ -1839,15 +2189,27 @@ static mcp_status initialize(mcp_client *c, mcp_error *err) {
 }
 
 static void free_now(mcp_client *c) {
+  /* From now on host threads entering get MCP_ECLOSED at once. */
+  pthread_mutex_lock(&c->calls_mu);
+  c->freeing = true;
+  pthread_mutex_unlock(&c->calls_mu);
+  atomic_store(&c->open, false);
+  /* Closing wakes writers; closing the table ends every request (on_close
+   * did already) and wakes every waiting caller and leader. */
   if (c->t) mcp__transport_close(c->t);
-  /* Every request has ended by now (on_close closed the table); the lane
-   * drains the callbacks that reports. */
-  if (c->pending) mcp__pending_close(c->pending, MCP_ECLOSED, "client closed");
+  if (c->pending) mcp__pending_close(c->pending, MCP_ECLOSED, "client closed: mcp_client_free() was called");
+  /* The callers still inside return now; wait until the last has left. */
+  pthread_mutex_lock(&c->calls_mu);
+  while (c->ncallers > 0) pthread_cond_wait(&c->calls_cv, &c->calls_mu);
+  pthread_mutex_unlock(&c->calls_mu);
+  /* The lane drains the callbacks the close reported. */
   if (c->lane) mcp__lane_free(c->lane);
   mcp__transport_free(c->t);
   mcp__pending_free(c->pending);
   if (c->workers) mcp__workers_unref(c->workers);
   pthread_mutex_destroy(&c->lock);
+  pthread_cond_destroy(&c->calls_cv);
+  pthread_mutex_destroy(&c->calls_mu);
   mcp__free(c->close_message);
   mcp__free(c->protocol_version);
   mcp__free(c->server_info);
@@ -1866,11 +2228,14 @@ mcp_status mcp__client_connect_ex(const mcp_client_options *o, mcp_workers *work
   mcp_client *c = mcp__calloc(1, sizeof(*c));
   if (!c) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
   pthread_mutex_init(&c->lock, NULL);
+  pthread_mutex_init(&c->calls_mu, NULL);
+  pthread_cond_init(&c->calls_cv, NULL);
   atomic_init(&c->open, true);
   if (hooks) c->hooks = *hooks;
   c->hooks.connect_cancel = hooks ? hooks->connect_cancel : NULL; /* connect only */
   mcp_status st = MCP_ENOMEM;
   if (!(c->opts = mcp__client_options_dup(o))) goto fail_nomem;
+  c->max_queued = c->opts->max_queued ? c->opts->max_queued : DEFAULT_MAX_QUEUED;
   if (!(c->pending = mcp__pending_new())) goto fail_nomem;
   c->workers = workers ? mcp__workers_ref(workers) : mcp__workers_new(1);
   if (!c->workers) goto fail_nomem;
@@ -1880,7 +2245,8 @@ mcp_status mcp__client_connect_ex(const mcp_client_options *o, mcp_workers *work
                                               .on_error = on_error,
                                               .on_close = on_close,
                                               .on_request_error = on_request_error,
-                                              .on_request_hold = on_request_hold};
+                                              .on_request_hold = on_request_hold,
+                                              .on_oversize = on_oversize};
   if (c->opts->url) {
     static const mcp_http_kind kinds[] = {MCP_HTTP_KIND_AUTO, MCP_HTTP_KIND_STREAMABLE,
                                           MCP_HTTP_KIND_SSE};
@@ -1933,9 +2299,16 @@ MCP_EXTERN mcp_status mcp_client_connect(const mcp_client_options *o, mcp_client
 }
 
 MCP_EXTERN void mcp_client_close(mcp_client *c) {
-  if (!c) return;
+  if (!c || !client_enter(c)) return; /* being freed: free closes it */
   atomic_store(&c->open, false);
   mcp__transport_close(c->t);
+  client_leave(c);
+}
+
+void mcp__client_abort(mcp_client *c, const char *why) {
+  if (!c) return;
+  atomic_store(&c->open, false);
+  mcp__pending_close(c->pending, MCP_ECLOSED, why);
 }
 
 static void *free_thread(void *arg) {
@@ -1986,4 +2359,6 @@ MCP_EXTERN void mcp_client_get_stats(const mcp_client *cc, mcp_client_stats *out
   out->oversize_messages = atomic_load(&c->n_oversize);
   out->notifications_received = atomic_load(&c->n_notifications);
   out->server_requests = atomic_load(&c->n_server_requests);
+  out->inbound_dropped = atomic_load(&c->n_in_dropped);
+  out->outbound_dropped = atomic_load(&c->n_out_dropped);
 }

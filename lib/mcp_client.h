@@ -56,6 +56,7 @@ struct mcp_client_options {
   mcp_oauth_options *oauth; /* owned copy; NULL: no OAuth */
   /* Limits of one *_list call as a whole (set_list_limits); never 0. */
   size_t list_max_pages, list_max_items, list_max_bytes;
+  size_t max_queued; /* inbound messages waiting for the host; 0: default */
 };
 
 struct mcp_call_options {
@@ -86,6 +87,15 @@ mcp_status mcp__client_connect_ex(const mcp_client_options *o,
                                   mcp_workers *workers,
                                   const mcp_client_hooks *hooks,
                                   mcp_client **out, mcp_error *err);
+
+/*
+ * mcp__client_abort() ends every request in flight on |c| with MCP_ECLOSED
+ * and |why|, and every later one, without closing the transport (the
+ * manager's shutdown: host threads blocked in calls return at once, the
+ * close follows on a closer thread).  Threads: any, not under a lock the
+ * client's callbacks take.
+ */
+void mcp__client_abort(mcp_client *c, const char *why);
 
 /* Deep copy of options; NULL when out of memory. */
 mcp_client_options *mcp__client_options_dup(const mcp_client_options *o);

@@ -8,7 +8,8 @@
  * States.  Normally bytes accumulate in |buf| until a newline completes the
  * line.  A line that grows past max_line is not kept: the framer switches to
  * skipping, counts the bytes up to the next newline and then reports the
- * full length through on_oversize.  A "\r" that arrives exactly when the
+ * full length through on_oversize (with on_oversize_head, also its first
+ * MCP_JSONL_HEAD bytes, kept in |head| as they pass).  A "\r" that arrives exactly when the
  * buffer is full is held in a flag (|cr_held|) rather than in the buffer,
  * because a following "\n" would make it a line ending (stripped, so the
  * line fits) while anything else makes it content (so the line is too big).
@@ -45,6 +46,10 @@ struct mcp_jsonl {
    * of them was "\r" (not counted in the reported length). */
   size_t skip_len;
   bool skip_cr;
+  /* The start of an oversized line (on_oversize_head only): |head_len|
+   * bytes of MCP_JSONL_HEAD allocated on first use. */
+  char *head;
+  size_t head_len;
 };
 
 /*
@@ -72,6 +77,7 @@ mcp_jsonl *mcp__jsonl_new(size_t max_line, const mcp_jsonl_callbacks *cb,
 void mcp__jsonl_free(mcp_jsonl *j) {
   if (!j) return;
   mcp__free(j->buf);
+  mcp__free(j->head);
   mcp__free(j);
 }
 
@@ -97,6 +103,25 @@ static int reserve(mcp_jsonl *j, size_t need) {
   j->buf = p;
   j->cap = cap;
   return MCP_OK;
+}
+
+/* Keeps bytes of an oversized line's start, up to MCP_JSONL_HEAD (without
+ * memory for it the head stays short: the report goes out all the same). */
+static void head_add(mcp_jsonl *j, const char *p, size_t n) {
+  if (!j->cb.on_oversize_head || !n || j->head_len >= MCP_JSONL_HEAD) return;
+  if (!j->head && !(j->head = mcp__malloc(MCP_JSONL_HEAD))) return;
+  size_t k = MCP_JSONL_HEAD - j->head_len < n ? MCP_JSONL_HEAD - j->head_len : n;
+  memcpy(j->head + j->head_len, p, k);
+  j->head_len += k;
+}
+
+/* Reports an oversized line of |len| bytes; the head starts afresh. */
+static void report_oversize(mcp_jsonl *j, size_t len) {
+  if (j->cb.on_oversize_head)
+    j->cb.on_oversize_head(j->user, len, j->head, j->head_len);
+  else if (j->cb.on_oversize)
+    j->cb.on_oversize(j->user, len);
+  j->head_len = 0;
 }
 
 /* Drops the incomplete line and skips to its newline.  |seen| is the number
@@ -146,6 +171,7 @@ int mcp__jsonl_feed(mcp_jsonl *j, const char *data, size_t n) {
 
     if (j->skipping) {
       j->skip_len = add_sat(j->skip_len, seg);
+      if (!j->skip_silent) head_add(j, p, seg);
       if (seg) j->skip_cr = p[seg - 1] == '\r';
       if (!nl) return status;
       size_t full = j->skip_len - (j->skip_cr ? 1 : 0);
@@ -155,7 +181,10 @@ int mcp__jsonl_feed(mcp_jsonl *j, const char *data, size_t n) {
       j->skip_len = 0;
       j->skip_cr = false;
       p = nl + 1;
-      if (!silent && j->cb.on_oversize) j->cb.on_oversize(j->user, full);
+      if (!silent)
+        report_oversize(j, full);
+      else
+        j->head_len = 0;
       continue;
     }
 
@@ -167,6 +196,8 @@ int mcp__jsonl_feed(mcp_jsonl *j, const char *data, size_t n) {
         continue;
       }
       /* The "\r" was content, so the line is longer than max_line. */
+      head_add(j, j->buf, j->len);
+      head_add(j, "\r", 1);
       start_skip(j, j->len + 1, false, false);
       continue;
     }
@@ -177,9 +208,11 @@ int mcp__jsonl_feed(mcp_jsonl *j, const char *data, size_t n) {
       bool cr = seg ? p[seg - 1] == '\r' : (j->len && j->buf[j->len - 1] == '\r');
       size_t eff = total - (cr ? 1 : 0);
       if (eff > j->max_line) {
+        head_add(j, j->buf, j->len);
+        head_add(j, p, seg);
         j->len = 0;
         p = nl + 1;
-        if (j->cb.on_oversize) j->cb.on_oversize(j->user, eff);
+        report_oversize(j, eff);
         continue;
       }
       /* Copy all of |seg| but a trailing "\r" (nothing when the "\r" is
@@ -221,6 +254,8 @@ int mcp__jsonl_feed(mcp_jsonl *j, const char *data, size_t n) {
       j->cr_held = true;
       return status;
     }
+    head_add(j, j->buf, j->len);
+    head_add(j, p, seg);
     start_skip(j, total, p[seg - 1] == '\r', false);
     return status;
   }

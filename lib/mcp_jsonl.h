@@ -19,7 +19,15 @@ typedef struct mcp_jsonl_callbacks {
   /* A line longer than the cap was discarded; |len| is its full length
    * (known when its newline arrived). */
   void (*on_oversize)(void *user, size_t len);
+  /* Optional; when set it replaces on_oversize and also gets the first
+   * MCP_JSONL_HEAD bytes of the line (fewer when the line or the cap is
+   * shorter), so the receiver can tell what the line was.  |head| is valid
+   * only during the call. */
+  void (*on_oversize_head)(void *user, size_t len, const char *head, size_t head_len);
 } mcp_jsonl_callbacks;
+
+/* Bytes of an oversized line kept for on_oversize_head. */
+#define MCP_JSONL_HEAD ((size_t)4096)
 
 /* max_line 0 means 16 MiB.  Returns NULL when out of memory. */
 mcp_jsonl *mcp__jsonl_new(size_t max_line, const mcp_jsonl_callbacks *cb,

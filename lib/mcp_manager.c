@@ -378,6 +378,7 @@ struct mcp_manager {
   /* Fired by mcp_manager_free(): ends the re-lists in progress (set at
    * start, then only fired: no lock needed). */
   mcp_cancel *stop_cancel;
+  int callers;            /* guarded by lock: host threads in call_on_server */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -1496,13 +1497,23 @@ MCP_EXTERN void mcp_manager_free(mcp_manager *m) {
   /* Close every server in parallel (closer threads), then wait for every
    * tracked thread: connectors finishing discard their clients. */
   pthread_mutex_lock(&m->lock);
+  /* Host calls in flight on a connection end now (MCP_ECLOSED), outside
+   * the lock; they hold their own references, so the clients stay. */
+  conn **live = mcp__calloc(m->n ? m->n : 1, sizeof(*live));
+  size_t nlive = 0;
   for (size_t i = 0; i < m->n; i++) {
     server *s = m->servers[i];
     conn *c = s->conn;
     s->conn = NULL;
-    if (c) conn_unref_locked(m, c);
+    if (c && live) live[nlive++] = c;
+    else if (c) conn_unref_locked(m, c);
     if (s->state != S_DISABLED) s->state = S_CLOSED;
   }
+  pthread_mutex_unlock(&m->lock);
+  for (size_t i = 0; i < nlive; i++) mcp__client_abort(live[i]->c, "the manager is shutting down");
+  pthread_mutex_lock(&m->lock);
+  for (size_t i = 0; i < nlive; i++) conn_unref_locked(m, live[i]);
+  mcp__free(live);
   /* Abandon connects in progress rather than wait out their timeouts.  The
    * tokens are fired outside the lock (their listeners take table locks). */
   mcp_cancel **fire = mcp__calloc(m->n ? m->n : 1, sizeof(*fire));
@@ -1518,7 +1529,7 @@ MCP_EXTERN void mcp_manager_free(mcp_manager *m) {
   /* Re-lists in progress too (they hold their connection open). */
   if (m->stop_cancel) mcp_cancel_fire(m->stop_cancel);
   pthread_mutex_lock(&m->lock);
-  while (m->threads > 0) pthread_cond_wait(&m->idle, &m->lock);
+  while (m->threads > 0 || m->callers > 0) pthread_cond_wait(&m->idle, &m->lock);
   pthread_mutex_unlock(&m->lock);
   manager_free_all(m);
 }
@@ -1663,6 +1674,12 @@ static mcp_status call_on_server(mcp_manager *m, server *s, conn_call_fn fn, con
   /* A cancel token fired while we wait for the server wakes us. */
   mcp_cancel *cancel = opts ? opts->cancel : NULL;
   mcp_cancel_listener wake = {0};
+  /* Counted, so mcp_manager_free() ends this call and waits for it. */
+  pthread_mutex_lock(&m->lock);
+  bool stopping = m->stopping;
+  if (!stopping) m->callers++;
+  pthread_mutex_unlock(&m->lock);
+  if (stopping) return mcp__error_set(err, MCP_ECLOSED, "the manager is shutting down");
   bool listening = cancel && mcp__cancel_listen(cancel, &wake, wake_waiters, m) == MCP_OK;
   uint64_t gen = 0; /* the resend waits for this connect attempt */
   for (int attempt = 0; attempt < 2; attempt++) {
@@ -1713,6 +1730,9 @@ static mcp_status call_on_server(mcp_manager *m, server *s, conn_call_fn fn, con
     break;
   }
   if (listening) mcp__cancel_unlisten(cancel, &wake); /* m->lock not held here */
+  pthread_mutex_lock(&m->lock);
+  if (--m->callers == 0 && m->stopping) pthread_cond_broadcast(&m->idle);
+  pthread_mutex_unlock(&m->lock);
   return st;
 }
 

@@ -53,6 +53,13 @@ typedef struct mcp_transport_callbacks {
    * the struct.
    */
   void (*on_request_hold)(void *user, int64_t id, bool hold);
+  /*
+   * A message longer than the limit was skipped: |len| bytes (stdio: its
+   * full length), of which the first |head_len| are in |head| (at most a few
+   * KiB, not NUL-terminated), so the receiver can tell whose response it
+   * was.  When set, it replaces on_error(MCP_ETOOBIG).  May be NULL.
+   */
+  void (*on_oversize)(void *user, size_t len, const char *head, size_t head_len);
 } mcp_transport_callbacks;
 
 /* Flags for send_request. */
@@ -129,6 +136,19 @@ typedef struct mcp_transport_ops {
                void *arg);
   void (*lead_wake)(mcp_transport *t);
   void (*need_reader)(mcp_transport *t);
+  /*
+   * Optional.  post() queues one message for sending and returns at once,
+   * never waiting for the peer: for answers and notifications that nobody
+   * waits for (replies to server requests, notifications/cancelled), so no
+   * thread blocks on a peer that stops reading.  The queue is bounded; when
+   * it is full the peer is stalled and the message is refused.
+   * Threads: any, also an upcall (the I/O thread).
+   * Returns: MCP_OK, MCP__EAGAIN (queue full: dropped), MCP_ECLOSED,
+   *   MCP_EINVAL, MCP_ENOMEM.  Without post(), mcp__transport_post() calls
+   *   send() with a deadline already past, which must then not block and
+   *   must be safe from an upcall (HTTP's send only queues the POST).
+   */
+  mcp_status (*post)(mcp_transport *t, const char *data, size_t len, mcp_error *err);
 } mcp_transport_ops;
 
 /* Every transport struct starts with this header. */
@@ -149,6 +169,11 @@ static inline mcp_status mcp__transport_send_request(mcp_transport *t, int64_t i
   if (t->ops->send_request)
     return t->ops->send_request(t, id, flags, data, len, deadline_ms, err);
   return t->ops->send(t, data, len, deadline_ms, err);
+}
+static inline mcp_status mcp__transport_post(mcp_transport *t, const char *data,
+                                             size_t len, mcp_error *err) {
+  if (t->ops->post) return t->ops->post(t, data, len, err);
+  return t->ops->send(t, data, len, 0, err);
 }
 static inline void mcp__transport_ready(mcp_transport *t, const char *version) {
   if (t->ops->ready) t->ops->ready(t, version);

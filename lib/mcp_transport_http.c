@@ -536,6 +536,22 @@ static void x_on_data(void *user, const char *data, size_t n) {
   if (x->sse) {
     if (x->got_response) return; /* drained, ignored */
     int rc = mcp__sse_feed(x->sse, data, n);
+    if (rc == MCP_ETOOBIG && (x->kind == X_REQUEST || x->kind == X_RESUME)) {
+      /* This stream answers one request: an event too big to read fails
+       * it now (MCP_ETOOBIG) rather than at its deadline; the rest of the
+       * stream is dropped. */
+      x->got_response = true;
+      pthread_mutex_lock(&x->t->lock);
+      uint64_t hid = x->http_id;
+      bool act = x->active, abandoned = x->abandoned;
+      pthread_mutex_unlock(&x->t->lock);
+      char msg[128];
+      snprintf(msg, sizeof(msg), "server-sent event exceeds the message size limit of %zu bytes",
+               x->t->max_message);
+      if (!abandoned) upcall_request_error(x->t, x->id, MCP_ETOOBIG, 0, msg, false);
+      if (act) mcp__http_cancel(x->t->hc, hid);
+      return;
+    }
     if (rc == MCP_ETOOBIG && !x->too_big) {
       x->too_big = true;
       upcall_error(x->t, MCP_ETOOBIG, "server-sent event exceeds the message size limit; dropped");

@@ -37,6 +37,18 @@
  * for the pipe to drain also polls the stop pipe, so close() never waits
  * for a writer's deadline.
  *
+ * Posting.  post() never waits for the server: it appends to a bounded
+ * write queue (|wq_*|, at most STDIO_WQ_MAX messages and max_line bytes;
+ * beyond that the server is not reading and the message is refused) and
+ * wakes the reader, which polls |in_poll_fd| (its own duplicate of the
+ * stdin pipe, so that polling never races with a writer closing |in_fd|)
+ * for room and writes queued messages without blocking while it holds the
+ * write lock.  A message the reader could write only in part stays at the
+ * head with its offset.  A writer with a message of its own writes the queue
+ * first (within its deadline), so messages never interleave and leave in
+ * the order they were handed over.  When the reader finds the write
+ * lock taken it sets |wq_kick| and the holder wakes it on unlock.
+ *
  * Locks.  |mu| guards the fields marked below.  It is never held across a
  * write, a poll, or an upcall.  The write lock (|writing|) is taken under
  * |mu| and then held without it; |in_fd| belongs to the holder of the write
@@ -84,6 +96,8 @@
  * error names the exit status and the stderr tail rather than only "closed
  * its stdin". */
 #define STDIO_EPIPE_WAIT_MS 200
+/* Most messages post() keeps waiting for the server to read them. */
+#define STDIO_WQ_MAX 1024
 /* Size of one read from stdout, and from stderr. */
 #define STDIO_READ_CHUNK ((size_t)64 * 1024)
 #define STDIO_ERR_CHUNK 8192
@@ -105,6 +119,14 @@
 #define STDIO_LEAD_SPIN_MIN_NS 5000
 
 enum { OWN_READER, OWN_NONE, OWN_LEADER };
+
+/* A message queued by post(), with its newline. */
+typedef struct wq_msg {
+  struct wq_msg *next;
+  size_t len; /* bytes in data, newline included */
+  size_t off; /* bytes already written */
+  char data[];
+} wq_msg;
 
 /* Shutdown escalation, run by the reader once a stop is requested. */
 enum { PHASE_RUN, PHASE_TERM_WAIT, PHASE_KILL_WAIT, PHASE_KILLED };
@@ -138,6 +160,9 @@ typedef struct stdio_transport {
   /* Holder of the write lock only. */
   int in_fd; /* our end of the child's stdin; -1 once closed */
 
+  /* Reader thread only: a duplicate of |in_fd| polled for room. */
+  int in_poll_fd;
+
   pthread_mutex_t mu;
   pthread_cond_t cv; /* CLOCK_MONOTONIC; broadcast on any change below */
   /* Guarded by |mu|. */
@@ -158,6 +183,13 @@ typedef struct stdio_transport {
   bool lead_off;        /* never again: the reader keeps stdout */
   int64_t lead_last;    /* ms: leading was asked for, or a leader let go */
   int64_t lead_avg_ns;  /* moving average of a leader's wait for its answer */
+  wq_msg *wq_head;      /* post()ed messages; the head belongs to the holder */
+  wq_msg *wq_tail;      /* of the write lock while it writes */
+  size_t wq_count;
+  size_t wq_bytes;
+  size_t wq_max_bytes;  /* immutable */
+  bool wq_broken;       /* the server closed its stdin: post() fails */
+  bool wq_kick;         /* the reader waits for the write lock's release */
 
   /* eventfds (immutable): wake the reader to take stdout back; wake a
    * leader to check its request and |lead_off|. */
@@ -472,6 +504,118 @@ static char *tail_text(const stdio_transport *t) {
   return out;
 }
 
+/* ---- write queue (post) ------------------------------------------------------ */
+
+static void write_unlock(stdio_transport *t);
+
+/* Frees a detached list of queued messages. */
+static void wq_free_list(wq_msg *m) {
+  while (m) {
+    wq_msg *next = m->next;
+    mcp__free(m);
+    m = next;
+  }
+}
+
+/*
+ * Writes the queued messages to stdin, in order.  Caller holds the write
+ * lock and has SIGPIPE blocked.  With |deadline_ms| 0 (the reader) it
+ * writes what the pipe takes and never waits; otherwise (a writer about to
+ * send its own message, which must not overtake them) it waits for room
+ * until the deadline.
+ * Returns: MCP_OK (queue empty, or the reader found the pipe full),
+ *   MCP_ETIMEDOUT, MCP_ECLOSED, MCP_EIO.
+ */
+static mcp_status wq_write(stdio_transport *t, int64_t deadline_ms, bool *epipe, mcp_error *err) {
+  char eb[96];
+  for (;;) {
+    pthread_mutex_lock(&t->mu);
+    wq_msg *m = t->wq_head; /* ours while we hold the write lock */
+    pthread_mutex_unlock(&t->mu);
+    if (!m) return MCP_OK;
+    if (t->in_fd < 0) return mcp__error_set(err, MCP_ECLOSED, "transport is closed");
+    ssize_t n = write(t->in_fd, m->data + m->off, m->len - m->off);
+    if (n > 0) {
+      m->off += (size_t)n;
+      if (m->off == m->len) {
+        pthread_mutex_lock(&t->mu);
+        t->wq_head = m->next;
+        if (!t->wq_head) t->wq_tail = NULL;
+        t->wq_count--;
+        t->wq_bytes -= m->len;
+        pthread_mutex_unlock(&t->mu);
+        mcp__free(m);
+      }
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EPIPE || errno == ECONNRESET)) {
+      *epipe = errno == EPIPE;
+      /* Nobody will read them: drop the queue, refuse further posts. */
+      pthread_mutex_lock(&t->mu);
+      wq_msg *list = t->wq_head;
+      t->wq_head = t->wq_tail = NULL;
+      t->wq_count = t->wq_bytes = 0;
+      t->wq_broken = true;
+      pthread_mutex_unlock(&t->mu);
+      wq_free_list(list);
+      return mcp__error_set(err, MCP_ECLOSED, "server closed its stdin");
+    }
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+      return mcp__error_set(err, MCP_EIO, "write to server failed: %s",
+                            errtext(errno, eb, sizeof(eb)));
+    int64_t now = mcp__now_ms();
+    if (deadline_ms == 0) return MCP_OK;
+    if (now >= deadline_ms)
+      return mcp__error_set(err, MCP_ETIMEDOUT, "timed out writing to server (it is not reading)");
+    int timeout = deadline_ms == MCP_NO_DEADLINE || deadline_ms - now > 60000
+                      ? 60000
+                      : (int)(deadline_ms - now);
+    struct pollfd pf[2] = {{t->in_fd, POLLOUT, 0}, {t->stop_rd, POLLIN, 0}};
+    int r = poll(pf, 2, timeout);
+    if (r < 0 && errno != EINTR)
+      return mcp__error_set(err, MCP_EIO, "poll on server stdin failed: %s",
+                            errtext(errno, eb, sizeof(eb)));
+    if (r > 0 && pf[1].revents) return mcp__error_set(err, MCP_ECLOSED, "transport is closing");
+  }
+}
+
+/* The reader writes what the pipe takes of the queue, without waiting; if a
+ * writer holds the write lock, that writer wakes the reader on unlock. */
+static void reader_flush(stdio_transport *t) {
+  pthread_mutex_lock(&t->mu);
+  if (t->writing || t->stop_requested) {
+    t->wq_kick = !t->stop_requested;
+    pthread_mutex_unlock(&t->mu);
+    return;
+  }
+  t->writing = true;
+  pthread_mutex_unlock(&t->mu);
+  /* The reader has every signal blocked; a SIGPIPE our write raises is
+   * consumed, one pending already is left alone (as in stdio_send). */
+  sigset_t pipe_set, pending;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  sigpending(&pending);
+  bool was_pending = sigismember(&pending, SIGPIPE) == 1, epipe = false;
+  (void)wq_write(t, 0, &epipe, NULL);
+  write_unlock(t);
+  if (epipe && !was_pending) {
+    struct timespec zero = {0, 0};
+    while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR) {
+    }
+  }
+}
+
+/* True when the reader should poll stdin for room. */
+static bool reader_wants_room(stdio_transport *t) {
+  if (t->in_poll_fd < 0) return false;
+  pthread_mutex_lock(&t->mu);
+  bool want = t->wq_count > 0 && !t->wq_kick && !t->wq_broken && !t->stop_requested;
+  pthread_mutex_unlock(&t->mu);
+  return want;
+}
+
 /* ---- reader thread --------------------------------------------------------- */
 
 static int on_line(void *user, const char *data, size_t len) {
@@ -480,8 +624,13 @@ static int on_line(void *user, const char *data, size_t len) {
   return 0;
 }
 
-static void on_oversize(void *user, size_t len) {
+static void on_oversize(void *user, size_t len, const char *head, size_t head_len) {
   stdio_transport *t = user;
+  if (t->cb.on_oversize) {
+    /* The receiver tells from the head whose response it was. */
+    t->cb.on_oversize(t->user, len, head, head_len);
+    return;
+  }
   if (!t->cb.on_error) return;
   char msg[160];
   snprintf(msg, sizeof(msg),
@@ -676,8 +825,9 @@ static void *reader_main(void *arg) {
     int64_t lead_wake = MCP_NO_DEADLINE;
     bool own_out = t->out_fd >= 0 &&
                    reader_owns_stdout(t, stop_seen || exited || out_eof, now, &lead_wake);
-    struct pollfd pf[5];
-    int n = 0, i_out = -1, i_err = -1, i_pid = -1, i_stop = -1, i_wake = -1;
+    if (stop_seen) close_fd(&t->in_poll_fd); /* stdin must be able to close */
+    struct pollfd pf[6];
+    int n = 0, i_out = -1, i_err = -1, i_pid = -1, i_stop = -1, i_wake = -1, i_in = -1;
     if (own_out) {
       i_out = n;
       pf[n++] = (struct pollfd){t->out_fd, POLLIN, 0};
@@ -694,9 +844,12 @@ static void *reader_main(void *arg) {
       i_stop = n;
       pf[n++] = (struct pollfd){t->stop_rd, POLLIN, 0};
     }
-    if (!own_out && t->out_fd >= 0) {
-      i_wake = n;
-      pf[n++] = (struct pollfd){t->rwake_fd, POLLIN, 0};
+    /* Always: need_reader() and post() wake the reader through it. */
+    i_wake = n;
+    pf[n++] = (struct pollfd){t->rwake_fd, POLLIN, 0};
+    if (reader_wants_room(t)) {
+      i_in = n;
+      pf[n++] = (struct pollfd){t->in_poll_fd, POLLOUT, 0};
     }
     int64_t wake = lead_wake;
     if (stop_seen) wake = min64(wake, phase_deadline);
@@ -742,6 +895,7 @@ static void *reader_main(void *arg) {
     }
     if (i_pid >= 0 && pf[i_pid].revents) exited = true;
     if (i_wake >= 0 && pf[i_wake].revents) efd_drain(t->rwake_fd);
+    if (i_in >= 0 && pf[i_in].revents) reader_flush(t);
     if (i_stop >= 0 && pf[i_stop].revents) {
       stop_seen = true;
       phase = PHASE_TERM_WAIT;
@@ -751,6 +905,7 @@ static void *reader_main(void *arg) {
 
   close_fd(&t->out_fd);
   close_fd(&t->err_fd);
+  close_fd(&t->in_poll_fd);
   return NULL;
 }
 
@@ -793,8 +948,11 @@ static mcp_status write_lock(stdio_transport *t, int64_t deadline_ms,
 static void write_unlock(stdio_transport *t) {
   pthread_mutex_lock(&t->mu);
   t->writing = false;
+  bool kick = t->wq_kick; /* the reader waits to write the queue */
+  t->wq_kick = false;
   pthread_cond_broadcast(&t->cv);
   pthread_mutex_unlock(&t->mu);
+  if (kick) efd_signal(t->rwake_fd);
 }
 
 /*
@@ -836,6 +994,14 @@ static mcp_status write_line(stdio_transport *t, const char *data, size_t len,
     mcp__error_set(err, MCP_ECLOSED, "transport is closed");
     mcp__error_mark_not_sent(err);
     return MCP_ECLOSED;
+  }
+  /* Posted messages go first: a head written in part must be finished or
+   * the lines would mix, and the rest keeps the order messages were given.
+   * If that fails, not a byte of |data| was written. */
+  if ((st = wq_write(t, deadline_ms, epipe, err)) != MCP_OK) {
+    if (*epipe) st = closed_stdin_error(t, err); /* how the server ended */
+    mcp__error_mark_not_sent(err);
+    return st;
   }
 
   while (done < total) {
@@ -941,6 +1107,52 @@ static mcp_status stdio_send(mcp_transport *base, const char *data, size_t len,
     }
   }
   if (!was_blocked) pthread_sigmask(SIG_SETMASK, &old, NULL);
+  return st;
+}
+
+/* post(): see mcp_transport.h and "Posting" at the top of this file. */
+static mcp_status stdio_post(mcp_transport *base, const char *data, size_t len,
+                             mcp_error *err) {
+  stdio_transport *t = (stdio_transport *)base;
+  if (!data && len) return mcp__error_set(err, MCP_EINVAL, "no data");
+  if (len && memchr(data, '\n', len))
+    return mcp__error_set(err, MCP_EINVAL, "message contains a newline");
+  if (len > SIZE_MAX - sizeof(wq_msg) - 1) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  wq_msg *m = mcp__malloc(sizeof(*m) + len + 1);
+  if (!m) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  if (len) memcpy(m->data, data, len);
+  m->data[len] = '\n';
+  m->len = len + 1;
+  m->off = 0;
+  m->next = NULL;
+  mcp_status st = MCP_OK;
+  bool was_empty = false;
+  pthread_mutex_lock(&t->mu);
+  if (t->stop_requested || t->reported) {
+    st = mcp__error_set(err, MCP_ECLOSED, "transport is closed");
+  } else if (t->wq_broken) {
+    st = mcp__error_set(err, MCP_ECLOSED, "server closed its stdin");
+  } else if (t->wq_count &&
+             (t->wq_count >= STDIO_WQ_MAX || t->wq_bytes + m->len > t->wq_max_bytes)) {
+    st = mcp__error_set(err, MCP__EAGAIN,
+                        "server is not reading its input: %zu messages (%zu bytes) "
+                        "already wait to be written",
+                        t->wq_count, t->wq_bytes);
+  } else {
+    was_empty = t->wq_count == 0;
+    if (t->wq_tail)
+      t->wq_tail->next = m;
+    else
+      t->wq_head = m;
+    t->wq_tail = m;
+    t->wq_count++;
+    t->wq_bytes += m->len;
+  }
+  pthread_mutex_unlock(&t->mu);
+  if (st != MCP_OK)
+    mcp__free(m);
+  else if (was_empty)
+    efd_signal(t->rwake_fd);
   return st;
 }
 
@@ -1097,6 +1309,8 @@ static void destroy(stdio_transport *t) {
     try_reap(t);
   }
   close_fd(&t->in_fd);
+  close_fd(&t->in_poll_fd);
+  wq_free_list(t->wq_head);
   close_fd(&t->out_fd);
   close_fd(&t->err_fd);
   close_fd(&t->pidfd);
@@ -1125,7 +1339,8 @@ static const mcp_transport_ops stdio_ops = {
     .free = stdio_free,
     .lead = stdio_lead,
     .lead_wake = stdio_lead_wake,
-    .need_reader = stdio_need_reader};
+    .need_reader = stdio_need_reader,
+    .post = stdio_post};
 
 /*
  * mcp__stdio_transport_new() spawns the server and starts its reader (the
@@ -1165,7 +1380,9 @@ mcp_status mcp__stdio_transport_new(const mcp_stdio_config *cfg,
       cfg->kill_grace_ms > 0 ? cfg->kill_grace_ms : STDIO_DEFAULT_GRACE_MS;
   t->pid = -1;
   t->pidfd = t->stop_rd = t->stop_wr = t->rwake_fd = t->lwake_fd = -1;
-  t->in_fd = t->out_fd = t->err_fd = -1;
+  t->in_fd = t->out_fd = t->err_fd = t->in_poll_fd = -1;
+  /* Queued answers: as many bytes as one message may have, at least 1 MiB. */
+  t->wq_max_bytes = t->max_line > ((size_t)1 << 20) ? t->max_line : (size_t)1 << 20;
 
   if (pthread_mutex_init(&t->mu, NULL) != 0) {
     st = mcp__error_set(err, MCP_ENOMEM, "cannot create mutex");
@@ -1182,7 +1399,7 @@ mcp_status mcp__stdio_transport_new(const mcp_stdio_config *cfg,
     goto fail;
   }
 
-  mcp_jsonl_callbacks jcb = {on_line, on_oversize};
+  mcp_jsonl_callbacks jcb = {.on_line = on_line, .on_oversize_head = on_oversize};
   t->framer = mcp__jsonl_new(t->max_line, &jcb, t);
   t->rbuf = mcp__malloc(STDIO_READ_CHUNK);
   t->tail = mcp__malloc(t->tail_cap);
@@ -1212,6 +1429,13 @@ mcp_status mcp__stdio_transport_new(const mcp_stdio_config *cfg,
 
   st = spawn_child(t, cfg, err);
   if (st != MCP_OK) goto fail;
+  t->in_poll_fd = fcntl(t->in_fd, F_DUPFD_CLOEXEC, 3);
+  if (t->in_poll_fd < 0) {
+    char eb[96];
+    st = mcp__error_set(err, MCP_EIO, "cannot duplicate the stdin pipe: %s",
+                        errtext(errno, eb, sizeof(eb)));
+    goto fail;
+  }
 
   /* The reader inherits a full signal mask, so process-directed signals go
    * to host threads and never interrupt it. */

@@ -55,7 +55,7 @@ static void rec_oversize(void *user, size_t len) {
   ev_push(e, s);
 }
 
-static const mcp_jsonl_callbacks rec_cb = {rec_line, rec_oversize};
+static const mcp_jsonl_callbacks rec_cb = {rec_line, rec_oversize, NULL};
 
 static void ev_init(events *e) {
   memset(e, 0, sizeof(*e));
@@ -457,6 +457,78 @@ START_TEST(test_alloc_failure_resync) {
 }
 END_TEST
 
+/* ---- the head of an oversized line ----------------------------------------- */
+
+typedef struct heads {
+  size_t n;          /* reports */
+  size_t len;        /* the last one's length */
+  char head[8192];   /* and head */
+  size_t head_len;
+  size_t lines;
+} heads;
+
+static int head_line(void *user, const char *data, size_t len) {
+  (void)data;
+  (void)len;
+  ((heads *)user)->lines++;
+  return 0;
+}
+
+static void head_oversize(void *user, size_t len, const char *head, size_t head_len) {
+  heads *h = user;
+  ck_assert_uint_le(head_len, MCP_JSONL_HEAD);
+  h->n++;
+  h->len = len;
+  memcpy(h->head, head, head_len);
+  h->head_len = head_len;
+}
+
+static const mcp_jsonl_callbacks head_cb = {.on_line = head_line, .on_oversize_head = head_oversize};
+
+/* Each way a line becomes oversize (all at once, grown across feeds, a
+ * "\r" held at the cap) reports the line's first MCP_JSONL_HEAD bytes,
+ * whatever the cut. */
+START_TEST(test_oversize_head) {
+  size_t total = 20000, cap = 8000;
+  char *line = malloc(total + 2);
+  ck_assert_ptr_nonnull(line);
+  for (size_t i = 0; i < total; i++) line[i] = (char)('a' + i % 26);
+  line[total] = '\n';
+  size_t cuts[] = {1, 7, 4096, 5000, 8000, 8001, 19999, 20001};
+  for (size_t c = 0; c < sizeof(cuts) / sizeof(cuts[0]); c++) {
+    heads h;
+    memset(&h, 0, sizeof(h));
+    mcp_jsonl *j = mcp__jsonl_new(cap, &head_cb, &h);
+    ck_assert_ptr_nonnull(j);
+    for (size_t off = 0; off < total + 1; off += cuts[c]) {
+      size_t k = total + 1 - off < cuts[c] ? total + 1 - off : cuts[c];
+      ck_assert_int_eq(mcp__jsonl_feed(j, line + off, k), MCP_OK);
+    }
+    ck_assert_uint_eq(h.n, 1);
+    ck_assert_uint_eq(h.len, total);
+    ck_assert_uint_eq(h.head_len, MCP_JSONL_HEAD);
+    ck_assert(memcmp(h.head, line, MCP_JSONL_HEAD) == 0);
+    /* The next line is framed as usual, and a new head starts afresh. */
+    ck_assert_int_eq(mcp__jsonl_feed(j, "ok\n", 3), MCP_OK);
+    ck_assert_uint_eq(h.lines, 1);
+    mcp__jsonl_free(j);
+  }
+  /* A short cap: the head is the whole buffered start plus what followed. */
+  heads h;
+  memset(&h, 0, sizeof(h));
+  mcp_jsonl *j = mcp__jsonl_new(4, &head_cb, &h);
+  ck_assert_int_eq(mcp__jsonl_feed(j, "abcd", 4), MCP_OK);
+  ck_assert_int_eq(mcp__jsonl_feed(j, "\r", 1), MCP_OK); /* held at the cap */
+  ck_assert_int_eq(mcp__jsonl_feed(j, "ef\n", 3), MCP_OK);
+  ck_assert_uint_eq(h.n, 1);
+  ck_assert_uint_eq(h.len, 7);
+  ck_assert_uint_eq(h.head_len, 7);
+  ck_assert(memcmp(h.head, "abcd\ref", 7) == 0);
+  mcp__jsonl_free(j);
+  free(line);
+}
+END_TEST
+
 static Suite *jsonl_suite(void) {
   Suite *s = suite_create("jsonl");
   TCase *tc = tcase_create("framing");
@@ -481,6 +553,7 @@ static Suite *jsonl_suite(void) {
   tcase_add_test(tc, test_on_line_stops);
   tcase_add_test(tc, test_alloc_failure);
   tcase_add_test(tc, test_alloc_failure_resync);
+  tcase_add_test(tc, test_oversize_head);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -59,6 +59,23 @@
  *                        answered (with --fault-log, "stdio-list-hang" is
  *                        appended to FILE when one arrives)
  *
+ *
+ * Floods and oversized answers (tests/check_inbound.c):
+ *   --flood-pings N      on notifications/initialized send N ping requests
+ *                        (ids 1000000...), then the notification
+ *                        notifications/message {"data":"flood done"}; with
+ *                        --stop-reading it stops reading after that
+ *   --flood-notifications N  the same with N notifications/message
+ *                        {"level":"info","data":<i>}
+ *   --flood-requests N   the same with N roots/list requests; the `flood_stats`
+ *                        tool answers "results=R errors=E busy=B" for the
+ *                        answers to the flood's requests read so far (B: errors
+ *                        with code -32000)
+ *   --oversize-response N  every tools/call answer is one line of about N
+ *                        bytes: {"jsonrpc","id","result":{"content":[{"text":
+ *                        "xxx..."}]}} with the id before the result
+ *   --oversize-id-last   ... with the id after the result instead
+ *
  * Chaos, for the soak (tests/soak):
  *   --chaos SEED         each tools/call, with probability P/1000, gets one
  *   --chaos-permille P   fault (default P 100) chosen by a splitmix64
@@ -121,7 +138,13 @@ static struct {
   long page_delay_ms;
   const char *bad_response; /* NULL: off */
   long long hang_list_after; /* 0: off */
+  long long flood_pings, flood_notifications, flood_requests;
+  long long oversize_response;
+  bool oversize_id_last;
 } opt;
+
+/* Answers read to --flood-* requests. */
+static long long flood_results, flood_errors, flood_busy;
 
 /* The `grow` tool adds the `extra` tool to tools/list. */
 static bool grown;
@@ -136,7 +159,9 @@ static void usage(void) {
           "       [--evil-text]\n"
           "       [--chaos SEED] [--chaos-permille P] [--fault-log FILE] [--run-log FILE]\n"
           "       [--repeat-cursor BYTES] [--endless-pages N] [--huge-page BYTES]\n"
-          "       [--page-delay MS] [--bad-response KIND] [--hang-list-after N]\n");
+          "       [--page-delay MS] [--bad-response KIND] [--hang-list-after N]\n"
+          "       [--flood-pings N] [--flood-notifications N] [--flood-requests N]\n"
+          "       [--oversize-response N] [--oversize-id-last]\n");
   exit(2);
 }
 
@@ -179,7 +204,12 @@ static void parse_args(int argc, char **argv) {
     else if (!strcmp(a, "--run-log")) {
       if (i + 1 >= argc) usage();
       opt.run_log = argv[++i];
-    } else if (!strcmp(a, "--fault-log")) {
+    } else if (!strcmp(a, "--flood-pings")) opt.flood_pings = num_arg(argc, argv, &i);
+    else if (!strcmp(a, "--flood-notifications")) opt.flood_notifications = num_arg(argc, argv, &i);
+    else if (!strcmp(a, "--flood-requests")) opt.flood_requests = num_arg(argc, argv, &i);
+    else if (!strcmp(a, "--oversize-response")) opt.oversize_response = num_arg(argc, argv, &i);
+    else if (!strcmp(a, "--oversize-id-last")) opt.oversize_id_last = true;
+    else if (!strcmp(a, "--fault-log")) {
       if (i + 1 >= argc) usage();
       opt.fault_log = argv[++i];
     } else if (!strcmp(a, "--repeat-cursor")) opt.repeat_cursor = num_arg(argc, argv, &i);
@@ -638,6 +668,52 @@ static void write_oversize(long long n) {
   write_all(1, post, sizeof(post) - 1);
 }
 
+/* --oversize-response: the answer to |id| as one line of about |n| bytes. */
+static void write_oversize_response(json_object *id, long long n) {
+  const char *ids = json_object_to_json_string_ext(id, JSON_C_TO_STRING_PLAIN);
+  static const char pre[] = "\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"";
+  static const char post[] = "\"}]}";
+  static char xs[CHUNK];
+  memset(xs, 'x', sizeof(xs));
+  char head[128];
+  snprintf(head, sizeof(head), "{\"jsonrpc\":\"2.0\",");
+  write_all(1, head, strlen(head));
+  if (!opt.oversize_id_last) {
+    snprintf(head, sizeof(head), "\"id\":%.60s,", ids);
+    write_all(1, head, strlen(head));
+  }
+  write_all(1, pre, sizeof(pre) - 1);
+  for (long long pad = n; pad > 0;) {
+    size_t k = pad > CHUNK ? CHUNK : (size_t)pad;
+    write_all(1, xs, k);
+    pad -= (long long)k;
+  }
+  write_all(1, post, sizeof(post) - 1);
+  if (opt.oversize_id_last) {
+    snprintf(head, sizeof(head), ",\"id\":%.60s", ids);
+    write_all(1, head, strlen(head));
+  }
+  write_all(1, "}\n", 2);
+}
+
+/* --flood-*: the burst sent after notifications/initialized. */
+static void flood(void) {
+  for (long long i = 0; i < opt.flood_pings; i++)
+    send_call(json_object_new_int64(1000000 + i), "ping", NULL);
+  for (long long i = 0; i < opt.flood_requests; i++)
+    send_call(json_object_new_int64(1000000 + i), "roots/list", NULL);
+  for (long long i = 0; i < opt.flood_notifications; i++) {
+    json_object *p = json_object_new_object();
+    json_object_object_add(p, "level", json_object_new_string("info"));
+    json_object_object_add(p, "data", json_object_new_int64(i));
+    send_call(NULL, "notifications/message", p);
+  }
+  json_object *p = json_object_new_object();
+  json_object_object_add(p, "level", json_object_new_string("info"));
+  json_object_object_add(p, "data", json_object_new_string("flood done"));
+  send_call(NULL, "notifications/message", p);
+}
+
 /* ask: ping, roots/list and x/unknown to the client; answers with the
  * result-or-error of each, in that order, as compact JSON text. */
 static void tool_ask(json_object *id) {
@@ -838,6 +914,10 @@ static void do_tools_call(json_object *id, json_object *params) {
   if (opt.crash_on_call || (name && !strcmp(name, "crash"))) crash();
   if (opt.crash_every && ++ncalls % opt.crash_every == 0) crash();
   if (opt.oversize) write_oversize(opt.oversize);
+  if (opt.oversize_response) {
+    write_oversize_response(id, opt.oversize_response);
+    return;
+  }
   if (!name) {
     send_error(id, -32602, "missing tool name");
   } else if (!strcmp(name, "echo")) {
@@ -854,6 +934,11 @@ static void do_tools_call(json_object *id, json_object *params) {
     send_result(id, r);
   } else if (!strcmp(name, "hang")) {
     /* Never answers. */
+  } else if (!strcmp(name, "flood_stats")) {
+    char text[128];
+    snprintf(text, sizeof(text), "results=%lld errors=%lld busy=%lld", flood_results,
+             flood_errors, flood_busy);
+    send_result(id, text_content(text));
   } else if (!strcmp(name, "ask")) {
     tool_ask(id);
   } else if (!strcmp(name, "notify")) {
@@ -896,10 +981,21 @@ static void handle(json_object *m) {
   bool is_request = has_field(m, "id");
 
   if (!method) {
-    /* A response we did not ask for: ignore it. */
+    /* A response: counted when it answers the flood, else ignored. */
+    if (id && json_object_is_type(id, json_type_int) && json_object_get_int64(id) >= 1000000) {
+      json_object *e = field(m, "error");
+      if (!e) {
+        flood_results++;
+      } else {
+        flood_errors++;
+        json_object *code = field(e, "code");
+        if (code && json_object_get_int(code) == -32000) flood_busy++;
+      }
+    }
   } else if (!is_request) {
     if (!strcmp(method, "notifications/initialized")) {
       if (opt.exit_after_init) exit(0);
+      if (opt.flood_pings || opt.flood_notifications || opt.flood_requests) flood();
       if (opt.stop_reading) block_forever();
     }
   } else if (!strcmp(method, "initialize")) {

@@ -331,7 +331,15 @@ MCP_EXTERN mcp_status mcp_client_options_set_client_info(mcp_client_options *o,
 /* Default timeout of every request in ms (0 = none); also bounds connect. */
 MCP_EXTERN void mcp_client_options_set_timeout_ms(mcp_client_options *o,
                                                   int64_t ms);
-/* Largest message accepted from the server, in bytes (default 16 MiB). */
+/*
+ * Largest message accepted from the server, in bytes (default 16 MiB).  A
+ * response over it fails its request with MCP_ETOOBIG when the request is
+ * known: on stdio when the response's integer "id" precedes its "result"
+ * or "error" within its first 4 KiB (the usual order); on HTTP when it
+ * came as the request's own response (body or SSE stream).  Otherwise it
+ * is skipped with a warning naming the server and the size, and the
+ * request it answered ends at its timeout.
+ */
 MCP_EXTERN void mcp_client_options_set_max_message_bytes(mcp_client_options *o,
                                                          size_t bytes);
 /*
@@ -345,6 +353,17 @@ MCP_EXTERN void mcp_client_options_set_list_limits(mcp_client_options *o,
                                                    size_t max_pages,
                                                    size_t max_items,
                                                    size_t max_bytes);
+/*
+ * Most server messages (notifications, progress, requests for a host
+ * handler) waiting for this client's callbacks, per server (0: the default
+ * 1024; their bytes are bounded by the message size limit).  Beyond it
+ * notifications are dropped and requests are answered at once with JSON-RPC
+ * error -32000 "client busy: too many pending requests"; list_changed
+ * notifications are coalesced instead, and ping is answered without
+ * queueing.  mcp_client_get_stats() counts them in inbound_dropped.
+ */
+MCP_EXTERN void mcp_client_options_set_max_queued_messages(mcp_client_options *o,
+                                                           size_t n);
 MCP_EXTERN void mcp_client_options_set_log(mcp_client_options *o,
                                            mcp_log_fn fn, void *user);
 MCP_EXTERN void mcp_client_options_set_notification_handler(
@@ -391,10 +410,14 @@ MCP_EXTERN mcp_status mcp_client_connect(const mcp_client_options *o,
 MCP_EXTERN void mcp_client_close(mcp_client *c);
 
 /*
- * mcp_client_free() closes the client if needed, waits for its callbacks to
- * finish and releases it.  Called from one of this client's own callbacks,
- * the release happens after that callback returns.  No other call on |c|
- * may run or start concurrently with, or after, this one.
+ * mcp_client_free() closes the client if needed, ends every call still in
+ * flight on other threads with MCP_ECLOSED (their async callbacks run, once,
+ * with it), waits until those threads have left the library and the
+ * client's callbacks have finished, and releases it.  Called from one of
+ * this client's own callbacks, the release happens after that callback
+ * returns.  A call that starts after mcp_client_free() was called (or
+ * concurrently with it, which cannot be told apart) is still undefined:
+ * free is the last use of |c| a host makes.
  */
 MCP_EXTERN void mcp_client_free(mcp_client *c);
 
@@ -534,6 +557,11 @@ MCP_EXTERN mcp_status mcp_client_ping(mcp_client *c,
  *  late_responses     responses to requests that had timed out or been cancelled
  *  protocol_errors    lines that were not valid JSON-RPC
  *  oversize_messages  messages dropped for exceeding the size limit
+ *  inbound_dropped    server messages dropped, or requests answered -32000
+ *                     "client busy", because too many already waited for
+ *                     the host's callbacks (mcp_client_options_set_max_queued_messages)
+ *  outbound_dropped   answers and notifications not sent because the server
+ *                     did not read what was already queued for it
  */
 typedef struct mcp_client_stats {
   uint64_t requests_sent;
@@ -544,6 +572,8 @@ typedef struct mcp_client_stats {
   uint64_t oversize_messages;
   uint64_t notifications_received;
   uint64_t server_requests;
+  uint64_t inbound_dropped;
+  uint64_t outbound_dropped;
 } mcp_client_stats;
 
 MCP_EXTERN void mcp_client_get_stats(const mcp_client *c,
@@ -765,9 +795,10 @@ MCP_EXTERN mcp_status mcp_manager_start(const mcp_manager_options *o,
 
 /*
  * mcp_manager_free() shuts down: no reconnect starts after it begins,
- * connects in progress are abandoned, every server is closed (in
- * parallel), every thread joined.  No other
- * call on |m| may run concurrently with or after it; not from a callback.
+ * connects in progress are abandoned, calls in flight on other threads end
+ * with MCP_ECLOSED and are waited for, every server is closed (in
+ * parallel), every thread joined.  A call that starts after (or
+ * concurrently with) it is undefined; not from a callback.
  */
 MCP_EXTERN void mcp_manager_free(mcp_manager *m);
 
