@@ -1,22 +1,21 @@
 /*
- * mcp_oauth.c: OAuth 2.1 for Streamable HTTP servers (see mcp_oauth.h):
- * the public mcp_oauth_options, the pure helpers, the file token store and
- * the flow engine.
+ * mcp_oauth.c: the OAuth engine (see mcp_oauth.h): randomness and the
+ * private_key_jwt signature, blocking HTTP for the flow, the engine's
+ * state and its (de)serialisation, discovery, dynamic client registration,
+ * the three grants and refresh.  The pure parts it builds on are in
+ * mcp_oauth_parse.c, the options in mcp_oauth_options.c, the file token
+ * store in mcp_oauth_store.c.
  *
- * Threads: options are plain data (one thread at a time).  The engine's
- * state is guarded by its mutex; mcp__oauth_challenge() runs on one thread
- * at a time (the transport's auth thread) and blocks on its own mcp_http
- * clients, one per request, each with its own I/O thread.
+ * Threads: the engine's state is the flow thread's; its mutex guards
+ * access_token and the request being waited for (mcp__oauth_token() and
+ * mcp__oauth_cancel() come from other threads).  mcp__oauth_challenge()
+ * runs on one thread at a time (the transport's auth thread) and blocks on
+ * its own mcp_http clients, one per request, each with its own I/O thread.
  */
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <json-c/json.h>
-#include <sys/random.h>
-
-#include "mcp_ossl.h"
-#include "mcp_sha256.h"
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -24,14 +23,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "mcp_http.h"
 #include "mcp_jsonrpc.h"
-#include "mcp_fsafe.h"
 #include "mcp_oauth.h"
+#include "mcp_ossl.h"
 #include "mcp_url.h"
 
 #define DEFAULT_REDIRECT "http://127.0.0.1/callback"
@@ -40,432 +39,8 @@
 #define MAX_BODY ((size_t)1024 * 1024)
 
 /* ========================================================================== */
-/* Options (public)                                                           */
+/* Randomness and signing                                                     */
 /* ========================================================================== */
-
-struct mcp_oauth_options {
-  char *client_id, *client_secret;
-  char *client_metadata_url;
-  char *client_name;
-  char *redirect_uri;
-  char *scopes;
-  mcp_oauth_grant grant;
-  char *private_key_pem, *signing_alg;
-  char *idp_token_endpoint, *idp_client_id, *idp_id_token;
-  mcp_oauth_authorize_fn authorize;
-  void *authorize_user;
-  mcp_oauth_store_load_fn load;
-  mcp_oauth_store_save_fn save;
-  void *store_user;
-  char *file_store_dir; /* set_file_store; "" = the XDG default */
-};
-
-static mcp_status set_opt(char **dst, const char *v) {
-  char *c = NULL;
-  if (v && !(c = mcp__strdup(v))) return MCP_ENOMEM;
-  mcp__free(*dst);
-  *dst = c;
-  return MCP_OK;
-}
-
-MCP_EXTERN mcp_oauth_options *mcp_oauth_options_new(void) {
-  return mcp__calloc(1, sizeof(mcp_oauth_options));
-}
-
-MCP_EXTERN void mcp_oauth_options_free(mcp_oauth_options *o) {
-  if (!o) return;
-  mcp__free(o->client_id);
-  if (o->client_secret) OPENSSL_cleanse(o->client_secret, strlen(o->client_secret));
-  mcp__free(o->client_secret);
-  mcp__free(o->client_metadata_url);
-  mcp__free(o->client_name);
-  mcp__free(o->redirect_uri);
-  mcp__free(o->scopes);
-  if (o->private_key_pem) OPENSSL_cleanse(o->private_key_pem, strlen(o->private_key_pem));
-  mcp__free(o->private_key_pem);
-  mcp__free(o->signing_alg);
-  mcp__free(o->idp_token_endpoint);
-  mcp__free(o->idp_client_id);
-  mcp__free(o->idp_id_token);
-  mcp__free(o->file_store_dir);
-  mcp__free(o);
-}
-
-MCP_EXTERN mcp_status mcp_oauth_options_set_client(mcp_oauth_options *o, const char *client_id,
-                                                   const char *client_secret) {
-  if (!o || (client_id && !*client_id)) return MCP_EINVAL;
-  if (set_opt(&o->client_id, client_id) || set_opt(&o->client_secret, client_secret))
-    return MCP_ENOMEM;
-  return MCP_OK;
-}
-
-static bool is_https_or_http_url(const char *s) {
-  mcp_url *u = NULL;
-  if (mcp__url_parse(s, &u, NULL) != MCP_OK) return false;
-  mcp__url_free(u);
-  return true;
-}
-
-MCP_EXTERN mcp_status mcp_oauth_options_set_client_metadata_url(mcp_oauth_options *o,
-                                                                const char *url) {
-  if (!o || (url && !is_https_or_http_url(url))) return MCP_EINVAL;
-  return set_opt(&o->client_metadata_url, url);
-}
-
-MCP_EXTERN mcp_status mcp_oauth_options_set_client_name(mcp_oauth_options *o, const char *name) {
-  if (!o) return MCP_EINVAL;
-  return set_opt(&o->client_name, name);
-}
-
-MCP_EXTERN mcp_status mcp_oauth_options_set_redirect_uri(mcp_oauth_options *o, const char *uri) {
-  if (!o || (uri && !is_https_or_http_url(uri))) return MCP_EINVAL;
-  return set_opt(&o->redirect_uri, uri);
-}
-
-MCP_EXTERN mcp_status mcp_oauth_options_set_scopes(mcp_oauth_options *o, const char *scopes) {
-  if (!o) return MCP_EINVAL;
-  return set_opt(&o->scopes, scopes && *scopes ? scopes : NULL);
-}
-
-MCP_EXTERN mcp_status mcp_oauth_options_set_grant(mcp_oauth_options *o, mcp_oauth_grant grant) {
-  if (!o || (grant != MCP_OAUTH_GRANT_AUTHORIZATION_CODE &&
-             grant != MCP_OAUTH_GRANT_CLIENT_CREDENTIALS && grant != MCP_OAUTH_GRANT_ID_JAG))
-    return MCP_EINVAL;
-  o->grant = grant;
-  return MCP_OK;
-}
-
-MCP_EXTERN mcp_status mcp_oauth_options_set_private_key(mcp_oauth_options *o, const char *pem,
-                                                        const char *alg) {
-  if (!o || (pem && !*pem)) return MCP_EINVAL;
-  if (set_opt(&o->private_key_pem, pem) || set_opt(&o->signing_alg, pem ? (alg ? alg : "ES256") : NULL))
-    return MCP_ENOMEM;
-  return MCP_OK;
-}
-
-MCP_EXTERN mcp_status mcp_oauth_options_set_id_jag(mcp_oauth_options *o,
-                                                   const char *idp_token_endpoint,
-                                                   const char *idp_client_id,
-                                                   const char *id_token) {
-  if (!o || !idp_token_endpoint || !is_https_or_http_url(idp_token_endpoint) || !id_token ||
-      !*id_token)
-    return MCP_EINVAL;
-  if (set_opt(&o->idp_token_endpoint, idp_token_endpoint) ||
-      set_opt(&o->idp_client_id, idp_client_id) || set_opt(&o->idp_id_token, id_token))
-    return MCP_ENOMEM;
-  return MCP_OK;
-}
-
-MCP_EXTERN void mcp_oauth_options_set_authorize(mcp_oauth_options *o, mcp_oauth_authorize_fn fn,
-                                                void *user) {
-  if (!o) return;
-  o->authorize = fn;
-  o->authorize_user = user;
-}
-
-MCP_EXTERN void mcp_oauth_options_set_store(mcp_oauth_options *o, mcp_oauth_store_load_fn load,
-                                            mcp_oauth_store_save_fn save, void *user) {
-  if (!o) return;
-  o->load = load;
-  o->save = save;
-  o->store_user = user;
-  mcp__free(o->file_store_dir);
-  o->file_store_dir = NULL;
-}
-
-MCP_EXTERN mcp_status mcp_oauth_options_set_file_store(mcp_oauth_options *o, const char *dir) {
-  if (!o) return MCP_EINVAL;
-  mcp_status st = set_opt(&o->file_store_dir, dir ? dir : "");
-  if (st == MCP_OK) {
-    o->load = NULL;
-    o->save = NULL;
-    o->store_user = NULL;
-  }
-  return st;
-}
-
-mcp_oauth_options *mcp__oauth_options_dup(const mcp_oauth_options *o) {
-  if (!o) return NULL;
-  mcp_oauth_options *d = mcp_oauth_options_new();
-  if (!d) return NULL;
-  *d = *o;
-  d->client_id = d->client_secret = d->client_metadata_url = d->client_name = NULL;
-  d->redirect_uri = d->scopes = d->private_key_pem = d->signing_alg = NULL;
-  d->idp_token_endpoint = d->idp_client_id = d->idp_id_token = d->file_store_dir = NULL;
-  if (set_opt(&d->client_id, o->client_id) || set_opt(&d->client_secret, o->client_secret) ||
-      set_opt(&d->client_metadata_url, o->client_metadata_url) ||
-      set_opt(&d->client_name, o->client_name) || set_opt(&d->redirect_uri, o->redirect_uri) ||
-      set_opt(&d->scopes, o->scopes) || set_opt(&d->private_key_pem, o->private_key_pem) ||
-      set_opt(&d->signing_alg, o->signing_alg) ||
-      set_opt(&d->idp_token_endpoint, o->idp_token_endpoint) ||
-      set_opt(&d->idp_client_id, o->idp_client_id) || set_opt(&d->idp_id_token, o->idp_id_token) ||
-      set_opt(&d->file_store_dir, o->file_store_dir)) {
-    mcp_oauth_options_free(d);
-    return NULL;
-  }
-  return d;
-}
-
-static mcp_status fill_str(char **dst, const char *v) {
-  return *dst || !v ? MCP_OK : set_opt(dst, v);
-}
-
-mcp_status mcp__oauth_options_fill(mcp_oauth_options *o, const mcp_oauth_options *d) {
-  if (fill_str(&o->client_metadata_url, d->client_metadata_url) ||
-      fill_str(&o->client_name, d->client_name) || fill_str(&o->redirect_uri, d->redirect_uri) ||
-      fill_str(&o->scopes, d->scopes))
-    return MCP_ENOMEM;
-  if (!o->client_id && d->client_id &&
-      (set_opt(&o->client_id, d->client_id) || set_opt(&o->client_secret, d->client_secret)))
-    return MCP_ENOMEM;
-  if (!o->authorize) {
-    o->authorize = d->authorize;
-    o->authorize_user = d->authorize_user;
-  }
-  if (!o->load && !o->save && !o->file_store_dir) {
-    o->load = d->load;
-    o->save = d->save;
-    o->store_user = d->store_user;
-    if (fill_str(&o->file_store_dir, d->file_store_dir)) return MCP_ENOMEM;
-  }
-  return MCP_OK;
-}
-
-/* ========================================================================== */
-/* Pure helpers                                                               */
-/* ========================================================================== */
-
-void mcp__oauth_challenge_clear(mcp_oauth_challenge *c) {
-  if (!c) return;
-  mcp__free(c->resource_metadata);
-  mcp__free(c->scope);
-  mcp__free(c->error);
-  mcp__free(c->error_description);
-  memset(c, 0, sizeof(*c));
-}
-
-static bool is_tchar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-         strchr("!#$%&'*+-.^_`|~/=", c) != NULL;
-}
-
-static const char *skip_ows(const char *p) {
-  while (*p == ' ' || *p == '\t') p++;
-  return p;
-}
-
-mcp_status mcp__oauth_parse_challenge(const char *header, mcp_oauth_challenge *out) {
-  memset(out, 0, sizeof(*out));
-  if (!header) return MCP_OK;
-  const char *p = header;
-  bool in_bearer = false, done = false;
-  while (*p && !done) {
-    p = skip_ows(p);
-    if (*p == ',') {
-      p++;
-      continue;
-    }
-    /* A token: a scheme name or a parameter name. */
-    const char *t0 = p;
-    while (*p && is_tchar(*p) && *p != '=') p++;
-    size_t tlen = (size_t)(p - t0);
-    if (tlen == 0) {
-      p++; /* junk: skip a byte */
-      continue;
-    }
-    const char *q = skip_ows(p);
-    if (*q == '=' && q[1] != '=' && !(tlen > 0 && q == p && q[1] == '\0')) {
-      /* name=value */
-      q = skip_ows(q + 1);
-      char *val = NULL;
-      if (*q == '"') {
-        mcp_buf b;
-        mcp__buf_init(&b);
-        q++;
-        while (*q && *q != '"') {
-          if (*q == '\\' && q[1]) q++;
-          if (mcp__buf_append(&b, q, 1)) {
-            mcp__buf_free(&b);
-            mcp__oauth_challenge_clear(out);
-            return MCP_ENOMEM;
-          }
-          q++;
-        }
-        if (*q != '"') {
-          mcp__buf_free(&b);
-          mcp__oauth_challenge_clear(out);
-          return MCP_EINVAL;
-        }
-        q++;
-        val = b.data ? b.data : mcp__strdup("");
-        if (!val) return MCP_ENOMEM;
-      } else {
-        const char *v0 = q;
-        while (*q && *q != ',' && *q != ' ' && *q != '\t') q++;
-        val = mcp__strndup(v0, (size_t)(q - v0));
-        if (!val) {
-          mcp__oauth_challenge_clear(out);
-          return MCP_ENOMEM;
-        }
-      }
-      p = q;
-      char **slot = NULL;
-      if (in_bearer) {
-        if (tlen == 17 && strncasecmp(t0, "resource_metadata", 17) == 0) slot = &out->resource_metadata;
-        else if (tlen == 5 && strncasecmp(t0, "scope", 5) == 0) slot = &out->scope;
-        else if (tlen == 5 && strncasecmp(t0, "error", 5) == 0) slot = &out->error;
-        else if (tlen == 17 && strncasecmp(t0, "error_description", 17) == 0)
-          slot = &out->error_description;
-      }
-      if (slot && !*slot) *slot = val;
-      else mcp__free(val);
-      continue;
-    }
-    /* A scheme name (maybe followed by token68, which we skip). */
-    if (in_bearer) {
-      done = true; /* the next challenge: ours is complete */
-      break;
-    }
-    if (tlen == 6 && strncasecmp(t0, "Bearer", 6) == 0) {
-      in_bearer = true;
-      out->bearer = true;
-    }
-  }
-  return MCP_OK;
-}
-
-void mcp__oauth_strv_free(char **v) {
-  if (!v) return;
-  for (char **p = v; *p; p++) mcp__free(*p);
-  mcp__free(v);
-}
-
-/* scheme://authority of |u| (new string). */
-static char *origin_of(const mcp_url *u) {
-  return mcp__asprintf("%s://%s", u->scheme, mcp__url_authority(u));
-}
-
-/* The path of |u| without query, without trailing '/'; "" for the root. */
-static char *path_of(const mcp_url *u) {
-  const char *p = u->path_and_query;
-  size_t n = strcspn(p, "?");
-  while (n > 0 && p[n - 1] == '/') n--;
-  return mcp__strndup(p, n);
-}
-
-mcp_status mcp__oauth_prm_urls(const char *server_url, char ***out) {
-  *out = NULL;
-  mcp_url *u = NULL;
-  mcp_status st = mcp__url_parse(server_url, &u, NULL);
-  if (st) return st;
-  char **v = mcp__calloc(3, sizeof(char *));
-  char *origin = origin_of(u), *path = path_of(u);
-  size_t n = 0;
-  if (!v || !origin || !path) goto nomem;
-  if (*path && !(v[n++] = mcp__asprintf("%s/.well-known/oauth-protected-resource%s", origin, path)))
-    goto nomem;
-  if (!(v[n++] = mcp__asprintf("%s/.well-known/oauth-protected-resource", origin))) goto nomem;
-  mcp__free(origin);
-  mcp__free(path);
-  mcp__url_free(u);
-  *out = v;
-  return MCP_OK;
-nomem:
-  mcp__oauth_strv_free(v);
-  mcp__free(origin);
-  mcp__free(path);
-  mcp__url_free(u);
-  return MCP_ENOMEM;
-}
-
-mcp_status mcp__oauth_as_urls(const char *issuer, char ***out) {
-  *out = NULL;
-  mcp_url *u = NULL;
-  mcp_status st = mcp__url_parse(issuer, &u, NULL);
-  if (st) return st;
-  char **v = mcp__calloc(4, sizeof(char *));
-  char *origin = origin_of(u), *path = path_of(u);
-  if (!v || !origin || !path) goto nomem;
-  if (*path) {
-    v[0] = mcp__asprintf("%s/.well-known/oauth-authorization-server%s", origin, path);
-    v[1] = mcp__asprintf("%s/.well-known/openid-configuration%s", origin, path);
-    v[2] = mcp__asprintf("%s%s/.well-known/openid-configuration", origin, path);
-    if (!v[0] || !v[1] || !v[2]) goto nomem;
-  } else {
-    v[0] = mcp__asprintf("%s/.well-known/oauth-authorization-server", origin);
-    v[1] = mcp__asprintf("%s/.well-known/openid-configuration", origin);
-    if (!v[0] || !v[1]) goto nomem;
-  }
-  mcp__free(origin);
-  mcp__free(path);
-  mcp__url_free(u);
-  *out = v;
-  return MCP_OK;
-nomem:
-  mcp__oauth_strv_free(v);
-  mcp__free(origin);
-  mcp__free(path);
-  mcp__url_free(u);
-  return MCP_ENOMEM;
-}
-
-char *mcp__oauth_canonical_resource(const char *server_url) {
-  mcp_url *u = NULL;
-  if (mcp__url_parse(server_url, &u, NULL) != MCP_OK) return NULL;
-  char *origin = origin_of(u), *path = path_of(u);
-  char *r = origin && path ? mcp__asprintf("%s%s", origin, path) : NULL;
-  mcp__free(origin);
-  mcp__free(path);
-  mcp__url_free(u);
-  return r;
-}
-
-bool mcp__oauth_resource_allowed(const char *server_url, const char *prm_resource) {
-  mcp_url *a = NULL, *b = NULL;
-  bool ok = false;
-  if (mcp__url_parse(server_url, &a, NULL) == MCP_OK &&
-      mcp__url_parse(prm_resource, &b, NULL) == MCP_OK && mcp__url_origin_equal(a, b)) {
-    char *pa = path_of(a), *pb = path_of(b);
-    if (pa && pb) {
-      size_t nb = strlen(pb);
-      ok = strncmp(pa, pb, nb) == 0 && (pa[nb] == '\0' || pa[nb] == '/');
-    }
-    mcp__free(pa);
-    mcp__free(pb);
-  }
-  mcp__url_free(a);
-  mcp__url_free(b);
-  return ok;
-}
-
-static char *b64_any(const unsigned char *p, size_t n, bool url) {
-  static const char std[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  static const char urls[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-  const char *tab = url ? urls : std;
-  char *out = mcp__malloc((n + 2) / 3 * 4 + 1);
-  if (!out) return NULL;
-  size_t k = 0, i = 0;
-  for (; i + 2 < n; i += 3) {
-    uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
-    out[k++] = tab[v >> 18 & 63];
-    out[k++] = tab[v >> 12 & 63];
-    out[k++] = tab[v >> 6 & 63];
-    out[k++] = tab[v & 63];
-  }
-  if (i < n) {
-    uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0);
-    out[k++] = tab[v >> 18 & 63];
-    out[k++] = tab[v >> 12 & 63];
-    if (i + 1 < n) out[k++] = tab[v >> 6 & 63];
-    else if (!url) out[k++] = '=';
-    if (!url) out[k++] = '=';
-  }
-  out[k] = '\0';
-  return out;
-}
-
-char *mcp__oauth_b64url(const unsigned char *p, size_t n) { return b64_any(p, n, true); }
-char *mcp__oauth_b64(const unsigned char *p, size_t n) { return b64_any(p, n, false); }
 
 char *mcp__oauth_random(size_t n) {
   unsigned char buf[64];
@@ -474,12 +49,6 @@ char *mcp__oauth_random(size_t n) {
   char *s = mcp__oauth_b64url(buf, n);
   OPENSSL_cleanse(buf, sizeof(buf));
   return s;
-}
-
-char *mcp__oauth_pkce_challenge(const char *verifier) {
-  unsigned char md[MCP_SHA256_LEN];
-  mcp__sha256(verifier, strlen(verifier), md);
-  return mcp__oauth_b64url(md, sizeof(md));
 }
 
 mcp_status mcp__oauth_pkce(char **verifier, char **challenge) {
@@ -495,91 +64,6 @@ mcp_status mcp__oauth_pkce(char **verifier, char **challenge) {
   *challenge = c;
   return MCP_OK;
 }
-
-static bool unreserved(unsigned char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-         c == '-' || c == '.' || c == '_' || c == '~';
-}
-
-static int urlencode_into(mcp_buf *b, const char *s) {
-  static const char hex[] = "0123456789ABCDEF";
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    char tmp[3];
-    if (unreserved(*p)) {
-      if (mcp__buf_append(b, p, 1)) return MCP_ENOMEM;
-    } else {
-      tmp[0] = '%';
-      tmp[1] = hex[*p >> 4];
-      tmp[2] = hex[*p & 15];
-      if (mcp__buf_append(b, tmp, 3)) return MCP_ENOMEM;
-    }
-  }
-  return MCP_OK;
-}
-
-char *mcp__oauth_urlencode(const char *s) {
-  mcp_buf b;
-  mcp__buf_init(&b);
-  if (urlencode_into(&b, s) || mcp__buf_append(&b, "", 0)) {
-    mcp__buf_free(&b);
-    return NULL;
-  }
-  return b.data ? b.data : mcp__strdup("");
-}
-
-mcp_status mcp__oauth_form_add(mcp_buf *b, const char *name, const char *value) {
-  if (!value) return MCP_OK;
-  if ((b->len && mcp__buf_append(b, "&", 1)) || urlencode_into(b, name) ||
-      mcp__buf_append(b, "=", 1) || urlencode_into(b, value))
-    return MCP_ENOMEM;
-  return MCP_OK;
-}
-
-static int hexval(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-static char *form_decode(const char *s, size_t n) {
-  char *out = mcp__malloc(n + 1);
-  if (!out) return NULL;
-  size_t k = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (s[i] == '+') out[k++] = ' ';
-    else if (s[i] == '%' && i + 2 < n && hexval(s[i + 1]) >= 0 && hexval(s[i + 2]) >= 0) {
-      out[k++] = (char)(hexval(s[i + 1]) * 16 + hexval(s[i + 2]));
-      i += 2;
-    } else out[k++] = s[i];
-  }
-  out[k] = '\0';
-  return out;
-}
-
-char *mcp__oauth_query_param(const char *url, const char *name) {
-  const char *q = strchr(url, '?');
-  if (!q) return NULL;
-  q++;
-  size_t end = strcspn(q, "#");
-  size_t nlen = strlen(name);
-  const char *p = q, *stop = q + end;
-  while (p < stop) {
-    const char *amp = memchr(p, '&', (size_t)(stop - p));
-    const char *e = amp ? amp : stop;
-    const char *eq = memchr(p, '=', (size_t)(e - p));
-    const char *kend = eq ? eq : e;
-    char *key = form_decode(p, (size_t)(kend - p));
-    if (!key) return NULL;
-    bool hit = strlen(key) == nlen && memcmp(key, name, nlen) == 0;
-    mcp__free(key);
-    if (hit) return eq ? form_decode(eq + 1, (size_t)(e - eq - 1)) : mcp__strdup("");
-    p = amp ? amp + 1 : stop;
-  }
-  return NULL;
-}
-
-/* ---- JWT ------------------------------------------------------------------ */
 
 mcp_status mcp__oauth_jwt_assertion(const char *pem, const char *alg, const char *client_id,
                                     const char *audience, int64_t now_s, char **out,
@@ -604,7 +88,7 @@ mcp_status mcp__oauth_jwt_assertion(const char *pem, const char *alg, const char
   BIO_free(bio);
   if (!key) return mcp__error_set(err, MCP_EINVAL, "the private key is not a readable PEM private key");
   mcp_status st = MCP_OK;
-  char *hdr = NULL, *claims = NULL, *h64 = NULL, *c64 = NULL, *input = NULL, *s64 = NULL;
+  char *input = NULL, *s64 = NULL;
   unsigned char *sig = NULL;
   EVP_MD_CTX *ctx = NULL;
   if (EVP_PKEY_base_id(key) != want_type) {
@@ -612,26 +96,10 @@ mcp_status mcp__oauth_jwt_assertion(const char *pem, const char *alg, const char
     goto out;
   }
   char *jti = mcp__oauth_random(16);
-  json_object *c = json_object_new_object();
-  if (!jti || !c) {
-    mcp__free(jti);
-    json_object_put(c);
-    st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
-    goto out;
-  }
-  json_object_object_add(c, "iss", json_object_new_string(client_id));
-  json_object_object_add(c, "sub", json_object_new_string(client_id));
-  json_object_object_add(c, "aud", json_object_new_string(audience));
-  json_object_object_add(c, "iat", json_object_new_int64(now_s));
-  json_object_object_add(c, "exp", json_object_new_int64(now_s + 300));
-  json_object_object_add(c, "jti", json_object_new_string(jti));
+  st = jti ? mcp__oauth_jwt_signing_input(alg, client_id, audience, now_s, jti, &input)
+           : MCP_ENOMEM;
   mcp__free(jti);
-  claims = mcp__strdup(json_object_to_json_string_ext(c, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
-  json_object_put(c);
-  hdr = mcp__asprintf("{\"alg\":\"%s\",\"typ\":\"JWT\"}", alg);
-  if (!claims || !hdr || !(h64 = mcp__oauth_b64url((unsigned char *)hdr, strlen(hdr))) ||
-      !(c64 = mcp__oauth_b64url((unsigned char *)claims, strlen(claims))) ||
-      !(input = mcp__asprintf("%s.%s", h64, c64))) {
+  if (st) {
     st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
     goto out;
   }
@@ -670,95 +138,12 @@ out:
   EVP_MD_CTX_free(ctx);
   EVP_PKEY_free(key);
   mcp__free(sig);
-  mcp__free(hdr);
-  mcp__free(claims);
-  mcp__free(h64);
-  mcp__free(c64);
   mcp__free(input);
   mcp__free(s64);
   return st;
 }
 
 /* ---- token responses -------------------------------------------------------- */
-
-void mcp__oauth_token_clear(mcp_oauth_token *t) {
-  if (!t) return;
-  if (t->access_token) OPENSSL_cleanse(t->access_token, strlen(t->access_token));
-  if (t->refresh_token) OPENSSL_cleanse(t->refresh_token, strlen(t->refresh_token));
-  mcp__free(t->access_token);
-  mcp__free(t->refresh_token);
-  mcp__free(t->scope);
-  memset(t, 0, sizeof(*t));
-}
-
-static const char *jstr(json_object *o, const char *k) {
-  json_object *v = NULL;
-  if (!o || !json_object_object_get_ex(o, k, &v) || !json_object_is_type(v, json_type_string))
-    return NULL;
-  return json_object_get_string(v);
-}
-
-/* "error (description)" of an RFC 6749 error body, or a generic message. */
-static mcp_status as_error(int http_status, json_object *o, const char *what, mcp_error *err) {
-  const char *e = jstr(o, "error"), *d = jstr(o, "error_description");
-  char qe[MCP_QUOTE_SHORT], qd[MCP_QUOTE_LONG / 4];
-  if (e) e = mcp__quote(qe, sizeof(qe), e, strlen(e));
-  if (d) d = mcp__quote(qd, sizeof(qd), d, strlen(d));
-  mcp_status st = mcp__error_set(err, MCP_EHTTP, "%s: HTTP %d%s%s%s%s%s", what, http_status,
-                                 e ? ": " : "", e ? e : "", d ? " (" : "", d ? d : "", d ? ")" : "");
-  if (err) err->http_status = http_status;
-  return st;
-}
-
-mcp_status mcp__oauth_parse_token_response(int http_status, const char *body, size_t len,
-                                           int64_t now_s, mcp_oauth_token *out, mcp_error *err) {
-  memset(out, 0, sizeof(*out));
-  json_object *o = body && len ? mcp__json_parse_document(body, len, 16, NULL, NULL, 0) : NULL;
-  if (http_status < 200 || http_status >= 300) {
-    mcp_status st = as_error(http_status, o, "the token request was refused", err);
-    json_object_put(o);
-    return st;
-  }
-  if (!o || !json_object_is_type(o, json_type_object)) {
-    json_object_put(o);
-    return mcp__error_set(err, MCP_EPROTO, "the token response is not a JSON object");
-  }
-  const char *at = jstr(o, "access_token"), *tt = jstr(o, "token_type");
-  if (!at || !*at) {
-    json_object_put(o);
-    return mcp__error_set(err, MCP_EPROTO, "the token response has no access_token");
-  }
-  if (tt && strcasecmp(tt, "bearer") != 0) {
-    char q[MCP_QUOTE_SHORT];
-    mcp_status st = mcp__error_set(err, MCP_EPROTO, "unsupported token_type \"%s\" (want Bearer)",
-                                   mcp__quote(q, sizeof(q), tt, strlen(tt)));
-    json_object_put(o);
-    return st;
-  }
-  for (const char *p = at; *p; p++) {
-    if ((unsigned char)*p < 0x21 || (unsigned char)*p > 0x7e) {
-      json_object_put(o);
-      return mcp__error_set(err, MCP_EPROTO, "the access token has characters a header cannot carry");
-    }
-  }
-  out->access_token = mcp__strdup(at);
-  const char *rt = jstr(o, "refresh_token"), *sc = jstr(o, "scope");
-  if (rt && *rt) out->refresh_token = mcp__strdup(rt);
-  if (sc) out->scope = mcp__strdup(sc);
-  json_object *ei = NULL;
-  if (json_object_object_get_ex(o, "expires_in", &ei) &&
-      (json_object_is_type(ei, json_type_int) || json_object_is_type(ei, json_type_double))) {
-    int64_t s = json_object_get_int64(ei);
-    if (s > 0) out->expires_at = now_s + s;
-  }
-  bool lost = !out->access_token || (rt && *rt && !out->refresh_token) || (sc && !out->scope);
-  json_object_put(o); /* rt and sc pointed into it */
-  if (lost) {
-    mcp__oauth_token_clear(out);
-    return mcp__error_set(err, MCP_ENOMEM, "out of memory");
-  }
-  return MCP_OK;
-}
 
 /* ========================================================================== */
 /* Blocking HTTP for the engine                                               */
@@ -925,110 +310,6 @@ static json_object *fetch_json(mcp_oauth *a, const char *url, mcp_status *st, mc
   return o;
 }
 
-/* ========================================================================== */
-/* Token store                                                                */
-/* ========================================================================== */
-
-/* $XDG_DATA_HOME/mcpconn/oauth or ~/.local/share/mcpconn/oauth (new). */
-static char *default_store_dir(void) {
-  const char *x = getenv("XDG_DATA_HOME");
-  if (x && *x == '/') return mcp__asprintf("%s/mcpconn/oauth", x);
-  const char *home = getenv("HOME");
-  if (!home || *home != '/') return NULL;
-  return mcp__asprintf("%s/.local/share/mcpconn/oauth", home);
-}
-
-/* <sha256(key) hex>.json (new string). */
-static char *store_name(const char *key) {
-  unsigned char md[MCP_SHA256_LEN];
-  mcp__sha256(key, strlen(key), md);
-  char hex[65];
-  for (int i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", md[i]);
-  return mcp__asprintf("%s.json", hex);
-}
-
-static char *file_store_dir(mcp_oauth *a) {
-  const char *d = a->o->file_store_dir;
-  return d && *d ? mcp__strdup(d) : default_store_dir();
-}
-
-mcp_status mcp__oauth_file_load(const char *dir, const char *key, char **data, mcp_error *err) {
-  char why[1200];
-  *data = NULL;
-  /* Tokens from a directory or file someone else can write could be
-   * theirs (or a FIFO that hangs us): only private ones are read. */
-  int e = mcp__fsafe_dir(dir, false, why, sizeof(why));
-  if (e == ENOENT) return MCP_ENOTFOUND;
-  if (e == ENOMEM) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
-  if (e) return mcp__error_set(err, MCP_EIO, "OAuth token store: %s", why);
-  char *name = store_name(key);
-  char *path = name ? mcp__asprintf("%s/%s", dir, name) : NULL;
-  mcp__free(name);
-  if (!path) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
-  int fd = -1;
-  e = mcp__fsafe_open(path, &fd, why, sizeof(why));
-  mcp_status st = MCP_OK;
-  if (e == ENOENT) {
-    st = MCP_ENOTFOUND;
-  } else if (e == ENOMEM) {
-    st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
-  } else if (e) {
-    st = mcp__error_set(err, MCP_EIO, "OAuth token store: %s", why);
-  }
-  if (st != MCP_OK) goto out;
-  mcp_buf b;
-  mcp__buf_init(&b);
-  char buf[4096];
-  for (;;) {
-    ssize_t r = read(fd, buf, sizeof(buf));
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) {
-      st = mcp__error_set(err, MCP_EIO, "OAuth token store: %s: cannot read: %s", path,
-                          strerror(errno));
-      break;
-    }
-    if (r == 0) break;
-    if (b.len + (size_t)r > MAX_BODY) {
-      st = mcp__error_set(err, MCP_EIO, "OAuth token store: %s: larger than %zu bytes", path,
-                          MAX_BODY);
-      break;
-    }
-    if (mcp__buf_append(&b, buf, (size_t)r)) {
-      st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
-      break;
-    }
-  }
-  OPENSSL_cleanse(buf, sizeof(buf));
-  if (st == MCP_OK && !b.data) st = MCP_ENOTFOUND; /* empty: nothing stored */
-  if (st == MCP_OK) {
-    *data = b.data;
-  } else if (b.data) {
-    OPENSSL_cleanse(b.data, b.len);
-    mcp__buf_free(&b);
-  }
-out:
-  if (fd >= 0) close(fd);
-  mcp__free(path);
-  return st;
-}
-
-mcp_status mcp__oauth_file_save(const char *dir, const char *key, const char *data, mcp_error *err) {
-  char why[1200];
-  int e = mcp__fsafe_dir(dir, true, why, sizeof(why));
-  char *name = e ? NULL : store_name(key);
-  if (!e && !name) e = ENOMEM;
-  if (!e) {
-    struct mcp_fsafe_part part = {data, strlen(data)};
-    e = mcp__fsafe_replace(dir, name, &part, 1, why, sizeof(why));
-  }
-  mcp__free(name);
-  if (e == ENOMEM) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
-  if (e) return mcp__error_set(err, MCP_EIO, "OAuth token store: %s", why);
-  return MCP_OK;
-}
-
-/* The stored state, or NULL.  A file store that is there but not private
- * (or unreadable) is an error in |err|; nothing stored is not. */
 static mcp_status store_load(mcp_oauth *a, char **data, mcp_error *err) {
   *data = NULL;
   if (a->o->load) {
@@ -1039,7 +320,7 @@ static mcp_status store_load(mcp_oauth *a, char **data, mcp_error *err) {
     return MCP_OK;
   }
   if (!a->o->file_store_dir) return MCP_OK;
-  char *dir = file_store_dir(a);
+  char *dir = mcp__oauth_store_dir(a->o->file_store_dir);
   if (!dir) return MCP_OK; /* no $HOME: no default store */
   mcp_status st = mcp__oauth_file_load(dir, a->store_key, data, err);
   mcp__free(dir);
@@ -1052,12 +333,13 @@ static void store_save(mcp_oauth *a, const char *data) {
     return;
   }
   if (!a->o->file_store_dir) return;
-  char *dir = file_store_dir(a);
+  char *dir = mcp__oauth_store_dir(a->o->file_store_dir);
   /* A failed save keeps the token in memory for this engine; the host
    * learned of an unsafe store when it was loaded (mcp__oauth_new). */
   if (dir) mcp__oauth_file_save(dir, a->store_key, data, NULL);
   mcp__free(dir);
 }
+
 
 static void add_str(json_object *o, const char *k, const char *v) {
   if (v) json_object_object_add(o, k, json_object_new_string(v));
@@ -1104,20 +386,20 @@ static mcp_status load_state(mcp_oauth *a, mcp_error *err) {
     json_object_put(o);
     return MCP_OK; /* unusable: as if none were stored */
   }
-  const char *res = jstr(o, "resource");
+  const char *res = mcp__oauth_jstr(o, "resource");
   if (res && strcmp(res, a->store_key) == 0) {
-    set_field(&a->access_token, jstr(o, "access_token"));
-    set_field(&a->refresh_token, jstr(o, "refresh_token"));
-    set_field(&a->scope, jstr(o, "scope"));
-    set_field(&a->issuer, jstr(o, "issuer"));
-    set_field(&a->token_endpoint, jstr(o, "token_endpoint"));
+    set_field(&a->access_token, mcp__oauth_jstr(o, "access_token"));
+    set_field(&a->refresh_token, mcp__oauth_jstr(o, "refresh_token"));
+    set_field(&a->scope, mcp__oauth_jstr(o, "scope"));
+    set_field(&a->issuer, mcp__oauth_jstr(o, "issuer"));
+    set_field(&a->token_endpoint, mcp__oauth_jstr(o, "token_endpoint"));
     json_object *e = NULL;
     if (json_object_object_get_ex(o, "expires_at", &e)) a->expires_at = json_object_get_int64(e);
-    if (!a->o->client_id && jstr(o, "client_id") && jstr(o, "registered_with")) {
-      set_field(&a->client_id, jstr(o, "client_id"));
-      set_field(&a->client_secret, jstr(o, "client_secret"));
-      set_field(&a->auth_method, jstr(o, "token_endpoint_auth_method"));
-      set_field(&a->reg_issuer, jstr(o, "registered_with"));
+    if (!a->o->client_id && mcp__oauth_jstr(o, "client_id") && mcp__oauth_jstr(o, "registered_with")) {
+      set_field(&a->client_id, mcp__oauth_jstr(o, "client_id"));
+      set_field(&a->client_secret, mcp__oauth_jstr(o, "client_secret"));
+      set_field(&a->auth_method, mcp__oauth_jstr(o, "token_endpoint_auth_method"));
+      set_field(&a->reg_issuer, mcp__oauth_jstr(o, "registered_with"));
     }
   }
   json_object_put(o);
@@ -1209,71 +491,14 @@ void mcp__oauth_cancel(mcp_oauth *a) {
   pthread_mutex_unlock(&a->mu);
 }
 
-/* What discovery found for one flow. */
-typedef struct discovery {
-  char *resource;          /* the RFC 8707 resource to ask for */
-  char *prm_scopes;        /* PRM scopes_supported, space-joined */
-  json_object *as;         /* AS metadata, or NULL (fallback endpoints) */
-  char *issuer;
-  char *authorization_endpoint, *token_endpoint, *registration_endpoint;
-} discovery;
-
-static void discovery_clear(discovery *d) {
-  mcp__free(d->resource);
-  mcp__free(d->prm_scopes);
-  json_object_put(d->as);
-  mcp__free(d->issuer);
-  mcp__free(d->authorization_endpoint);
-  mcp__free(d->token_endpoint);
-  mcp__free(d->registration_endpoint);
-  memset(d, 0, sizeof(*d));
-}
-
-static char *join_strings(json_object *arr) {
-  if (!arr || !json_object_is_type(arr, json_type_array)) return NULL;
-  mcp_buf b;
-  mcp__buf_init(&b);
-  for (size_t i = 0; i < json_object_array_length(arr); i++) {
-    json_object *e = json_object_array_get_idx(arr, i);
-    if (!json_object_is_type(e, json_type_string)) continue;
-    if (b.len) mcp__buf_append(&b, " ", 1);
-    mcp__buf_append(&b, json_object_get_string(e), strlen(json_object_get_string(e)));
-  }
-  if (!b.data) return mcp__strdup("");
-  return b.data;
-}
-
-static bool array_has(json_object *o, const char *key, const char *want) {
-  json_object *arr = NULL;
-  if (!o || !json_object_object_get_ex(o, key, &arr) || !json_object_is_type(arr, json_type_array))
-    return false;
-  for (size_t i = 0; i < json_object_array_length(arr); i++) {
-    json_object *e = json_object_array_get_idx(arr, i);
-    if (json_object_is_type(e, json_type_string) && strcmp(json_object_get_string(e), want) == 0)
-      return true;
-  }
-  return false;
-}
-
-static bool has_key(json_object *o, const char *key) {
-  json_object *v = NULL;
-  return o && json_object_object_get_ex(o, key, &v);
-}
-
-/* An endpoint from metadata must be an http(s) URL. */
-static char *endpoint(json_object *as, const char *key) {
-  const char *v = jstr(as, key);
-  return v && is_https_or_http_url(v) ? mcp__strdup(v) : NULL;
-}
-
-static mcp_status discover(mcp_oauth *a, const mcp_oauth_challenge *ch, discovery *d,
+static mcp_status discover(mcp_oauth *a, const mcp_oauth_challenge *ch, mcp_oauth_discovery *d,
                            mcp_error *err) {
   memset(d, 0, sizeof(*d));
   mcp_status st = MCP_OK;
   json_object *prm = NULL;
   /* 1. Protected Resource Metadata: the challenge's URL, else the
    *    well-known URLs (path-based, then root). */
-  if (ch->resource_metadata && is_https_or_http_url(ch->resource_metadata)) {
+  if (ch->resource_metadata && mcp__oauth_is_url(ch->resource_metadata)) {
     prm = fetch_json(a, ch->resource_metadata, &st, err);
     if (st) return st;
   }
@@ -1288,40 +513,9 @@ static mcp_status discover(mcp_oauth *a, const mcp_oauth_challenge *ch, discover
     if (st) return st;
   }
   char *as_base = NULL;
-  if (prm) {
-    const char *res = jstr(prm, "resource");
-    if (res && !mcp__oauth_resource_allowed(a->server_url, res)) {
-      st = mcp__error_set(err, MCP_EPROTO,
-                          "the protected resource metadata is for \"%s\", not for %s: "
-                          "not authorizing", res, a->server_url);
-      json_object_put(prm);
-      return st;
-    }
-    d->resource = res ? mcp__strdup(res) : mcp__oauth_canonical_resource(a->server_url);
-    json_object *sc = NULL;
-    if (json_object_object_get_ex(prm, "scopes_supported", &sc)) d->prm_scopes = join_strings(sc);
-    json_object *servers = NULL;
-    if (json_object_object_get_ex(prm, "authorization_servers", &servers) &&
-        json_object_is_type(servers, json_type_array) && json_object_array_length(servers) > 0) {
-      json_object *s0 = json_object_array_get_idx(servers, 0);
-      if (json_object_is_type(s0, json_type_string) && is_https_or_http_url(json_object_get_string(s0)))
-        as_base = mcp__strdup(json_object_get_string(s0));
-    }
-    json_object_put(prm);
-  } else {
-    d->resource = mcp__oauth_canonical_resource(a->server_url);
-  }
-  if (!as_base) {
-    /* 2025-03-26: the authorization base URL is the server's origin. */
-    mcp_url *u = NULL;
-    if (mcp__url_parse(a->server_url, &u, err) != MCP_OK) return MCP_EINVAL;
-    as_base = origin_of(u);
-    mcp__url_free(u);
-  }
-  if (!as_base || !d->resource) {
-    mcp__free(as_base);
-    return mcp__error_set(err, MCP_ENOMEM, "out of memory");
-  }
+  st = mcp__oauth_use_prm(prm, a->server_url, d, &as_base, err);
+  json_object_put(prm);
+  if (st) return st;
   /* 2. Authorization server metadata, RFC 8414 and OIDC, in order. */
   char **urls = NULL;
   if ((st = mcp__oauth_as_urls(as_base, &urls))) {
@@ -1337,43 +531,13 @@ static mcp_status discover(mcp_oauth *a, const mcp_oauth_challenge *ch, discover
     mcp__free(as_base);
     return st;
   }
-  if (d->as) {
-    d->issuer = jstr(d->as, "issuer") ? mcp__strdup(jstr(d->as, "issuer")) : mcp__strdup(as_base);
-    d->authorization_endpoint = endpoint(d->as, "authorization_endpoint");
-    d->token_endpoint = endpoint(d->as, "token_endpoint");
-    d->registration_endpoint = endpoint(d->as, "registration_endpoint");
-    if (!d->token_endpoint) {
-      mcp__free(as_base);
-      return mcp__error_set(err, MCP_EPROTO, "the authorization server metadata has no token_endpoint");
-    }
-  } else {
-    /* 2025-03-26 fallback: default endpoints at the base URL's root. */
-    d->issuer = mcp__strdup(as_base);
-    d->authorization_endpoint = mcp__asprintf("%s/authorize", as_base);
-    d->token_endpoint = mcp__asprintf("%s/token", as_base);
-    d->registration_endpoint = mcp__asprintf("%s/register", as_base);
-  }
+  st = mcp__oauth_use_as(as_base, d, err);
   mcp__free(as_base);
-  if (!d->issuer || !d->token_endpoint) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
-  return MCP_OK;
-}
-
-/* Picks the token endpoint authentication for a client with/without a
- * secret, from what the server supports (RFC 8414 default: basic). */
-static const char *pick_auth_method(const discovery *d, bool has_secret) {
-  if (!has_secret) return "none";
-  json_object *m = NULL;
-  if (!d->as || !json_object_object_get_ex(d->as, "token_endpoint_auth_methods_supported", &m))
-    return "client_secret_basic";
-  if (array_has(d->as, "token_endpoint_auth_methods_supported", "client_secret_basic"))
-    return "client_secret_basic";
-  if (array_has(d->as, "token_endpoint_auth_methods_supported", "client_secret_post"))
-    return "client_secret_post";
-  return "client_secret_basic";
+  return st;
 }
 
 /* Dynamic Client Registration (RFC 7591). */
-static mcp_status register_client(mcp_oauth *a, const discovery *d, mcp_error *err) {
+static mcp_status register_client(mcp_oauth *a, const mcp_oauth_discovery *d, mcp_error *err) {
   if (!d->registration_endpoint)
     return mcp__error_set(err, MCP_ECONFIG,
                           "the authorization server offers no dynamic client registration: "
@@ -1401,14 +565,14 @@ static mcp_status register_client(mcp_oauth *a, const discovery *d, mcp_error *e
   if (st) return st;
   json_object *o = f.body.len ? mcp__json_parse_document(f.body.data, f.body.len, 16, NULL, NULL, 0) : NULL;
   if (f.status < 200 || f.status >= 300) {
-    st = as_error(f.status, o, "dynamic client registration was refused", err);
-  } else if (!jstr(o, "client_id") || !*jstr(o, "client_id")) {
+    st = mcp__oauth_as_error(f.status, o, "dynamic client registration was refused", err);
+  } else if (!mcp__oauth_jstr(o, "client_id") || !*mcp__oauth_jstr(o, "client_id")) {
     st = mcp__error_set(err, MCP_EPROTO, "the registration response has no client_id");
   } else {
-    set_field(&a->client_id, jstr(o, "client_id"));
-    set_field(&a->client_secret, jstr(o, "client_secret"));
-    const char *m = jstr(o, "token_endpoint_auth_method");
-    set_field(&a->auth_method, m ? m : pick_auth_method(d, jstr(o, "client_secret") != NULL));
+    set_field(&a->client_id, mcp__oauth_jstr(o, "client_id"));
+    set_field(&a->client_secret, mcp__oauth_jstr(o, "client_secret"));
+    const char *m = mcp__oauth_jstr(o, "token_endpoint_auth_method");
+    set_field(&a->auth_method, m ? m : mcp__oauth_pick_auth_method(d, mcp__oauth_jstr(o, "client_secret") != NULL));
     set_field(&a->reg_issuer, d->issuer);
   }
   json_object_put(o);
@@ -1418,12 +582,12 @@ static mcp_status register_client(mcp_oauth *a, const discovery *d, mcp_error *e
 
 /* Makes sure a client id is known for |d|'s server (spec order: configured,
  * CIMD, a registration we made before with this server, DCR). */
-static mcp_status ensure_client(mcp_oauth *a, const discovery *d, mcp_error *err) {
+static mcp_status ensure_client(mcp_oauth *a, const mcp_oauth_discovery *d, mcp_error *err) {
   if (a->o->client_id) {
     set_field(&a->client_id, a->o->client_id);
     set_field(&a->client_secret, a->o->client_secret);
     set_field(&a->auth_method, a->o->private_key_pem ? "private_key_jwt"
-                                                     : pick_auth_method(d, a->o->client_secret != NULL));
+                                                     : mcp__oauth_pick_auth_method(d, a->o->client_secret != NULL));
     set_field(&a->reg_issuer, NULL);
     return MCP_OK;
   }
@@ -1443,7 +607,7 @@ static mcp_status ensure_client(mcp_oauth *a, const discovery *d, mcp_error *err
 }
 
 /* Adds client authentication to a token request. */
-static mcp_status client_auth(mcp_oauth *a, const discovery *d, mcp_buf *form, char **auth_header,
+static mcp_status client_auth(mcp_oauth *a, const mcp_oauth_discovery *d, mcp_buf *form, char **auth_header,
                               mcp_error *err) {
   *auth_header = NULL;
   const char *m = a->auth_method ? a->auth_method : "none";
@@ -1497,7 +661,7 @@ static mcp_status token_request(mcp_oauth *a, const char *url, const char *form,
 }
 
 /* Takes |tok| as the current token and saves the state. */
-static void adopt(mcp_oauth *a, const discovery *d, mcp_oauth_token *tok) {
+static void adopt(mcp_oauth *a, const mcp_oauth_discovery *d, mcp_oauth_token *tok) {
   pthread_mutex_lock(&a->mu);
   set_field(&a->access_token, tok->access_token);
   pthread_mutex_unlock(&a->mu);
@@ -1525,13 +689,13 @@ static bool scope_has(const char *scopes, const char *s) {
 /* The scope to ask for (spec: the challenge's, else the PRM's
  * scopes_supported, else the configured ones, else none), plus
  * offline_access when the server offers it and we want refresh tokens. */
-static char *select_scope(mcp_oauth *a, const mcp_oauth_challenge *ch, const discovery *d,
+static char *select_scope(mcp_oauth *a, const mcp_oauth_challenge *ch, const mcp_oauth_discovery *d,
                           bool want_refresh) {
   const char *base = ch->scope && *ch->scope ? ch->scope
                      : a->o->scopes           ? a->o->scopes
                      : d->prm_scopes && *d->prm_scopes ? d->prm_scopes
                                                        : NULL;
-  bool add_offline = want_refresh && array_has(d->as, "scopes_supported", "offline_access") &&
+  bool add_offline = want_refresh && mcp__oauth_json_array_has(d->as, "scopes_supported", "offline_access") &&
                      !(base && scope_has(base, "offline_access"));
   if (!base && !add_offline) return NULL;
   if (!base) return mcp__strdup("offline_access");
@@ -1539,15 +703,15 @@ static char *select_scope(mcp_oauth *a, const mcp_oauth_challenge *ch, const dis
 }
 
 static mcp_status grant_authorization_code(mcp_oauth *a, const mcp_oauth_challenge *ch,
-                                           const discovery *d, mcp_oauth_token *tok, mcp_error *err) {
+                                           const mcp_oauth_discovery *d, mcp_oauth_token *tok, mcp_error *err) {
   if (!a->o->authorize)
     return mcp__error_set(err, MCP_ECONFIG,
                           "the server needs a person to authorize access: set an authorize callback "
                           "(mcp_oauth_options_set_authorize)");
   if (!d->authorization_endpoint)
     return mcp__error_set(err, MCP_EPROTO, "the authorization server metadata has no authorization_endpoint");
-  if (d->as && has_key(d->as, "code_challenge_methods_supported") &&
-      !array_has(d->as, "code_challenge_methods_supported", "S256"))
+  if (d->as && mcp__oauth_json_has(d->as, "code_challenge_methods_supported") &&
+      !mcp__oauth_json_array_has(d->as, "code_challenge_methods_supported", "S256"))
     return mcp__error_set(err, MCP_EPROTO, "the authorization server does not support PKCE S256");
   const char *redirect = a->o->redirect_uri ? a->o->redirect_uri : DEFAULT_REDIRECT;
   char *verifier = NULL, *challenge = NULL, *state = NULL, *scope = NULL, *url = NULL;
@@ -1634,7 +798,7 @@ out:
 }
 
 static mcp_status grant_client_credentials(mcp_oauth *a, const mcp_oauth_challenge *ch,
-                                           const discovery *d, mcp_oauth_token *tok,
+                                           const mcp_oauth_discovery *d, mcp_oauth_token *tok,
                                            mcp_error *err) {
   if (!a->o->client_id)
     return mcp__error_set(err, MCP_ECONFIG, "the client credentials grant needs a configured client id");
@@ -1662,7 +826,7 @@ out:
 /* SEP-990 (Enterprise-Managed Authorization): exchange the IdP's ID token
  * for an ID-JAG at the IdP (RFC 8693), then present it to the
  * authorization server as a JWT bearer grant (RFC 7523). */
-static mcp_status grant_id_jag(mcp_oauth *a, const mcp_oauth_challenge *ch, const discovery *d,
+static mcp_status grant_id_jag(mcp_oauth *a, const mcp_oauth_challenge *ch, const mcp_oauth_discovery *d,
                                mcp_oauth_token *tok, mcp_error *err) {
   if (!a->o->idp_token_endpoint || !a->o->idp_id_token || !a->o->client_id)
     return mcp__error_set(err, MCP_ECONFIG,
@@ -1690,9 +854,9 @@ static mcp_status grant_id_jag(mcp_oauth *a, const mcp_oauth_challenge *ch, cons
     if (st) goto out;
     /* The exchange answers with token_type N_A: parse it loosely. */
     json_object *o = f.body.len ? mcp__json_parse_document(f.body.data, f.body.len, 16, NULL, NULL, 0) : NULL;
-    if (f.status < 200 || f.status >= 300) st = as_error(f.status, o, "the IdP token exchange was refused", err);
-    else if (!jstr(o, "access_token")) st = mcp__error_set(err, MCP_EPROTO, "the IdP token exchange returned no token");
-    else if (!(jag.access_token = mcp__strdup(jstr(o, "access_token")))) st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
+    if (f.status < 200 || f.status >= 300) st = mcp__oauth_as_error(f.status, o, "the IdP token exchange was refused", err);
+    else if (!mcp__oauth_jstr(o, "access_token")) st = mcp__error_set(err, MCP_EPROTO, "the IdP token exchange returned no token");
+    else if (!(jag.access_token = mcp__strdup(mcp__oauth_jstr(o, "access_token")))) st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
     json_object_put(o);
     if (f.body.data) OPENSSL_cleanse(f.body.data, f.body.len);
     fetch_clear(&f);
@@ -1724,7 +888,7 @@ out:
 static mcp_status try_refresh(mcp_oauth *a, mcp_error *err) {
   if (!a->refresh_token || !a->token_endpoint || !a->client_id)
     return mcp__error_set(err, MCP_ESTATE, "no refresh token");
-  discovery d = {0};
+  mcp_oauth_discovery d = {0};
   d.issuer = a->issuer;
   d.token_endpoint = a->token_endpoint;
   char *resource = mcp__oauth_canonical_resource(a->server_url);
@@ -1776,7 +940,7 @@ mcp_status mcp__oauth_challenge(mcp_oauth *a, int http_status, const char *www_a
     }
     set_field(&a->refresh_token, NULL); /* spent or refused */
   }
-  discovery d;
+  mcp_oauth_discovery d;
   st = discover(a, &ch, &d, err);
   if (st == MCP_OK) st = cancelled(a) ? mcp__error_set(err, MCP_ECANCELLED, "authorization cancelled") : MCP_OK;
   if (st == MCP_OK && a->o->grant == MCP_OAUTH_GRANT_AUTHORIZATION_CODE) st = ensure_client(a, &d, err);
@@ -1809,7 +973,8 @@ mcp_status mcp__oauth_challenge(mcp_oauth *a, int http_status, const char *www_a
     set_field(&a->reg_issuer, NULL);
   }
   mcp__oauth_token_clear(&tok);
-  discovery_clear(&d);
+  mcp__oauth_discovery_clear(&d);
   mcp__oauth_challenge_clear(&ch);
   return st;
 }
+

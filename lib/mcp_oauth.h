@@ -1,13 +1,18 @@
 /*
  * mcp_oauth.h: OAuth 2.1 authorization for Streamable HTTP servers, as the
  * MCP authorization spec (2025-11-25, with the 2025-03-26 fallbacks) asks.
+ * Internal to the library.
  *
- * Two layers:
- *  - pure helpers (no I/O, no threads; unit-tested in tests/check_oauth.c):
- *    the WWW-Authenticate parser, the well-known URL lists in the spec's
- *    order, PKCE, form and base64url encoding, query parsing, the
- *    private_key_jwt assertion, token-response parsing;
- *  - the engine (mcp__oauth_*): one per HTTP transport.  It runs the whole
+ * Four files:
+ *  - mcp_oauth_parse.c (mcp_oauth_parse.h): the pure parts, no I/O, no
+ *    threads, fuzzed by fuzz/fuzz_oauth.c: the WWW-Authenticate parser, the
+ *    well-known URL lists in the spec's order, metadata, PKCE challenges,
+ *    form and base64url encoding, query parsing, the JWT signing input,
+ *    token-response parsing;
+ *  - mcp_oauth_options.c: the public mcp_oauth_options (struct below);
+ *  - mcp_oauth_store.c: the file token store;
+ *  - mcp_oauth.c: randomness and signing, the engine's blocking HTTP, and
+ *    the engine (mcp__oauth_*): one per HTTP transport.  It runs the whole
  *    flow for a 401/403 challenge (metadata discovery, registration, the
  *    grant, refresh) with blocking requests over its own mcp_http clients,
  *    so it must run on a thread that may block and that is neither an
@@ -25,102 +30,52 @@
 #include <stdint.h>
 
 #include "mcp_int.h"
+#include "mcp_oauth_parse.h"
 
-/* ---- pure helpers ---------------------------------------------------------- */
+/* ---- options (mcp_oauth_options.c) ------------------------------------------ */
 
-/* The Bearer challenge of a WWW-Authenticate header.  Strings are owned. */
-typedef struct mcp_oauth_challenge {
-  bool bearer;            /* a Bearer challenge was found */
-  char *resource_metadata;
-  char *scope;
-  char *error;            /* "invalid_token", "insufficient_scope", ... */
-  char *error_description;
-} mcp_oauth_challenge;
+/* The host's settings: plain data, one thread at a time.  Laid out here
+ * for the engine and the store; only mcp_oauth_options.c writes it. */
+struct mcp_oauth_options {
+  char *client_id, *client_secret;
+  char *client_metadata_url;
+  char *client_name;
+  char *redirect_uri;
+  char *scopes;
+  mcp_oauth_grant grant;
+  char *private_key_pem, *signing_alg;
+  char *idp_token_endpoint, *idp_client_id, *idp_id_token;
+  mcp_oauth_authorize_fn authorize;
+  void *authorize_user;
+  mcp_oauth_store_load_fn load;
+  mcp_oauth_store_save_fn save;
+  void *store_user;
+  char *file_store_dir; /* set_file_store; "" = the XDG default */
+};
 
-/*
- * mcp__oauth_parse_challenge() parses |header| (RFC 9110 section 11.6.1
- * syntax: one or more challenges, auth-params as token=token or
- * token=quoted-string) and fills |out| from the first Bearer challenge.
- * Unknown parameters and other schemes are skipped.
- * Ownership: |out| is filled with new strings; release with
- *   mcp__oauth_challenge_clear().  Threads: any.
- * Returns: MCP_OK (also when there is no Bearer challenge: out->bearer is
- *   false), MCP_EINVAL (malformed: an unterminated quoted string),
- *   MCP_ENOMEM.
- */
-mcp_status mcp__oauth_parse_challenge(const char *header, mcp_oauth_challenge *out);
-void mcp__oauth_challenge_clear(mcp_oauth_challenge *c);
+/* Internal copy of options (mcp_client.c duplicates client options). */
+mcp_oauth_options *mcp__oauth_options_dup(const mcp_oauth_options *o);
+/* Fills what |o| leaves unset (strings, the authorize callback, the store;
+ * a client id with its secret) from |defaults|.  MCP_OK or MCP_ENOMEM. */
+mcp_status mcp__oauth_options_fill(mcp_oauth_options *o, const mcp_oauth_options *defaults);
 
-/*
- * mcp__oauth_prm_urls() lists the Protected Resource Metadata URLs to try
- * for the MCP server |server_url| (RFC 9728 section 3.1): the path-based
- * one (/.well-known/oauth-protected-resource/<path>) when the URL has a path
- * other than "/", then the root one.  The query is dropped.
- * mcp__oauth_as_urls() lists the authorization server metadata URLs for
- * |issuer| in the spec's order: with a path, RFC 8414 path-inserted, OIDC
- * path-inserted, OIDC path-appended; without, RFC 8414 then OIDC.
- * Ownership: *out is a NULL-terminated array of new strings; release with
- *   mcp__oauth_strv_free().  Threads: any.
- * Returns: MCP_OK, MCP_EINVAL (not an http/https URL), MCP_ENOMEM.
- */
-mcp_status mcp__oauth_prm_urls(const char *server_url, char ***out);
-mcp_status mcp__oauth_as_urls(const char *issuer, char ***out);
-void mcp__oauth_strv_free(char **v);
-
-/*
- * mcp__oauth_resource_allowed() is true when the resource |prm_resource|
- * (from the server's metadata) covers |server_url|: same origin, and the
- * server's path equals the resource's path or lies below it.  Trailing
- * slashes are ignored.  Threads: any.
- */
-bool mcp__oauth_resource_allowed(const char *server_url, const char *prm_resource);
-
-/*
- * mcp__oauth_canonical_resource() is |server_url| as an RFC 8707 resource
- * indicator: lower-case scheme and host, no fragment, no query, no trailing
- * "/" (except the bare origin, which keeps none either).
- * Ownership: a new string (mcp__free), NULL when invalid or out of memory.
- */
-char *mcp__oauth_canonical_resource(const char *server_url);
-
-/* base64url without padding of |n| bytes.  New string or NULL (ENOMEM). */
-char *mcp__oauth_b64url(const unsigned char *p, size_t n);
-/* Standard base64 with padding (for HTTP Basic).  New string or NULL. */
-char *mcp__oauth_b64(const unsigned char *p, size_t n);
+/* ---- randomness and signing (mcp_oauth.c) ----------------------------------- */
 
 /*
  * mcp__oauth_pkce() makes a PKCE pair: a 43-character verifier from 32
- * bytes of RAND_bytes, and its S256 challenge (base64url(SHA-256)).
- * mcp__oauth_pkce_challenge() computes the challenge of a given verifier.
+ * bytes of getrandom(2) (RFC 7636 section 4.1), and its S256 challenge (base64url(SHA-256)).
  * mcp__oauth_random() returns base64url of |n| random bytes (state, jti).
  * Ownership: new strings (mcp__free).  Threads: any.
  * Returns: MCP_OK, MCP_EIO (no randomness), MCP_ENOMEM.
  */
 mcp_status mcp__oauth_pkce(char **verifier, char **challenge);
-char *mcp__oauth_pkce_challenge(const char *verifier);
 char *mcp__oauth_random(size_t n);
-
-/*
- * A form body or query string (application/x-www-form-urlencoded): names
- * and values are percent-encoded (everything but ALPHA DIGIT - . _ ~).
- * mcp__oauth_form_add() appends "&name=value" (no "&" first); a NULL value
- * adds nothing.  Returns MCP_OK or MCP_ENOMEM.
- */
-mcp_status mcp__oauth_form_add(mcp_buf *b, const char *name, const char *value);
-/* Percent-encodes |s| as mcp__oauth_form_add() does.  New string or NULL. */
-char *mcp__oauth_urlencode(const char *s);
-
-/*
- * mcp__oauth_query_param() finds |name| in the query of |url| (the part
- * after '?', before '#') and returns its decoded value ('+' is a space).
- * Ownership: a new string or NULL when absent (or out of memory).
- */
-char *mcp__oauth_query_param(const char *url, const char *name);
 
 /*
  * mcp__oauth_jwt_assertion() signs an RFC 7523 client assertion: header
  * {"alg":alg,"typ":"JWT"}, claims iss=sub=|client_id|, aud=|audience|,
- * iat=now, exp=now+300, jti random.  |pem| is a PKCS#8 or traditional
+ * iat=now, exp=now+300, jti random
+ * (mcp__oauth_jwt_signing_input()), signed by OpenSSL (loaded on first use).  |pem| is a PKCS#8 or traditional
  * private key; |alg| is "ES256", "ES384", "RS256", "RS384", "RS512",
  * "PS256" or "EdDSA" and must fit the key.
  * Ownership: *out is a new string.  Threads: any.
@@ -131,37 +86,7 @@ mcp_status mcp__oauth_jwt_assertion(const char *pem, const char *alg, const char
                                     const char *audience, int64_t now_s, char **out,
                                     mcp_error *err);
 
-/* A parsed token response.  Strings owned. */
-typedef struct mcp_oauth_token {
-  char *access_token;
-  char *refresh_token;
-  char *scope;
-  int64_t expires_at; /* seconds since the epoch; 0: unknown */
-} mcp_oauth_token;
-
-/*
- * mcp__oauth_parse_token_response() parses a token endpoint answer: on a
- * 2xx, access_token (required) and token_type (must be Bearer, any case),
- * expires_in, refresh_token, scope; otherwise the RFC 6749 error object.
- * |now_s| turns expires_in into expires_at.
- * Ownership: |out| gets new strings; release with mcp__oauth_token_clear().
- * Returns: MCP_OK; MCP_EHTTP with the server's error code and description
- *   (never the body) for an error answer; MCP_EPROTO for a malformed one.
- */
-mcp_status mcp__oauth_parse_token_response(int http_status, const char *body, size_t len,
-                                           int64_t now_s, mcp_oauth_token *out, mcp_error *err);
-void mcp__oauth_token_clear(mcp_oauth_token *t);
-
-/* ---- the engine ------------------------------------------------------------- */
-
-typedef struct mcp_oauth mcp_oauth;
-
-/* TLS and limits for the engine's own HTTP requests (borrowed strings). */
-typedef struct mcp_oauth_http_config {
-  const char *ca_file, *ca_dir, *client_cert, *client_key;
-  bool insecure;
-  int64_t timeout_ms; /* per request; 0: 30000 */
-} mcp_oauth_http_config;
+/* ---- the file token store (mcp_oauth_store.c) ------------------------------ */
 
 /*
  * The file token store: one file per server, <sha256(key) hex>.json in
@@ -178,6 +103,24 @@ typedef struct mcp_oauth_http_config {
  */
 mcp_status mcp__oauth_file_load(const char *dir, const char *key, char **data, mcp_error *err);
 mcp_status mcp__oauth_file_save(const char *dir, const char *key, const char *data, mcp_error *err);
+
+/* The store directory for a configured |dir|: a copy of |dir| when set and
+ * not "", else $XDG_DATA_HOME/mcpconn/oauth or ~/.local/share/mcpconn/oauth.
+ * Ownership: a new string, or NULL (no absolute $XDG_DATA_HOME or $HOME,
+ * or out of memory).  Threads: any (reads the environment). */
+char *mcp__oauth_store_dir(const char *dir);
+
+/* ---- the engine ------------------------------------------------------------- */
+
+typedef struct mcp_oauth mcp_oauth;
+
+/* TLS and limits for the engine's own HTTP requests (borrowed strings). */
+typedef struct mcp_oauth_http_config {
+  const char *ca_file, *ca_dir, *client_cert, *client_key;
+  bool insecure;
+  int64_t timeout_ms; /* per request; 0: 30000 */
+} mcp_oauth_http_config;
+
 
 /*
  * mcp__oauth_new() makes the engine for MCP server |server_url| from the
@@ -217,11 +160,5 @@ void mcp__oauth_set_person_hook(mcp_oauth *a, void (*fn)(void *user, bool waitin
 /* Makes a running or later mcp__oauth_challenge() stop at its next step
  * with MCP_ECANCELLED.  Threads: any. */
 void mcp__oauth_cancel(mcp_oauth *a);
-
-/* Internal copy of options (mcp_client.c duplicates client options). */
-mcp_oauth_options *mcp__oauth_options_dup(const mcp_oauth_options *o);
-/* Fills what |o| leaves unset (strings, the authorize callback, the store;
- * a client id with its secret) from |defaults|.  MCP_OK or MCP_ENOMEM. */
-mcp_status mcp__oauth_options_fill(mcp_oauth_options *o, const mcp_oauth_options *defaults);
 
 #endif /* MCP_OAUTH_H */
