@@ -55,6 +55,11 @@ for t in $targets; do
     jsonrpc)
       srcs="lib/mcp_jsonrpc.c lib/mcp_jscan.c"
       libs=$(pkg-config --cflags --libs json-c) ;;
+    oauth)
+      # The pure OAuth parts only: linking nothing else shows they need no
+      # I/O module, no threads and no OpenSSL.
+      srcs="lib/mcp_oauth_parse.c lib/mcp_url.c lib/mcp_sha256.c lib/mcp_jsonrpc.c lib/mcp_jscan.c"
+      libs=$(pkg-config --cflags --libs json-c) ;;
     *)
       [ -f "$src/fuzz/fuzz_$t.c" ] || { echo "unknown target: $t" >&2; exit 2; }
       srcs=$(cd "$src" && ls lib/mcp_*.c | grep -v '^lib/mcp_util\.c$' | tr '\n' ' ')

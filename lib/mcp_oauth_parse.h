@@ -85,7 +85,8 @@ char *mcp__oauth_pkce_challenge(const char *verifier);
 /*
  * A form body or query string (application/x-www-form-urlencoded): names
  * and values are percent-encoded (everything but ALPHA DIGIT - . _ ~).
- * mcp__oauth_form_add() appends "&name=value" (no "&" first); a NULL value
+ * mcp__oauth_form_add() appends "name=value", after a "&" unless |b| is
+ * empty; a NULL value
  * adds nothing.  Returns MCP_OK or MCP_ENOMEM.
  */
 mcp_status mcp__oauth_form_add(mcp_buf *b, const char *name, const char *value);
