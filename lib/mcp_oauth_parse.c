@@ -52,6 +52,7 @@ mcp_status mcp__oauth_parse_challenge(const char *header, mcp_oauth_challenge *o
   bool in_bearer = false, done = false;
   while (*p && !done) {
     p = skip_ows(p);
+    if (!*p) break; /* trailing OWS: the "skip a byte" below would pass the NUL */
     if (*p == ',') {
       p++;
       continue;
@@ -89,7 +90,10 @@ mcp_status mcp__oauth_parse_challenge(const char *header, mcp_oauth_challenge *o
         }
         q++;
         val = b.data ? b.data : mcp__strdup("");
-        if (!val) return MCP_ENOMEM;
+        if (!val) {
+          mcp__oauth_challenge_clear(out);
+          return MCP_ENOMEM;
+        }
       } else {
         const char *v0 = q;
         while (*q && *q != ',' && *q != ' ' && *q != '\t') q++;
