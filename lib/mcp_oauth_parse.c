@@ -106,7 +106,8 @@ mcp_status mcp__oauth_parse_challenge(const char *header, mcp_oauth_challenge *o
       p = q;
       char **slot = NULL;
       if (in_bearer) {
-        if (tlen == 17 && strncasecmp(t0, "resource_metadata", 17) == 0) slot = &out->resource_metadata;
+        if (tlen == 17 && strncasecmp(t0, "resource_metadata", 17) == 0)
+          slot = &out->resource_metadata;
         else if (tlen == 5 && strncasecmp(t0, "scope", 5) == 0) slot = &out->scope;
         else if (tlen == 5 && strncasecmp(t0, "error", 5) == 0) slot = &out->error;
         else if (tlen == 17 && strncasecmp(t0, "error_description", 17) == 0)
@@ -368,7 +369,8 @@ mcp_status mcp__oauth_jwt_signing_input(const char *alg, const char *client_id,
   json_object_object_add(c, "iat", json_object_new_int64(now_s));
   json_object_object_add(c, "exp", json_object_new_int64(now_s + 300));
   json_object_object_add(c, "jti", json_object_new_string(jti));
-  claims = mcp__strdup(json_object_to_json_string_ext(c, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+  claims = mcp__strdup(
+      json_object_to_json_string_ext(c, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
   json_object_put(c);
   mcp_status st = MCP_OK;
   hdr = mcp__asprintf("{\"alg\":\"%s\",\"typ\":\"JWT\"}", alg);
@@ -408,8 +410,9 @@ mcp_status mcp__oauth_as_error(int http_status, json_object *o, const char *what
   char qe[MCP_QUOTE_SHORT], qd[MCP_QUOTE_LONG / 4];
   if (e) e = mcp__quote(qe, sizeof(qe), e, strlen(e));
   if (d) d = mcp__quote(qd, sizeof(qd), d, strlen(d));
-  mcp_status st = mcp__error_set(err, MCP_EHTTP, "%s: HTTP %d%s%s%s%s%s", what, http_status,
-                                 e ? ": " : "", e ? e : "", d ? " (" : "", d ? d : "", d ? ")" : "");
+  mcp_status st =
+      mcp__error_set(err, MCP_EHTTP, "%s: HTTP %d%s%s%s%s%s", what, http_status, e ? ": " : "",
+                     e ? e : "", d ? " (" : "", d ? d : "", d ? ")" : "");
   if (err) err->http_status = http_status;
   return st;
 }
@@ -442,7 +445,8 @@ mcp_status mcp__oauth_parse_token_response(int http_status, const char *body, si
   for (const char *p = at; *p; p++) {
     if ((unsigned char)*p < 0x21 || (unsigned char)*p > 0x7e) {
       json_object_put(o);
-      return mcp__error_set(err, MCP_EPROTO, "the access token has characters a header cannot carry");
+      return mcp__error_set(err, MCP_EPROTO,
+                            "the access token has characters a header cannot carry");
     }
   }
   out->access_token = mcp__strdup(at);
@@ -452,8 +456,10 @@ mcp_status mcp__oauth_parse_token_response(int http_status, const char *body, si
   json_object *ei = NULL;
   if (json_object_object_get_ex(o, "expires_in", &ei) &&
       (json_object_is_type(ei, json_type_int) || json_object_is_type(ei, json_type_double))) {
+    /* RFC 6749 section 5.1: expires_in is a lifetime in seconds.  json-c
+     * clamps huge numbers to INT64_MAX; so do we, rather than overflow. */
     int64_t s = json_object_get_int64(ei);
-    if (s > 0) out->expires_at = now_s + s;
+    if (s > 0) out->expires_at = now_s > 0 && s > INT64_MAX - now_s ? INT64_MAX : now_s + s;
   }
   bool lost = !out->access_token || (rt && *rt && !out->refresh_token) || (sc && !out->scope);
   json_object_put(o); /* rt and sc pointed into it */
@@ -528,9 +534,11 @@ const char *mcp__oauth_pick_auth_method(const mcp_oauth_discovery *d, bool has_s
   json_object *m = NULL;
   if (!d->as || !json_object_object_get_ex(d->as, "token_endpoint_auth_methods_supported", &m))
     return "client_secret_basic";
-  if (mcp__oauth_json_array_has(d->as, "token_endpoint_auth_methods_supported", "client_secret_basic"))
+  if (mcp__oauth_json_array_has(d->as, "token_endpoint_auth_methods_supported",
+                                "client_secret_basic"))
     return "client_secret_basic";
-  if (mcp__oauth_json_array_has(d->as, "token_endpoint_auth_methods_supported", "client_secret_post"))
+  if (mcp__oauth_json_array_has(d->as, "token_endpoint_auth_methods_supported",
+                                "client_secret_post"))
     return "client_secret_post";
   return "client_secret_basic";
 }
@@ -538,6 +546,10 @@ const char *mcp__oauth_pick_auth_method(const mcp_oauth_discovery *d, bool has_s
 mcp_status mcp__oauth_use_prm(json_object *prm, const char *server_url, mcp_oauth_discovery *d,
                               char **as_base, mcp_error *err) {
   *as_base = NULL;
+  /* The engine never has a bad server URL (mcp__oauth_new() refuses it);
+   * say so here rather than "out of memory" below. */
+  if (!mcp__oauth_is_url(server_url))
+    return mcp__error_set(err, MCP_EINVAL, "bad server URL \"%s\"", server_url);
   if (prm) {
     /* RFC 9728 section 7.3: the metadata's "resource" must be the resource
      * we asked about; a server pointing us at another one's metadata could
