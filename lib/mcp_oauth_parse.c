@@ -35,16 +35,32 @@ void mcp__oauth_challenge_clear(mcp_oauth_challenge *c) {
   memset(c, 0, sizeof(*c));
 }
 
+/* ---- WWW-Authenticate ------------------------------------------------------ */
+
+/* RFC 9110 section 5.6.2 tchar, plus '/' and '=' so that a token68
+ * (section 11.2: base64-like, "=" padding) reads as one token; the token
+ * loop below still stops at the first '=' of a name=value. */
 static bool is_tchar(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
          strchr("!#$%&'*+-.^_`|~/=", c) != NULL;
 }
 
+/* RFC 9110 section 5.6.3 OWS: spaces and horizontal tabs. */
 static const char *skip_ows(const char *p) {
   while (*p == ' ' || *p == '\t') p++;
   return p;
 }
 
+/*
+ * RFC 9110 section 11.6.1: WWW-Authenticate = #challenge, and section 11.2:
+ *   challenge  = auth-scheme [ 1*SP ( token68 / #auth-param ) ]
+ *   auth-param = token BWS "=" BWS ( token / quoted-string )
+ * Challenges and their parameters share one comma-separated list, so a
+ * bare token after a parameter starts the next challenge.  Scheme and
+ * parameter names are case-insensitive (sections 11.1, 11.2).  Bearer's
+ * parameters are RFC 6750 section 3 (scope, error, error_description) and
+ * RFC 9728 section 5.1 (resource_metadata).
+ */
 mcp_status mcp__oauth_parse_challenge(const char *header, mcp_oauth_challenge *out) {
   memset(out, 0, sizeof(*out));
   if (!header) return MCP_OK;
@@ -66,8 +82,9 @@ mcp_status mcp__oauth_parse_challenge(const char *header, mcp_oauth_challenge *o
       continue;
     }
     const char *q = skip_ows(p);
+    /* name=value, unless the '=' is token68 padding: "==", or a last '='
+     * right after the token ("Negotiate abc="). */
     if (*q == '=' && q[1] != '=' && !(tlen > 0 && q == p && q[1] == '\0')) {
-      /* name=value */
       q = skip_ows(q + 1);
       char *val = NULL;
       if (*q == '"') {
@@ -75,7 +92,7 @@ mcp_status mcp__oauth_parse_challenge(const char *header, mcp_oauth_challenge *o
         mcp__buf_init(&b);
         q++;
         while (*q && *q != '"') {
-          if (*q == '\\' && q[1]) q++;
+          if (*q == '\\' && q[1]) q++; /* quoted-pair, RFC 9110 section 5.6.4 */
           if (mcp__buf_append(&b, q, 1)) {
             mcp__buf_free(&b);
             mcp__oauth_challenge_clear(out);
@@ -113,6 +130,7 @@ mcp_status mcp__oauth_parse_challenge(const char *header, mcp_oauth_challenge *o
         else if (tlen == 17 && strncasecmp(t0, "error_description", 17) == 0)
           slot = &out->error_description;
       }
+      /* Section 11.2: a name occurs once per challenge; the first wins. */
       if (slot && !*slot) *slot = val;
       else mcp__free(val);
       continue;
@@ -136,6 +154,8 @@ void mcp__oauth_strv_free(char **v) {
   mcp__free(v);
 }
 
+/* ---- well-known URLs and resources ---------------------------------------- */
+
 /* scheme://authority of |u| (new string). */
 static char *origin_of(const mcp_url *u) {
   return mcp__asprintf("%s://%s", u->scheme, mcp__url_authority(u));
@@ -149,6 +169,9 @@ static char *path_of(const mcp_url *u) {
   return mcp__strndup(p, n);
 }
 
+/* RFC 9728 section 3.1: the well-known suffix goes between the authority
+ * and the path; the MCP spec (2025-11-25, "Protected Resource Metadata
+ * Discovery") tries that path-based URL first, then the root one. */
 mcp_status mcp__oauth_prm_urls(const char *server_url, char ***out) {
   *out = NULL;
   mcp_url *u = NULL;
@@ -174,6 +197,10 @@ nomem:
   return MCP_ENOMEM;
 }
 
+/* RFC 8414 section 3.1 inserts its suffix before the issuer's path; OIDC
+ * Discovery 1.0 section 4.1 appends its suffix after it, and servers also
+ * serve OIDC with insertion.  The MCP spec (2025-11-25, "Authorization
+ * Server Metadata Discovery") fixes the order of the three. */
 mcp_status mcp__oauth_as_urls(const char *issuer, char ***out) {
   *out = NULL;
   mcp_url *u = NULL;
@@ -205,6 +232,9 @@ nomem:
   return MCP_ENOMEM;
 }
 
+/* RFC 8707 section 2: an absolute URI without fragment; the MCP spec's
+ * "canonical server URI" lower-cases scheme and host (mcp__url_parse does)
+ * and drops a trailing "/". */
 char *mcp__oauth_canonical_resource(const char *server_url) {
   mcp_url *u = NULL;
   if (mcp__url_parse(server_url, &u, NULL) != MCP_OK) return NULL;
@@ -216,6 +246,10 @@ char *mcp__oauth_canonical_resource(const char *server_url) {
   return r;
 }
 
+/* RFC 9728 section 3.3 wants the metadata's resource to be the one whose
+ * well-known URL we used.  We accept a parent path on a segment boundary
+ * (one PRM for a server's endpoints: /api covers /api/mcp, not /apix), never
+ * another origin. */
 bool mcp__oauth_resource_allowed(const char *server_url, const char *prm_resource) {
   mcp_url *a = NULL, *b = NULL;
   bool ok = false;
@@ -234,6 +268,11 @@ bool mcp__oauth_resource_allowed(const char *server_url, const char *prm_resourc
   return ok;
 }
 
+/* ---- encodings --------------------------------------------------------------- */
+
+/* RFC 4648 section 4 (base64, "=" padded: HTTP Basic, RFC 7617) or section
+ * 5 (base64url), unpadded as JWS (RFC 7515 section 2) and PKCE (RFC 7636
+ * appendix A) want. */
 static char *b64_any(const unsigned char *p, size_t n, bool url) {
   static const char std[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   static const char urls[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
@@ -270,6 +309,8 @@ char *mcp__oauth_pkce_challenge(const char *verifier) {
   return mcp__oauth_b64url(md, sizeof(md));
 }
 
+/* RFC 3986 section 2.3 unreserved characters; everything else is
+ * %-encoded, a space too (as %20, which form decoders read like '+'). */
 static bool unreserved(unsigned char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
          c == '-' || c == '.' || c == '_' || c == '~';
@@ -316,6 +357,9 @@ static int hexval(char c) {
   return -1;
 }
 
+/* application/x-www-form-urlencoded decoding (RFC 6749 appendix B, which
+ * refers to the HTML form encoding; the WHATWG URL standard's section 5.1):
+ * '+' is a space, %XX a byte, a '%' not followed by two hex digits itself. */
 static char *form_decode(const char *s, size_t n) {
   char *out = mcp__malloc(n + 1);
   if (!out) return NULL;
@@ -331,6 +375,8 @@ static char *form_decode(const char *s, size_t n) {
   return out;
 }
 
+/* RFC 6749 section 4.1.2: the code and state come back in the redirect
+ * URI's query.  Section 3.1: a parameter occurs at most once; the first wins. */
 char *mcp__oauth_query_param(const char *url, const char *name) {
   const char *q = strchr(url, '?');
   if (!q) return NULL;
@@ -356,6 +402,11 @@ char *mcp__oauth_query_param(const char *url, const char *name) {
 /* ---- JWT ------------------------------------------------------------------ */
 
 
+/* ---- JWT ------------------------------------------------------------------ */
+
+/* RFC 7523 section 3: iss and sub are the client id, aud the token
+ * endpoint, exp bounds the assertion's life (5 minutes here), jti makes
+ * it single-use.  Plain JSON without escaped slashes keeps URLs readable. */
 mcp_status mcp__oauth_jwt_signing_input(const char *alg, const char *client_id,
                                         const char *audience, int64_t now_s, const char *jti,
                                         char **out) {
@@ -387,6 +438,8 @@ mcp_status mcp__oauth_jwt_signing_input(const char *alg, const char *client_id,
 }
 
 
+/* ---- token responses ---------------------------------------------------- */
+
 void mcp__oauth_token_clear(mcp_oauth_token *t) {
   if (!t) return;
   if (t->access_token) explicit_bzero(t->access_token, strlen(t->access_token));
@@ -404,7 +457,9 @@ const char *mcp__oauth_jstr(json_object *o, const char *k) {
   return json_object_get_string(v);
 }
 
-/* "error (description)" of an RFC 6749 error body, or a generic message. */
+/* "error (description)" of an RFC 6749 section 5.2 (or RFC 7591 section
+ * 3.2.2) error body, or a generic message.  Both are the server's text:
+ * quoted and cut short, never the body (which may echo a credential). */
 mcp_status mcp__oauth_as_error(int http_status, json_object *o, const char *what, mcp_error *err) {
   const char *e = mcp__oauth_jstr(o, "error"), *d = mcp__oauth_jstr(o, "error_description");
   char qe[MCP_QUOTE_SHORT], qd[MCP_QUOTE_LONG / 4];
@@ -431,6 +486,9 @@ mcp_status mcp__oauth_parse_token_response(int http_status, const char *body, si
     return mcp__error_set(err, MCP_EPROTO, "the token response is not a JSON object");
   }
   const char *at = mcp__oauth_jstr(o, "access_token"), *tt = mcp__oauth_jstr(o, "token_type");
+  /* RFC 6749 section 5.1: access_token and token_type are REQUIRED; some
+   * servers omit token_type, and we take that as Bearer.  Its value is
+   * case-insensitive (section 5.1); types are section 7.1's. */
   if (!at || !*at) {
     json_object_put(o);
     return mcp__error_set(err, MCP_EPROTO, "the token response has no access_token");
@@ -442,6 +500,8 @@ mcp_status mcp__oauth_parse_token_response(int http_status, const char *body, si
     json_object_put(o);
     return st;
   }
+  /* RFC 6750 section 2.1 sends it as "Bearer <b64token>": we insist only
+   * on visible ASCII, which no header splitting (CR, LF) can come of. */
   for (const char *p = at; *p; p++) {
     if ((unsigned char)*p < 0x21 || (unsigned char)*p > 0x7e) {
       json_object_put(o);
@@ -450,6 +510,8 @@ mcp_status mcp__oauth_parse_token_response(int http_status, const char *body, si
     }
   }
   out->access_token = mcp__strdup(at);
+  /* Section 5.1: refresh_token OPTIONAL (an empty one is none); scope is
+   * sent when it differs from what was asked (section 3.3). */
   const char *rt = mcp__oauth_jstr(o, "refresh_token"), *sc = mcp__oauth_jstr(o, "scope");
   if (rt && *rt) out->refresh_token = mcp__strdup(rt);
   if (sc) out->scope = mcp__strdup(sc);
@@ -489,6 +551,10 @@ void mcp__oauth_discovery_clear(mcp_oauth_discovery *d) {
   memset(d, 0, sizeof(*d));
 }
 
+/* ---- metadata ---------------------------------------------------------------- */
+
+/* A JSON array of strings as an RFC 6749 section 3.3 scope: space-joined
+ * (other elements are skipped). */
 static char *join_strings(json_object *arr) {
   if (!arr || !json_object_is_type(arr, json_type_array)) return NULL;
   mcp_buf b;
@@ -520,15 +586,18 @@ bool mcp__oauth_json_has(json_object *o, const char *key) {
   return o && json_object_object_get_ex(o, key, &v);
 }
 
-/* An endpoint from metadata must be an http(s) URL. */
+/* An endpoint from metadata (RFC 8414 section 2) must be an http(s) URL;
+ * anything else (javascript:, file:, junk) counts as absent. */
 static char *endpoint(json_object *as, const char *key) {
   const char *v = mcp__oauth_jstr(as, key);
   return v && mcp__oauth_is_url(v) ? mcp__strdup(v) : NULL;
 }
 
 
-/* Picks the token endpoint authentication for a client with/without a
- * secret, from what the server supports (RFC 8414 default: basic). */
+/* RFC 8414 section 2: without token_endpoint_auth_methods_supported the
+ * default is client_secret_basic; RFC 7591 section 2: "none" for a public
+ * client (no secret).  Basic is preferred where offered (RFC 6749 section
+ * 2.3.1: servers MUST support it; the body form is NOT RECOMMENDED). */
 const char *mcp__oauth_pick_auth_method(const mcp_oauth_discovery *d, bool has_secret) {
   if (!has_secret) return "none";
   json_object *m = NULL;
