@@ -240,7 +240,8 @@ static void fuzz_jwt(char *s, const uint8_t *data, bool oom) {
     json_object *o = json_tokener_parse(c);
     FUZZ_CHECK(o != NULL);
     json_object *v = NULL;
-    FUZZ_CHECK(json_object_object_get_ex(o, "iss", &v) && strcmp(json_object_get_string(v), s) == 0);
+    FUZZ_CHECK(json_object_object_get_ex(o, "iss", &v) &&
+               strcmp(json_object_get_string(v), s) == 0);
     FUZZ_CHECK(json_object_object_get_ex(o, "aud", &v) &&
                strcmp(json_object_get_string(v), aud) == 0);
     FUZZ_CHECK(json_object_object_get_ex(o, "jti", &v) &&

@@ -86,7 +86,8 @@ mcp_status mcp__oauth_jwt_assertion(const char *pem, const char *alg, const char
   BIO *bio = BIO_new_mem_buf(pem, -1);
   EVP_PKEY *key = bio ? PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL) : NULL;
   BIO_free(bio);
-  if (!key) return mcp__error_set(err, MCP_EINVAL, "the private key is not a readable PEM private key");
+  if (!key)
+    return mcp__error_set(err, MCP_EINVAL, "the private key is not a readable PEM private key");
   mcp_status st = MCP_OK;
   char *input = NULL, *s64 = NULL;
   unsigned char *sig = NULL;
@@ -122,7 +123,8 @@ mcp_status mcp__oauth_jwt_assertion(const char *pem, const char *alg, const char
     unsigned char raw[96];
     const BIGNUM *r = NULL, *s = NULL;
     if (es) ECDSA_SIG_get0(es, &r, &s);
-    if (!es || BN_bn2binpad(r, raw, coord) != coord || BN_bn2binpad(s, raw + coord, coord) != coord) {
+    if (!es || BN_bn2binpad(r, raw, coord) != coord ||
+        BN_bn2binpad(s, raw + coord, coord) != coord) {
       ECDSA_SIG_free(es);
       st = mcp__error_set(err, MCP_EINVAL, "signing the client assertion failed (ECDSA)");
       goto out;
@@ -165,7 +167,8 @@ static void f_headers(void *user, int status, const mcp_http_header *h, size_t n
   fetch_result *f = user;
   f->status = status;
   for (size_t i = 0; i < n; i++)
-    if (strcasecmp(h[i].name, "location") == 0 && !f->location) f->location = mcp__strdup(h[i].value);
+    if (strcasecmp(h[i].name, "location") == 0 && !f->location)
+      f->location = mcp__strdup(h[i].value);
 }
 static void f_data(void *user, const char *data, size_t n) {
   fetch_result *f = user;
@@ -283,9 +286,11 @@ static mcp_status fetch(mcp_oauth *a, const char *method, const char *url, const
   }
   mcp__http_client_free(hc); /* ends the request (on_done ran) */
   if (st == MCP_OK && f->st != MCP_OK)
-    st = mcp__error_set(err, f->st, "%s %s: %s", method, url, f->msg ? f->msg : mcp_strerror(f->st));
+    st =
+        mcp__error_set(err, f->st, "%s %s: %s", method, url, f->msg ? f->msg : mcp_strerror(f->st));
   if (st == MCP_OK && f->too_big)
-    st = mcp__error_set(err, MCP_ETOOBIG, "%s %s: the answer exceeds %zu bytes", method, url, MAX_BODY);
+    st = mcp__error_set(err, MCP_ETOOBIG, "%s %s: the answer exceeds %zu bytes", method, url,
+                        MAX_BODY);
   pthread_cond_destroy(&f->cv);
   pthread_mutex_destroy(&f->mu);
   mcp__url_free(u);
@@ -363,7 +368,8 @@ static void save_state(mcp_oauth *a) {
     add_str(o, "token_endpoint_auth_method", a->auth_method);
     add_str(o, "registered_with", a->reg_issuer);
   }
-  const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+  const char *s =
+      json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
   if (s) store_save(a, s);
   json_object_put(o);
 }
@@ -395,7 +401,8 @@ static mcp_status load_state(mcp_oauth *a, mcp_error *err) {
     set_field(&a->token_endpoint, mcp__oauth_jstr(o, "token_endpoint"));
     json_object *e = NULL;
     if (json_object_object_get_ex(o, "expires_at", &e)) a->expires_at = json_object_get_int64(e);
-    if (!a->o->client_id && mcp__oauth_jstr(o, "client_id") && mcp__oauth_jstr(o, "registered_with")) {
+    if (!a->o->client_id && mcp__oauth_jstr(o, "client_id") &&
+        mcp__oauth_jstr(o, "registered_with")) {
       set_field(&a->client_id, mcp__oauth_jstr(o, "client_id"));
       set_field(&a->client_secret, mcp__oauth_jstr(o, "client_secret"));
       set_field(&a->auth_method, mcp__oauth_jstr(o, "token_endpoint_auth_method"));
@@ -504,7 +511,8 @@ static mcp_status discover(mcp_oauth *a, const mcp_oauth_challenge *ch, mcp_oaut
   }
   if (!prm) {
     char **urls = NULL;
-    if ((st = mcp__oauth_prm_urls(a->server_url, &urls))) return mcp__error_set(err, st, "bad server URL");
+    if ((st = mcp__oauth_prm_urls(a->server_url, &urls)))
+      return mcp__error_set(err, st, "bad server URL");
     for (char **u = urls; *u && !prm; u++) {
       prm = fetch_json(a, *u, &st, err);
       if (st) break;
@@ -536,7 +544,10 @@ static mcp_status discover(mcp_oauth *a, const mcp_oauth_challenge *ch, mcp_oaut
   return st;
 }
 
-/* Dynamic Client Registration (RFC 7591). */
+/* Dynamic Client Registration (RFC 7591): we register as a public native
+ * client (section 2: token_endpoint_auth_method "none"; RFC 8252 section
+ * 7.3: a loopback redirect), for the code grant with refresh.  Section
+ * 3.2.1: the answer must carry client_id and may change the method. */
 static mcp_status register_client(mcp_oauth *a, const mcp_oauth_discovery *d, mcp_error *err) {
   if (!d->registration_endpoint)
     return mcp__error_set(err, MCP_ECONFIG,
@@ -546,7 +557,8 @@ static mcp_status register_client(mcp_oauth *a, const mcp_oauth_discovery *d, mc
   if (!req) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
   const char *redirect = a->o->redirect_uri ? a->o->redirect_uri : DEFAULT_REDIRECT;
   add_str(req, "client_name", a->o->client_name ? a->o->client_name : DEFAULT_CLIENT_NAME);
-  json_object *ru = json_object_new_array(), *gt = json_object_new_array(), *rt = json_object_new_array();
+  json_object *ru = json_object_new_array(), *gt = json_object_new_array(),
+              *rt = json_object_new_array();
   json_object_array_add(ru, json_object_new_string(redirect));
   json_object_array_add(gt, json_object_new_string("authorization_code"));
   json_object_array_add(gt, json_object_new_string("refresh_token"));
@@ -556,14 +568,17 @@ static mcp_status register_client(mcp_oauth *a, const mcp_oauth_discovery *d, mc
   json_object_object_add(req, "response_types", rt);
   add_str(req, "token_endpoint_auth_method", "none");
   if (a->o->scopes) add_str(req, "scope", a->o->scopes);
-  char *body = mcp__strdup(json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+  char *body = mcp__strdup(
+      json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
   json_object_put(req);
   if (!body) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
   fetch_result f;
-  mcp_status st = fetch(a, "POST", d->registration_endpoint, "application/json", NULL, body, &f, err);
+  mcp_status st =
+      fetch(a, "POST", d->registration_endpoint, "application/json", NULL, body, &f, err);
   mcp__free(body);
   if (st) return st;
-  json_object *o = f.body.len ? mcp__json_parse_document(f.body.data, f.body.len, 16, NULL, NULL, 0) : NULL;
+  json_object *o =
+      f.body.len ? mcp__json_parse_document(f.body.data, f.body.len, 16, NULL, NULL, 0) : NULL;
   if (f.status < 200 || f.status >= 300) {
     st = mcp__oauth_as_error(f.status, o, "dynamic client registration was refused", err);
   } else if (!mcp__oauth_jstr(o, "client_id") || !*mcp__oauth_jstr(o, "client_id")) {
@@ -572,7 +587,8 @@ static mcp_status register_client(mcp_oauth *a, const mcp_oauth_discovery *d, mc
     set_field(&a->client_id, mcp__oauth_jstr(o, "client_id"));
     set_field(&a->client_secret, mcp__oauth_jstr(o, "client_secret"));
     const char *m = mcp__oauth_jstr(o, "token_endpoint_auth_method");
-    set_field(&a->auth_method, m ? m : mcp__oauth_pick_auth_method(d, mcp__oauth_jstr(o, "client_secret") != NULL));
+    set_field(&a->auth_method,
+              m ? m : mcp__oauth_pick_auth_method(d, mcp__oauth_jstr(o, "client_secret") != NULL));
     set_field(&a->reg_issuer, d->issuer);
   }
   json_object_put(o);
@@ -580,14 +596,18 @@ static mcp_status register_client(mcp_oauth *a, const mcp_oauth_discovery *d, mc
   return st;
 }
 
-/* Makes sure a client id is known for |d|'s server (spec order: configured,
- * CIMD, a registration we made before with this server, DCR). */
+/* Makes sure a client id is known for |d|'s server, in the order of MCP
+ * 2025-11-25 "Client Registration Approaches": pre-registered (configured),
+ * a Client ID Metadata Document (its URL is the client_id, used only when
+ * the AS says client_id_metadata_document_supported), then Dynamic Client
+ * Registration, reusing one we made before with this same issuer. */
 static mcp_status ensure_client(mcp_oauth *a, const mcp_oauth_discovery *d, mcp_error *err) {
   if (a->o->client_id) {
     set_field(&a->client_id, a->o->client_id);
     set_field(&a->client_secret, a->o->client_secret);
-    set_field(&a->auth_method, a->o->private_key_pem ? "private_key_jwt"
-                                                     : mcp__oauth_pick_auth_method(d, a->o->client_secret != NULL));
+    set_field(&a->auth_method, a->o->private_key_pem
+                                   ? "private_key_jwt"
+                                   : mcp__oauth_pick_auth_method(d, a->o->client_secret != NULL));
     set_field(&a->reg_issuer, NULL);
     return MCP_OK;
   }
@@ -607,10 +627,13 @@ static mcp_status ensure_client(mcp_oauth *a, const mcp_oauth_discovery *d, mcp_
 }
 
 /* Adds client authentication to a token request. */
-static mcp_status client_auth(mcp_oauth *a, const mcp_oauth_discovery *d, mcp_buf *form, char **auth_header,
-                              mcp_error *err) {
+static mcp_status client_auth(mcp_oauth *a, const mcp_oauth_discovery *d, mcp_buf *form,
+                              char **auth_header, mcp_error *err) {
   *auth_header = NULL;
   const char *m = a->auth_method ? a->auth_method : "none";
+  /* RFC 7523 section 2.2 (RFC 7521 section 4.2): a signed assertion in
+   * the body; its aud is the issuer (RFC 7523 section 3 allows the token
+   * endpoint, which we use only when the issuer is unknown). */
   if (strcmp(m, "private_key_jwt") == 0) {
     if (!a->o->private_key_pem)
       return mcp__error_set(err, MCP_ECONFIG, "private_key_jwt needs a private key");
@@ -641,7 +664,10 @@ static mcp_status client_auth(mcp_oauth *a, const mcp_oauth_discovery *d, mcp_bu
     mcp__free(b64);
     return *auth_header ? MCP_OK : mcp__error_set(err, MCP_ENOMEM, "out of memory");
   }
-  if (mcp__oauth_form_add(form, "client_id", a->client_id)) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  /* A public client names itself in the body (RFC 6749 section 3.2.1);
+   * client_secret_post adds the secret there (section 2.3.1). */
+  if (mcp__oauth_form_add(form, "client_id", a->client_id))
+    return mcp__error_set(err, MCP_ENOMEM, "out of memory");
   if (strcmp(m, "client_secret_post") == 0 && a->client_secret &&
       mcp__oauth_form_add(form, "client_secret", a->client_secret))
     return mcp__error_set(err, MCP_ENOMEM, "out of memory");
@@ -652,9 +678,11 @@ static mcp_status client_auth(mcp_oauth *a, const mcp_oauth_discovery *d, mcp_bu
 static mcp_status token_request(mcp_oauth *a, const char *url, const char *form,
                                 const char *auth_header, mcp_oauth_token *tok, mcp_error *err) {
   fetch_result f;
-  mcp_status st = fetch(a, "POST", url, "application/x-www-form-urlencoded", auth_header, form, &f, err);
+  mcp_status st =
+      fetch(a, "POST", url, "application/x-www-form-urlencoded", auth_header, form, &f, err);
   if (st) return st;
-  st = mcp__oauth_parse_token_response(f.status, f.body.data, f.body.len, (int64_t)time(NULL), tok, err);
+  st = mcp__oauth_parse_token_response(f.status, f.body.data, f.body.len, (int64_t)time(NULL), tok,
+                                       err);
   if (f.body.data) OPENSSL_cleanse(f.body.data, f.body.len);
   fetch_clear(&f);
   return st;
@@ -686,30 +714,44 @@ static bool scope_has(const char *scopes, const char *s) {
   return false;
 }
 
-/* The scope to ask for (spec: the challenge's, else the PRM's
- * scopes_supported, else the configured ones, else none), plus
- * offline_access when the server offers it and we want refresh tokens. */
+/* The scope to ask for: the challenge's (RFC 6750 section 3; MCP
+ * 2025-11-25 "Scope Selection Strategy"), else the host's configured
+ * scopes, else the PRM's scopes_supported (the spec's fallback), else none;
+ * plus offline_access when the AS lists it and we want a refresh token
+ * (OIDC Core section 11). */
 static char *select_scope(mcp_oauth *a, const mcp_oauth_challenge *ch, const mcp_oauth_discovery *d,
                           bool want_refresh) {
   const char *base = ch->scope && *ch->scope ? ch->scope
                      : a->o->scopes           ? a->o->scopes
                      : d->prm_scopes && *d->prm_scopes ? d->prm_scopes
                                                        : NULL;
-  bool add_offline = want_refresh && mcp__oauth_json_array_has(d->as, "scopes_supported", "offline_access") &&
+  bool add_offline = want_refresh &&
+                     mcp__oauth_json_array_has(d->as, "scopes_supported", "offline_access") &&
                      !(base && scope_has(base, "offline_access"));
   if (!base && !add_offline) return NULL;
   if (!base) return mcp__strdup("offline_access");
   return add_offline ? mcp__asprintf("%s offline_access", base) : mcp__strdup(base);
 }
 
+/* The authorization code grant with PKCE (OAuth 2.1 section 4.1): the
+ * host's authorize callback takes a person to the URL and returns the
+ * redirect it got; the code is then exchanged at the token endpoint
+ * (RFC 6749 section 4.1.3: the same redirect_uri; RFC 7636 section 4.5:
+ * the verifier). */
 static mcp_status grant_authorization_code(mcp_oauth *a, const mcp_oauth_challenge *ch,
-                                           const mcp_oauth_discovery *d, mcp_oauth_token *tok, mcp_error *err) {
+                                           const mcp_oauth_discovery *d, mcp_oauth_token *tok,
+                                           mcp_error *err) {
   if (!a->o->authorize)
-    return mcp__error_set(err, MCP_ECONFIG,
-                          "the server needs a person to authorize access: set an authorize callback "
-                          "(mcp_oauth_options_set_authorize)");
+    return mcp__error_set(
+        err, MCP_ECONFIG,
+        "the server needs a person to authorize access: set an authorize callback "
+        "(mcp_oauth_options_set_authorize)");
   if (!d->authorization_endpoint)
-    return mcp__error_set(err, MCP_EPROTO, "the authorization server metadata has no authorization_endpoint");
+    return mcp__error_set(err, MCP_EPROTO,
+                          "the authorization server metadata has no authorization_endpoint");
+  /* RFC 7636 / OAuth 2.1 section 4.1.1: PKCE with S256, always.  An AS
+   * that lists methods without S256 is refused; one that lists none is
+   * tried (MCP 2025-11-25 asks to refuse that too: see the report). */
   if (d->as && mcp__oauth_json_has(d->as, "code_challenge_methods_supported") &&
       !mcp__oauth_json_array_has(d->as, "code_challenge_methods_supported", "S256"))
     return mcp__error_set(err, MCP_EPROTO, "the authorization server does not support PKCE S256");
@@ -724,6 +766,9 @@ static mcp_status grant_authorization_code(mcp_oauth *a, const mcp_oauth_challen
     mcp__error_set(err, st, "could not make a PKCE verifier");
     goto out;
   }
+  /* RFC 6749 section 10.12: an unguessable state binds the redirect to
+   * this request (CSRF); RFC 8707 section 2.1: the resource goes in both
+   * the authorization and the token request, as MCP requires. */
   state = mcp__oauth_random(24);
   scope = select_scope(a, ch, d, true);
   if (!state || mcp__oauth_form_add(&q, "response_type", "code") ||
@@ -764,7 +809,8 @@ static mcp_status grant_authorization_code(mcp_oauth *a, const mcp_oauth_challen
                         ed ? mcp__quote(qd, sizeof(qd), ed, strlen(ed)) : "", ed ? ")" : "");
     mcp__free(ed);
   } else if (!got_state || strcmp(got_state, state) != 0) {
-    st = mcp__error_set(err, MCP_EPROTO, "the authorization redirect's state does not match the request's");
+    st = mcp__error_set(err, MCP_EPROTO,
+                        "the authorization redirect's state does not match the request's");
   } else if (!(code = mcp__oauth_query_param(redirect_got, "code")) || !*code) {
     st = mcp__error_set(err, MCP_EPROTO, "the authorization redirect carries no code");
   }
@@ -797,11 +843,14 @@ out:
   return st;
 }
 
+/* RFC 6749 section 4.4: a confidential client asks for a token on its own
+ * behalf, no person involved; hence a configured client id. */
 static mcp_status grant_client_credentials(mcp_oauth *a, const mcp_oauth_challenge *ch,
                                            const mcp_oauth_discovery *d, mcp_oauth_token *tok,
                                            mcp_error *err) {
   if (!a->o->client_id)
-    return mcp__error_set(err, MCP_ECONFIG, "the client credentials grant needs a configured client id");
+    return mcp__error_set(err, MCP_ECONFIG,
+                          "the client credentials grant needs a configured client id");
   mcp_buf form;
   mcp__buf_init(&form);
   char *auth_header = NULL, *scope = select_scope(a, ch, d, false);
@@ -826,20 +875,23 @@ out:
 /* SEP-990 (Enterprise-Managed Authorization): exchange the IdP's ID token
  * for an ID-JAG at the IdP (RFC 8693), then present it to the
  * authorization server as a JWT bearer grant (RFC 7523). */
-static mcp_status grant_id_jag(mcp_oauth *a, const mcp_oauth_challenge *ch, const mcp_oauth_discovery *d,
-                               mcp_oauth_token *tok, mcp_error *err) {
+static mcp_status grant_id_jag(mcp_oauth *a, const mcp_oauth_challenge *ch,
+                               const mcp_oauth_discovery *d, mcp_oauth_token *tok, mcp_error *err) {
   if (!a->o->idp_token_endpoint || !a->o->idp_id_token || !a->o->client_id)
-    return mcp__error_set(err, MCP_ECONFIG,
-                          "the ID-JAG grant needs an IdP token endpoint, an ID token and a client id");
+    return mcp__error_set(
+        err, MCP_ECONFIG,
+        "the ID-JAG grant needs an IdP token endpoint, an ID token and a client id");
   mcp_buf form;
   mcp__buf_init(&form);
   char *auth_header = NULL, *scope = select_scope(a, ch, d, false);
   mcp_oauth_token jag = {0};
   mcp_status st = MCP_OK;
   if (mcp__oauth_form_add(&form, "grant_type", "urn:ietf:params:oauth:grant-type:token-exchange") ||
-      mcp__oauth_form_add(&form, "requested_token_type", "urn:ietf:params:oauth:token-type:id-jag") ||
+      mcp__oauth_form_add(&form, "requested_token_type",
+                          "urn:ietf:params:oauth:token-type:id-jag") ||
       mcp__oauth_form_add(&form, "subject_token", a->o->idp_id_token) ||
-      mcp__oauth_form_add(&form, "subject_token_type", "urn:ietf:params:oauth:token-type:id_token") ||
+      mcp__oauth_form_add(&form, "subject_token_type",
+                          "urn:ietf:params:oauth:token-type:id_token") ||
       mcp__oauth_form_add(&form, "audience", d->issuer) ||
       mcp__oauth_form_add(&form, "resource", d->resource) ||
       mcp__oauth_form_add(&form, "scope", scope) ||
@@ -853,10 +905,14 @@ static mcp_status grant_id_jag(mcp_oauth *a, const mcp_oauth_challenge *ch, cons
                form.data, &f, err);
     if (st) goto out;
     /* The exchange answers with token_type N_A: parse it loosely. */
-    json_object *o = f.body.len ? mcp__json_parse_document(f.body.data, f.body.len, 16, NULL, NULL, 0) : NULL;
-    if (f.status < 200 || f.status >= 300) st = mcp__oauth_as_error(f.status, o, "the IdP token exchange was refused", err);
-    else if (!mcp__oauth_jstr(o, "access_token")) st = mcp__error_set(err, MCP_EPROTO, "the IdP token exchange returned no token");
-    else if (!(jag.access_token = mcp__strdup(mcp__oauth_jstr(o, "access_token")))) st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
+    json_object *o =
+        f.body.len ? mcp__json_parse_document(f.body.data, f.body.len, 16, NULL, NULL, 0) : NULL;
+    if (f.status < 200 || f.status >= 300)
+      st = mcp__oauth_as_error(f.status, o, "the IdP token exchange was refused", err);
+    else if (!mcp__oauth_jstr(o, "access_token"))
+      st = mcp__error_set(err, MCP_EPROTO, "the IdP token exchange returned no token");
+    else if (!(jag.access_token = mcp__strdup(mcp__oauth_jstr(o, "access_token"))))
+      st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
     json_object_put(o);
     if (f.body.data) OPENSSL_cleanse(f.body.data, f.body.len);
     fetch_clear(&f);
@@ -884,7 +940,10 @@ out:
   return st;
 }
 
-/* The refresh_token grant against the last token endpoint. */
+/* The refresh_token grant (RFC 6749 section 6) against the last token
+ * endpoint, with the resource again (RFC 8707 section 2.2).  A new
+ * refresh token replaces the old (rotation, OAuth 2.1 section 4.3.1);
+ * without one the old stays. */
 static mcp_status try_refresh(mcp_oauth *a, mcp_error *err) {
   if (!a->refresh_token || !a->token_endpoint || !a->client_id)
     return mcp__error_set(err, MCP_ESTATE, "no refresh token");
@@ -927,8 +986,9 @@ mcp_status mcp__oauth_challenge(mcp_oauth *a, int http_status, const char *www_a
   mcp_oauth_challenge ch;
   if (mcp__oauth_parse_challenge(www_authenticate, &ch) != MCP_OK) memset(&ch, 0, sizeof(ch));
   mcp_status st;
-  /* An expired or revoked token: a refresh may be enough (never for a
-   * step-up: a refresh cannot widen the scope). */
+  /* An expired or revoked token (401, RFC 6750 section 3.1 invalid_token):
+   * a refresh may be enough.  Never for a 403 insufficient_scope step-up:
+   * a refresh cannot widen the scope (RFC 6749 section 6). */
   if (http_status == 401 && a->refresh_token) {
     mcp_error rerr = MCP_ERROR_INIT;
     st = try_refresh(a, &rerr);
@@ -942,10 +1002,13 @@ mcp_status mcp__oauth_challenge(mcp_oauth *a, int http_status, const char *www_a
   }
   mcp_oauth_discovery d;
   st = discover(a, &ch, &d, err);
-  if (st == MCP_OK) st = cancelled(a) ? mcp__error_set(err, MCP_ECANCELLED, "authorization cancelled") : MCP_OK;
-  if (st == MCP_OK && a->o->grant == MCP_OAUTH_GRANT_AUTHORIZATION_CODE) st = ensure_client(a, &d, err);
+  if (st == MCP_OK)
+    st = cancelled(a) ? mcp__error_set(err, MCP_ECANCELLED, "authorization cancelled") : MCP_OK;
+  if (st == MCP_OK && a->o->grant == MCP_OAUTH_GRANT_AUTHORIZATION_CODE)
+    st = ensure_client(a, &d, err);
   else if (st == MCP_OK) {
-    if (!a->o->client_id) st = mcp__error_set(err, MCP_ECONFIG, "this grant needs a configured client id");
+    if (!a->o->client_id)
+      st = mcp__error_set(err, MCP_ECONFIG, "this grant needs a configured client id");
     else st = ensure_client(a, &d, err);
   }
   mcp_oauth_token tok = {0};
@@ -967,7 +1030,8 @@ mcp_status mcp__oauth_challenge(mcp_oauth *a, int http_status, const char *www_a
     *token = mcp__oauth_token(a);
     if (!*token) st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
   } else if (a->reg_issuer && err && err->status == MCP_EHTTP && err->http_status == 401) {
-    /* Our registration was rejected (invalid_client): forget it. */
+    /* Our registration was rejected (invalid_client, RFC 6749 section
+     * 5.2: 401 from the token endpoint): forget it, register afresh. */
     set_field(&a->client_id, NULL);
     set_field(&a->client_secret, NULL);
     set_field(&a->reg_issuer, NULL);

@@ -75,12 +75,10 @@ char *mcp__oauth_random(size_t n);
  * mcp__oauth_jwt_assertion() signs an RFC 7523 client assertion: header
  * {"alg":alg,"typ":"JWT"}, claims iss=sub=|client_id|, aud=|audience|,
  * iat=now, exp=now+300, jti random
- * (mcp__oauth_jwt_signing_input()), signed by OpenSSL (loaded on first use).  |pem| is a PKCS#8 or traditional
- * private key; |alg| is "ES256", "ES384", "RS256", "RS384", "RS512",
- * "PS256" or "EdDSA" and must fit the key.
- * Ownership: *out is a new string.  Threads: any.
- * Returns: MCP_OK, MCP_EINVAL (unreadable key, unknown alg, key/alg
- *   mismatch; message says which), MCP_ENOMEM.
+ * (mcp__oauth_jwt_signing_input()), signed by OpenSSL (loaded on first use).  |pem| is a PKCS#8 or
+ * traditional private key; |alg| is "ES256", "ES384", "RS256", "RS384", "RS512", "PS256" or "EdDSA"
+ * and must fit the key. Ownership: *out is a new string.  Threads: any. Returns: MCP_OK, MCP_EINVAL
+ * (unreadable key, unknown alg, key/alg mismatch; message says which), MCP_ENOMEM.
  */
 mcp_status mcp__oauth_jwt_assertion(const char *pem, const char *alg, const char *client_id,
                                     const char *audience, int64_t now_s, char **out,

@@ -86,7 +86,8 @@ MCP_EXTERN mcp_status mcp_oauth_options_set_grant(mcp_oauth_options *o, mcp_oaut
 MCP_EXTERN mcp_status mcp_oauth_options_set_private_key(mcp_oauth_options *o, const char *pem,
                                                         const char *alg) {
   if (!o || (pem && !*pem)) return MCP_EINVAL;
-  if (set_opt(&o->private_key_pem, pem) || set_opt(&o->signing_alg, pem ? (alg ? alg : "ES256") : NULL))
+  if (set_opt(&o->private_key_pem, pem) ||
+      set_opt(&o->signing_alg, pem ? (alg ? alg : "ES256") : NULL))
     return MCP_ENOMEM;
   return MCP_OK;
 }

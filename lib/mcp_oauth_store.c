@@ -107,7 +107,8 @@ out:
   return st;
 }
 
-mcp_status mcp__oauth_file_save(const char *dir, const char *key, const char *data, mcp_error *err) {
+mcp_status mcp__oauth_file_save(const char *dir, const char *key, const char *data,
+                                mcp_error *err) {
   char why[1200];
   int e = mcp__fsafe_dir(dir, true, why, sizeof(why));
   char *name = e ? NULL : store_name(key);

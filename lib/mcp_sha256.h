@@ -2,10 +2,18 @@
  * mcp_sha256.h: SHA-256 (FIPS 180-4) of a byte string.
  *
  * Our own, small implementation, used to derive names (tool-name folding,
- * cache file names, server definition hashes).  Going through OpenSSL's EVP
- * for these would load its provider machinery on the first call, which
- * costs a stdio-only host several megabytes of resident memory; TLS still
- * uses OpenSSL.  Not for secrets: it makes no attempt at constant time.
+ * cache file names, token store file names, server definition hashes) and
+ * the OAuth PKCE S256 challenge of the verifier (mcp_oauth_parse.c).  Going
+ * through OpenSSL's EVP for these would load its provider machinery on the
+ * first call, which costs a stdio-only host several megabytes of resident
+ * memory; TLS and signatures still use OpenSSL.
+ *
+ * Secrets: the running time depends on the length only (no branch and no
+ * table look-up depends on the data), so hashing a secret such as the PKCE
+ * verifier leaks nothing but its length (43, public) by timing.  It does
+ * not wipe the copies of the input it leaves on its stack (the message
+ * schedule and the last block); a caller that must leave no copy of a
+ * secret behind cannot use it.  A keyed MAC needs HMAC, which this is not.
  */
 #ifndef MCP_SHA256_H
 #define MCP_SHA256_H
