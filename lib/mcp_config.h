@@ -6,12 +6,20 @@
  * files out until the user trusts them (the trust store) and hashes each
  * definition for the deferred-tool cache.
  *
- * Parsing and expansion are pure: no threads, and no I/O except reading the
- * config files themselves.  The one exception is secret resolution
- * (mcp__config_resolve_secrets), which runs `!command` values through
- * /bin/sh at connect time and keeps a process-wide cache of the results.
- *
- * Knows nothing of transports, the manager or the worker pool.
+ * The interface of the config module, whose files each hold one concern:
+ *   mcp_config.c        parsing, expansion, validation, definitions, sets
+ *                       (pure: no threads, no I/O but reading the one file
+ *                       mcp__config_parse_file() names; fuzzed);
+ *   mcp_config_canon.c  the canonical JSON form and the hash (pure);
+ *   mcp_discover.c      discovery, merging, the importers and the project
+ *                       trust store (reads config files, reads and writes
+ *                       the trust store; no threads);
+ *   mcp_secret.c        `!command` secrets (mcp__config_resolve_secrets):
+ *                       runs /bin/sh at connect time and keeps a
+ *                       process-wide cache of the results under a lock.
+ * The step from a definition to client options is the manager's
+ * (mcp_server_options.h).  Knows nothing of transports, the client, the
+ * manager or the worker pool.
  *
  * File format (JSON; json-c's lenient mode, so comments and trailing commas
  * are accepted):
@@ -418,26 +426,5 @@ void mcp__config_secrets_clear(void);
  * mcp__config_resolve_secrets).  NULL is fine.  Threads: any.
  */
 void mcp__config_diags_free(mcp_config_diag *diags, size_t n);
-
-/*
- * mcp__config_client_options() turns a definition into client options
- * through the public setters.  stdio: argv, cwd and each env pair.  http:
- * the URL with MCP_HTTP_TRANSPORT_AUTO (Streamable HTTP, falling back to the
- * legacy transport as the specification asks); sse: the URL with
- * MCP_HTTP_TRANSPORT_LEGACY_SSE; both: the HTTP version, each header, the CA
- * file/dir, the client certificate and key, insecure.  Then the timeout,
- * when given.  Pass the resolved definition (see
- * mcp__config_resolve_secrets); values are used as they are.  Logging,
- * handlers and client info are the manager's to add.
- * Ownership: |def| borrowed.  On MCP_OK *out is new, freed with
- *   mcp_client_options_free(); on error *out is NULL and |err| names the
- *   file, the server and the value a setter refused.
- * Threads: any.
- * Returns: MCP_OK, MCP_EINVAL (a setter refused a value, e.g. a URL that
- *   does not parse), MCP_ENOMEM.
- */
-mcp_status mcp__config_client_options(const mcp_server_def *def,
-                                      mcp_client_options **out,
-                                      mcp_error *err);
 
 #endif /* MCP_CONFIG_H */

@@ -20,6 +20,7 @@
 #include "check_util.h"
 #include "mcp_client.h"
 #include "mcp_config.h"
+#include "mcp_server_options.h"
 
 #define SRC "/home/u/.mcp.json"
 
