@@ -29,6 +29,7 @@
 
 #include "mcp_config.h"
 #include "mcp_config_int.h"
+#include "mcp_discover.h"
 #include "mcp_jsonrpc.h"
 
 /* A name claimed by the first file that defined it. */

@@ -35,6 +35,8 @@
 #include "mcp_client.h"
 #include "mcp_ossl.h"
 #include "mcp_config.h"
+#include "mcp_discover.h"
+#include "mcp_secret.h"
 #include "mcp_server_options.h"
 #include "mcp_jsonrpc.h"
 #include "mcp_names.h"

@@ -28,6 +28,7 @@
 
 #include "mcp_config.h"
 #include "mcp_config_int.h"
+#include "mcp_secret.h"
 #include "mcp_spawn.h"
 
 extern char **environ;
