@@ -947,10 +947,13 @@ int mcp__config_read_error(mcp_parse_ctx *c, const char *path, int e) {
   char eb[128];
   if (e == EFBIG)
     mcp__config_diag_add(c->diags, MCP_LOG_WARN, path, NULL, NULL,
-                         "larger than %u bytes; file ignored", MCP_CONFIG_FILE_MAX);
+                         "larger than %u bytes; file ignored",
+                         MCP_CONFIG_FILE_MAX);
   else
-    mcp__config_diag_add(c->diags, MCP_LOG_WARN, path, NULL, NULL, "cannot read: %s",
-                         e == ENODEV ? "not a regular file" : mcp__errno_text(e, eb, sizeof(eb)));
+    mcp__config_diag_add(c->diags, MCP_LOG_WARN, path, NULL, NULL,
+                         "cannot read: %s",
+                         e == ENODEV ? "not a regular file"
+                                     : mcp__errno_text(e, eb, sizeof(eb)));
   return c->diags->oom ? CHECK_OOM : CHECK_BAD;
 }
 

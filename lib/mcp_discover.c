@@ -748,8 +748,9 @@ static int decide_trust(discovery *dc, const char *path,
     }
     if (e) {
       mcp__config_diag_add(&dc->diags, MCP_LOG_WARN, path, NULL, NULL,
-                           "trusted for this run only: cannot remember the approval%s%s%s: "
-                           "%s: %s", dc->store_dir ? " in " : "",
+                           "trusted for this run only: cannot remember the "
+                           "approval%s%s%s: %s: %s",
+                           dc->store_dir ? " in " : "",
                            dc->store_dir ? dc->store_dir : "",
                            dc->store_dir ? "/" TRUST_STORE_NAME : "", why,
                            mcp__errno_text(e, eb, sizeof(eb)));
