@@ -12,14 +12,6 @@
 #include "mcp_config.h"
 #include "mcp_int.h"
 
-/* Bits of mcp_discovery_opts.imports: other clients' files to read. */
-#define MCP_IMPORT_CLAUDE 0x01u
-#define MCP_IMPORT_CURSOR 0x02u
-#define MCP_IMPORT_VSCODE 0x04u
-#define MCP_IMPORT_WINDSURF 0x08u
-#define MCP_IMPORT_GEMINI 0x10u
-#define MCP_IMPORT_ALL 0x1fu
-
 /*
  * Where discovery looks.  Zero-initialised means: no explicit files, the
  * process's cwd, HOME and XDG_CONFIG_HOME from the environment, project and
@@ -35,7 +27,7 @@ typedef struct mcp_discovery_opts {
   bool no_user;                /* true: skip every file under home or XDG
                                   (the user file and user-level imports,
                                   ~/.claude.json included) */
-  unsigned imports;            /* MCP_IMPORT_* bits */
+  unsigned imports;            /* MCP_IMPORT_* bits (mcpconn.h) */
   mcp_config_getenv_fn getenv; /* for HOME, XDG and ${VAR}; NULL: getenv(3) */
   void *getenv_user;
   /* Asked about project files the trust store does not approve (see
