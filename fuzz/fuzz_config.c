@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "mcp_config.h"
+#include "mcp_server_options.h"
 
 /* A fixed environment, so runs are reproducible. */
 static const char *fuzz_getenv(void *user, const char *name) {

@@ -1,17 +1,21 @@
 /*
- * mcp_config.h: server definitions.  Parses mcpconn's own config files and
- * the files other MCP clients keep, expands ${VAR} and ${VAR:-default},
- * validates every entry (each error names the file, the server and the
- * field), finds the files in priority order (discovery), keeps project
- * files out until the user trusts them (the trust store) and hashes each
- * definition for the deferred-tool cache.
+ * mcp_config.h: server definitions, and the pure part of the config
+ * module.  Parses mcpconn's own config files and the files other MCP
+ * clients keep, expands ${VAR} and ${VAR:-default}, validates every entry
+ * (each error names the file, the server and the field) and hashes each
+ * definition for the deferred-tool cache.  Implemented by mcp_config.c
+ * (parsing, expansion, validation, definitions, sets: fuzzed) and
+ * mcp_config_canon.c (the canonical form and hash).  Pure: no threads, no
+ * I/O but reading the one file mcp__config_parse_file() names.
  *
- * Parsing and expansion are pure: no threads, and no I/O except reading the
- * config files themselves.  The one exception is secret resolution
- * (mcp__config_resolve_secrets), which runs `!command` values through
- * /bin/sh at connect time and keeps a process-wide cache of the results.
- *
- * Knows nothing of transports, the manager or the worker pool.
+ * The rest of the module builds on these types, each in its own file:
+ *   mcp_discover.h  discovery, merging, the importers and the project trust
+ *                   store (reads config files; reads and writes the store);
+ *   mcp_secret.h    `!command` secrets, run through /bin/sh at connect time,
+ *                   with a process-wide cache under a lock;
+ * and, on the manager's side, mcp_server_options.h turns a definition into
+ * client options.  Knows nothing of transports, the client, the manager or
+ * the worker pool.
  *
  * File format (JSON; json-c's lenient mode, so comments and trailing commas
  * are accepted):
@@ -79,8 +83,6 @@
 #define MCP_CONFIG_NAME_MAX 100
 /* Largest config file read, in bytes; a larger one yields a warning. */
 #define MCP_CONFIG_FILE_MAX (16u * 1024u * 1024u)
-/* Default time limit of one `!command` secret, in ms. */
-#define MCP_CONFIG_SECRET_TIMEOUT_MS 10000
 
 typedef enum mcp_server_type {
   MCP_SERVER_STDIO = 0,
@@ -256,82 +258,6 @@ mcp_status mcp__config_parse_file(const char *path,
                                   const mcp_config_parse_opts *o,
                                   mcp_config_set **out);
 
-/* Bits of mcp_discovery_opts.imports: other clients' files to read. */
-#define MCP_IMPORT_CLAUDE 0x01u
-#define MCP_IMPORT_CURSOR 0x02u
-#define MCP_IMPORT_VSCODE 0x04u
-#define MCP_IMPORT_WINDSURF 0x08u
-#define MCP_IMPORT_GEMINI 0x10u
-#define MCP_IMPORT_ALL 0x1fu
-
-/*
- * Where discovery looks.  Zero-initialised means: no explicit files, the
- * process's cwd, HOME and XDG_CONFIG_HOME from the environment, project and
- * user files on, no imports.  Every string is borrowed for the call.
- */
-typedef struct mcp_discovery_opts {
-  const char *const *files; /* explicit files, highest priority, in order */
-  size_t nfiles;
-  const char *cwd;             /* absolute; NULL: getcwd() */
-  const char *home;            /* NULL: $HOME (through |getenv|) */
-  const char *xdg_config_home; /* NULL: $XDG_CONFIG_HOME, else home/.config */
-  bool no_project;             /* true: skip every project-level file */
-  bool no_user;                /* true: skip every file under home or XDG
-                                  (the user file and user-level imports,
-                                  ~/.claude.json included) */
-  unsigned imports;            /* MCP_IMPORT_* bits */
-  mcp_config_getenv_fn getenv; /* for HOME, XDG and ${VAR}; NULL: getenv(3) */
-  void *getenv_user;
-  /* Asked about project files the trust store does not approve (see
-   * mcp_project_trust_fn); NULL: such files are left out with a warning. */
-  mcp_project_trust_fn trust;
-  void *trust_user;
-} mcp_discovery_opts;
-
-/*
- * mcp__config_discover() reads every config file in priority order and
- * merges them.  The first definition of a name wins; later ones are ignored
- * with a debug note.  Order:
- *   1. the explicit files, in the order given (native dialect);
- *   2. project: the nearest ".mcp.json" from cwd upwards, stopping after the
- *      first directory that holds ".git" (native);
- *   3. user: $XDG_CONFIG_HOME/mcpconn/mcp.json, else
- *      ~/.config/mcpconn/mcp.json (native);
- *   4. imports, when their bit is set, each client's project file before its
- *      user file (project files are searched upwards like ".mcp.json"):
- *      Claude Code: ~/.claude.json "projects"[dir]."mcpServers" for the
- *        nearest dir from cwd upwards (this lives in the user's home, so it
- *        is not project-level), then .claude/mcp.json, then ~/.claude.json
- *        "mcpServers";
- *      Cursor: .cursor/mcp.json, ~/.cursor/mcp.json;
- *      VS Code: .vscode/mcp.json (key "servers");
- *      Windsurf: ~/.codeium/windsurf/mcp_config.json;
- *      Gemini CLI: .gemini/settings.json, ~/.gemini/settings.json.
- * Project-level files (2., and the project files of 4.: those found
- * upwards from cwd, unless the same path is that client's user file) are
- * trusted only when the trust store ($XDG_CONFIG_HOME/mcpconn/
- * trusted-projects.json, else ~/.config/mcpconn/..., read only when it is a
- * regular file owned by the user and writable by nobody else) holds their
- * canonical path with the SHA-256 of their content, or when |o->trust|
- * says so (MCP_TRUST_ALWAYS also stores the approval, atomically, 0600).
- * The file is read once: the bytes hashed are the bytes parsed.  An
- * untrusted file is not parsed for use at all: no ${VAR} is expanded into
- * it, its names claim nothing, its "disabledServers" count for nothing; it
- * is listed in set->untrusted with a warning (a debug note when |o->trust|
- * said no).  A project file without any server entry needs no trust.
- * Then "disabledServers" from any file removes a name, and an entry with
- * "enabled": false is hidden (it still claims its name).  Missing default
- * files are skipped silently; a missing explicit file is a warning.
- * Ownership: |o| borrowed.  On MCP_OK *out is a new set (only usable
- *   definitions, sorted by name) freed with mcp__config_free(); on error
- *   *out is NULL.
- * Threads: any, concurrently (if |o->getenv| allows).
- * Returns: MCP_OK (warnings are in the set), MCP_EINVAL (relative cwd, NULL
- *   out), MCP_EIO (no cwd given and getcwd() failed), MCP_ENOMEM.
- */
-mcp_status mcp__config_discover(const mcp_discovery_opts *o,
-                                mcp_config_set **out, mcp_error *err);
-
 /*
  * mcp__config_free() frees a set and all it holds, definitions included.
  * NULL is fine.  Threads: any, once no other thread reads the set.
@@ -373,71 +299,10 @@ void mcp__server_def_free(mcp_server_def *def);
  */
 mcp_status mcp__config_canonical_json(const mcp_server_def *def, char **out);
 
-/* Options of mcp__config_resolve_secrets(); NULL means the defaults. */
-typedef struct mcp_secret_opts {
-  int64_t timeout_ms; /* per command; <= 0: MCP_CONFIG_SECRET_TIMEOUT_MS */
-} mcp_secret_opts;
-
-/*
- * mcp__config_resolve_secrets() makes the definition to connect with: a
- * copy of |def| in which each env value (stdio) and header value (http,
- * sse) that starts with "!" is replaced by the trimmed standard output of
- * `/bin/sh -c <rest>`.  A command that exits non-zero, is killed, runs past
- * the timeout (its process group is killed, and it is reaped) or prints
- * nothing (after trimming) drops that entry with a warning, as does a header
- * value with CR or LF.  Outputs are cached for the life of the process by
- * command text, and concurrent identical commands run once; failures are not
- * cached.  The command gets /dev/null as stdin and stderr, and no other
- * descriptor of the host.  Definitions from foreign files are copied as
- * they are ("!" is literal there).  Warnings never contain a command's
- * output.  The copy keeps |def|'s hash.
- * Ownership: |def| borrowed.  On MCP_OK *out is a new definition freed with
- *   mcp__server_def_free(), and warnings are appended to *diags / *ndiags
- *   (an array the caller frees with mcp__config_diags_free()).  On error
- *   *out is NULL and *diags is unchanged.
- * Threads: any, concurrently.  Blocks while commands run.  Commands start
- *   through posix_spawn() (mcp_spawn.h): no host code runs in the child.
- * Returns: MCP_OK, MCP_EINVAL, MCP_ENOMEM.
- */
-mcp_status mcp__config_resolve_secrets(const mcp_server_def *def,
-                                       const mcp_secret_opts *o,
-                                       mcp_server_def **out,
-                                       mcp_config_diag **diags,
-                                       size_t *ndiags);
-
-/*
- * mcp__config_secrets_clear() forgets (and frees) every cached secret.  For
- * tests, for a host that wants its secret commands to run again, and for a
- * clean exit under leak checkers.
- * Threads: any, but never while mcp__config_resolve_secrets() runs.
- */
-void mcp__config_secrets_clear(void);
-
 /*
  * mcp__config_diags_free() frees |n| diagnostics and the array (from
- * mcp__config_resolve_secrets).  NULL is fine.  Threads: any.
+ * mcp__config_resolve_secrets, mcp_secret.h).  NULL is fine.  Threads: any.
  */
 void mcp__config_diags_free(mcp_config_diag *diags, size_t n);
-
-/*
- * mcp__config_client_options() turns a definition into client options
- * through the public setters.  stdio: argv, cwd and each env pair.  http:
- * the URL with MCP_HTTP_TRANSPORT_AUTO (Streamable HTTP, falling back to the
- * legacy transport as the specification asks); sse: the URL with
- * MCP_HTTP_TRANSPORT_LEGACY_SSE; both: the HTTP version, each header, the CA
- * file/dir, the client certificate and key, insecure.  Then the timeout,
- * when given.  Pass the resolved definition (see
- * mcp__config_resolve_secrets); values are used as they are.  Logging,
- * handlers and client info are the manager's to add.
- * Ownership: |def| borrowed.  On MCP_OK *out is new, freed with
- *   mcp_client_options_free(); on error *out is NULL and |err| names the
- *   file, the server and the value a setter refused.
- * Threads: any.
- * Returns: MCP_OK, MCP_EINVAL (a setter refused a value, e.g. a URL that
- *   does not parse), MCP_ENOMEM.
- */
-mcp_status mcp__config_client_options(const mcp_server_def *def,
-                                      mcp_client_options **out,
-                                      mcp_error *err);
 
 #endif /* MCP_CONFIG_H */

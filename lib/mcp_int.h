@@ -121,4 +121,22 @@ const char *mcp__quote(char *out, size_t cap, const char *s, size_t n);
 #define MCP_QUOTE_SHORT 96
 #define MCP_QUOTE_LONG 2048
 
+/*
+ * mcp__errno_text() describes errno value |e| (strerror_r into |buf| of |n|
+ * bytes); the result is |buf| or a static string.  Threads: any.
+ */
+const char *mcp__errno_text(int e, char *buf, size_t n);
+
+/*
+ * mcp__read_file() reads all of |path|.  Returns 0 with *data (new,
+ * NUL-terminated, freed with mcp__free()) and *len, or an errno value:
+ * ENOENT and the like from open(2), EISDIR or ENODEV for what is not a
+ * regular file (never blocks on a FIFO), EFBIG once more than |max| bytes
+ * were read, ENOMEM.  With |owned|, a symbolic link is not followed (ELOOP)
+ * and a file that is not the user's own, or that others may write, is
+ * refused (EPERM).  Threads: any.
+ */
+int mcp__read_file(const char *path, size_t max, bool owned, char **data,
+                   size_t *len);
+
 #endif /* MCP_INT_H */

@@ -1,17 +1,20 @@
 /*
- * mcp_util.c: allocation wrappers, monotonic time, mcp_error, logging and
- * the growable buffer.  Owns nothing global but the allocation-failure
- * countdown used by tests.
+ * mcp_util.c: allocation wrappers, monotonic time, mcp_error, logging,
+ * the growable buffer, errno text and reading a whole file with a cap.
+ * Owns nothing global but the allocation-failure countdown used by tests.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "mcp_int.h"
 
@@ -314,3 +317,72 @@ const char *mcp__quote(char *out, size_t cap, const char *s, size_t n) {
   out[o] = '\0';
   return out;
 }
+
+/* ---- errno and files -------------------------------------------------- */
+
+const char *mcp__errno_text(int e, char *buf, size_t n) {
+#if defined(__GLIBC__) && defined(_GNU_SOURCE)
+  return strerror_r(e, buf, n);
+#else
+  if (strerror_r(e, buf, n) != 0) snprintf(buf, n, "error %d", e);
+  return buf;
+#endif
+}
+
+int mcp__read_file(const char *path, size_t max, bool owned, char **data,
+                   size_t *len) {
+  *data = NULL;
+  *len = 0;
+  /* O_NONBLOCK: a FIFO in a config location must not hang discovery. */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK |
+                          (owned ? O_NOFOLLOW : 0));
+  if (fd < 0) return errno;
+  int e = 0;
+  struct stat st;
+  mcp_buf b;
+  mcp__buf_init(&b);
+  if (fstat(fd, &st) < 0) {
+    e = errno;
+    goto out;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    e = S_ISDIR(st.st_mode) ? EISDIR : ENODEV;
+    goto out;
+  }
+  if (owned && (st.st_uid != geteuid() || (st.st_mode & 022))) {
+    e = EPERM;
+    goto out;
+  }
+  for (;;) {
+    if (b.len > max) {
+      e = EFBIG;
+      goto out;
+    }
+    if (mcp__buf_reserve(&b, 65536)) {
+      e = ENOMEM;
+      goto out;
+    }
+    ssize_t n = read(fd, b.data + b.len, 65536);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      e = errno;
+      goto out;
+    }
+    if (n == 0) break;
+    b.len += (size_t)n;
+    b.data[b.len] = '\0';
+  }
+  if (mcp__buf_reserve(&b, 0)) {
+    e = ENOMEM;
+    goto out;
+  }
+  b.data[b.len] = '\0';
+  *data = b.data;
+  *len = b.len;
+  b.data = NULL;
+out:
+  mcp__buf_free(&b);
+  close(fd);
+  return e;
+}
+

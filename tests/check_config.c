@@ -20,6 +20,9 @@
 #include "check_util.h"
 #include "mcp_client.h"
 #include "mcp_config.h"
+#include "mcp_discover.h"
+#include "mcp_secret.h"
+#include "mcp_server_options.h"
 
 #define SRC "/home/u/.mcp.json"
 

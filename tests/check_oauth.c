@@ -44,6 +44,8 @@
 #include "check_interop_util.h"
 #include "mcp_client.h"
 #include "mcp_config.h"
+#include "mcp_secret.h"
+#include "mcp_server_options.h"
 #include "mcp_oauth.h"
 #include "mcp_sha256.h"
 #include "mcpconn.h"

@@ -24,6 +24,7 @@
 #include "check_util.h"
 #include "mcp_client.h"
 #include "mcp_config.h"
+#include "mcp_server_options.h"
 #include "mcp_spawn.h"
 #include "mcpconn.h"
 

@@ -27,6 +27,7 @@
 
 #include "check_util.h"
 #include "mcp_config.h"
+#include "mcp_discover.h"
 #include "mcp_int.h"
 #include "mcp_sha256.h"
 #include "mcpconn.h"
