@@ -15,12 +15,11 @@
  * at the prompt), or "y" at the prompt, which cli_trust() shows when stdin
  * and stderr are a terminal.
  *
- * What the manager does not tell through its API, the CLI learns from its
- * log: the diagnostics of config files (an invalid --config file or entry
- * is a usage error here) and the servers hidden by "enabled": false or
- * "disabledServers".  The manager logs those while it starts, before it
- * announces its first tool list on the same ordered lane, so that first
- * MCP_MANAGER_EVENT_TOOLS_CHANGED tells us every diagnostic has arrived.
+ * The diagnostics of config files (an invalid --config file or entry is a
+ * usage error here) and the servers hidden by "enabled": false or
+ * "disabledServers" come from mcp_manager_diagnostics(), read once the
+ * manager has started; the CLI never parses the library's log lines, which
+ * it only prints (-v).
  *
  * SIGINT is blocked in every thread and taken by one sigwait() thread, which
  * fires the cancel token of the request in flight, so an interrupted call
@@ -1120,9 +1119,6 @@ static struct {
   uint64_t *ready_gen;
   size_t n_ready;
   size_t cap_ready;
-  struct strv errors;     /* diagnostics about --config files */
-  struct strv warnings;   /* diagnostics about discovered files */
-  struct strv hidden;     /* NAME, SOURCE, ...: disabled servers */
 } g_ev = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static mcp_manager *g_mgr;
@@ -1138,9 +1134,6 @@ static void ev_reset(void) {
   g_ev.ready_name = NULL;
   g_ev.ready_gen = NULL;
   g_ev.n_ready = g_ev.cap_ready = 0;
-  strv_free(&g_ev.errors);
-  strv_free(&g_ev.warnings);
-  strv_free(&g_ev.hidden);
   pthread_mutex_unlock(&g_ev.lock);
 }
 
@@ -1198,85 +1191,6 @@ static void on_event(void *user, mcp_manager_event event, const char *server,
   pthread_mutex_unlock(&g_ev.lock);
 }
 
-/* Files that discovery reads (see mcp_config.h), by their last parts. */
-static const char *const discovered_files[] = {
-    "/.mcp.json",         "/mcpconn/mcp.json",         "/.claude.json",
-    "/.claude/mcp.json",  "/.cursor/mcp.json",         "/.vscode/mcp.json",
-    "/mcp_config.json",   "/.gemini/settings.json"};
-
-/*
- * If |msg| is the manager's log line about a config file, returns the
- * length of the file's name at its start (with a " (project DIR)" suffix
- * for ~/.claude.json's per-project entries) and sets *explicit when the
- * file is a --config one; else returns 0.
- */
-static size_t diag_source_len(const char *msg, bool *explicit) {
-  *explicit = false;
-  for (size_t i = 0; i < g_cli.configs.n; i++) {
-    const char *path = g_cli.configs.v[i];
-    size_t len = strlen(path);
-    if (strncmp(msg, path, len) == 0 &&
-        (msg[len] == ':' || strncmp(msg + len, path, len) == 0)) {
-      *explicit = true;
-      return len;
-    }
-  }
-  if (msg[0] != '/') return 0;
-  for (const char *p = strstr(msg, ".json"); p; p = strstr(p + 1, ".json")) {
-    size_t len = (size_t)(p + 5 - msg);
-    for (size_t i = 0; i < sizeof(discovered_files) / sizeof(*discovered_files);
-         i++) {
-      size_t n = strlen(discovered_files[i]);
-      if (len < n || memcmp(msg + len - n, discovered_files[i], n) != 0)
-        continue;
-      size_t full = len;
-      if (strncmp(msg + full, " (project ", 10) == 0) {
-        const char *close = strchr(msg + full, ')');
-        if (!close) continue;
-        full = (size_t)(close + 1 - msg);
-      }
-      if (msg[full] == ':' || strncmp(msg + full, msg, full) == 0) return full;
-    }
-  }
-  return 0;
-}
-
-/*
- * The diagnostic in the manager's log line |msg| whose file name is the
- * first |len| bytes.  The manager currently writes the file name (and the
- * server) in front of a message that already starts with them; this skips
- * the repeated part, and leaves a line without it as it is.
- */
-static const char *diag_text(const char *msg, size_t len) {
-  const char *rest = msg + len;
-  if (strncmp(rest, msg, len) == 0) return rest;
-  if (strncmp(rest, ": server \"", 10) == 0) {
-    const char *quote = strchr(rest + 10, '"');
-    if (quote && strncmp(quote + 1, msg, len) == 0) return quote + 1;
-  }
-  return msg;
-}
-
-/* Notes a server that a note `FILE: server "NAME": hidden by ...` or
- * `...: disabled by ...` shows as disabled.  Caller holds the lock. */
-static void note_hidden_locked(const char *text, size_t len) {
-  const char *p = text + len;
-  if (strncmp(p, ": server \"", 10) != 0) return;
-  const char *name = p + 10;
-  const char *quote = strchr(name, '"');
-  if (!quote || (strncmp(quote, "\": hidden by ", 13) != 0 &&
-                 strncmp(quote, "\": disabled by ", 15) != 0))
-    return;
-  char *n = xstrndup(name, (size_t)(quote - name));
-  for (size_t i = 0; i < g_ev.hidden.n; i += 2)
-    if (strcmp(g_ev.hidden.v[i], n) == 0) {
-      free(n);
-      return;
-    }
-  strv_push(&g_ev.hidden, n);
-  strv_push(&g_ev.hidden, xstrndup(text, len));
-}
-
 static void on_log(void *user, mcp_log_level level, const char *msg) {
   static const char *const names[] = {"debug", "info", "warning", "error"};
   (void)user;
@@ -1292,19 +1206,71 @@ static void on_log(void *user, mcp_log_level level, const char *msg) {
     fprintf(stderr, PROG ": warning: %s\n", msg);
     pthread_mutex_unlock(&g_stderr_lock);
   }
-  bool explicit;
-  size_t len = diag_source_len(msg, &explicit);
-  if (!len) return;
-  const char *text = diag_text(msg, len);
-  pthread_mutex_lock(&g_ev.lock);
-  /* Diagnostics about files all come before the first tool list. */
-  if (!g_ev.started) {
-    if (level >= MCP_LOG_WARN)
-      strv_push(explicit ? &g_ev.errors : &g_ev.warnings, xstrdup(text));
-    else
-      note_hidden_locked(text, len);
+}
+
+/*
+ * What mcp_manager_diagnostics() says about the config files of the
+ * running manager.  Written by the main thread in start_manager(), before
+ * any command runs; read-only after.
+ */
+static struct {
+  struct strv errors;   /* warnings about --config files */
+  struct strv warnings; /* warnings about discovered files */
+  struct strv hidden;   /* NAME, SOURCE, ...: servers left out, disabled */
+} g_diag;
+
+static void diag_reset(void) {
+  strv_free(&g_diag.errors);
+  strv_free(&g_diag.warnings);
+  strv_free(&g_diag.hidden);
+}
+
+static bool is_config_file(const char *source) {
+  return source && strv_has(&g_cli.configs, source);
+}
+
+/* Notes the server that the diagnostic |o| says is left out, once. */
+static void note_hidden(json_object *o) {
+  const char *name = jstring(o, "server"), *source = jstring(o, "source");
+  if (!name) return;
+  for (size_t i = 0; i + 1 < g_diag.hidden.n; i += 2)
+    if (strcmp(g_diag.hidden.v[i], name) == 0) return;
+  strv_push(&g_diag.hidden, xstrdup(name));
+  strv_push(&g_diag.hidden, xstrdup(source ? source : ""));
+}
+
+/* Fills g_diag from the manager's diagnostics.  On failure (out of memory)
+ * prints why and returns false. */
+static bool diag_load(void) {
+  char *json = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  mcp_status rc = mcp_manager_diagnostics(g_mgr, &json, &err);
+  if (rc != MCP_OK) {
+    complain("cannot read the config diagnostics: %s",
+             err.message ? err.message : mcp_strerror(rc));
+    mcp_error_clear(&err);
+    return false;
   }
-  pthread_mutex_unlock(&g_ev.lock);
+  json_object *arr = json_tokener_parse(json), *v;
+  mcp_free(json);
+  if (!json_object_is_type(arr, json_type_array)) {
+    json_object_put(arr);
+    complain("cannot read the config diagnostics: not a JSON array");
+    return false;
+  }
+  for (size_t i = 0; i < json_object_array_length(arr); i++) {
+    json_object *o = json_object_array_get_idx(arr, i);
+    const char *level = jstring(o, "level"), *message = jstring(o, "message");
+    if (json_object_object_get_ex(o, "hidden", &v) && json_object_get_boolean(v))
+      note_hidden(o);
+    else if (message && level &&
+             (strcmp(level, "warning") == 0 || strcmp(level, "error") == 0))
+      strv_push(is_config_file(jstring(o, "source")) ? &g_diag.errors
+                                                      : &g_diag.warnings,
+                xstrdup(message));
+  }
+  json_object_put(arr);
+  return true;
 }
 
 /*
@@ -1411,20 +1377,19 @@ static bool status_load(struct status *st) {
     complain("cannot read the servers' status: not a JSON array");
     return false;
   }
-  /* Servers hidden by their config are not in the manager's list (yet). */
-  pthread_mutex_lock(&g_ev.lock);
-  for (size_t i = 0; i + 1 < g_ev.hidden.n; i += 2) {
+  /* Servers hidden by their config are not in the manager's list. */
+  for (size_t i = 0; i + 1 < g_diag.hidden.n; i += 2) {
     bool known = false;
     for (size_t k = 0; !known && k < json_object_array_length(st->arr); k++) {
       const char *n = jstring(json_object_array_get_idx(st->arr, k), "name");
-      known = n && strcmp(n, g_ev.hidden.v[i]) == 0;
+      known = n && strcmp(n, g_diag.hidden.v[i]) == 0;
     }
     if (known) continue;
     json_object *o = json_object_new_object();
-    json_object_object_add(o, "name", json_object_new_string(g_ev.hidden.v[i]));
+    json_object_object_add(o, "name", json_object_new_string(g_diag.hidden.v[i]));
     json_object_object_add(o, "type", NULL);
     json_object_object_add(o, "source",
-                           json_object_new_string(g_ev.hidden.v[i + 1]));
+                           json_object_new_string(g_diag.hidden.v[i + 1]));
     json_object_object_add(o, "state", json_object_new_string("disabled"));
     json_object_object_add(o, "lastError", NULL);
     json_object_object_add(o, "protocolVersion", NULL);
@@ -1433,7 +1398,6 @@ static bool status_load(struct status *st) {
     json_object_object_add(o, "reconnects", json_object_new_int(0));
     json_object_array_add(st->arr, o);
   }
-  pthread_mutex_unlock(&g_ev.lock);
 
   size_t n = json_object_array_length(st->arr);
   st->v = xmalloc(n * sizeof(*st->v));
@@ -1740,9 +1704,8 @@ static mcp_manager_options *base_options(void) {
 }
 
 /*
- * Starts g_mgr from |o| (freed here) and waits for its first tool list, by
- * which time every diagnostic about config files has reached on_log().
- * Returns an exit code.
+ * Starts g_mgr from |o| (freed here), reads its config diagnostics and
+ * waits for its first tool list.  Returns an exit code.
  */
 static int start_manager(mcp_manager_options *o) {
   if (!o) {
@@ -1750,6 +1713,7 @@ static int start_manager(mcp_manager_options *o) {
     return EXIT_CONNECTION;
   }
   ev_reset();
+  diag_reset();
   mcp_error err = MCP_ERROR_INIT;
   mcp_status st = mcp_manager_start(o, &g_mgr, &err);
   mcp_manager_options_free(o);
@@ -1758,6 +1722,7 @@ static int start_manager(mcp_manager_options *o) {
     mcp_error_clear(&err);
     return st == MCP_EINVAL ? EXIT_USAGE : EXIT_CONNECTION;
   }
+  if (!diag_load()) return EXIT_CONNECTION;
   wait_for(started, NULL, now_ms() + FIRST_EVENT_MS);
   return EXIT_OK;
 }
@@ -1859,20 +1824,12 @@ static int setup(bool status_only) {
   int rc = start_configured(&discovery_only);
   if (rc != EXIT_OK) return rc;
 
-  pthread_mutex_lock(&g_ev.lock);
-  struct strv errors = g_ev.errors, warnings = g_ev.warnings;
-  memset(&g_ev.errors, 0, sizeof(g_ev.errors));
-  memset(&g_ev.warnings, 0, sizeof(g_ev.warnings));
-  pthread_mutex_unlock(&g_ev.lock);
-  if (errors.n) {
-    complain_config(errors.v[0]);
-    rc = EXIT_USAGE;
+  if (g_diag.errors.n) {
+    complain_config(g_diag.errors.v[0]);
+    return EXIT_USAGE;
   }
-  for (size_t i = 0; !rc && !g_cli.quiet && i < warnings.n; i++)
-    complain("warning: %s", warnings.v[i]);
-  strv_free(&errors);
-  strv_free(&warnings);
-  if (rc) return rc;
+  for (size_t i = 0; !g_cli.quiet && i < g_diag.warnings.n; i++)
+    complain("warning: %s", g_diag.warnings.v[i]);
 
   struct status st;
   if (!status_load(&st)) return EXIT_CONNECTION;
