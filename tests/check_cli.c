@@ -2582,6 +2582,39 @@ START_TEST(test_cli_diagnostics_not_log) {
 }
 END_TEST
 
+/*
+ * A diagnostic about a file that is not a server config, here a trust
+ * store the library refuses (a symbolic link), reaches the user like any
+ * other: the CLI no longer filters diagnostics by a list of file names of
+ * its own (before, this warning was dropped).  -q still silences it.
+ */
+START_TEST(test_cli_trust_store_warning) {
+  char dir[1200], store[1300];
+  snprintf(dir, sizeof(dir), "%s/.config/mcpconn", g_home);
+  make_dir("%s", dir);
+  snprintf(store, sizeof(store), "%s/trusted-projects.json", dir);
+  char *target = write_temp("elsewhere.json", "{}");
+  ck_assert_int_eq(symlink(target, store), 0);
+  char text[4096];
+  snprintf(text, sizeof(text), "{\"mcpServers\": {\"p\": {\"command\": \"%s\"}}}",
+           test_env_path("MCP_DEMO_SERVER"));
+  free(write_file(text, "%s/.mcp.json", g_work));
+
+  struct run r;
+  RUN(&r, "servers");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.err, "mcpconn: warning: ") && strstr(r.err, store) &&
+                    strstr(r.err, "symbolic link"),
+                "%s", r.err);
+  run_free(&r);
+  RUN(&r, "-q", "servers");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(!strstr(r.err, "trusted-projects.json"), "%s", r.err);
+  run_free(&r);
+  free(target);
+}
+END_TEST
+
 static Suite *cli_suite(void) {
   Suite *s = suite_create("cli");
   TCase *demo = tcase_create("demo-server");
@@ -2630,6 +2663,7 @@ static Suite *cli_suite(void) {
   tcase_add_test(cli, test_cli_header_sent);
   tcase_add_test(cli, test_cli_evil_text);
   tcase_add_test(cli, test_cli_diagnostics_not_log);
+  tcase_add_test(cli, test_cli_trust_store_warning);
   suite_add_tcase(s, cli);
 
   /* Against the TypeScript SDK's servers (tests/interop). */
