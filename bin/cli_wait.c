@@ -28,8 +28,8 @@
 #define SETTLE_GRACE_MS 1000
 
 /*
- * What the manager's log and event callbacks (worker threads) tell the
- * main thread.  Every field is guarded by |lock|; |cond| (CLOCK_MONOTONIC)
+ * What the manager's event callback (a manager thread) tells the main
+ * thread.  Every field is guarded by |lock|; |cond| (CLOCK_MONOTONIC)
  * is broadcast on every event.
  */
 static struct {
@@ -125,6 +125,8 @@ void on_event(void *user, mcp_manager_event event, const char *server,
   pthread_mutex_unlock(&g_ev.lock);
 }
 
+/* Prints the library's log lines with -v.  It learns nothing from them;
+ * only the insecure-TLS warning shows without -v. */
 void on_log(void *user, mcp_log_level level, const char *msg) {
   static const char *const names[] = {"debug", "info", "warning", "error"};
   (void)user;
