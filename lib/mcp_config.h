@@ -164,6 +164,7 @@ typedef struct mcp_config_diag {
   char *server;
   char *field;
   char *message;
+  bool hidden;         /* a note that |server| is left out: disabled */
 } mcp_config_diag;
 
 /*

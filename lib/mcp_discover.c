@@ -845,11 +845,13 @@ static mcp_status finish(discovery *dc, mcp_config_set **out) {
     if (name_listed(dc->disabled, dc->ndisabled, cl->name)) {
       mcp__config_diag_add(&dc->diags, MCP_LOG_DEBUG, cl->source, cl->name, NULL,
                            "disabled by \"disabledServers\"");
+      if (!dc->diags.oom) dc->diags.v[dc->diags.n - 1].hidden = true;
       continue;
     }
     if (!cl->def->enabled) {
       mcp__config_diag_add(&dc->diags, MCP_LOG_DEBUG, cl->source, cl->name, "enabled",
                            "hidden by \"enabled\": false");
+      if (!dc->diags.oom) dc->diags.v[dc->diags.n - 1].hidden = true;
       continue;
     }
     set->defs[set->ndefs++] = cl->def;

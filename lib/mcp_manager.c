@@ -1881,6 +1881,7 @@ MCP_EXTERN mcp_status mcp_manager_diagnostics(mcp_manager *m, char **json, mcp_e
     json_object_object_add(o, "server", g->server ? json_object_new_string(g->server) : NULL);
     json_object_object_add(o, "field", g->field ? json_object_new_string(g->field) : NULL);
     json_object_object_add(o, "message", json_object_new_string(g->message ? g->message : ""));
+    json_object_object_add(o, "hidden", json_object_new_boolean(g->hidden));
     json_object_array_add(arr, o);
   }
   *json = mcp__json_dup_string(arr, NULL);

@@ -2518,6 +2518,103 @@ START_TEST(test_cli_evil_text) {
 }
 END_TEST
 
+/*
+ * The CLI takes config diagnostics and hidden servers from the manager's
+ * diagnostics API, not from its log lines: with a config path so long that
+ * every log line about it is cut at the log's 1 KiB buffer, a bad entry is
+ * still a usage error that names the entry's field, and a server hidden by
+ * "enabled": false is still listed as disabled (with -q too).
+ */
+START_TEST(test_cli_diagnostics_not_log) {
+  char dir[4096];
+  int n = snprintf(dir, sizeof(dir), "%s", g_dir);
+  for (int i = 0; i < 5; i++) {
+    n += snprintf(dir + n, sizeof(dir) - (size_t)n, "/");
+    for (int k = 0; k < 220; k++) dir[n++] = (char)('a' + i);
+    dir[n] = '\0';
+  }
+  ck_assert_int_gt(n, 1100);
+
+  char *typo = write_file("{\"mcpServers\": {\"x\": {\"comand\": \"true\"}}}",
+                          "%s/typo.json", dir);
+  struct run r;
+  RUN(&r, "--config", typo, "tools");
+  ASSERT_EXIT(&r, 2);
+  assert_one_reason(&r);
+  ck_assert_msg(strstr(r.err, "comand") && strstr(r.err, typo), "%s", r.err);
+  run_free(&r);
+  free(typo);
+
+  char text[8192];
+  snprintf(text, sizeof(text),
+           "{\"mcpServers\": {\n"
+           "  \"good\": {\"command\": \"%s\"},\n"
+           "  \"off\": {\"command\": \"%s\", \"enabled\": false}}}\n",
+           test_env_path("MCP_DEMO_SERVER"), test_env_path("MCP_DEMO_SERVER"));
+  char *cfg = write_file(text, "%s/status.json", dir);
+  for (size_t q = 0; q < 2; q++) {
+    const char *args[] = {"--config", cfg, "servers", "--json", NULL};
+    const char *quiet[] = {"-q", "--config", cfg, "servers", "--json", NULL};
+    run_cli(&r, q ? quiet : args);
+    ASSERT_EXIT(&r, 0);
+    json_object *a = parse_out(&r);
+    int seen = 0;
+    for (size_t i = 0; i < json_object_array_length(a); i++) {
+      json_object *s = json_object_array_get_idx(a, i);
+      const char *name = jstr(s, "name"), *state = jstr(s, "state");
+      ck_assert_ptr_nonnull(name);
+      ck_assert_ptr_nonnull(state);
+      if (strcmp(name, "good") == 0) {
+        ck_assert_str_eq(state, "ready");
+        seen |= 1;
+      } else if (strcmp(name, "off") == 0) {
+        ck_assert_str_eq(state, "disabled");
+        ck_assert_str_eq(jstr(s, "source"), cfg);
+        seen |= 2;
+      }
+    }
+    ck_assert_msg(seen == 3, "stdout: %s", r.out);
+    ck_assert_int_eq(json_object_array_length(a), 2);
+    json_object_put(a);
+    run_free(&r);
+  }
+  free(cfg);
+}
+END_TEST
+
+/*
+ * A diagnostic about a file that is not a server config, here a trust
+ * store the library refuses (a symbolic link), reaches the user like any
+ * other: the CLI no longer filters diagnostics by a list of file names of
+ * its own (before, this warning was dropped).  -q still silences it.
+ */
+START_TEST(test_cli_trust_store_warning) {
+  char dir[1200], store[1300];
+  snprintf(dir, sizeof(dir), "%s/.config/mcpconn", g_home);
+  make_dir("%s", dir);
+  snprintf(store, sizeof(store), "%s/trusted-projects.json", dir);
+  char *target = write_temp("elsewhere.json", "{}");
+  ck_assert_int_eq(symlink(target, store), 0);
+  char text[4096];
+  snprintf(text, sizeof(text), "{\"mcpServers\": {\"p\": {\"command\": \"%s\"}}}",
+           test_env_path("MCP_DEMO_SERVER"));
+  free(write_file(text, "%s/.mcp.json", g_work));
+
+  struct run r;
+  RUN(&r, "servers");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.err, "mcpconn: warning: ") && strstr(r.err, store) &&
+                    strstr(r.err, "symbolic link"),
+                "%s", r.err);
+  run_free(&r);
+  RUN(&r, "-q", "servers");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(!strstr(r.err, "trusted-projects.json"), "%s", r.err);
+  run_free(&r);
+  free(target);
+}
+END_TEST
+
 static Suite *cli_suite(void) {
   Suite *s = suite_create("cli");
   TCase *demo = tcase_create("demo-server");
@@ -2565,6 +2662,8 @@ static Suite *cli_suite(void) {
   tcase_add_test(cli, test_cli_http_usage);
   tcase_add_test(cli, test_cli_header_sent);
   tcase_add_test(cli, test_cli_evil_text);
+  tcase_add_test(cli, test_cli_diagnostics_not_log);
+  tcase_add_test(cli, test_cli_trust_store_warning);
   suite_add_tcase(s, cli);
 
   /* Against the TypeScript SDK's servers (tests/interop). */

@@ -868,8 +868,11 @@ MCP_EXTERN mcp_status mcp_manager_prompts(mcp_manager *m, char **json,
 /*
  * mcp_manager_diagnostics() returns what discovery had to say about the
  * config files, as a JSON array of {"level":"debug|info|warning|error",
- * "source","server","field","message"} (null where not applicable): invalid
- * entries, malformed files, hidden or disabled servers, shadowed names.
+ * "source","server","field","message","hidden"} (null where not applicable):
+ * invalid entries, malformed files, hidden or disabled servers, shadowed
+ * names.  "hidden" is true exactly on the note that "server" is left out
+ * ("enabled": false or "disabledServers"; "source" is the file defining it),
+ * so a program need not match the wording of "message".
  * Ownership: *json freed with mcp_free().  Threads: any.
  */
 MCP_EXTERN mcp_status mcp_manager_diagnostics(mcp_manager *m, char **json,

@@ -1,0 +1,207 @@
+/*
+ * cli.h: what the files of the mcpconn command line share (bin/mcpconn.c
+ * and bin/cli_*.c).  Internal to the CLI: nothing here is installed, and
+ * the library knows none of it.  The CLI talks to the library through
+ * mcpconn.h only.
+ *
+ * Threads: the main thread parses, starts the manager and runs the command;
+ * the manager's callbacks (on_event, on_log, cli_trust, the OAuth browser
+ * step) and `ping` run on other threads.  Each shared global below says
+ * what guards it.
+ */
+#ifndef MCPCONN_CLI_H
+#define MCPCONN_CLI_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "mcpconn.h"
+
+#define PROG "mcpconn"
+/* Upper bound on the wait for the manager's first tool-list event (ms);
+ * it follows mcp_manager_start() at once unless memory ran out. */
+#define FIRST_EVENT_MS 10000
+
+/* Exit codes; usage() documents them. */
+enum {
+  EXIT_OK = 0,
+  EXIT_TOOL_ERROR = 1,
+  EXIT_USAGE = 2,
+  EXIT_CONNECTION = 3,
+  EXIT_INTERRUPTED = 130
+};
+
+/* A NULL-terminated, growable array of owned strings. */
+struct strv {
+  char **v;
+  size_t n;
+  size_t cap;
+};
+
+/* A growable string. */
+struct sbuf {
+  char *s;
+  size_t len;
+  size_t cap;
+};
+
+/* A server given with --stdio or --url. */
+struct adhoc {
+  char *name;
+  bool is_url;
+  char *url;              /* --url servers */
+  mcp_client_options *co; /* set up as parsed; TLS options come last */
+};
+
+/* Everything the command line said. */
+struct cli {
+  struct adhoc *adhoc;
+  size_t n_adhoc;
+  size_t cap_adhoc;
+  struct strv configs;    /* --config files, in order */
+  struct strv only;       /* --server names */
+  int64_t timeout_ms;
+  bool timeout_given;
+  bool quiet;
+  bool verbose;
+  bool no_project;
+  bool no_user;
+  bool trust_project;     /* --trust-project */
+  unsigned imports;       /* MCP_IMPORT_* bits */
+  /* HTTP and TLS options for every --url server. */
+  const char *cacert;
+  const char *capath;
+  const char *cert;
+  const char *key;
+  bool insecure;
+  int http_version;       /* an mcp_http_version, or -1: not given */
+  const char *http_option; /* the first of them given, for messages */
+  const char *client_id;   /* OAuth pre-registration, or NULL */
+  const char *client_secret;
+};
+
+/* One server, as mcp_manager_servers() describes it; strings borrowed from
+ * the status's JSON. */
+struct srv {
+  const char *name;
+  const char *type;       /* or NULL */
+  const char *state;
+  const char *last_error; /* or NULL */
+  int64_t tools;
+  bool selected;          /* used by this run (see --server) */
+};
+
+/* Every server: the manager's, then those its config diagnostics show
+ * left out (disabled). */
+struct status {
+  json_object *arr;
+  struct srv *v;
+  size_t n;
+};
+
+/*
+ * What mcp_manager_diagnostics() says about the config files of the
+ * running manager.  Written by the main thread in start_manager(), before
+ * any command runs; read-only after.
+ */
+struct cli_diag {
+  struct strv errors;   /* warnings about --config files */
+  struct strv warnings; /* warnings about discovered files */
+  struct strv hidden;   /* NAME, SOURCE, ...: servers left out, disabled */
+};
+
+/* cli_util.c: allocation that exits on failure, strv, sbuf, stderr, JSON */
+void *xmalloc(size_t n);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+void strv_push(struct strv *sv, char *s);
+bool strv_has(const struct strv *sv, const char *s);
+void strv_free(struct strv *sv);
+void sbuf_add(struct sbuf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+int64_t now_ms(void);
+/* Held around every write to stderr. */
+extern pthread_mutex_t g_stderr_lock;
+void complain(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void usage_error(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2), noreturn));
+void config_error(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2), noreturn));
+const char *base_name(const char *path);
+json_object *parse_json(const char *text, size_t len, bool strict,
+                        char *why, size_t why_size);
+const char *jstring(json_object *obj, const char *key);
+void print_json_object(json_object *obj);
+void print_json(const char *json);
+void print_clean(const char *s, size_t len);
+void print_cell(const char *s, size_t width);
+
+/* cli_args.c: the command line */
+/* What the command line said: written by parse_options(), read-only after. */
+extern struct cli g_cli;
+void free_cli(struct cli *cli);
+void parse_options(int argc, char **argv);
+
+/* cli_oauth.c: the browser step of OAuth */
+void loopback_open(void);
+mcp_oauth_options *cli_oauth(const char *server);
+
+/* cli_wait.c: manager events, config diagnostics, server status, waiting */
+/* The running manager (the main thread starts and frees it), and what its
+ * config diagnostics said. */
+extern mcp_manager *g_mgr;
+extern struct cli_diag g_diag;
+void ev_init(void);
+void ev_reset(void);
+void on_event(void *user, mcp_manager_event event, const char *server,
+              const char *detail_json);
+void on_log(void *user, mcp_log_level level, const char *msg);
+void diag_reset(void);
+bool diag_load(void);
+bool wait_for(bool (*done)(void *arg), void *arg, int64_t deadline);
+bool started(void *arg);
+int64_t settle_deadline(void);
+bool selected(const char *name);
+bool state_is(const struct srv *s, const char *state);
+bool settled(const struct srv *s);
+bool enabled(const struct srv *s);
+bool status_load(struct status *st);
+void status_free(struct status *st);
+const struct srv *status_find(const struct status *st,
+                              const char *name);
+bool servers_settled(void *arg);
+bool ready_listed(void *arg);
+bool connects_pending(void);
+void report_server(const char *prefix, const struct srv *s);
+
+/* cli_trust.c: project trust */
+/* Project files left out this run, for setup()'s message. */
+extern size_t g_untrusted;
+mcp_trust cli_trust(void *user, const char *path, const char *sha256,
+                    const char *servers_json);
+int cmd_trust(void);
+
+/* cli_start.c: starting the manager */
+int setup(bool status_only);
+
+/* cli_cmds.c: the commands */
+int cmd_tools(bool as_json, bool wait);
+int cmd_servers(bool as_json, bool check, bool wait);
+int cmd_ping(void);
+int cmd_request(const char *method, const char *params);
+int cmd_call(const char *spec, const char *args);
+
+/* mcpconn.c: interruption */
+/* SIGINT fires g_cancel, which the request in flight carries, while
+ * g_cancellable is true; g_interrupted says that it was fired. */
+extern mcp_cancel *g_cancel;
+extern atomic_bool g_interrupted;
+extern atomic_bool g_cancellable;
+
+#endif /* MCPCONN_CLI_H */
