@@ -928,6 +928,14 @@ int main(int argc, char **argv) {
     if (g.s[i].http) peer_stop(&g.s[i].peer);
 
   int fds1 = count_dir("/proc/self/fd"), threads1 = count_dir("/proc/self/task");
+  /* A joined thread can stay listed in /proc a moment after pthread_join();
+   * a thread still there after 3 s is a leak.  How long it took is shown. */
+  int64_t settle0 = now_ms();
+  while (threads1 != threads0 && now_ms() - settle0 < 3000) {
+    sleep_ms(10);
+    threads1 = count_dir("/proc/self/task");
+  }
+  int64_t settle_ms = now_ms() - settle0;
   int kids1 = children(NULL, NULL);
 
   printf("soak: errors by status:");
@@ -976,8 +984,8 @@ int main(int argc, char **argv) {
   }
   printf("\nsoak: manager log lines %ld; mcp_manager_free took %" PRId64 " ms\n",
          atomic_load(&g.log_lines), free_ms);
-  printf("soak: fds %d -> %d, threads %d -> %d, child processes %d -> %d\n", fds0, fds1,
-         threads0, threads1, kids0, kids1);
+  printf("soak: fds %d -> %d, threads %d -> %d (settled in %" PRId64 " ms), child processes "
+         "%d -> %d\n", fds0, fds1, threads0, threads1, settle_ms, kids0, kids1);
 #ifdef SOAK_SANITIZER
   long hwm_kb = atomic_load(&heap_peak_kb);
   printf("soak: peak live heap %ld KiB (sanitizer build; RSS %ld KiB not judged)", hwm_kb,
