@@ -33,6 +33,7 @@
 #include "mcp_jsonrpc.h"
 #include "mcp_oauth.h"
 #include "mcp_pending.h"
+#include "mcp_request.h"
 #include "mcp_transport.h"
 #include "mcp_url.h"
 
@@ -670,7 +671,6 @@ typedef struct call_ctx {
   /* async only */
   mcp_result_fn fn;
   void *user;
-  bool tool_call; /* map isError: true to MCP_ETOOLERROR */
 } call_ctx;
 
 /*
@@ -955,7 +955,7 @@ static void run_server_request(void *arg) {
 static void fail_invalid_response(mcp_client *c, int64_t id, const char *why) {
   mcp_error e = MCP_ERROR_INIT;
   mcp__error_set(&e, MCP_EPROTO, "invalid response from server: %s", why);
-  int rc = mcp__pending_complete(c->pending, id, MCP_EPROTO, NULL, &e);
+  int rc = mcp__pending_complete(c->pending, id, MCP_EPROTO, NULL, 0, &e);
   mcp_error_clear(&e);
   if (rc == 1) atomic_fetch_add(&c->n_late, 1);
   if (rc == 2) atomic_fetch_add(&c->n_unknown, 1);
@@ -973,10 +973,16 @@ static void dispatch(mcp_client *c, json_object *msg, size_t cost) {
       atomic_fetch_add(&c->n_unknown, 1);
       break;
     }
-    /* Detach the result so the waiter is its only owner. */
-    json_object *result = json_object_get(m.result);
-    json_object_object_del(msg, "result");
-    int rc = mcp__pending_complete(c->pending, id, MCP_OK, result, NULL);
+    /* The waiter takes results as text: the same compact text the fast
+     * path gives (mcp_jscan.h), "null" for a JSON null. */
+    size_t n = 0;
+    char *text = mcp__json_dup_string(m.result, &n);
+    mcp_error e = MCP_ERROR_INIT;
+    if (!text) mcp__error_set(&e, MCP_ENOMEM, "out of memory: the response to request %lld was lost",
+                              (long long)id);
+    int rc = mcp__pending_complete(c->pending, id, text ? MCP_OK : MCP_ENOMEM, text, n,
+                                   text ? NULL : &e);
+    mcp_error_clear(&e);
     if (rc == 1) atomic_fetch_add(&c->n_late, 1);
     if (rc == 2) {
       atomic_fetch_add(&c->n_unknown, 1);
@@ -999,7 +1005,7 @@ static void dispatch(mcp_client *c, json_object *msg, size_t cost) {
     e.rpc_code = (int)m.error_code;
     const char *data = m.error_data ? json_object_to_json_string_ext(m.error_data, JSON_C_TO_STRING_PLAIN) : NULL;
     if (data) e.data = strdup(data);
-    int rc = mcp__pending_complete(c->pending, id, MCP_ERPC, NULL, &e);
+    int rc = mcp__pending_complete(c->pending, id, MCP_ERPC, NULL, 0, &e);
     mcp_error_clear(&e);
     if (rc == 1) atomic_fetch_add(&c->n_late, 1);
     if (rc == 2) atomic_fetch_add(&c->n_unknown, 1);
@@ -1086,7 +1092,7 @@ static bool fast_response(mcp_client *c, const char *data, size_t len) {
   size_t n = 0;
   if (!mcp__jscan_response(data, len, &id, &text, &n)) return false;
   atomic_fetch_add(&c->n_responses, 1);
-  int rc = mcp__pending_complete_text(c->pending, id, text, n);
+  int rc = mcp__pending_complete(c->pending, id, MCP_OK, text, n, NULL);
   if (rc == 1) atomic_fetch_add(&c->n_late, 1);
   if (rc == 2) {
     atomic_fetch_add(&c->n_unknown, 1);
@@ -1237,7 +1243,7 @@ static void on_oversize(void *user, size_t len, const char *head, size_t head_le
                    "response of %zu bytes from %s exceeds the limit of %zu bytes "
                    "(mcp_client_options_set_max_message_bytes)",
                    len, server_label(c), limit);
-    int rc = mcp__pending_complete(c->pending, id, MCP_ETOOBIG, NULL, &e);
+    int rc = mcp__pending_complete(c->pending, id, MCP_ETOOBIG, NULL, 0, &e);
     mcp_error_clear(&e);
     if (rc == 1) atomic_fetch_add(&c->n_late, 1);
     client_log(c, MCP_LOG_WARN, "response of %zu bytes to request %lld from %s exceeds the "
@@ -1253,7 +1259,7 @@ static void on_oversize(void *user, size_t len, const char *head, size_t head_le
 static void on_request_error(void *user, int64_t id, const mcp_error *err) {
   mcp_client *c = user;
   mcp_status st = err && err->status ? err->status : MCP_EIO;
-  if (mcp__pending_complete(c->pending, id, st, NULL, err) == 1) atomic_fetch_add(&c->n_late, 1);
+  if (mcp__pending_complete(c->pending, id, st, NULL, 0, err) == 1) atomic_fetch_add(&c->n_late, 1);
 }
 
 static void on_request_hold(void *user, int64_t id, bool hold) {
@@ -1323,91 +1329,8 @@ static int64_t effective_timeout(const mcp_client *c, const mcp_call_options *o)
   return c->opts->timeout_ms;
 }
 
-/* Adds _meta.progressToken = id to |*params| (created if NULL). */
-static mcp_status add_progress_token(json_object **params, int64_t id) {
-  if (!*params && !(*params = json_object_new_object())) return MCP_ENOMEM;
-  json_object *meta = NULL;
-  if (!json_object_object_get_ex(*params, "_meta", &meta) || !json_object_is_type(meta, json_type_object)) {
-    meta = json_object_new_object();
-    if (mcp__json_add(*params, "_meta", meta)) return MCP_ENOMEM;
-  }
-  if (mcp__json_add(meta, "progressToken", json_object_new_int64(id))) return MCP_ENOMEM;
-  return MCP_OK;
-}
-
 static bool wants_progress(const mcp_call_options *o) {
   return o && (o->progress || o->reset_on_progress);
-}
-
-/*
- * tools/call arguments already checked and compacted by the scanner, so the
- * request text is put together without a tree (mcp_jscan.h); byte for byte
- * what mcp__jsonrpc_request would print for the same params.
- */
-typedef struct tool_args {
-  const char *name;
-  char *args; /* compact object text (own) */
-  size_t args_len;
-} tool_args;
-
-/* Fills |ta| from |args_json| (NULL: no arguments).  False when the scanner
- * refuses the text or memory ran out: the caller takes the tree path, which
- * reports errors. */
-static bool tool_args_scan(tool_args *ta, const char *name, const char *args_json) {
-  ta->name = name;
-  size_t len = args_json ? strlen(args_json) : 2;
-  ta->args = mcp__malloc(len + 1);
-  if (!ta->args) return false;
-  if (!args_json) {
-    memcpy(ta->args, "{}", 3);
-    ta->args_len = 2;
-    return true;
-  }
-  if (!mcp__jscan_value(args_json, len, true, ta->args, &ta->args_len)) {
-    mcp__free(ta->args);
-    ta->args = NULL;
-    return false;
-  }
-  return true;
-}
-
-/* Writes |v| in decimal (ids are positive; this is cheaper than sprintf on
- * the call path).  Returns the bytes written. */
-static size_t put_i64(char *o, int64_t v) {
-  char tmp[24];
-  size_t n = 0;
-  uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-  do tmp[n++] = (char)('0' + u % 10);
-  while ((u /= 10) != 0);
-  size_t w = 0;
-  if (v < 0) o[w++] = '-';
-  while (n) o[w++] = tmp[--n];
-  return w;
-}
-
-#define PUT_LIT(o, lit) (memcpy((o), (lit), sizeof(lit) - 1), (o) += sizeof(lit) - 1)
-
-static char *tool_request_text(int64_t id, const tool_args *ta, bool progress, size_t *len) {
-  size_t nlen = strlen(ta->name);
-  char *t = mcp__malloc(160 + 6 * nlen + ta->args_len);
-  if (!t) return NULL;
-  char *o = t;
-  PUT_LIT(o, "{\"jsonrpc\":\"2.0\",\"id\":");
-  o += put_i64(o, id);
-  PUT_LIT(o, ",\"method\":\"tools/call\",\"params\":{\"name\":");
-  o += mcp__jscan_put_string(o, ta->name, nlen);
-  memcpy(o, ",\"arguments\":", 13);
-  o += 13;
-  memcpy(o, ta->args, ta->args_len);
-  o += ta->args_len;
-  if (progress) {
-    PUT_LIT(o, ",\"_meta\":{\"progressToken\":");
-    o += put_i64(o, id);
-    *o++ = '}';
-  }
-  memcpy(o, "}}", 3);
-  *len = (size_t)(o + 2 - t);
-  return t;
 }
 
 static void fill_pending_req(mcp_pending_req *r, const mcp_client *c, const mcp_call_options *o) {
@@ -1418,6 +1341,41 @@ static void fill_pending_req(mcp_pending_req *r, const mcp_client *c, const mcp_
     r->reset_on_progress = o->reset_on_progress;
     r->max_total_ms = o->max_total_ms;
   }
+}
+
+static void fill_call_ctx(call_ctx *ctx, mcp_client *c, const mcp_call_options *o) {
+  memset(ctx, 0, sizeof(*ctx));
+  ctx->c = c;
+  if (o) {
+    ctx->progress = o->progress;
+    ctx->progress_user = o->progress_user;
+  }
+}
+
+/*
+ * The one send path of every request, sync or async: |r|'s text for |id|
+ * (mcp_request.h) handed to the transport.  On failure |serr| says why and
+ * the request was not sent.
+ */
+static mcp_status send_req(mcp_client *c, const mcp_req *r, int64_t id,
+                           const mcp_call_options *o, int64_t timeout_ms, mcp_error *serr) {
+  size_t len = 0;
+  char *text = mcp__req_text(r, id, wants_progress(o), &len);
+  if (!text) return mcp__error_set(serr, MCP_ENOMEM, "out of memory");
+  int64_t deadline = timeout_ms > 0 ? mcp__now_ms() + timeout_ms : MCP_NO_DEADLINE;
+  unsigned flags = strcmp(r->method, "initialize") == 0 ? MCP_SEND_INITIALIZE : 0;
+  mcp_status st = send_request_text(c, id, flags, text, len, deadline, serr);
+  if (st == MCP_OK) atomic_fetch_add(&c->n_sent, 1);
+  return st;
+}
+
+/* A request that timed out or was cancelled: the transport forgets it and
+ * the server is told (initialize is never cancelled, per the spec). */
+static void abandoned(mcp_client *c, const char *method, int64_t id, mcp_status st) {
+  if (st != MCP_ETIMEDOUT && st != MCP_ECANCELLED) return;
+  mcp__transport_abandon(c->t, id);
+  if (strcmp(method, "initialize") != 0)
+    send_cancelled(c, id, st == MCP_ETIMEDOUT ? "timeout" : "cancelled by client");
 }
 
 /* The waiting caller reads the server's messages itself while its request
@@ -1443,87 +1401,64 @@ static void lead_until_done(mcp_client *c, mcp_pending_entry *e) {
 }
 
 /*
- * Sends request |method| with |params| (stolen; with |ta| the tools/call
- * arguments instead, and params NULL) and waits.  On MCP_OK *result is the
- * result tree (caller puts), or, when |out_text| is not NULL and the
- * response took the fast path, *out_text the result's compact text (caller
- * frees) and *out_len its length.
+ * Sends request |r| (borrowed) and waits.  On MCP_OK *out is the result's
+ * compact JSON text (caller frees with mcp__free; "null" for a JSON null)
+ * and *out_len its length; otherwise *out is NULL and |err| says why.
  */
-static mcp_status request_sync_body(mcp_client *c, const char *method, json_object *params,
-                                    const tool_args *ta, const mcp_call_options *o,
-                                    json_object **result, char **out_text, size_t *out_len,
-                                    mcp_error *err) {
-  *result = NULL;
-  if (out_text) *out_text = NULL;
-  call_ctx ctx = {.c = c};
-  if (o) {
-    ctx.progress = o->progress;
-    ctx.progress_user = o->progress_user;
-  }
-  mcp_pending_req r;
-  fill_pending_req(&r, c, o);
-  r.user = &ctx;
+static mcp_status request_sync_body(mcp_client *c, const mcp_req *r, const mcp_call_options *o,
+                                    char **out, size_t *out_len, mcp_error *err) {
+  call_ctx ctx;
+  fill_call_ctx(&ctx, c, o);
+  mcp_pending_req pr;
+  fill_pending_req(&pr, c, o);
+  pr.user = &ctx;
   int64_t id = 0;
   mcp_pending_entry *e = NULL;
-  mcp_status st = mcp__pending_add(c->pending, &r, &id, &e, err);
-  if (st != MCP_OK) {
-    json_object_put(params);
-    return st;
-  }
-  if (!ta && wants_progress(o) && add_progress_token(&params, id) != MCP_OK) {
-    mcp_error e2 = MCP_ERROR_INIT;
-    mcp__error_set(&e2, MCP_ENOMEM, "out of memory");
-    mcp__pending_complete(c->pending, id, MCP_ENOMEM, NULL, &e2);
-    mcp_error_clear(&e2);
-  } else {
-    size_t len = 0;
-    char *text = ta ? tool_request_text(id, ta, wants_progress(o), &len)
-                    : mcp__jsonrpc_request(id, method, params, &len);
-    mcp_error serr = MCP_ERROR_INIT;
-    int64_t deadline = r.timeout_ms > 0 ? mcp__now_ms() + r.timeout_ms : MCP_NO_DEADLINE;
-    if (!text) mcp__error_set(&serr, MCP_ENOMEM, "out of memory");
-    unsigned flags = strcmp(method, "initialize") == 0 ? MCP_SEND_INITIALIZE : 0;
-    if (!text || send_request_text(c, id, flags, text, len, deadline, &serr) != MCP_OK) {
-      mcp__pending_complete(c->pending, id, serr.status, NULL, &serr);
-    } else {
-      atomic_fetch_add(&c->n_sent, 1);
-    }
-    mcp_error_clear(&serr);
-  }
-  json_object_put(params);
+  mcp_status st = mcp__pending_add(c->pending, &pr, &id, &e, err);
+  if (st != MCP_OK) return st;
+  mcp_error serr = MCP_ERROR_INIT;
+  if (send_req(c, r, id, o, pr.timeout_ms, &serr) != MCP_OK)
+    mcp__pending_complete(c->pending, id, serr.status, NULL, 0, &serr);
+  mcp_error_clear(&serr);
   if (mcp__transport_can_lead(c->t)) lead_until_done(c, e);
-  bool wait_cbs = !mcp__lane_is_current(c->lane);
-  if (out_text)
-    st = mcp__pending_wait_text(c->pending, e, wait_cbs, result, out_text, out_len, err);
-  else
-    st = mcp__pending_wait(c->pending, e, wait_cbs, result, err);
-  if (st == MCP_ETIMEDOUT || st == MCP_ECANCELLED) {
-    mcp__transport_abandon(c->t, id);
-    if (strcmp(method, "initialize") != 0) /* initialize is never cancelled */
-      send_cancelled(c, id, st == MCP_ETIMEDOUT ? "timeout" : "cancelled by client");
+  st = mcp__pending_wait(c->pending, e, !mcp__lane_is_current(c->lane), out, out_len, err);
+  if (st == MCP_OK && !*out) { /* a completer without a result: none of ours */
+    if (!(*out = mcp__strdup("null"))) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+    *out_len = 4;
   }
+  abandoned(c, r->method, id, st);
   return st;
 }
 
-static mcp_status request_sync_ex(mcp_client *c, const char *method, json_object *params,
-                                  const tool_args *ta, const mcp_call_options *o,
-                                  json_object **result, char **out_text, size_t *out_len,
-                                  mcp_error *err) {
-  if (!client_enter(c)) {
-    *result = NULL;
-    if (out_text) *out_text = NULL;
-    json_object_put(params);
-    return freeing_error(err);
-  }
-  mcp_status st = request_sync_body(c, method, params, ta, o, result, out_text, out_len, err);
+static mcp_status request_sync(mcp_client *c, const mcp_req *r, const mcp_call_options *o,
+                               char **out, size_t *out_len, mcp_error *err) {
+  *out = NULL;
+  *out_len = 0;
+  if (!client_enter(c)) return freeing_error(err);
+  mcp_status st = request_sync_body(c, r, o, out, out_len, err);
   client_leave(c);
   return st;
 }
 
-static mcp_status request_sync(mcp_client *c, const char *method, json_object *params,
-                               const mcp_call_options *o, json_object **result,
-                               mcp_error *err) {
-  return request_sync_ex(c, method, params, NULL, o, result, NULL, NULL, err);
+/* A request's result as the caller's string: sent, waited for, and for a
+ * tools/call checked (MCP_ETOOLERROR keeps the result for the caller). */
+static mcp_status request_result(mcp_client *c, const mcp_req *r, const mcp_call_options *o,
+                                 char **result_json, mcp_error *err);
+
+/* The result of request |r| parsed as a tree (caller puts), for the few
+ * callers that read several of its members (pages, initialize). */
+static mcp_status request_tree(mcp_client *c, const mcp_req *r, const mcp_call_options *o,
+                               json_object **out, mcp_error *err) {
+  char *text = NULL;
+  size_t len = 0;
+  *out = NULL;
+  mcp_status st = request_sync(c, r, o, &text, &len, err);
+  if (st) return st;
+  /* Checked when it arrived: only memory can fail (or it is a JSON null). */
+  *out = mcp__jsonrpc_parse(text, len, NULL);
+  if (!*out && strcmp(text, "null") != 0) st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  mcp__free(text);
+  return st;
 }
 
 static const char not_object_msg[] = "tools/call result is not a JSON object";
@@ -1550,15 +1485,9 @@ static mcp_status check_tool_result(json_object *result, mcp_error *err) {
   return mcp__error_set(err, MCP_ETOOLERROR, "%s", mcp__quote(q, sizeof(q), text, len));
 }
 
-/* Turns a result tree into the caller's string; puts the tree. */
-static mcp_status result_to_text(json_object *result, char **out, mcp_error *err) {
-  *out = mcp__json_dup_string(result, NULL);
-  json_object_put(result);
-  return *out ? MCP_OK : mcp__error_set(err, MCP_ENOMEM, "out of memory");
-}
-
-/* check_tool_result() on a result in text form.  Only a present isError
- * that is not plainly false needs the tree (json-c's truthiness rules). */
+/* check_tool_result() on a result's compact text: the scanner reads
+ * isError; only one that is present and not plainly false needs the tree
+ * (json-c's truthiness rules, and the error text). */
 static mcp_status check_tool_text(const char *text, size_t len, mcp_error *err) {
   const char *v = NULL;
   size_t n = 0;
@@ -1573,16 +1502,39 @@ static mcp_status check_tool_text(const char *text, size_t len, mcp_error *err) 
   return st;
 }
 
-/* A tools/call result tree (put) as the caller's string: with
- * MCP_ETOOLERROR too, not when it is no CallToolResult at all. */
-static mcp_status tool_result_out(json_object *result, char **out, mcp_error *err) {
-  mcp_status tool_st = check_tool_result(result, err);
+/* The outcome of request |r| for its caller, sync or async: |st| and the
+ * result text (stolen) become the status and string the host gets. */
+static mcp_status result_out(const mcp_req *r, mcp_status st, char *text, size_t len,
+                             char **result_json, mcp_error *err) {
+  *result_json = NULL;
+  if (st != MCP_OK || !r->tool_call) {
+    *result_json = st == MCP_OK ? text : NULL;
+    if (st != MCP_OK) mcp__free(text);
+    return st;
+  }
+  mcp_status tool_st = check_tool_text(text, len, err);
   if (tool_st != MCP_OK && tool_st != MCP_ETOOLERROR) {
-    json_object_put(result);
+    mcp__free(text);
     return tool_st;
   }
-  mcp_status st = result_to_text(result, out, err);
-  return st ? st : tool_st;
+  *result_json = text; /* with MCP_ETOOLERROR too: the host reads the result */
+  return tool_st;
+}
+
+static mcp_status request_result(mcp_client *c, const mcp_req *r, const mcp_call_options *o,
+                                 char **result_json, mcp_error *err) {
+  char *text = NULL;
+  size_t len = 0;
+  mcp_status st = request_sync(c, r, o, &text, &len, err);
+  return result_out(r, st, text, len, result_json, err);
+}
+
+/* Sends the request a constructor built (|st| its status) and clears it. */
+static mcp_status call_built(mcp_client *c, mcp_req *r, mcp_status st,
+                             const mcp_call_options *o, char **result_json, mcp_error *err) {
+  if (st == MCP_OK) st = request_result(c, r, o, result_json, err);
+  mcp__req_clear(r);
+  return st;
 }
 
 static mcp_status check_client(mcp_client *c, const char *what, mcp_error *err) {
@@ -1597,16 +1549,8 @@ MCP_EXTERN mcp_status mcp_client_request(mcp_client *c, const char *method,
   if (result_json) *result_json = NULL;
   mcp_status st = check_client(c, method, err);
   if (st || !result_json || !*method) return st ? st : mcp__error_set(err, MCP_EINVAL, "invalid argument");
-  json_object *params = NULL, *result = NULL;
-  if ((st = parse_object(params_json, "params", &params, err))) return st;
-  char *text = NULL;
-  size_t tlen = 0;
-  if ((st = request_sync_ex(c, method, params, NULL, opts, &result, &text, &tlen, err))) return st;
-  if (text) {
-    *result_json = text;
-    return MCP_OK;
-  }
-  return result_to_text(result, result_json, err);
+  mcp_req r;
+  return call_built(c, &r, mcp__req_generic(&r, method, params_json, err), opts, result_json, err);
 }
 
 MCP_EXTERN mcp_status mcp_client_call_tool(mcp_client *c, const char *name,
@@ -1616,37 +1560,8 @@ MCP_EXTERN mcp_status mcp_client_call_tool(mcp_client *c, const char *name,
   if (result_json) *result_json = NULL;
   mcp_status st = check_client(c, name, err);
   if (st || !result_json) return st ? st : mcp__error_set(err, MCP_EINVAL, "invalid argument");
-  json_object *args = NULL, *result = NULL;
-  tool_args ta;
-  if (tool_args_scan(&ta, name, args_json)) {
-    char *text = NULL;
-    size_t tlen = 0;
-    st = request_sync_ex(c, "tools/call", NULL, &ta, opts, &result, &text, &tlen, err);
-    mcp__free(ta.args);
-    if (st) return st;
-    if (!text) /* the response took the general path */
-      return tool_result_out(result, result_json, err);
-    mcp_status tool_st = check_tool_text(text, tlen, err);
-    if (tool_st != MCP_OK && tool_st != MCP_ETOOLERROR) {
-      mcp__free(text);
-      return tool_st;
-    }
-    *result_json = text;
-    return tool_st;
-  }
-  if ((st = parse_object(args_json, "tool arguments", &args, err))) return st;
-  json_object *params = json_object_new_object();
-  if (!params || mcp__json_add(params, "name", json_object_new_string(name))) {
-    json_object_put(args);
-    json_object_put(params);
-    return mcp__error_set(err, MCP_ENOMEM, "out of memory");
-  }
-  if (mcp__json_add(params, "arguments", args ? args : json_object_new_object())) {
-    json_object_put(params);
-    return mcp__error_set(err, MCP_ENOMEM, "out of memory");
-  }
-  if ((st = request_sync(c, "tools/call", params, opts, &result, err))) return st;
-  return tool_result_out(result, result_json, err);
+  mcp_req r;
+  return call_built(c, &r, mcp__req_tool_call(&r, name, args_json, err), opts, result_json, err);
 }
 
 /* Appends the compact text of every element of |items| to |buf|, comma
@@ -1717,16 +1632,12 @@ static mcp_status list_all(mcp_client *c, const char *method, const char *key,
       page_opts.timeout_ms = timeout > 0 && timeout < left ? timeout : left;
       if (page_opts.reset_on_progress) page_opts.max_total_ms = left;
     }
-    json_object *params = NULL, *result = NULL, *items = NULL, *next = NULL;
-    if (cursor) {
-      params = json_object_new_object();
-      if (!params || mcp__json_add(params, "cursor", json_object_new_string(cursor))) {
-        json_object_put(params);
-        st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
-        break;
-      }
-    }
-    if ((st = request_sync(c, method, params, &page_opts, &result, err))) break;
+    json_object *result = NULL, *items = NULL, *next = NULL;
+    mcp_req r;
+    if ((st = mcp__req_list_page(&r, method, cursor, err))) break;
+    st = request_tree(c, &r, &page_opts, &result, err);
+    mcp__req_clear(&r);
+    if (st) break;
     if (!json_object_object_get_ex(result, key, &items) || !json_object_is_type(items, json_type_array)) {
       json_object_put(result);
       st = mcp__error_set(err, MCP_EPROTO, "%s result has no \"%s\" array", method, key);
@@ -1802,13 +1713,8 @@ MCP_EXTERN mcp_status mcp_client_read_resource(mcp_client *c, const char *uri,
                                                char **result_json, mcp_error *err) {
   if (result_json) *result_json = NULL;
   if (!c || !uri || !result_json) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
-  json_object *params = json_object_new_object(), *result = NULL;
-  if (!params || mcp__json_add(params, "uri", json_object_new_string(uri))) {
-    json_object_put(params);
-    return mcp__error_set(err, MCP_ENOMEM, "out of memory");
-  }
-  mcp_status st = request_sync(c, "resources/read", params, opts, &result, err);
-  return st ? st : result_to_text(result, result_json, err);
+  mcp_req r;
+  return call_built(c, &r, mcp__req_read_resource(&r, uri, err), opts, result_json, err);
 }
 
 MCP_EXTERN mcp_status mcp_client_get_prompt(mcp_client *c, const char *name,
@@ -1817,29 +1723,17 @@ MCP_EXTERN mcp_status mcp_client_get_prompt(mcp_client *c, const char *name,
                                             char **result_json, mcp_error *err) {
   if (result_json) *result_json = NULL;
   if (!c || !name || !result_json) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
-  json_object *args = NULL, *result = NULL;
-  mcp_status st = parse_object(args_json, "prompt arguments", &args, err);
-  if (st) return st;
-  json_object *params = json_object_new_object();
-  if (!params || mcp__json_add(params, "name", json_object_new_string(name))) {
-    json_object_put(args);
-    json_object_put(params);
-    return mcp__error_set(err, MCP_ENOMEM, "out of memory");
-  }
-  if (args && mcp__json_add(params, "arguments", args)) {
-    json_object_put(params);
-    return mcp__error_set(err, MCP_ENOMEM, "out of memory");
-  }
-  st = request_sync(c, "prompts/get", params, opts, &result, err);
-  return st ? st : result_to_text(result, result_json, err);
+  mcp_req r;
+  return call_built(c, &r, mcp__req_get_prompt(&r, name, args_json, err), opts, result_json, err);
 }
 
 MCP_EXTERN mcp_status mcp_client_ping(mcp_client *c, const mcp_call_options *opts,
                                       mcp_error *err) {
   if (!c) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
-  json_object *result = NULL;
-  mcp_status st = request_sync(c, "ping", NULL, opts, &result, err);
-  json_object_put(result);
+  mcp_req r;
+  char *text = NULL;
+  mcp_status st = call_built(c, &r, mcp__req_generic(&r, "ping", NULL, err), opts, &text, err);
+  mcp__free(text);
   return st;
 }
 
@@ -1864,149 +1758,100 @@ MCP_EXTERN mcp_status mcp_client_notify(mcp_client *c, const char *method,
 
 /* ---- async --------------------------------------------------------------- */
 
+/* What an async call needs after it was sent: the call context for
+ * progress, and the request's shape for its outcome. */
+typedef struct async_ctx {
+  call_ctx cc; /* first: the pending entry's user is this */
+  mcp_req shape; /* method and tool_call only; no params */
+} async_ctx;
+
 typedef struct done_item {
-  call_ctx *ctx;
+  async_ctx *ctx;
   int64_t id;
   mcp_status status;
-  json_object *result;
-  char *text; /* instead of result: the fast path's text */
+  char *text;
   size_t text_len;
   mcp_error err;
 } done_item;
 
 static void free_done(done_item *it) {
-  json_object_put(it->result);
   mcp__free(it->text);
   mcp_error_clear(&it->err);
   mcp__free(it->ctx);
   mcp__free(it);
 }
 
+/* On the lane: the host's callback gets what a sync call would return. */
 static void run_done(void *arg) {
   done_item *it = arg;
-  call_ctx *ctx = it->ctx;
-  if (it->status == MCP_ETIMEDOUT || it->status == MCP_ECANCELLED) {
-    mcp__transport_abandon(ctx->c->t, it->id);
-    send_cancelled(ctx->c, it->id, it->status == MCP_ETIMEDOUT ? "timeout" : "cancelled by client");
-  }
-  mcp_status st = it->status;
+  async_ctx *ctx = it->ctx;
+  abandoned(ctx->cc.c, ctx->shape.method, it->id, it->status);
   char *text = NULL;
-  if (st == MCP_OK && it->text) {
-    st = ctx->tool_call ? check_tool_text(it->text, it->text_len, &it->err) : MCP_OK;
-    if (st == MCP_OK || st == MCP_ETOOLERROR) {
-      text = it->text;
-      it->text = NULL;
-    }
-  } else if (st == MCP_OK) {
-    mcp_status tool_st = ctx->tool_call ? check_tool_result(it->result, &it->err) : MCP_OK;
-    text = tool_st == MCP_OK || tool_st == MCP_ETOOLERROR ? mcp__json_dup_string(it->result, NULL)
-                                                           : NULL;
-    if (tool_st != MCP_OK && tool_st != MCP_ETOOLERROR) st = tool_st;
-    else if (!text) st = mcp__error_set(&it->err, MCP_ENOMEM, "out of memory");
-    else st = tool_st;
-  }
+  mcp_status st = result_out(&ctx->shape, it->status, it->text, it->text_len, &text, &it->err);
+  it->text = NULL; /* result_out took it */
   if (st != MCP_OK) it->err.status = st;
-  ctx->fn(ctx->user, st, text, st == MCP_OK ? NULL : &it->err);
+  ctx->cc.fn(ctx->cc.user, st, text, st == MCP_OK ? NULL : &it->err);
   mcp__free(text);
   free_done(it);
 }
 
 static void drop_done(void *arg) { free_done(arg); }
 
-/* A done item for |ctx|, or NULL after running its callback with
- * MCP_ENOMEM and freeing |ctx| (last resort under memory exhaustion: the
- * callback still runs once). */
-static done_item *done_item_new(call_ctx *ctx) {
-  done_item *it = mcp__calloc(1, sizeof(*it));
-  if (it) {
-    it->ctx = ctx;
-    return it;
-  }
-  mcp_error e = MCP_ERROR_INIT;
-  mcp__error_set(&e, MCP_ENOMEM, "out of memory");
-  ctx->fn(ctx->user, MCP_ENOMEM, NULL, &e);
-  mcp_error_clear(&e);
-  mcp__free(ctx);
-  return NULL;
-}
-
 /* Pending done callback: any thread; hands the outcome to the lane. */
-static void on_async_done(void *user, int64_t id, mcp_status status, json_object *result,
+static void on_async_done(void *user, int64_t id, mcp_status status, char *text, size_t len,
                           const mcp_error *err) {
-  done_item *it = done_item_new(user);
+  async_ctx *ctx = user;
+  done_item *it = mcp__calloc(1, sizeof(*it));
   if (!it) {
-    json_object_put(result);
+    /* Last resort under memory exhaustion: the callback still runs once. */
+    mcp__free(text);
+    mcp_error e = MCP_ERROR_INIT;
+    mcp__error_set(&e, MCP_ENOMEM, "out of memory");
+    ctx->cc.fn(ctx->cc.user, MCP_ENOMEM, NULL, &e);
+    mcp_error_clear(&e);
+    mcp__free(ctx);
     return;
   }
+  it->ctx = ctx;
   it->id = id;
   it->status = status;
-  it->result = result;
+  it->text = text;
+  it->text_len = len;
+  if (status == MCP_OK && !text && !(it->text = mcp__strdup("null"))) {
+    it->status = MCP_ENOMEM;
+    mcp__error_set(&it->err, MCP_ENOMEM, "out of memory");
+  } else if (status == MCP_OK && !text) {
+    it->text_len = 4;
+  }
   if (err) mcp__error_copy(&it->err, err);
   /* Only when the lane refuses (out of memory) does the callback run here,
    * on the completing thread: running it once beats never running it. */
-  if (mcp__lane_post(it->ctx->c->lane, run_done, drop_done, it) != MCP_OK) run_done(it);
+  if (mcp__lane_post(ctx->cc.c->lane, run_done, drop_done, it) != MCP_OK) run_done(it);
 }
 
-/* Pending text callback: the fast path's result, handed to the lane. */
-static void on_async_text(void *user, int64_t id, char *text, size_t len) {
-  done_item *it = done_item_new(user);
-  if (!it) {
-    mcp__free(text);
-    return;
-  }
-  it->id = id;
-  it->status = MCP_OK;
-  it->text = text;
-  it->text_len = len;
-  if (mcp__lane_post(it->ctx->c->lane, run_done, drop_done, it) != MCP_OK) run_done(it);
-}
-
-/* As request_sync_ex; |ta| as there. */
-static mcp_status request_async_body(mcp_client *c, const char *method, json_object *params,
-                                     const tool_args *ta, const mcp_call_options *o,
-                                     bool tool_call, mcp_result_fn fn, void *user,
-                                     mcp_error *err) {
-  call_ctx *ctx = mcp__calloc(1, sizeof(*ctx));
-  if (!ctx) {
-    json_object_put(params);
-    return mcp__error_set(err, MCP_ENOMEM, "out of memory");
-  }
-  ctx->c = c;
-  ctx->fn = fn;
-  ctx->user = user;
-  ctx->tool_call = tool_call;
-  if (o) {
-    ctx->progress = o->progress;
-    ctx->progress_user = o->progress_user;
-  }
-  mcp_pending_req r;
-  fill_pending_req(&r, c, o);
-  r.done = on_async_done;
-  r.done_text = on_async_text;
-  r.user = ctx;
+/* Sends |r| (borrowed) without waiting; |fn| runs once with the outcome. */
+static mcp_status request_async_body(mcp_client *c, const mcp_req *r, const mcp_call_options *o,
+                                     mcp_result_fn fn, void *user, mcp_error *err) {
+  async_ctx *ctx = mcp__calloc(1, sizeof(*ctx));
+  if (!ctx) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  fill_call_ctx(&ctx->cc, c, o);
+  ctx->cc.fn = fn;
+  ctx->cc.user = user;
+  ctx->shape.method = r->method;
+  ctx->shape.tool_call = r->tool_call;
+  mcp_pending_req pr;
+  fill_pending_req(&pr, c, o);
+  pr.done = on_async_done;
+  pr.user = ctx;
   int64_t id = 0;
-  mcp_status st = mcp__pending_add(c->pending, &r, &id, NULL, err);
+  mcp_status st = mcp__pending_add(c->pending, &pr, &id, NULL, err);
   if (st != MCP_OK) {
     mcp__free(ctx);
-    json_object_put(params);
     return st;
   }
   /* From here on ctx belongs to the pending entry (freed by run_done). */
   mcp_error serr = MCP_ERROR_INIT;
-  char *text = NULL;
-  size_t len = 0;
-  if (ta) {
-    if (!(text = tool_request_text(id, ta, wants_progress(o), &len)))
-      mcp__error_set(&serr, MCP_ENOMEM, "out of memory");
-  } else if (wants_progress(o) && add_progress_token(&params, id) != MCP_OK) {
-    mcp__error_set(&serr, MCP_ENOMEM, "out of memory");
-  } else if (!(text = mcp__jsonrpc_request(id, method, params, &len))) {
-    mcp__error_set(&serr, MCP_ENOMEM, "out of memory");
-  }
-  json_object_put(params);
-  int64_t deadline = r.timeout_ms > 0 ? mcp__now_ms() + r.timeout_ms : MCP_NO_DEADLINE;
-  if (text && send_request_text(c, id, 0, text, len, deadline, &serr) == MCP_OK) {
-    atomic_fetch_add(&c->n_sent, 1);
+  if (send_req(c, r, id, o, pr.timeout_ms, &serr) == MCP_OK) {
     mcp__transport_need_reader(c->t); /* no caller will lead for it */
     return MCP_OK;
   }
@@ -2026,15 +1871,16 @@ static mcp_status request_async_body(mcp_client *c, const char *method, json_obj
   return MCP_OK;
 }
 
-static mcp_status request_async(mcp_client *c, const char *method, json_object *params,
-                                const tool_args *ta, const mcp_call_options *o, bool tool_call,
-                                mcp_result_fn fn, void *user, mcp_error *err) {
-  if (!client_enter(c)) {
-    json_object_put(params);
-    return freeing_error(err);
+/* Sends the request a constructor built (|st| its status) and clears it. */
+static mcp_status call_built_async(mcp_client *c, mcp_req *r, mcp_status st,
+                                   const mcp_call_options *o, mcp_result_fn fn, void *user,
+                                   mcp_error *err) {
+  if (st == MCP_OK && !client_enter(c)) st = freeing_error(err);
+  else if (st == MCP_OK) {
+    st = request_async_body(c, r, o, fn, user, err);
+    client_leave(c);
   }
-  mcp_status st = request_async_body(c, method, params, ta, o, tool_call, fn, user, err);
-  client_leave(c);
+  mcp__req_clear(r);
   return st;
 }
 
@@ -2044,10 +1890,9 @@ MCP_EXTERN mcp_status mcp_client_request_async(mcp_client *c, const char *method
                                                mcp_result_fn fn, void *user,
                                                mcp_error *err) {
   if (!c || !method || !*method || !fn) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
-  json_object *params = NULL;
-  mcp_status st = parse_object(params_json, "params", &params, err);
-  if (st) return st;
-  return request_async(c, method, params, NULL, opts, false, fn, user, err);
+  mcp_req r;
+  return call_built_async(c, &r, mcp__req_generic(&r, method, params_json, err), opts, fn, user,
+                          err);
 }
 
 MCP_EXTERN mcp_status mcp_client_call_tool_async(mcp_client *c, const char *name,
@@ -2056,27 +1901,11 @@ MCP_EXTERN mcp_status mcp_client_call_tool_async(mcp_client *c, const char *name
                                                  mcp_result_fn fn, void *user,
                                                  mcp_error *err) {
   if (!c || !name || !fn) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
-  tool_args ta;
-  if (tool_args_scan(&ta, name, args_json)) {
-    mcp_status st = request_async(c, "tools/call", NULL, &ta, opts, true, fn, user, err);
-    mcp__free(ta.args);
-    return st;
-  }
-  json_object *args = NULL;
-  mcp_status st = parse_object(args_json, "tool arguments", &args, err);
-  if (st) return st;
-  json_object *params = json_object_new_object();
-  if (!params || mcp__json_add(params, "name", json_object_new_string(name))) {
-    json_object_put(args);
-    json_object_put(params);
-    return mcp__error_set(err, MCP_ENOMEM, "out of memory");
-  }
-  if (mcp__json_add(params, "arguments", args ? args : json_object_new_object())) {
-    json_object_put(params);
-    return mcp__error_set(err, MCP_ENOMEM, "out of memory");
-  }
-  return request_async(c, "tools/call", params, NULL, opts, true, fn, user, err);
+  mcp_req r;
+  return call_built_async(c, &r, mcp__req_tool_call(&r, name, args_json, err), opts, fn, user,
+                          err);
 }
+
 
 /* ------------------------------------------------------------------------ */
 /* Lifecycle                                                                 */
@@ -2145,7 +1974,10 @@ static mcp_status initialize(mcp_client *c, mcp_error *err) {
   }
   json_object *result = NULL;
   mcp_call_options o = {.timeout_ms = c->opts->timeout_ms, .cancel = c->hooks.connect_cancel};
-  mcp_status st = request_sync(c, "initialize", params, &o, &result, err);
+  mcp_req r;
+  mcp_status st = mcp__req_tree(&r, "initialize", params, err);
+  if (st == MCP_OK) st = request_tree(c, &r, &o, &result, err);
+  mcp__req_clear(&r);
   if (st == MCP_ETIMEDOUT) {
     /* Over HTTP the server may never have been reached: say which stage
      * of the connection stalled, not that initialize went unanswered. */

@@ -26,7 +26,6 @@
 #include <string.h>
 
 #include "mcp_cancel.h"
-#include "mcp_jsonrpc.h"
 #include "mcp_pending.h"
 
 struct mcp_pending_entry {
@@ -48,12 +47,10 @@ struct mcp_pending_entry {
   mcp_cancel *cancel;   /* own reference, or NULL */
   mcp_cancel_listener listener;
   mcp_pending_done_fn done_fn;
-  mcp_pending_text_fn done_text;
   void *user;
   /* Outcome, written by finish(). */
   mcp_status status;
-  json_object *result;
-  char *text;      /* a result in text form instead of |result| */
+  char *text; /* the result (own until handed on), or NULL */
   size_t text_len;
   mcp_error err;
   pthread_cond_t cond; /* sync entries: the waiter sleeps here */
@@ -83,7 +80,6 @@ struct mcp_pending {
 };
 
 static void entry_free(mcp_pending_entry *e) {
-  if (e->result) json_object_put(e->result);
   mcp__free(e->text);
   mcp_error_clear(&e->err);
   if (e->cancel) mcp_cancel_unref(e->cancel);
@@ -152,22 +148,27 @@ static int grow_locked(mcp_pending *p) {
 }
 
 /*
- * Ends |e| with the given outcome (result stolen, e2 copied) unless it has
- * ended already, in which case |result| is put and false is returned.
+ * Ends |e| with the given outcome (text stolen, e2 copied) unless it has
+ * ended already, in which case |text| is freed and false is returned.
  * Caller holds p->lock.  On true for a sync entry the caller owns one more
  * reference and must call wake_sync(e) after unlocking (the waiter itself,
  * ending its own entry, drops it at once instead).
  */
 static bool finish_locked(mcp_pending *p, mcp_pending_entry *e,
-                          mcp_status status, json_object *result,
+                          mcp_status status, char *text, size_t len,
                           const mcp_error *e2, const char *message) {
   if (e->done) {
-    if (result) json_object_put(result);
+    mcp__free(text);
     return false;
   }
   e->done = true;
   e->status = status;
-  e->result = result;
+  if (status != MCP_OK) { /* a result only goes with success */
+    mcp__free(text);
+    text = NULL;
+  }
+  e->text = text;
+  e->text_len = text ? len : 0;
   if (e2) {
     mcp__error_copy(&e->err, e2);
     e->err.status = status;
@@ -190,27 +191,9 @@ static void deliver_async(mcp_pending *p, mcp_pending_entry *e,
                           bool from_listener) {
   (void)p;
   if (e->cancel && !from_listener) mcp__cancel_unlisten(e->cancel, &e->listener);
-  if (e->text && e->done_text) {
-    char *text = e->text;
-    e->text = NULL;
-    e->done_text(e->user, e->id, text, e->text_len);
-    unref(e);
-    return;
-  }
-  if (e->text) {
-    /* The callback wants a tree: parse the text now.  It was checked when
-     * it arrived, so only memory can fail. */
-    e->result = mcp__jsonrpc_parse(e->text, e->text_len, NULL);
-    if (!e->result && strcmp(e->text, "null") != 0) {
-      e->status = MCP_ENOMEM;
-      mcp__error_set(&e->err, MCP_ENOMEM, "out of memory");
-    }
-    mcp__free(e->text);
-    e->text = NULL;
-  }
-  json_object *result = e->result;
-  e->result = NULL;
-  e->done_fn(e->user, e->id, e->status, result,
+  char *text = e->text;
+  e->text = NULL;
+  e->done_fn(e->user, e->id, e->status, text, text ? e->text_len : 0,
              e->status == MCP_OK ? NULL : &e->err);
   unref(e);
 }
@@ -220,7 +203,7 @@ static void on_cancel(void *arg) {
   mcp_pending_entry *e = arg;
   mcp_pending *p = e->p;
   pthread_mutex_lock(&p->lock);
-  bool won = finish_locked(p, e, MCP_ECANCELLED, NULL, NULL, "request cancelled");
+  bool won = finish_locked(p, e, MCP_ECANCELLED, NULL, 0, NULL, "request cancelled");
   pthread_mutex_unlock(&p->lock);
   if (!won) return;
   if (e->is_async)
@@ -255,7 +238,7 @@ static void *timer_main(void *arg) {
         if (e->deadline <= now) {
           char msg[160];
           timeout_message(e, msg, sizeof(msg));
-          if (finish_locked(p, e, MCP_ETIMEDOUT, NULL, NULL, msg)) {
+          if (finish_locked(p, e, MCP_ETIMEDOUT, NULL, 0, NULL, msg)) {
             e->cnext = expired;
             expired = e;
           }
@@ -341,7 +324,6 @@ mcp_status mcp__pending_add(mcp_pending *p, const mcp_pending_req *r,
    * moment it is in the table). */
   e->refs = e->is_async ? 2 : 1;
   e->done_fn = r->done;
-  e->done_text = r->done ? r->done_text : NULL;
   e->user = r->user;
   e->timeout_ms = r->timeout_ms > 0 ? r->timeout_ms : 0;
   e->reset_on_progress = r->reset_on_progress;
@@ -398,7 +380,7 @@ mcp_status mcp__pending_add(mcp_pending *p, const mcp_pending_req *r,
   if (e->cancel) {
     if (mcp__cancel_listen(e->cancel, &e->listener, on_cancel, e) != MCP_OK) {
       pthread_mutex_lock(&p->lock);
-      bool won = finish_locked(p, e, MCP_ECANCELLED, NULL, NULL, "request cancelled");
+      bool won = finish_locked(p, e, MCP_ECANCELLED, NULL, 0, NULL, "request cancelled");
       pthread_mutex_unlock(&p->lock);
       if (won && e->is_async) deliver_async(p, e, true);
       if (won && !e->is_async) wake_sync(e);
@@ -415,25 +397,8 @@ mcp_status mcp__pending_add(mcp_pending *p, const mcp_pending_req *r,
   return MCP_OK;
 }
 
-mcp_status mcp__pending_wait(mcp_pending *p, mcp_pending_entry *e,
-                             bool wait_callbacks, json_object **result,
-                             mcp_error *err) {
-  char *text = NULL;
-  size_t len = 0;
-  mcp_status st = mcp__pending_wait_text(p, e, wait_callbacks, result, &text, &len, err);
-  if (!text) return st;
-  /* Checked when it arrived: only memory can fail (or it is a JSON null). */
-  *result = mcp__jsonrpc_parse(text, len, NULL);
-  if (!*result && strcmp(text, "null") != 0)
-    st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
-  mcp__free(text);
-  return st;
-}
-
-mcp_status mcp__pending_wait_text(mcp_pending *p, mcp_pending_entry *e,
-                                  bool wait_callbacks, json_object **result,
-                                  char **text, size_t *text_len, mcp_error *err) {
-  *result = NULL;
+mcp_status mcp__pending_wait(mcp_pending *p, mcp_pending_entry *e, bool wait_callbacks,
+                             char **text, size_t *text_len, mcp_error *err) {
   *text = NULL;
   *text_len = 0;
   pthread_mutex_lock(&p->lock);
@@ -445,7 +410,7 @@ mcp_status mcp__pending_wait_text(mcp_pending *p, mcp_pending_entry *e,
     if (e->deadline != MCP_NO_DEADLINE && now >= e->deadline) {
       char msg[160];
       timeout_message(e, msg, sizeof(msg));
-      if (finish_locked(p, e, MCP_ETIMEDOUT, NULL, NULL, msg))
+      if (finish_locked(p, e, MCP_ETIMEDOUT, NULL, 0, NULL, msg))
         atomic_fetch_sub_explicit(&e->refs, 1, memory_order_relaxed); /* no one to wake: we hold ours */
       break;
     }
@@ -460,8 +425,6 @@ mcp_status mcp__pending_wait_text(mcp_pending *p, mcp_pending_entry *e,
   e->waiter_gone = true;
   while (e->in_cb > 0) pthread_cond_wait(&e->cond, &p->lock);
   mcp_status st = e->status;
-  *result = e->result;
-  e->result = NULL;
   *text = e->text;
   *text_len = e->text_len;
   e->text = NULL;
@@ -476,31 +439,8 @@ mcp_status mcp__pending_wait_text(mcp_pending *p, mcp_pending_entry *e,
   return st;
 }
 
-int mcp__pending_complete(mcp_pending *p, int64_t id, mcp_status status,
-                          json_object *result, const mcp_error *e2) {
-  pthread_mutex_lock(&p->lock);
-  if (id <= 0 || id >= p->next_id) {
-    pthread_mutex_unlock(&p->lock);
-    if (result) json_object_put(result);
-    return 2;
-  }
-  mcp_pending_entry *e = find_locked(p, id);
-  if (!e || e->done) {
-    pthread_mutex_unlock(&p->lock);
-    if (result) json_object_put(result);
-    return 1;
-  }
-  finish_locked(p, e, status, result, e2, NULL);
-  pthread_mutex_unlock(&p->lock);
-  /* Our reference (async: the table's; sync: the one finish took) keeps e. */
-  if (e->is_async)
-    deliver_async(p, e, false);
-  else
-    wake_sync(e);
-  return 0;
-}
-
-int mcp__pending_complete_text(mcp_pending *p, int64_t id, char *text, size_t len) {
+int mcp__pending_complete(mcp_pending *p, int64_t id, mcp_status status, char *text,
+                          size_t len, const mcp_error *e2) {
   pthread_mutex_lock(&p->lock);
   mcp_pending_entry *e = id > 0 && id < p->next_id ? find_locked(p, id) : NULL;
   if (!e || e->done) {
@@ -509,10 +449,9 @@ int mcp__pending_complete_text(mcp_pending *p, int64_t id, char *text, size_t le
     mcp__free(text);
     return rc;
   }
-  finish_locked(p, e, MCP_OK, NULL, NULL, NULL);
-  e->text = text;
-  e->text_len = len;
+  finish_locked(p, e, status, text, len, e2, NULL);
   pthread_mutex_unlock(&p->lock);
+  /* Our reference (async: the table's; sync: the one finish took) keeps e. */
   if (e->is_async)
     deliver_async(p, e, false);
   else
@@ -620,7 +559,7 @@ void mcp__pending_close(mcp_pending *p, mcp_status status, const char *message) 
   for (size_t i = 0; i < p->nbuckets; i++) {
     while (p->buckets[i]) {
       mcp_pending_entry *e = p->buckets[i];
-      if (finish_locked(p, e, p->close_status, NULL, NULL, msg)) { /* unlinks e */
+      if (finish_locked(p, e, p->close_status, NULL, 0, NULL, msg)) { /* unlinks e */
         e->cnext = ended;
         ended = e;
       }

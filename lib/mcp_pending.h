@@ -11,14 +11,18 @@
  *    (reader, timer, canceller or closer); the table's timer thread enforces
  *    deadlines.
  *
+ * An outcome is a status, the result as text (its compact JSON, which the
+ * reader thread produced) and an error: the table parses no JSON and
+ * never looks inside the text.
+ *
  * Lock order: the table lock is never held while calling into a cancel token
  * (listen/unlisten) or a done callback.
  */
 #ifndef MCP_PENDING_H
 #define MCP_PENDING_H
 
-#include <json-c/json.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "mcp_int.h"
@@ -27,19 +31,13 @@ typedef struct mcp_pending mcp_pending;
 typedef struct mcp_pending_entry mcp_pending_entry;
 
 /*
- * Done callback of an async entry.  |result| (NULL unless MCP_OK or a tool
- * error) is handed over: the callee puts it.  |err| is borrowed.  Must not
- * block for long: it runs on I/O, timer or canceller threads.
+ * Done callback of an async entry.  |text| (NUL-terminated, |len| bytes;
+ * NULL unless the request ended with MCP_OK and a result) is handed over:
+ * the callee frees it with mcp__free.  |err| is borrowed (NULL on MCP_OK).
+ * Must not block for long: it runs on I/O, timer or canceller threads.
  */
-typedef void (*mcp_pending_done_fn)(void *user, int64_t id, mcp_status status,
-                                    json_object *result, const mcp_error *err);
-
-/*
- * Done callback of an async entry that ended with a result in text form
- * (mcp__pending_complete_text): |text| (NUL-terminated, |len| bytes) is
- * handed over, the callee frees it with mcp__free.  Status is MCP_OK.
- */
-typedef void (*mcp_pending_text_fn)(void *user, int64_t id, char *text, size_t len);
+typedef void (*mcp_pending_done_fn)(void *user, int64_t id, mcp_status status, char *text,
+                                    size_t len, const mcp_error *err);
 
 typedef struct mcp_pending_req {
   int64_t timeout_ms;      /* <= 0: no deadline */
@@ -47,8 +45,6 @@ typedef struct mcp_pending_req {
   bool reset_on_progress;  /* progress restarts the timeout ... */
   int64_t max_total_ms;    /* ... but never past this (<= 0: no cap) */
   mcp_pending_done_fn done; /* NULL: a sync entry */
-  mcp_pending_text_fn done_text; /* async, optional: takes a text result as
-                                    is (else it is parsed for done) */
   void *user;              /* passed to done, and returned by _entry_user */
 } mcp_pending_req;
 
@@ -77,24 +73,13 @@ mcp_status mcp__pending_add(mcp_pending *p, const mcp_pending_req *r,
  * out before the end (mcp__pending_progress) has been released, so progress
  * that preceded the reply is delivered before the caller returns; pass false
  * when the caller runs on the thread that would run those callbacks.
- * On MCP_OK (or MCP_ETOOLERROR-free success) *result is the result tree
- * (caller puts); otherwise *result is NULL and |err| is filled.
- * Threads: the thread that added the entry.
+ * Returns the request's status.  On MCP_OK *text is the result text the
+ * completer handed in (NUL-terminated, *len bytes; caller frees with
+ * mcp__free; NULL when it gave none); otherwise *text is NULL and |err| is
+ * filled.  Threads: the thread that added the entry.
  */
-mcp_status mcp__pending_wait(mcp_pending *p, mcp_pending_entry *e,
-                             bool wait_callbacks, json_object **result,
-                             mcp_error *err);
-
-/*
- * mcp__pending_wait_text() is mcp__pending_wait() for a caller that takes
- * the result in either form: on MCP_OK either *text (NUL-terminated,
- * *text_len bytes; caller frees with mcp__free) is set and *result NULL,
- * or *text is NULL and *result is the tree (NULL for a JSON null).
- * mcp__pending_wait() parses a text result into a tree instead.
- */
-mcp_status mcp__pending_wait_text(mcp_pending *p, mcp_pending_entry *e,
-                                  bool wait_callbacks, json_object **result,
-                                  char **text, size_t *text_len, mcp_error *err);
+mcp_status mcp__pending_wait(mcp_pending *p, mcp_pending_entry *e, bool wait_callbacks,
+                             char **text, size_t *len, mcp_error *err);
 
 /*
  * mcp__pending_set_waker() makes the end of sync entry |e| (by any thread,
@@ -115,21 +100,15 @@ void mcp__pending_set_waker(mcp_pending *p, mcp_pending_entry *e, void (*fn)(voi
 bool mcp__pending_entry_done(mcp_pending *p, mcp_pending_entry *e, int64_t *deadline);
 
 /*
- * mcp__pending_complete() ends request |id| with |status|.  |result| is
- * stolen (put on every path).  |e| is borrowed (may be NULL).
- * Returns 0 when it ended a request, 1 when |id| was ours but already ended
- * (a late reply), 2 when |id| was never ours.  Threads: any.
+ * mcp__pending_complete() ends request |id| with |status|.  |text| (the
+ * result: NUL-terminated, |len| bytes, allocated with mcp__malloc; may be
+ * NULL) is stolen, freed on every path where it is not handed on.  |e| is
+ * borrowed (may be NULL).  Returns 0 when it ended a request, 1 when |id|
+ * was ours but already ended (a late reply), 2 when |id| was never ours.
+ * Threads: any.
  */
-int mcp__pending_complete(mcp_pending *p, int64_t id, mcp_status status,
-                          json_object *result, const mcp_error *e);
-
-/*
- * mcp__pending_complete_text() ends request |id| with MCP_OK and a result
- * in text form: compact JSON, NUL-terminated, |len| bytes, allocated with
- * mcp__malloc and stolen (freed on every path).  Same returns as
- * mcp__pending_complete.  Threads: any.
- */
-int mcp__pending_complete_text(mcp_pending *p, int64_t id, char *text, size_t len);
+int mcp__pending_complete(mcp_pending *p, int64_t id, mcp_status status, char *text,
+                          size_t len, const mcp_error *e);
 
 /*
  * mcp__pending_remove() withdraws an async request whose message could not

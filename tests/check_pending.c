@@ -16,17 +16,28 @@
 
 /* ---- helpers -------------------------------------------------------------- */
 
+/* A result text as a completer hands it over: allocated, and its length. */
+static char *dup_text(const char *t) {
+  size_t n = strlen(t);
+  char *d = mcp__malloc(n + 1);
+  ck_assert_ptr_nonnull(d);
+  memcpy(d, t, n + 1);
+  return d;
+}
+#define T(s) dup_text(s), strlen(s)
+
 typedef struct waiter_arg {
   mcp_pending *p;
   mcp_pending_entry *e;
   mcp_status st;
-  json_object *result;
+  char *result;
+  size_t len;
   mcp_error err;
 } waiter_arg;
 
 static void *waiter_main(void *arg) {
   waiter_arg *w = arg;
-  w->st = mcp__pending_wait(w->p, w->e, true, &w->result, &w->err);
+  w->st = mcp__pending_wait(w->p, w->e, true, &w->result, &w->len, &w->err);
   return NULL;
 }
 
@@ -50,14 +61,16 @@ typedef struct done_log {
   pthread_cond_t cond;
 } done_log;
 
-static void on_done(void *user, int64_t id, mcp_status st, json_object *result, const mcp_error *err) {
+static void on_done(void *user, int64_t id, mcp_status st, char *text, size_t len,
+                    const mcp_error *err) {
   done_log *d = user;
   if (id > 0 && id < MAXIDS) {
     atomic_fetch_add(&d->count[id], 1);
     atomic_store(&d->status[id], st);
   }
   if (st != MCP_OK) ck_assert_ptr_nonnull(err);
-  json_object_put(result);
+  if (text) ck_assert_uint_eq(strlen(text), len);
+  mcp__free(text);
   pthread_mutex_lock(&d->lock);
   atomic_fetch_add(&d->total, 1);
   pthread_cond_broadcast(&d->cond);
@@ -103,20 +116,19 @@ START_TEST(sync_reply_from_other_thread) {
   mcp_pending *p = mcp__pending_new();
   mcp_pending_entry *e;
   int64_t id = add_sync(p, 5000, NULL, &e);
-  waiter_arg w = {p, e, 0, NULL, MCP_ERROR_INIT};
+  waiter_arg w = {p, e, 0, NULL, 0, MCP_ERROR_INIT};
   pthread_t th;
   pthread_create(&th, NULL, waiter_main, &w);
-  json_object *res = json_object_new_object();
-  json_object_object_add(res, "v", json_object_new_int(7));
-  ck_assert_int_eq(mcp__pending_complete(p, id, MCP_OK, res, NULL), 0);
+  ck_assert_int_eq(mcp__pending_complete(p, id, MCP_OK, T("{\"v\":7}"), NULL), 0);
   pthread_join(th, NULL);
   ck_assert_int_eq(w.st, MCP_OK);
-  ck_assert_int_eq(json_object_get_int(json_object_object_get(w.result, "v")), 7);
-  json_object_put(w.result);
+  ck_assert_str_eq(w.result, "{\"v\":7}");
+  ck_assert_uint_eq(w.len, 7);
+  mcp__free(w.result);
   /* The same id again is a late reply; an id never handed out is unknown. */
-  ck_assert_int_eq(mcp__pending_complete(p, id, MCP_OK, json_object_new_object(), NULL), 1);
-  ck_assert_int_eq(mcp__pending_complete(p, id + 100, MCP_OK, NULL, NULL), 2);
-  ck_assert_int_eq(mcp__pending_complete(p, -1, MCP_OK, NULL, NULL), 2);
+  ck_assert_int_eq(mcp__pending_complete(p, id, MCP_OK, T("{}"), NULL), 1);
+  ck_assert_int_eq(mcp__pending_complete(p, id + 100, MCP_OK, NULL, 0, NULL), 2);
+  ck_assert_int_eq(mcp__pending_complete(p, -1, MCP_OK, NULL, 0, NULL), 2);
   ck_assert_uint_eq(mcp__pending_count(p), 0);
   mcp__pending_free(p);
 }
@@ -127,11 +139,13 @@ START_TEST(sync_reply_before_wait) {
   mcp_pending *p = mcp__pending_new();
   mcp_pending_entry *e;
   int64_t id = add_sync(p, 0, NULL, &e);
-  ck_assert_int_eq(mcp__pending_complete(p, id, MCP_OK, json_object_new_int(3), NULL), 0);
-  json_object *res = NULL;
-  ck_assert_int_eq(mcp__pending_wait(p, e, true, &res, NULL), MCP_OK);
-  ck_assert_int_eq(json_object_get_int(res), 3);
-  json_object_put(res);
+  ck_assert_int_eq(mcp__pending_complete(p, id, MCP_OK, T("3"), NULL), 0);
+  char *res = NULL;
+  size_t rlen = 0;
+  ck_assert_int_eq(mcp__pending_wait(p, e, true, &res, &rlen, NULL), MCP_OK);
+  ck_assert_str_eq(res, "3");
+  ck_assert_uint_eq(rlen, 1);
+  mcp__free(res);
   mcp__pending_free(p);
 }
 END_TEST
@@ -144,11 +158,12 @@ START_TEST(sync_rpc_error_passes_details) {
   mcp__error_set(&re, MCP_ERPC, "Method not found");
   re.rpc_code = -32601;
   re.data = strdup("{\"x\":1}");
-  ck_assert_int_eq(mcp__pending_complete(p, id, MCP_ERPC, NULL, &re), 0);
+  ck_assert_int_eq(mcp__pending_complete(p, id, MCP_ERPC, NULL, 0, &re), 0);
   mcp_error_clear(&re);
-  json_object *res = NULL;
+  char *res = NULL;
+  size_t rlen = 0;
   mcp_error err = MCP_ERROR_INIT;
-  ck_assert_int_eq(mcp__pending_wait(p, e, true, &res, &err), MCP_ERPC);
+  ck_assert_int_eq(mcp__pending_wait(p, e, true, &res, &rlen, &err), MCP_ERPC);
   ck_assert_ptr_null(res);
   ck_assert_int_eq(err.rpc_code, -32601);
   ck_assert_str_eq(err.message, "Method not found");
@@ -163,13 +178,14 @@ START_TEST(sync_timeout_then_late_reply) {
   mcp_pending_entry *e;
   long long t0 = test_now_ms();
   int64_t id = add_sync(p, 50, NULL, &e);
-  json_object *res = NULL;
+  char *res = NULL;
+  size_t rlen = 0;
   mcp_error err = MCP_ERROR_INIT;
-  ck_assert_int_eq(mcp__pending_wait(p, e, true, &res, &err), MCP_ETIMEDOUT);
+  ck_assert_int_eq(mcp__pending_wait(p, e, true, &res, &rlen, &err), MCP_ETIMEDOUT);
   ck_assert_int_ge(test_now_ms() - t0, 50);
   ck_assert_ptr_nonnull(strstr(err.message, "timed out"));
   mcp_error_clear(&err);
-  ck_assert_int_eq(mcp__pending_complete(p, id, MCP_OK, json_object_new_object(), NULL), 1);
+  ck_assert_int_eq(mcp__pending_complete(p, id, MCP_OK, T("{}"), NULL), 1);
   mcp__pending_free(p);
 }
 END_TEST
@@ -191,11 +207,12 @@ START_TEST(sync_cancel_from_other_thread) {
   fire_arg fa = {c};
   pthread_t th;
   pthread_create(&th, NULL, fire_main, &fa);
-  json_object *res = NULL;
-  ck_assert_int_eq(mcp__pending_wait(p, e, true, &res, NULL), MCP_ECANCELLED);
+  char *res = NULL;
+  size_t rlen = 0;
+  ck_assert_int_eq(mcp__pending_wait(p, e, true, &res, &rlen, NULL), MCP_ECANCELLED);
   pthread_join(th, NULL);
   ck_assert(mcp_cancel_is_fired(c));
-  ck_assert_int_eq(mcp__pending_complete(p, id, MCP_OK, NULL, NULL), 1);
+  ck_assert_int_eq(mcp__pending_complete(p, id, MCP_OK, NULL, 0, NULL), 1);
   /* A fired token refuses new requests at once. */
   mcp_pending_req r = {.cancel = c};
   int64_t id2;
@@ -251,7 +268,7 @@ START_TEST(async_paths_end_once) {
   int64_t b = add_async(p, d, 30, NULL);  /* times out on the timer thread */
   int64_t k = add_async(p, d, 0, c);      /* cancelled */
   int64_t w = add_async(p, d, 0, NULL);   /* withdrawn: done never runs */
-  ck_assert_int_eq(mcp__pending_complete(p, a, MCP_OK, json_object_new_object(), NULL), 0);
+  ck_assert_int_eq(mcp__pending_complete(p, a, MCP_OK, T("{}"), NULL), 0);
   mcp_cancel_fire(c);
   ck_assert(mcp__pending_remove(p, w));
   ck_assert(!mcp__pending_remove(p, a));
@@ -294,8 +311,8 @@ static void *racer_main(void *arg) {
     if (st == MCP_ECANCELLED) continue; /* token already fired: refused, no id */
     ck_assert_int_eq(st, MCP_OK);
     r->added++;
-    if (x % 3 == 0) mcp__pending_complete(r->p, id, MCP_OK, json_object_new_object(), NULL);
-    if (x % 11 == 0) mcp__pending_complete(r->p, id - 1, MCP_OK, NULL, NULL);
+    if (x % 3 == 0) mcp__pending_complete(r->p, id, MCP_OK, T("{}"), NULL);
+    if (x % 11 == 0) mcp__pending_complete(r->p, id - 1, MCP_OK, NULL, 0, NULL);
   }
   return NULL;
 }
@@ -367,9 +384,10 @@ START_TEST(progress_extends_until_max_total) {
   prog_arg pa = {p, id, false, 0};
   pthread_t th;
   pthread_create(&th, NULL, progress_main, &pa);
-  json_object *res = NULL;
+  char *res = NULL;
+  size_t rlen = 0;
   mcp_error err = MCP_ERROR_INIT;
-  ck_assert_int_eq(mcp__pending_wait(p, e, true, &res, &err), MCP_ETIMEDOUT);
+  ck_assert_int_eq(mcp__pending_wait(p, e, true, &res, &rlen, &err), MCP_ETIMEDOUT);
   long long el = test_now_ms() - t0;
   atomic_store(&pa.stop, true);
   pthread_join(th, NULL);
@@ -393,14 +411,15 @@ START_TEST(progress_unknown_or_ended_is_dropped) {
   ck_assert_ptr_nonnull(pe);
   ck_assert(mcp__pending_entry_enter(p, pe));
   mcp__pending_entry_leave(p, pe);
-  ck_assert_int_eq(mcp__pending_complete(p, id, MCP_OK, NULL, NULL), 0);
+  ck_assert_int_eq(mcp__pending_complete(p, id, MCP_OK, NULL, 0, NULL), 0);
   ck_assert_ptr_null(mcp__pending_progress(p, id)); /* ended: no new progress */
   /* Progress handed out before the reply still runs: the waiter is here. */
   ck_assert(mcp__pending_entry_enter(p, pe));
   mcp__pending_entry_leave(p, pe);
   mcp__pending_entry_unref(p, pe);
-  json_object *res;
-  ck_assert_int_eq(mcp__pending_wait(p, e, true, &res, NULL), MCP_OK);
+  char *res = NULL;
+  size_t rlen = 0;
+  ck_assert_int_eq(mcp__pending_wait(p, e, true, &res, &rlen, NULL), MCP_OK);
   mcp__pending_free(p);
 }
 END_TEST
@@ -431,10 +450,11 @@ START_TEST(waiter_waits_for_callbacks_inside) {
   pthread_t th;
   pthread_create(&th, NULL, inside_cb_main, &a);
   while (atomic_load(&a.phase) < 1) sched_yield();
-  ck_assert_int_eq(mcp__pending_complete(p, id, MCP_OK, NULL, NULL), 0);
+  ck_assert_int_eq(mcp__pending_complete(p, id, MCP_OK, NULL, 0, NULL), 0);
   atomic_store(&a.phase, 2);
-  json_object *res;
-  ck_assert_int_eq(mcp__pending_wait(p, e, true, &res, NULL), MCP_OK);
+  char *res = NULL;
+  size_t rlen = 0;
+  ck_assert_int_eq(mcp__pending_wait(p, e, true, &res, &rlen, NULL), MCP_OK);
   ck_assert_int_eq(atomic_load(&a.phase), 3); /* the callback left before we returned */
   pthread_join(th, NULL);
   mcp__pending_free(p);
@@ -465,19 +485,20 @@ START_TEST(progress_before_reply_is_delivered) {
   int64_t id = add_sync(p, 0, NULL, &e);
   late_cb l = {p, mcp__pending_progress(p, id), 0};
   ck_assert_ptr_nonnull(l.pe);
-  ck_assert_int_eq(mcp__pending_complete(p, id, MCP_OK, NULL, NULL), 0);
+  ck_assert_int_eq(mcp__pending_complete(p, id, MCP_OK, NULL, 0, NULL), 0);
   pthread_t th;
   pthread_create(&th, NULL, late_cb_main, &l);
-  json_object *res;
-  ck_assert_int_eq(mcp__pending_wait(p, e, true, &res, NULL), MCP_OK);
+  char *res = NULL;
+  size_t rlen = 0;
+  ck_assert_int_eq(mcp__pending_wait(p, e, true, &res, &rlen, NULL), MCP_OK);
   ck_assert_int_eq(atomic_load(&l.ran), 1); /* delivered before we returned */
   pthread_join(th, NULL);
   /* A waiter that cannot wait (it runs on the callbacks' lane) returns at
    * once, and the callback handed out earlier is then skipped. */
   id = add_sync(p, 0, NULL, &e);
   mcp_pending_entry *pe = mcp__pending_progress(p, id);
-  ck_assert_int_eq(mcp__pending_complete(p, id, MCP_OK, NULL, NULL), 0);
-  ck_assert_int_eq(mcp__pending_wait(p, e, false, &res, NULL), MCP_OK);
+  ck_assert_int_eq(mcp__pending_complete(p, id, MCP_OK, NULL, 0, NULL), 0);
+  ck_assert_int_eq(mcp__pending_wait(p, e, false, &res, &rlen, NULL), MCP_OK);
   ck_assert(!mcp__pending_entry_enter(p, pe));
   mcp__pending_entry_unref(p, pe);
   mcp__pending_free(p);
@@ -513,26 +534,24 @@ START_TEST(alloc_failure_add) {
 }
 END_TEST
 
-/* ---- results in text form ------------------------------------------------- */
-
-static char *dup_text(const char *t) {
-  size_t n = strlen(t);
-  char *d = mcp__malloc(n + 1);
-  ck_assert_ptr_nonnull(d);
-  memcpy(d, t, n + 1);
-  return d;
-}
+/* ---- results are text ------------------------------------------------------ */
 
 typedef struct text_log {
   atomic_int calls;
+  mcp_status status;
   char got[64];
   size_t len;
+  bool had_text;
 } text_log;
 
-static void on_text(void *user, int64_t id, char *text, size_t len) {
+static void on_text(void *user, int64_t id, mcp_status st, char *text, size_t len,
+                    const mcp_error *err) {
   (void)id;
   text_log *l = user;
-  snprintf(l->got, sizeof(l->got), "%s", text);
+  l->status = st;
+  l->had_text = text != NULL;
+  if (st != MCP_OK) ck_assert_ptr_nonnull(err);
+  snprintf(l->got, sizeof(l->got), "%s", text ? text : "");
   l->len = len;
   mcp__free(text);
   atomic_fetch_add(&l->calls, 1);
@@ -540,64 +559,54 @@ static void on_text(void *user, int64_t id, char *text, size_t len) {
 
 START_TEST(text_results_every_way) {
   mcp_pending *p = mcp__pending_new();
-  /* Sync, taken as text. */
+  /* Sync: the waiter gets the completer's text as is. */
   mcp_pending_entry *e;
   int64_t id = add_sync(p, 5000, NULL, &e);
-  ck_assert_int_eq(mcp__pending_complete_text(p, id, dup_text("{\"v\":7}"), 7), 0);
-  json_object *res = NULL;
+  ck_assert_int_eq(mcp__pending_complete(p, id, MCP_OK, T("{\"v\":7}"), NULL), 0);
   char *text = NULL;
   size_t len = 0;
-  ck_assert_int_eq(mcp__pending_wait_text(p, e, true, &res, &text, &len, NULL), MCP_OK);
-  ck_assert_ptr_null(res);
+  ck_assert_int_eq(mcp__pending_wait(p, e, true, &text, &len, NULL), MCP_OK);
   ck_assert_str_eq(text, "{\"v\":7}");
   ck_assert_uint_eq(len, 7);
   mcp__free(text);
   /* Late and unknown ids: the text is freed (the leak checkers see it). */
-  ck_assert_int_eq(mcp__pending_complete_text(p, id, dup_text("1"), 1), 1);
-  ck_assert_int_eq(mcp__pending_complete_text(p, id + 100, dup_text("1"), 1), 2);
-  /* Sync, taken as a tree: parsed, including a JSON null. */
+  ck_assert_int_eq(mcp__pending_complete(p, id, MCP_OK, T("1"), NULL), 1);
+  ck_assert_int_eq(mcp__pending_complete(p, id + 100, MCP_OK, T("1"), NULL), 2);
+  /* A JSON null is text too. */
   id = add_sync(p, 5000, NULL, &e);
-  ck_assert_int_eq(mcp__pending_complete_text(p, id, dup_text("[1,2]"), 5), 0);
-  ck_assert_int_eq(mcp__pending_wait(p, e, true, &res, NULL), MCP_OK);
-  ck_assert_int_eq(json_object_array_length(res), 2);
-  json_object_put(res);
+  ck_assert_int_eq(mcp__pending_complete(p, id, MCP_OK, T("null"), NULL), 0);
+  ck_assert_int_eq(mcp__pending_wait(p, e, true, &text, &len, NULL), MCP_OK);
+  ck_assert_str_eq(text, "null");
+  mcp__free(text);
+  /* An error outcome carries no text, even when a completer passed some. */
   id = add_sync(p, 5000, NULL, &e);
-  ck_assert_int_eq(mcp__pending_complete_text(p, id, dup_text("null"), 4), 0);
-  ck_assert_int_eq(mcp__pending_wait(p, e, true, &res, NULL), MCP_OK);
-  ck_assert_ptr_null(res);
-  /* A tree completion reaches a text waiter as a tree. */
-  id = add_sync(p, 5000, NULL, &e);
-  ck_assert_int_eq(mcp__pending_complete(p, id, MCP_OK, json_object_new_int(3), NULL), 0);
-  ck_assert_int_eq(mcp__pending_wait_text(p, e, true, &res, &text, &len, NULL), MCP_OK);
+  mcp_error re = MCP_ERROR_INIT;
+  mcp__error_set(&re, MCP_ERPC, "nope");
+  ck_assert_int_eq(mcp__pending_complete(p, id, MCP_ERPC, T("{}"), &re), 0);
+  mcp_error_clear(&re);
+  mcp_error err = MCP_ERROR_INIT;
+  ck_assert_int_eq(mcp__pending_wait(p, e, true, &text, &len, &err), MCP_ERPC);
   ck_assert_ptr_null(text);
-  ck_assert_int_eq(json_object_get_int(res), 3);
-  json_object_put(res);
-  /* Async with a text callback: gets the text as is. */
+  ck_assert_str_eq(err.message, "nope");
+  mcp_error_clear(&err);
+  /* Async: done gets the text as is. */
   text_log tl = {0};
   mcp_pending_req r = {0};
-  r.done = on_done;
-  r.done_text = on_text;
+  r.done = on_text;
   r.user = &tl;
   ck_assert_int_eq(mcp__pending_add(p, &r, &id, NULL, NULL), MCP_OK);
-  ck_assert_int_eq(mcp__pending_complete_text(p, id, dup_text("{\"a\":\"b\"}"), 9), 0);
+  ck_assert_int_eq(mcp__pending_complete(p, id, MCP_OK, T("{\"a\":\"b\"}"), NULL), 0);
   ck_assert_int_eq(atomic_load(&tl.calls), 1);
+  ck_assert_int_eq(tl.status, MCP_OK);
   ck_assert_str_eq(tl.got, "{\"a\":\"b\"}");
   ck_assert_uint_eq(tl.len, 9);
-  /* Async without one: done gets the parsed tree. */
-  done_log *d = done_log_new();
-  id = add_async(p, d, 0, NULL);
-  ck_assert_int_eq(mcp__pending_complete_text(p, id, dup_text("{\"x\":1}"), 7), 0);
-  ck_assert(wait_total(d, 1, 5000));
-  ck_assert_int_eq(atomic_load(&d->status[id]), MCP_OK);
-  /* Ended by close, a text callback is not used: done reports the close. */
-  r.user = d;
-  r.done_text = on_text;
+  /* Ended by close: done reports the close, with no text. */
   ck_assert_int_eq(mcp__pending_add(p, &r, &id, NULL, NULL), MCP_OK);
   mcp__pending_close(p, MCP_ECLOSED, "bye");
-  ck_assert(wait_total(d, 2, 5000));
-  ck_assert_int_eq(atomic_load(&d->status[id]), MCP_ECLOSED);
+  ck_assert_int_eq(atomic_load(&tl.calls), 2);
+  ck_assert_int_eq(tl.status, MCP_ECLOSED);
+  ck_assert(!tl.had_text);
   mcp__pending_free(p);
-  free(d);
 }
 END_TEST
 
@@ -633,25 +642,24 @@ static void *sync_racer_main(void *arg) {
     sr->ids[sr->n++] = id;
     pthread_cond_signal(&sr->cond);
     pthread_mutex_unlock(&sr->lock);
-    json_object *res = NULL;
     char *text = NULL;
     size_t len = 0;
     mcp_error err = MCP_ERROR_INIT;
-    st = x % 2 ? mcp__pending_wait_text(sr->p, e, true, &res, &text, &len, &err)
-               : mcp__pending_wait(sr->p, e, true, &res, &err);
+    st = mcp__pending_wait(sr->p, e, true, &text, &len, &err);
     if (st == MCP_OK) {
       /* The completer sends the id back: the result is ours. */
-      int64_t got = text ? strtoll(text, NULL, 10) : json_object_get_int64(res);
-      ck_assert_int_eq(got, id);
+      ck_assert_ptr_nonnull(text);
+      ck_assert_uint_eq(strlen(text), len);
+      ck_assert_int_eq(strtoll(text, NULL, 10), id);
       atomic_fetch_add(&sr->ok, 1);
     } else if (st == MCP_ETIMEDOUT) {
+      ck_assert_ptr_null(text);
       atomic_fetch_add(&sr->timed_out, 1);
     } else {
       ck_assert_int_eq(st, MCP_ECLOSED);
       atomic_fetch_add(&sr->closed, 1);
     }
     mcp__free(text);
-    json_object_put(res);
     mcp_error_clear(&err);
   }
   return NULL;
@@ -670,8 +678,7 @@ static void *sync_completer_main(void *arg) {
     pthread_mutex_unlock(&sr->lock);
     char buf[32];
     int n = snprintf(buf, sizeof(buf), "%lld", (long long)id);
-    int rc = id % 2 ? mcp__pending_complete_text(sr->p, id, dup_text(buf), (size_t)n)
-                    : mcp__pending_complete(sr->p, id, MCP_OK, json_object_new_int64(id), NULL);
+    int rc = mcp__pending_complete(sr->p, id, MCP_OK, dup_text(buf), (size_t)n, NULL);
     ck_assert_int_ne(rc, 2);
     if (rc == 0) atomic_fetch_add(&sr->completed, 1);
   }
@@ -737,9 +744,10 @@ START_TEST(timer_thread_only_for_async_deadlines) {
   done_log *d = done_log_new();
   int64_t a = add_async(p, d, 0, NULL);
   ck_assert_int_eq(thread_count(), base);
-  ck_assert_int_eq(mcp__pending_complete(p, id, MCP_OK, NULL, NULL), 0);
-  json_object *res = NULL;
-  ck_assert_int_eq(mcp__pending_wait(p, e, true, &res, NULL), MCP_OK);
+  ck_assert_int_eq(mcp__pending_complete(p, id, MCP_OK, NULL, 0, NULL), 0);
+  char *res = NULL;
+  size_t rlen = 0;
+  ck_assert_int_eq(mcp__pending_wait(p, e, true, &res, &rlen, NULL), MCP_OK);
   /* The first async deadline starts it, and it enforces that deadline. */
   int64_t b = add_async(p, d, 20, NULL);
   ck_assert_int_eq(thread_count(), base + 1);
