@@ -1493,6 +1493,11 @@ static mcp_status check_tool_text(const char *text, size_t len, mcp_error *err) 
   size_t n = 0;
   /* Compact text (mcp_jscan.h): an object starts with its brace. */
   if (len == 0 || text[0] != '{') return mcp__error_set(err, MCP_EPROTO, "%s", not_object_msg);
+  /* Compact text spells the key only one way (json-c escapes no letter,
+   * and the scanner refuses what json-c would rewrite): without those
+   * bytes anywhere there is no such member.  The common case, at a
+   * fraction of the member scan's cost. */
+  if (!memmem(text, len, "\"isError\"", 9)) return MCP_OK;
   if (!mcp__jscan_member(text, len, "isError", &v, &n) || (n == 5 && memcmp(v, "false", 5) == 0))
     return MCP_OK;
   json_object *tree = mcp__jsonrpc_parse(text, len, NULL);
