@@ -1,9 +1,11 @@
 /*
  * mcp_http.c: the HTTP connection layer: one I/O thread per client, the
  * command queue that feeds it, name resolution, non-blocking connect, the
- * HTTP/2 connection and the HTTP/1.1 keep-alive pool, request dispatch,
- * retries, cancellation and shutdown.  TLS lives in mcp_tls.c, nghttp2 in
- * mcp_h2.c, HTTP/1.1 parsing and serialising in mcp_h1.c.
+ * connections' socket I/O, request dispatch (one HTTP/2 connection, or a
+ * pool of HTTP/1.1 keep-alive connections), retries, cancellation and
+ * shutdown, and the services of mcp_http_int.h to the protocol glue.  TLS
+ * lives in mcp_tls.c; the HTTP/2 glue (nghttp2) in mcp_h2.c; the HTTP/1.1
+ * glue in mcp_h1_conn.c, on the parser and serialiser of mcp_h1.c.
  * Must not know about: MCP, JSON-RPC, SSE.
  *
  * Threads.  Each client runs one I/O thread.  It alone touches sockets,
@@ -59,7 +61,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "mcp_h1.h"
+#include "mcp_h1_conn.h"
 #include "mcp_h2.h"
 #include "mcp_http_int.h"
 #include "mcp_tls.h"
@@ -471,8 +473,8 @@ void mcp__http_req_clear_fields(mcp_http_req *req) {
   req->rh_bytes = 0;
 }
 
-static void deliver_head(mcp_http_req *req, int status,
-                         const mcp_http_header *hdrs, size_t n) {
+void mcp__http_req_deliver_head(mcp_http_req *req, int status,
+                                const mcp_http_header *hdrs, size_t n) {
   req->head_done = true;
   req->got_bytes = true;
   if (req->cb.on_headers) req->cb.on_headers(req->user, status, hdrs, n);
@@ -494,7 +496,7 @@ void mcp__http_req_head(mcp_http_req *req) {
     hv[i].name = req->rh[i].name;
     hv[i].value = req->rh[i].value;
   }
-  deliver_head(req, req->status, hv, n);
+  mcp__http_req_deliver_head(req, req->status, hv, n);
   if (hv != small) mcp__free(hv);
   mcp__http_req_clear_fields(req);
 }
@@ -545,180 +547,6 @@ void mcp__http_req_retry(mcp_http_req *req, const char *msg,
   req->status = 0;
   mcp__http_req_clear_fields(req);
   pending_insert(h, req);
-}
-
-/* ---- HTTP/1.1 glue ------------------------------------------------------------ */
-
-/*
- * One request at a time per connection: the request at the head of the
- * connection's list owns the response the parser reports.  Field names are
- * handed to on_headers in lower case, as HTTP/2 delivers them, so callers
- * see one shape whatever the protocol.
- */
-
-static void conn_drop(mcp_http_conn *c, mcp_status st, const char *msg);
-
-static int h1_on_headers(void *user, int status, const mcp_h1_header *hdrs,
-                         size_t n) {
-  mcp_http_conn *c = user;
-  mcp_http_req *r = c->reqs_head;
-  if (!r) return 0;
-  mcp_http_header small[32];
-  mcp_http_header *hv = small;
-  char *names = NULL;
-  size_t bytes = 0;
-  for (size_t i = 0; i < n; i++) bytes += strlen(hdrs[i].name) + 1;
-  if (n > sizeof(small) / sizeof(small[0])) hv = mcp__calloc(n, sizeof(*hv));
-  names = mcp__malloc(bytes);
-  if (!hv || !names) {
-    /* Out of memory: the status still goes through, without fields. */
-    if (hv != small) mcp__free(hv);
-    mcp__free(names);
-    deliver_head(r, status, NULL, 0);
-    return 0;
-  }
-  char *p = names;
-  for (size_t i = 0; i < n; i++) {
-    size_t len = strlen(hdrs[i].name);
-    for (size_t k = 0; k < len; k++)
-      p[k] = (char)tolower((unsigned char)hdrs[i].name[k]);
-    p[len] = '\0';
-    hv[i].name = p;
-    hv[i].value = hdrs[i].value;
-    p += len + 1;
-  }
-  deliver_head(r, status, hv, n);
-  if (hv != small) mcp__free(hv);
-  mcp__free(names);
-  return 0;
-}
-
-static int h1_on_body(void *user, const char *data, size_t n) {
-  mcp_http_conn *c = user;
-  mcp_http_req *r = c->reqs_head;
-  if (r) mcp__http_req_data(r, data, n);
-  return 0;
-}
-
-static int h1_on_complete(void *user, bool keep_alive) {
-  mcp_http_conn *c = user;
-  mcp_http_req *r = c->reqs_head;
-  c->h1_served++;
-  c->h1_keepalive = keep_alive;
-  if (r) mcp__http_req_finish(r, MCP_OK, NULL);
-  return 0;
-}
-
-static const mcp_h1_callbacks h1_callbacks = {h1_on_headers, h1_on_body,
-                                              h1_on_complete};
-
-static mcp_status h1_conn_init(mcp_http_conn *c, mcp_error *err) {
-  c->h1 = mcp__h1_new(c->client->max_header_bytes, 0, &h1_callbacks, c);
-  if (!c->h1) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
-  c->h1_keepalive = true;
-  return MCP_OK;
-}
-
-static void h1_conn_free(mcp_http_conn *c) {
-  mcp__h1_free(c->h1);
-  c->h1 = NULL;
-}
-
-static void conn_close_quiet(mcp_http_conn *c);
-
-/* Can |c| take a request now?  An idle keep-alive connection the server
- * has closed (EOF waiting) is dropped here rather than written to: a
- * request written to it would be lost without proof of whether the server
- * saw it.  Cleartext bytes on an idle connection make it unusable too (an
- * unsolicited response); over TLS they may be a session ticket, which the
- * next read consumes. */
-static bool h1_idle(mcp_http_conn *c) {
-  if (c->nreqs != 0 || !c->h1_keepalive) return false;
-  char b;
-  ssize_t n = recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
-  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
-    return true;
-  if (n > 0 && c->tls) return true;
-  conn_close_quiet(c);
-  return false;
-}
-
-/* Serialises |req| onto idle connection |c| and attaches it. */
-static mcp_status h1_start(mcp_http_conn *c, mcp_http_req *req,
-                           mcp_error *err) {
-  mcp_buf b;
-  mcp__buf_init(&b);
-  mcp_h1_header small[16];
-  mcp_h1_header *hv = small;
-  mcp_status st;
-  if (req->nheaders > sizeof(small) / sizeof(small[0])) {
-    hv = mcp__calloc(req->nheaders, sizeof(*hv));
-    if (!hv) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
-  }
-  for (size_t i = 0; i < req->nheaders; i++) {
-    hv[i].name = req->headers[i].name;
-    hv[i].value = req->headers[i].value;
-  }
-  st = mcp__h1_build_request(&b, req->method, req->path,
-                             c->client->authority, hv, req->nheaders,
-                             req->body, req->body_len);
-  if (st != MCP_OK) {
-    st = mcp__error_set(err, st, "cannot write the HTTP/1.1 request: %s",
-                        mcp_strerror(st));
-    goto out;
-  }
-  if (mcp__http_conn_queue(c, b.data, b.len) != MCP_OK) {
-    st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
-    goto out;
-  }
-  mcp__h1_begin(c->h1, strcmp(req->method, "HEAD") == 0);
-  mcp__http_conn_attach(c, req);
-  req->sent = true;
-out:
-  if (hv != small) mcp__free(hv);
-  mcp__buf_free(&b);
-  return st;
-}
-
-/* Closes |c| without failing anything (no request is on it). */
-static void conn_close_quiet(mcp_http_conn *c) {
-  c->state = MCP_HTTP_CONN_CLOSED;
-  close_fd(&c->fd);
-}
-
-static mcp_status h1_feed(mcp_http_conn *c, const char *p, size_t n,
-                          mcp_error *err) {
-  if (c->nreqs == 0) {
-    /* Bytes nobody asked for: the connection cannot be trusted again. */
-    conn_close_quiet(c);
-    return MCP_OK;
-  }
-  int st = mcp__h1_feed(c->h1, p, n);
-  if (st == MCP_OK) {
-    if (!c->h1_keepalive && c->nreqs == 0) conn_close_quiet(c);
-    return MCP_OK;
-  }
-  if (st == MCP_ETOOBIG)
-    return mcp__error_set(err, MCP_EPROTO,
-                          "response header block exceeds %zu bytes",
-                          c->client->max_header_bytes);
-  if (st == MCP_ENOMEM) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
-  return mcp__error_set(err, MCP_EPROTO, "invalid HTTP/1.1 response: %s",
-                        mcp__h1_error(c->h1));
-}
-
-/* The peer closed the connection. */
-static void h1_eof(mcp_http_conn *c) {
-  mcp_http_req *r = c->reqs_head;
-  int st = mcp__h1_eof(c->h1); /* may complete a body delimited by close */
-  if (st == MCP_OK && c->nreqs == 0) {
-    conn_close_quiet(c);
-    return;
-  }
-  r = c->reqs_head;
-  conn_drop(c, MCP_EIO,
-            r && r->got_bytes ? "connection closed in the middle of the response"
-                              : "connection closed before response");
 }
 
 /* ---- name resolution -------------------------------------------------------- */
@@ -796,7 +624,7 @@ static void conn_free(mcp_http_conn *c) {
   conn_resolver_release(c);
   if (c->ai_list) freeaddrinfo(c->ai_list);
   mcp__h2_free(c->h2);
-  h1_conn_free(c);
+  mcp__h1_conn_free(c);
   mcp__tls_free(c->tls);
   close_fd(&c->fd);
   mcp__free(c->out);
@@ -857,7 +685,7 @@ static void conn_ready(mcp_http_conn *c, mcp_http_proto proto) {
   if (proto == MCP_HTTP_PROTO_H2)
     st = mcp__h2_new(c, &c->h2, &err);
   else
-    st = h1_conn_init(c, &err);
+    st = mcp__h1_conn_init(c, &err);
   if (st != MCP_OK) {
     conn_connect_failed(c, st, err.message ? err.message : mcp_strerror(st));
     mcp_error_clear(&err);
@@ -1090,24 +918,19 @@ static void conn_drop(mcp_http_conn *c, mcp_status st, const char *msg) {
   if (c->state == MCP_HTTP_CONN_CLOSED) return;
   c->state = MCP_HTTP_CONN_CLOSED;
   close_fd(&c->fd);
-  if (c->h2) {
+  if (c->h2)
     mcp__h2_conn_lost(c->h2, st, msg);
-    return;
-  }
-  mcp_http_req *r = c->reqs_head;
-  while (r) {
-    mcp_http_req *next = r->next;
-    /* A request on a reused keep-alive connection that the server had
-     * already closed gets no byte back.  Sending it once more on a fresh
-     * connection is safe when none of it was written, or when its method
-     * is idempotent (mcp__http_req_retry decides); a POST the server may
-     * have run fails instead (RFC 9110 9.2.2). */
-    if (st == MCP_EIO && (!r->on_wire || (c->h1_served > 0 && !r->got_bytes)))
-      mcp__http_req_retry(r, msg, false);
-    else
-      mcp__http_req_finish(r, st, msg);
-    r = next;
-  }
+  else
+    mcp__h1_conn_lost(c, st, msg);
+}
+
+void mcp__http_conn_drop(mcp_http_conn *c, mcp_status st, const char *msg) {
+  conn_drop(c, st, msg);
+}
+
+void mcp__http_conn_close_quiet(mcp_http_conn *c) {
+  c->state = MCP_HTTP_CONN_CLOSED;
+  close_fd(&c->fd);
 }
 
 /* ---- connection I/O ------------------------------------------------------------ */
@@ -1193,7 +1016,7 @@ static void conn_read_some(mcp_http_conn *c) {
       if (c->h2)
         st = mcp__h2_recv(c->h2, (const uint8_t *)h->rbuf, (size_t)n, &err);
       else
-        st = h1_feed(c, h->rbuf, (size_t)n, &err);
+        st = mcp__h1_conn_feed(c, h->rbuf, (size_t)n, &err);
       if (st != MCP_OK) {
         conn_drop(c, st, err.message ? err.message : mcp_strerror(st));
         break;
@@ -1214,7 +1037,7 @@ static void conn_read_some(mcp_http_conn *c) {
     if (n == MCP__EAGAIN) break;
     if (n == 0) {
       if (c->h2) conn_drop(c, MCP_EIO, "connection closed by peer");
-      else h1_eof(c);
+      else mcp__h1_conn_eof(c);
       break;
     }
     conn_drop(c, (mcp_status)n, err.message ? err.message : "read failed");
@@ -1258,9 +1081,9 @@ static void dispatch(mcp_http_client *h) {
           break;
         }
       }
-    } else if (h1_idle(c)) {
+    } else if (mcp__h1_conn_idle(c)) {
       mcp_http_req *r = pending_pop(h);
-      mcp_status st = h1_start(c, r, &err);
+      mcp_status st = mcp__h1_conn_start(c, r, &err);
       if (st != MCP_OK) req_complete(r, st, err.message);
     }
   }

@@ -1,10 +1,10 @@
 /*
  * mcp_http_int.h: the structures the HTTP connection layer's files share:
  * a request (mcp_http_req), a connection (mcp_http_conn), and the
- * functions mcp_http.c offers to its protocol glue (mcp_h2.c, and the
- * HTTP/1.1 glue inside mcp_http.c) to hand response events to a request
- * and to queue bytes on a connection.  Never installed; not used outside
- * mcp_http.c, mcp_h2.c and the tests.
+ * functions mcp_http.c offers to its protocol glue (mcp_h2.c for HTTP/2,
+ * mcp_h1_conn.c for HTTP/1.1) to hand response events to a request, to
+ * queue bytes on a connection and to close or drop it.  Never installed;
+ * not used outside mcp_http.c, mcp_h2.c, mcp_h1_conn.c and the tests.
  *
  * Threads: every field below that is not marked otherwise belongs to the
  * client's I/O thread.  Requests are built on the submitting thread and
@@ -176,6 +176,15 @@ void mcp__http_conn_attach(mcp_http_conn *c, mcp_http_req *req);
 void mcp__http_req_head(mcp_http_req *req);
 
 /*
+ * mcp__http_req_deliver_head() delivers a final response head given as
+ * |n| fields (names in lower case) to the caller's on_headers (HTTP/1.1
+ * glue, whose parser collects the head itself).
+ * Ownership: |hdrs| is borrowed for the call.
+ */
+void mcp__http_req_deliver_head(mcp_http_req *req, int status,
+                                const mcp_http_header *hdrs, size_t n);
+
+/*
  * mcp__http_req_data() delivers |n| body bytes to on_data.
  * Ownership: |data| is borrowed for the call.
  */
@@ -221,6 +230,19 @@ void mcp__http_req_retry(mcp_http_req *req, const char *msg, bool free_retry);
 mcp_status mcp__http_req_add_field(mcp_http_req *req, const char *name,
                                    size_t namelen, const char *value,
                                    size_t valuelen);
+
+/*
+ * mcp__http_conn_drop() drops |c| (READY): it is marked CLOSED, its socket
+ * closed, and its requests are failed with |status| and |msg| or retried
+ * by the protocol's rules (mcp__h2_conn_lost, mcp__h1_conn_lost).  Does
+ * nothing when |c| is already CLOSED.  The loop frees |c| later.
+ */
+void mcp__http_conn_drop(mcp_http_conn *c, mcp_status status,
+                         const char *msg);
+
+/* mcp__http_conn_close_quiet() marks |c| CLOSED and closes its socket
+ * without failing anything: for a connection no request is on. */
+void mcp__http_conn_close_quiet(mcp_http_conn *c);
 
 /* mcp__http_req_clear_fields() drops the collected fields (after a 1xx
  * head, or once delivered). */

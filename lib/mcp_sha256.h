@@ -8,12 +8,21 @@
  * first call, which costs a stdio-only host several megabytes of resident
  * memory; TLS and signatures still use OpenSSL.
  *
- * Secrets: the running time depends on the length only (no branch and no
- * table look-up depends on the data), so hashing a secret such as the PKCE
- * verifier leaks nothing but its length (43, public) by timing.  It does
- * not wipe the copies of the input it leaves on its stack (the message
- * schedule and the last block); a caller that must leave no copy of a
- * secret behind cannot use it.  A keyed MAC needs HMAC, which this is not.
+ * Secrets.  Hashing a secret whose digest is public by design is fine:
+ * the PKCE S256 challenge travels in the authorization URL (RFC 7636), and
+ * what keeps the verifier secret is SHA-256's preimage resistance over 32
+ * random bytes, not this code.  The running time depends on the length
+ * only (no branch and no table look-up depends on the data), so hashing
+ * the verifier leaks nothing but its length (43 characters, public) by
+ * timing.  It does not wipe the copies of the input it leaves on its stack
+ * (the message schedule and the last block); a caller that must leave no
+ * copy of a secret behind cannot use it.
+ *
+ * Not for: password hashing or keys from low-entropy input (one fast,
+ * unsalted pass; that needs a slow salted KDF); a MAC as SHA-256(key ||
+ * message), which length extension forges (that needs HMAC, which this is
+ * not); checking a secret against a stored digest (nothing here compares
+ * in constant time).
  */
 #ifndef MCP_SHA256_H
 #define MCP_SHA256_H

@@ -833,6 +833,327 @@ static void *auth_main(void *arg) {
   return NULL;
 }
 
+/* ---- Exchange completion: one function per exchange kind ------------------- */
+
+static bool is_2xx(const exchange *x) { return x->status >= 200 && x->status < 300; }
+
+/* A 2xx response refused as too big (at its Content-Length or while read). */
+static void fail_too_big(http_transport *t, exchange *x) {
+  char msg[160];
+  if (x->content_length >= 0)
+    snprintf(msg, sizeof(msg),
+             "response of %lld bytes (Content-Length) exceeds the message size limit of %zu bytes",
+             x->content_length, t->max_message);
+  else
+    snprintf(msg, sizeof(msg), "response exceeds the message size limit of %zu bytes",
+             t->max_message);
+  fail_request(t, x, MCP_ETOOBIG, 0, msg);
+}
+
+/* True when request |x| met a 404 for the session it named, and may be
+ * retried once after a re-initialize. */
+static bool session_expired(const exchange *x) {
+  return x->status == 404 && x->sent_session && x->kind == X_REQUEST &&
+         !(x->flags & RETRIED_404) && !(x->flags & MCP_SEND_INITIALIZE);
+}
+
+/* The session expired: park |x| until the re-initialize, which retries it
+ * once.  Without lock. */
+static void retry_after_reinit(http_transport *t, exchange *x) {
+  x->flags |= RETRIED_404;
+  x->status = 0;
+  x->is_sse = x->is_json = false;
+  mcp__buf_free(&x->body_in);
+  mcp__buf_init(&x->body_in);
+  pthread_mutex_lock(&t->lock);
+  x->next = t->reinit_wait;
+  t->reinit_wait = x;
+  start_reinit_locked(t);
+  pthread_mutex_unlock(&t->lock);
+}
+
+/* True when the initialize |x| was refused as a server of the legacy
+ * transport refuses it, and the kind is still to be found out. */
+static bool wants_legacy(const http_transport *t, const exchange *x) {
+  return x->kind == X_REQUEST && (x->flags & MCP_SEND_INITIALIZE) && t->kind == MCP_HTTP_KIND_AUTO &&
+         (x->status == 400 || x->status == 404 || x->status == 405);
+}
+
+/* Not a Streamable HTTP server: open the legacy event stream; the
+ * initialize goes out again once its endpoint is known.  Without lock. */
+static void fall_back_to_legacy(http_transport *t, exchange *x) {
+  pthread_mutex_lock(&t->lock);
+  t->kind = MCP_HTTP_KIND_SSE;
+  t->pending_legacy_init = x->body;
+  t->pending_legacy_len = x->body_len;
+  t->pending_legacy_id = x->id;
+  x->body = NULL;
+  exchange *g = exchange_new(t, X_LEGACY_GET, 0, NULL, 0);
+  mcp_error err = MCP_ERROR_INIT;
+  mcp_status s2 = g ? submit_locked(t, g, NULL, &err) : MCP_ENOMEM;
+  pthread_mutex_unlock(&t->lock);
+  if (s2 != MCP_OK) {
+    exchange_free(g);
+    fail_request(t, x, s2, 0, "legacy SSE fallback failed");
+  } else {
+    exchange_free(x);
+  }
+  mcp_error_clear(&err);
+}
+
+/* A request's complete 2xx non-SSE response: hand its body to the client
+ * and see that it answered the request.  Without lock. */
+static void request_body_done(http_transport *t, exchange *x) {
+  if (x->kind == X_REQUEST && t->kind == MCP_HTTP_KIND_SSE) {
+    /* Legacy: the answer comes on the event stream; 2xx just accepts. */
+    exchange_free(x);
+    return;
+  }
+  if (x->body_in.len > 0) {
+    int mine = is_response_to(x->body_in.data, x->body_in.len, x->id);
+    upcall_message(t, x->body_in.data, x->body_in.len);
+    if (mine > 0) {
+      exchange_free(x);
+      return;
+    }
+    if (mine < 0) {
+      fail_request(t, x, MCP_ENOMEM, 0, "out of memory reading the response");
+      return;
+    }
+  }
+  char msg[96];
+  snprintf(msg, sizeof(msg), "HTTP %d without a response to request %lld", x->status,
+           (long long)x->id);
+  fail_request(t, x, MCP_EPROTO, x->status, msg);
+}
+
+/* X_REQUEST, X_RESUME: the POST of a request, or a GET resuming its stream. */
+static void request_done(http_transport *t, exchange *x, mcp_status st, const char *message,
+                         bool closing) {
+  bool ok2xx = is_2xx(x);
+  if (x->got_response || x->abandoned) {
+    exchange_free(x);
+    return;
+  }
+  if (x->too_big && !x->is_sse && !closing) {
+    fail_too_big(t, x);
+    return;
+  }
+  if (st == MCP_ECANCELLED || closing) {
+    fail_request(t, x, st == MCP_ECANCELLED ? MCP_ECANCELLED : MCP_ECLOSED, 0,
+                 message ? message : "connection closed");
+    return;
+  }
+  if (session_expired(x)) {
+    retry_after_reinit(t, x);
+    return;
+  }
+  if (wants_legacy(t, x)) {
+    fall_back_to_legacy(t, x);
+    return;
+  }
+  if (st != MCP_OK && !(x->is_sse && st == MCP_EIO && ok2xx)) {
+    fail_request(t, x, st, 0, message ? message : mcp_strerror(st));
+    return;
+  }
+  if (x->is_sse && ok2xx) {
+    resume_or_fail(t, x, st == MCP_OK ? "stream closed" : (message ? message : "stream broken"));
+    return;
+  }
+  if (!ok2xx) {
+    char *msg = http_error_message(x);
+    fail_request(t, x, MCP_EHTTP, x->status, msg ? msg : "HTTP error");
+    mcp__free(msg);
+    return;
+  }
+  if (x->too_big) {
+    fail_request(t, x, MCP_ETOOBIG, 0, "response exceeds the message size limit");
+    return;
+  }
+  request_body_done(t, x);
+}
+
+/* X_MESSAGE: the POST of a notification or response. */
+static void message_done(http_transport *t, exchange *x, mcp_status st, const char *message,
+                         bool closing) {
+  bool ok2xx = is_2xx(x);
+  if (!closing && st == MCP_OK && !ok2xx) {
+    char *msg = http_error_message(x);
+    upcall_error(t, MCP_EHTTP, msg ? msg : "HTTP error on a notification");
+    mcp__free(msg);
+  } else if (!closing && st != MCP_OK && st != MCP_ECANCELLED) {
+    upcall_error(t, st, message ? message : "could not send a notification");
+  } else if (ok2xx && x->body_in.len > 0 && x->is_json) {
+    upcall_message(t, x->body_in.data, x->body_in.len);
+  }
+  exchange_free(x);
+}
+
+/* Reopens the GET stream after a backoff, unless it failed too often.
+ * Caller holds lock. */
+static void listener_backoff_locked(http_transport *t, bool healthy) {
+  if (healthy) t->listener_failures = 0;
+  else t->listener_failures++;
+  if (t->listener_failures >= LISTENER_MAX_FAILURES) return;
+  int64_t delay = t->listener_retry_ms ? (int64_t)t->listener_retry_ms : LISTENER_BACKOFF_MIN_MS;
+  for (int i = 0; i < t->listener_failures && delay < LISTENER_BACKOFF_MAX_MS; i++) delay *= 2;
+  if (delay > LISTENER_BACKOFF_MAX_MS) delay = LISTENER_BACKOFF_MAX_MS;
+  start_listener_locked(t, delay);
+}
+
+/* X_LISTEN: the standalone GET stream ended. */
+static void listen_done(http_transport *t, exchange *x, mcp_status st) {
+  bool ok2xx = is_2xx(x);
+  pthread_mutex_lock(&t->lock);
+  if (x->sse) {
+    const char *last = mcp__sse_last_event_id(x->sse);
+    if (last && *last) {
+      mcp__free(t->listener_last_id);
+      t->listener_last_id = mcp__strdup(last);
+    }
+    if (mcp__sse_retry_ms(x->sse)) t->listener_retry_ms = mcp__sse_retry_ms(x->sse);
+  }
+  /* 404 means "session expired" only for a GET that carried a session;
+   * without one (a stateless server) it is "no stream here", like 405. */
+  if (x->status == 405 || (st == MCP_OK && x->status && !ok2xx &&
+                           (x->status != 404 || !x->sent_session))) {
+    t->listener_disabled = true; /* no stream offered: quietly done */
+  } else if (x->status == 404 && x->session_gen == t->session_gen && !t->closing &&
+             t->init_body) {
+    /* The session this GET named has expired (a server restart while we
+     * were idle): start a new one now rather than when the next request
+     * fails, so server-initiated messages keep flowing.  A successful
+     * re-initialize reopens the listener; a failed one closes the
+     * transport, as for a request. */
+    start_reinit_locked(t);
+  } else if (!t->closing) {
+    listener_backoff_locked(t, ok2xx && x->sse);
+  }
+  pthread_mutex_unlock(&t->lock);
+  exchange_free(x);
+}
+
+/* After a replayed initialize: sends notifications/initialized.  Caller
+ * holds lock.  False when it could not be sent. */
+static bool send_initialized_locked(http_transport *t) {
+  static const char initialized[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}";
+  /* sizeof - 1: the NUL is not part of the body. */
+  exchange *note = exchange_new(t, X_REINIT_NOTE, 0, initialized, sizeof(initialized) - 1);
+  mcp_error err = MCP_ERROR_INIT;
+  bool ok = note && submit_locked(t, note, NULL, &err) == MCP_OK;
+  if (!ok) exchange_free(note);
+  mcp_error_clear(&err);
+  return ok;
+}
+
+/* Sends each request that waited for the re-initialize again, with the new
+ * session.  Caller holds lock.  Returns those that could not be sent. */
+static exchange *resubmit_waiting_locked(http_transport *t, exchange *waiting) {
+  exchange *failed = NULL;
+  while (waiting) {
+    exchange *w = waiting;
+    waiting = w->next;
+    w->next = NULL;
+    mcp_error err = MCP_ERROR_INIT;
+    if (t->closing || submit_locked(t, w, NULL, &err) != MCP_OK) {
+      w->next = failed;
+      failed = w;
+    }
+    mcp_error_clear(&err);
+  }
+  return failed;
+}
+
+/* The re-initialize failed: fails the requests that waited for it and
+ * closes the transport.  Without lock. */
+static void reinit_failed(http_transport *t, exchange *waiting, const char *why) {
+  char *msg = mcp__asprintf("session expired and re-initialize failed: %s", why ? why : "?");
+  while (waiting) {
+    exchange *w = waiting;
+    waiting = w->next;
+    w->not_sent = true; /* refused with 404, or never sent */
+    fail_request(t, w, MCP_ECLOSED, 404, msg ? msg : "session expired");
+  }
+  report_close(t, MCP_ECLOSED, msg ? msg : "session expired");
+  mcp__free(msg);
+}
+
+/* X_REINIT, X_REINIT_NOTE: the replayed initialize, or the
+ * notifications/initialized after it. */
+static void reinit_done(http_transport *t, exchange *x, mcp_status st, const char *message) {
+  bool good = st == MCP_OK && is_2xx(x);
+  pthread_mutex_lock(&t->lock);
+  if (x->kind == X_REINIT && good) {
+    /* Initialized again: send notifications/initialized, then go on. */
+    if (send_initialized_locked(t)) {
+      pthread_mutex_unlock(&t->lock);
+      exchange_free(x);
+      return;
+    }
+    good = false;
+  }
+  t->reinit_running = false;
+  exchange *waiting = t->reinit_wait;
+  t->reinit_wait = NULL;
+  if (!good) {
+    char *why = x->status ? http_error_message(x) : mcp__strdup(message ? message : "failed");
+    pthread_mutex_unlock(&t->lock);
+    reinit_failed(t, waiting, why);
+    mcp__free(why);
+    exchange_free(x);
+    return;
+  }
+  /* Retry each waiting request once with the new session. */
+  exchange *failed = resubmit_waiting_locked(t, waiting);
+  if (!t->no_listener && !t->listener && !t->listener_disabled) start_listener_locked(t, 0);
+  pthread_mutex_unlock(&t->lock);
+  while (failed) {
+    exchange *f = failed;
+    failed = f->next;
+    f->not_sent = true; /* it got a 404 or was never sent */
+    fail_request(t, f, MCP_ECLOSED, 0, "could not retry after re-initialize");
+  }
+  exchange_free(x);
+}
+
+/* X_DELETE: the session's DELETE on close; http_close() waits for it. */
+static void session_delete_done(http_transport *t, exchange *x) {
+  pthread_mutex_lock(&t->lock);
+  t->delete_done = true;
+  pthread_cond_broadcast(&t->cond);
+  pthread_mutex_unlock(&t->lock);
+  exchange_free(x);
+}
+
+/* X_LEGACY_GET: the legacy event stream ended, which ends the transport
+ * (and the initialize, when it still waited for the endpoint). */
+static void legacy_get_done(http_transport *t, exchange *x, mcp_status st, const char *message,
+                            bool closing) {
+  pthread_mutex_lock(&t->lock);
+  bool had = t->legacy_stream_up;
+  t->legacy_stream_up = false;
+  bool waiting_init = t->pending_legacy_init != NULL;
+  char *init = t->pending_legacy_init;
+  int64_t init_id = t->pending_legacy_id;
+  t->pending_legacy_init = NULL;
+  pthread_cond_broadcast(&t->cond);
+  pthread_mutex_unlock(&t->lock);
+  char *msg = !is_2xx(x) && x->status
+                  ? http_error_message(x)
+                  : mcp__strdup(message && st != MCP_OK ? message : "legacy SSE stream closed");
+  if (waiting_init)
+    upcall_request_error(t, init_id, x->status ? MCP_EHTTP : st ? st : MCP_EPROTO, x->status,
+                         msg ? msg : "legacy SSE stream failed", false);
+  mcp__free(init);
+  if ((had || waiting_init) && !closing)
+    report_close(t, MCP_ECLOSED, msg ? msg : "legacy SSE stream closed");
+  mcp__free(msg);
+  exchange_free(x);
+}
+
+/* The connection layer's end of exchange |x|, on its I/O thread: unlinks
+ * it, settles what every kind shares (out of memory, an OAuth challenge)
+ * and hands it to its kind's function, which frees it. */
 static void x_on_done(void *user, mcp_status st, const char *message, bool not_sent) {
   exchange *x = user;
   http_transport *t = x->t;
@@ -842,7 +1163,6 @@ static void x_on_done(void *user, mcp_status st, const char *message, bool not_s
   unlink_live_locked(t, x);
   bool closing = t->closing;
   pthread_mutex_unlock(&t->lock);
-  bool ok2xx = x->status >= 200 && x->status < 300;
 
   if (x->oom && (x->kind == X_REQUEST || x->kind == X_RESUME) && !x->got_response &&
       !x->abandoned && !closing) {
@@ -852,246 +1172,13 @@ static void x_on_done(void *user, mcp_status st, const char *message, bool not_s
   if (auth_challenge(t, x, st, closing)) return;
   switch (x->kind) {
   case X_REQUEST:
-  case X_RESUME: {
-    if (x->got_response || x->abandoned) {
-      exchange_free(x);
-      return;
-    }
-    if (x->too_big && !x->is_sse && !closing) {
-      char msg[160];
-      if (x->content_length >= 0)
-        snprintf(msg, sizeof(msg),
-                 "response of %lld bytes (Content-Length) exceeds the message size limit of %zu bytes",
-                 x->content_length, t->max_message);
-      else
-        snprintf(msg, sizeof(msg), "response exceeds the message size limit of %zu bytes",
-                 t->max_message);
-      fail_request(t, x, MCP_ETOOBIG, 0, msg);
-      return;
-    }
-    if (st == MCP_ECANCELLED || closing) {
-      fail_request(t, x, st == MCP_ECANCELLED ? MCP_ECANCELLED : MCP_ECLOSED, 0,
-                   message ? message : "connection closed");
-      return;
-    }
-    if (x->status == 404 && x->sent_session && x->kind == X_REQUEST && !(x->flags & RETRIED_404) &&
-        !(x->flags & MCP_SEND_INITIALIZE)) {
-      /* The session expired: re-initialize, then retry this once. */
-      x->flags |= RETRIED_404;
-      x->status = 0;
-      x->is_sse = x->is_json = false;
-      mcp__buf_free(&x->body_in);
-      mcp__buf_init(&x->body_in);
-      pthread_mutex_lock(&t->lock);
-      x->next = t->reinit_wait;
-      t->reinit_wait = x;
-      start_reinit_locked(t);
-      pthread_mutex_unlock(&t->lock);
-      return;
-    }
-    if (x->kind == X_REQUEST && (x->flags & MCP_SEND_INITIALIZE) && t->kind == MCP_HTTP_KIND_AUTO &&
-        (x->status == 400 || x->status == 404 || x->status == 405)) {
-      /* Not a Streamable HTTP server: try the legacy transport. */
-      pthread_mutex_lock(&t->lock);
-      t->kind = MCP_HTTP_KIND_SSE;
-      t->pending_legacy_init = x->body;
-      t->pending_legacy_len = x->body_len;
-      t->pending_legacy_id = x->id;
-      x->body = NULL;
-      exchange *g = exchange_new(t, X_LEGACY_GET, 0, NULL, 0);
-      mcp_error err = MCP_ERROR_INIT;
-      mcp_status s2 = g ? submit_locked(t, g, NULL, &err) : MCP_ENOMEM;
-      pthread_mutex_unlock(&t->lock);
-      if (s2 != MCP_OK) {
-        exchange_free(g);
-        fail_request(t, x, s2, 0, "legacy SSE fallback failed");
-      } else {
-        exchange_free(x);
-      }
-      mcp_error_clear(&err);
-      return;
-    }
-    if (st != MCP_OK && !(x->is_sse && st == MCP_EIO && ok2xx)) {
-      fail_request(t, x, st, 0, message ? message : mcp_strerror(st));
-      return;
-    }
-    if (x->is_sse && ok2xx) {
-      resume_or_fail(t, x, st == MCP_OK ? "stream closed" : (message ? message : "stream broken"));
-      return;
-    }
-    if (!ok2xx) {
-      char *msg = http_error_message(x);
-      fail_request(t, x, MCP_EHTTP, x->status, msg ? msg : "HTTP error");
-      mcp__free(msg);
-      return;
-    }
-    if (x->too_big) {
-      fail_request(t, x, MCP_ETOOBIG, 0, "response exceeds the message size limit");
-      return;
-    }
-    if (x->kind == X_REQUEST && t->kind == MCP_HTTP_KIND_SSE) {
-      /* Legacy: the answer comes on the event stream; 2xx just accepts. */
-      exchange_free(x);
-      return;
-    }
-    if (x->body_in.len > 0) {
-      int mine = is_response_to(x->body_in.data, x->body_in.len, x->id);
-      upcall_message(t, x->body_in.data, x->body_in.len);
-      if (mine > 0) {
-        exchange_free(x);
-        return;
-      }
-      if (mine < 0) {
-        fail_request(t, x, MCP_ENOMEM, 0, "out of memory reading the response");
-        return;
-      }
-    }
-    char msg[96];
-    snprintf(msg, sizeof(msg), "HTTP %d without a response to request %lld", x->status,
-             (long long)x->id);
-    fail_request(t, x, MCP_EPROTO, x->status, msg);
-    return;
-  }
-  case X_MESSAGE:
-    if (!closing && st == MCP_OK && !ok2xx) {
-      char *msg = http_error_message(x);
-      upcall_error(t, MCP_EHTTP, msg ? msg : "HTTP error on a notification");
-      mcp__free(msg);
-    } else if (!closing && st != MCP_OK && st != MCP_ECANCELLED) {
-      upcall_error(t, st, message ? message : "could not send a notification");
-    } else if (ok2xx && x->body_in.len > 0 && x->is_json) {
-      upcall_message(t, x->body_in.data, x->body_in.len);
-    }
-    exchange_free(x);
-    return;
-  case X_LISTEN: {
-    pthread_mutex_lock(&t->lock);
-    if (x->sse) {
-      const char *last = mcp__sse_last_event_id(x->sse);
-      if (last && *last) {
-        mcp__free(t->listener_last_id);
-        t->listener_last_id = mcp__strdup(last);
-      }
-      if (mcp__sse_retry_ms(x->sse)) t->listener_retry_ms = mcp__sse_retry_ms(x->sse);
-    }
-    /* 404 means "session expired" only for a GET that carried a session;
-     * without one (a stateless server) it is "no stream here", like 405. */
-    if (x->status == 405 || (st == MCP_OK && x->status && !ok2xx &&
-                             (x->status != 404 || !x->sent_session))) {
-      t->listener_disabled = true; /* no stream offered: quietly done */
-    } else if (x->status == 404 && x->session_gen == t->session_gen && !t->closing &&
-               t->init_body) {
-      /* The session this GET named has expired (a server restart while we
-       * were idle): start a new one now rather than when the next request
-       * fails, so server-initiated messages keep flowing.  A successful
-       * re-initialize reopens the listener; a failed one closes the
-       * transport, as for a request. */
-      start_reinit_locked(t);
-    } else if (!t->closing) {
-      if (ok2xx && x->sse) t->listener_failures = 0;
-      else t->listener_failures++;
-      if (t->listener_failures < LISTENER_MAX_FAILURES) {
-        int64_t delay = t->listener_retry_ms ? (int64_t)t->listener_retry_ms : LISTENER_BACKOFF_MIN_MS;
-        for (int i = 0; i < t->listener_failures && delay < LISTENER_BACKOFF_MAX_MS; i++) delay *= 2;
-        if (delay > LISTENER_BACKOFF_MAX_MS) delay = LISTENER_BACKOFF_MAX_MS;
-        start_listener_locked(t, delay);
-      }
-    }
-    pthread_mutex_unlock(&t->lock);
-    exchange_free(x);
-    return;
-  }
+  case X_RESUME: request_done(t, x, st, message, closing); return;
+  case X_MESSAGE: message_done(t, x, st, message, closing); return;
+  case X_LISTEN: listen_done(t, x, st); return;
   case X_REINIT:
-  case X_REINIT_NOTE: {
-    bool good = st == MCP_OK && ok2xx;
-    pthread_mutex_lock(&t->lock);
-    if (x->kind == X_REINIT && good) {
-      /* Initialized again: send notifications/initialized, then go on. */
-      static const char initialized[] =
-          "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}";
-      /* sizeof - 1: the NUL is not part of the body. */
-      exchange *note = exchange_new(t, X_REINIT_NOTE, 0, initialized, sizeof(initialized) - 1);
-      mcp_error err = MCP_ERROR_INIT;
-      if (note && submit_locked(t, note, NULL, &err) == MCP_OK) {
-        pthread_mutex_unlock(&t->lock);
-        mcp_error_clear(&err);
-        exchange_free(x);
-        return;
-      }
-      exchange_free(note);
-      mcp_error_clear(&err);
-      good = false;
-    }
-    t->reinit_running = false;
-    exchange *waiting = t->reinit_wait;
-    t->reinit_wait = NULL;
-    char *why = good ? NULL : (x->status ? http_error_message(x) : mcp__strdup(message ? message : "failed"));
-    if (good) {
-      /* Retry each waiting request once with the new session. */
-      exchange *failed = NULL;
-      while (waiting) {
-        exchange *w = waiting;
-        waiting = w->next;
-        w->next = NULL;
-        mcp_error err = MCP_ERROR_INIT;
-        if (t->closing || submit_locked(t, w, NULL, &err) != MCP_OK) {
-          w->next = failed;
-          failed = w;
-        }
-        mcp_error_clear(&err);
-      }
-      if (!t->no_listener && !t->listener && !t->listener_disabled) start_listener_locked(t, 0);
-      pthread_mutex_unlock(&t->lock);
-      while (failed) {
-        exchange *f = failed;
-        failed = f->next;
-        f->not_sent = true; /* it got a 404 or was never sent */
-        fail_request(t, f, MCP_ECLOSED, 0, "could not retry after re-initialize");
-      }
-      exchange_free(x);
-      return;
-    }
-    pthread_mutex_unlock(&t->lock);
-    char *msg = mcp__asprintf("session expired and re-initialize failed: %s", why ? why : "?");
-    while (waiting) {
-      exchange *w = waiting;
-      waiting = w->next;
-      w->not_sent = true; /* refused with 404, or never sent */
-      fail_request(t, w, MCP_ECLOSED, 404, msg ? msg : "session expired");
-    }
-    report_close(t, MCP_ECLOSED, msg ? msg : "session expired");
-    mcp__free(msg);
-    mcp__free(why);
-    exchange_free(x);
-    return;
-  }
-  case X_DELETE:
-    pthread_mutex_lock(&t->lock);
-    t->delete_done = true;
-    pthread_cond_broadcast(&t->cond);
-    pthread_mutex_unlock(&t->lock);
-    exchange_free(x);
-    return;
-  case X_LEGACY_GET: {
-    pthread_mutex_lock(&t->lock);
-    bool had = t->legacy_stream_up;
-    t->legacy_stream_up = false;
-    bool waiting_init = t->pending_legacy_init != NULL;
-    char *init = t->pending_legacy_init;
-    int64_t init_id = t->pending_legacy_id;
-    t->pending_legacy_init = NULL;
-    pthread_cond_broadcast(&t->cond);
-    pthread_mutex_unlock(&t->lock);
-    char *msg = !ok2xx && x->status ? http_error_message(x)
-                                    : mcp__strdup(message && st != MCP_OK ? message : "legacy SSE stream closed");
-    if (waiting_init) upcall_request_error(t, init_id, x->status ? MCP_EHTTP : st ? st : MCP_EPROTO,
-                                           x->status, msg ? msg : "legacy SSE stream failed", false);
-    mcp__free(init);
-    if ((had || waiting_init) && !closing) report_close(t, MCP_ECLOSED, msg ? msg : "legacy SSE stream closed");
-    mcp__free(msg);
-    exchange_free(x);
-    return;
-  }
+  case X_REINIT_NOTE: reinit_done(t, x, st, message); return;
+  case X_DELETE: session_delete_done(t, x); return;
+  case X_LEGACY_GET: legacy_get_done(t, x, st, message, closing); return;
   }
 }
 
@@ -1413,6 +1500,29 @@ static const mcp_transport_ops http_ops = {.send = http_send,
                                            .ready = http_ready,
                                            .abandon = http_abandon};
 
+/* Keeps the configured extra headers but those the transport sets itself,
+ * names in lower case.  False when out of memory. */
+static bool copy_headers(http_transport *t, const mcp_http_transport_config *cfg) {
+  if (cfg->nheaders) {
+    t->headers = mcp__calloc(cfg->nheaders, sizeof(*t->headers));
+    if (!t->headers) return false;
+  }
+  for (size_t i = 0; i < cfg->nheaders; i++) {
+    if (reserved_header(cfg->header_names[i])) continue; /* ours alone */
+    char *name = mcp__strdup(cfg->header_names[i]);
+    char *value = mcp__strdup(cfg->header_values[i]);
+    if (!name || !value) {
+      mcp__free(name);
+      mcp__free(value);
+      return false;
+    }
+    for (char *p = name; *p; p++)
+      if (*p >= 'A' && *p <= 'Z') *p = (char)(*p - 'A' + 'a');
+    t->headers[t->nheaders++] = (mcp_http_header){name, value};
+  }
+  return true;
+}
+
 mcp_status mcp__http_transport_new(const mcp_http_transport_config *cfg,
                                    const mcp_transport_callbacks *cb, void *user,
                                    mcp_transport **out, mcp_error *err) {
@@ -1456,23 +1566,7 @@ mcp_status mcp__http_transport_new(const mcp_http_transport_config *cfg,
       mcp__free(tok);
     }
   }
-  if (cfg->nheaders) {
-    t->headers = mcp__calloc(cfg->nheaders, sizeof(*t->headers));
-    if (!t->headers) goto nomem;
-  }
-  for (size_t i = 0; i < cfg->nheaders; i++) {
-    if (reserved_header(cfg->header_names[i])) continue; /* ours alone */
-    char *name = mcp__strdup(cfg->header_names[i]);
-    char *value = mcp__strdup(cfg->header_values[i]);
-    if (!name || !value) {
-      mcp__free(name);
-      mcp__free(value);
-      goto nomem;
-    }
-    for (char *p = name; *p; p++)
-      if (*p >= 'A' && *p <= 'Z') *p = (char)(*p - 'A' + 'a');
-    t->headers[t->nheaders++] = (mcp_http_header){name, value};
-  }
+  if (!copy_headers(t, cfg)) goto nomem;
   mcp_http_config hcfg = {0};
   hcfg.scheme = t->url->scheme;
   hcfg.host = t->url->host;
