@@ -11,10 +11,12 @@
  *
  * Threads.  One reader thread per transport does all the waiting: it polls
  * the child's stdout and stderr, the child's pidfd and the stop pipe.  It
- * is the only caller of on_message, on_error and on_close, the only thread
- * that reaps the child, and it runs the shutdown escalation once a stop is
- * requested (by close(), or by send() after a half-written message).  So
- * close() only has to request the stop, close stdin and join the reader.
+ * is the only caller of on_close, the only thread that reaps the child,
+ * and it runs the shutdown escalation once a stop is requested (by close(),
+ * or by send() after a half-written message).  So close() only has to
+ * request the stop, close stdin and join the reader.  on_message,
+ * on_oversize and on_error (for stdout's lines) come from whoever reads
+ * stdout at the time: the reader or a leader (below), one at a time.
  *
  * Leading.  A thread about to block for a response may read stdout itself
  * (lead(), see mcp_transport.h): the response then reaches its caller with
@@ -147,11 +149,13 @@ typedef struct stdio_transport {
   pthread_t reader;
   bool reader_started;
 
-  /* Reader thread only (and free() after the join). */
+  /* stdout's: the current |owner| only (the reader or a leader; see
+   * "Leading" above), and free() after the join. */
   int out_fd;
-  int err_fd;
   mcp_jsonl *framer;
   char *rbuf;       /* STDIO_READ_CHUNK bytes */
+  /* stderr's: the reader thread only (and free() after the join). */
+  int err_fd;
   char *tail;       /* stderr ring of tail_cap bytes */
   size_t tail_cap;
   size_t tail_pos;  /* next write position in the ring */
