@@ -2085,12 +2085,10 @@ mcp_status mcp__client_connect_ex(const mcp_client_options *o, mcp_workers *work
                                               .on_request_hold = on_request_hold,
                                               .on_oversize = on_oversize};
   if (c->opts->url) {
-    static const mcp_http_kind kinds[] = {MCP_HTTP_KIND_AUTO, MCP_HTTP_KIND_STREAMABLE,
-                                          MCP_HTTP_KIND_SSE};
     mcp_http_transport_config hc = {0};
     hc.url = c->opts->url;
-    hc.kind = kinds[c->opts->http_kind];
-    hc.http_mode = c->opts->http_version;
+    hc.kind = c->opts->http_kind;
+    hc.http_version = c->opts->http_version;
     hc.header_names = (const char *const *)c->opts->header_names;
     hc.header_values = (const char *const *)c->opts->header_values;
     hc.nheaders = c->opts->nheaders;

@@ -30,8 +30,8 @@ typedef struct mcp_capability_entry {
 struct mcp_client_options {
   char **argv;     /* NULL-terminated, owned; NULL until set_stdio */
   char *url;       /* HTTP server; set_stdio and set_http exclude each other */
-  int http_kind;   /* mcp_http_transport */
-  int http_version;
+  mcp_http_transport http_kind;
+  mcp_http_version http_version;
   char **header_names; /* nheaders entries each, owned */
   char **header_values;
   size_t nheaders;

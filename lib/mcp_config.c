@@ -671,11 +671,11 @@ static int read_fields(mcp_parse_ctx *c, const char *name, json_object **f,
     if (f[F_HTTP2]) {
       const char *m = mcp__config_plain_string(f[F_HTTP2]);
       if (m && strcmp(m, "auto") == 0)
-        d->http2 = MCP_CONFIG_HTTP2_AUTO;
+        d->http2 = MCP_HTTP_VERSION_AUTO;
       else if (m && strcmp(m, "off") == 0)
-        d->http2 = MCP_CONFIG_HTTP2_OFF;
+        d->http2 = MCP_HTTP_VERSION_1_1;
       else if (m && strcmp(m, "prior-knowledge") == 0)
-        d->http2 = MCP_CONFIG_HTTP2_PRIOR_KNOWLEDGE;
+        d->http2 = MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE;
       else
         return bad(c, name, "http2", "field \"http2\" must be \"auto\", "
                    "\"prior-knowledge\" or \"off\"");

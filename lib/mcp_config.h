@@ -90,16 +90,8 @@ typedef enum mcp_server_type {
   MCP_SERVER_SSE = 2   /* legacy HTTP+SSE (2024-11-05) */
 } mcp_server_type;
 
-/*
- * HTTP version policy.  The values equal mcp_http_mode's (mcp_http.h), so
- * the manager may convert with a cast: AUTO = MCP_HTTP_AUTO, OFF =
- * MCP_HTTP_H1_ONLY, PRIOR_KNOWLEDGE = MCP_HTTP_H2_PRIOR_KNOWLEDGE.
- */
-typedef enum mcp_config_http2 {
-  MCP_CONFIG_HTTP2_AUTO = 0,
-  MCP_CONFIG_HTTP2_OFF = 1,
-  MCP_CONFIG_HTTP2_PRIOR_KNOWLEDGE = 2
-} mcp_config_http2;
+/* A server's "http2" policy is the public mcp_http_version (mcpconn.h):
+ * "auto", false (HTTP/1.1) or "prior-knowledge". */
 
 /* A server's "oauth" object; strings owned, NULL when absent. */
 typedef struct mcp_config_oauth {
@@ -138,7 +130,7 @@ typedef struct mcp_server_def {
   char *url;          /* http and sse; NULL for stdio */
   mcp_config_kv *headers; /* http and sse; file order */
   size_t nheaders;
-  mcp_config_http2 http2;
+  mcp_http_version http2;
   char *ca_file; /* TLS paths, NULL when absent */
   char *ca_dir;
   char *client_cert;

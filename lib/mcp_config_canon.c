@@ -109,11 +109,11 @@ static int stable_stringify(mcp_buf *b, json_object *o) {
 }
 
 
-static const char *http2_name(mcp_config_http2 m) {
+static const char *http2_name(mcp_http_version m) {
   switch (m) {
-  case MCP_CONFIG_HTTP2_OFF: return "off";
-  case MCP_CONFIG_HTTP2_PRIOR_KNOWLEDGE: return "prior-knowledge";
-  case MCP_CONFIG_HTTP2_AUTO: break;
+  case MCP_HTTP_VERSION_1_1: return "off";
+  case MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE: return "prior-knowledge";
+  case MCP_HTTP_VERSION_AUTO: break;
   }
   return "auto";
 }
@@ -186,7 +186,7 @@ mcp_status mcp__config_canonical_json(const mcp_server_def *def, char **out) {
   if (def->timeout_ms >= 0 &&
       !obj_add(o, "timeout", json_object_new_int64(def->timeout_ms)))
     goto out;
-  if (def->http2 != MCP_CONFIG_HTTP2_AUTO &&
+  if (def->http2 != MCP_HTTP_VERSION_AUTO &&
       !obj_add_str(o, "http2", http2_name(def->http2)))
     goto out;
   if (def->insecure && !obj_add(o, "insecure", json_object_new_boolean(1)))

@@ -123,7 +123,7 @@ struct mcp_http_client {
   char *host;
   int port;
   char *authority; /* host[:port] for Host and :authority */
-  mcp_http_mode mode;
+  mcp_http_version mode;
   bool tls;
   mcp_tls_ctx *tls_ctx;
   int64_t connect_timeout_ms; /* ms */
@@ -713,14 +713,14 @@ static void conn_handshake(mcp_http_conn *c) {
   }
   const char *alpn = mcp__tls_alpn_selected(c->tls);
   bool h2 = alpn && strcmp(alpn, "h2") == 0;
-  if (h->mode == MCP_HTTP_H2_PRIOR_KNOWLEDGE && !h2) {
+  if (h->mode == MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE && !h2) {
     char msg[128];
     snprintf(msg, sizeof(msg), "server did not negotiate h2 (ALPN: %s)",
              alpn ? alpn : "none");
     conn_connect_failed(c, MCP_EPROTO, msg);
     return;
   }
-  conn_ready(c, h2 && h->mode != MCP_HTTP_H1_ONLY ? MCP_HTTP_PROTO_H2
+  conn_ready(c, h2 && h->mode != MCP_HTTP_VERSION_1_1 ? MCP_HTTP_PROTO_H2
                                                   : MCP_HTTP_PROTO_H1);
 }
 
@@ -734,7 +734,7 @@ static void conn_tcp_up(mcp_http_conn *c) {
     c->ai_list = c->ai_next = NULL;
   }
   if (!h->tls) {
-    conn_ready(c, h->mode == MCP_HTTP_H2_PRIOR_KNOWLEDGE ? MCP_HTTP_PROTO_H2
+    conn_ready(c, h->mode == MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE ? MCP_HTTP_PROTO_H2
                                                          : MCP_HTTP_PROTO_H1);
     return;
   }
@@ -1059,8 +1059,8 @@ static void conn_settle(mcp_http_conn *c) {
 /* ---- dispatch -------------------------------------------------------------------- */
 
 static mcp_http_proto target_proto(const mcp_http_client *h) {
-  if (h->mode == MCP_HTTP_H1_ONLY) return MCP_HTTP_PROTO_H1;
-  if (h->mode == MCP_HTTP_H2_PRIOR_KNOWLEDGE) return MCP_HTTP_PROTO_H2;
+  if (h->mode == MCP_HTTP_VERSION_1_1) return MCP_HTTP_PROTO_H1;
+  if (h->mode == MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE) return MCP_HTTP_PROTO_H2;
   if (!h->tls) return MCP_HTTP_PROTO_H1;
   return h->learned; /* NONE until the first handshake */
 }
@@ -1473,8 +1473,8 @@ mcp_status mcp__http_client_new(const mcp_http_config *cfg,
       return mcp__error_set(err, MCP_EINVAL, "invalid host \"%s\"", cfg->host);
   if (cfg->port < 1 || cfg->port > 65535)
     return mcp__error_set(err, MCP_EINVAL, "invalid port %d", cfg->port);
-  if (cfg->mode != MCP_HTTP_AUTO && cfg->mode != MCP_HTTP_H1_ONLY &&
-      cfg->mode != MCP_HTTP_H2_PRIOR_KNOWLEDGE)
+  if (cfg->mode != MCP_HTTP_VERSION_AUTO && cfg->mode != MCP_HTTP_VERSION_1_1 &&
+      cfg->mode != MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE)
     return mcp__error_set(err, MCP_EINVAL, "invalid HTTP mode %d",
                           (int)cfg->mode);
   if (cfg->connect_timeout_ms < 0)
@@ -1512,8 +1512,8 @@ mcp_status mcp__http_client_new(const mcp_http_config *cfg,
     goto fail;
   }
   if (tls) {
-    mcp_tls_alpn alpn = cfg->mode == MCP_HTTP_H1_ONLY ? MCP_TLS_ALPN_H1
-                        : cfg->mode == MCP_HTTP_H2_PRIOR_KNOWLEDGE
+    mcp_tls_alpn alpn = cfg->mode == MCP_HTTP_VERSION_1_1 ? MCP_TLS_ALPN_H1
+                        : cfg->mode == MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE
                             ? MCP_TLS_ALPN_H2
                             : MCP_TLS_ALPN_H2_H1;
     st = mcp__tls_ctx_new(cfg->ca_file, cfg->ca_dir, cfg->client_cert,

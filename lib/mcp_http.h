@@ -20,16 +20,11 @@
 
 typedef struct mcp_http_client mcp_http_client;
 
-typedef enum mcp_http_mode {
-  /* https: ALPN offers h2 then http/1.1 and uses what the server picks.
-   * http: HTTP/1.1. */
-  MCP_HTTP_AUTO = 0,
-  /* HTTP/1.1 only, even over TLS (ALPN offers only http/1.1). */
-  MCP_HTTP_H1_ONLY = 1,
-  /* HTTP/2 without negotiation: h2c prior knowledge on http, or h2 over TLS
-   * failing when ALPN does not select h2. */
-  MCP_HTTP_H2_PRIOR_KNOWLEDGE = 2
-} mcp_http_mode;
+/* Which HTTP versions a client uses: the public mcp_http_version
+ * (mcpconn.h).  AUTO: on https ALPN offers h2 then http/1.1 and uses what
+ * the server picks, on http HTTP/1.1.  1_1: HTTP/1.1 only, even over TLS.
+ * 2_PRIOR_KNOWLEDGE: h2c prior knowledge on http, or h2 over TLS failing
+ * when ALPN does not select h2. */
 
 typedef struct mcp_http_header {
   const char *name;  /* lower-case for HTTP/2; compared case-insensitively */
@@ -40,7 +35,7 @@ typedef struct mcp_http_config {
   const char *scheme; /* "http" or "https" */
   const char *host;   /* name, IPv4 or IPv6 literal without brackets */
   int port;
-  mcp_http_mode mode;
+  mcp_http_version mode;
   /* TLS.  Verification (chain against the system store or ca_file/ca_dir,
    * and host name) is on unless |insecure|. */
   const char *ca_file;

@@ -236,7 +236,7 @@ static mcp_status fetch(mcp_oauth *a, const char *method, const char *url, const
   cfg.scheme = u->scheme;
   cfg.host = u->host;
   cfg.port = u->port;
-  cfg.mode = MCP_HTTP_H1_ONLY;
+  cfg.mode = MCP_HTTP_VERSION_1_1;
   cfg.ca_file = a->ca_file;
   cfg.ca_dir = a->ca_dir;
   cfg.client_cert = a->client_cert;

@@ -109,8 +109,7 @@ mcp_status mcp__config_client_options(const mcp_server_def *def,
                                      def->type == MCP_SERVER_SSE
                                          ? MCP_HTTP_TRANSPORT_LEGACY_SSE
                                          : MCP_HTTP_TRANSPORT_AUTO);
-    /* mcp_config_http2 has mcp_http_version's values. */
-    mcp_client_options_set_http_version(co, (mcp_http_version)def->http2);
+    mcp_client_options_set_http_version(co, def->http2);
     for (size_t i = 0; st == MCP_OK && i < def->nheaders; i++) {
       what = def->headers[i].name;
       st = mcp_client_options_add_header(co, def->headers[i].name,

@@ -244,17 +244,13 @@ int mcp__stdio_transport_pid(mcp_transport *t);
 
 /* ---- Streamable HTTP and legacy HTTP+SSE ---------------------------------- */
 
-typedef enum mcp_http_kind {
-  MCP_HTTP_KIND_STREAMABLE = 0, /* Streamable HTTP (2025-03-26 and later) */
-  MCP_HTTP_KIND_SSE = 1,        /* legacy HTTP+SSE (2024-11-05) */
-  MCP_HTTP_KIND_AUTO = 2        /* Streamable; on 400/404/405 to initialize,
-                                   fall back to legacy */
-} mcp_http_kind;
-
+/* The kind of HTTP server is the public mcp_http_transport (mcpconn.h):
+ * AUTO (Streamable; on 400/404/405 to initialize, fall back to legacy),
+ * STREAMABLE or LEGACY_SSE.  The transport may switch AUTO to LEGACY_SSE. */
 typedef struct mcp_http_transport_config {
   const char *url;
-  mcp_http_kind kind;
-  int http_mode; /* an mcp_http_mode (mcp_http.h) */
+  mcp_http_transport kind;
+  mcp_http_version http_version;
   /* Extra request headers, |nheaders| name/value pairs.  Content-Type,
    * Accept, Host, Content-Length, Mcp-Session-Id, MCP-Protocol-Version and
    * Last-Event-ID are the transport's own and are never taken from here. */

@@ -118,7 +118,7 @@ struct http_transport {
   const mcp_transport_callbacks *cb;
   void *user;
   mcp_url *url;           /* the configured endpoint */
-  mcp_http_kind kind;     /* may switch AUTO -> SSE */
+  mcp_http_transport kind;     /* may switch AUTO -> SSE */
   size_t max_message;
   int max_resume;
   bool no_listener;
@@ -324,7 +324,7 @@ static const mcp_http_callbacks x_callbacks = {x_on_headers, x_on_data, x_on_don
 
 /* The path (and query) an exchange goes to. */
 static const char *target_path(http_transport *t, xkind kind) {
-  if (t->kind == MCP_HTTP_KIND_SSE && t->endpoint && kind != X_LEGACY_GET)
+  if (t->kind == MCP_HTTP_TRANSPORT_LEGACY_SSE && t->endpoint && kind != X_LEGACY_GET)
     return t->endpoint->path_and_query;
   return t->url->path_and_query;
 }
@@ -357,7 +357,7 @@ static mcp_status submit_locked(http_transport *t, exchange *x, const char *last
     method = "DELETE";
     break;
   }
-  bool legacy = t->kind == MCP_HTTP_KIND_SSE;
+  bool legacy = t->kind == MCP_HTTP_TRANSPORT_LEGACY_SSE;
   x->sent_session = false;
   if (t->session && !legacy && x->kind != X_REINIT) {
     h[n++] = (mcp_http_header){"mcp-session-id", t->session};
@@ -875,7 +875,7 @@ static void retry_after_reinit(http_transport *t, exchange *x) {
 /* True when the initialize |x| was refused as a server of the legacy
  * transport refuses it, and the kind is still to be found out. */
 static bool wants_legacy(const http_transport *t, const exchange *x) {
-  return x->kind == X_REQUEST && (x->flags & MCP_SEND_INITIALIZE) && t->kind == MCP_HTTP_KIND_AUTO &&
+  return x->kind == X_REQUEST && (x->flags & MCP_SEND_INITIALIZE) && t->kind == MCP_HTTP_TRANSPORT_AUTO &&
          (x->status == 400 || x->status == 404 || x->status == 405);
 }
 
@@ -883,7 +883,7 @@ static bool wants_legacy(const http_transport *t, const exchange *x) {
  * initialize goes out again once its endpoint is known.  Without lock. */
 static void fall_back_to_legacy(http_transport *t, exchange *x) {
   pthread_mutex_lock(&t->lock);
-  t->kind = MCP_HTTP_KIND_SSE;
+  t->kind = MCP_HTTP_TRANSPORT_LEGACY_SSE;
   t->pending_legacy_init = x->body;
   t->pending_legacy_len = x->body_len;
   t->pending_legacy_id = x->id;
@@ -904,7 +904,7 @@ static void fall_back_to_legacy(http_transport *t, exchange *x) {
 /* A request's complete 2xx non-SSE response: hand its body to the client
  * and see that it answered the request.  Without lock. */
 static void request_body_done(http_transport *t, exchange *x) {
-  if (x->kind == X_REQUEST && t->kind == MCP_HTTP_KIND_SSE) {
+  if (x->kind == X_REQUEST && t->kind == MCP_HTTP_TRANSPORT_LEGACY_SSE) {
     /* Legacy: the answer comes on the event stream; 2xx just accepts. */
     exchange_free(x);
     return;
@@ -1260,7 +1260,7 @@ static void start_reinit_locked(http_transport *t) {
 
 static void start_listener_locked(http_transport *t, int64_t delay_ms) {
   if (t->closing || t->listener || t->listener_disabled || t->no_listener || !t->ready ||
-      t->kind == MCP_HTTP_KIND_SSE)
+      t->kind == MCP_HTTP_TRANSPORT_LEGACY_SSE)
     return;
   if (delay_ms > 0) {
     schedule_locked(t, delay_ms, listener_job, NULL);
@@ -1317,7 +1317,7 @@ static mcp_status http_send_request(mcp_transport *base, int64_t id, unsigned fl
     t->init_len = len;
     t->init_id = id;
   }
-  if (t->kind == MCP_HTTP_KIND_SSE) {
+  if (t->kind == MCP_HTTP_TRANSPORT_LEGACY_SSE) {
     if (!t->endpoint && (flags & MCP_SEND_INITIALIZE) && !t->legacy_stream_up) {
       /* Open the legacy stream; the initialize POST follows its endpoint. */
       exchange *g = exchange_new(t, X_LEGACY_GET, 0, NULL, 0);
@@ -1403,7 +1403,7 @@ static void http_close(mcp_transport *base) {
   t->close_started = true;
   /* DELETE the session first (best effort, bounded), while intake is open
    * for it alone. */
-  if (t->session && t->kind != MCP_HTTP_KIND_SSE && t->hc) {
+  if (t->session && t->kind != MCP_HTTP_TRANSPORT_LEGACY_SSE && t->hc) {
     exchange *d = exchange_new(t, X_DELETE, 0, NULL, 0);
     mcp_error err = MCP_ERROR_INIT;
     if (d && submit_locked(t, d, NULL, &err) == MCP_OK) {
@@ -1571,7 +1571,7 @@ mcp_status mcp__http_transport_new(const mcp_http_transport_config *cfg,
   hcfg.scheme = t->url->scheme;
   hcfg.host = t->url->host;
   hcfg.port = t->url->port;
-  hcfg.mode = (mcp_http_mode)cfg->http_mode;
+  hcfg.mode = cfg->http_version;
   hcfg.ca_file = cfg->ca_file;
   hcfg.ca_dir = cfg->ca_dir;
   hcfg.client_cert = cfg->client_cert;
@@ -1611,6 +1611,6 @@ bool mcp__http_transport_stall(mcp_transport *base, char *buf, size_t n) {
 const char *mcp__http_transport_protocol(mcp_transport *base) {
   http_transport *t = (http_transport *)base;
   const char *p = t->hc ? mcp__http_client_protocol(t->hc) : NULL;
-  if (t->kind == MCP_HTTP_KIND_SSE) return "legacy-sse";
+  if (t->kind == MCP_HTTP_TRANSPORT_LEGACY_SSE) return "legacy-sse";
   return p;
 }

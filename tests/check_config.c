@@ -357,7 +357,7 @@ START_TEST(test_full_definitions) {
   ck_assert_int_eq(r->type, MCP_SERVER_HTTP);
   ck_assert_str_eq(r->url, "https://h/1/mcp");
   ck_assert_str_eq(header_of(r, "Authorization"), "Bearer t0k");
-  ck_assert_int_eq(r->http2, MCP_CONFIG_HTTP2_PRIOR_KNOWLEDGE);
+  ck_assert_int_eq(r->http2, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
   ck_assert_str_eq(r->ca_file, "/home/u/ca.pem");
   ck_assert_str_eq(r->ca_dir, "/etc/ssl/certs");
   ck_assert_str_eq(r->client_cert, "c.pem");
@@ -370,10 +370,10 @@ START_TEST(test_full_definitions) {
   const mcp_server_def *im = must_find(set, "implicit");
   ck_assert_int_eq(im->type, MCP_SERVER_HTTP);
   ck_assert_int_eq(im->timeout_ms, -1);
-  ck_assert_int_eq(im->http2, MCP_CONFIG_HTTP2_AUTO);
+  ck_assert_int_eq(im->http2, MCP_HTTP_VERSION_AUTO);
   const mcp_server_def *lg = must_find(set, "legacy");
   ck_assert_int_eq(lg->type, MCP_SERVER_SSE);
-  ck_assert_int_eq(lg->http2, MCP_CONFIG_HTTP2_OFF);
+  ck_assert_int_eq(lg->http2, MCP_HTTP_VERSION_1_1);
 
   ck_assert_uint_eq(set->ndisabled, 2);
   ck_assert_str_eq(set->disabled[0], "a");

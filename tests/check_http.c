@@ -242,7 +242,7 @@ static void wait_done(resp *r) {
 /* ---- clients -------------------------------------------------------------------- */
 
 static mcp_http_config base_cfg(const char *scheme, const char *host,
-                                int port, mcp_http_mode mode) {
+                                int port, mcp_http_version mode) {
   mcp_http_config c;
   memset(&c, 0, sizeof(c));
   c.scheme = scheme;
@@ -264,7 +264,7 @@ static mcp_http_client *client_new(const mcp_http_config *cfg) {
 
 /* A TLS client trusting the test CA. */
 static mcp_http_client *tls_client(const char *host, int port,
-                                   mcp_http_mode mode) {
+                                   mcp_http_version mode) {
   mcp_http_config c = base_cfg("https", host, port, mode);
   c.ca_file = pki("ca.pem");
   return client_new(&c);
@@ -326,7 +326,7 @@ static int scale(int n) {
 
 START_TEST(test_h2_tls_echo) {
   test_server s = tls_server("server.pem", "server.key", NULL);
-  mcp_http_client *h = tls_client("127.0.0.1", s.port, MCP_HTTP_AUTO);
+  mcp_http_client *h = tls_client("127.0.0.1", s.port, MCP_HTTP_VERSION_AUTO);
   ck_assert_ptr_null(mcp__http_client_protocol(h));
   resp r;
   fetch(h, "POST", "/echo", "hello over h2", &r);
@@ -343,7 +343,7 @@ END_TEST
 /* A host name: the resolver thread, SNI and DNS-name verification. */
 START_TEST(test_h2_tls_localhost_name) {
   test_server s = tls_server("server.pem", "server.key", NULL);
-  mcp_http_client *h = tls_client("localhost", s.port, MCP_HTTP_AUTO);
+  mcp_http_client *h = tls_client("localhost", s.port, MCP_HTTP_VERSION_AUTO);
   resp r;
   fetch(h, "GET", "/headers", NULL, &r);
   expect_ok(&r, 200, NULL);
@@ -366,7 +366,7 @@ END_TEST
 START_TEST(test_h2c_prior_knowledge) {
   test_server s = server_start(NULL);
   mcp_http_config c =
-      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_H2_PRIOR_KNOWLEDGE);
+      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
   mcp_http_client *h = client_new(&c);
   resp r;
   fetch(h, "POST", "/echo", "cleartext h2", &r);
@@ -386,7 +386,7 @@ END_TEST
 START_TEST(test_h2_request_headers) {
   test_server s = server_start(NULL);
   mcp_http_config c =
-      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_H2_PRIOR_KNOWLEDGE);
+      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
   mcp_http_client *h = client_new(&c);
   resp r;
   resp_init(&r);
@@ -431,7 +431,7 @@ static void expect_fail(mcp_http_client *h, mcp_status want, const char *part) {
 
 START_TEST(test_tls_self_signed_rejected) {
   test_server s = tls_server("self.pem", "self.key", NULL);
-  mcp_http_config c = base_cfg("https", "127.0.0.1", s.port, MCP_HTTP_AUTO);
+  mcp_http_config c = base_cfg("https", "127.0.0.1", s.port, MCP_HTTP_VERSION_AUTO);
   mcp_http_client *h = client_new(&c);
   expect_fail(h, MCP_ETLS, "certificate verify failed: self-signed");
   mcp__http_client_free(h);
@@ -441,7 +441,7 @@ END_TEST
 
 START_TEST(test_tls_unknown_ca_rejected) {
   test_server s = tls_server("server.pem", "server.key", NULL);
-  mcp_http_config c = base_cfg("https", "127.0.0.1", s.port, MCP_HTTP_AUTO);
+  mcp_http_config c = base_cfg("https", "127.0.0.1", s.port, MCP_HTTP_VERSION_AUTO);
   mcp_http_client *h = client_new(&c); /* system store: our CA is unknown */
   expect_fail(h, MCP_ETLS, "verify");
   mcp__http_client_free(h);
@@ -451,10 +451,10 @@ END_TEST
 
 START_TEST(test_tls_wrong_host_rejected) {
   test_server s = tls_server("wrong.pem", "wrong.key", NULL);
-  mcp_http_client *h = tls_client("localhost", s.port, MCP_HTTP_AUTO);
+  mcp_http_client *h = tls_client("localhost", s.port, MCP_HTTP_VERSION_AUTO);
   expect_fail(h, MCP_ETLS, "hostname mismatch");
   mcp__http_client_free(h);
-  h = tls_client("127.0.0.1", s.port, MCP_HTTP_AUTO);
+  h = tls_client("127.0.0.1", s.port, MCP_HTTP_VERSION_AUTO);
   expect_fail(h, MCP_ETLS, "IP address mismatch");
   mcp__http_client_free(h);
   server_stop(&s);
@@ -465,7 +465,7 @@ END_TEST
  * ended in 2020. */
 START_TEST(test_tls_expired_rejected) {
   test_server s = tls_server("expired.pem", "expired.key", NULL);
-  mcp_http_client *h = tls_client("localhost", s.port, MCP_HTTP_AUTO);
+  mcp_http_client *h = tls_client("localhost", s.port, MCP_HTTP_VERSION_AUTO);
   expect_fail(h, MCP_ETLS, "certificate has expired");
   mcp__http_client_free(h);
   server_stop(&s);
@@ -509,7 +509,7 @@ START_TEST(test_tls_handshake_dropped_is_eio) {
     dropper d = {lfd, reset};
     pthread_t th;
     ck_assert_int_eq(pthread_create(&th, NULL, drop_after_hello, &d), 0);
-    mcp_http_client *h = tls_client("localhost", ntohs(a.sin_port), MCP_HTTP_AUTO);
+    mcp_http_client *h = tls_client("localhost", ntohs(a.sin_port), MCP_HTTP_VERSION_AUTO);
     expect_fail(h, MCP_EIO, "TLS handshake with localhost failed");
     mcp__http_client_free(h);
     pthread_join(th, NULL);
@@ -520,7 +520,7 @@ END_TEST
 
 START_TEST(test_tls_insecure_accepts_self_signed) {
   test_server s = tls_server("self.pem", "self.key", NULL);
-  mcp_http_config c = base_cfg("https", "127.0.0.1", s.port, MCP_HTTP_AUTO);
+  mcp_http_config c = base_cfg("https", "127.0.0.1", s.port, MCP_HTTP_VERSION_AUTO);
   c.insecure = true;
   mcp_http_client *h = client_new(&c);
   resp r;
@@ -535,7 +535,7 @@ END_TEST
 START_TEST(test_tls_mtls) {
   test_server s = server_start("--tls", pki("server.pem"), pki("server.key"),
                                "--client-ca", pki("ca.pem"), NULL);
-  mcp_http_config c = base_cfg("https", "localhost", s.port, MCP_HTTP_AUTO);
+  mcp_http_config c = base_cfg("https", "localhost", s.port, MCP_HTTP_VERSION_AUTO);
   c.ca_file = pki("ca.pem");
   c.client_cert = pki("client.pem");
   c.client_key = pki("client.key");
@@ -548,7 +548,7 @@ START_TEST(test_tls_mtls) {
 
   /* Without a client certificate the server refuses (with TLS 1.3 the
    * alert arrives after the client's handshake finished). */
-  h = tls_client("localhost", s.port, MCP_HTTP_AUTO);
+  h = tls_client("localhost", s.port, MCP_HTTP_VERSION_AUTO);
   fetch(h, "GET", "/status?code=200", NULL, &r);
   ck_assert_msg(r.st == MCP_ETLS || r.st == MCP_EIO, "got %d (%s)", r.st,
                 r.msg);
@@ -559,7 +559,7 @@ START_TEST(test_tls_mtls) {
 END_TEST
 
 START_TEST(test_tls_bad_material) {
-  mcp_http_config c = base_cfg("https", "127.0.0.1", 443, MCP_HTTP_AUTO);
+  mcp_http_config c = base_cfg("https", "127.0.0.1", 443, MCP_HTTP_VERSION_AUTO);
   c.ca_file = "/nonexistent/ca.pem";
   mcp_http_client *h = NULL;
   mcp_error err = MCP_ERROR_INIT;
@@ -581,7 +581,7 @@ END_TEST
 START_TEST(test_prior_knowledge_needs_h2) {
   test_server s = tls_server("server.pem", "server.key", "--no-h2");
   mcp_http_client *h =
-      tls_client("127.0.0.1", s.port, MCP_HTTP_H2_PRIOR_KNOWLEDGE);
+      tls_client("127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
   expect_fail(h, MCP_EPROTO, "server did not negotiate h2");
   mcp__http_client_free(h);
   server_stop(&s);
@@ -594,7 +594,7 @@ START_TEST(test_h2_1000_multiplexed) {
   int n = scale(1000);
   test_server s = server_start("--tls", pki("server.pem"), pki("server.key"),
                                "--max-streams", "100", NULL);
-  mcp_http_client *h = tls_client("127.0.0.1", s.port, MCP_HTTP_AUTO);
+  mcp_http_client *h = tls_client("127.0.0.1", s.port, MCP_HTTP_VERSION_AUTO);
   resp *rs = calloc((size_t)n, sizeof(*rs));
   char (*bodies)[48] = calloc((size_t)n, sizeof(*bodies));
   long long t0 = test_now_ms();
@@ -625,7 +625,7 @@ END_TEST
 START_TEST(test_h2_big_response) {
   long long bytes = test_under_valgrind() ? 2 * 1024 * 1024 : 20 * 1024 * 1024;
   test_server s = tls_server("server.pem", "server.key", NULL);
-  mcp_http_client *h = tls_client("127.0.0.1", s.port, MCP_HTTP_AUTO);
+  mcp_http_client *h = tls_client("127.0.0.1", s.port, MCP_HTTP_VERSION_AUTO);
   resp r;
   resp_init(&r);
   r.check_pattern = true;
@@ -651,7 +651,7 @@ END_TEST
 START_TEST(test_h2_rst_isolated) {
   test_server s = server_start(NULL);
   mcp_http_config c =
-      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_H2_PRIOR_KNOWLEDGE);
+      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
   mcp_http_client *h = client_new(&c);
   resp rst, ok[10];
   resp_init(&rst);
@@ -684,7 +684,7 @@ END_TEST
 START_TEST(test_h2_goaway_graceful_retry) {
   test_server s = server_start(NULL);
   mcp_http_config c =
-      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_H2_PRIOR_KNOWLEDGE);
+      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
   mcp_http_client *h = client_new(&c);
   resp slow, ga, e[5];
   char bodies[5][16];
@@ -720,7 +720,7 @@ END_TEST
 START_TEST(test_h2_goaway_abort) {
   test_server s = server_start(NULL);
   mcp_http_config c =
-      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_H2_PRIOR_KNOWLEDGE);
+      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
   mcp_http_client *h = client_new(&c);
   resp stall, ga, e[3];
   char bodies[3][16];
@@ -762,7 +762,7 @@ END_TEST
 START_TEST(test_h2_goaway_error_fails_open_streams) {
   test_server s = server_start(NULL);
   mcp_http_config c =
-      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_H2_PRIOR_KNOWLEDGE);
+      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
   mcp_http_client *h = client_new(&c);
   resp ga, e;
   resp_init(&ga);
@@ -789,7 +789,7 @@ START_TEST(test_connect_refused_not_sent) {
   test_server s = server_start(NULL);
   int port = s.port;
   server_stop(&s); /* nothing listens there now */
-  mcp_http_config c = base_cfg("http", "127.0.0.1", port, MCP_HTTP_H1_ONLY);
+  mcp_http_config c = base_cfg("http", "127.0.0.1", port, MCP_HTTP_VERSION_1_1);
   mcp_http_client *h = client_new(&c);
   resp r;
   fetch(h, "POST", "/echo", "x", &r);
@@ -804,7 +804,7 @@ END_TEST
 START_TEST(test_h2_refused_stream_retried) {
   test_server s = server_start(NULL);
   mcp_http_config c =
-      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_H2_PRIOR_KNOWLEDGE);
+      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
   mcp_http_client *h = client_new(&c);
   resp r;
   fetch(h, "GET", "/refuse-once?key=a", NULL, &r);
@@ -819,7 +819,7 @@ START_TEST(test_h2_refused_stream_retried) {
    * does not use up their retry, so the route's own refusal still gets
    * one. */
   s = server_start("--max-streams", "1", NULL);
-  c = base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_H2_PRIOR_KNOWLEDGE);
+  c = base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
   h = client_new(&c);
   resp rs[4];
   for (int i = 0; i < 4; i++) {
@@ -841,7 +841,7 @@ END_TEST
 START_TEST(test_h2_header_cap) {
   test_server s = server_start(NULL);
   mcp_http_config c =
-      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_H2_PRIOR_KNOWLEDGE);
+      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
   c.max_header_bytes = 4096;
   mcp_http_client *h = client_new(&c);
   resp r;
@@ -864,7 +864,7 @@ END_TEST
 
 START_TEST(test_h2_cancel_stall) {
   test_server s = tls_server("server.pem", "server.key", NULL);
-  mcp_http_client *h = tls_client("127.0.0.1", s.port, MCP_HTTP_AUTO);
+  mcp_http_client *h = tls_client("127.0.0.1", s.port, MCP_HTTP_VERSION_AUTO);
   resp r;
   resp_init(&r);
   uint64_t id = submit(h, "GET", "/stall", NULL, &r);
@@ -899,7 +899,7 @@ START_TEST(test_cancel_pending) {
   socklen_t sl = sizeof(sa);
   getsockname(lfd, (struct sockaddr *)&sa, &sl);
   mcp_http_client *h = tls_client("127.0.0.1", ntohs(sa.sin_port),
-                                  MCP_HTTP_AUTO);
+                                  MCP_HTTP_VERSION_AUTO);
   resp r;
   resp_init(&r);
   uint64_t id = submit(h, "GET", "/x", NULL, &r);
@@ -942,7 +942,7 @@ START_TEST(test_submit_cancel_race) {
   ck_assert_int_eq(listen(lfd, 16), 0);
   socklen_t sl = sizeof(sa);
   getsockname(lfd, (struct sockaddr *)&sa, &sl);
-  mcp_http_client *h = tls_client("127.0.0.1", ntohs(sa.sin_port), MCP_HTTP_AUTO);
+  mcp_http_client *h = tls_client("127.0.0.1", ntohs(sa.sin_port), MCP_HTTP_VERSION_AUTO);
   enum { T = 4, N = 2000 };
   racer xs[T];
   pthread_t th[T];
@@ -981,7 +981,7 @@ START_TEST(test_connect_refused) {
   getsockname(fd, (struct sockaddr *)&sa, &sl);
   close(fd); /* nobody listens there now */
   mcp_http_config c =
-      base_cfg("http", "127.0.0.1", ntohs(sa.sin_port), MCP_HTTP_AUTO);
+      base_cfg("http", "127.0.0.1", ntohs(sa.sin_port), MCP_HTTP_VERSION_AUTO);
   mcp_http_client *h = client_new(&c);
   long long t0 = test_now_ms();
   resp r;
@@ -1006,7 +1006,7 @@ START_TEST(test_connect_timeout) {
   socklen_t sl = sizeof(sa);
   getsockname(lfd, (struct sockaddr *)&sa, &sl);
   mcp_http_config c =
-      base_cfg("https", "127.0.0.1", ntohs(sa.sin_port), MCP_HTTP_AUTO);
+      base_cfg("https", "127.0.0.1", ntohs(sa.sin_port), MCP_HTTP_VERSION_AUTO);
   c.ca_file = pki("ca.pem");
   c.connect_timeout_ms = 300;
   mcp_http_client *h = client_new(&c);
@@ -1025,7 +1025,7 @@ END_TEST
 
 START_TEST(test_resolve_failure) {
   mcp_http_config c =
-      base_cfg("http", "no-such-host.invalid", 80, MCP_HTTP_AUTO);
+      base_cfg("http", "no-such-host.invalid", 80, MCP_HTTP_VERSION_AUTO);
   c.connect_timeout_ms = 5000;
   mcp_http_client *h = client_new(&c);
   resp r;
@@ -1040,7 +1040,7 @@ END_TEST
 /* ---- validation -------------------------------------------------------------------------- */
 
 START_TEST(test_header_injection_refused) {
-  mcp_http_config c = base_cfg("http", "127.0.0.1", 9, MCP_HTTP_AUTO);
+  mcp_http_config c = base_cfg("http", "127.0.0.1", 9, MCP_HTTP_VERSION_AUTO);
   mcp_http_client *h = client_new(&c);
   resp r;
   resp_init(&r);
@@ -1082,15 +1082,15 @@ END_TEST
 
 START_TEST(test_config_validation) {
   mcp_http_client *h = NULL;
-  mcp_http_config c = base_cfg("ftp", "127.0.0.1", 80, MCP_HTTP_AUTO);
+  mcp_http_config c = base_cfg("ftp", "127.0.0.1", 80, MCP_HTTP_VERSION_AUTO);
   ck_assert_int_eq(mcp__http_client_new(&c, &h, NULL), MCP_EINVAL);
-  c = base_cfg("http", "", 80, MCP_HTTP_AUTO);
+  c = base_cfg("http", "", 80, MCP_HTTP_VERSION_AUTO);
   ck_assert_int_eq(mcp__http_client_new(&c, &h, NULL), MCP_EINVAL);
-  c = base_cfg("http", "a b", 80, MCP_HTTP_AUTO);
+  c = base_cfg("http", "a b", 80, MCP_HTTP_VERSION_AUTO);
   ck_assert_int_eq(mcp__http_client_new(&c, &h, NULL), MCP_EINVAL);
-  c = base_cfg("http", "127.0.0.1", 0, MCP_HTTP_AUTO);
+  c = base_cfg("http", "127.0.0.1", 0, MCP_HTTP_VERSION_AUTO);
   ck_assert_int_eq(mcp__http_client_new(&c, &h, NULL), MCP_EINVAL);
-  c = base_cfg("http", "127.0.0.1", 70000, MCP_HTTP_AUTO);
+  c = base_cfg("http", "127.0.0.1", 70000, MCP_HTTP_VERSION_AUTO);
   ck_assert_int_eq(mcp__http_client_new(&c, &h, NULL), MCP_EINVAL);
   ck_assert_int_eq(mcp__http_client_new(NULL, &h, NULL), MCP_EINVAL);
   ck_assert_ptr_null(h);
@@ -1123,7 +1123,7 @@ static void chain_hook(resp *r) {
 START_TEST(test_submit_from_callback) {
   test_server s = server_start(NULL);
   mcp_http_config c =
-      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_H2_PRIOR_KNOWLEDGE);
+      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
   chain ch;
   memset(&ch, 0, sizeof(ch));
   ch.h = client_new(&c);
@@ -1159,7 +1159,7 @@ static void cancel_self_headers(void *user, int status,
 START_TEST(test_cancel_from_callback) {
   test_server s = server_start(NULL);
   mcp_http_config c =
-      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_H2_PRIOR_KNOWLEDGE);
+      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
   free_ctx fc;
   fc.h = client_new(&c);
   resp r;
@@ -1182,7 +1182,7 @@ END_TEST
 START_TEST(test_free_with_outstanding) {
   test_server s = server_start("--max-streams", "2", NULL);
   mcp_http_config c =
-      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_H2_PRIOR_KNOWLEDGE);
+      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
   mcp_http_client *h = client_new(&c);
   resp r[6];
   for (int i = 0; i < 6; i++) {
@@ -1207,7 +1207,7 @@ START_TEST(test_free_immediately) {
   test_server s = server_start(NULL);
   for (int round = 0; round < 20; round++) {
     mcp_http_config c =
-        base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_H2_PRIOR_KNOWLEDGE);
+        base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
     mcp_http_client *h = client_new(&c);
     resp r[3];
     for (int i = 0; i < 3; i++) {
@@ -1245,7 +1245,7 @@ static void free_in_callback(resp *r) {
 START_TEST(test_free_from_callback) {
   test_server s = server_start(NULL);
   mcp_http_config c =
-      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_H2_PRIOR_KNOWLEDGE);
+      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
   free_ctx fc;
   fc.h = client_new(&c);
   /* Ours plus the client's I/O thread (sanitizers may run one of theirs). */
@@ -1291,7 +1291,7 @@ static void *hammer_main(void *arg) {
 START_TEST(test_concurrent_submitters) {
   test_server s = server_start(NULL);
   mcp_http_config c =
-      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_H2_PRIOR_KNOWLEDGE);
+      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
   mcp_http_client *h = client_new(&c);
   static hammer hm[4];
   pthread_t t[4];
@@ -1315,14 +1315,14 @@ END_TEST
 /* ---- HTTP/1.1 ---------------------------------------------------------------------------- */
 
 static mcp_http_client *h1_client(int port, size_t max_conns) {
-  mcp_http_config c = base_cfg("http", "127.0.0.1", port, MCP_HTTP_AUTO);
+  mcp_http_config c = base_cfg("http", "127.0.0.1", port, MCP_HTTP_VERSION_AUTO);
   c.max_h1_connections = max_conns;
   return client_new(&c);
 }
 
 START_TEST(test_h1_tls_h1_only) {
   test_server s = tls_server("server.pem", "server.key", "--allow-http1");
-  mcp_http_client *h = tls_client("localhost", s.port, MCP_HTTP_H1_ONLY);
+  mcp_http_client *h = tls_client("localhost", s.port, MCP_HTTP_VERSION_1_1);
   resp r;
   fetch(h, "POST", "/echo", "hello over http/1.1", &r);
   expect_ok(&r, 200, "hello over http/1.1");
@@ -1339,7 +1339,7 @@ END_TEST
 /* AUTO against a server whose ALPN picks http/1.1. */
 START_TEST(test_h1_tls_alpn_fallback) {
   test_server s = tls_server("server.pem", "server.key", "--no-h2");
-  mcp_http_client *h = tls_client("127.0.0.1", s.port, MCP_HTTP_AUTO);
+  mcp_http_client *h = tls_client("127.0.0.1", s.port, MCP_HTTP_VERSION_AUTO);
   resp r;
   fetch(h, "POST", "/echo", "fallback", &r);
   expect_ok(&r, 200, "fallback");
@@ -1505,7 +1505,7 @@ END_TEST
 
 START_TEST(test_h1_errors) {
   test_server s = server_start("--allow-http1", NULL);
-  mcp_http_config c = base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_AUTO);
+  mcp_http_config c = base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_AUTO);
   c.max_header_bytes = 4096;
   mcp_http_client *h = client_new(&c);
   resp r;
@@ -1530,7 +1530,7 @@ END_TEST
 START_TEST(test_h1_big_response) {
   long long bytes = test_under_valgrind() ? 2 * 1024 * 1024 : 20 * 1024 * 1024;
   test_server s = tls_server("server.pem", "server.key", "--no-h2");
-  mcp_http_client *h = tls_client("127.0.0.1", s.port, MCP_HTTP_AUTO);
+  mcp_http_client *h = tls_client("127.0.0.1", s.port, MCP_HTTP_VERSION_AUTO);
   resp r;
   resp_init(&r);
   r.check_pattern = true;
@@ -1579,7 +1579,7 @@ START_TEST(test_alloc_failures) {
   int completed_clean = 0;
   for (int n = 0; n < limit && completed_clean < 3; n++) {
     mcp_http_config c =
-        base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_H2_PRIOR_KNOWLEDGE);
+        base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
     mcp_http_client *h = NULL;
     resp r;
     resp_init(&r);
@@ -1624,7 +1624,7 @@ START_TEST(test_large_upload) {
   test_server s = tls_server("server.pem", "server.key", "--allow-http1");
   for (int round = 0; round < 2; round++) {
     mcp_http_client *h = tls_client(
-        "127.0.0.1", s.port, round == 0 ? MCP_HTTP_AUTO : MCP_HTTP_H1_ONLY);
+        "127.0.0.1", s.port, round == 0 ? MCP_HTTP_VERSION_AUTO : MCP_HTTP_VERSION_1_1);
     resp r;
     fetch(h, "POST", "/echo", body, &r);
     ck_assert_msg(r.st == MCP_OK, "%d %s", r.st, r.msg);
@@ -1656,7 +1656,7 @@ static void record_order(resp *r) {
 START_TEST(test_h2_queue_order) {
   test_server s = server_start("--max-streams", "1", NULL);
   mcp_http_config c =
-      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_H2_PRIOR_KNOWLEDGE);
+      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
   mcp_http_client *h = client_new(&c);
   resp r[8];
   atomic_init(&g_order.next, 0);
@@ -1685,8 +1685,8 @@ START_TEST(test_interim_responses_skipped) {
   test_server s = server_start("--allow-http1", NULL);
   for (int round = 0; round < 2; round++) {
     mcp_http_config c = base_cfg("http", "127.0.0.1", s.port,
-                                 round == 0 ? MCP_HTTP_H2_PRIOR_KNOWLEDGE
-                                            : MCP_HTTP_AUTO);
+                                 round == 0 ? MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE
+                                            : MCP_HTTP_VERSION_AUTO);
     mcp_http_client *h = client_new(&c);
     resp r;
     fetch(h, "GET", "/early-hints", NULL, &r);
