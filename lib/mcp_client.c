@@ -29,6 +29,7 @@
 
 #include "mcp_cancel.h"
 #include "mcp_client.h"
+#include "mcp_era.h"
 #include "mcp_jscan.h"
 #include "mcp_jsonrpc.h"
 #include "mcp_oauth.h"
@@ -89,9 +90,13 @@ struct mcp_client {
   mcp_workers *workers; /* own reference */
   mcp_lane *lane;
   char *protocol_version; /* set once during connect */
-  char *server_info;      /* initialize result JSON; set once during connect */
+  char *server_info;      /* initialize or server/discover result JSON; set during connect */
+  bool modern;            /* 2026-07-28: every request carries |meta| (set during connect) */
+  char *meta;             /* modern _meta members (mcp_era.h), or NULL */
+  size_t meta_len;
   atomic_bool open;
   atomic_bool lost;       /* a server message was lost for want of memory */
+  atomic_bool probing;    /* connect is probing the era: a close is no loss */
   pthread_mutex_t lock;   /* guards close_message and sreqs */
   char *close_message;
   server_req *sreqs;
@@ -213,6 +218,16 @@ MCP_EXTERN mcp_status mcp_client_options_set_http(mcp_client_options *o, const c
   o->http_kind = kind;
   free_strv(o->argv);
   o->argv = NULL;
+  return MCP_OK;
+}
+
+MCP_EXTERN mcp_status mcp_client_options_set_protocol(mcp_client_options *o,
+                                                      const char *protocol) {
+  mcp_era_mode mode;
+  const char *pinned = NULL;
+  if (!o || !mcp__era_parse_mode(protocol, &mode, &pinned)) return MCP_EINVAL;
+  o->era_mode = (int)mode;
+  o->era_pinned = pinned;
   return MCP_OK;
 }
 
@@ -439,6 +454,8 @@ mcp_client_options *mcp__client_options_dup(const mcp_client_options *o) {
   if (o->argv && !(d->argv = dup_strv((const char *const *)o->argv))) goto fail;
   d->http_kind = o->http_kind;
   d->http_version = o->http_version;
+  d->era_mode = o->era_mode;
+  d->era_pinned = o->era_pinned; /* static */
   d->insecure = o->insecure;
   d->no_http_listener = o->no_http_listener;
   d->env_inherit = o->env_inherit;
@@ -1293,7 +1310,7 @@ static void on_close(void *user, mcp_status status, const char *message) {
   pthread_mutex_unlock(&c->lock);
   mcp__pending_close(c->pending, status ? status : MCP_ECLOSED, message ? message : "connection closed");
   client_log(c, MCP_LOG_INFO, "connection closed: %s", message ? message : "");
-  if (c->hooks.on_close) {
+  if (c->hooks.on_close && !atomic_load(&c->probing)) {
     close_item *it = mcp__calloc(1, sizeof(*it));
     if (it) {
       it->c = c;
@@ -1360,7 +1377,8 @@ static void fill_call_ctx(call_ctx *ctx, mcp_client *c, const mcp_call_options *
 static mcp_status send_req(mcp_client *c, const mcp_req *r, int64_t id,
                            const mcp_call_options *o, int64_t timeout_ms, mcp_error *serr) {
   size_t len = 0;
-  char *text = mcp__req_text(r, id, wants_progress(o), &len);
+  char *text = mcp__req_text(r, id, wants_progress(o), c->modern ? c->meta : NULL,
+                             c->modern ? c->meta_len : 0, &len);
   if (!text) return mcp__error_set(serr, MCP_ENOMEM, "out of memory");
   int64_t deadline = timeout_ms > 0 ? mcp__now_ms() + timeout_ms : MCP_NO_DEADLINE;
   unsigned flags = strcmp(r->method, "initialize") == 0 ? MCP_SEND_INITIALIZE : 0;
@@ -1445,6 +1463,9 @@ static mcp_status request_sync(mcp_client *c, const mcp_req *r, const mcp_call_o
 static mcp_status request_result(mcp_client *c, const mcp_req *r, const mcp_call_options *o,
                                  char **result_json, mcp_error *err);
 
+static mcp_status check_result_kind(const mcp_req *r, const char *text, size_t len,
+                                    mcp_error *err);
+
 /* The result of request |r| parsed as a tree (caller puts), for the few
  * callers that read several of its members (pages, initialize). */
 static mcp_status request_tree(mcp_client *c, const mcp_req *r, const mcp_call_options *o,
@@ -1453,7 +1474,11 @@ static mcp_status request_tree(mcp_client *c, const mcp_req *r, const mcp_call_o
   size_t len = 0;
   *out = NULL;
   mcp_status st = request_sync(c, r, o, &text, &len, err);
-  if (st) return st;
+  if (st == MCP_OK && c->modern) st = check_result_kind(r, text, len, err);
+  if (st) {
+    mcp__free(text);
+    return st;
+  }
   /* Checked when it arrived: only memory can fail (or it is a JSON null). */
   *out = mcp__jsonrpc_parse(text, len, NULL);
   if (!*out && strcmp(text, "null") != 0) st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
@@ -1507,11 +1532,38 @@ static mcp_status check_tool_text(const char *text, size_t len, mcp_error *err) 
   return st;
 }
 
+/* A modern result's resultType (mcp_era.h): complete or absent goes on;
+ * anything else is an error here.  MCP_OK or MCP_EPROTO. */
+static mcp_status check_result_kind(const mcp_req *r, const char *text, size_t len,
+                                    mcp_error *err) {
+  switch (mcp__era_result_kind(text, len)) {
+  case MCP_RESULT_COMPLETE:
+    return MCP_OK;
+  case MCP_RESULT_INPUT_REQUIRED:
+    return mcp__error_set(err, MCP_EPROTO,
+                          "%s: the server asked for input (resultType \"input_required\"), "
+                          "which mcpconn does not answer yet on 2026-07-28 connections",
+                          r->method);
+  case MCP_RESULT_TASK:
+    return mcp__error_set(err, MCP_EPROTO,
+                          "%s: the server answered with a task, but the tasks extension was "
+                          "not negotiated", r->method);
+  default:
+    return mcp__error_set(err, MCP_EPROTO, "%s: the result has an unknown resultType",
+                          r->method);
+  }
+}
+
 /* The outcome of request |r| for its caller, sync or async: |st| and the
- * result text (stolen) become the status and string the host gets. */
-static mcp_status result_out(const mcp_req *r, mcp_status st, char *text, size_t len,
-                             char **result_json, mcp_error *err) {
+ * result text (stolen) become the status and string the host gets; on a
+ * |modern| connection the result's resultType is checked first. */
+static mcp_status result_out(const mcp_req *r, bool modern, mcp_status st, char *text,
+                             size_t len, char **result_json, mcp_error *err) {
   *result_json = NULL;
+  if (st == MCP_OK && modern && (st = check_result_kind(r, text, len, err)) != MCP_OK) {
+    mcp__free(text);
+    return st;
+  }
   if (st != MCP_OK || !r->tool_call) {
     *result_json = st == MCP_OK ? text : NULL;
     if (st != MCP_OK) mcp__free(text);
@@ -1531,7 +1583,7 @@ static mcp_status request_result(mcp_client *c, const mcp_req *r, const mcp_call
   char *text = NULL;
   size_t len = 0;
   mcp_status st = request_sync(c, r, o, &text, &len, err);
-  return result_out(r, st, text, len, result_json, err);
+  return result_out(r, c->modern, st, text, len, result_json, err);
 }
 
 /* Sends the request a constructor built (|st| its status) and clears it. */
@@ -1737,7 +1789,9 @@ MCP_EXTERN mcp_status mcp_client_ping(mcp_client *c, const mcp_call_options *opt
   if (!c) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
   mcp_req r;
   char *text = NULL;
-  mcp_status st = call_built(c, &r, mcp__req_generic(&r, "ping", NULL, err), opts, &text, err);
+  /* 2026-07-28 has no ping: a server/discover round trip checks liveness. */
+  const char *method = c->modern ? "server/discover" : "ping";
+  mcp_status st = call_built(c, &r, mcp__req_generic(&r, method, NULL, err), opts, &text, err);
   mcp__free(text);
   return st;
 }
@@ -1792,7 +1846,8 @@ static void run_done(void *arg) {
   async_ctx *ctx = it->ctx;
   abandoned(ctx->cc.c, ctx->shape.method, it->id, it->status);
   char *text = NULL;
-  mcp_status st = result_out(&ctx->shape, it->status, it->text, it->text_len, &text, &it->err);
+  mcp_status st = result_out(&ctx->shape, ctx->cc.c->modern, it->status, it->text,
+                             it->text_len, &text, &it->err);
   it->text = NULL; /* result_out took it */
   if (st != MCP_OK) it->err.status = st;
   ctx->cc.fn(ctx->cc.user, st, text, st == MCP_OK ? NULL : &it->err);
@@ -1958,14 +2013,14 @@ static json_object *build_capabilities(const mcp_client_options *o) {
   return caps;
 }
 
-static mcp_status initialize(mcp_client *c, mcp_error *err) {
+static mcp_status initialize(mcp_client *c, const char *offer, mcp_error *err) {
   json_object *params = json_object_new_object();
   json_object *info = json_object_new_object();
   json_object *caps = build_capabilities(c->opts);
   if (!params || !info || !caps ||
       mcp__json_add(info, "name", json_object_new_string(c->opts->client_name ? c->opts->client_name : "mcpconn")) ||
       mcp__json_add(info, "version", json_object_new_string(c->opts->client_version ? c->opts->client_version : PACKAGE_VERSION)) ||
-      mcp__json_add(params, "protocolVersion", json_object_new_string(mcp__protocol_versions[0]))) {
+      mcp__json_add(params, "protocolVersion", json_object_new_string(offer))) {
     json_object_put(params);
     json_object_put(info);
     json_object_put(caps);
@@ -2025,6 +2080,211 @@ static mcp_status initialize(mcp_client *c, mcp_error *err) {
   return st2;
 }
 
+/* Starts the transport the options name (stdio child or HTTP client). */
+static mcp_status start_transport(mcp_client *c, const mcp_client_hooks *hooks, mcp_error *err) {
+  mcp_status st;
+  static const mcp_transport_callbacks cbs = {.on_message = on_message,
+                                              .on_error = on_error,
+                                              .on_close = on_close,
+                                              .on_request_error = on_request_error,
+                                              .on_request_hold = on_request_hold,
+                                              .on_oversize = on_oversize};
+  if (c->opts->url) {
+    mcp_http_transport_config hc = {0};
+    hc.url = c->opts->url;
+    hc.kind = c->opts->http_kind;
+    hc.http_version = c->opts->http_version;
+    hc.header_names = (const char *const *)c->opts->header_names;
+    hc.header_values = (const char *const *)c->opts->header_values;
+    hc.nheaders = c->opts->nheaders;
+    hc.ca_file = c->opts->ca_file;
+    hc.ca_dir = c->opts->ca_dir;
+    hc.client_cert = c->opts->client_cert;
+    hc.client_key = c->opts->client_key;
+    hc.insecure = c->opts->insecure;
+    hc.no_get_listener = c->opts->no_http_listener;
+    hc.max_message = c->opts->max_message;
+    hc.connect_timeout_ms = c->opts->timeout_ms;
+    hc.oauth = c->opts->oauth;
+    if ((st = mcp__http_transport_new(&hc, &cbs, c, &c->t, err))) return st;
+    /* The manager warns once per server itself (not per reconnect). */
+    if (!hooks && c->opts->insecure && strncmp(c->opts->url, "https:", 6) == 0)
+      client_log(c, MCP_LOG_WARN,
+                 "TLS certificate verification is off (insecure) for %.*s: "
+                 "the server's identity is not checked",
+                 (int)strcspn(c->opts->url, "?#"), c->opts->url);
+  } else {
+    mcp_stdio_config cfg = {0};
+    cfg.argv = (const char *const *)c->opts->argv;
+    cfg.cwd = c->opts->cwd;
+    cfg.env = (const char *const *)c->opts->env;
+    cfg.env_inherit = c->opts->env_inherit ? c->opts->env_inherit : MCP_ENV_INHERIT_ALL;
+    cfg.max_line = c->opts->max_message;
+    if ((st = mcp__stdio_transport_new(&cfg, &cbs, c, &c->t, err))) return st;
+  }
+  return MCP_OK;
+}
+
+/* ---- era -------------------------------------------------------------------- */
+
+/* The members of a modern request's _meta at |version| into c->meta. */
+static mcp_status build_meta(mcp_client *c, const char *version, mcp_error *err) {
+  json_object *caps = build_capabilities(c->opts);
+  char *caps_text = caps ? mcp__json_dup_string(caps, NULL) : NULL;
+  json_object_put(caps);
+  mcp__free(c->meta);
+  c->meta = caps_text ? mcp__era_meta(version, caps_text,
+                                      c->opts->client_name ? c->opts->client_name : "mcpconn",
+                                      c->opts->client_version ? c->opts->client_version
+                                                              : PACKAGE_VERSION,
+                                      &c->meta_len)
+                      : NULL;
+  mcp__free(caps_text);
+  return c->meta ? MCP_OK : mcp__error_set(err, MCP_ENOMEM, "out of memory");
+}
+
+/* A stdio probe waits at most this long (silence is legacy evidence); the
+ * SDKs use 5 to 10 s. */
+#define PROBE_TIMEOUT_MS 10000
+
+/* server/discover at |version|, with the modern _meta; the outcome as the
+ * judge wants it (*text the result on MCP_OK). */
+static mcp_status probe(mcp_client *c, const char *version, char **text, size_t *len,
+                        mcp_error *err) {
+  mcp_status st = build_meta(c, version, err);
+  if (st) return st;
+  bool was = c->modern;
+  c->modern = true; /* the probe is a modern request */
+  int64_t t = c->opts->timeout_ms;
+  if (!c->opts->url && (t <= 0 || t > PROBE_TIMEOUT_MS)) t = PROBE_TIMEOUT_MS;
+  mcp_call_options o = {.timeout_ms = t, .cancel = c->hooks.connect_cancel};
+  mcp_req r;
+  if ((st = mcp__req_generic(&r, "server/discover", NULL, err)) == MCP_OK)
+    st = request_sync(c, &r, &o, text, len, err);
+  mcp__req_clear(&r);
+  c->modern = was;
+  return st;
+}
+
+/* The probe said modern: adopt |version| and the discover result. */
+static mcp_status adopt_modern(mcp_client *c, const char *version, char *result,
+                               mcp_error *err) {
+  c->modern = true;
+  mcp__free(c->protocol_version);
+  mcp__free(c->server_info);
+  c->protocol_version = mcp__strdup(version);
+  c->server_info = result; /* the DiscoverResult: capabilities as in initialize's */
+  if (!c->protocol_version) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  mcp__transport_ready(c->t, version);
+  return MCP_OK;
+}
+
+/* A stdio server that exited on the probe, or stayed silent, runs legacy on
+ * a fresh process: the old one is gone or may be wedged by the unknown
+ * request. */
+static mcp_status respawn(mcp_client *c, mcp_error *err) {
+  mcp__transport_close(c->t);
+  mcp__transport_free(c->t); /* joins its reader: no more upcalls */
+  c->t = NULL;
+  /* What the old process's messages queued runs now; the old process's
+   * close may have closed the table for good: both start afresh. */
+  mcp__lane_free(c->lane);
+  c->lane = NULL;
+  mcp__pending_free(c->pending);
+  c->pending = NULL;
+  atomic_store(&c->open, true);
+  atomic_store(&c->lost, false);
+  pthread_mutex_lock(&c->lock);
+  mcp__free(c->close_message);
+  c->close_message = NULL;
+  pthread_mutex_unlock(&c->lock);
+  if (!(c->pending = mcp__pending_new()) || !(c->lane = mcp__lane_new(c->workers)))
+    return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  client_log(c, MCP_LOG_DEBUG, "%s: starting the server again for initialize",
+             server_label(c));
+  return start_transport(c, NULL, err);
+}
+
+/*
+ * Decides the server's era (mcp_era.h) and finishes the connect: the probe
+ * and a modern start, or initialize.  Mode legacy never probes; mode modern
+ * never falls back.  HTTP servers are spoken to in the legacy era until the
+ * HTTP transport speaks the modern one: in mode auto they get initialize,
+ * mode modern over HTTP is refused.
+ */
+static mcp_status probe_era(mcp_client *c, mcp_era_mode mode, const char *version,
+                            mcp_error *err);
+
+static mcp_status connect_era(mcp_client *c, mcp_error *err) {
+  mcp_era_mode mode = (mcp_era_mode)c->opts->era_mode;
+  const char *pinned = c->opts->era_pinned;
+  bool stdio = !c->opts->url;
+  if (mode == MCP_ERA_LEGACY || (mode == MCP_ERA_AUTO && !stdio))
+    return initialize(c, pinned ? pinned : mcp__protocol_versions[0], err);
+  if (!stdio)
+    return mcp__error_set(err, MCP_ECONFIG,
+                          "protocol \"modern\" is not supported over HTTP yet (stdio only); "
+                          "use \"auto\" or \"legacy\" for %s", server_label(c));
+  const char *version = pinned ? pinned : mcp__modern_versions[0];
+  atomic_store(&c->probing, true); /* a probe's close is no connection loss */
+  mcp_status st = probe_era(c, mode, version, err);
+  atomic_store(&c->probing, false);
+  return st;
+}
+
+/* connect_era() after its checks: the probe rounds and the verdict. */
+static mcp_status probe_era(mcp_client *c, mcp_era_mode mode, const char *version,
+                            mcp_error *err) {
+  bool stdio = !c->opts->url;
+  for (int round = 0; round < 2; round++) {
+    char *text = NULL;
+    size_t len = 0;
+    mcp_error perr = MCP_ERROR_INIT;
+    mcp_status st = probe(c, version, &text, &len, &perr);
+    const char *v = NULL, *why = NULL;
+    mcp_era_verdict verdict = mcp__era_judge(st, text, len, &perr, stdio, &v, &why);
+    if (verdict == MCP_ERA_RETRY && round == 0) { /* one corrective retry (loop guard) */
+      mcp__free(text);
+      mcp_error_clear(&perr);
+      version = v;
+      continue;
+    }
+    if (verdict == MCP_ERA_IS_MODERN) {
+      mcp_error_clear(&perr);
+      return adopt_modern(c, v, text, err);
+    }
+    mcp__free(text);
+    if (verdict == MCP_ERA_NO_EVIDENCE || st == MCP_ECANCELLED) {
+      /* The probe failed for a reason of its own: that is the cause. */
+      if (err) {
+        mcp__error_copy(err, &perr);
+        err->status = st;
+      }
+      mcp_error_clear(&perr);
+      return st;
+    }
+    if (verdict == MCP_ERA_IS_LEGACY && mode == MCP_ERA_AUTO) {
+      client_log(c, MCP_LOG_DEBUG, "%s answered server/discover as a legacy server (%s): "
+                 "using initialize", server_label(c),
+                 st == MCP_OK ? "no 2026-07-28 in supportedVersions"
+                              : perr.message ? perr.message : mcp_strerror(st));
+      mcp_error_clear(&perr);
+      if ((st == MCP_ETIMEDOUT || st == MCP_ECLOSED) && (st = respawn(c, err)))
+        return st;
+      return initialize(c, mcp__protocol_versions[0], err);
+    }
+    mcp_status out = mcp__error_set(
+        err, MCP_EVERSION, "%s does not speak MCP %s: %s", server_label(c), version,
+        verdict == MCP_ERA_INCOMPATIBLE ? why
+        : verdict == MCP_ERA_RETRY      ? "it refused the version it lists as supported twice"
+        : st == MCP_OK                  ? "its server/discover result lists no 2026-07-28"
+                                        : (perr.message ? perr.message : mcp_strerror(st)));
+    mcp_error_clear(&perr);
+    return out;
+  }
+  return mcp__error_set(err, MCP_EVERSION, "no protocol version in common"); /* not reached */
+}
+
 static void free_now(mcp_client *c) {
   /* From now on host threads entering get MCP_ECLOSED at once. */
   pthread_mutex_lock(&c->calls_mu);
@@ -2050,6 +2310,7 @@ static void free_now(mcp_client *c) {
   mcp__free(c->close_message);
   mcp__free(c->protocol_version);
   mcp__free(c->server_info);
+  mcp__free(c->meta);
   mcp_client_options_free(c->opts);
   mcp__free(c);
 }
@@ -2078,46 +2339,8 @@ mcp_status mcp__client_connect_ex(const mcp_client_options *o, mcp_workers *work
   if (!c->workers) goto fail_nomem;
   if (!(c->lane = mcp__lane_new(c->workers))) goto fail_nomem;
 
-  static const mcp_transport_callbacks cbs = {.on_message = on_message,
-                                              .on_error = on_error,
-                                              .on_close = on_close,
-                                              .on_request_error = on_request_error,
-                                              .on_request_hold = on_request_hold,
-                                              .on_oversize = on_oversize};
-  if (c->opts->url) {
-    mcp_http_transport_config hc = {0};
-    hc.url = c->opts->url;
-    hc.kind = c->opts->http_kind;
-    hc.http_version = c->opts->http_version;
-    hc.header_names = (const char *const *)c->opts->header_names;
-    hc.header_values = (const char *const *)c->opts->header_values;
-    hc.nheaders = c->opts->nheaders;
-    hc.ca_file = c->opts->ca_file;
-    hc.ca_dir = c->opts->ca_dir;
-    hc.client_cert = c->opts->client_cert;
-    hc.client_key = c->opts->client_key;
-    hc.insecure = c->opts->insecure;
-    hc.no_get_listener = c->opts->no_http_listener;
-    hc.max_message = c->opts->max_message;
-    hc.connect_timeout_ms = c->opts->timeout_ms;
-    hc.oauth = c->opts->oauth;
-    if ((st = mcp__http_transport_new(&hc, &cbs, c, &c->t, err))) goto fail;
-    /* The manager warns once per server itself (not per reconnect). */
-    if (!hooks && c->opts->insecure && strncmp(c->opts->url, "https:", 6) == 0)
-      client_log(c, MCP_LOG_WARN,
-                 "TLS certificate verification is off (insecure) for %.*s: "
-                 "the server's identity is not checked",
-                 (int)strcspn(c->opts->url, "?#"), c->opts->url);
-  } else {
-    mcp_stdio_config cfg = {0};
-    cfg.argv = (const char *const *)c->opts->argv;
-    cfg.cwd = c->opts->cwd;
-    cfg.env = (const char *const *)c->opts->env;
-    cfg.env_inherit = c->opts->env_inherit ? c->opts->env_inherit : MCP_ENV_INHERIT_ALL;
-    cfg.max_line = c->opts->max_message;
-    if ((st = mcp__stdio_transport_new(&cfg, &cbs, c, &c->t, err))) goto fail;
-  }
-  if ((st = initialize(c, err))) goto fail;
+  if ((st = start_transport(c, hooks, err))) goto fail;
+  if ((st = connect_era(c, err))) goto fail;
   c->hooks.connect_cancel = NULL; /* borrowed for the connect only */
   *out = c;
   return MCP_OK;

@@ -32,6 +32,8 @@ struct mcp_client_options {
   char *url;       /* HTTP server; set_stdio and set_http exclude each other */
   mcp_http_transport http_kind;
   mcp_http_version http_version;
+  int era_mode;           /* mcp_era_mode (mcp_era.h); 0: auto */
+  const char *era_pinned; /* a revision (static, mcp_era.c), or NULL */
   char **header_names; /* nheaders entries each, owned */
   char **header_values;
   size_t nheaders;

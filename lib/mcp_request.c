@@ -192,41 +192,60 @@ mcp_status mcp__req_tree(mcp_req *r, const char *method, json_object *params,
   return r->params ? MCP_OK : nomem(err);
 }
 
-/* Params that already hold a `_meta`, with the progress token added the way
- * the tree would: parsed, token set, printed.  NULL when out of memory. */
-static char *params_with_token_tree(const mcp_req *r, int64_t id, size_t *len) {
+/* Params that already hold a `_meta`, with our members added the way the
+ * tree would: parsed, |meta| members and the token set, printed.  NULL
+ * when out of memory. */
+static char *params_with_meta_tree(const mcp_req *r, const char *meta, size_t meta_len,
+                                   bool progress, int64_t id, size_t *len) {
   json_object *p = mcp__jsonrpc_parse(r->params, r->params_len, NULL);
-  json_object *meta = NULL;
+  json_object *m = NULL, *add = NULL;
   char *out = NULL;
   if (!p) return NULL;
-  if (!json_object_object_get_ex(p, "_meta", &meta) ||
-      !json_object_is_type(meta, json_type_object)) {
-    meta = json_object_new_object();
-    if (mcp__json_add(p, "_meta", meta)) goto done;
+  if (!json_object_object_get_ex(p, "_meta", &m) || !json_object_is_type(m, json_type_object)) {
+    m = json_object_new_object();
+    if (mcp__json_add(p, "_meta", m)) goto done;
   }
-  if (mcp__json_add(meta, "progressToken", json_object_new_int64(id))) goto done;
+  if (meta_len) {
+    char *wrapped = mcp__malloc(meta_len + 3);
+    if (!wrapped) goto done;
+    wrapped[0] = '{';
+    memcpy(wrapped + 1, meta, meta_len);
+    memcpy(wrapped + 1 + meta_len, "}", 2);
+    add = mcp__jsonrpc_parse(wrapped, meta_len + 2, NULL);
+    mcp__free(wrapped);
+    if (!add) goto done;
+    json_object_object_foreach(add, k, v) {
+      if (json_object_object_add(m, k, json_object_get(v))) goto done;
+    }
+  }
+  if (progress && mcp__json_add(m, "progressToken", json_object_new_int64(id))) goto done;
   out = mcp__json_dup_string(p, len);
 done:
+  json_object_put(add);
   json_object_put(p);
   return out;
 }
 
-char *mcp__req_text(const mcp_req *r, int64_t id, bool progress, size_t *len) {
+char *mcp__req_text(const mcp_req *r, int64_t id, bool progress, const char *meta,
+                    size_t meta_len, size_t *len) {
   const char *params = r->params;
   size_t plen = r->params_len;
   char *tree_params = NULL;
   const char *v = NULL;
   size_t vn = 0;
-  bool splice = false; /* add the token member before the params' last brace */
-  if (progress && params && mcp__jscan_member(params, plen, "_meta", &v, &vn)) {
-    if (!(tree_params = params_with_token_tree(r, id, &plen))) return NULL;
+  if (!meta) meta_len = 0;
+  bool adding = progress || meta_len; /* members for the params' _meta */
+  bool splice = false; /* add "_meta" before the params' last brace */
+  if (adding && params && mcp__jscan_member(params, plen, "_meta", &v, &vn)) {
+    if (!(tree_params = params_with_meta_tree(r, meta, meta_len, progress, id, &plen)))
+      return NULL;
     params = tree_params;
-  } else if (progress) {
+  } else if (adding) {
     splice = true;
   }
   /* A known method is printed as is; any other may need escapes. */
   size_t mlen = r->known ? sizeof("\"tools/call\"") : 6 * strlen(r->method);
-  char *t = mcp__malloc(96 + mlen + plen);
+  char *t = mcp__malloc(96 + mlen + plen + meta_len);
   if (!t) {
     mcp__free(tree_params);
     return NULL;
@@ -250,8 +269,14 @@ char *mcp__req_text(const mcp_req *r, int64_t id, bool progress, size_t *len) {
     }
     if (splice) {
       if (params && plen > 2) *o++ = ','; /* not the empty object "{}" */
-      PUT_LIT(o, "\"_meta\":{\"progressToken\":");
-      o += put_i64(o, id);
+      PUT_LIT(o, "\"_meta\":{");
+      memcpy(o, meta, meta_len);
+      o += meta_len;
+      if (progress) {
+        if (meta_len) *o++ = ',';
+        PUT_LIT(o, "\"progressToken\":");
+        o += put_i64(o, id);
+      }
       PUT_LIT(o, "}}");
     }
   }

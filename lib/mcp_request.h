@@ -3,8 +3,10 @@
  * method has one constructor, shared by the sync and the async call: it
  * checks the caller's arguments and turns them into the request's params as
  * compact JSON text, once.  mcp__req_text() then wraps the params in the
- * JSON-RPC envelope for a given id, adding what every request carries
- * (today `_meta.progressToken` when the caller asked for progress).
+ * JSON-RPC envelope for a given id, adding what every request carries in
+ * `_meta`: the modern era's protocolVersion, clientCapabilities and
+ * clientInfo (mcp_era.h), and `progressToken` when the caller asked for
+ * progress.
  *
  * The params are text, not a tree: the host's argument text is checked and
  * compacted by the scanner (mcp_jscan.h) with no tree built; only text the
@@ -65,11 +67,16 @@ mcp_status mcp__req_tree(mcp_req *r, const char *method, json_object *params,
 
 /*
  * mcp__req_text() returns the request's wire text for id |id| (allocated
- * with mcp__malloc, NUL-terminated, *len bytes), with
- * `_meta.progressToken` = |id| in the params when |progress|; NULL when out
- * of memory.  Params that already hold a `_meta` keep its members (the token
- * is added to it, or replaces it when it is not an object).
+ * with mcp__malloc, NUL-terminated, *len bytes), or NULL when out of
+ * memory.  What every request carries goes into the params' `_meta`, built
+ * here and nowhere else: |meta| (|meta_len| bytes of members, no braces,
+ * e.g. the modern era's protocolVersion, clientCapabilities and clientInfo
+ * from mcp__era_meta(); NULL for none), then `progressToken` = |id| when
+ * |progress|.  Params that already hold a `_meta` keep its members (ours
+ * are added to it, replacing same-named ones, or replace it when it is not
+ * an object).
  */
-char *mcp__req_text(const mcp_req *r, int64_t id, bool progress, size_t *len);
+char *mcp__req_text(const mcp_req *r, int64_t id, bool progress, const char *meta,
+                    size_t meta_len, size_t *len);
 
 #endif /* MCP_REQUEST_H */

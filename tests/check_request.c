@@ -17,18 +17,34 @@
 
 #define PRINT (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
 
+/* Members a modern request carries in _meta (mcp_era.h), as text. */
+static const char MODERN_META[] =
+    "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+    "\"io.modelcontextprotocol/clientCapabilities\":{\"roots\":{}},"
+    "\"io.modelcontextprotocol/clientInfo\":{\"name\":\"t\",\"version\":\"1\"}";
+
 /* The tree form of request |method| with |params| (stolen, may be NULL) and
- * id |id|, the progress token added as the client always did; printed. */
-static char *tree_request(int64_t id, const char *method, json_object *params, bool progress) {
-  if (progress) {
+ * id |id|: the |meta| members (text, or NULL) and then the progress token
+ * added to params._meta as the client always did; printed. */
+static char *tree_request(int64_t id, const char *method, json_object *params, bool progress,
+                          const char *meta) {
+  if (progress || meta) {
     if (!params) params = json_object_new_object();
-    json_object *meta = NULL;
-    if (!json_object_object_get_ex(params, "_meta", &meta) ||
-        !json_object_is_type(meta, json_type_object)) {
-      meta = json_object_new_object();
-      json_object_object_add(params, "_meta", meta);
+    json_object *m = NULL;
+    if (!json_object_object_get_ex(params, "_meta", &m) ||
+        !json_object_is_type(m, json_type_object)) {
+      m = json_object_new_object();
+      json_object_object_add(params, "_meta", m);
     }
-    json_object_object_add(meta, "progressToken", json_object_new_int64(id));
+    if (meta) {
+      char wrapped[1024];
+      snprintf(wrapped, sizeof(wrapped), "{%s}", meta);
+      json_object *add = mcp__jsonrpc_parse(wrapped, strlen(wrapped), NULL);
+      ck_assert_ptr_nonnull(add);
+      json_object_object_foreach(add, k, v) json_object_object_add(m, k, json_object_get(v));
+      json_object_put(add);
+    }
+    if (progress) json_object_object_add(m, "progressToken", json_object_new_int64(id));
   }
   json_object *o = json_object_new_object();
   json_object_object_add(o, "jsonrpc", json_object_new_string("2.0"));
@@ -42,17 +58,20 @@ static char *tree_request(int64_t id, const char *method, json_object *params, b
 
 static json_object *parse(const char *s) { return mcp__jsonrpc_parse(s, strlen(s), NULL); }
 
-/* Asserts that |r|'s text for |id| (with and without progress) matches the
- * tree form of the same request; |params| is the tree of its params (put). */
+/* Asserts that |r|'s text for |id| (with and without progress, with and
+ * without the modern _meta) matches the tree form of the same request;
+ * |params| is the tree of its params (put). */
 static void assert_same(const mcp_req *r, int64_t id, json_object *params) {
-  for (int progress = 0; progress < 2; progress++) {
+  for (int k = 0; k < 4; k++) {
+    bool progress = k & 1;
+    const char *meta = k & 2 ? MODERN_META : NULL;
     size_t len = 0;
-    char *got = mcp__req_text(r, id, progress, &len);
+    char *got = mcp__req_text(r, id, progress, meta, meta ? strlen(meta) : 0, &len);
     ck_assert_ptr_nonnull(got);
     ck_assert_uint_eq(strlen(got), len);
     json_object *copy = NULL;
     if (params) json_object_deep_copy(params, &copy, NULL);
-    char *want = tree_request(id, r->method, copy, progress);
+    char *want = tree_request(id, r->method, copy, progress, meta);
     ck_assert_str_eq(got, want);
     mcp__free(got);
     free(want);
@@ -96,10 +115,10 @@ START_TEST(every_method) {
   /* No params: no "params" member, unless progress needs one. */
   ck_assert_int_eq(mcp__req_generic(&r, "ping", NULL, &err), MCP_OK);
   size_t len = 0;
-  char *t = mcp__req_text(&r, 7, false, &len);
+  char *t = mcp__req_text(&r, 7, false, NULL, 0, &len);
   ck_assert_str_eq(t, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}");
   mcp__free(t);
-  t = mcp__req_text(&r, 7, true, &len);
+  t = mcp__req_text(&r, 7, true, NULL, 0, &len);
   ck_assert_str_eq(t, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\","
                       "\"params\":{\"_meta\":{\"progressToken\":7}}}");
   mcp__free(t);

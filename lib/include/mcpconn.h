@@ -257,6 +257,25 @@ MCP_EXTERN mcp_status mcp_client_options_set_http(mcp_client_options *o,
 MCP_EXTERN void mcp_client_options_set_http_version(mcp_client_options *o,
                                                     mcp_http_version v);
 /*
+ * Which era of MCP to speak.  MCP 2026-07-28 ("modern") is stateless: no
+ * initialize, every request carries its version and capabilities in _meta;
+ * 2025-11-25 and before ("legacy") start with initialize.  |protocol|:
+ *  - "auto" (the default, also for NULL): probe with server/discover and
+ *    fall back to initialize when the server is a legacy one (an error
+ *    answer of any code, a result without 2026-07-28, silence for up to
+ *    10 s, or exiting: a stdio server that exits or stays silent is started
+ *    again for initialize);
+ *  - "modern" or "2026-07-28": modern only, MCP_EVERSION when the server
+ *    is not;
+ *  - "legacy": initialize only, never a probe; "2025-11-25", "2025-06-18"
+ *    or "2025-03-26": initialize offering that revision.
+ * Over HTTP the modern era is not spoken yet: "auto" means legacy there,
+ * and "modern" makes mcp_client_connect() fail with MCP_ECONFIG.
+ * Returns MCP_EINVAL for any other value (the options are unchanged).
+ */
+MCP_EXTERN mcp_status mcp_client_options_set_protocol(mcp_client_options *o,
+                                                      const char *protocol);
+/*
  * Adds a request header sent with every HTTP request (e.g. Authorization).
  * Returns MCP_EINVAL when the name or value holds CR, LF or NUL, or names a
  * header the transport owns (Content-Type, Accept, Host, Content-Length,
@@ -421,9 +440,13 @@ MCP_EXTERN void mcp_client_close(mcp_client *c);
  */
 MCP_EXTERN void mcp_client_free(mcp_client *c);
 
-/* Negotiated protocol version, e.g. "2025-11-25"; valid until free. */
+/* Protocol version in use, e.g. "2025-11-25" (negotiated by initialize) or
+ * "2026-07-28" (modern); valid until free. */
 MCP_EXTERN const char *mcp_client_protocol_version(const mcp_client *c);
-/* The server's initialize result as JSON text; valid until free. */
+/* The server's initialize result as JSON text, or on a modern connection its
+ * server/discover result (capabilities at the top level as in initialize's;
+ * the server's name and version in _meta["io.modelcontextprotocol/serverInfo"]
+ * instead of serverInfo); valid until free. */
 MCP_EXTERN const char *mcp_client_server_info(const mcp_client *c);
 /* True until the connection has closed. Threads: any. */
 MCP_EXTERN bool mcp_client_is_open(const mcp_client *c);

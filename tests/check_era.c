@@ -1,0 +1,462 @@
+/*
+ * check_era.c: which era a server speaks, decided the way the spec's
+ * backward-compatibility rules say (mcp_era.h), and the modern wire that
+ * follows.  The pure parts (modes, the probe's verdict, resultType, the
+ * modern _meta) on fixed cases; then real stdio servers: the bundled demo
+ * server (legacy), the official TypeScript SDK v2 server in both eras and
+ * modern-only, a server that exits on the probe and one that stays silent,
+ * and a scripted server (tests/era/era-server.mjs) for each probe answer
+ * the SDKs have met.  What the client sent is read back from the server's
+ * side (tests/era/tee-stdin.sh), not taken on trust.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check_util.h"
+#include "mcp_era.h"
+#include "mcpconn.h"
+
+#define CONNECT_MS 60000 /* node's first start can be slow on a busy CI box */
+
+/* ---- pure --------------------------------------------------------------- */
+
+START_TEST(modes) {
+  mcp_era_mode m;
+  const char *pin;
+  ck_assert(mcp__era_parse_mode(NULL, &m, &pin) && m == MCP_ERA_AUTO && !pin);
+  ck_assert(mcp__era_parse_mode("auto", &m, &pin) && m == MCP_ERA_AUTO);
+  ck_assert(mcp__era_parse_mode("modern", &m, &pin) && m == MCP_ERA_MODERN && !pin);
+  ck_assert(mcp__era_parse_mode("legacy", &m, &pin) && m == MCP_ERA_LEGACY && !pin);
+  ck_assert(mcp__era_parse_mode("2026-07-28", &m, &pin) && m == MCP_ERA_MODERN);
+  ck_assert_str_eq(pin, "2026-07-28");
+  ck_assert(mcp__era_parse_mode("2025-06-18", &m, &pin) && m == MCP_ERA_LEGACY);
+  ck_assert_str_eq(pin, "2025-06-18");
+  ck_assert(!mcp__era_parse_mode("2024-11-05", &m, &pin));
+  ck_assert(!mcp__era_parse_mode("Modern", &m, &pin));
+  mcp_client_options *o = mcp_client_options_new();
+  ck_assert_int_eq(mcp_client_options_set_protocol(o, "latest"), MCP_EINVAL);
+  ck_assert_int_eq(mcp_client_options_set_protocol(o, "legacy"), MCP_OK);
+  mcp_client_options_free(o);
+}
+END_TEST
+
+static mcp_era_verdict judge_err(int code, const char *data, int http, mcp_status st,
+                                 bool stdio, const char **v) {
+  mcp_error e = MCP_ERROR_INIT;
+  e.status = st;
+  e.rpc_code = code;
+  e.http_status = http;
+  e.data = data ? strdup(data) : NULL;
+  const char *why = NULL;
+  mcp_era_verdict r = mcp__era_judge(st, NULL, 0, &e, stdio, v, &why);
+  if (r == MCP_ERA_INCOMPATIBLE) ck_assert_ptr_nonnull(why);
+  mcp_error_clear(&e);
+  return r;
+}
+
+START_TEST(verdicts) {
+  const char *v = NULL, *why = NULL;
+  static const char modern[] = "{\"supportedVersions\":[\"2099-01-01\",\"2026-07-28\"]}";
+  ck_assert_int_eq(mcp__era_judge(MCP_OK, modern, strlen(modern), NULL, true, &v, &why),
+                   MCP_ERA_IS_MODERN);
+  ck_assert_str_eq(v, "2026-07-28");
+  static const char legacy_only[] = "{\"supportedVersions\":[\"2025-11-25\"]}";
+  ck_assert_int_eq(
+      mcp__era_judge(MCP_OK, legacy_only, strlen(legacy_only), NULL, true, &v, &why),
+      MCP_ERA_IS_LEGACY);
+  ck_assert_int_eq(mcp__era_judge(MCP_OK, "{}", 2, NULL, true, &v, &why), MCP_ERA_IS_LEGACY);
+  ck_assert_int_eq(mcp__era_judge(MCP_OK, "null", 4, NULL, true, &v, &why), MCP_ERA_IS_LEGACY);
+  /* Never keyed to one code: every legacy answer the SDKs met. */
+  static const int codes[] = {-32601, -32602, -32600, -32000, -32001, -32603, 1};
+  for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
+    ck_assert_int_eq(judge_err(codes[i], NULL, 0, MCP_ERPC, true, &v), MCP_ERA_IS_LEGACY);
+  /* -32022: what it lists decides. */
+  ck_assert_int_eq(judge_err(-32022, "{\"supported\":[\"2026-07-28\"],\"requested\":\"x\"}", 0,
+                             MCP_ERPC, true, &v),
+                   MCP_ERA_RETRY);
+  ck_assert_str_eq(v, "2026-07-28");
+  ck_assert_int_eq(judge_err(-32022, "{\"supported\":[\"2025-11-25\"]}", 0, MCP_ERPC, true, &v),
+                   MCP_ERA_IS_LEGACY);
+  ck_assert_int_eq(judge_err(-32022, "{\"supported\":[\"2099-01-01\"]}", 0, MCP_ERPC, true, &v),
+                   MCP_ERA_INCOMPATIBLE);
+  ck_assert_int_eq(judge_err(-32022, NULL, 0, MCP_ERPC, true, &v), MCP_ERA_IS_LEGACY);
+  /* stdio: silence and exit are legacy; over HTTP they are connect errors. */
+  ck_assert_int_eq(judge_err(0, NULL, 0, MCP_ETIMEDOUT, true, &v), MCP_ERA_IS_LEGACY);
+  ck_assert_int_eq(judge_err(0, NULL, 0, MCP_ECLOSED, true, &v), MCP_ERA_IS_LEGACY);
+  ck_assert_int_eq(judge_err(0, NULL, 0, MCP_ETIMEDOUT, false, &v), MCP_ERA_NO_EVIDENCE);
+  ck_assert_int_eq(judge_err(0, NULL, 0, MCP_ECLOSED, false, &v), MCP_ERA_NO_EVIDENCE);
+  /* HTTP: a non-auth 4xx is legacy; auth, 5xx and transport failures say
+   * nothing. */
+  ck_assert_int_eq(judge_err(0, NULL, 400, MCP_EHTTP, false, &v), MCP_ERA_IS_LEGACY);
+  ck_assert_int_eq(judge_err(0, NULL, 404, MCP_EHTTP, false, &v), MCP_ERA_IS_LEGACY);
+  ck_assert_int_eq(judge_err(0, NULL, 401, MCP_EHTTP, false, &v), MCP_ERA_NO_EVIDENCE);
+  ck_assert_int_eq(judge_err(0, NULL, 403, MCP_EHTTP, false, &v), MCP_ERA_NO_EVIDENCE);
+  ck_assert_int_eq(judge_err(0, NULL, 503, MCP_EHTTP, false, &v), MCP_ERA_NO_EVIDENCE);
+  ck_assert_int_eq(judge_err(0, NULL, 0, MCP_EIO, true, &v), MCP_ERA_NO_EVIDENCE);
+  ck_assert_int_eq(judge_err(0, NULL, 0, MCP_ETLS, false, &v), MCP_ERA_NO_EVIDENCE);
+}
+END_TEST
+
+START_TEST(result_kinds_and_meta) {
+#define KIND(s) mcp__era_result_kind(s, strlen(s))
+  ck_assert_int_eq(KIND("{\"content\":[]}"), MCP_RESULT_COMPLETE);
+  ck_assert_int_eq(KIND("{\"resultType\":\"complete\"}"), MCP_RESULT_COMPLETE);
+  ck_assert_int_eq(KIND("{\"a\":1,\"resultType\":\"input_required\"}"), MCP_RESULT_INPUT_REQUIRED);
+  ck_assert_int_eq(KIND("{\"resultType\":\"task\"}"), MCP_RESULT_TASK);
+  ck_assert_int_eq(KIND("{\"resultType\":\"completed\"}"), MCP_RESULT_UNKNOWN);
+  ck_assert_int_eq(KIND("{\"resultType\":1}"), MCP_RESULT_UNKNOWN);
+  /* Only the top level counts. */
+  ck_assert_int_eq(KIND("{\"x\":{\"resultType\":\"task\"}}"), MCP_RESULT_COMPLETE);
+#undef KIND
+  size_t len = 0;
+  char *m = mcp__era_meta("2026-07-28", "{\"roots\":{}}", "h\"o", "1.0", &len);
+  ck_assert_str_eq(m, "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+                      "\"io.modelcontextprotocol/clientCapabilities\":{\"roots\":{}},"
+                      "\"io.modelcontextprotocol/clientInfo\":{\"name\":\"h\\\"o\","
+                      "\"version\":\"1.0\"}");
+  ck_assert_uint_eq(strlen(m), len);
+  free(m);
+}
+END_TEST
+
+/* ---- real servers ------------------------------------------------------- */
+
+static char tmpdir[4096];
+
+static void make_tmp(void) {
+  const char *base = getenv("MCP_TEST_TMPDIR");
+  snprintf(tmpdir, sizeof(tmpdir), "%s/era.XXXXXX", base && *base ? base : "/tmp");
+  ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void rm_tmp(void) {
+  char cmd[4200];
+  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+  ck_assert_int_eq(system(cmd), 0);
+}
+
+static char *slurp(const char *name) {
+  char path[4200];
+  snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+  FILE *f = fopen(path, "r");
+  if (!f) return strdup("");
+  static char buf[1 << 18];
+  size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  return strdup(buf);
+}
+
+static int count_lines(const char *s) {
+  int n = 0;
+  for (; *s; s++) n += *s == '\n';
+  return n;
+}
+
+static int count_of(const char *s, const char *needle) {
+  int n = 0;
+  for (const char *p = s; (p = strstr(p, needle)); p += strlen(needle)) n++;
+  return n;
+}
+
+/* Connects with |protocol| to argv (after the tee wrapper that records to
+ * tmpdir/sent and tmpdir/starts). */
+static mcp_status connect_to(const char *protocol, const char *const *argv, int64_t timeout,
+                             mcp_client **c, mcp_error *err) {
+  char log[4200], mark[4200];
+  snprintf(log, sizeof(log), "%s/sent", tmpdir);
+  snprintf(mark, sizeof(mark), "%s/starts", tmpdir);
+  const char *full[16];
+  size_t n = 0;
+  static char tee[4200];
+  snprintf(tee, sizeof(tee), "%s/tests/era/tee-stdin.sh", test_env_path("MCP_SRCDIR"));
+  full[n++] = tee;
+  full[n++] = log;
+  full[n++] = mark;
+  for (size_t i = 0; argv[i] && n < 15; i++) full[n++] = argv[i];
+  full[n] = NULL;
+  mcp_client_options *o = mcp_client_options_new();
+  ck_assert_int_eq(mcp_client_options_set_stdio(o, full), MCP_OK);
+  ck_assert_int_eq(mcp_client_options_set_protocol(o, protocol), MCP_OK);
+  mcp_client_options_set_timeout_ms(o, timeout);
+  mcp_client_options_set_client_info(o, "check_era", "9.9");
+  *c = NULL;
+  mcp_status st = mcp_client_connect(o, c, err);
+  mcp_client_options_free(o);
+  return st;
+}
+
+static const char *demo(void) { return test_env_path("MCP_DEMO_SERVER"); }
+
+static char node[64] = "node";
+static char v2_server[4200], era_server[4200], exiter[4200];
+
+static void paths(void) {
+  snprintf(v2_server, sizeof(v2_server), "%s/v2-dual-stdio.mjs", test_env_path("MCP_INTEROP_DIR"));
+  snprintf(era_server, sizeof(era_server), "%s/tests/era/era-server.mjs",
+           test_env_path("MCP_SRCDIR"));
+  snprintf(exiter, sizeof(exiter), "%s/tests/era/exit-on-probe.sh", test_env_path("MCP_SRCDIR"));
+}
+
+/* Every line the client sent after a modern start carries the modern _meta
+ * and none is initialize or ping. */
+static void assert_all_modern(const char *sent) {
+  ck_assert_int_gt(count_lines(sent), 0);
+  ck_assert_int_eq(count_of(sent, "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\""),
+                   count_lines(sent));
+  ck_assert_int_eq(count_of(sent, "\"io.modelcontextprotocol/clientCapabilities\":{"),
+                   count_lines(sent));
+  ck_assert_int_eq(count_of(sent, "\"io.modelcontextprotocol/clientInfo\":{\"name\":\"check_era\""),
+                   count_lines(sent));
+  ck_assert_ptr_null(strstr(sent, "\"initialize\""));
+  ck_assert_ptr_null(strstr(sent, "\"ping\""));
+}
+
+START_TEST(legacy_demo_server_pays_one_probe) {
+  make_tmp();
+  const char *argv[] = {demo(), NULL};
+  mcp_client *c;
+  mcp_error err = MCP_ERROR_INIT;
+  ck_assert_int_eq(connect_to("auto", argv, CONNECT_MS, &c, &err), MCP_OK);
+  ck_assert_str_eq(mcp_client_protocol_version(c), "2025-11-25");
+  char *out = NULL;
+  ck_assert_int_eq(mcp_client_call_tool(c, "echo", "{\"text\":\"x\"}", NULL, &out, &err), MCP_OK);
+  free(out);
+  mcp_client_free(c);
+  char *sent = slurp("sent"), *starts = slurp("starts");
+  /* One probe, answered -32601, then the legacy handshake on the same
+   * process. */
+  ck_assert_int_eq(count_of(sent, "\"server/discover\""), 1);
+  ck_assert_int_eq(count_of(sent, "\"initialize\""), 1);
+  ck_assert_int_eq(count_lines(starts), 1);
+  free(sent);
+  free(starts);
+  /* Mode legacy: no probe at all. */
+  rm_tmp();
+  make_tmp();
+  ck_assert_int_eq(connect_to("legacy", argv, CONNECT_MS, &c, &err), MCP_OK);
+  mcp_client_free(c);
+  sent = slurp("sent");
+  ck_assert_ptr_null(strstr(sent, "server/discover"));
+  free(sent);
+  /* Mode modern: a legacy server is an error naming the server and the
+   * revision, not a fallback. */
+  rm_tmp();
+  make_tmp();
+  ck_assert_int_eq(connect_to("modern", argv, CONNECT_MS, &c, &err), MCP_EVERSION);
+  ck_assert_ptr_nonnull(strstr(err.message, "does not speak MCP 2026-07-28"));
+  ck_assert_ptr_nonnull(strstr(err.message, "tee-stdin.sh")); /* the server label: argv[0] */
+  mcp_error_clear(&err);
+  sent = slurp("sent");
+  ck_assert_ptr_null(strstr(sent, "\"initialize\""));
+  free(sent);
+  rm_tmp();
+}
+END_TEST
+
+START_TEST(v2_sdk_server_both_eras) {
+  make_tmp();
+  paths();
+  const char *argv[] = {node, v2_server, NULL};
+  mcp_client *c;
+  mcp_error err = MCP_ERROR_INIT;
+  ck_assert_int_eq(connect_to("auto", argv, CONNECT_MS, &c, &err), MCP_OK);
+  ck_assert_str_eq(mcp_client_protocol_version(c), "2026-07-28");
+  ck_assert_ptr_nonnull(strstr(mcp_client_server_info(c), "\"supportedVersions\""));
+  char *out = NULL;
+  ck_assert_int_eq(mcp_client_call_tool(c, "echo", "{\"text\":\"hi\"}", NULL, &out, &err),
+                   MCP_OK);
+  ck_assert_ptr_nonnull(strstr(out, "\"text\":\"hi\""));
+  free(out);
+  ck_assert_int_eq(mcp_client_list_tools(c, NULL, &out, &err), MCP_OK);
+  ck_assert_ptr_nonnull(strstr(out, "\"name\":\"echo\""));
+  free(out);
+  /* No ping in 2026-07-28: liveness is a server/discover round trip. */
+  ck_assert_int_eq(mcp_client_ping(c, NULL, &err), MCP_OK);
+  mcp_client_free(c);
+  char *sent = slurp("sent");
+  assert_all_modern(sent);
+  ck_assert_int_eq(count_of(sent, "\"server/discover\""), 2);
+  free(sent);
+  rm_tmp();
+  /* The same server in mode legacy: initialize, and no modern _meta. */
+  make_tmp();
+  ck_assert_int_eq(connect_to("legacy", argv, CONNECT_MS, &c, &err), MCP_OK);
+  ck_assert_str_eq(mcp_client_protocol_version(c), "2025-11-25");
+  ck_assert_int_eq(mcp_client_call_tool(c, "echo", "{\"text\":\"hi\"}", NULL, &out, &err),
+                   MCP_OK);
+  free(out);
+  mcp_client_free(c);
+  sent = slurp("sent");
+  ck_assert_ptr_null(strstr(sent, "io.modelcontextprotocol/protocolVersion"));
+  ck_assert_int_eq(count_of(sent, "\"initialize\""), 1);
+  free(sent);
+  rm_tmp();
+}
+END_TEST
+
+START_TEST(v2_sdk_modern_only_server) {
+  make_tmp();
+  paths();
+  setenv("LEGACY", "reject", 1);
+  const char *argv[] = {node, v2_server, NULL};
+  mcp_client *c;
+  mcp_error err = MCP_ERROR_INIT;
+  ck_assert_int_eq(connect_to("auto", argv, CONNECT_MS, &c, &err), MCP_OK);
+  ck_assert_str_eq(mcp_client_protocol_version(c), "2026-07-28");
+  char *out = NULL;
+  ck_assert_int_eq(mcp_client_call_tool(c, "echo", "{\"text\":\"m\"}", NULL, &out, &err),
+                   MCP_OK);
+  free(out);
+  mcp_client_free(c);
+  /* Mode legacy cannot reach it: the server's own refusal is the cause. */
+  ck_assert_int_ne(connect_to("legacy", argv, CONNECT_MS, &c, &err), MCP_OK);
+  ck_assert_int_eq(err.rpc_code, -32022);
+  mcp_error_clear(&err);
+  unsetenv("LEGACY");
+  rm_tmp();
+}
+END_TEST
+
+/* A server that exits on the probe, or never answers it, is started again
+ * and spoken to in the legacy era. */
+static void probe_kills(const char *how, int64_t timeout) {
+  make_tmp();
+  paths();
+  char mark[4200];
+  snprintf(mark, sizeof(mark), "%s/inner", tmpdir);
+  const char *argv[] = {exiter, mark, how, demo(), NULL};
+  mcp_client *c;
+  mcp_error err = MCP_ERROR_INIT;
+  ck_assert_int_eq(connect_to("auto", argv, timeout, &c, &err), MCP_OK);
+  ck_assert_str_eq(mcp_client_protocol_version(c), "2025-11-25");
+  char *out = NULL;
+  ck_assert_int_eq(mcp_client_call_tool(c, "echo", "{\"text\":\"after\"}", NULL, &out, &err),
+                   MCP_OK);
+  ck_assert_ptr_nonnull(strstr(out, "after"));
+  free(out);
+  mcp_client_free(c);
+  char *inner = slurp("inner"), *sent = slurp("sent");
+  ck_assert_int_eq(count_lines(inner), 2); /* probed, then started again */
+  ck_assert_int_eq(count_of(sent, "\"server/discover\""), 1);
+  ck_assert_int_eq(count_of(sent, "\"initialize\""), 1);
+  free(inner);
+  free(sent);
+  rm_tmp();
+}
+
+START_TEST(server_exits_on_probe) { probe_kills("exit", CONNECT_MS); }
+END_TEST
+
+START_TEST(server_silent_on_probe) { probe_kills("silent", 1500); }
+END_TEST
+
+/* The scripted answers. */
+static mcp_status scripted(const char *mode, const char *protocol, mcp_client **c,
+                           mcp_error *err) {
+  paths();
+  const char *argv[] = {node, era_server, mode, NULL};
+  return connect_to(protocol, argv, CONNECT_MS, c, err);
+}
+
+START_TEST(probe_answers) {
+  mcp_client *c;
+  mcp_error err = MCP_ERROR_INIT;
+  /* -32022 naming 2026-07-28 for 2026-07-28 (conformance request-metadata):
+   * one retry at it, modern. */
+  make_tmp();
+  ck_assert_int_eq(scripted("retry-once", "auto", &c, &err), MCP_OK);
+  ck_assert_str_eq(mcp_client_protocol_version(c), "2026-07-28");
+  mcp_client_free(c);
+  char *sent = slurp("sent");
+  ck_assert_int_eq(count_of(sent, "\"server/discover\""), 2);
+  ck_assert_ptr_null(strstr(sent, "\"initialize\""));
+  free(sent);
+  rm_tmp();
+  /* A DiscoverResult with legacy versions only, a -32022 naming only legacy
+   * ones: legacy. */
+  static const char *const legacy_modes[] = {"legacy-list", "legacy-32022"};
+  for (size_t i = 0; i < 2; i++) {
+    make_tmp();
+    ck_assert_int_eq(scripted(legacy_modes[i], "auto", &c, &err), MCP_OK);
+    ck_assert_str_eq(mcp_client_protocol_version(c), "2025-11-25");
+    mcp_client_free(c);
+    sent = slurp("sent");
+    ck_assert_int_eq(count_of(sent, "\"initialize\""), 1);
+    free(sent);
+    rm_tmp();
+  }
+  /* Only revisions we do not speak: an error, not a guess. */
+  make_tmp();
+  ck_assert_int_eq(scripted("alien-32022", "auto", &c, &err), MCP_EVERSION);
+  ck_assert_ptr_nonnull(strstr(err.message, "revisions mcpconn does not"));
+  mcp_error_clear(&err);
+  rm_tmp();
+  /* A pinned legacy revision is what initialize offers. */
+  make_tmp();
+  ck_assert_int_eq(scripted("modern", "2025-06-18", &c, &err), MCP_OK);
+  ck_assert_str_eq(mcp_client_protocol_version(c), "2025-06-18");
+  mcp_client_free(c);
+  sent = slurp("sent");
+  ck_assert_ptr_nonnull(strstr(sent, "\"protocolVersion\":\"2025-06-18\""));
+  ck_assert_ptr_null(strstr(sent, "server/discover"));
+  free(sent);
+  rm_tmp();
+}
+END_TEST
+
+START_TEST(result_types_on_modern) {
+  make_tmp();
+  mcp_client *c;
+  mcp_error err = MCP_ERROR_INIT;
+  ck_assert_int_eq(scripted("modern", "auto", &c, &err), MCP_OK);
+  char *out = NULL;
+  /* Absent resultType: complete (older servers, conformance's
+   * default-result-type-complete). */
+  ck_assert_int_eq(mcp_client_call_tool(c, "plain", NULL, NULL, &out, &err), MCP_OK);
+  free(out);
+  ck_assert_int_eq(mcp_client_call_tool(c, "done", NULL, NULL, &out, &err), MCP_OK);
+  free(out);
+  out = NULL;
+  ck_assert_int_eq(mcp_client_call_tool(c, "weird", NULL, NULL, &out, &err), MCP_EPROTO);
+  ck_assert_ptr_null(out);
+  ck_assert_ptr_nonnull(strstr(err.message, "unknown resultType"));
+  mcp_error_clear(&err);
+  ck_assert_int_eq(mcp_client_call_tool(c, "ask", NULL, NULL, &out, &err), MCP_EPROTO);
+  ck_assert_ptr_nonnull(strstr(err.message, "input_required"));
+  mcp_error_clear(&err);
+  ck_assert_int_eq(mcp_client_list_tools(c, NULL, &out, &err), MCP_OK);
+  free(out);
+  mcp_client_free(c);
+  char *sent = slurp("sent");
+  assert_all_modern(sent);
+  free(sent);
+  rm_tmp();
+}
+END_TEST
+
+static Suite *era_suite(void) {
+  Suite *s = suite_create("era");
+  TCase *pure = tcase_create("pure");
+  tcase_add_test(pure, modes);
+  tcase_add_test(pure, verdicts);
+  tcase_add_test(pure, result_kinds_and_meta);
+  suite_add_tcase(s, pure);
+  TCase *live = tcase_create("servers");
+  tcase_set_timeout(live, 240);
+  tcase_add_test(live, legacy_demo_server_pays_one_probe);
+  tcase_add_test(live, v2_sdk_server_both_eras);
+  tcase_add_test(live, v2_sdk_modern_only_server);
+  tcase_add_test(live, server_exits_on_probe);
+  tcase_add_test(live, server_silent_on_probe);
+  tcase_add_test(live, probe_answers);
+  tcase_add_test(live, result_types_on_modern);
+  suite_add_tcase(s, live);
+  return s;
+}
+
+int main(void) { return run_suite(era_suite()); }
