@@ -3,8 +3,10 @@
  * without libFuzzer, so that `make check` (with gcc, under any sanitizer
  * or valgrind) keeps every seed and every crash ever found passing.
  *
- * usage: replay [FILE|DIR]...   With no argument it replays the directory
- * FUZZ_CORPUS_DIR given at build time.  Directories are read in name order,
+ * usage: replay_X [FILE|DIR]...   With no argument it replays the directory
+ * FUZZ_CORPUS_ROOT/X, FUZZ_CORPUS_ROOT given at build time and X taken from
+ * the program's name (tests/replay_X, or libtool's lt-replay_X), so that one
+ * build of this file serves every target.  Directories are read in name order,
  * files starting with "." skipped.  Exits 0 when at least one input ran
  * (a failing input aborts), 1 when there was nothing to replay.
  */
@@ -92,16 +94,37 @@ static int replay_path(const char *path, size_t *count) {
   return rc;
 }
 
+/* The corpus directory of the target this program was linked with:
+ * FUZZ_CORPUS_ROOT "/" X for a program named [lt-]replay_X, else NULL. */
+static char *default_corpus(const char *argv0) {
+#ifdef FUZZ_CORPUS_ROOT
+  const char *base = strrchr(argv0, '/');
+  base = base ? base + 1 : argv0;
+  if (strncmp(base, "lt-", 3) == 0) base += 3;
+  if (strncmp(base, "replay_", 7) != 0 || base[7] == '\0') return NULL;
+  const char *target = base + 7;
+  size_t len = strlen(FUZZ_CORPUS_ROOT) + 1 + strlen(target) + 1;
+  char *dir = malloc(len);
+  if (dir) snprintf(dir, len, "%s/%s", FUZZ_CORPUS_ROOT, target);
+  return dir;
+#else
+  (void)argv0;
+  return NULL;
+#endif
+}
+
 int main(int argc, char **argv) {
   size_t count = 0;
   int rc = 0;
   if (argc < 2) {
-#ifdef FUZZ_CORPUS_DIR
-    rc = replay_path(FUZZ_CORPUS_DIR, &count);
-#else
-    fprintf(stderr, "usage: %s FILE|DIR...\n", argv[0]);
-    return 2;
-#endif
+    char *dir = default_corpus(argv[0]);
+    if (!dir) {
+      fprintf(stderr, "usage: %s FILE|DIR...  (with no argument, a program named replay_X "
+                      "replays its target's corpus)\n", argv[0]);
+      return 2;
+    }
+    rc = replay_path(dir, &count);
+    free(dir);
   }
   for (int i = 1; i < argc; i++)
     if (replay_path(argv[i], &count) != 0) rc = -1;
