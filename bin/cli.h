@@ -141,6 +141,16 @@ void print_json_object(json_object *obj);
 void print_json(const char *json);
 void print_clean(const char *s, size_t len);
 void print_cell(const char *s, size_t width);
+/* The width of the terminal stdout is on (COLUMNS, else TIOCGWINSZ); 0 when
+ * stdout is not a terminal, or its width is unknown: no limit. */
+size_t term_columns(void);
+/* Prints at most |len| bytes of |s| (up to a NUL) clean, in at most |max|
+ * characters (SIZE_MAX: no limit): when it is longer, as many as fit
+ * before an ellipsis. */
+void print_clipped(const char *s, size_t len, size_t max);
+/* True when writing stdout failed because nobody reads it any more
+ * (`mcpconn tools | head`); |err| is the errno of the failure. */
+bool stdout_closed(int err);
 
 /* cli_args.c: the command line */
 /* What the command line said: written by parse_options(), read-only after. */
