@@ -189,6 +189,18 @@ bool servers_settled(void *arg);
 bool ready_listed(void *arg);
 bool connects_pending(void);
 void report_server(const char *prefix, const struct srv *s);
+/* wait_for(servers_settled) until |deadline|; when stderr is a terminal
+ * (and not -q), a line there names the servers still connecting and for
+ * how long, redrawn until they settle, then erased. */
+bool wait_servers(int64_t deadline);
+/* True while that line is on the terminal; clear_status_line() erases it. */
+extern atomic_bool g_status_line;
+void clear_status_line(void);
+/* The same with g_stderr_lock held: every other writer of stderr calls it
+ * first.  While g_status_hold > 0 (a prompt is waiting for an answer), the
+ * line is not drawn. */
+void status_line_erase_locked(void);
+extern atomic_int g_status_hold;
 
 /* cli_trust.c: project trust */
 /* Project files left out this run, for setup()'s message. */

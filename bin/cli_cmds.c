@@ -118,7 +118,7 @@ static void end_progress(void) {
 
 int cmd_tools(bool as_json, bool wait) {
   if (wait)
-    wait_for(servers_settled, NULL, settle_deadline());
+    wait_servers(settle_deadline());
   else
     wait_for(ready_listed, NULL, now_ms() + FIRST_EVENT_MS);
   mcp_tool_list *l = mcp_manager_tools(g_mgr);
@@ -228,7 +228,7 @@ int cmd_tools(bool as_json, bool wait) {
 /* ---- servers ---------------------------------------------------------- */
 
 int cmd_servers(bool as_json, bool check, bool wait) {
-  if (wait) wait_for(servers_settled, NULL, settle_deadline());
+  if (wait) wait_servers(settle_deadline());
   struct status st;
   if (!status_load(&st)) return EXIT_CONNECTION;
   if (as_json) {

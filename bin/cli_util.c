@@ -112,6 +112,7 @@ void complain(const char *fmt, ...) {
   vsnprintf(line, sizeof(line), fmt, ap);
   va_end(ap);
   pthread_mutex_lock(&g_stderr_lock);
+  status_line_erase_locked();
   fputs(PROG ": ", stderr);
   safe_puts(stderr, line, SAFE_LINE);
   fputc('\n', stderr);

@@ -73,7 +73,11 @@ static void *signal_thread(void *arg) {
       /* A second Ctrl-C, or nothing to cancel (connecting, waiting): leave
        * now.  The servers see EOF on stdin when our pipes close. */
       static const char msg[] = PROG ": interrupted\n";
-      ssize_t ignored = write(STDERR_FILENO, msg, sizeof(msg) - 1);
+      static const char erase[] = "\r\033[K";
+      ssize_t ignored = 0;
+      if (atomic_load(&g_status_line)) /* cli_wait.c's live line */
+        ignored = write(STDERR_FILENO, erase, sizeof(erase) - 1);
+      ignored = write(STDERR_FILENO, msg, sizeof(msg) - 1);
       (void)ignored;
       _exit(EXIT_INTERRUPTED);
     }
@@ -165,8 +169,9 @@ static void parse_listing(const char *cmd, char **args, int nargs,
     else
       usage_error("%s: unexpected argument '%s'", cmd, args[i]);
   }
-  /* Scripts get complete lists; a person at a terminal gets them fast. */
-  if (out->wait < 0) out->wait = out->check || !isatty(STDOUT_FILENO);
+  /* Complete lists by default, for scripts and people alike (a terminal
+   * shows who is still connecting meanwhile: wait_servers()). */
+  if (out->wait < 0) out->wait = 1;
 }
 
 int main(int argc, char **argv) {

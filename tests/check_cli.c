@@ -1812,6 +1812,12 @@ END_TEST
  */
 /* The terminal's size for run_cli_tty(), in columns (0: the pty's own, 0x0). */
 static unsigned short g_tty_cols;
+/* run_cli_tty() puts stderr on the terminal too (else on a pipe). */
+static bool g_tty_stderr;
+/* run_cli_tty() lets the server waiting on this FIFO go (NULL: none), once
+ * the output holds g_tty_release_after (NULL: at once). */
+static const char *g_tty_release_fifo;
+static const char *g_tty_release_after;
 
 static void run_cli_tty(struct run *r, const char *const *args) {
   int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
@@ -1841,7 +1847,7 @@ static void run_cli_tty(struct run *r, const char *const *args) {
     if (slave < 0 || null < 0) _exit(126);
     dup2(null, 0);
     dup2(slave, 1);
-    dup2(err[1], 2);
+    dup2(g_tty_stderr ? slave : err[1], 2);
     close(slave);
     close(null);
     if (g_child_cwd && chdir(g_child_cwd) != 0) _exit(126);
@@ -1854,7 +1860,8 @@ static void run_cli_tty(struct run *r, const char *const *args) {
   int fds[2] = {master, err[0]};
   int open_fds = 2;
   int status = 0;
-  bool exited = false;
+  bool exited = false, released = false;
+  buf[0][0] = buf[1][0] = '\0';
   long long end = t0 + 60000;
   /* The terminal gives EIO, not EOF, once no process holds its slave
    * side; until the child has exited, it may not have opened it yet. */
@@ -1876,11 +1883,16 @@ static void run_cli_tty(struct run *r, const char *const *args) {
       ssize_t k = read(fds[i], buf[i] + len[i], cap[i] - len[i] - 1);
       if (k > 0) {
         len[i] += (size_t)k;
+        buf[i][len[i]] = '\0';
       } else if (k == 0 || errno != EINTR) {
         fds[i] = -1;
         open_fds--;
       }
     }
+    if (g_tty_release_fifo && !released &&
+        (!g_tty_release_after || strstr(buf[0], g_tty_release_after) ||
+         strstr(buf[1], g_tty_release_after)))
+      released = fifo_release(g_tty_release_fifo);
   }
   buf[0][len[0]] = '\0';
   buf[1][len[1]] = '\0';
@@ -1901,9 +1913,9 @@ static void run_cli_tty(struct run *r, const char *const *args) {
 }
 
 /*
- * At a terminal, tools and servers print once the startup gate has passed:
- * a server still starting (held on a FIFO) is named on stderr, the others
- * are listed.  (With stdout on a pipe they wait; see test_cli_deferred.)
+ * At a terminal, tools and servers wait for every server, like scripts do,
+ * and print the complete table; --no-wait prints once the startup gate has
+ * passed, a server still starting (held on a FIFO) named on stderr.
  */
 START_TEST(test_cli_tty_default) {
   char fifo[1200];
@@ -1920,20 +1932,48 @@ START_TEST(test_cli_tty_default) {
 
   struct run r;
   const char *tools[] = {"--config", cfg, "tools", NULL};
+  g_tty_release_fifo = fifo;
   run_cli_tty(&r, tools);
+  g_tty_release_fifo = NULL;
   ASSERT_EXIT(&r, 0);
-  ck_assert_msg(strstr(r.out, "mcp__fast_echo") && !strstr(r.out, "slow"), "%s",
-                r.out);
+  ck_assert_msg(strstr(r.out, "mcp__fast_echo") && strstr(r.out, "mcp__slow_echo") &&
+                    !strstr(r.out, "deferred"),
+                "%s", r.out);
+  /* stderr is no terminal here: no live line. */
+  ck_assert_str_eq(r.err, "");
+  run_free(&r);
+
+  const char *tools_now[] = {"--config", cfg, "tools", "--no-wait", NULL};
+  run_cli_tty(&r, tools_now);
+  ASSERT_EXIT(&r, 0);
+  /* slow's tools come from the cache the first run filled: deferred. */
+  ck_assert_msg(strstr(r.out, "mcp__fast_echo"), "%s", r.out);
+  char *slow = table_line(r.out, "slow");
+  ck_assert_msg(slow && strstr(slow, "(deferred)"), "%s", r.out);
+  free(slow);
   ck_assert_msg(strstr(r.err, "slow: still connecting"), "%s", r.err);
   ck_assert_msg(r.ms < 15000, "took %lld ms", r.ms);
   run_free(&r);
   fifo_drain(fifo);
 
   const char *servers[] = {"--config", cfg, "servers", NULL};
+  g_tty_release_fifo = fifo;
   run_cli_tty(&r, servers);
+  g_tty_release_fifo = NULL;
+  ASSERT_EXIT(&r, 0);
+  char *line = table_line(r.out, "slow");
+  ck_assert_msg(line && strstr(line, "ready"), "%s", r.out);
+  free(line);
+  run_free(&r);
+
+  const char *servers_now[] = {"--config", cfg, "servers", "--no-wait", NULL};
+  run_cli_tty(&r, servers_now);
   ASSERT_EXIT(&r, 0);
   ck_assert_msg(strstr(r.out, "fast") && strstr(r.out, "ready"), "%s", r.out);
-  ck_assert_msg(strstr(r.out, "connecting"), "%s", r.out);
+  /* Still starting; its tools are cached, so "deferred". */
+  line = table_line(r.out, "slow");
+  ck_assert_msg(line && strstr(line, "deferred"), "%s", r.out);
+  free(line);
   run_free(&r);
   fifo_drain(fifo);
 
@@ -1945,6 +1985,60 @@ START_TEST(test_cli_tty_default) {
                 "%s", r.out);
   ck_assert_str_eq(r.err, "");
   run_free(&r);
+  free(cfg);
+}
+END_TEST
+
+/*
+ * With stderr on the terminal too, the wait shows a live line naming the
+ * servers still connecting; it is erased before the table.  The slow
+ * server is let go only once that line is on the screen.
+ */
+START_TEST(test_cli_tty_live) {
+  char fifo[1200];
+  snprintf(fifo, sizeof(fifo), "%s/gate", g_dir);
+  ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+  const char *demo = test_env_path("MCP_DEMO_SERVER");
+  char text[8192];
+  snprintf(text, sizeof(text),
+           "{\"mcpServers\": {\"fast\": {\"command\": \"%s\"},\n"
+           " \"slow\": {\"command\": \"/bin/sh\", \"args\": "
+           "[\"-c\", \"timeout 60 cat \\\"$0\\\" >/dev/null && exec \\\"$1\\\"\", \"%s\", \"%s\"]}}}",
+           demo, fifo, demo);
+  char *cfg = write_temp("live.json", text);
+
+  struct run r;
+  const char *tools[] = {"--config", cfg, "tools", NULL};
+  g_tty_stderr = true;
+  g_tty_release_fifo = fifo;
+  g_tty_release_after = "mcpconn: waiting for slow (";
+  run_cli_tty(&r, tools);
+  ASSERT_EXIT(&r, 0);
+  const char *live = strstr(r.out, "\rmcpconn: waiting for slow (");
+  ck_assert_msg(live, "%s", r.out);
+  /* Only slow is named: fast was ready at once. */
+  ck_assert_msg(!strstr(r.out, "waiting for fast") && !strstr(r.out, "fast, slow"),
+                "%s", r.out);
+  /* Erased, then the whole table. */
+  const char *table = strstr(live, "\r\033[KSERVER");
+  ck_assert_msg(table, "%s", r.out);
+  ck_assert_msg(strstr(table, "mcp__fast_echo") && strstr(table, "mcp__slow_echo") &&
+                    !strstr(table, "waiting"),
+                "%s", r.out);
+  run_free(&r);
+
+  /* -q: no live line. */
+  const char *quiet[] = {"-q", "--config", cfg, "servers", NULL};
+  g_tty_release_after = NULL;
+  run_cli_tty(&r, quiet);
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(!strstr(r.out, "waiting"), "%s", r.out);
+  char *line = table_line(r.out, "slow");
+  ck_assert_msg(line && strstr(line, "ready"), "%s", r.out);
+  free(line);
+  run_free(&r);
+  g_tty_stderr = false;
+  g_tty_release_fifo = NULL;
   free(cfg);
 }
 END_TEST
@@ -2969,6 +3063,7 @@ static Suite *cli_suite(void) {
   tcase_add_test(cli, test_cli_trust_prompt);
   tcase_add_test(cli, test_cli_deferred);
   tcase_add_test(cli, test_cli_tty_default);
+  tcase_add_test(cli, test_cli_tty_live);
   tcase_add_test(cli, test_cli_verbose);
   tcase_add_test(cli, test_cli_http_usage);
   tcase_add_test(cli, test_cli_header_sent);
