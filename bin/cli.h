@@ -141,6 +141,16 @@ void print_json_object(json_object *obj);
 void print_json(const char *json);
 void print_clean(const char *s, size_t len);
 void print_cell(const char *s, size_t width);
+/* The width of the terminal stdout is on (COLUMNS, else TIOCGWINSZ); 0 when
+ * stdout is not a terminal, or its width is unknown: no limit. */
+size_t term_columns(void);
+/* Prints at most |len| bytes of |s| (up to a NUL) clean, in at most |max|
+ * characters (SIZE_MAX: no limit): when it is longer, as many as fit
+ * before an ellipsis. */
+void print_clipped(const char *s, size_t len, size_t max);
+/* True when writing stdout failed because nobody reads it any more
+ * (`mcpconn tools | head`); |err| is the errno of the failure. */
+bool stdout_closed(int err);
 
 /* cli_args.c: the command line */
 /* What the command line said: written by parse_options(), read-only after. */
@@ -179,6 +189,18 @@ bool servers_settled(void *arg);
 bool ready_listed(void *arg);
 bool connects_pending(void);
 void report_server(const char *prefix, const struct srv *s);
+/* wait_for(servers_settled) until |deadline|; when stderr is a terminal
+ * (and not -q), a line there names the servers still connecting and for
+ * how long, redrawn until they settle, then erased. */
+bool wait_servers(int64_t deadline);
+/* True while that line is on the terminal; clear_status_line() erases it. */
+extern atomic_bool g_status_line;
+void clear_status_line(void);
+/* The same with g_stderr_lock held: every other writer of stderr calls it
+ * first.  While g_status_hold > 0 (a prompt is waiting for an answer), the
+ * line is not drawn. */
+void status_line_erase_locked(void);
+extern atomic_int g_status_hold;
 
 /* cli_trust.c: project trust */
 /* Project files left out this run, for setup()'s message. */

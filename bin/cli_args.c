@@ -1,8 +1,10 @@
 /*
  * cli_args.c: the command line: the --help text, option parsing into
- * g_cli, and the ad-hoc server definitions (--stdio, --url, --sse, with
- * their --name, -H headers and the HTTP, TLS and OAuth options) as client
- * options for the manager.
+ * g_cli, and the ad-hoc server definitions (--stdio with its -e
+ * environment, --url, --sse, with their --name, -H headers and the HTTP,
+ * TLS and OAuth options) as client options for the manager; a stdio
+ * server's default name is the package or script its launcher runs
+ * (stdio_default_name).
  *
  * Threads: the main thread only, before the manager starts; g_cli is
  * read-only after parse_options().  A bad option ends the process with
@@ -39,13 +41,16 @@ static void usage(FILE *f) {
 "                 marks tools served from the cache while their server is\n"
 "                 still connecting.  --json prints a JSON array of {name,\n"
 "                 server, tool, deferred, description, inputSchema, ...}.\n"
-"                 --wait waits (up to --timeout) until every server is ready\n"
-"                 or has failed; --no-wait prints once the startup gate\n"
-"                 (250 ms) has passed.  Default: --no-wait when stdout is a\n"
-"                 terminal, --wait otherwise, so scripts get complete lists\n"
-"  call TOOL [ARGS_JSON]\n"
-"                 call a tool with ARGS_JSON (a JSON object, default none) and\n"
-"                 print the result JSON; TOOL is a public name\n"
+"                 --wait (the default) waits (up to --timeout) until every\n"
+"                 server is ready or has failed, naming those still\n"
+"                 connecting on stderr when it is a terminal; --no-wait\n"
+"                 prints once the startup gate (250 ms) has passed.  On a\n"
+"                 terminal, descriptions are cut to its width\n"
+"  call TOOL [ARGS_JSON | KEY=VALUE | KEY:=JSON ...]\n"
+"                 call a tool and print the result JSON.  Its arguments:\n"
+"                 ARGS_JSON (a JSON object, default none), KEY=VALUE (a\n"
+"                 string: text=hi) and KEY:=JSON (any JSON value: n:=3,\n"
+"                 on:=true), merged left to right.  TOOL is a public name\n"
 "                 (mcp__SERVER_TOOL), SERVER/TOOL, or a bare tool name that\n"
 "                 exactly one server has\n"
 "  servers [--json] [--check] [--wait|--no-wait]\n"
@@ -73,9 +78,13 @@ static void usage(FILE *f) {
 "  -H, --header 'NAME: VALUE'\n"
 "                         send a header with every request to the --url just\n"
 "                         before it; repeatable.  CR or LF is refused\n"
+"  -e, --env KEY=VALUE    set KEY in the environment of the --stdio just\n"
+"                         before it; repeatable\n"
 "  --name NAME            name the --stdio or --url just before it (default:\n"
-"                         the command's basename, or the URL's host); names\n"
-"                         use A-Z a-z 0-9 _ . : - (at most 100)\n"
+"                         the package or script a launcher such as npx, uvx,\n"
+"                         node or python runs, else the command's basename;\n"
+"                         the URL's host); names use A-Z a-z 0-9 _ . : - (at\n"
+"                         most 100)\n"
 "\n"
 "HTTP and TLS, for every --url server:\n"
 "  --cacert FILE          trust the CA certificates in FILE (PEM)\n"
@@ -270,6 +279,156 @@ static struct adhoc *add_adhoc(struct cli *cli) {
   return a;
 }
 
+/* ---- default names of stdio servers ---------------------------------- */
+
+static bool word_in(const char *w, const char *const *list) {
+  for (; *list; list++)
+    if (strcmp(w, *list) == 0) return true;
+  return false;
+}
+
+/* The name part of a package spec: "@scope/pkg@1.2" -> "pkg",
+ * "pkg==1.0" or "pkg[extra]" -> "pkg"; [*start, *end) in |spec|. */
+static void package_part(const char *spec, const char **start,
+                         const char **end) {
+  const char *p = spec;
+  if (*p == '@') {
+    const char *slash = strchr(p, '/');
+    if (slash && slash[1]) p = slash + 1;
+  } else if (strchr(p, '/')) {
+    p = base_name(p); /* a path or a URL */
+  }
+  *start = p;
+  *end = p + strcspn(p, "@=<>~![ ");
+}
+
+/* The stem of a script path, or of its project's directory when the file
+ * is an entry point ("pkg/dist/index.js" -> "pkg"); [*start, *end). */
+static void script_part(const char *path, const char **start,
+                        const char **end) {
+  static const char *const entry[] = {"index", "main", "cli", "server",
+                                      "__main__", NULL};
+  static const char *const build_dirs[] = {"dist", "build", "src", "lib",
+                                           "bin", "out", NULL};
+  const char *b = base_name(path);
+  const char *dot = strrchr(b, '.');
+  const char *e = dot && dot != b ? dot : b + strlen(b);
+  char stem[64];
+  snprintf(stem, sizeof(stem), "%.*s", (int)(e - b), b);
+  if (word_in(stem, entry)) {
+    /* Walk up past build directories to the project's own. */
+    const char *dir_end = b > path ? b - 1 : path;
+    while (dir_end > path) {
+      const char *d = dir_end;
+      while (d > path && d[-1] != '/') d--;
+      char dir[64];
+      snprintf(dir, sizeof(dir), "%.*s", (int)(dir_end - d), d);
+      if (!word_in(dir, build_dirs) && strcmp(dir, ".") != 0 &&
+          strcmp(dir, "..") != 0 && dir[0]) {
+        *start = d;
+        *end = dir_end;
+        return;
+      }
+      dir_end = d > path ? d - 1 : path;
+    }
+  }
+  *start = b;
+  *end = e;
+}
+
+/*
+ * The default name of a stdio server: the package or script it runs, not
+ * its launcher.  "npx -y @modelcontextprotocol/server-filesystem /tmp" ->
+ * "server-filesystem", "node path/to/demo.js" -> "demo", "uvx
+ * mcp-server-fetch" -> "mcp-server-fetch", "python -m mcp_server_time" ->
+ * "mcp_server_time"; else the command's basename.  A new string.
+ */
+static char *stdio_default_name(char *const *w) {
+  /* Launchers whose first operand is a package to fetch and run. */
+  static const char *const pkg_runners[] = {"npx", "pnpx", "bunx", "uvx",
+                                            "pipx", NULL};
+  /* Interpreters whose first operand is a script. */
+  static const char *const interpreters[] = {
+      "node", "nodejs", "deno", "bun", "tsx", "ts-node", "python",
+      "python3", "python2", "ruby", "perl", "php", "sh", "bash", NULL};
+  /* Their options that take a value as the next word. */
+  static const char *const valued[] = {"-p", "--package", "-r", "--require",
+                                       "--import", "--loader", "-W", "-X",
+                                       "--from", "--with", "-I", NULL};
+  /* Options that mean there is no script (code on the command line). */
+  static const char *const inline_code[] = {"-e", "--eval", "-c", "-p",
+                                            "--print", NULL};
+  size_t i = 0;
+  /* env [VAR=VALUE...] CMD */
+  while (w[i] && strcmp(base_name(w[i]), "env") == 0) {
+    i++;
+    while (w[i] && (strchr(w[i], '=') || w[i][0] == '-')) i++;
+  }
+  if (!w[i]) return default_name("server", 6);
+  const char *cmd = base_name(w[i]);
+  /* python3.12 -> python3: compare without a version suffix. */
+  char launcher[64];
+  snprintf(launcher, sizeof(launcher), "%s", cmd);
+  char *v = launcher + strcspn(launcher, "0123456789");
+  if (v != launcher && strncmp(launcher, "python", 6) == 0) {
+    if (strspn(v, "0123456789.") == strlen(v)) v[strcspn(v, ".")] = '\0';
+  }
+  bool pkg = word_in(launcher, pkg_runners);
+  bool interp = word_in(launcher, interpreters);
+  size_t j = i + 1;
+  /* npm exec PKG, pnpm dlx PKG, yarn dlx PKG, uv run [--with X] PKG,
+   * uv tool run PKG, deno run SCRIPT, bun run SCRIPT. */
+  if (!pkg && !interp && w[j]) {
+    if ((strcmp(launcher, "npm") == 0 && strcmp(w[j], "exec") == 0) ||
+        ((strcmp(launcher, "pnpm") == 0 || strcmp(launcher, "yarn") == 0) &&
+         strcmp(w[j], "dlx") == 0)) {
+      pkg = true;
+      j++;
+    } else if (strcmp(launcher, "uv") == 0) {
+      if (strcmp(w[j], "tool") == 0 && w[j + 1] && strcmp(w[j + 1], "run") == 0)
+        j += 2, pkg = true;
+      else if (strcmp(w[j], "run") == 0)
+        j++, pkg = true;
+    }
+  }
+  if (interp && w[j] && (strcmp(launcher, "deno") == 0 ||
+                         strcmp(launcher, "bun") == 0) &&
+      strcmp(w[j], "run") == 0)
+    j++;
+  if (pkg || interp) {
+    for (; w[j]; j++) {
+      if (strcmp(w[j], "--") == 0) {
+        j++;
+        break;
+      }
+      if (w[j][0] != '-') break;
+      if (interp && strncmp(launcher, "python", 6) == 0 &&
+          strcmp(w[j], "-m") == 0 && w[j + 1]) {
+        /* python -m package.module: the module's package, else it */
+        const char *m = w[j + 1];
+        return default_name(m, strcspn(m, "."));
+      }
+      if (interp && word_in(w[j], inline_code) &&
+          !(pkg && strcmp(w[j], "-p") == 0))
+        return default_name(cmd, strlen(cmd));
+      if (word_in(w[j], valued) && !strchr(w[j], '=') && w[j + 1]) j++;
+    }
+    if (w[j] && w[j][0]) {
+      const char *a, *b;
+      const char *ext = strrchr(base_name(w[j]), '.');
+      bool script = ext && word_in(ext, (const char *const[]){
+                                            ".py", ".js", ".mjs", ".cjs",
+                                            ".ts", ".mts", NULL});
+      if (pkg && !script)
+        package_part(w[j], &a, &b);
+      else
+        script_part(w[j], &a, &b);
+      if (b > a) return default_name(a, (size_t)(b - a));
+    }
+  }
+  return default_name(cmd, strlen(cmd));
+}
+
 static void add_stdio(struct cli *cli, const char *cmdline) {
   struct strv words = {0};
   const char *why = split_words(cmdline, &words);
@@ -282,8 +441,7 @@ static void add_stdio(struct cli *cli, const char *cmdline) {
     usage_error("--stdio needs a command");
   }
   struct adhoc *a = add_adhoc(cli);
-  const char *base = base_name(words.v[0]);
-  a->name = default_name(base, strlen(base));
+  a->name = stdio_default_name(words.v);
   mcp_status st =
       mcp_client_options_set_stdio(a->co, (const char *const *)words.v);
   strv_free(&words);
@@ -350,6 +508,25 @@ static void add_header(struct cli *cli, const char *arg, bool follows_server) {
   }
   free(name);
   if (st != MCP_OK) config_error("--header: %s", mcp_strerror(st));
+}
+
+/* -e KEY=VALUE: an environment variable of the --stdio just before it. */
+static void add_env(struct cli *cli, const char *arg, bool follows_server) {
+  if (!follows_server || !cli->n_adhoc || cli->adhoc[cli->n_adhoc - 1].is_url)
+    usage_error("-e must follow the --stdio it applies to");
+  const char *eq = strchr(arg, '=');
+  if (!eq || eq == arg)
+    usage_error("-e '%.*s': expected KEY=VALUE", (int)strcspn(arg, "="), arg);
+  char *key = xstrndup(arg, (size_t)(eq - arg));
+  /* The value may be a secret: messages show the key only. */
+  mcp_status st =
+      mcp_client_options_set_env(cli->adhoc[cli->n_adhoc - 1].co, key, eq + 1);
+  if (st != MCP_OK) {
+    complain("-e %s: %s", key, mcp_strerror(st));
+    free(key);
+    exit(EXIT_USAGE);
+  }
+  free(key);
 }
 
 static void rename_last(struct cli *cli, const char *name,
@@ -473,6 +650,7 @@ static const struct option long_options[] = {
     {"url", required_argument, NULL, OPT_URL},
     {"sse", no_argument, NULL, OPT_SSE},
     {"header", required_argument, NULL, 'H'},
+    {"env", required_argument, NULL, 'e'},
     {"name", required_argument, NULL, OPT_NAME},
     {"config", required_argument, NULL, OPT_CONFIG},
     {"no-project-config", no_argument, NULL, OPT_NO_PROJECT},
@@ -517,7 +695,7 @@ void parse_options(int argc, char **argv) {
   opterr = 0;
   g_cli.timeout_ms = DEFAULT_TIMEOUT_MS;
   g_cli.http_version = -1;
-  while ((opt = getopt_long(argc, argv, "+:s:H:qvh", long_options, NULL)) !=
+  while ((opt = getopt_long(argc, argv, "+:s:H:e:qvh", long_options, NULL)) !=
          -1) {
     bool after_server = follows_server;
     follows_server = false;
@@ -540,6 +718,10 @@ void parse_options(int argc, char **argv) {
     }
     case 'H':
       add_header(&g_cli, optarg, after_server);
+      follows_server = true;
+      break;
+    case 'e':
+      add_env(&g_cli, optarg, after_server);
       follows_server = true;
       break;
     case OPT_NAME:

@@ -2,7 +2,8 @@
  * cli_cmds.c: the commands that talk to servers: tools, servers, ping,
  * request and call (with resolve_tool(), which finds the server of a tool
  * name), the progress display, and how a failed request becomes one line
- * on stderr and an exit code.
+ * on stderr and an exit code.  On a terminal the tables of tools and
+ * servers are cut to its width (term_columns); elsewhere never.
  *
  * Threads: the main thread; `ping` pings every server from a thread of its
  * own; on_progress() runs on a manager thread and writes stderr under
@@ -117,7 +118,7 @@ static void end_progress(void) {
 
 int cmd_tools(bool as_json, bool wait) {
   if (wait)
-    wait_for(servers_settled, NULL, settle_deadline());
+    wait_servers(settle_deadline());
   else
     wait_for(ready_listed, NULL, now_ms() + FIRST_EVENT_MS);
   mcp_tool_list *l = mcp_manager_tools(g_mgr);
@@ -166,6 +167,12 @@ int cmd_tools(bool as_json, bool wait) {
       printf("%-*s  %-*s  %-*s  %s\n", (int)w_server, "SERVER", (int)w_tool,
              "TOOL", (int)w_name, "NAME", "DESCRIPTION");
     }
+    /* On a terminal, descriptions are cut to fit its width. */
+    size_t cols = term_columns(), room = SIZE_MAX;
+    if (cols) {
+      size_t used = w_server + 2 + w_tool + 2 + w_name + 2;
+      room = cols > used ? cols - used : 0;
+    }
     for (size_t i = 0; i < n; i++) {
       if (!selected(mcp_tool_list_server(l, i))) continue;
       json_object *t = json_tokener_parse(mcp_tool_list_json(l, i));
@@ -176,14 +183,20 @@ int cmd_tools(bool as_json, bool wait) {
       fputs("  ", stdout);
       bool deferred = mcp_tool_list_deferred(l, i);
       size_t dlen = desc ? strcspn(desc, "\r\n") : 0;
+      if (room == 0) dlen = 0;
       if (deferred || dlen) {
         print_cell(mcp_tool_list_name(l, i), w_name);
         fputs("  ", stdout);
       } else {
         print_clean(mcp_tool_list_name(l, i), SIZE_MAX);
       }
-      if (deferred) fputs(dlen ? "(deferred) " : "(deferred)", stdout);
-      print_clean(desc ? desc : "", dlen);
+      size_t left = room;
+      if (deferred) {
+        const char *mark = dlen ? "(deferred) " : "(deferred)";
+        fputs(mark, stdout);
+        if (left != SIZE_MAX) left = left > strlen(mark) ? left - strlen(mark) : 0;
+      }
+      if (left) print_clipped(desc ? desc : "", dlen, left);
       putchar('\n');
       json_object_put(t);
     }
@@ -215,7 +228,7 @@ int cmd_tools(bool as_json, bool wait) {
 /* ---- servers ---------------------------------------------------------- */
 
 int cmd_servers(bool as_json, bool check, bool wait) {
-  if (wait) wait_for(servers_settled, NULL, settle_deadline());
+  if (wait) wait_servers(settle_deadline());
   struct status st;
   if (!status_load(&st)) return EXIT_CONNECTION;
   if (as_json) {
@@ -240,6 +253,12 @@ int cmd_servers(bool as_json, bool check, bool wait) {
     }
     printf("%-*s  %-*s  %-*s  %5s  %s\n", (int)w_name, "NAME", (int)w_type,
            "TYPE", (int)w_state, "STATE", "TOOLS", "LAST ERROR");
+    /* On a terminal, errors are cut to fit its width. */
+    size_t cols = term_columns(), room = SIZE_MAX;
+    if (cols) {
+      size_t used = w_name + 2 + w_type + 2 + w_state + 2 + 5 + 2;
+      room = cols > used ? cols - used : 0;
+    }
     for (size_t i = 0; i < st.n; i++) {
       const struct srv *s = &st.v[i];
       if (!s->selected) continue;
@@ -249,9 +268,9 @@ int cmd_servers(bool as_json, bool check, bool wait) {
       fputs("  ", stdout);
       print_cell(s->state, w_state);
       printf("  %5lld", (long long)s->tools);
-      if (s->last_error) {
+      if (s->last_error && room) {
         fputs("  ", stdout);
-        print_clean(s->last_error, strcspn(s->last_error, "\r\n"));
+        print_clipped(s->last_error, strcspn(s->last_error, "\r\n"), room);
       }
       putchar('\n');
     }

@@ -108,6 +108,7 @@ static mcp_status cli_authorize(void *user, const char *url, const char *redirec
   if (wait_ms > LOOPBACK_WAIT_MAX_MS) wait_ms = LOOPBACK_WAIT_MAX_MS;
   pthread_mutex_lock(&g_loopback.lock);
   pthread_mutex_lock(&g_stderr_lock);
+  status_line_erase_locked();
   /* The URL comes from the authorization server's metadata. */
   fprintf(stderr, PROG ": %s%s%s needs authorization: open this URL in a browser:\n\n  ",
           server ? "server '" : "a server", server ? server : "", server ? "'" : "");

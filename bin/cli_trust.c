@@ -104,7 +104,9 @@ static void print_project_servers(FILE *f, const char *servers_json) {
 
 /* Asks on the terminal; true answers come back as the decision. */
 static mcp_trust ask_trust(const char *path, const char *servers_json) {
+  atomic_fetch_add(&g_status_hold, 1); /* no live line over the prompt */
   pthread_mutex_lock(&g_stderr_lock);
+  status_line_erase_locked();
   fputs(PROG ": ", stderr);
   put_safe(stderr, path);
   fputs(" is a project file (it came with this directory, not from your own "
@@ -115,7 +117,9 @@ static mcp_trust ask_trust(const char *path, const char *servers_json) {
   fflush(stderr);
   pthread_mutex_unlock(&g_stderr_lock);
   char line[64];
-  if (!fgets(line, sizeof(line), stdin)) return MCP_TRUST_DENY;
+  bool answered = fgets(line, sizeof(line), stdin) != NULL;
+  atomic_fetch_sub(&g_status_hold, 1);
+  if (!answered) return MCP_TRUST_DENY;
   const char *p = line;
   while (*p == ' ' || *p == '\t') p++;
   if (*p == 'y' || *p == 'Y') return MCP_TRUST_ONCE;
@@ -134,6 +138,7 @@ mcp_trust cli_trust(void *user, const char *path, const char *sha256,
     t = ask_trust(path, servers_json);
   else if (!g_cli.quiet) {
     pthread_mutex_lock(&g_stderr_lock);
+    status_line_erase_locked();
     fputs(PROG ": ", stderr);
     put_safe(stderr, path);
     fputs(": project servers not used: this file is not trusted; run '" PROG

@@ -2,7 +2,8 @@
  * cli_util.c: the CLI's small helpers: allocation that exits with code 3
  * when memory runs out (x*), a growable string array (strv) and string
  * (sbuf), the clock, the one-line messages on stderr (complain,
- * usage_error, config_error) and JSON parsing and printing for stdout.
+ * usage_error, config_error), JSON parsing and printing for stdout, the
+ * terminal's width and cells cut to it, and telling a closed stdout pipe.
  *
  * Threads: any.  g_stderr_lock serialises every write to stderr, so lines
  * from the manager's callbacks and the progress display never interleave.
@@ -12,11 +13,15 @@
 #include "config.h"
 #endif
 
+#include <errno.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "mcpconn-text.h"
@@ -107,6 +112,7 @@ void complain(const char *fmt, ...) {
   vsnprintf(line, sizeof(line), fmt, ap);
   va_end(ap);
   pthread_mutex_lock(&g_stderr_lock);
+  status_line_erase_locked();
   fputs(PROG ": ", stderr);
   safe_puts(stderr, line, SAFE_LINE);
   fputc('\n', stderr);
@@ -228,4 +234,85 @@ void print_clean(const char *s, size_t len) {
 void print_cell(const char *s, size_t width) {
   print_clean(s, SIZE_MAX);
   for (size_t n = safe_width(s); n < width; n++) putchar(' ');
+}
+
+/* ---- the terminal ----------------------------------------------------- */
+
+size_t term_columns(void) {
+  if (!isatty(STDOUT_FILENO)) return 0;
+  const char *env = getenv("COLUMNS");
+  if (env && *env) {
+    char *end;
+    errno = 0;
+    long v = strtol(env, &end, 10);
+    if (!errno && !*end && v > 0 && v < 100000) return (size_t)v;
+  }
+  struct winsize ws;
+  if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+    return ws.ws_col;
+  return 0;
+}
+
+/* The ellipsis: U+2026 when the locale's environment says UTF-8, else
+ * three dots. */
+static const char *ellipsis(size_t *width) {
+  const char *vars[] = {"LC_ALL", "LC_CTYPE", "LANG"};
+  const char *loc = NULL;
+  for (size_t i = 0; i < 3 && !loc; i++) {
+    const char *v = getenv(vars[i]);
+    if (v && *v) loc = v;
+  }
+  if (loc && (strstr(loc, "UTF-8") || strstr(loc, "utf-8") ||
+              strstr(loc, "UTF8") || strstr(loc, "utf8"))) {
+    *width = 1;
+    return "\xe2\x80\xa6";
+  }
+  *width = 3;
+  return "...";
+}
+
+void print_clipped(const char *s, size_t len, size_t max) {
+  size_t n = 0;
+  while (n < len && s[n]) n++;
+  if (max == SIZE_MAX) {
+    safe_write(stdout, s, n, SAFE_CELL);
+    return;
+  }
+  /* The bytes of the first |max| characters, counted as safe_width(). */
+  size_t chars = 0, i = 0;
+  while (i < n && chars < max) {
+    uint32_t cp;
+    size_t k = text_utf8_decode((const unsigned char *)s + i, n - i, &cp);
+    i += k ? k : 1;
+    chars++;
+  }
+  if (i >= n) {
+    safe_write(stdout, s, n, SAFE_CELL);
+    return;
+  }
+  size_t ew;
+  const char *e = ellipsis(&ew);
+  if (max <= ew) {
+    fwrite(e, 1, strlen(e), stdout);
+    return;
+  }
+  /* Room for max - ew characters, then the ellipsis. */
+  size_t keep = 0;
+  chars = 0;
+  while (keep < n && chars < max - ew) {
+    uint32_t cp;
+    size_t k = text_utf8_decode((const unsigned char *)s + keep, n - keep, &cp);
+    keep += k ? k : 1;
+    chars++;
+  }
+  while (keep > 0 && (s[keep - 1] == ' ' || s[keep - 1] == '\t')) keep--;
+  safe_write(stdout, s, keep, SAFE_CELL);
+  fputs(e, stdout);
+}
+
+bool stdout_closed(int err) {
+  if (err == EPIPE) return true;
+  /* A pipe whose reader has gone polls as an error on the write side. */
+  struct pollfd p = {STDOUT_FILENO, 0, 0};
+  return poll(&p, 1, 0) == 1 && (p.revents & POLLERR);
 }

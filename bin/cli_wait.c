@@ -3,7 +3,9 @@
  * and log callbacks, the config diagnostics of the running manager (read
  * from mcp_manager_diagnostics(), never from log lines), the servers'
  * status (mcp_manager_servers() plus the servers the diagnostics show left
- * out) and wait_for(), which re-checks a condition after every event.
+ * out) and wait_for(), which re-checks a condition after every event;
+ * wait_servers() waits for every server to settle, with a live line on a
+ * terminal's stderr naming those still connecting.
  *
  * Threads: on_event() and on_log() run on the manager's threads; on_event()
  * writes g_ev under g_ev.lock and broadcasts g_ev.cond.  Everything else
@@ -15,10 +17,13 @@
 #endif
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "mcpconn-text.h"
@@ -49,7 +54,11 @@ mcp_manager *g_mgr;
 
 /* Makes g_ev.cond wait on CLOCK_MONOTONIC, the clock of now_ms().  Call
  * once, before the manager starts. */
+/* When ev_init() ran, at the start of main (now_ms() clock). */
+static int64_t g_start_ms;
+
 void ev_init(void) {
+  g_start_ms = now_ms();
   pthread_condattr_t ca;
   pthread_condattr_init(&ca);
   pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -132,6 +141,7 @@ void on_log(void *user, mcp_log_level level, const char *msg) {
   (void)user;
   if (g_cli.verbose) {
     pthread_mutex_lock(&g_stderr_lock);
+    status_line_erase_locked();
     fprintf(stderr, PROG ": [%s] ", names[level >= 0 && level <= 3 ? level : 0]);
     safe_puts(stderr, msg, SAFE_LINE);
     fputc('\n', stderr);
@@ -139,6 +149,7 @@ void on_log(void *user, mcp_log_level level, const char *msg) {
   } else if (level >= MCP_LOG_WARN && strstr(msg, "TLS certificate verification is off")) {
     /* Never silent, even without -v (the library says it once per server). */
     pthread_mutex_lock(&g_stderr_lock);
+    status_line_erase_locked();
     fprintf(stderr, PROG ": warning: %s\n", msg);
     pthread_mutex_unlock(&g_stderr_lock);
   }
@@ -393,4 +404,89 @@ void report_server(const char *prefix, const struct srv *s) {
              s->last_error ? "" : "server is ",
              s->last_error ? s->last_error : s->state,
              state_is(s, "backoff") ? " (retrying)" : "");
+}
+
+/* ---- waiting with a live status line ---------------------------------- */
+
+/* The live line shows after this long without every server settled, and
+ * is redrawn this often (ms). */
+#define LIVE_AFTER_MS 300
+#define LIVE_EVERY_MS 200
+
+atomic_bool g_status_line;
+atomic_int g_status_hold;
+
+void status_line_erase_locked(void) {
+  if (atomic_exchange(&g_status_line, false)) fputs("\r\033[K", stderr);
+}
+
+/* Draws "mcpconn: waiting for A, B (1.2 s)" over the line on stderr (the
+ * time since mcpconn started, when the servers did), cut to the
+ * terminal's width.  Returns false (nothing drawn) when no server
+ * is still connecting. */
+static bool draw_waiting(int64_t waited_ms) {
+  struct status st;
+  if (!status_load(&st)) return false;
+  struct sbuf names = {0};
+  size_t n = 0;
+  for (size_t i = 0; i < st.n; i++) {
+    const struct srv *s = &st.v[i];
+    if (!s->selected || !enabled(s) || settled(s)) continue;
+    sbuf_add(&names, "%s%s", n++ ? ", " : "", s->name);
+  }
+  status_free(&st);
+  if (!n || atomic_load(&g_status_hold) > 0) {
+    free(names.s);
+    return false;
+  }
+  char tail[64];
+  snprintf(tail, sizeof(tail), " (%.1f s)", (double)waited_ms / 1000.0);
+  const char *head = PROG ": waiting for ";
+  size_t cols = 80;
+  struct winsize ws;
+  if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) cols = ws.ws_col;
+  /* One column spare, so the line never wraps (\r could not undo it). */
+  size_t fixed = strlen(head) + strlen(tail) + 1;
+  size_t room = cols > fixed + 4 ? cols - fixed : 4;
+  pthread_mutex_lock(&g_stderr_lock);
+  fputs("\r", stderr);
+  fputs(head, stderr);
+  if (safe_width(names.s) <= room) {
+    safe_puts(stderr, names.s, SAFE_CELL);
+  } else {
+    /* Names are ASCII ([A-Za-z0-9_.:-] and ", "): cut by bytes. */
+    safe_write(stderr, names.s, room - 3, SAFE_CELL);
+    fputs("...", stderr);
+  }
+  fputs(tail, stderr);
+  fputs("\033[K", stderr);
+  fflush(stderr);
+  atomic_store(&g_status_line, true);
+  pthread_mutex_unlock(&g_stderr_lock);
+  free(names.s);
+  return true;
+}
+
+void clear_status_line(void) {
+  pthread_mutex_lock(&g_stderr_lock);
+  status_line_erase_locked();
+  fflush(stderr);
+  pthread_mutex_unlock(&g_stderr_lock);
+}
+
+bool wait_servers(int64_t deadline) {
+  if (g_cli.quiet || !isatty(STDERR_FILENO))
+    return wait_for(servers_settled, NULL, deadline);
+  int64_t step = LIVE_AFTER_MS;
+  bool done;
+  for (;;) {
+    int64_t until = now_ms() + step;
+    if (until > deadline) until = deadline;
+    done = wait_for(servers_settled, NULL, until);
+    if (done || now_ms() >= deadline) break;
+    draw_waiting(now_ms() - g_start_ms);
+    step = LIVE_EVERY_MS;
+  }
+  clear_status_line();
+  return done;
 }

@@ -21,8 +21,10 @@
  * manager has started; the CLI never parses the library's log lines, which
  * it only prints (-v).
  *
- * This file holds main(): the dispatch to the commands, the exit code of
- * the run (the codes are in cli.h; usage() documents them) and SIGINT.  The rest lives beside it, sharing bin/cli.h:
+ * This file holds main(): the dispatch to the commands, `call`'s
+ * arguments (ARGS_JSON, KEY=VALUE, KEY:=JSON) made one JSON object, the
+ * exit code of the run (the codes are in cli.h; usage() documents them; a
+ * stdout nobody reads any more is no failure) and SIGINT.  The rest lives beside it, sharing bin/cli.h:
  * cli_args.c (the command line), cli_start.c (starting the manager),
  * cli_wait.c (events, diagnostics, status, waiting), cli_trust.c (project
  * trust), cli_oauth.c (the OAuth browser step), cli_cmds.c (the commands),
@@ -71,7 +73,11 @@ static void *signal_thread(void *arg) {
       /* A second Ctrl-C, or nothing to cancel (connecting, waiting): leave
        * now.  The servers see EOF on stdin when our pipes close. */
       static const char msg[] = PROG ": interrupted\n";
-      ssize_t ignored = write(STDERR_FILENO, msg, sizeof(msg) - 1);
+      static const char erase[] = "\r\033[K";
+      ssize_t ignored = 0;
+      if (atomic_load(&g_status_line)) /* cli_wait.c's live line */
+        ignored = write(STDERR_FILENO, erase, sizeof(erase) - 1);
+      ignored = write(STDERR_FILENO, msg, sizeof(msg) - 1);
       (void)ignored;
       _exit(EXIT_INTERRUPTED);
     }
@@ -90,6 +96,54 @@ static void check_json_object(const char *what, const char *text) {
   bool ok = json_object_is_type(obj, json_type_object);
   json_object_put(obj);
   if (!ok) usage_error("%s must be a JSON object", what);
+}
+
+/*
+ * The arguments of `call TOOL ARG...` as one JSON object (a new string):
+ * each ARG is a JSON object (starts with '{'), merged in, or KEY=VALUE (a
+ * string) or KEY:=JSON (any JSON value: n:=3, flag:=true, list:='[1]');
+ * later keys win.  Exits 2 on a bad argument.
+ */
+static char *call_arguments(char **args, int nargs) {
+  if (nargs == 1 && args[0][strspn(args[0], " \t\r\n")] == '{') {
+    check_json_object("ARGS_JSON", args[0]);
+    return xstrdup(args[0]);
+  }
+  json_object *obj = json_object_new_object();
+  if (!obj) usage_error("out of memory");
+  for (int i = 0; i < nargs; i++) {
+    const char *a = args[i];
+    const char *eq = strchr(a, '=');
+    char why[256];
+    if (a[strspn(a, " \t\r\n")] == '{' || !eq) {
+      /* A JSON object, or an error about one ("{bad", "[1,2]"). */
+      check_json_object("ARGS_JSON", a);
+      json_object *o = parse_json(a, strlen(a), true, why, sizeof(why));
+      json_object_object_foreach(o, key, val)
+          json_object_object_add(obj, key, json_object_get(val));
+      json_object_put(o);
+      continue;
+    }
+    bool raw = eq > a && eq[-1] == ':';
+    size_t klen = (size_t)(eq - a) - (raw ? 1 : 0);
+    if (klen == 0)
+      usage_error("argument '%s': expected KEY=VALUE or KEY:=JSON", a);
+    char *key = xstrndup(a, klen);
+    json_object *val;
+    if (raw) {
+      val = parse_json(eq + 1, strlen(eq + 1), true, why, sizeof(why));
+      if (!val && strcmp(eq + 1, "null") != 0)
+        usage_error("argument '%s': the value after := is not JSON: %s", key,
+                    why);
+    } else {
+      val = json_object_new_string(eq + 1);
+    }
+    json_object_object_add(obj, key, val);
+    free(key);
+  }
+  char *text = xstrdup(json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN));
+  json_object_put(obj);
+  return text;
 }
 
 /* The flags of `tools` and `servers`. */
@@ -115,8 +169,9 @@ static void parse_listing(const char *cmd, char **args, int nargs,
     else
       usage_error("%s: unexpected argument '%s'", cmd, args[i]);
   }
-  /* Scripts get complete lists; a person at a terminal gets them fast. */
-  if (out->wait < 0) out->wait = out->check || !isatty(STDOUT_FILENO);
+  /* Complete lists by default, for scripts and people alike (a terminal
+   * shows who is still connecting meanwhile: wait_servers()). */
+  if (out->wait < 0) out->wait = 1;
 }
 
 int main(int argc, char **argv) {
@@ -135,13 +190,15 @@ int main(int argc, char **argv) {
   int nargs = argc - optind - 1;
 
   struct listing lf = {false, false, -1};
+  char *call_args = NULL; /* `call`'s arguments as one JSON object */
   if (strcmp(cmd, "tools") == 0) {
     parse_listing(cmd, args, nargs, false, &lf);
   } else if (strcmp(cmd, "servers") == 0) {
     parse_listing(cmd, args, nargs, true, &lf);
   } else if (strcmp(cmd, "call") == 0) {
-    if (nargs < 1 || nargs > 2) usage_error("usage: call TOOL [ARGS_JSON]");
-    if (nargs == 2) check_json_object("ARGS_JSON", args[1]);
+    if (nargs < 1)
+      usage_error("usage: call TOOL [ARGS_JSON | KEY=VALUE | KEY:=JSON ...]");
+    if (nargs >= 2) call_args = call_arguments(args + 1, nargs - 1);
   } else if (strcmp(cmd, "ping") == 0) {
     if (nargs) usage_error("ping: unexpected argument '%s'", args[0]);
   } else if (strcmp(cmd, "request") == 0) {
@@ -178,7 +235,7 @@ int main(int argc, char **argv) {
   } else if (strcmp(cmd, "servers") == 0) {
     rc = cmd_servers(lf.json, lf.check, lf.wait);
   } else if (strcmp(cmd, "call") == 0) {
-    rc = cmd_call(args[0], nargs == 2 ? args[1] : NULL);
+    rc = cmd_call(args[0], call_args);
   } else if (strcmp(cmd, "ping") == 0) {
     rc = cmd_ping();
   } else {
@@ -191,8 +248,11 @@ int main(int argc, char **argv) {
     pthread_join(sig_thread, NULL);
   }
   if (fflush(stdout) != 0 || ferror(stdout)) {
-    if (rc == EXIT_OK) {
-      complain("cannot write the output: %s", strerror(errno));
+    /* A reader that stopped reading (`mcpconn tools | head`) wanted no
+     * more: that is no failure, and no "Broken pipe" either. */
+    int e = errno;
+    if (rc == EXIT_OK && !stdout_closed(e)) {
+      complain("cannot write the output%s%s", e ? ": " : "", e ? strerror(e) : "");
       rc = EXIT_CONNECTION;
     }
   }
@@ -206,6 +266,7 @@ int main(int argc, char **argv) {
   mcp_manager_free(g_mgr);
   ev_reset();
   mcp_cancel_unref(g_cancel);
+  free(call_args);
   free_cli(&g_cli);
   return rc;
 }

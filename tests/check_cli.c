@@ -21,6 +21,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -1809,11 +1810,24 @@ END_TEST
  * pipe), the way a person at a terminal runs it.  Captures like run_cli();
  * the terminal turns "\n" into "\r\n".
  */
+/* The terminal's size for run_cli_tty(), in columns (0: the pty's own, 0x0). */
+static unsigned short g_tty_cols;
+/* run_cli_tty() puts stderr on the terminal too (else on a pipe). */
+static bool g_tty_stderr;
+/* run_cli_tty() lets the server waiting on this FIFO go (NULL: none), once
+ * the output holds g_tty_release_after (NULL: at once). */
+static const char *g_tty_release_fifo;
+static const char *g_tty_release_after;
+
 static void run_cli_tty(struct run *r, const char *const *args) {
   int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
   ck_assert_int_ge(master, 0);
   ck_assert_int_eq(grantpt(master), 0);
   ck_assert_int_eq(unlockpt(master), 0);
+  if (g_tty_cols) {
+    struct winsize ws = {.ws_row = 24, .ws_col = g_tty_cols};
+    ck_assert_int_eq(ioctl(master, TIOCSWINSZ, &ws), 0);
+  }
   char slave_name[256];
   ck_assert_int_eq(ptsname_r(master, slave_name, sizeof(slave_name)), 0);
   int err[2];
@@ -1833,7 +1847,7 @@ static void run_cli_tty(struct run *r, const char *const *args) {
     if (slave < 0 || null < 0) _exit(126);
     dup2(null, 0);
     dup2(slave, 1);
-    dup2(err[1], 2);
+    dup2(g_tty_stderr ? slave : err[1], 2);
     close(slave);
     close(null);
     if (g_child_cwd && chdir(g_child_cwd) != 0) _exit(126);
@@ -1846,7 +1860,8 @@ static void run_cli_tty(struct run *r, const char *const *args) {
   int fds[2] = {master, err[0]};
   int open_fds = 2;
   int status = 0;
-  bool exited = false;
+  bool exited = false, released = false;
+  buf[0][0] = buf[1][0] = '\0';
   long long end = t0 + 60000;
   /* The terminal gives EIO, not EOF, once no process holds its slave
    * side; until the child has exited, it may not have opened it yet. */
@@ -1868,11 +1883,16 @@ static void run_cli_tty(struct run *r, const char *const *args) {
       ssize_t k = read(fds[i], buf[i] + len[i], cap[i] - len[i] - 1);
       if (k > 0) {
         len[i] += (size_t)k;
+        buf[i][len[i]] = '\0';
       } else if (k == 0 || errno != EINTR) {
         fds[i] = -1;
         open_fds--;
       }
     }
+    if (g_tty_release_fifo && !released &&
+        (!g_tty_release_after || strstr(buf[0], g_tty_release_after) ||
+         strstr(buf[1], g_tty_release_after)))
+      released = fifo_release(g_tty_release_fifo);
   }
   buf[0][len[0]] = '\0';
   buf[1][len[1]] = '\0';
@@ -1893,9 +1913,9 @@ static void run_cli_tty(struct run *r, const char *const *args) {
 }
 
 /*
- * At a terminal, tools and servers print once the startup gate has passed:
- * a server still starting (held on a FIFO) is named on stderr, the others
- * are listed.  (With stdout on a pipe they wait; see test_cli_deferred.)
+ * At a terminal, tools and servers wait for every server, like scripts do,
+ * and print the complete table; --no-wait prints once the startup gate has
+ * passed, a server still starting (held on a FIFO) named on stderr.
  */
 START_TEST(test_cli_tty_default) {
   char fifo[1200];
@@ -1912,20 +1932,48 @@ START_TEST(test_cli_tty_default) {
 
   struct run r;
   const char *tools[] = {"--config", cfg, "tools", NULL};
+  g_tty_release_fifo = fifo;
   run_cli_tty(&r, tools);
+  g_tty_release_fifo = NULL;
   ASSERT_EXIT(&r, 0);
-  ck_assert_msg(strstr(r.out, "mcp__fast_echo") && !strstr(r.out, "slow"), "%s",
-                r.out);
+  ck_assert_msg(strstr(r.out, "mcp__fast_echo") && strstr(r.out, "mcp__slow_echo") &&
+                    !strstr(r.out, "deferred"),
+                "%s", r.out);
+  /* stderr is no terminal here: no live line. */
+  ck_assert_str_eq(r.err, "");
+  run_free(&r);
+
+  const char *tools_now[] = {"--config", cfg, "tools", "--no-wait", NULL};
+  run_cli_tty(&r, tools_now);
+  ASSERT_EXIT(&r, 0);
+  /* slow's tools come from the cache the first run filled: deferred. */
+  ck_assert_msg(strstr(r.out, "mcp__fast_echo"), "%s", r.out);
+  char *slow = table_line(r.out, "slow");
+  ck_assert_msg(slow && strstr(slow, "(deferred)"), "%s", r.out);
+  free(slow);
   ck_assert_msg(strstr(r.err, "slow: still connecting"), "%s", r.err);
   ck_assert_msg(r.ms < 15000, "took %lld ms", r.ms);
   run_free(&r);
   fifo_drain(fifo);
 
   const char *servers[] = {"--config", cfg, "servers", NULL};
+  g_tty_release_fifo = fifo;
   run_cli_tty(&r, servers);
+  g_tty_release_fifo = NULL;
+  ASSERT_EXIT(&r, 0);
+  char *line = table_line(r.out, "slow");
+  ck_assert_msg(line && strstr(line, "ready"), "%s", r.out);
+  free(line);
+  run_free(&r);
+
+  const char *servers_now[] = {"--config", cfg, "servers", "--no-wait", NULL};
+  run_cli_tty(&r, servers_now);
   ASSERT_EXIT(&r, 0);
   ck_assert_msg(strstr(r.out, "fast") && strstr(r.out, "ready"), "%s", r.out);
-  ck_assert_msg(strstr(r.out, "connecting"), "%s", r.out);
+  /* Still starting; its tools are cached, so "deferred". */
+  line = table_line(r.out, "slow");
+  ck_assert_msg(line && strstr(line, "deferred"), "%s", r.out);
+  free(line);
   run_free(&r);
   fifo_drain(fifo);
 
@@ -1937,6 +1985,60 @@ START_TEST(test_cli_tty_default) {
                 "%s", r.out);
   ck_assert_str_eq(r.err, "");
   run_free(&r);
+  free(cfg);
+}
+END_TEST
+
+/*
+ * With stderr on the terminal too, the wait shows a live line naming the
+ * servers still connecting; it is erased before the table.  The slow
+ * server is let go only once that line is on the screen.
+ */
+START_TEST(test_cli_tty_live) {
+  char fifo[1200];
+  snprintf(fifo, sizeof(fifo), "%s/gate", g_dir);
+  ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+  const char *demo = test_env_path("MCP_DEMO_SERVER");
+  char text[8192];
+  snprintf(text, sizeof(text),
+           "{\"mcpServers\": {\"fast\": {\"command\": \"%s\"},\n"
+           " \"slow\": {\"command\": \"/bin/sh\", \"args\": "
+           "[\"-c\", \"timeout 60 cat \\\"$0\\\" >/dev/null && exec \\\"$1\\\"\", \"%s\", \"%s\"]}}}",
+           demo, fifo, demo);
+  char *cfg = write_temp("live.json", text);
+
+  struct run r;
+  const char *tools[] = {"--config", cfg, "tools", NULL};
+  g_tty_stderr = true;
+  g_tty_release_fifo = fifo;
+  g_tty_release_after = "mcpconn: waiting for slow (";
+  run_cli_tty(&r, tools);
+  ASSERT_EXIT(&r, 0);
+  const char *live = strstr(r.out, "\rmcpconn: waiting for slow (");
+  ck_assert_msg(live, "%s", r.out);
+  /* Only slow is named: fast was ready at once. */
+  ck_assert_msg(!strstr(r.out, "waiting for fast") && !strstr(r.out, "fast, slow"),
+                "%s", r.out);
+  /* Erased, then the whole table. */
+  const char *table = strstr(live, "\r\033[KSERVER");
+  ck_assert_msg(table, "%s", r.out);
+  ck_assert_msg(strstr(table, "mcp__fast_echo") && strstr(table, "mcp__slow_echo") &&
+                    !strstr(table, "waiting"),
+                "%s", r.out);
+  run_free(&r);
+
+  /* -q: no live line. */
+  const char *quiet[] = {"-q", "--config", cfg, "servers", NULL};
+  g_tty_release_after = NULL;
+  run_cli_tty(&r, quiet);
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(!strstr(r.out, "waiting"), "%s", r.out);
+  char *line = table_line(r.out, "slow");
+  ck_assert_msg(line && strstr(line, "ready"), "%s", r.out);
+  free(line);
+  run_free(&r);
+  g_tty_stderr = false;
+  g_tty_release_fifo = NULL;
   free(cfg);
 }
 END_TEST
@@ -2615,6 +2717,309 @@ START_TEST(test_cli_trust_store_warning) {
 }
 END_TEST
 
+/* ---- the first screen: closed pipes, terminal width, names, arguments -- */
+
+/*
+ * Runs mcpconn with its stdout on a pipe nobody reads (the read end closed
+ * before it starts: `mcpconn tools | head` once head has gone); captures
+ * stderr and the exit status.
+ */
+static void run_cli_closed_stdout(struct run *r, const char *const *args) {
+  int out[2], err[2];
+  ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
+  ck_assert_int_eq(pipe2(err, O_CLOEXEC), 0);
+  close(out[0]);
+  char *argv[64];
+  size_t n = 0;
+  argv[n++] = (char *)test_env_path("MCPCONN_BIN");
+  for (size_t i = 0; args[i] && n < 63; i++) argv[n++] = (char *)args[i];
+  argv[n] = NULL;
+  setenv("MCPCONN_DEMO_SERVER", test_env_path("MCP_DEMO_SERVER"), 1);
+  long long t0 = test_now_ms();
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    int null = open("/dev/null", O_RDONLY);
+    if (null < 0) _exit(126);
+    dup2(null, 0);
+    dup2(out[1], 1);
+    dup2(err[1], 2);
+    /* As a shell starts a pipeline: SIGPIPE at its default. */
+    signal(SIGPIPE, SIG_DFL);
+    if (g_child_cwd && chdir(g_child_cwd) != 0) _exit(126);
+    execv(argv[0], argv);
+    _exit(127);
+  }
+  close(out[1]);
+  close(err[1]);
+  r->out = strdup("");
+  r->err = slurp_fd(err[0]);
+  close(err[0]);
+  int status = 0;
+  bool done = WAIT_UNTIL(waitpid(pid, &status, WNOHANG) == pid, 30000);
+  if (!done) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    ck_abort_msg("mcpconn did not exit");
+  }
+  r->ms = test_now_ms() - t0;
+  r->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* A closed stdout is not an error, and says nothing on stderr. */
+START_TEST(test_cli_closed_pipe) {
+  struct run r;
+  const char *tools[] = {"tools", NULL};
+  run_cli_closed_stdout(&r, tools);
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(!strstr(r.err, "Broken pipe") && !strstr(r.err, "cannot write"),
+                "%s", r.err);
+  run_free(&r);
+
+  const char *call[] = {"-q", "call", "echo", "text=hi", NULL};
+  run_cli_closed_stdout(&r, call);
+  ASSERT_EXIT(&r, 0);
+  ck_assert_str_eq(r.err, "");
+  run_free(&r);
+
+  const char *servers[] = {"-q", "servers", "--json", NULL};
+  run_cli_closed_stdout(&r, servers);
+  ASSERT_EXIT(&r, 0);
+  ck_assert_str_eq(r.err, "");
+  run_free(&r);
+}
+END_TEST
+
+/* The characters (UTF-8 code points) of the line of |text| that starts at
+ * |p|, up to CR or LF. */
+static size_t line_chars(const char *p) {
+  size_t n = 0;
+  for (; *p && *p != '\r' && *p != '\n'; p++)
+    n += ((unsigned char)*p & 0xc0) != 0x80;
+  return n;
+}
+
+/* The widest line of |text|, in characters. */
+static size_t widest_line(const char *text) {
+  size_t w = 0;
+  for (const char *p = text; *p;) {
+    size_t n = line_chars(p);
+    if (n > w) w = n;
+    p += strcspn(p, "\n");
+    if (*p) p++;
+  }
+  return w;
+}
+
+/*
+ * On a terminal, tables fit its width (COLUMNS first, else the terminal's
+ * size): descriptions and errors are cut, with an ellipsis.  On a pipe,
+ * nothing is cut.
+ */
+START_TEST(test_cli_tty_width) {
+  const char *demo = test_env_path("MCP_DEMO_SERVER");
+  char cmd[4096];
+  snprintf(cmd, sizeof(cmd), "'%s'", demo);
+  const char *full = "Adds two numbers and returns the sum.";
+  struct run r;
+  unsetenv("COLUMNS");
+  setenv("LC_ALL", "C.UTF-8", 1);
+
+  /* "d       add    mcp__d_add    " is 29 columns: 21 are left of 50. */
+  const char *tools[] = {"--stdio", cmd, "--name", "d", "tools", NULL};
+  g_tty_cols = 50;
+  run_cli_tty(&r, tools);
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(widest_line(r.out) <= 50, "wider than 50:\n%s", r.out);
+  ck_assert_msg(strstr(r.out, "Adds two numbers and\xe2\x80\xa6") && !strstr(r.out, full),
+                "%s", r.out);
+  run_free(&r);
+
+  /* COLUMNS wins over the terminal's size; without UTF-8, three dots. */
+  setenv("COLUMNS", "50", 1);
+  setenv("LC_ALL", "C", 1);
+  g_tty_cols = 200;
+  run_cli_tty(&r, tools);
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(widest_line(r.out) <= 50, "wider than 50:\n%s", r.out);
+  ck_assert_msg(strstr(r.out, "Adds two numbers a...") && !strstr(r.out, "\xe2\x80\xa6"),
+                "%s", r.out);
+  run_free(&r);
+
+  /* A wide terminal shows it whole. */
+  unsetenv("COLUMNS");
+  run_cli_tty(&r, tools);
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, full), "%s", r.out);
+  run_free(&r);
+
+  /* Not a terminal: COLUMNS changes nothing. */
+  setenv("COLUMNS", "40", 1);
+  run_cli(&r, tools);
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, full), "%s", r.out);
+  run_free(&r);
+
+  /* servers cuts the last error. */
+  const char *servers[] = {"-q", "--stdio", "/nonexistent/bin/x", "servers",
+                           "--wait", NULL};
+  g_tty_cols = 50;
+  unsetenv("COLUMNS");
+  run_cli_tty(&r, servers);
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(widest_line(r.out) <= 50, "wider than 50:\n%s", r.out);
+  ck_assert_msg(strstr(r.out, "cannot run") && strstr(r.out, "...") &&
+                    !strstr(r.out, "No such file"),
+                "%s", r.out);
+  run_free(&r);
+  run_cli(&r, servers);
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "No such file or directory"), "%s", r.out);
+  run_free(&r);
+
+  g_tty_cols = 0;
+  unsetenv("COLUMNS");
+  unsetenv("LC_ALL");
+}
+END_TEST
+
+/* The name of the one server of `servers --json` for |stdio|. */
+static char *stdio_name(const char *stdio) {
+  struct run r;
+  RUN(&r, "-q", "--stdio", stdio, "servers", "--json", "--no-wait");
+  ASSERT_EXIT(&r, 0);
+  json_object *a = parse_out(&r);
+  ck_assert_int_eq(json_object_array_length(a), 1);
+  char *name = strdup(jstr(json_object_array_get_idx(a, 0), "name"));
+  json_object_put(a);
+  run_free(&r);
+  return name;
+}
+
+/* A stdio server is named after the package or script its launcher runs.
+ * (The launchers are missing here: the name is made before the start.) */
+START_TEST(test_cli_default_names) {
+  static const char *const cases[][2] = {
+      {"/nonexistent/npx -y @modelcontextprotocol/server-filesystem /tmp",
+       "server-filesystem"},
+      {"/nonexistent/node path/to/demo.js", "demo"},
+      {"/nonexistent/node --require x /srv/server-everything/dist/index.js",
+       "server-everything"},
+      {"/nonexistent/npx -y @upstash/context7-mcp@latest", "context7-mcp"},
+      {"/nonexistent/uvx mcp-server-fetch", "mcp-server-fetch"},
+      {"/nonexistent/python3 -m mcp_server_time.cli", "mcp_server_time"},
+      {"/nonexistent/env A=1 node ./tool.mjs", "tool"},
+      {"/nonexistent/sh -c true", "sh"},
+      {"/nonexistent/npx", "npx"},
+      {"/nonexistent/my-server --port 1", "my-server"},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    char *name = stdio_name(cases[i][0]);
+    ck_assert_msg(strcmp(name, cases[i][1]) == 0, "%s: named %s, not %s",
+                  cases[i][0], name, cases[i][1]);
+    free(name);
+  }
+}
+END_TEST
+
+/* -e KEY=VALUE sets a variable of the --stdio server before it. */
+START_TEST(test_cli_stdio_env) {
+  const char *demo = test_env_path("MCP_DEMO_SERVER");
+  char cmd[4096];
+  snprintf(cmd, sizeof(cmd),
+           "/bin/sh -c 'test \"$MCPCONN_TEST_E\" = \"b c\" && exec \"$0\"' '%s'",
+           demo);
+  unsetenv("MCPCONN_TEST_E");
+  struct run r;
+  RUN(&r, "-q", "--stdio", cmd, "-e", "MCPCONN_TEST_E=b c", "--name", "e",
+      "call", "echo", "text=env");
+  ASSERT_EXIT(&r, 0);
+  json_object *res = parse_out(&r);
+  ck_assert_str_eq(jstr(res, "content.0.text"), "env");
+  json_object_put(res);
+  run_free(&r);
+
+  /* Without it the server exits at once. */
+  RUN(&r, "-q", "--stdio", cmd, "--name", "e", "call", "echo", "text=env");
+  ASSERT_EXIT(&r, 3);
+  run_free(&r);
+
+  RUN(&r, "-e", "A=1", "ping");
+  ASSERT_EXIT(&r, 2);
+  ck_assert_msg(strstr(r.err, "-e must follow the --stdio"), "%s", r.err);
+  run_free(&r);
+  RUN(&r, "--url", "http://127.0.0.1:1/mcp", "-e", "A=1", "ping");
+  ASSERT_EXIT(&r, 2);
+  run_free(&r);
+  RUN(&r, "--stdio", cmd, "-e", "NOEQUALS", "ping");
+  ASSERT_EXIT(&r, 2);
+  ck_assert_msg(strstr(r.err, "KEY=VALUE"), "%s", r.err);
+  run_free(&r);
+  RUN(&r, "--stdio", cmd, "-e", "=x", "ping");
+  ASSERT_EXIT(&r, 2);
+  run_free(&r);
+}
+END_TEST
+
+/* call takes KEY=VALUE (a string) and KEY:=JSON beside a JSON object. */
+START_TEST(test_cli_call_key_value) {
+  struct run r;
+  RUN(&r, "-q", "call", "echo", "text=hi there");
+  ASSERT_EXIT(&r, 0);
+  json_object *res = parse_out(&r);
+  ck_assert_str_eq(jstr(res, "content.0.text"), "hi there");
+  json_object_put(res);
+  run_free(&r);
+
+  /* A value with '=' and ":=" in it stays a string. */
+  RUN(&r, "-q", "call", "echo", "text=a=b:=c");
+  ASSERT_EXIT(&r, 0);
+  res = parse_out(&r);
+  ck_assert_str_eq(jstr(res, "content.0.text"), "a=b:=c");
+  json_object_put(res);
+  run_free(&r);
+
+  RUN(&r, "-q", "call", "add", "a:=2", "b:=3");
+  ASSERT_EXIT(&r, 0);
+  res = parse_out(&r);
+  ck_assert_int_eq(jint(res, "structuredContent.sum", -1), 5);
+  json_object_put(res);
+  run_free(&r);
+
+  /* Merged left to right: the later b wins. */
+  RUN(&r, "-q", "call", "add", "{\"a\":1,\"b\":1}", "b:=5");
+  ASSERT_EXIT(&r, 0);
+  res = parse_out(&r);
+  ck_assert_int_eq(jint(res, "structuredContent.sum", -1), 6);
+  json_object_put(res);
+  run_free(&r);
+
+  /* a:=2 is the number 2; a=2 the string "2", which add refuses. */
+  RUN(&r, "-q", "call", "add", "a=2", "b:=3");
+  ASSERT_EXIT(&r, 1);
+  run_free(&r);
+
+  RUN(&r, "-q", "call", "add", "a:=[1", "b:=3");
+  ASSERT_EXIT(&r, 2);
+  assert_one_reason(&r);
+  ck_assert_msg(strstr(r.err, "not JSON"), "%s", r.err);
+  run_free(&r);
+  RUN(&r, "-q", "call", "echo", "=x");
+  ASSERT_EXIT(&r, 2);
+  assert_one_reason(&r);
+  run_free(&r);
+  RUN(&r, "-q", "call", "echo", "text=x", "[1]");
+  ASSERT_EXIT(&r, 2);
+  assert_one_reason(&r);
+  run_free(&r);
+
+  RUN(&r, "--version");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "mcpconn " PACKAGE_VERSION), "%s", r.out);
+  run_free(&r);
+}
+END_TEST
+
 static Suite *cli_suite(void) {
   Suite *s = suite_create("cli");
   TCase *demo = tcase_create("demo-server");
@@ -2658,12 +3063,18 @@ static Suite *cli_suite(void) {
   tcase_add_test(cli, test_cli_trust_prompt);
   tcase_add_test(cli, test_cli_deferred);
   tcase_add_test(cli, test_cli_tty_default);
+  tcase_add_test(cli, test_cli_tty_live);
   tcase_add_test(cli, test_cli_verbose);
   tcase_add_test(cli, test_cli_http_usage);
   tcase_add_test(cli, test_cli_header_sent);
   tcase_add_test(cli, test_cli_evil_text);
   tcase_add_test(cli, test_cli_diagnostics_not_log);
   tcase_add_test(cli, test_cli_trust_store_warning);
+  tcase_add_test(cli, test_cli_closed_pipe);
+  tcase_add_test(cli, test_cli_tty_width);
+  tcase_add_test(cli, test_cli_default_names);
+  tcase_add_test(cli, test_cli_stdio_env);
+  tcase_add_test(cli, test_cli_call_key_value);
   suite_add_tcase(s, cli);
 
   /* Against the TypeScript SDK's servers (tests/interop). */
