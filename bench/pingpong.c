@@ -75,12 +75,10 @@ static void write_all(int fd, const char *p, size_t n) {
 
 /* initialize, its answer, notifications/initialized: the server is ready. */
 static void handshake(int wfd, int rfd) {
-  static const char init[] =
-      "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":"
-      "{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},"
-      "\"clientInfo\":{\"name\":\"pingpong\",\"version\":\"0\"}}}\n";
-  static const char done[] =
-      "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n";
+  static const char init[] = "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":"
+                             "{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},"
+                             "\"clientInfo\":{\"name\":\"pingpong\",\"version\":\"0\"}}}\n";
+  static const char done[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n";
   char c;
   write_all(wfd, init, sizeof(init) - 1);
   for (;;) { /* one line back */
@@ -107,8 +105,8 @@ static double pct(const int64_t *v, size_t n, double p) {
 static double cpu_s(void) {
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
-  return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
-         (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+  return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+         ru.ru_stime.tv_usec / 1e6;
 }
 
 /*
@@ -116,9 +114,8 @@ static double cpu_s(void) {
  * Fills lat[k] for k >= |skip| (the warm-up is not measured).  Returns the
  * time of the first measured send and of the last measured answer.
  */
-static void run(int wfd, int rfd, const char *line, size_t len, long total,
-                long skip, long window, int64_t *lat, int64_t *first,
-                int64_t *last) {
+static void run(int wfd, int rfd, const char *line, size_t len, long total, long skip, long window,
+                int64_t *lat, int64_t *first, int64_t *last) {
   int64_t *sent = calloc((size_t)window, sizeof(int64_t));
   char *buf = malloc(CHUNK);
   if (!sent || !buf) die("malloc");
@@ -156,8 +153,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--server") && v) {
       mode = "server";
       server_cmd = argv[++i];
-    }
-    else if (!strcmp(a, "--calls") && v) calls = atol(argv[++i]);
+    } else if (!strcmp(a, "--calls") && v) calls = atol(argv[++i]);
     else if (!strcmp(a, "--warmup") && v) warmup = atol(argv[++i]);
     else if (!strcmp(a, "--concurrency") && v) window = atol(argv[++i]);
     else if (!strcmp(a, "--payload-bytes") && v) payload = atol(argv[++i]);
@@ -168,8 +164,7 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  if (!mode || calls < 1 || warmup < 0 || window < 1 || payload < 0 ||
-      payload > 1 << 20) {
+  if (!mode || calls < 1 || warmup < 0 || window < 1 || payload < 0 || payload > 1 << 20) {
     fprintf(stderr, "pingpong: bad arguments (see --help)\n");
     return 2;
   }
@@ -217,11 +212,10 @@ int main(int argc, char **argv) {
     if (server_cmd) handshake(wfd, rfd);
   } else {
     int ls = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET,
-                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t sl = sizeof(sa);
-    if (ls < 0 || bind(ls, (struct sockaddr *)&sa, sizeof(sa)) ||
-        listen(ls, 1) || getsockname(ls, (struct sockaddr *)&sa, &sl))
+    if (ls < 0 || bind(ls, (struct sockaddr *)&sa, sizeof(sa)) || listen(ls, 1) ||
+        getsockname(ls, (struct sockaddr *)&sa, &sl))
       die("listen on 127.0.0.1");
     pid = fork();
     if (pid < 0) die("fork");
@@ -270,9 +264,8 @@ int main(int argc, char **argv) {
          "\"wall_s\":%.6f,\"calls_per_s\":%.1f,\"lat_us\":{\"mean\":%.1f,"
          "\"p50\":%.1f,\"p90\":%.1f,\"p99\":%.1f,\"max\":%.1f},"
          "\"init_ms\":0,\"rss_peak_kb\":%ld,\"cpu_s\":%.3f,\"line_bytes\":%zu}\n",
-         mode, calls, window, calls, wall, wall > 0 ? calls / wall : 0,
-         sum / calls / 1e3, pct(lat, (size_t)calls, 50) / 1e3,
-         pct(lat, (size_t)calls, 90) / 1e3, pct(lat, (size_t)calls, 99) / 1e3,
-         lat[calls - 1] / 1e3, (long)ru.ru_maxrss, cpu, len);
+         mode, calls, window, calls, wall, wall > 0 ? calls / wall : 0, sum / calls / 1e3,
+         pct(lat, (size_t)calls, 50) / 1e3, pct(lat, (size_t)calls, 90) / 1e3,
+         pct(lat, (size_t)calls, 99) / 1e3, lat[calls - 1] / 1e3, (long)ru.ru_maxrss, cpu, len);
   return 0;
 }

@@ -63,23 +63,23 @@ struct cli {
   struct adhoc *adhoc;
   size_t n_adhoc;
   size_t cap_adhoc;
-  struct strv configs;    /* --config files, in order */
-  struct strv only;       /* --server names */
+  struct strv configs; /* --config files, in order */
+  struct strv only;    /* --server names */
   int64_t timeout_ms;
   bool timeout_given;
   bool quiet;
   bool verbose;
   bool no_project;
   bool no_user;
-  bool trust_project;     /* --trust-project */
-  unsigned imports;       /* MCP_IMPORT_* bits */
+  bool trust_project; /* --trust-project */
+  unsigned imports;   /* MCP_IMPORT_* bits */
   /* HTTP and TLS options for every --url server. */
   const char *cacert;
   const char *capath;
   const char *cert;
   const char *key;
   bool insecure;
-  int http_version;       /* an mcp_http_version, or -1: not given */
+  int http_version;        /* an mcp_http_version, or -1: not given */
   const char *http_option; /* the first of them given, for messages */
   const char *client_id;   /* OAuth pre-registration, or NULL */
   const char *client_secret;
@@ -89,11 +89,11 @@ struct cli {
  * the status's JSON. */
 struct srv {
   const char *name;
-  const char *type;       /* or NULL */
+  const char *type; /* or NULL */
   const char *state;
   const char *last_error; /* or NULL */
   int64_t tools;
-  bool selected;          /* used by this run (see --server) */
+  bool selected; /* used by this run (see --server) */
 };
 
 /* Every server: the manager's, then those its config diagnostics show
@@ -123,19 +123,15 @@ char *xstrndup(const char *s, size_t n);
 void strv_push(struct strv *sv, char *s);
 bool strv_has(const struct strv *sv, const char *s);
 void strv_free(struct strv *sv);
-void sbuf_add(struct sbuf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+void sbuf_add(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int64_t now_ms(void);
 /* Held around every write to stderr. */
 extern pthread_mutex_t g_stderr_lock;
 void complain(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void usage_error(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2), noreturn));
-void config_error(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2), noreturn));
+void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+void config_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 const char *base_name(const char *path);
-json_object *parse_json(const char *text, size_t len, bool strict,
-                        char *why, size_t why_size);
+json_object *parse_json(const char *text, size_t len, bool strict, char *why, size_t why_size);
 const char *jstring(json_object *obj, const char *key);
 void print_json_object(json_object *obj);
 void print_json(const char *json);
@@ -169,8 +165,7 @@ extern mcp_manager *g_mgr;
 extern struct cli_diag g_diag;
 void ev_init(void);
 void ev_reset(void);
-void on_event(void *user, mcp_manager_event event, const char *server,
-              const char *detail_json);
+void on_event(void *user, mcp_manager_event event, const char *server, const char *detail_json);
 void on_log(void *user, mcp_log_level level, const char *msg);
 void diag_reset(void);
 bool diag_load(void);
@@ -183,8 +178,7 @@ bool settled(const struct srv *s);
 bool enabled(const struct srv *s);
 bool status_load(struct status *st);
 void status_free(struct status *st);
-const struct srv *status_find(const struct status *st,
-                              const char *name);
+const struct srv *status_find(const struct status *st, const char *name);
 bool servers_settled(void *arg);
 bool ready_listed(void *arg);
 bool connects_pending(void);
@@ -205,8 +199,7 @@ extern atomic_int g_status_hold;
 /* cli_trust.c: project trust */
 /* Project files left out this run, for setup()'s message. */
 extern size_t g_untrusted;
-mcp_trust cli_trust(void *user, const char *path, const char *sha256,
-                    const char *servers_json);
+mcp_trust cli_trust(void *user, const char *path, const char *sha256, const char *servers_json);
 int cmd_trust(void);
 
 /* cli_start.c: starting the manager */

@@ -29,132 +29,131 @@
 
 /* The --help text, which also documents the exit codes. */
 static void usage(FILE *f) {
-  fprintf(f,
-"Usage: " PROG " [global options] <command> [args]\n"
-"\n"
-"Talks to MCP (Model Context Protocol) servers over stdio and HTTP.\n"
-"\n"
-"Commands:\n"
-"  tools [--json] [--wait|--no-wait]\n"
-"                 list the tools of every server: SERVER, TOOL, the public\n"
-"                 name (mcp__SERVER_TOOL) and the description; \"(deferred)\"\n"
-"                 marks tools served from the cache while their server is\n"
-"                 still connecting.  --json prints a JSON array of {name,\n"
-"                 server, tool, deferred, description, inputSchema, ...}.\n"
-"                 --wait (the default) waits (up to --timeout) until every\n"
-"                 server is ready or has failed, naming those still\n"
-"                 connecting on stderr when it is a terminal; --no-wait\n"
-"                 prints once the startup gate (250 ms) has passed.  On a\n"
-"                 terminal, descriptions are cut to its width\n"
-"  call TOOL [ARGS_JSON | KEY=VALUE | KEY:=JSON ...]\n"
-"                 call a tool and print the result JSON.  Its arguments:\n"
-"                 ARGS_JSON (a JSON object, default none), KEY=VALUE (a\n"
-"                 string: text=hi) and KEY:=JSON (any JSON value: n:=3,\n"
-"                 on:=true), merged left to right.  TOOL is a public name\n"
-"                 (mcp__SERVER_TOOL), SERVER/TOOL, or a bare tool name that\n"
-"                 exactly one server has\n"
-"  servers [--json] [--check] [--wait|--no-wait]\n"
-"                 show every server's name, type, state (connecting, ready,\n"
-"                 deferred, backoff, failed, disabled), tool count and last\n"
-"                 error; --json prints the manager's status array.  Waits like\n"
-"                 tools.  Exit 0 even when servers failed, unless --check:\n"
-"                 then exit 3 when an enabled server is not ready\n"
-"  ping           ping every server\n"
-"  bench ...      load generator: calls/s and latency as one JSON line\n"
-"                 (mcpconn bench --help)\n"
-"  request METHOD [PARAMS_JSON]\n"
-"                 send any request to one server, print the result JSON\n"
-"  trust          trust the project files found from here (the nearest\n"
-"                 .mcp.json, and those --import finds in the project) as\n"
-"                 they are now: print what they run and remember them\n"
-"\n"
-"Servers given on the command line (each may be followed by --name):\n"
-"  --stdio 'CMD ARGS...'  a stdio server; the text is split into words by\n"
-"                         spaces, 'single' and \"double\" quotes and backslash\n"
-"                         (no shell is run)\n"
-"  --url URL              a Streamable HTTP server (http or https; falls back\n"
-"                         to legacy HTTP+SSE when the server refuses it)\n"
-"  --sse                  make the --url just before it legacy HTTP+SSE only\n"
-"  -H, --header 'NAME: VALUE'\n"
-"                         send a header with every request to the --url just\n"
-"                         before it; repeatable.  CR or LF is refused\n"
-"  -e, --env KEY=VALUE    set KEY in the environment of the --stdio just\n"
-"                         before it; repeatable\n"
-"  --name NAME            name the --stdio or --url just before it (default:\n"
-"                         the package or script a launcher such as npx, uvx,\n"
-"                         node or python runs, else the command's basename;\n"
-"                         the URL's host); names use A-Z a-z 0-9 _ . : - (at\n"
-"                         most 100)\n"
-"\n"
-"HTTP and TLS, for every --url server:\n"
-"  --cacert FILE          trust the CA certificates in FILE (PEM)\n"
-"  --capath DIR           trust the CA certificates in DIR (hashed, PEM)\n"
-"  --cert FILE            client certificate (PEM) for mutual TLS\n"
-"  --key FILE             its private key (default: in the --cert file)\n"
-"  --insecure             do not verify the server's certificate\n"
-"  --http1.1              HTTP/1.1 only (https URLs otherwise negotiate\n"
-"                         HTTP/2 by ALPN)\n"
-"  --h2c                  HTTP/2 with prior knowledge: h2c on http URLs, h2\n"
-"                         without fallback on https URLs\n"
-"  --client-id ID         OAuth: a client id registered with the server's\n"
-"                         authorization server (default: dynamic registration)\n"
-"  --client-secret SECRET OAuth: that client's secret, if it has one\n"
-"  A server that answers 401 is authorized with OAuth: the URL to open is\n"
-"  printed, and the browser's redirect is caught on 127.0.0.1; tokens are\n"
-"  kept in $XDG_DATA_HOME/mcpconn/oauth (~/.local/share/mcpconn/oauth)\n"
-"\n"
-"Configuration files:\n"
-"  --config FILE          add the servers of a JSON file; repeatable, the first\n"
-"                         definition of a name wins.  Format:\n"
-"                         {\"mcpServers\": {\"NAME\": {\"command\": \"...\",\n"
-"                         \"args\": [...], \"env\": {...}, \"cwd\": \"...\"}\n"
-"                         or {\"type\": \"http\"|\"sse\", \"url\": \"...\",\n"
-"                         \"headers\": {...}, \"http2\": \"auto\"|\"off\"|\n"
-"                         \"prior-knowledge\", \"caFile\", \"caDir\",\n"
-"                         \"clientCert\", \"clientKey\", \"insecure\"}, plus\n"
-"                         \"timeout\" (ms) and \"enabled\"}, \"disabledServers\":\n"
-"                         [...]}; ${VAR} and ${VAR:-default} are expanded, and\n"
-"                         an env or header value \"!cmd\" is cmd's output\n"
-"  --no-project-config    skip project files (.mcp.json, and those --import\n"
-"                         finds in the project)\n"
-"  --trust-project        use the project files for this run without asking\n"
-"  --no-user-config       skip the user's files (the user file, and those\n"
-"                         --import finds in the home directory)\n"
-"  --import LIST          also read other clients' files; LIST is a comma-\n"
-"                         separated list of claude, cursor, vscode, windsurf,\n"
-"                         gemini, or all\n"
-"\n"
-"Discovery reads the nearest .mcp.json from the working directory upwards\n"
-"(stopping at a folder holding .git) and $XDG_CONFIG_HOME/mcpconn/mcp.json\n"
-"(default ~/.config/mcpconn/mcp.json).  It is on when no --stdio, --url or\n"
-"--config is given, or when --import is.  A project file came with the\n"
-"directory, so its servers run only once you trust it: with 'trust' or\n"
-"by answering 'a' at the prompt (remembered, for this path and content, in\n"
-"$XDG_CONFIG_HOME/mcpconn/trusted-projects.json; a changed file is asked\n"
-"about again), by 'y' (this run), or with --trust-project.  Without a\n"
-"terminal its servers are left out, with one line on stderr.  When\n"
-"discovery finds no server at all, the bundled demo server is used (found\n"
-"through $MCPCONN_DEMO_SERVER, next to this program, or where it was\n"
-"installed).\n"
-"\n"
-"Other options:\n"
-"  -s, --server NAME      use only the named server (the others are still\n"
-"                         started); repeatable\n"
-"  --timeout MS           timeout of connects, of each request and of waiting\n"
-"                         for servers, in ms (default: a config entry's\n"
-"                         \"timeout\", else 30000; 0: none)\n"
-"  -q, --quiet            no notices, warnings or progress on stderr\n"
-"  -v, --verbose          also print the library's log on stderr\n"
-"  -h, --help             show this help and exit\n"
-"  --version              show the version and exit\n"
-"\n"
-"While `call` runs, progress is shown on stderr when stderr is a terminal;\n"
-"Ctrl-C cancels the call on the server.\n"
-"\n"
-"Exit status: 0 success; 1 the tool reported an error (isError: true; the\n"
-"result is still printed); 2 usage or configuration error (bad option, bad\n"
-"JSON, unknown or ambiguous tool, invalid or unreadable --config file); 3\n"
-"connection, protocol or timeout error; 130 interrupted.\n");
+  fprintf(f, "Usage: " PROG " [global options] <command> [args]\n"
+             "\n"
+             "Talks to MCP (Model Context Protocol) servers over stdio and HTTP.\n"
+             "\n"
+             "Commands:\n"
+             "  tools [--json] [--wait|--no-wait]\n"
+             "                 list the tools of every server: SERVER, TOOL, the public\n"
+             "                 name (mcp__SERVER_TOOL) and the description; \"(deferred)\"\n"
+             "                 marks tools served from the cache while their server is\n"
+             "                 still connecting.  --json prints a JSON array of {name,\n"
+             "                 server, tool, deferred, description, inputSchema, ...}.\n"
+             "                 --wait (the default) waits (up to --timeout) until every\n"
+             "                 server is ready or has failed, naming those still\n"
+             "                 connecting on stderr when it is a terminal; --no-wait\n"
+             "                 prints once the startup gate (250 ms) has passed.  On a\n"
+             "                 terminal, descriptions are cut to its width\n"
+             "  call TOOL [ARGS_JSON | KEY=VALUE | KEY:=JSON ...]\n"
+             "                 call a tool and print the result JSON.  Its arguments:\n"
+             "                 ARGS_JSON (a JSON object, default none), KEY=VALUE (a\n"
+             "                 string: text=hi) and KEY:=JSON (any JSON value: n:=3,\n"
+             "                 on:=true), merged left to right.  TOOL is a public name\n"
+             "                 (mcp__SERVER_TOOL), SERVER/TOOL, or a bare tool name that\n"
+             "                 exactly one server has\n"
+             "  servers [--json] [--check] [--wait|--no-wait]\n"
+             "                 show every server's name, type, state (connecting, ready,\n"
+             "                 deferred, backoff, failed, disabled), tool count and last\n"
+             "                 error; --json prints the manager's status array.  Waits like\n"
+             "                 tools.  Exit 0 even when servers failed, unless --check:\n"
+             "                 then exit 3 when an enabled server is not ready\n"
+             "  ping           ping every server\n"
+             "  bench ...      load generator: calls/s and latency as one JSON line\n"
+             "                 (mcpconn bench --help)\n"
+             "  request METHOD [PARAMS_JSON]\n"
+             "                 send any request to one server, print the result JSON\n"
+             "  trust          trust the project files found from here (the nearest\n"
+             "                 .mcp.json, and those --import finds in the project) as\n"
+             "                 they are now: print what they run and remember them\n"
+             "\n"
+             "Servers given on the command line (each may be followed by --name):\n"
+             "  --stdio 'CMD ARGS...'  a stdio server; the text is split into words by\n"
+             "                         spaces, 'single' and \"double\" quotes and backslash\n"
+             "                         (no shell is run)\n"
+             "  --url URL              a Streamable HTTP server (http or https; falls back\n"
+             "                         to legacy HTTP+SSE when the server refuses it)\n"
+             "  --sse                  make the --url just before it legacy HTTP+SSE only\n"
+             "  -H, --header 'NAME: VALUE'\n"
+             "                         send a header with every request to the --url just\n"
+             "                         before it; repeatable.  CR or LF is refused\n"
+             "  -e, --env KEY=VALUE    set KEY in the environment of the --stdio just\n"
+             "                         before it; repeatable\n"
+             "  --name NAME            name the --stdio or --url just before it (default:\n"
+             "                         the package or script a launcher such as npx, uvx,\n"
+             "                         node or python runs, else the command's basename;\n"
+             "                         the URL's host); names use A-Z a-z 0-9 _ . : - (at\n"
+             "                         most 100)\n"
+             "\n"
+             "HTTP and TLS, for every --url server:\n"
+             "  --cacert FILE          trust the CA certificates in FILE (PEM)\n"
+             "  --capath DIR           trust the CA certificates in DIR (hashed, PEM)\n"
+             "  --cert FILE            client certificate (PEM) for mutual TLS\n"
+             "  --key FILE             its private key (default: in the --cert file)\n"
+             "  --insecure             do not verify the server's certificate\n"
+             "  --http1.1              HTTP/1.1 only (https URLs otherwise negotiate\n"
+             "                         HTTP/2 by ALPN)\n"
+             "  --h2c                  HTTP/2 with prior knowledge: h2c on http URLs, h2\n"
+             "                         without fallback on https URLs\n"
+             "  --client-id ID         OAuth: a client id registered with the server's\n"
+             "                         authorization server (default: dynamic registration)\n"
+             "  --client-secret SECRET OAuth: that client's secret, if it has one\n"
+             "  A server that answers 401 is authorized with OAuth: the URL to open is\n"
+             "  printed, and the browser's redirect is caught on 127.0.0.1; tokens are\n"
+             "  kept in $XDG_DATA_HOME/mcpconn/oauth (~/.local/share/mcpconn/oauth)\n"
+             "\n"
+             "Configuration files:\n"
+             "  --config FILE          add the servers of a JSON file; repeatable, the first\n"
+             "                         definition of a name wins.  Format:\n"
+             "                         {\"mcpServers\": {\"NAME\": {\"command\": \"...\",\n"
+             "                         \"args\": [...], \"env\": {...}, \"cwd\": \"...\"}\n"
+             "                         or {\"type\": \"http\"|\"sse\", \"url\": \"...\",\n"
+             "                         \"headers\": {...}, \"http2\": \"auto\"|\"off\"|\n"
+             "                         \"prior-knowledge\", \"caFile\", \"caDir\",\n"
+             "                         \"clientCert\", \"clientKey\", \"insecure\"}, plus\n"
+             "                         \"timeout\" (ms) and \"enabled\"}, \"disabledServers\":\n"
+             "                         [...]}; ${VAR} and ${VAR:-default} are expanded, and\n"
+             "                         an env or header value \"!cmd\" is cmd's output\n"
+             "  --no-project-config    skip project files (.mcp.json, and those --import\n"
+             "                         finds in the project)\n"
+             "  --trust-project        use the project files for this run without asking\n"
+             "  --no-user-config       skip the user's files (the user file, and those\n"
+             "                         --import finds in the home directory)\n"
+             "  --import LIST          also read other clients' files; LIST is a comma-\n"
+             "                         separated list of claude, cursor, vscode, windsurf,\n"
+             "                         gemini, or all\n"
+             "\n"
+             "Discovery reads the nearest .mcp.json from the working directory upwards\n"
+             "(stopping at a folder holding .git) and $XDG_CONFIG_HOME/mcpconn/mcp.json\n"
+             "(default ~/.config/mcpconn/mcp.json).  It is on when no --stdio, --url or\n"
+             "--config is given, or when --import is.  A project file came with the\n"
+             "directory, so its servers run only once you trust it: with 'trust' or\n"
+             "by answering 'a' at the prompt (remembered, for this path and content, in\n"
+             "$XDG_CONFIG_HOME/mcpconn/trusted-projects.json; a changed file is asked\n"
+             "about again), by 'y' (this run), or with --trust-project.  Without a\n"
+             "terminal its servers are left out, with one line on stderr.  When\n"
+             "discovery finds no server at all, the bundled demo server is used (found\n"
+             "through $MCPCONN_DEMO_SERVER, next to this program, or where it was\n"
+             "installed).\n"
+             "\n"
+             "Other options:\n"
+             "  -s, --server NAME      use only the named server (the others are still\n"
+             "                         started); repeatable\n"
+             "  --timeout MS           timeout of connects, of each request and of waiting\n"
+             "                         for servers, in ms (default: a config entry's\n"
+             "                         \"timeout\", else 30000; 0: none)\n"
+             "  -q, --quiet            no notices, warnings or progress on stderr\n"
+             "  -v, --verbose          also print the library's log on stderr\n"
+             "  -h, --help             show this help and exit\n"
+             "  --version              show the version and exit\n"
+             "\n"
+             "While `call` runs, progress is shown on stderr when stderr is a terminal;\n"
+             "Ctrl-C cancels the call on the server.\n"
+             "\n"
+             "Exit status: 0 success; 1 the tool reported an error (isError: true; the\n"
+             "result is still printed); 2 usage or configuration error (bad option, bad\n"
+             "JSON, unknown or ambiguous tool, invalid or unreadable --config file); 3\n"
+             "connection, protocol or timeout error; 130 interrupted.\n");
 }
 
 /* ---- the command line ------------------------------------------------- */
@@ -224,9 +223,8 @@ unterminated:
 }
 
 static bool name_char_ok(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-         (c >= '0' && c <= '9') || c == '_' || c == '.' || c == ':' ||
-         c == '-';
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '.' || c == ':' || c == '-';
 }
 
 /* What the manager accepts: [A-Za-z0-9_.:-]{1,100}. */
@@ -289,8 +287,7 @@ static bool word_in(const char *w, const char *const *list) {
 
 /* The name part of a package spec: "@scope/pkg@1.2" -> "pkg",
  * "pkg==1.0" or "pkg[extra]" -> "pkg"; [*start, *end) in |spec|. */
-static void package_part(const char *spec, const char **start,
-                         const char **end) {
+static void package_part(const char *spec, const char **start, const char **end) {
   const char *p = spec;
   if (*p == '@') {
     const char *slash = strchr(p, '/');
@@ -304,12 +301,9 @@ static void package_part(const char *spec, const char **start,
 
 /* The stem of a script path, or of its project's directory when the file
  * is an entry point ("pkg/dist/index.js" -> "pkg"); [*start, *end). */
-static void script_part(const char *path, const char **start,
-                        const char **end) {
-  static const char *const entry[] = {"index", "main", "cli", "server",
-                                      "__main__", NULL};
-  static const char *const build_dirs[] = {"dist", "build", "src", "lib",
-                                           "bin", "out", NULL};
+static void script_part(const char *path, const char **start, const char **end) {
+  static const char *const entry[] = {"index", "main", "cli", "server", "__main__", NULL};
+  static const char *const build_dirs[] = {"dist", "build", "src", "lib", "bin", "out", NULL};
   const char *b = base_name(path);
   const char *dot = strrchr(b, '.');
   const char *e = dot && dot != b ? dot : b + strlen(b);
@@ -323,8 +317,7 @@ static void script_part(const char *path, const char **start,
       while (d > path && d[-1] != '/') d--;
       char dir[64];
       snprintf(dir, sizeof(dir), "%.*s", (int)(dir_end - d), d);
-      if (!word_in(dir, build_dirs) && strcmp(dir, ".") != 0 &&
-          strcmp(dir, "..") != 0 && dir[0]) {
+      if (!word_in(dir, build_dirs) && strcmp(dir, ".") != 0 && strcmp(dir, "..") != 0 && dir[0]) {
         *start = d;
         *end = dir_end;
         return;
@@ -345,19 +338,17 @@ static void script_part(const char *path, const char **start,
  */
 static char *stdio_default_name(char *const *w) {
   /* Launchers whose first operand is a package to fetch and run. */
-  static const char *const pkg_runners[] = {"npx", "pnpx", "bunx", "uvx",
-                                            "pipx", NULL};
+  static const char *const pkg_runners[] = {"npx", "pnpx", "bunx", "uvx", "pipx", NULL};
   /* Interpreters whose first operand is a script. */
-  static const char *const interpreters[] = {
-      "node", "nodejs", "deno", "bun", "tsx", "ts-node", "python",
-      "python3", "python2", "ruby", "perl", "php", "sh", "bash", NULL};
+  static const char *const interpreters[] = {"node",    "nodejs", "deno",    "bun",     "tsx",
+                                             "ts-node", "python", "python3", "python2", "ruby",
+                                             "perl",    "php",    "sh",      "bash",    NULL};
   /* Their options that take a value as the next word. */
-  static const char *const valued[] = {"-p", "--package", "-r", "--require",
-                                       "--import", "--loader", "-W", "-X",
-                                       "--from", "--with", "-I", NULL};
+  static const char *const valued[] = {"-p",       "--package", "-r", "--require",
+                                       "--import", "--loader",  "-W", "-X",
+                                       "--from",   "--with",    "-I", NULL};
   /* Options that mean there is no script (code on the command line). */
-  static const char *const inline_code[] = {"-e", "--eval", "-c", "-p",
-                                            "--print", NULL};
+  static const char *const inline_code[] = {"-e", "--eval", "-c", "-p", "--print", NULL};
   size_t i = 0;
   /* env [VAR=VALUE...] CMD */
   while (w[i] && strcmp(base_name(w[i]), "env") == 0) {
@@ -385,14 +376,11 @@ static char *stdio_default_name(char *const *w) {
       pkg = true;
       j++;
     } else if (strcmp(launcher, "uv") == 0) {
-      if (strcmp(w[j], "tool") == 0 && w[j + 1] && strcmp(w[j + 1], "run") == 0)
-        j += 2, pkg = true;
-      else if (strcmp(w[j], "run") == 0)
-        j++, pkg = true;
+      if (strcmp(w[j], "tool") == 0 && w[j + 1] && strcmp(w[j + 1], "run") == 0) j += 2, pkg = true;
+      else if (strcmp(w[j], "run") == 0) j++, pkg = true;
     }
   }
-  if (interp && w[j] && (strcmp(launcher, "deno") == 0 ||
-                         strcmp(launcher, "bun") == 0) &&
+  if (interp && w[j] && (strcmp(launcher, "deno") == 0 || strcmp(launcher, "bun") == 0) &&
       strcmp(w[j], "run") == 0)
     j++;
   if (pkg || interp) {
@@ -402,27 +390,22 @@ static char *stdio_default_name(char *const *w) {
         break;
       }
       if (w[j][0] != '-') break;
-      if (interp && strncmp(launcher, "python", 6) == 0 &&
-          strcmp(w[j], "-m") == 0 && w[j + 1]) {
+      if (interp && strncmp(launcher, "python", 6) == 0 && strcmp(w[j], "-m") == 0 && w[j + 1]) {
         /* python -m package.module: the module's package, else it */
         const char *m = w[j + 1];
         return default_name(m, strcspn(m, "."));
       }
-      if (interp && word_in(w[j], inline_code) &&
-          !(pkg && strcmp(w[j], "-p") == 0))
+      if (interp && word_in(w[j], inline_code) && !(pkg && strcmp(w[j], "-p") == 0))
         return default_name(cmd, strlen(cmd));
       if (word_in(w[j], valued) && !strchr(w[j], '=') && w[j + 1]) j++;
     }
     if (w[j] && w[j][0]) {
       const char *a, *b;
       const char *ext = strrchr(base_name(w[j]), '.');
-      bool script = ext && word_in(ext, (const char *const[]){
-                                            ".py", ".js", ".mjs", ".cjs",
-                                            ".ts", ".mts", NULL});
-      if (pkg && !script)
-        package_part(w[j], &a, &b);
-      else
-        script_part(w[j], &a, &b);
+      bool script = ext && word_in(ext, (const char *const[]){".py", ".js", ".mjs", ".cjs", ".ts",
+                                                              ".mts", NULL});
+      if (pkg && !script) package_part(w[j], &a, &b);
+      else script_part(w[j], &a, &b);
       if (b > a) return default_name(a, (size_t)(b - a));
     }
   }
@@ -442,28 +425,24 @@ static void add_stdio(struct cli *cli, const char *cmdline) {
   }
   struct adhoc *a = add_adhoc(cli);
   a->name = stdio_default_name(words.v);
-  mcp_status st =
-      mcp_client_options_set_stdio(a->co, (const char *const *)words.v);
+  mcp_status st = mcp_client_options_set_stdio(a->co, (const char *const *)words.v);
   strv_free(&words);
   if (st != MCP_OK) usage_error("--stdio '%s': %s", cmdline, mcp_strerror(st));
 }
 
 static void add_url(struct cli *cli, const char *url) {
-  if (strncasecmp(url, "http://", 7) != 0 &&
-      strncasecmp(url, "https://", 8) != 0)
+  if (strncasecmp(url, "http://", 7) != 0 && strncasecmp(url, "https://", 8) != 0)
     usage_error("--url '%s': not an http:// or https:// URL", url);
   struct adhoc *a = add_adhoc(cli);
   a->is_url = true;
   a->url = xstrdup(url);
   a->name = url_host_name(url);
-  if (mcp_client_options_set_http(a->co, url, MCP_HTTP_TRANSPORT_AUTO) !=
-      MCP_OK)
+  if (mcp_client_options_set_http(a->co, url, MCP_HTTP_TRANSPORT_AUTO) != MCP_OK)
     usage_error("--url '%s': not a valid http:// or https:// URL", url);
 }
 
 /* The --url just before |option|; exits 2 when there is none. */
-static struct adhoc *last_url(struct cli *cli, const char *option,
-                              bool follows_server) {
+static struct adhoc *last_url(struct cli *cli, const char *option, bool follows_server) {
   if (!follows_server || !cli->n_adhoc || !cli->adhoc[cli->n_adhoc - 1].is_url)
     usage_error("%s must follow the --url it applies to", option);
   return &cli->adhoc[cli->n_adhoc - 1];
@@ -471,8 +450,8 @@ static struct adhoc *last_url(struct cli *cli, const char *option,
 
 /* A character of an HTTP header name (RFC 9110 token). */
 static bool is_tchar(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-         (c >= '0' && c <= '9') || (c && strchr("!#$%&'*+-.^_`|~", c));
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+         (c && strchr("!#$%&'*+-.^_`|~", c));
 }
 
 /*
@@ -481,8 +460,7 @@ static bool is_tchar(char c) {
  */
 static void add_header(struct cli *cli, const char *arg, bool follows_server) {
   struct adhoc *a = last_url(cli, "--header", follows_server);
-  if (strpbrk(arg, "\r\n"))
-    config_error("--header: a header must not contain CR or LF");
+  if (strpbrk(arg, "\r\n")) config_error("--header: a header must not contain CR or LF");
   const char *colon = strchr(arg, ':');
   if (!colon) config_error("--header: expected 'NAME: VALUE'");
   const char *n0 = arg, *n1 = colon;
@@ -490,9 +468,7 @@ static void add_header(struct cli *cli, const char *arg, bool follows_server) {
   while (n1 > n0 && (n1[-1] == ' ' || n1[-1] == '\t')) n1--;
   if (n0 == n1) config_error("--header: the header has no name");
   for (const char *p = n0; p < n1; p++)
-    if (!is_tchar(*p))
-      config_error("--header '%.*s': not a valid header name", (int)(n1 - n0),
-                   n0);
+    if (!is_tchar(*p)) config_error("--header '%.*s': not a valid header name", (int)(n1 - n0), n0);
   const char *v0 = colon + 1, *v1 = colon + strlen(colon);
   while (*v0 == ' ' || *v0 == '\t') v0++;
   while (v1 > v0 && (v1[-1] == ' ' || v1[-1] == '\t')) v1--;
@@ -501,8 +477,7 @@ static void add_header(struct cli *cli, const char *arg, bool follows_server) {
   mcp_status st = mcp_client_options_add_header(a->co, name, value);
   free(value);
   if (st == MCP_EINVAL) {
-    complain("--header '%s': the HTTP transport sets this header itself",
-             name);
+    complain("--header '%s': the HTTP transport sets this header itself", name);
     free(name);
     exit(EXIT_USAGE);
   }
@@ -515,12 +490,10 @@ static void add_env(struct cli *cli, const char *arg, bool follows_server) {
   if (!follows_server || !cli->n_adhoc || cli->adhoc[cli->n_adhoc - 1].is_url)
     usage_error("-e must follow the --stdio it applies to");
   const char *eq = strchr(arg, '=');
-  if (!eq || eq == arg)
-    usage_error("-e '%.*s': expected KEY=VALUE", (int)strcspn(arg, "="), arg);
+  if (!eq || eq == arg) usage_error("-e '%.*s': expected KEY=VALUE", (int)strcspn(arg, "="), arg);
   char *key = xstrndup(arg, (size_t)(eq - arg));
   /* The value may be a secret: messages show the key only. */
-  mcp_status st =
-      mcp_client_options_set_env(cli->adhoc[cli->n_adhoc - 1].co, key, eq + 1);
+  mcp_status st = mcp_client_options_set_env(cli->adhoc[cli->n_adhoc - 1].co, key, eq + 1);
   if (st != MCP_OK) {
     complain("-e %s: %s", key, mcp_strerror(st));
     free(key);
@@ -529,13 +502,11 @@ static void add_env(struct cli *cli, const char *arg, bool follows_server) {
   free(key);
 }
 
-static void rename_last(struct cli *cli, const char *name,
-                        bool follows_server) {
+static void rename_last(struct cli *cli, const char *name, bool follows_server) {
   if (!follows_server || !cli->n_adhoc)
     usage_error("--name must follow the --stdio or --url it names");
   if (!valid_name(name))
-    usage_error("--name '%s': a server name is 1 to 100 of A-Z a-z 0-9 _ . : -",
-                name);
+    usage_error("--name '%s': a server name is 1 to 100 of A-Z a-z 0-9 _ . : -", name);
   struct adhoc *a = &cli->adhoc[cli->n_adhoc - 1];
   free(a->name);
   a->name = xstrdup(name);
@@ -545,21 +516,16 @@ static unsigned parse_imports(const char *list) {
   static const struct {
     const char *name;
     unsigned bit;
-  } names[] = {{"claude", MCP_IMPORT_CLAUDE},
-               {"cursor", MCP_IMPORT_CURSOR},
-               {"vscode", MCP_IMPORT_VSCODE},
-               {"windsurf", MCP_IMPORT_WINDSURF},
-               {"gemini", MCP_IMPORT_GEMINI},
-               {"all", MCP_IMPORT_ALL}};
+  } names[] = {{"claude", MCP_IMPORT_CLAUDE}, {"cursor", MCP_IMPORT_CURSOR},
+               {"vscode", MCP_IMPORT_VSCODE}, {"windsurf", MCP_IMPORT_WINDSURF},
+               {"gemini", MCP_IMPORT_GEMINI}, {"all", MCP_IMPORT_ALL}};
   unsigned bits = 0;
   const char *p = list;
   for (;;) {
     size_t len = strcspn(p, ",");
     size_t i;
     for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-      if (strlen(names[i].name) == len &&
-          strncasecmp(p, names[i].name, len) == 0)
-        break;
+      if (strlen(names[i].name) == len && strncasecmp(p, names[i].name, len) == 0) break;
     if (i == sizeof(names) / sizeof(names[0]))
       usage_error("--import '%s': unknown client '%.*s' (use claude, cursor, "
                   "vscode, windsurf, gemini or all, separated by commas)",
@@ -580,7 +546,8 @@ static void check_unique_names(struct cli *cli) {
     for (size_t j = i + 1; j < cli->n_adhoc; j++)
       if (strcmp(cli->adhoc[i].name, cli->adhoc[j].name) == 0)
         usage_error("two servers are named '%s'; give one another name with "
-                    "--name NAME", cli->adhoc[i].name);
+                    "--name NAME",
+                    cli->adhoc[i].name);
 }
 
 /* OAuth for one --url server, with the pre-registered client if given. */
@@ -599,8 +566,7 @@ static void apply_http_options(struct cli *cli) {
   size_t n_url = 0;
   for (size_t i = 0; i < cli->n_adhoc; i++) n_url += cli->adhoc[i].is_url;
   if (cli->http_option && n_url == 0)
-    usage_error("%s applies to --url servers, and none is given",
-                cli->http_option);
+    usage_error("%s applies to --url servers, and none is given", cli->http_option);
   if (cli->key && !cli->cert) usage_error("--key needs --cert");
   if (cli->client_secret && !cli->client_id) usage_error("--client-secret needs --client-id");
   if (n_url) loopback_open();
@@ -608,16 +574,13 @@ static void apply_http_options(struct cli *cli) {
     struct adhoc *a = &cli->adhoc[i];
     if (!a->is_url) continue;
     mcp_status st = MCP_OK;
-    if (cli->cacert || cli->capath)
-      st = mcp_client_options_set_ca(a->co, cli->cacert, cli->capath);
+    if (cli->cacert || cli->capath) st = mcp_client_options_set_ca(a->co, cli->cacert, cli->capath);
     if (st == MCP_OK && cli->cert)
-      st = mcp_client_options_set_client_cert(a->co, cli->cert,
-                                              cli->key ? cli->key : cli->cert);
+      st = mcp_client_options_set_client_cert(a->co, cli->cert, cli->key ? cli->key : cli->cert);
     if (st != MCP_OK) config_error("TLS options: %s", mcp_strerror(st));
     if (cli->insecure) mcp_client_options_set_insecure(a->co, true);
     if (cli->http_version >= 0)
-      mcp_client_options_set_http_version(a->co,
-                                          (mcp_http_version)cli->http_version);
+      mcp_client_options_set_http_version(a->co, (mcp_http_version)cli->http_version);
     apply_oauth(cli, a);
   }
 }
@@ -681,8 +644,8 @@ static void set_http_version(struct cli *cli, int v, const char *option) {
   if (!cli->http_option) cli->http_option = option;
 }
 
-static void set_tls_path(struct cli *cli, const char **slot,
-                         const char *option, const char *value) {
+static void set_tls_path(struct cli *cli, const char **slot, const char *option,
+                         const char *value) {
   if (!*value) usage_error("%s needs a path", option);
   *slot = value;
   if (!cli->http_option) cli->http_option = option;
@@ -695,8 +658,7 @@ void parse_options(int argc, char **argv) {
   opterr = 0;
   g_cli.timeout_ms = DEFAULT_TIMEOUT_MS;
   g_cli.http_version = -1;
-  while ((opt = getopt_long(argc, argv, "+:s:H:e:qvh", long_options, NULL)) !=
-         -1) {
+  while ((opt = getopt_long(argc, argv, "+:s:H:e:qvh", long_options, NULL)) != -1) {
     bool after_server = follows_server;
     follows_server = false;
     switch (opt) {
@@ -710,8 +672,7 @@ void parse_options(int argc, char **argv) {
       break;
     case OPT_SSE: {
       struct adhoc *a = last_url(&g_cli, "--sse", after_server);
-      if (mcp_client_options_set_http(a->co, a->url,
-                                      MCP_HTTP_TRANSPORT_LEGACY_SSE) != MCP_OK)
+      if (mcp_client_options_set_http(a->co, a->url, MCP_HTTP_TRANSPORT_LEGACY_SSE) != MCP_OK)
         usage_error("--url '%s': not a valid URL", a->url);
       follows_server = true;
       break;
@@ -732,40 +693,20 @@ void parse_options(int argc, char **argv) {
       if (!*optarg) usage_error("--config needs a file");
       strv_push(&g_cli.configs, xstrdup(optarg));
       break;
-    case OPT_NO_PROJECT:
-      g_cli.no_project = true;
-      break;
-    case OPT_TRUST_PROJECT:
-      g_cli.trust_project = true;
-      break;
-    case OPT_NO_USER:
-      g_cli.no_user = true;
-      break;
-    case OPT_IMPORT:
-      g_cli.imports |= parse_imports(optarg);
-      break;
-    case OPT_CACERT:
-      set_tls_path(&g_cli, &g_cli.cacert, "--cacert", optarg);
-      break;
-    case OPT_CAPATH:
-      set_tls_path(&g_cli, &g_cli.capath, "--capath", optarg);
-      break;
-    case OPT_CERT:
-      set_tls_path(&g_cli, &g_cli.cert, "--cert", optarg);
-      break;
-    case OPT_KEY:
-      set_tls_path(&g_cli, &g_cli.key, "--key", optarg);
-      break;
+    case OPT_NO_PROJECT: g_cli.no_project = true; break;
+    case OPT_TRUST_PROJECT: g_cli.trust_project = true; break;
+    case OPT_NO_USER: g_cli.no_user = true; break;
+    case OPT_IMPORT: g_cli.imports |= parse_imports(optarg); break;
+    case OPT_CACERT: set_tls_path(&g_cli, &g_cli.cacert, "--cacert", optarg); break;
+    case OPT_CAPATH: set_tls_path(&g_cli, &g_cli.capath, "--capath", optarg); break;
+    case OPT_CERT: set_tls_path(&g_cli, &g_cli.cert, "--cert", optarg); break;
+    case OPT_KEY: set_tls_path(&g_cli, &g_cli.key, "--key", optarg); break;
     case OPT_INSECURE:
       g_cli.insecure = true;
       if (!g_cli.http_option) g_cli.http_option = "--insecure";
       break;
-    case OPT_HTTP11:
-      set_http_version(&g_cli, MCP_HTTP_VERSION_1_1, "--http1.1");
-      break;
-    case OPT_H2C:
-      set_http_version(&g_cli, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE, "--h2c");
-      break;
+    case OPT_HTTP11: set_http_version(&g_cli, MCP_HTTP_VERSION_1_1, "--http1.1"); break;
+    case OPT_H2C: set_http_version(&g_cli, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE, "--h2c"); break;
     case OPT_CLIENT_ID:
       if (!*optarg) usage_error("--client-id needs a client id");
       g_cli.client_id = optarg;
@@ -775,37 +716,26 @@ void parse_options(int argc, char **argv) {
       g_cli.client_secret = optarg;
       if (!g_cli.http_option) g_cli.http_option = "--client-secret";
       break;
-    case 's':
-      strv_push(&g_cli.only, xstrdup(optarg));
-      break;
+    case 's': strv_push(&g_cli.only, xstrdup(optarg)); break;
     case OPT_TIMEOUT: {
       char *end;
       errno = 0;
       long long ms = strtoll(optarg, &end, 10);
       if (errno || end == optarg || *end || ms < 0 || ms > INT32_MAX)
-        usage_error("--timeout needs a number of milliseconds, not '%s'",
-                    optarg);
+        usage_error("--timeout needs a number of milliseconds, not '%s'", optarg);
       g_cli.timeout_ms = ms;
       g_cli.timeout_given = true;
       break;
     }
-    case 'q':
-      g_cli.quiet = true;
-      break;
-    case 'v':
-      g_cli.verbose = true;
-      break;
-    case 'h':
-      usage(stdout);
-      exit(EXIT_OK);
+    case 'q': g_cli.quiet = true; break;
+    case 'v': g_cli.verbose = true; break;
+    case 'h': usage(stdout); exit(EXIT_OK);
     case OPT_VERSION:
       printf(PROG " %s (libmcpconn %s)\n", MCP_VERSION, mcp_version());
       exit(EXIT_OK);
-    case ':':
-      usage_error("option '%s' needs a value", argv[optind - 1]);
+    case ':': usage_error("option '%s' needs a value", argv[optind - 1]);
     default:
-      if (optopt && optopt < 256)
-        usage_error("unknown option '-%c'", optopt);
+      if (optopt && optopt < 256) usage_error("unknown option '-%c'", optopt);
       usage_error("unknown option '%s'", argv[optind - 1]);
     }
   }

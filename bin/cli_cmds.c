@@ -44,16 +44,12 @@ static bool interrupted(mcp_status st) {
 /* Exit code for a failed library call. */
 static int exit_code(mcp_status st) {
   switch (st) {
-  case MCP_OK:
-    return EXIT_OK;
-  case MCP_ETOOLERROR:
-    return EXIT_TOOL_ERROR;
+  case MCP_OK: return EXIT_OK;
+  case MCP_ETOOLERROR: return EXIT_TOOL_ERROR;
   case MCP_EINVAL:
   case MCP_ECONFIG:
-  case MCP_ENOTFOUND:
-    return EXIT_USAGE;
-  default:
-    return interrupted(st) ? EXIT_INTERRUPTED : EXIT_CONNECTION;
+  case MCP_ENOTFOUND: return EXIT_USAGE;
+  default: return interrupted(st) ? EXIT_INTERRUPTED : EXIT_CONNECTION;
   }
 }
 
@@ -61,19 +57,17 @@ static int exit_code(mcp_status st) {
  * Prints the one-line reason for a failure of |step| on server |name|,
  * after |prefix| ("" or e.g. "warning: ").
  */
-static void report(const char *prefix, const char *name, const char *step,
-                   mcp_status st, const mcp_error *err) {
+static void report(const char *prefix, const char *name, const char *step, mcp_status st,
+                   const mcp_error *err) {
   const char *msg = err && err->message ? err->message : mcp_strerror(st);
   if (interrupted(st)) {
     complain("%sinterrupted", prefix);
   } else if (st == MCP_ETIMEDOUT && g_cli.timeout_given) {
-    complain("%s%s: %s timed out after %lld ms", prefix, name, step,
-             (long long)g_cli.timeout_ms);
+    complain("%s%s: %s timed out after %lld ms", prefix, name, step, (long long)g_cli.timeout_ms);
   } else if (st == MCP_ETIMEDOUT) {
     complain("%s%s: %s timed out", prefix, name, step);
   } else if (st == MCP_ERPC && err) {
-    complain("%s%s: %s: %s (JSON-RPC error %d)", prefix, name, step, msg,
-             err->rpc_code);
+    complain("%s%s: %s: %s (JSON-RPC error %d)", prefix, name, step, msg, err->rpc_code);
   } else {
     complain("%s%s: %s: %s", prefix, name, step, msg);
   }
@@ -84,15 +78,12 @@ static void report(const char *prefix, const char *name, const char *step,
 static bool g_progress_shown; /* guarded by g_stderr_lock */
 static bool g_progress_done;  /* guarded by g_stderr_lock */
 
-static void on_progress(void *user, double progress, double total,
-                        const char *message) {
+static void on_progress(void *user, double progress, double total, const char *message) {
   (void)user;
   pthread_mutex_lock(&g_stderr_lock);
   if (!g_progress_done) {
-    if (isnan(total))
-      fprintf(stderr, "\r%g", progress);
-    else
-      fprintf(stderr, "\r%g/%g", progress, total);
+    if (isnan(total)) fprintf(stderr, "\r%g", progress);
+    else fprintf(stderr, "\r%g/%g", progress, total);
     if (message) {
       fputc(' ', stderr);
       safe_write(stderr, message, strnlen(message, 200), SAFE_CELL);
@@ -117,10 +108,8 @@ static void end_progress(void) {
 /* ---- tools ------------------------------------------------------------ */
 
 int cmd_tools(bool as_json, bool wait) {
-  if (wait)
-    wait_servers(settle_deadline());
-  else
-    wait_for(ready_listed, NULL, now_ms() + FIRST_EVENT_MS);
+  if (wait) wait_servers(settle_deadline());
+  else wait_for(ready_listed, NULL, now_ms() + FIRST_EVENT_MS);
   mcp_tool_list *l = mcp_manager_tools(g_mgr);
   size_t n = mcp_tool_list_count(l);
   if (as_json) {
@@ -128,21 +117,16 @@ int cmd_tools(bool as_json, bool wait) {
     for (size_t i = 0; i < n; i++) {
       if (!selected(mcp_tool_list_server(l, i))) continue;
       json_object *item = json_object_new_object();
-      json_object_object_add(item, "name",
-                             json_object_new_string(mcp_tool_list_name(l, i)));
-      json_object_object_add(
-          item, "server", json_object_new_string(mcp_tool_list_server(l, i)));
-      json_object_object_add(item, "tool",
-                             json_object_new_string(mcp_tool_list_tool(l, i)));
-      json_object_object_add(
-          item, "deferred",
-          json_object_new_boolean(mcp_tool_list_deferred(l, i)));
+      json_object_object_add(item, "name", json_object_new_string(mcp_tool_list_name(l, i)));
+      json_object_object_add(item, "server", json_object_new_string(mcp_tool_list_server(l, i)));
+      json_object_object_add(item, "tool", json_object_new_string(mcp_tool_list_tool(l, i)));
+      json_object_object_add(item, "deferred",
+                             json_object_new_boolean(mcp_tool_list_deferred(l, i)));
       /* Then the tool's own fields: description, inputSchema, ... */
       json_object *t = json_tokener_parse(mcp_tool_list_json(l, i));
       if (json_object_is_type(t, json_type_object)) {
         json_object_object_foreach(t, key, val) {
-          if (strcmp(key, "name") != 0)
-            json_object_object_add(item, key, json_object_get(val));
+          if (strcmp(key, "name") != 0) json_object_object_add(item, key, json_object_get(val));
         }
       }
       json_object_put(t);
@@ -164,8 +148,8 @@ int cmd_tools(bool as_json, bool wait) {
       rows++;
     }
     if (rows) {
-      printf("%-*s  %-*s  %-*s  %s\n", (int)w_server, "SERVER", (int)w_tool,
-             "TOOL", (int)w_name, "NAME", "DESCRIPTION");
+      printf("%-*s  %-*s  %-*s  %s\n", (int)w_server, "SERVER", (int)w_tool, "TOOL", (int)w_name,
+             "NAME", "DESCRIPTION");
     }
     /* On a terminal, descriptions are cut to fit its width. */
     size_t cols = term_columns(), room = SIZE_MAX;
@@ -213,9 +197,8 @@ int cmd_tools(bool as_json, bool wait) {
     if (!wait && !settled(s)) {
       if (!g_cli.quiet)
         complain("%s: still connecting; %s", s->name,
-                 state_is(s, "deferred")
-                     ? "its tools come from the cache (deferred)"
-                     : "its tools are not listed yet");
+                 state_is(s, "deferred") ? "its tools come from the cache (deferred)"
+                                         : "its tools are not listed yet");
       continue;
     }
     report_server("", s);
@@ -236,8 +219,7 @@ int cmd_servers(bool as_json, bool check, bool wait) {
     for (size_t i = 0; i < json_object_array_length(st.arr); i++) {
       json_object *o = json_object_array_get_idx(st.arr, i);
       const char *name = jstring(o, "name");
-      if (name && selected(name))
-        json_object_array_add(out, json_object_get(o));
+      if (name && selected(name)) json_object_array_add(out, json_object_get(o));
     }
     print_json_object(out);
     json_object_put(out);
@@ -251,8 +233,8 @@ int cmd_servers(bool as_json, bool check, bool wait) {
       if (s->type && safe_width(s->type) > w_type) w_type = safe_width(s->type);
       if (safe_width(s->state) > w_state) w_state = safe_width(s->state);
     }
-    printf("%-*s  %-*s  %-*s  %5s  %s\n", (int)w_name, "NAME", (int)w_type,
-           "TYPE", (int)w_state, "STATE", "TOOLS", "LAST ERROR");
+    printf("%-*s  %-*s  %-*s  %5s  %s\n", (int)w_name, "NAME", (int)w_type, "TYPE", (int)w_state,
+           "STATE", "TOOLS", "LAST ERROR");
     /* On a terminal, errors are cut to fit its width. */
     size_t cols = term_columns(), room = SIZE_MAX;
     if (cols) {
@@ -311,12 +293,10 @@ static void *ping_run(void *arg) {
   char *result = NULL;
   struct timespec a, b;
   clock_gettime(CLOCK_MONOTONIC, &a);
-  j->status = co ? mcp_manager_request(g_mgr, j->name, "ping", NULL, co,
-                                       &result, &j->err)
+  j->status = co ? mcp_manager_request(g_mgr, j->name, "ping", NULL, co, &result, &j->err)
                  : MCP_ENOMEM;
   clock_gettime(CLOCK_MONOTONIC, &b);
-  j->ms = (double)(b.tv_sec - a.tv_sec) * 1e3 +
-          (double)(b.tv_nsec - a.tv_nsec) / 1e6;
+  j->ms = (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6;
   mcp_free(result);
   mcp_call_options_free(co);
   return NULL;
@@ -337,13 +317,10 @@ int cmd_ping(void) {
   }
   atomic_store(&g_cancellable, true);
   for (size_t i = 0; i < n; i++)
-    threaded[i] = n > 1 && pthread_create(&jobs[i].thread, NULL, ping_run,
-                                          &jobs[i]) == 0;
+    threaded[i] = n > 1 && pthread_create(&jobs[i].thread, NULL, ping_run, &jobs[i]) == 0;
   for (size_t i = 0; i < n; i++) {
-    if (threaded[i])
-      pthread_join(jobs[i].thread, NULL);
-    else
-      ping_run(&jobs[i]);
+    if (threaded[i]) pthread_join(jobs[i].thread, NULL);
+    else ping_run(&jobs[i]);
   }
   atomic_store(&g_cancellable, false);
 
@@ -412,7 +389,8 @@ int cmd_request(const char *method, const char *params) {
   status_free(&st);
   if (!name) {
     complain("request needs exactly one server, but %zu are configured; "
-             "choose one with --server NAME", n);
+             "choose one with --server NAME",
+             n);
     return EXIT_USAGE;
   }
   int rc = EXIT_OK;
@@ -424,8 +402,7 @@ int cmd_request(const char *method, const char *params) {
   char *result = NULL;
   mcp_call_options *co = new_call_options();
   atomic_store(&g_cancellable, true);
-  mcp_status s = co ? mcp_manager_request(g_mgr, name, method, params, co,
-                                          &result, &err)
+  mcp_status s = co ? mcp_manager_request(g_mgr, name, method, params, co, &result, &err)
                     : MCP_ENOMEM;
   atomic_store(&g_cancellable, false);
   mcp_call_options_free(co);
@@ -459,8 +436,7 @@ static bool call_resolvable(void *arg) {
   mcp_tool_list *l = mcp_manager_tools(g_mgr);
   bool found = false;
   for (size_t i = 0; !found && i < mcp_tool_list_count(l); i++)
-    found = strcmp(mcp_tool_list_name(l, i), name) == 0 &&
-            selected(mcp_tool_list_server(l, i));
+    found = strcmp(mcp_tool_list_name(l, i), name) == 0 && selected(mcp_tool_list_server(l, i));
   mcp_tool_list_unref(l);
   return found || servers_settled(NULL);
 }
@@ -476,12 +452,10 @@ static char *first_text(const char *result) {
     for (size_t i = 0; !text && i < json_object_array_length(content); i++) {
       json_object *item = json_object_array_get_idx(content, i);
       const char *type = jstring(item, "type");
-      if (type && strcmp(type, "text") == 0)
-        json_object_object_get_ex(item, "text", &text);
+      if (type && strcmp(type, "text") == 0) json_object_object_get_ex(item, "text", &text);
     }
-  char *s = json_object_is_type(text, json_type_string)
-                ? xstrdup(json_object_get_string(text))
-                : NULL;
+  char *s = json_object_is_type(text, json_type_string) ? xstrdup(json_object_get_string(text))
+                                                        : NULL;
   json_object_put(obj);
   return s;
 }
@@ -520,8 +494,8 @@ static int resolve_tool(const char *spec, char **server, char **tool) {
                 strcmp(mcp_tool_list_tool(l, i), slash + 1) == 0;
       if (!found) {
         char *names = tool_names(l, prefix);
-        complain("unknown tool '%s' on server %s (it has: %s)", slash + 1,
-                 prefix, *names ? names : "no tools");
+        complain("unknown tool '%s' on server %s (it has: %s)", slash + 1, prefix,
+                 *names ? names : "no tools");
         free(names);
         free(prefix);
         mcp_tool_list_unref(l);
@@ -539,16 +513,14 @@ static int resolve_tool(const char *spec, char **server, char **tool) {
   mcp_tool_list *l = mcp_manager_tools(g_mgr);
   size_t n = mcp_tool_list_count(l), matches = 0, found = 0;
   for (size_t i = 0; i < n; i++)
-    if (selected(mcp_tool_list_server(l, i)) &&
-        strcmp(mcp_tool_list_name(l, i), spec) == 0) {
+    if (selected(mcp_tool_list_server(l, i)) && strcmp(mcp_tool_list_name(l, i), spec) == 0) {
       *server = xstrdup(mcp_tool_list_server(l, i));
       *tool = xstrdup(mcp_tool_list_tool(l, i));
       mcp_tool_list_unref(l);
       return EXIT_OK;
     }
   for (size_t i = 0; i < n; i++)
-    if (selected(mcp_tool_list_server(l, i)) &&
-        strcmp(mcp_tool_list_tool(l, i), spec) == 0) {
+    if (selected(mcp_tool_list_server(l, i)) && strcmp(mcp_tool_list_tool(l, i), spec) == 0) {
       if (!matches) found = i;
       matches++;
     }
@@ -560,10 +532,8 @@ static int resolve_tool(const char *spec, char **server, char **tool) {
   } else if (matches > 1) {
     struct sbuf list = {0};
     for (size_t i = 0; i < n; i++)
-      if (selected(mcp_tool_list_server(l, i)) &&
-          strcmp(mcp_tool_list_tool(l, i), spec) == 0)
-        sbuf_add(&list, "%s%s/%s", list.len ? ", " : "",
-                 mcp_tool_list_server(l, i), spec);
+      if (selected(mcp_tool_list_server(l, i)) && strcmp(mcp_tool_list_tool(l, i), spec) == 0)
+        sbuf_add(&list, "%s%s/%s", list.len ? ", " : "", mcp_tool_list_server(l, i), spec);
     complain("tool '%s' is ambiguous; use one of: %s", spec, list.s);
     free(list.s);
   } else {
@@ -635,7 +605,9 @@ int cmd_call(const char *spec, const char *args) {
   if (st == MCP_ETOOLERROR) {
     char *text = err.message ? NULL : first_text(result);
     complain("%s: tool %s reported an error: %s", server, tool,
-             err.message ? err.message : text ? text : "(no text)");
+             err.message ? err.message
+             : text      ? text
+                         : "(no text)");
     free(text);
   } else if (st != MCP_OK) {
     report("", server, step, st, &err);

@@ -113,7 +113,9 @@ static mcp_status cli_authorize(void *user, const char *url, const char *redirec
   fprintf(stderr, PROG ": %s%s%s needs authorization: open this URL in a browser:\n\n  ",
           server ? "server '" : "a server", server ? server : "", server ? "'" : "");
   safe_puts(stderr, url, SAFE_CELL);
-  fprintf(stderr, "\n\n" PROG ": waiting %lld s for the browser to come back to %s (--timeout MS for longer)\n",
+  fprintf(stderr,
+          "\n\n" PROG
+          ": waiting %lld s for the browser to come back to %s (--timeout MS for longer)\n",
           (long long)(wait_ms / 1000), redirect_uri);
   fflush(stderr);
   pthread_mutex_unlock(&g_stderr_lock);
@@ -154,7 +156,8 @@ static mcp_status cli_authorize(void *user, const char *url, const char *redirec
     break;
   }
   pthread_mutex_unlock(&g_loopback.lock);
-  if (st == MCP_ETIMEDOUT) fprintf(stderr, PROG ": no browser came back to %s in time\n", redirect_uri);
+  if (st == MCP_ETIMEDOUT)
+    fprintf(stderr, PROG ": no browser came back to %s in time\n", redirect_uri);
   return st;
 }
 

@@ -54,8 +54,7 @@ static char *find_demo_server(void) {
     }
   }
 #ifdef MCP_DEMO_SERVER_INSTALLED
-  if (access(MCP_DEMO_SERVER_INSTALLED, X_OK) == 0)
-    return xstrdup(MCP_DEMO_SERVER_INSTALLED);
+  if (access(MCP_DEMO_SERVER_INSTALLED, X_OK) == 0) return xstrdup(MCP_DEMO_SERVER_INSTALLED);
 #endif
   return NULL;
 }
@@ -110,8 +109,7 @@ static int start_manager(mcp_manager_options *o) {
 
 /* The servers of the command line and the config files. */
 static int start_configured(bool *discovery_only) {
-  bool discovery = (g_cli.n_adhoc == 0 && g_cli.configs.n == 0) ||
-                   g_cli.imports != 0;
+  bool discovery = (g_cli.n_adhoc == 0 && g_cli.configs.n == 0) || g_cli.imports != 0;
   *discovery_only = g_cli.n_adhoc == 0 && g_cli.configs.n == 0;
   mcp_manager_options *o = base_options();
   for (size_t i = 0; o && i < g_cli.n_adhoc; i++) {
@@ -142,13 +140,12 @@ static int start_configured(bool *discovery_only) {
 static int start_demo(void) {
   char *path = find_demo_server();
   if (!path) {
-    complain("no server configured, and the bundled demo server ("
-             DEMO_SERVER_PROG ") was not found; set MCPCONN_DEMO_SERVER or "
+    complain("no server configured, and the bundled demo server (" DEMO_SERVER_PROG
+             ") was not found; set MCPCONN_DEMO_SERVER or "
              "use --stdio, --url or --config");
     return EXIT_CONNECTION;
   }
-  if (!g_cli.quiet)
-    complain("no server configured; using the bundled demo server (%s)", path);
+  if (!g_cli.quiet) complain("no server configured; using the bundled demo server (%s)", path);
   mcp_manager_options *o = base_options();
   mcp_client_options *co = mcp_client_options_new();
   const char *argv[] = {path, NULL};
@@ -172,9 +169,7 @@ static void complain_config(const char *diag) {
   for (size_t i = 0; i < g_cli.configs.n; i++) {
     const char *path = g_cli.configs.v[i];
     size_t len = strlen(path);
-    if (strncmp(diag, path, len) != 0 ||
-        strncmp(diag + len, ": invalid JSON", 14) != 0)
-      continue;
+    if (strncmp(diag, path, len) != 0 || strncmp(diag + len, ": invalid JSON", 14) != 0) continue;
     FILE *f = fopen(path, "rb");
     if (!f) break;
     size_t cap = 65536, n = 0;
@@ -237,8 +232,7 @@ int setup(bool status_only) {
       break;
     }
   size_t n_used = 0;
-  for (size_t i = 0; i < st.n; i++)
-    n_used += st.v[i].selected && enabled(&st.v[i]);
+  for (size_t i = 0; i < st.n; i++) n_used += st.v[i].selected && enabled(&st.v[i]);
   status_free(&st);
   if (rc == EXIT_OK && n_used == 0 && !status_only) {
     complain("no servers: the configuration has none that is enabled");

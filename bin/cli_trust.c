@@ -66,9 +66,7 @@ static void put_safe(FILE *f, const char *s) {
  * what it would run or connect to, and the commands of its secrets. */
 static void print_project_servers(FILE *f, const char *servers_json) {
   json_object *arr = json_tokener_parse(servers_json);
-  size_t n = json_object_is_type(arr, json_type_array)
-                 ? json_object_array_length(arr)
-                 : 0;
+  size_t n = json_object_is_type(arr, json_type_array) ? json_object_array_length(arr) : 0;
   for (size_t i = 0; i < n; i++) {
     json_object *s = json_object_array_get_idx(arr, i), *args = NULL, *cmds = NULL;
     const char *cmd = jstring(s, "command"), *url = jstring(s, "url");
@@ -110,10 +108,12 @@ static mcp_trust ask_trust(const char *path, const char *servers_json) {
   fputs(PROG ": ", stderr);
   put_safe(stderr, path);
   fputs(" is a project file (it came with this directory, not from your own "
-        "configuration).  Its servers would do this:\n", stderr);
+        "configuration).  Its servers would do this:\n",
+        stderr);
   print_project_servers(stderr, servers_json);
   fputs("Use them?  y: this time, a: always (remember this file as it is now), "
-        "N: no > ", stderr);
+        "N: no > ",
+        stderr);
   fflush(stderr);
   pthread_mutex_unlock(&g_stderr_lock);
   char line[64];
@@ -128,14 +128,12 @@ static mcp_trust ask_trust(const char *path, const char *servers_json) {
 }
 
 /* The manager's trust callback (see mcp_project_trust_fn). */
-mcp_trust cli_trust(void *user, const char *path, const char *sha256,
-                    const char *servers_json) {
+mcp_trust cli_trust(void *user, const char *path, const char *sha256, const char *servers_json) {
   (void)user;
   (void)sha256;
   if (g_cli.trust_project) return MCP_TRUST_ONCE;
   mcp_trust t = MCP_TRUST_DENY;
-  if (isatty(STDIN_FILENO) && isatty(STDERR_FILENO))
-    t = ask_trust(path, servers_json);
+  if (isatty(STDIN_FILENO) && isatty(STDERR_FILENO)) t = ask_trust(path, servers_json);
   else if (!g_cli.quiet) {
     pthread_mutex_lock(&g_stderr_lock);
     status_line_erase_locked();

@@ -149,8 +149,7 @@ const char *base_name(const char *path) {
 /* Parses |text| as JSON; NULL (and a reason in |why|) when it is not.
  * |strict| refuses what json-c otherwise lets through (comments, trailing
  * commas, single quotes). */
-json_object *parse_json(const char *text, size_t len, bool strict,
-                        char *why, size_t why_size) {
+json_object *parse_json(const char *text, size_t len, bool strict, char *why, size_t why_size) {
   json_tokener *tok = json_tokener_new();
   if (!tok) {
     snprintf(why, why_size, "out of memory");
@@ -185,8 +184,7 @@ json_object *parse_json(const char *text, size_t len, bool strict,
 
 const char *jstring(json_object *obj, const char *key) {
   json_object *v;
-  if (json_object_object_get_ex(obj, key, &v) &&
-      json_object_is_type(v, json_type_string))
+  if (json_object_object_get_ex(obj, key, &v) && json_object_is_type(v, json_type_string))
     return json_object_get_string(v);
   return NULL;
 }
@@ -248,8 +246,7 @@ size_t term_columns(void) {
     if (!errno && !*end && v > 0 && v < 100000) return (size_t)v;
   }
   struct winsize ws;
-  if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
-    return ws.ws_col;
+  if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
   return 0;
 }
 
@@ -262,8 +259,8 @@ static const char *ellipsis(size_t *width) {
     const char *v = getenv(vars[i]);
     if (v && *v) loc = v;
   }
-  if (loc && (strstr(loc, "UTF-8") || strstr(loc, "utf-8") ||
-              strstr(loc, "UTF8") || strstr(loc, "utf8"))) {
+  if (loc && (strstr(loc, "UTF-8") || strstr(loc, "utf-8") || strstr(loc, "UTF8") ||
+              strstr(loc, "utf8"))) {
     *width = 1;
     return "\xe2\x80\xa6";
   }

@@ -40,9 +40,9 @@
 static struct {
   pthread_mutex_t lock;
   pthread_cond_t cond;
-  uint64_t gen;           /* counts events */
-  uint64_t tools_gen;     /* |gen| of the last tool-list event */
-  bool started;           /* the first tool list has been announced */
+  uint64_t gen;       /* counts events */
+  uint64_t tools_gen; /* |gen| of the last tool-list event */
+  bool started;       /* the first tool list has been announced */
   /* Servers last seen becoming ready, with the |gen| of that event. */
   char **ready_name;
   uint64_t *ready_gen;
@@ -89,10 +89,8 @@ static void ev_note_ready_locked(const char *name, uint64_t gen) {
     }
   if (g_ev.n_ready == g_ev.cap_ready) {
     g_ev.cap_ready = g_ev.cap_ready ? g_ev.cap_ready * 2 : 8;
-    g_ev.ready_name =
-        xrealloc(g_ev.ready_name, g_ev.cap_ready * sizeof(*g_ev.ready_name));
-    g_ev.ready_gen =
-        xrealloc(g_ev.ready_gen, g_ev.cap_ready * sizeof(*g_ev.ready_gen));
+    g_ev.ready_name = xrealloc(g_ev.ready_name, g_ev.cap_ready * sizeof(*g_ev.ready_name));
+    g_ev.ready_gen = xrealloc(g_ev.ready_gen, g_ev.cap_ready * sizeof(*g_ev.ready_gen));
   }
   g_ev.ready_name[g_ev.n_ready] = xstrdup(name);
   g_ev.ready_gen[g_ev.n_ready++] = gen;
@@ -107,13 +105,11 @@ static void ev_note_ready_locked(const char *name, uint64_t gen) {
  */
 static bool ev_listed_locked(const char *name) {
   for (size_t i = 0; i < g_ev.n_ready; i++)
-    if (strcmp(g_ev.ready_name[i], name) == 0)
-      return g_ev.ready_gen[i] < g_ev.tools_gen;
+    if (strcmp(g_ev.ready_name[i], name) == 0) return g_ev.ready_gen[i] < g_ev.tools_gen;
   return false;
 }
 
-void on_event(void *user, mcp_manager_event event, const char *server,
-              const char *detail_json) {
+void on_event(void *user, mcp_manager_event event, const char *server, const char *detail_json) {
   (void)user;
   bool ready = false;
   if (event == MCP_MANAGER_EVENT_SERVER_STATE) {
@@ -212,12 +208,9 @@ bool diag_load(void) {
   for (size_t i = 0; i < json_object_array_length(arr); i++) {
     json_object *o = json_object_array_get_idx(arr, i);
     const char *level = jstring(o, "level"), *message = jstring(o, "message");
-    if (json_object_object_get_ex(o, "hidden", &v) && json_object_get_boolean(v))
-      note_hidden(o);
-    else if (message && level &&
-             (strcmp(level, "warning") == 0 || strcmp(level, "error") == 0))
-      strv_push(is_config_file(jstring(o, "source")) ? &g_diag.errors
-                                                      : &g_diag.warnings,
+    if (json_object_object_get_ex(o, "hidden", &v) && json_object_get_boolean(v)) note_hidden(o);
+    else if (message && level && (strcmp(level, "warning") == 0 || strcmp(level, "error") == 0))
+      strv_push(is_config_file(jstring(o, "source")) ? &g_diag.errors : &g_diag.warnings,
                 xstrdup(message));
   }
   json_object_put(arr);
@@ -275,18 +268,12 @@ int64_t settle_deadline(void) {
 
 /* ---- server status ---------------------------------------------------- */
 
-bool selected(const char *name) {
-  return g_cli.only.n == 0 || strv_has(&g_cli.only, name);
-}
+bool selected(const char *name) { return g_cli.only.n == 0 || strv_has(&g_cli.only, name); }
 
-bool state_is(const struct srv *s, const char *state) {
-  return strcmp(s->state, state) == 0;
-}
+bool state_is(const struct srv *s, const char *state) { return strcmp(s->state, state) == 0; }
 
 /* Settled: ready, or failed for now (failed, backoff), or not in use. */
-bool settled(const struct srv *s) {
-  return !state_is(s, "connecting") && !state_is(s, "deferred");
-}
+bool settled(const struct srv *s) { return !state_is(s, "connecting") && !state_is(s, "deferred"); }
 
 bool enabled(const struct srv *s) { return !state_is(s, "disabled"); }
 
@@ -306,8 +293,7 @@ bool status_load(struct status *st) {
     json_object *o = json_object_new_object();
     json_object_object_add(o, "name", json_object_new_string(g_diag.hidden.v[i]));
     json_object_object_add(o, "type", NULL);
-    json_object_object_add(o, "source",
-                           json_object_new_string(g_diag.hidden.v[i + 1]));
+    json_object_object_add(o, "source", json_object_new_string(g_diag.hidden.v[i + 1]));
     json_object_object_add(o, "state", json_object_new_string("disabled"));
     json_object_object_add(o, "lastError", NULL);
     json_object_object_add(o, "protocolVersion", NULL);
@@ -327,9 +313,7 @@ bool status_load(struct status *st) {
     if (!s->name || !s->state) continue;
     s->type = jstring(o, "type");
     s->last_error = jstring(o, "lastError");
-    s->tools = json_object_object_get_ex(o, "tools", &v)
-                   ? json_object_get_int64(v)
-                   : 0;
+    s->tools = json_object_object_get_ex(o, "tools", &v) ? json_object_get_int64(v) : 0;
     s->selected = selected(s->name);
     st->n++;
   }
@@ -342,8 +326,7 @@ void status_free(struct status *st) {
   memset(st, 0, sizeof(*st));
 }
 
-const struct srv *status_find(const struct status *st,
-                              const char *name) {
+const struct srv *status_find(const struct status *st, const char *name) {
   for (size_t i = 0; i < st->n; i++)
     if (strcmp(st->v[i].name, name) == 0) return &st->v[i];
   return NULL;
@@ -362,8 +345,7 @@ static bool check_servers(const char *only, bool need_settled) {
   for (size_t i = 0; done && i < st.n; i++) {
     const struct srv *s = &st.v[i];
     if (only ? strcmp(s->name, only) != 0 : !s->selected) continue;
-    if ((need_settled && !settled(s)) ||
-        (state_is(s, "ready") && !ev_listed_locked(s->name)))
+    if ((need_settled && !settled(s)) || (state_is(s, "ready") && !ev_listed_locked(s->name)))
       done = false;
   }
   pthread_mutex_unlock(&g_ev.lock);
@@ -397,13 +379,11 @@ bool connects_pending(void) {
 /* "NAME: REASON" of a server that is not ready, on stderr. */
 void report_server(const char *prefix, const struct srv *s) {
   if (state_is(s, "connecting") || state_is(s, "deferred"))
-    complain("%s%s: not ready after %lld ms (still connecting)", prefix,
-             s->name, (long long)g_cli.timeout_ms);
+    complain("%s%s: not ready after %lld ms (still connecting)", prefix, s->name,
+             (long long)g_cli.timeout_ms);
   else
-    complain("%s%s: %s%s%s", prefix, s->name,
-             s->last_error ? "" : "server is ",
-             s->last_error ? s->last_error : s->state,
-             state_is(s, "backoff") ? " (retrying)" : "");
+    complain("%s%s: %s%s%s", prefix, s->name, s->last_error ? "" : "server is ",
+             s->last_error ? s->last_error : s->state, state_is(s, "backoff") ? " (retrying)" : "");
 }
 
 /* ---- waiting with a live status line ---------------------------------- */
@@ -475,8 +455,7 @@ void clear_status_line(void) {
 }
 
 bool wait_servers(int64_t deadline) {
-  if (g_cli.quiet || !isatty(STDERR_FILENO))
-    return wait_for(servers_settled, NULL, deadline);
+  if (g_cli.quiet || !isatty(STDERR_FILENO)) return wait_for(servers_settled, NULL, deadline);
   int64_t step = LIVE_AFTER_MS;
   bool done;
   for (;;) {

@@ -89,8 +89,8 @@ typedef struct bench_cfg {
   const char *tool;
   long timeout_ms;
   long max_seconds;
-  long servers;              /* > 0: manager mode with this many servers */
-  const char *latency_out;   /* file for every measured latency, or NULL */
+  long servers;            /* > 0: manager mode with this many servers */
+  const char *latency_out; /* file for every measured latency, or NULL */
   bool verbose;
 } bench_cfg;
 
@@ -234,9 +234,8 @@ static void count_error(bench *b, long i, const char *what) {
 
 /* Records the outcome of call |i| that started at |start| and ended at
  * |end|, checking the result (see result_ok()). */
-static void record(bench *b, long i, int64_t start,
-                   int64_t end, mcp_status st, const char *result_json,
-                   const mcp_error *err) {
+static void record(bench *b, long i, int64_t start, int64_t end, mcp_status st,
+                   const char *result_json, const mcp_error *err) {
   char expect[64];
   char *ebuf = expect;
   size_t cap = args_cap(b->cfg);
@@ -247,8 +246,7 @@ static void record(bench *b, long i, int64_t start,
   const char *why = NULL;
   char msg[512];
   if (st != MCP_OK) {
-    snprintf(msg, sizeof(msg), "%s%s%s", mcp_strerror(st),
-             err && err->message ? ": " : "",
+    snprintf(msg, sizeof(msg), "%s%s%s", mcp_strerror(st), err && err->message ? ": " : "",
              err && err->message ? err->message : "");
     count_error(b, i, msg);
   } else if (!result_ok(result_json, i, b->cfg->payload, ebuf, cap, &why)) {
@@ -281,11 +279,9 @@ static void sync_call(bench *b, long i, char *args) {
   int64_t t0 = now_ns();
   mcp_status st;
   if (b->manager)
-    st = mcp_manager_call_tool(b->manager,
-                               b->call_names[i % cfg->servers], args, NULL,
-                               &result, &err);
-  else
-    st = mcp_client_call_tool(b->client, cfg->tool, args, NULL, &result, &err);
+    st = mcp_manager_call_tool(b->manager, b->call_names[i % cfg->servers], args, NULL, &result,
+                               &err);
+  else st = mcp_client_call_tool(b->client, cfg->tool, args, NULL, &result, &err);
   int64_t t1 = now_ns();
   record(b, i, t0, t1, st, result, &err);
   mcp_free(result);
@@ -294,8 +290,7 @@ static void sync_call(bench *b, long i, char *args) {
 
 /* ---- async calls ------------------------------------------------------------ */
 
-static void on_done(void *user, mcp_status status, const char *result_json,
-                    const mcp_error *err) {
+static void on_done(void *user, mcp_status status, const char *result_json, const mcp_error *err) {
   int64_t t1 = now_ns();
   bench_slot *s = user;
   bench_thread *th = s->th;
@@ -329,8 +324,7 @@ static void async_loop(bench_thread *th, char *args) {
         s->index = i;
         make_args(args, args_cap(cfg), i, cfg->payload);
         s->start_ns = now_ns();
-        st = mcp_client_call_tool_async(b->client, cfg->tool, args, NULL,
-                                        on_done, s, &err);
+        st = mcp_client_call_tool_async(b->client, cfg->tool, args, NULL, on_done, s, &err);
       }
       if (st != MCP_OK) {
         /* Refused: the callback never runs. */
@@ -384,9 +378,9 @@ static int run_phase(bench *b, long begin, long end, bool measuring) {
   long started = 0;
   for (long k = 0; k < nthreads; k++) {
     th[k].b = b;
-    th[k].window = b->manager ? 1
-                              : cfg->concurrency / cfg->threads +
-                                    (k < cfg->concurrency % cfg->threads);
+    th[k].window = b->manager
+                       ? 1
+                       : cfg->concurrency / cfg->threads + (k < cfg->concurrency % cfg->threads);
     pthread_mutex_init(&th[k].mu, NULL);
     pthread_cond_init(&th[k].cv, NULL);
     if (pthread_create(&th[k].tid, NULL, thread_main, &th[k]) != 0) {
@@ -426,9 +420,7 @@ static double pct(const int64_t *v, size_t n, double p) {
   return (double)v[rank - 1];
 }
 
-static double tv_s(struct timeval tv) {
-  return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
-}
+static double tv_s(struct timeval tv) { return (double)tv.tv_sec + (double)tv.tv_usec / 1e6; }
 
 static double cpu_now_s(void) {
   struct rusage ru;
@@ -439,42 +431,39 @@ static double cpu_now_s(void) {
 /* ---- command line ------------------------------------------------------------- */
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: mcpconn bench --stdio '<server command line>' [options]\n"
-          "       mcpconn bench --url <http|https URL> [--http1.1 | --http2 | --h2c]\n"
-          "                     [--insecure | --cacert FILE] [options]\n"
-          "\n"
-          "Connects, makes W warm-up calls, then N tools/call of TOOL with\n"
-          "{\"text\": \"<i>:xxx...\"} (B bytes), keeping C calls in flight from T\n"
-          "threads, checks every answer, and prints one JSON line of results.\n"
-          "\n"
-          "options:\n"
-          "  --calls N          measured calls (5000)\n"
-          "  --concurrency C    calls kept in flight, closed loop (1: sequential)\n"
-          "  --threads T        host threads issuing calls (1); C is split over them\n"
-          "  --warmup W         calls before measuring (200)\n"
-          "  --payload-bytes B  length of each text (32)\n"
-          "  --tool NAME        tool to call (echo); it must answer its \"text\"\n"
-          "  --timeout-ms T     timeout of each call and of connect (30000)\n"
-          "  --max-seconds S    start no call after S seconds (300)\n"
-          "  --servers K        K copies of the server through the manager; calls\n"
-          "                     go round-robin, one thread per in-flight call\n"
-          "  --latency-out FILE write every measured latency (us), one a line\n"
-          "  --verbose          library logs at every level on stderr\n"
-          "\n"
-          "--stdio runs /bin/sh -c 'exec <command line>'.  https URLs use HTTP/2\n"
-          "(ALPN) unless --http1.1; http URLs HTTP/1.1 unless --h2c (or --http2).\n"
-          "Exit status: 0 all calls ok, 1 some failed, 2 usage, 3 connect failed.\n");
+  fprintf(f, "usage: mcpconn bench --stdio '<server command line>' [options]\n"
+             "       mcpconn bench --url <http|https URL> [--http1.1 | --http2 | --h2c]\n"
+             "                     [--insecure | --cacert FILE] [options]\n"
+             "\n"
+             "Connects, makes W warm-up calls, then N tools/call of TOOL with\n"
+             "{\"text\": \"<i>:xxx...\"} (B bytes), keeping C calls in flight from T\n"
+             "threads, checks every answer, and prints one JSON line of results.\n"
+             "\n"
+             "options:\n"
+             "  --calls N          measured calls (5000)\n"
+             "  --concurrency C    calls kept in flight, closed loop (1: sequential)\n"
+             "  --threads T        host threads issuing calls (1); C is split over them\n"
+             "  --warmup W         calls before measuring (200)\n"
+             "  --payload-bytes B  length of each text (32)\n"
+             "  --tool NAME        tool to call (echo); it must answer its \"text\"\n"
+             "  --timeout-ms T     timeout of each call and of connect (30000)\n"
+             "  --max-seconds S    start no call after S seconds (300)\n"
+             "  --servers K        K copies of the server through the manager; calls\n"
+             "                     go round-robin, one thread per in-flight call\n"
+             "  --latency-out FILE write every measured latency (us), one a line\n"
+             "  --verbose          library logs at every level on stderr\n"
+             "\n"
+             "--stdio runs /bin/sh -c 'exec <command line>'.  https URLs use HTTP/2\n"
+             "(ALPN) unless --http1.1; http URLs HTTP/1.1 unless --h2c (or --http2).\n"
+             "Exit status: 0 all calls ok, 1 some failed, 2 usage, 3 connect failed.\n");
 }
 
-static bool parse_long(const char *opt, const char *s, long lo, long hi,
-                       long *out) {
+static bool parse_long(const char *opt, const char *s, long lo, long hi, long *out) {
   char *end = NULL;
   errno = 0;
   long v = s ? strtol(s, &end, 10) : 0;
   if (!s || !*s || *end || errno || v < lo || v > hi) {
-    logf_("%s wants an integer from %ld to %ld, not '%s'", opt, lo, hi,
-          s ? s : "");
+    logf_("%s wants an integer from %ld to %ld, not '%s'", opt, lo, hi, s ? s : "");
     return false;
   }
   *out = v;
@@ -488,21 +477,21 @@ static int parse_args(int argc, char **argv, bench_cfg *cfg) {
   for (; i < argc; i++) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-#define NUM(name, lo, hi, field)                                  \
-  if (strcmp(a, name) == 0) {                                     \
+#define NUM(name, lo, hi, field) \
+  if (strcmp(a, name) == 0) { \
     if (!parse_long(a, v, lo, hi, &cfg->field)) return BENCH_EXIT_USAGE; \
-    i++;                                                          \
-    continue;                                                     \
+    i++; \
+    continue; \
   }
-#define STR(name, field)                                          \
-  if (strcmp(a, name) == 0) {                                     \
-    if (!v) {                                                     \
-      logf_("%s needs a value", a);                               \
-      return BENCH_EXIT_USAGE;                                    \
-    }                                                             \
-    cfg->field = v;                                               \
-    i++;                                                          \
-    continue;                                                     \
+#define STR(name, field) \
+  if (strcmp(a, name) == 0) { \
+    if (!v) { \
+      logf_("%s needs a value", a); \
+      return BENCH_EXIT_USAGE; \
+    } \
+    cfg->field = v; \
+    i++; \
+    continue; \
   }
     NUM("--calls", 1, BENCH_MAX_CALLS, calls)
     NUM("--concurrency", 1, BENCH_MAX_CONCURRENCY, concurrency)
@@ -541,13 +530,11 @@ static int parse_args(int argc, char **argv, bench_cfg *cfg) {
     logf_("give exactly one of --stdio and --url (see --help)");
     return BENCH_EXIT_USAGE;
   }
-  if (cfg->url && strncmp(cfg->url, "http://", 7) != 0 &&
-      strncmp(cfg->url, "https://", 8) != 0) {
+  if (cfg->url && strncmp(cfg->url, "http://", 7) != 0 && strncmp(cfg->url, "https://", 8) != 0) {
     logf_("--url must start with http:// or https://");
     return BENCH_EXIT_USAGE;
   }
-  if (cfg->stdio_cmd && (cfg->http != BENCH_HTTP_DEFAULT || cfg->insecure ||
-                         cfg->cacert)) {
+  if (cfg->stdio_cmd && (cfg->http != BENCH_HTTP_DEFAULT || cfg->insecure || cfg->cacert)) {
     logf_("HTTP and TLS options go with --url only");
     return BENCH_EXIT_USAGE;
   }
@@ -561,16 +548,15 @@ static int parse_args(int argc, char **argv, bench_cfg *cfg) {
     return BENCH_EXIT_USAGE;
   }
   if (cfg->concurrency < cfg->threads) {
-    logf_("--concurrency %ld is below --threads %ld: using %ld",
-          cfg->concurrency, cfg->threads, cfg->threads);
+    logf_("--concurrency %ld is below --threads %ld: using %ld", cfg->concurrency, cfg->threads,
+          cfg->threads);
     cfg->concurrency = cfg->threads;
   }
   return 0;
 }
 
 /* Sets transport options on |o| and returns the transport's label. */
-static const char *setup_transport(const bench_cfg *cfg, mcp_client_options *o,
-                                   mcp_status *st) {
+static const char *setup_transport(const bench_cfg *cfg, mcp_client_options *o, mcp_status *st) {
   if (cfg->stdio_cmd) {
     char *line = malloc(strlen(cfg->stdio_cmd) + 6);
     if (!line) {
@@ -596,8 +582,7 @@ static const char *setup_transport(const bench_cfg *cfg, mcp_client_options *o,
     mcp_client_options_set_http_version(o, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
     label = tls ? "h2" : "h2c";
   }
-  if (*st == MCP_OK && cfg->cacert)
-    *st = mcp_client_options_set_ca(o, cfg->cacert, NULL);
+  if (*st == MCP_OK && cfg->cacert) *st = mcp_client_options_set_ca(o, cfg->cacert, NULL);
   if (cfg->insecure) mcp_client_options_set_insecure(o, true);
   return label;
 }
@@ -661,22 +646,20 @@ static int connect_all(bench *b, double *init_ms) {
   long ready = 0;
   for (size_t k = 0; arr && k < json_object_array_length(arr); k++) {
     json_object *state = NULL;
-    if (json_object_object_get_ex(json_object_array_get_idx(arr, k), "state",
-                                  &state) &&
+    if (json_object_object_get_ex(json_object_array_get_idx(arr, k), "state", &state) &&
         strcmp(json_object_get_string(state), "ready") == 0)
       ready++;
   }
   json_object_put(arr);
   if (ready != cfg->servers) {
-    logf_("only %ld of %ld servers are ready: %s", ready, cfg->servers,
-          servers_json);
+    logf_("only %ld of %ld servers are ready: %s", ready, cfg->servers, servers_json);
     goto out;
   }
   rc = 0;
 out:
   if (rc != 0)
-    logf_("connect failed: %s%s%s", mcp_strerror(st),
-          err.message ? ": " : "", err.message ? err.message : "");
+    logf_("connect failed: %s%s%s", mcp_strerror(st), err.message ? ": " : "",
+          err.message ? err.message : "");
   mcp_free(servers_json);
   mcp_error_clear(&err);
   mcp_manager_options_free(mo);
@@ -730,8 +713,7 @@ int mcpconn_bench_main(int argc, char **argv) {
   run_phase(&b, 0, cfg.warmup, false);
   long warm_errors = atomic_exchange(&b.errors, 0);
   atomic_store(&b.ok, 0);
-  if (warm_errors)
-    logf_("%ld of %ld warm-up calls failed", warm_errors, cfg.warmup);
+  if (warm_errors) logf_("%ld of %ld warm-up calls failed", warm_errors, cfg.warmup);
 
   double cpu0 = cpu_now_s();
   run_phase(&b, cfg.warmup, cfg.warmup + cfg.calls, true);
@@ -742,8 +724,7 @@ int mcpconn_bench_main(int argc, char **argv) {
   long ok = atomic_load(&b.ok);
   long errors = cfg.calls - ok;
   if (errors > atomic_load(&b.errors))
-    logf_("%ld calls were not made before --max-seconds",
-          errors - atomic_load(&b.errors));
+    logf_("%ld calls were not made before --max-seconds", errors - atomic_load(&b.errors));
 
   int64_t first = INT64_MAX, last = 0;
   size_t n = 0;
@@ -779,8 +760,8 @@ int mcpconn_bench_main(int argc, char **argv) {
          cfg.servers ? cfg.concurrency : cfg.threads, ok, errors, wall_s,
          wall_s > 0 ? (double)n / wall_s : 0.0, n ? sum / (double)n / us : 0.0,
          n ? pct(lat, n, 50) / us : 0.0, n ? pct(lat, n, 90) / us : 0.0,
-         n ? pct(lat, n, 99) / us : 0.0, n ? (double)lat[n - 1] / us : 0.0,
-         init_ms, (long)ru.ru_maxrss, cpu_s);
+         n ? pct(lat, n, 99) / us : 0.0, n ? (double)lat[n - 1] / us : 0.0, init_ms,
+         (long)ru.ru_maxrss, cpu_s);
   fflush(stdout);
   rc = errors == 0 ? BENCH_EXIT_OK : BENCH_EXIT_ERRORS;
 out:

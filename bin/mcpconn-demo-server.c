@@ -61,8 +61,7 @@
 #define RPC_METHOD_NOT_FOUND (-32601)
 #define RPC_INVALID_PARAMS (-32602)
 
-static const char *const SUPPORTED_PROTOCOLS[] = {"2025-11-25", "2025-06-18",
-                                                  "2025-03-26"};
+static const char *const SUPPORTED_PROTOCOLS[] = {"2025-11-25", "2025-06-18", "2025-03-26"};
 
 /* The tools/list result, parsed once at start-up. */
 static const char TOOLS_JSON[] =
@@ -96,10 +95,10 @@ static const char TOOLS_JSON[] =
 
 /* One running `sleep` call. */
 struct sleeper {
-  json_object *id;    /* the request id; owned reference */
-  json_object *token; /* params._meta.progressToken or NULL; owned */
-  int64_t start_ms;   /* CLOCK_MONOTONIC */
-  int64_t end_ms;     /* CLOCK_MONOTONIC */
+  json_object *id;          /* the request id; owned reference */
+  json_object *token;       /* params._meta.progressToken or NULL; owned */
+  int64_t start_ms;         /* CLOCK_MONOTONIC */
+  int64_t end_ms;           /* CLOCK_MONOTONIC */
   int64_t next_progress_ms; /* CLOCK_MONOTONIC; unused without token */
   int64_t total_ms;
 };
@@ -110,18 +109,18 @@ struct server {
   const char *tools_text;    /* tools_result serialised; owned by it */
   size_t tools_len;
 
-  char *in;          /* bytes read but not yet consumed */
-  size_t in_len;     /* bytes held in |in| */
-  size_t in_cap;     /* allocated size of |in| */
-  size_t in_scan;    /* bytes of |in| known to hold no newline */
-  bool skipping;     /* discarding an over-long line up to its newline */
-  bool no_fast;      /* --no-fast-path */
+  char *in;                        /* bytes read but not yet consumed */
+  size_t in_len;                   /* bytes held in |in| */
+  size_t in_cap;                   /* allocated size of |in| */
+  size_t in_scan;                  /* bytes of |in| known to hold no newline */
+  bool skipping;                   /* discarding an over-long line up to its newline */
+  bool no_fast;                    /* --no-fast-path */
   unsigned long lines, fast_lines; /* handled, and by fast_echo() */
 
-  char *out;         /* replies not yet written */
+  char *out; /* replies not yet written */
   size_t out_len;
   size_t out_cap;
-  bool out_dead;     /* stdout is gone (EPIPE or error); stop quietly */
+  bool out_dead; /* stdout is gone (EPIPE or error); stop quietly */
 
   struct sleeper *sleeps; /* running sleeps, in start order */
   size_t n_sleeps;
@@ -157,28 +156,23 @@ static int64_t now_ms(void) {
 }
 
 /* Returns member |key| of |obj| when it exists and has type |type|. */
-static json_object *get_typed(json_object *obj, const char *key,
-                              json_type type) {
+static json_object *get_typed(json_object *obj, const char *key, json_type type) {
   json_object *v;
   if (!obj || !json_object_object_get_ex(obj, key, &v)) return NULL;
   return json_object_is_type(v, type) ? v : NULL;
 }
 
 static bool is_valid_id(json_object *id) {
-  return json_object_is_type(id, json_type_int) ||
-         json_object_is_type(id, json_type_string);
+  return json_object_is_type(id, json_type_int) || json_object_is_type(id, json_type_string);
 }
 
 static bool id_equal(json_object *a, json_object *b) {
-  if (json_object_is_type(a, json_type_string) &&
-      json_object_is_type(b, json_type_string)) {
+  if (json_object_is_type(a, json_type_string) && json_object_is_type(b, json_type_string)) {
     int la = json_object_get_string_len(a);
     return la == json_object_get_string_len(b) &&
-           memcmp(json_object_get_string(a), json_object_get_string(b),
-                  (size_t)la) == 0;
+           memcmp(json_object_get_string(a), json_object_get_string(b), (size_t)la) == 0;
   }
-  if (json_object_is_type(a, json_type_int) &&
-      json_object_is_type(b, json_type_int))
+  if (json_object_is_type(a, json_type_int) && json_object_is_type(b, json_type_int))
     return json_object_get_int64(a) == json_object_get_int64(b) &&
            json_object_get_uint64(a) == json_object_get_uint64(b);
   return false;
@@ -221,9 +215,7 @@ static void out_append(struct server *s, const char *data, size_t len) {
   s->out_len += len;
 }
 
-static void out_append_str(struct server *s, const char *str) {
-  out_append(s, str, strlen(str));
-}
+static void out_append_str(struct server *s, const char *str) { out_append(s, str, strlen(str)); }
 
 static void out_append_json(struct server *s, json_object *obj) {
   size_t len;
@@ -250,15 +242,12 @@ static void send_msg(struct server *s, json_object *msg) {
  */
 static void begin_reply(struct server *s, json_object *id) {
   out_append_str(s, "{\"jsonrpc\":\"2.0\",\"id\":");
-  if (id)
-    out_append_json(s, id);
-  else
-    out_append_str(s, "null");
+  if (id) out_append_json(s, id);
+  else out_append_str(s, "null");
 }
 
 /* Sends |text| (serialised JSON) as the result for request |id|. */
-static void send_result_text(struct server *s, json_object *id,
-                             const char *text, size_t len) {
+static void send_result_text(struct server *s, json_object *id, const char *text, size_t len) {
   begin_reply(s, id);
   out_append_str(s, ",\"result\":");
   out_append(s, text, len);
@@ -267,8 +256,7 @@ static void send_result_text(struct server *s, json_object *id,
 }
 
 /* Sends a result for request |id|; takes ownership of |result|. */
-static void send_result(struct server *s, json_object *id,
-                        json_object *result) {
+static void send_result(struct server *s, json_object *id, json_object *result) {
   begin_reply(s, id);
   out_append_str(s, ",\"result\":");
   out_append_json(s, result);
@@ -278,8 +266,7 @@ static void send_result(struct server *s, json_object *id,
 }
 
 /* Sends a JSON-RPC error for |id| (NULL: id null). */
-static void send_error(struct server *s, json_object *id, int code,
-                       const char *message) {
+static void send_error(struct server *s, json_object *id, int code, const char *message) {
   json_object *err = json_object_new_object();
   json_object_object_add(err, "code", json_object_new_int(code));
   json_object_object_add(err, "message", json_object_new_string(message));
@@ -292,8 +279,7 @@ static void send_error(struct server *s, json_object *id, int code,
 }
 
 /* Appends |len| bytes as a JSON string literal (quotes included). */
-static void out_append_json_string(struct server *s, const char *str,
-                                   size_t len) {
+static void out_append_json_string(struct server *s, const char *str, size_t len) {
   static const char hex[] = "0123456789abcdef";
   out_append(s, "\"", 1);
   size_t run = 0; /* start of the bytes not yet appended */
@@ -305,7 +291,8 @@ static void out_append_json_string(struct server *s, const char *str,
     char esc[6] = {'\\', (char)c, 0, 0, 0, 0};
     size_t n = 2;
     switch (c) {
-    case '"': case '\\': break;
+    case '"':
+    case '\\': break;
     case '\n': esc[1] = 'n'; break;
     case '\r': esc[1] = 'r'; break;
     case '\t': esc[1] = 't'; break;
@@ -333,13 +320,12 @@ struct tool_result {
   const char *text; /* borrowed: a literal, |buf|, or the request's JSON */
   size_t len;
   bool is_error;
-  const char *sum;  /* a JSON number for structuredContent.sum, or NULL */
+  const char *sum; /* a JSON number for structuredContent.sum, or NULL */
   char buf[64];
   char sum_buf[64];
 };
 
-static void set_text(struct tool_result *r, const char *text, size_t len,
-                     bool is_error) {
+static void set_text(struct tool_result *r, const char *text, size_t len, bool is_error) {
   r->text = text;
   r->len = len;
   r->is_error = is_error;
@@ -364,8 +350,7 @@ static void tool_result_tail(struct server *s, const struct tool_result *r) {
   out_end_message(s);
 }
 
-static void send_tool_result(struct server *s, json_object *id,
-                             const struct tool_result *r) {
+static void send_tool_result(struct server *s, json_object *id, const struct tool_result *r) {
   begin_reply(s, id);
   tool_result_tail(s, r);
 }
@@ -378,8 +363,7 @@ static void tool_echo(json_object *args, struct tool_result *r) {
     set_error(r, "echo: argument 'text' must be a string");
     return;
   }
-  set_text(r, json_object_get_string(text),
-           (size_t)json_object_get_string_len(text), false);
+  set_text(r, json_object_get_string(text), (size_t)json_object_get_string_len(text), false);
 }
 
 /* Reads a JSON number that fits an int64 exactly; false otherwise. */
@@ -398,8 +382,7 @@ static bool get_exact_int(json_object *v, int64_t *out) {
  * that read back as the same double.
  */
 static void format_double(double d, char *buf, size_t size) {
-  if (d > -9007199254740992.0 && d < 9007199254740992.0 &&
-      d == (double)(int64_t)d) {
+  if (d > -9007199254740992.0 && d < 9007199254740992.0 && d == (double)(int64_t)d) {
     snprintf(buf, size, "%" PRId64, (int64_t)d);
     return;
   }
@@ -415,17 +398,14 @@ static void tool_add(json_object *args, struct tool_result *r) {
     json_object_object_get_ex(args, "a", &a);
     json_object_object_get_ex(args, "b", &b);
   }
-  bool a_num = json_object_is_type(a, json_type_int) ||
-               json_object_is_type(a, json_type_double);
-  bool b_num = json_object_is_type(b, json_type_int) ||
-               json_object_is_type(b, json_type_double);
+  bool a_num = json_object_is_type(a, json_type_int) || json_object_is_type(a, json_type_double);
+  bool b_num = json_object_is_type(b, json_type_int) || json_object_is_type(b, json_type_double);
   if (!a_num || !b_num) {
     set_error(r, "add: arguments 'a' and 'b' must both be numbers");
     return;
   }
   int64_t ia, ib, is;
-  if (get_exact_int(a, &ia) && get_exact_int(b, &ib) &&
-      !__builtin_add_overflow(ia, ib, &is)) {
+  if (get_exact_int(a, &ia) && get_exact_int(b, &ib) && !__builtin_add_overflow(ia, ib, &is)) {
     snprintf(r->buf, sizeof(r->buf), "%" PRId64, is);
   } else {
     double d = json_object_get_double(a) + json_object_get_double(b);
@@ -449,8 +429,7 @@ static void tool_fail(json_object *args, struct tool_result *r) {
   } else if (!m) {
     set_error(r, "the fail tool always fails");
   } else {
-    set_text(r, json_object_get_string(m),
-             (size_t)json_object_get_string_len(m), true);
+    set_text(r, json_object_get_string(m), (size_t)json_object_get_string_len(m), true);
   }
 }
 
@@ -462,8 +441,7 @@ static void send_slept(struct server *s, json_object *id, int64_t ms) {
 }
 
 /* Starts a sleep, or answers at once when it needs no waiting or is invalid. */
-static void tool_sleep(struct server *s, json_object *id, json_object *params,
-                       json_object *args) {
+static void tool_sleep(struct server *s, json_object *id, json_object *params, json_object *args) {
   json_object *v = NULL;
   int64_t ms = -1;
   if (args) json_object_object_get_ex(args, "ms", &v);
@@ -486,8 +464,7 @@ static void tool_sleep(struct server *s, json_object *id, json_object *params,
 
   json_object *meta = get_typed(params, "_meta", json_type_object);
   json_object *token = NULL;
-  if (meta && json_object_object_get_ex(meta, "progressToken", &token) &&
-      !is_valid_id(token))
+  if (meta && json_object_object_get_ex(meta, "progressToken", &token) && !is_valid_id(token))
     token = NULL; /* progress tokens are strings or integers */
 
   if (s->n_sleeps == s->cap_sleeps) {
@@ -506,22 +483,19 @@ static void tool_sleep(struct server *s, json_object *id, json_object *params,
 static void remove_sleeper(struct server *s, size_t i) {
   json_object_put(s->sleeps[i].id);
   json_object_put(s->sleeps[i].token);
-  memmove(&s->sleeps[i], &s->sleeps[i + 1],
-          (s->n_sleeps - i - 1) * sizeof(*s->sleeps));
+  memmove(&s->sleeps[i], &s->sleeps[i + 1], (s->n_sleeps - i - 1) * sizeof(*s->sleeps));
   s->n_sleeps--;
 }
 
 static void send_progress(struct server *s, struct sleeper *sl, int64_t now) {
   json_object *params = json_object_new_object();
   json_object_object_add(params, "progressToken", json_object_get(sl->token));
-  json_object_object_add(params, "progress",
-                         json_object_new_int64(now - sl->start_ms));
+  json_object_object_add(params, "progress", json_object_new_int64(now - sl->start_ms));
   json_object_object_add(params, "total", json_object_new_int64(sl->total_ms));
   json_object_object_add(params, "message", json_object_new_string("sleeping"));
   json_object *msg = json_object_new_object();
   json_object_object_add(msg, "jsonrpc", json_object_new_string("2.0"));
-  json_object_object_add(msg, "method",
-                         json_object_new_string("notifications/progress"));
+  json_object_object_add(msg, "method", json_object_new_string("notifications/progress"));
   json_object_object_add(msg, "params", params);
   send_msg(s, msg);
 }
@@ -560,12 +534,10 @@ static int next_timeout(const struct server *s) {
 
 /* ---- methods ---------------------------------------------------------- */
 
-static void do_initialize(struct server *s, json_object *id,
-                          json_object *params) {
+static void do_initialize(struct server *s, json_object *id, json_object *params) {
   json_object *v = get_typed(params, "protocolVersion", json_type_string);
   if (!v) {
-    send_error(s, id, RPC_INVALID_PARAMS,
-               "Invalid params: protocolVersion must be a string");
+    send_error(s, id, RPC_INVALID_PARAMS, "Invalid params: protocolVersion must be a string");
     return;
   }
   const char *version = DEFAULT_PROTOCOL;
@@ -584,16 +556,14 @@ static void do_initialize(struct server *s, json_object *id,
   json_object_object_add(result, "protocolVersion", json_object_new_string(version));
   json_object_object_add(result, "capabilities", caps);
   json_object_object_add(result, "serverInfo", info);
-  json_object_object_add(
-      result, "instructions",
-      json_object_new_string("A demo server bundled with mcpconn. Tools: echo, "
-                             "add, sleep (with progress and cancellation) and "
-                             "fail."));
+  json_object_object_add(result, "instructions",
+                         json_object_new_string("A demo server bundled with mcpconn. Tools: echo, "
+                                                "add, sleep (with progress and cancellation) and "
+                                                "fail."));
   send_result(s, id, result);
 }
 
-static void do_tools_list(struct server *s, json_object *id,
-                          json_object *params) {
+static void do_tools_list(struct server *s, json_object *id, json_object *params) {
   json_object *cursor;
   if (params && json_object_object_get_ex(params, "cursor", &cursor) && cursor) {
     /* There is one page, so no cursor we could have issued is valid. */
@@ -603,8 +573,7 @@ static void do_tools_list(struct server *s, json_object *id,
   send_result_text(s, id, s->tools_text, s->tools_len);
 }
 
-static void do_tools_call(struct server *s, json_object *id,
-                          json_object *params) {
+static void do_tools_call(struct server *s, json_object *id, json_object *params) {
   json_object *name = get_typed(params, "name", json_type_string);
   if (!name) {
     send_error(s, id, RPC_INVALID_PARAMS, "Invalid params: name must be a string");
@@ -613,8 +582,7 @@ static void do_tools_call(struct server *s, json_object *id,
   json_object *args = NULL;
   if (json_object_object_get_ex(params, "arguments", &args) && args &&
       !json_object_is_type(args, json_type_object)) {
-    send_error(s, id, RPC_INVALID_PARAMS,
-               "Invalid params: arguments must be an object");
+    send_error(s, id, RPC_INVALID_PARAMS, "Invalid params: arguments must be an object");
     return;
   }
   const char *n = json_object_get_string(name);
@@ -637,18 +605,14 @@ static void do_tools_call(struct server *s, json_object *id,
   }
 }
 
-static void do_notification(struct server *s, const char *method,
-                            json_object *params) {
+static void do_notification(struct server *s, const char *method, json_object *params) {
   if (strcmp(method, "notifications/cancelled") == 0) {
     json_object *rid;
-    if (!params || !json_object_object_get_ex(params, "requestId", &rid) ||
-        !is_valid_id(rid))
+    if (!params || !json_object_object_get_ex(params, "requestId", &rid) || !is_valid_id(rid))
       return; /* malformed cancellations are ignored, as the spec asks */
     for (size_t i = 0; i < s->n_sleeps;) {
-      if (id_equal(s->sleeps[i].id, rid))
-        remove_sleeper(s, i);
-      else
-        i++;
+      if (id_equal(s->sleeps[i].id, rid)) remove_sleeper(s, i);
+      else i++;
     }
   }
   /* notifications/initialized and anything else need nothing from us. */
@@ -668,8 +632,7 @@ static void dispatch(struct server *s, json_object *msg) {
 
   json_object *jsonrpc = get_typed(msg, "jsonrpc", json_type_string);
   if (!jsonrpc || strcmp(json_object_get_string(jsonrpc), "2.0") != 0) {
-    send_error(s, reply_id, RPC_INVALID_REQUEST,
-               "Invalid Request: jsonrpc must be \"2.0\"");
+    send_error(s, reply_id, RPC_INVALID_REQUEST, "Invalid Request: jsonrpc must be \"2.0\"");
     return;
   }
   json_object *mobj;
@@ -683,8 +646,7 @@ static void dispatch(struct server *s, json_object *msg) {
     return;
   }
   if (!json_object_is_type(mobj, json_type_string)) {
-    send_error(s, reply_id, RPC_INVALID_REQUEST,
-               "Invalid Request: method must be a string");
+    send_error(s, reply_id, RPC_INVALID_REQUEST, "Invalid Request: method must be a string");
     return;
   }
   const char *method = json_object_get_string(mobj);
@@ -697,14 +659,12 @@ static void dispatch(struct server *s, json_object *msg) {
     return;
   }
   if (!reply_id) {
-    send_error(s, NULL, RPC_INVALID_REQUEST,
-               "Invalid Request: id must be a string or an integer");
+    send_error(s, NULL, RPC_INVALID_REQUEST, "Invalid Request: id must be a string or an integer");
     return;
   }
 
   bool known = strcmp(method, "initialize") == 0 || strcmp(method, "ping") == 0 ||
-               strcmp(method, "tools/list") == 0 ||
-               strcmp(method, "tools/call") == 0;
+               strcmp(method, "tools/list") == 0 || strcmp(method, "tools/call") == 0;
   if (!known) {
     send_error(s, id, RPC_METHOD_NOT_FOUND, "Method not found");
     return;
@@ -713,14 +673,10 @@ static void dispatch(struct server *s, json_object *msg) {
     send_error(s, id, RPC_INVALID_PARAMS, "Invalid params: params must be an object");
     return;
   }
-  if (strcmp(method, "ping") == 0)
-    send_result(s, id, json_object_new_object());
-  else if (strcmp(method, "tools/call") == 0)
-    do_tools_call(s, id, params);
-  else if (strcmp(method, "tools/list") == 0)
-    do_tools_list(s, id, params);
-  else
-    do_initialize(s, id, params);
+  if (strcmp(method, "ping") == 0) send_result(s, id, json_object_new_object());
+  else if (strcmp(method, "tools/call") == 0) do_tools_call(s, id, params);
+  else if (strcmp(method, "tools/list") == 0) do_tools_list(s, id, params);
+  else do_initialize(s, id, params);
 }
 
 /* ---- fast path: tools/call of echo without json-c ---------------------- */
@@ -749,9 +705,7 @@ struct fspan {
 };
 
 static void f_ws(struct fscan *f) {
-  while (f->p < f->end &&
-         (*f->p == ' ' || *f->p == '\t' || *f->p == '\n' || *f->p == '\r'))
-    f->p++;
+  while (f->p < f->end && (*f->p == ' ' || *f->p == '\t' || *f->p == '\n' || *f->p == '\r')) f->p++;
 }
 
 /* A string; *esc tells whether it had escapes. */
@@ -766,8 +720,8 @@ static bool f_string(struct fscan *f, bool *esc) {
     if (c == '\\') {
       if (f->p >= f->end) return false;
       c = (unsigned char)*f->p++;
-      if (!(c == '"' || c == '\\' || c == '/' || c == 'b' || c == 'f' ||
-            c == 'n' || c == 'r' || c == 't'))
+      if (!(c == '"' || c == '\\' || c == '/' || c == 'b' || c == 'f' || c == 'n' || c == 'r' ||
+            c == 't'))
         return false; /* \u included: left to json-c */
       *esc = true;
     }
@@ -785,8 +739,7 @@ static bool f_digits(struct fscan *f) {
 static bool f_number(struct fscan *f) {
   if (f->p < f->end && *f->p == '-') f->p++;
   const char *start = f->p;
-  if (!f_digits(f) || f->p - start > 18 || (*start == '0' && f->p - start > 1))
-    return false;
+  if (!f_digits(f) || f->p - start > 18 || (*start == '0' && f->p - start > 1)) return false;
   if (f->p < f->end && *f->p == '.') {
     f->p++;
     if (!f_digits(f)) return false;
@@ -801,8 +754,7 @@ static bool f_literal(struct fscan *f, const char *lit) {
   return true;
 }
 
-static bool f_object(struct fscan *f, const char *const *keys, struct fspan *vals,
-                     int nkeys);
+static bool f_object(struct fscan *f, const char *const *keys, struct fspan *vals, int nkeys);
 
 static bool f_value(struct fscan *f) {
   f_ws(f);
@@ -839,8 +791,7 @@ static bool f_value(struct fscan *f) {
 }
 
 /* An object; the values of members named in |keys| go to |vals|. */
-static bool f_object(struct fscan *f, const char *const *keys, struct fspan *vals,
-                     int nkeys) {
+static bool f_object(struct fscan *f, const char *const *keys, struct fspan *vals, int nkeys) {
   if (f->p >= f->end || *f->p != '{' || ++f->depth > FAST_MAX_DEPTH) return false;
   f->p++;
   f_ws(f);
@@ -880,8 +831,7 @@ static bool f_object(struct fscan *f, const char *const *keys, struct fspan *val
 }
 
 /* The members |keys| of the object |v| (already validated). */
-static bool f_members(struct fspan v, const char *const *keys, struct fspan *vals,
-                      int nkeys) {
+static bool f_members(struct fspan v, const char *const *keys, struct fspan *vals, int nkeys) {
   struct fscan f = {v.p, v.p + v.n, 0};
   return v.p && *v.p == '{' && f_object(&f, keys, vals, nkeys);
 }
@@ -912,9 +862,9 @@ static bool fast_echo(struct server *s, const char *line, size_t len) {
   f_ws(&f);
   if (!f_object(&f, top_keys, top, 4)) return false;
   f_ws(&f);
-  if (f.p != f.end || !f_is(top[0], "2.0") || !f_plain_int(top[1]) ||
-      !f_is(top[2], "tools/call") || !f_members(top[3], params_keys, params, 2) ||
-      !f_is(params[0], "echo") || !f_members(params[1], args_keys, args, 1))
+  if (f.p != f.end || !f_is(top[0], "2.0") || !f_plain_int(top[1]) || !f_is(top[2], "tools/call") ||
+      !f_members(top[3], params_keys, params, 2) || !f_is(params[0], "echo") ||
+      !f_members(params[1], args_keys, args, 1))
     return false;
   struct fspan text = args[0];
   if (!text.p || text.p[0] != '"' || memchr(text.p, '\\', text.n)) return false;
@@ -961,10 +911,8 @@ static void consume_input(struct server *s) {
     char *nl = memchr(s->in + s->in_scan, '\n', s->in_len - s->in_scan);
     if (!nl) break;
     size_t end = (size_t)(nl - s->in);
-    if (s->skipping)
-      s->skipping = false; /* the end of an over-long line */
-    else
-      handle_line(s, s->in + start, end - start);
+    if (s->skipping) s->skipping = false; /* the end of an over-long line */
+    else handle_line(s, s->in + start, end - start);
     start = end + 1;
     s->in_scan = start;
   }
@@ -1006,22 +954,21 @@ static ssize_t read_input(struct server *s) {
 /* ---- main ------------------------------------------------------------- */
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "Usage: " SERVER_NAME " [--help] [--version] [--no-fast-path]\n"
-          "\n"
-          "A small MCP server on stdio, bundled with mcpconn.  It reads\n"
-          "newline-delimited JSON-RPC 2.0 on stdin, answers on stdout and logs\n"
-          "to stderr.  It exits 0 when stdin reaches end of file.\n"
-          "\n"
-          "  --no-fast-path   parse every message with json-c, also plain echo\n"
-          "                   calls (for tests: the answers are the same)\n"
-          "\n"
-          "Tools:\n"
-          "  echo {text}      returns text unchanged\n"
-          "  add  {a, b}      returns the sum (text, and structuredContent.sum)\n"
-          "  sleep {ms}       waits ms milliseconds; sends notifications/progress\n"
-          "                   every 100 ms when asked; honours notifications/cancelled\n"
-          "  fail {message?}  always returns a tool error (isError: true)\n");
+  fprintf(f, "Usage: " SERVER_NAME " [--help] [--version] [--no-fast-path]\n"
+             "\n"
+             "A small MCP server on stdio, bundled with mcpconn.  It reads\n"
+             "newline-delimited JSON-RPC 2.0 on stdin, answers on stdout and logs\n"
+             "to stderr.  It exits 0 when stdin reaches end of file.\n"
+             "\n"
+             "  --no-fast-path   parse every message with json-c, also plain echo\n"
+             "                   calls (for tests: the answers are the same)\n"
+             "\n"
+             "Tools:\n"
+             "  echo {text}      returns text unchanged\n"
+             "  add  {a, b}      returns the sum (text, and structuredContent.sum)\n"
+             "  sleep {ms}       waits ms milliseconds; sends notifications/progress\n"
+             "                   every 100 ms when asked; honours notifications/cancelled\n"
+             "  fail {message?}  always returns a tool error (isError: true)\n");
 }
 
 int main(int argc, char **argv) {
@@ -1039,8 +986,7 @@ int main(int argc, char **argv) {
       printf(SERVER_NAME " " VERSION "\n");
       return 0;
     }
-    fprintf(stderr, SERVER_NAME ": unknown argument '%s' (see --help)\n",
-            argv[i]);
+    fprintf(stderr, SERVER_NAME ": unknown argument '%s' (see --help)\n", argv[i]);
     return 2;
   }
 
@@ -1061,8 +1007,7 @@ int main(int argc, char **argv) {
     logmsg("internal error: the tool list does not parse");
     return 1;
   }
-  s.tools_text =
-      json_object_to_json_string_length(s.tools_result, SER_FLAGS, &s.tools_len);
+  s.tools_text = json_object_to_json_string_length(s.tools_result, SER_FLAGS, &s.tools_len);
 
   bool eof = false;
   while (!eof && !s.out_dead) {

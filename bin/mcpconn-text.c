@@ -44,10 +44,9 @@ size_t text_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp) {
  * format characters (Unicode category Cf) that are invisible or reorder
  * text, plus the line and paragraph separators. */
 bool text_unsafe_cp(uint32_t c) {
-  return c < 0x20 || (c >= 0x7f && c <= 0x9f) || c == 0xad || c == 0x61c ||
-         c == 0x180e || (c >= 0x200b && c <= 0x200f) ||
-         (c >= 0x2028 && c <= 0x202e) || (c >= 0x2060 && c <= 0x206f) ||
-         c == 0xfeff || (c >= 0xfff9 && c <= 0xfffb) ||
+  return c < 0x20 || (c >= 0x7f && c <= 0x9f) || c == 0xad || c == 0x61c || c == 0x180e ||
+         (c >= 0x200b && c <= 0x200f) || (c >= 0x2028 && c <= 0x202e) ||
+         (c >= 0x2060 && c <= 0x206f) || c == 0xfeff || (c >= 0xfff9 && c <= 0xfffb) ||
          (c >= 0xe0000 && c <= 0xe007f);
 }
 
@@ -66,15 +65,12 @@ void safe_write(FILE *f, const char *s, size_t len, enum safe_mode mode) {
     bool space = cp == '\t' || cp == '\n' || cp == '\r';
     if (k && (mode == SAFE_BLOCK || mode == SAFE_JSON) && (cp == '\n' || cp == '\t'))
       fputc((int)cp, f);
-    else if (mode == SAFE_JSON && !k)
-      fputs("\\ufffd", f);
+    else if (mode == SAFE_JSON && !k) fputs("\\ufffd", f);
     else if (mode == SAFE_JSON && cp > 0xffff)
       fprintf(f, "\\u%04x\\u%04x", 0xd800 + ((cp - 0x10000) >> 10),
               0xdc00 + ((cp - 0x10000) & 0x3ff));
-    else if (mode == SAFE_JSON)
-      fprintf(f, "\\u%04x", cp);
-    else
-      fputc(k && space && mode == SAFE_LINE ? ' ' : '?', f);
+    else if (mode == SAFE_JSON) fprintf(f, "\\u%04x", cp);
+    else fputc(k && space && mode == SAFE_LINE ? ' ' : '?', f);
     i += k ? k : 1;
   }
 }
@@ -91,7 +87,4 @@ size_t safe_width(const char *s) {
   return n;
 }
 
-void safe_puts(FILE *f, const char *s, enum safe_mode mode) {
-  safe_write(f, s, strlen(s), mode);
-}
-
+void safe_puts(FILE *f, const char *s, enum safe_mode mode) { safe_write(f, s, strlen(s), mode); }

@@ -68,8 +68,7 @@ static void *signal_thread(void *arg) {
     int sig = 0;
     if (sigwait(&g_sigint_set, &sig) != 0) continue;
     if (atomic_load(&g_quitting)) break;
-    if (atomic_exchange(&g_interrupted, true) ||
-        !atomic_load(&g_cancellable)) {
+    if (atomic_exchange(&g_interrupted, true) || !atomic_load(&g_cancellable)) {
       /* A second Ctrl-C, or nothing to cancel (connecting, waiting): leave
        * now.  The servers see EOF on stdin when our pipes close. */
       static const char msg[] = PROG ": interrupted\n";
@@ -126,15 +125,13 @@ static char *call_arguments(char **args, int nargs) {
     }
     bool raw = eq > a && eq[-1] == ':';
     size_t klen = (size_t)(eq - a) - (raw ? 1 : 0);
-    if (klen == 0)
-      usage_error("argument '%s': expected KEY=VALUE or KEY:=JSON", a);
+    if (klen == 0) usage_error("argument '%s': expected KEY=VALUE or KEY:=JSON", a);
     char *key = xstrndup(a, klen);
     json_object *val;
     if (raw) {
       val = parse_json(eq + 1, strlen(eq + 1), true, why, sizeof(why));
       if (!val && strcmp(eq + 1, "null") != 0)
-        usage_error("argument '%s': the value after := is not JSON: %s", key,
-                    why);
+        usage_error("argument '%s': the value after := is not JSON: %s", key, why);
     } else {
       val = json_object_new_string(eq + 1);
     }
@@ -153,21 +150,16 @@ struct listing {
   int wait; /* 1 --wait, 0 --no-wait, -1 the default */
 };
 
-static void parse_listing(const char *cmd, char **args, int nargs,
-                          bool allow_check, struct listing *out) {
+static void parse_listing(const char *cmd, char **args, int nargs, bool allow_check,
+                          struct listing *out) {
   out->json = out->check = false;
   out->wait = -1;
   for (int i = 0; i < nargs; i++) {
-    if (strcmp(args[i], "--json") == 0)
-      out->json = true;
-    else if (allow_check && strcmp(args[i], "--check") == 0)
-      out->check = true;
-    else if (strcmp(args[i], "--wait") == 0)
-      out->wait = 1;
-    else if (strcmp(args[i], "--no-wait") == 0)
-      out->wait = 0;
-    else
-      usage_error("%s: unexpected argument '%s'", cmd, args[i]);
+    if (strcmp(args[i], "--json") == 0) out->json = true;
+    else if (allow_check && strcmp(args[i], "--check") == 0) out->check = true;
+    else if (strcmp(args[i], "--wait") == 0) out->wait = 1;
+    else if (strcmp(args[i], "--no-wait") == 0) out->wait = 0;
+    else usage_error("%s: unexpected argument '%s'", cmd, args[i]);
   }
   /* Complete lists by default, for scripts and people alike (a terminal
    * shows who is still connecting meanwhile: wait_servers()). */
@@ -196,14 +188,12 @@ int main(int argc, char **argv) {
   } else if (strcmp(cmd, "servers") == 0) {
     parse_listing(cmd, args, nargs, true, &lf);
   } else if (strcmp(cmd, "call") == 0) {
-    if (nargs < 1)
-      usage_error("usage: call TOOL [ARGS_JSON | KEY=VALUE | KEY:=JSON ...]");
+    if (nargs < 1) usage_error("usage: call TOOL [ARGS_JSON | KEY=VALUE | KEY:=JSON ...]");
     if (nargs >= 2) call_args = call_arguments(args + 1, nargs - 1);
   } else if (strcmp(cmd, "ping") == 0) {
     if (nargs) usage_error("ping: unexpected argument '%s'", args[0]);
   } else if (strcmp(cmd, "request") == 0) {
-    if (nargs < 1 || nargs > 2)
-      usage_error("usage: request METHOD [PARAMS_JSON]");
+    if (nargs < 1 || nargs > 2) usage_error("usage: request METHOD [PARAMS_JSON]");
     if (nargs == 2) check_json_object("PARAMS_JSON", args[1]);
   } else if (strcmp(cmd, "trust") == 0) {
     if (nargs) usage_error("trust: unexpected argument '%s'", args[0]);
@@ -224,8 +214,7 @@ int main(int argc, char **argv) {
    * reaches only sigwait(). */
   pthread_sigmask(SIG_BLOCK, &g_sigint_set, NULL);
   pthread_t sig_thread;
-  bool sig_thread_started =
-      pthread_create(&sig_thread, NULL, signal_thread, NULL) == 0;
+  bool sig_thread_started = pthread_create(&sig_thread, NULL, signal_thread, NULL) == 0;
 
   int rc = setup(strcmp(cmd, "servers") == 0);
   if (rc != EXIT_OK) {

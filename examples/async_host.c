@@ -36,20 +36,16 @@ static void finished(int ok) {
 
 /* Completion of an echo call; |user| is the text we sent.  result_json and
  * err are only valid during the callback: copy what you keep. */
-static void on_echo(void *user, mcp_status st, const char *result_json,
-                    const mcp_error *err) {
+static void on_echo(void *user, mcp_status st, const char *result_json, const mcp_error *err) {
   char *want = user;
   int ok = st == MCP_OK && strstr(result_json, want) != NULL;
-  if (!ok)
-    fprintf(stderr, "echo %s: %s\n", want,
-            st != MCP_OK ? err->message : "wrong answer");
+  if (!ok) fprintf(stderr, "echo %s: %s\n", want, st != MCP_OK ? err->message : "wrong answer");
   free(want);
   finished(ok);
 }
 
 /* Completion of the sleep call that is meant to time out. */
-static void on_sleep(void *user, mcp_status st, const char *result_json,
-                     const mcp_error *err) {
+static void on_sleep(void *user, mcp_status st, const char *result_json, const mcp_error *err) {
   (void)user;
   (void)result_json;
   printf("sleep: %s (%s)\n", mcp_strerror(st), err ? err->message : "no error");
@@ -57,8 +53,7 @@ static void on_sleep(void *user, mcp_status st, const char *result_json,
 }
 
 /* Completion of the add call: the demo server returns structuredContent. */
-static void on_add(void *user, mcp_status st, const char *result_json,
-                   const mcp_error *err) {
+static void on_add(void *user, mcp_status st, const char *result_json, const mcp_error *err) {
   (void)user;
   (void)err;
   if (st == MCP_OK) printf("add: %s\n", result_json);
@@ -90,8 +85,7 @@ int main(int argc, char **argv) {
     snprintf(args, sizeof args, "{\"text\":\"call-%d\"}", i);
     snprintf(want, sizeof want, "\"call-%d\"", i);
     char *user = strdup(want);
-    if (mcp_client_call_tool_async(c, "echo", args, NULL, on_echo, user,
-                                   &err) == MCP_OK) {
+    if (mcp_client_call_tool_async(c, "echo", args, NULL, on_echo, user, &err) == MCP_OK) {
       started++;
     } else {
       fprintf(stderr, "echo %d not started: %s\n", i, err.message);
@@ -104,13 +98,11 @@ int main(int argc, char **argv) {
    * MCP_ETIMEDOUT, and the server is sent notifications/cancelled. */
   mcp_call_options *co = mcp_call_options_new();
   mcp_call_options_set_timeout_ms(co, 200);
-  if (mcp_client_call_tool_async(c, "sleep", "{\"ms\":60000}", co, on_sleep,
-                                 NULL, &err) == MCP_OK)
+  if (mcp_client_call_tool_async(c, "sleep", "{\"ms\":60000}", co, on_sleep, NULL, &err) == MCP_OK)
     started++;
   mcp_call_options_free(co); /* the call copied it */
 
-  if (mcp_client_call_tool_async(c, "add", "{\"a\":2,\"b\":3}", NULL, on_add,
-                                 NULL, &err) == MCP_OK)
+  if (mcp_client_call_tool_async(c, "add", "{\"a\":2,\"b\":3}", NULL, on_add, NULL, &err) == MCP_OK)
     started++;
   mcp_error_clear(&err);
 
@@ -120,13 +112,11 @@ int main(int argc, char **argv) {
   clock_gettime(CLOCK_REALTIME, &deadline);
   deadline.tv_sec += 30;
   pthread_mutex_lock(&g_lock);
-  while (g_finished < started &&
-         pthread_cond_timedwait(&g_cond, &g_lock, &deadline) == 0) {
+  while (g_finished < started && pthread_cond_timedwait(&g_cond, &g_lock, &deadline) == 0) {
   }
   int finished_n = g_finished, bad = g_bad;
   pthread_mutex_unlock(&g_lock);
-  printf("%d calls started, %d finished, %d not as expected\n", started,
-         finished_n, bad);
+  printf("%d calls started, %d finished, %d not as expected\n", started, finished_n, bad);
 
   /* Waits for callbacks still running, then closes the server. */
   mcp_client_free(c);

@@ -44,8 +44,7 @@ static void on_event(void *user, mcp_manager_event ev, const char *server,
 }
 
 /* Progress of the long call; runs on a worker thread. */
-static void on_progress(void *user, double progress, double total,
-                        const char *message) {
+static void on_progress(void *user, double progress, double total, const char *message) {
   (void)user;
   (void)total;
   (void)message;
@@ -63,8 +62,7 @@ static int wait_for(int (*done)(void)) {
   deadline.tv_sec += 30;
   pthread_mutex_lock(&g_lock);
   int ok = done();
-  while (!ok && pthread_cond_timedwait(&g_cond, &g_lock, &deadline) == 0)
-    ok = done();
+  while (!ok && pthread_cond_timedwait(&g_cond, &g_lock, &deadline) == 0) ok = done();
   ok = done();
   pthread_mutex_unlock(&g_lock);
   return ok;
@@ -90,8 +88,7 @@ static void *caller(void *arg) {
     char *result = NULL;
     mcp_error err = MCP_ERROR_INIT;
     /* Public names are mcp__<server>_<tool>; "demo/echo" works too. */
-    mcp_status st =
-        mcp_manager_call_tool(g_mgr, "mcp__demo_echo", args, NULL, &result, &err);
+    mcp_status st = mcp_manager_call_tool(g_mgr, "mcp__demo_echo", args, NULL, &result, &err);
     if (st != MCP_OK || !strstr(result, want)) {
       fprintf(stderr, "thread %d call %d: %s\n", id, i,
               st != MCP_OK ? err.message : "wrong answer");
@@ -115,8 +112,7 @@ static void *long_caller(void *arg) {
   mcp_call_options_set_progress(o, on_progress, NULL);
   mcp_call_options_set_cancel(o, lc->cancel); /* the call takes a reference */
   char *result = NULL;
-  lc->status = mcp_manager_call_tool(g_mgr, "mcp__demo_sleep", "{\"ms\":60000}",
-                                     o, &result, NULL);
+  lc->status = mcp_manager_call_tool(g_mgr, "mcp__demo_sleep", "{\"ms\":60000}", o, &result, NULL);
   mcp_call_options_free(o);
   mcp_free(result);
   return NULL;
@@ -154,8 +150,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   mcp_tool_list *l = mcp_manager_tools(g_mgr);
-  for (size_t i = 0; i < mcp_tool_list_count(l); i++)
-    printf("tool %s\n", mcp_tool_list_name(l, i));
+  for (size_t i = 0; i < mcp_tool_list_count(l); i++) printf("tool %s\n", mcp_tool_list_name(l, i));
   mcp_tool_list_unref(l);
 
   /* The long call, and N threads of short calls next to it. */
@@ -171,8 +166,8 @@ int main(int argc, char **argv) {
     pthread_join(threads[i], &f);
     failures += (intptr_t)f;
   }
-  printf("%d calls from %d threads, %ld failed\n", N_THREADS * CALLS_PER_THREAD,
-         N_THREADS, (long)failures);
+  printf("%d calls from %d threads, %ld failed\n", N_THREADS * CALLS_PER_THREAD, N_THREADS,
+         (long)failures);
 
   /* Once the long call has reported progress, cancel it: the library sends
    * notifications/cancelled and the call returns MCP_ECANCELLED. */
@@ -185,8 +180,8 @@ int main(int argc, char **argv) {
   mcp_manager_free(g_mgr); /* closes the server, joins every thread */
 
   if (failures || !progressed || lc.status != MCP_ECANCELLED) {
-    fprintf(stderr, "FAILED (progress seen: %s, long call: %s)\n",
-            progressed ? "yes" : "no", mcp_strerror(lc.status));
+    fprintf(stderr, "FAILED (progress seen: %s, long call: %s)\n", progressed ? "yes" : "no",
+            mcp_strerror(lc.status));
     return 1;
   }
   return 0;

@@ -69,8 +69,7 @@ int main(int argc, char **argv) {
   failed |= st != MCP_OK || strstr(result, "\"sum\":5") == NULL;
   /* What a model is shown: the text items of the result, decoded. */
   char *text = NULL;
-  if (st == MCP_OK &&
-      mcp_tool_result_text(result, (size_t)-1, &text, NULL, &err) == MCP_OK) {
+  if (st == MCP_OK && mcp_tool_result_text(result, (size_t)-1, &text, NULL, &err) == MCP_OK) {
     printf("add as text: %s\n", text);
     failed |= strcmp(text, "5") != 0;
     mcp_free(text);
@@ -82,8 +81,7 @@ int main(int argc, char **argv) {
 
   /* 2. A tool error (isError: true): MCP_ETOOLERROR, and the result is
    * still returned, since its content says what went wrong. */
-  st = mcp_client_call_tool(c, "fail", "{\"message\":\"no luck\"}", NULL,
-                            &result, &err);
+  st = mcp_client_call_tool(c, "fail", "{\"message\":\"no luck\"}", NULL, &result, &err);
   printf("fail: %s %s\n", mcp_strerror(st), result ? result : "(none)");
   failed |= st != MCP_ETOOLERROR || !result || !strstr(result, "no luck");
   mcp_free(result);
@@ -91,15 +89,13 @@ int main(int argc, char **argv) {
 
   /* 3. A JSON-RPC error from the server: MCP_ERPC with its code. */
   st = mcp_client_call_tool(c, "no-such-tool", NULL, NULL, &result, &err);
-  printf("no-such-tool: %s, code %d: %s\n", mcp_strerror(st), err.rpc_code,
-         err.message);
+  printf("no-such-tool: %s, code %d: %s\n", mcp_strerror(st), err.rpc_code, err.message);
   failed |= st != MCP_ERPC || err.rpc_code != -32602 || result != NULL;
   mcp_error_clear(&err);
 
   mcp_client_stats stats;
   mcp_client_get_stats(c, &stats);
-  printf("%llu requests sent, %llu responses\n",
-         (unsigned long long)stats.requests_sent,
+  printf("%llu requests sent, %llu responses\n", (unsigned long long)stats.requests_sent,
          (unsigned long long)stats.responses_received);
 
   /* Closes stdin, then SIGTERM/SIGKILL if the server lingers; reaps it. */

@@ -21,8 +21,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char *tools = NULL, *why = NULL;
   mcp_cache_outcome oc = MCP_CACHE_ABSENT;
-  mcp_status st = mcp__cache_parse((const char *)data, size, "srv", HASH, NOW,
-                                   0, &tools, &oc, &why);
+  mcp_status st = mcp__cache_parse((const char *)data, size, "srv", HASH, NOW, 0, &tools, &oc,
+                                   &why);
   if (st == MCP_OK) {
     if (!tools || why || oc != MCP_CACHE_HIT) abort();
     json_object *o = json_tokener_parse(tools);

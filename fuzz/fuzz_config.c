@@ -17,9 +17,8 @@
 
 /* A fixed environment, so runs are reproducible. */
 static const char *fuzz_getenv(void *user, const char *name) {
-  static const char *const env[] = {"A", "1", "B", "two", "EMPTY", "",
-                                    "HOME", "/home/f", "REF", "${A}",
-                                    "NL", "x\r\ny", NULL};
+  static const char *const env[] = {"A",       "1",   "B",    "two", "EMPTY",  "",  "HOME",
+                                    "/home/f", "REF", "${A}", "NL",  "x\r\ny", NULL};
   (void)user;
   for (size_t i = 0; env[i]; i += 2)
     if (strcmp(env[i], name) == 0) return env[i + 1];
@@ -30,27 +29,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 1) return 0;
-  mcp_config_parse_opts o = {(mcp_config_dialect)(data[0] % 4), fuzz_getenv,
-                             NULL};
+  mcp_config_parse_opts o = {(mcp_config_dialect)(data[0] % 4), fuzz_getenv, NULL};
   const char *text = (const char *)data + 1;
   size_t len = size - 1;
 
   mcp_config_set *set = NULL;
-  if (mcp__config_parse_text(text, len, "/fuzz/.mcp.json", &o, &set) ==
-      MCP_OK) {
+  if (mcp__config_parse_text(text, len, "/fuzz/.mcp.json", &o, &set) == MCP_OK) {
     for (size_t i = 0; i < set->ndefs; i++) {
       const mcp_server_def *d = set->defs[i];
-      if (!mcp__config_name_is_valid(d->name) || strlen(d->hash) != 64)
-        abort();
+      if (!mcp__config_name_is_valid(d->name) || strlen(d->hash) != 64) abort();
       if (i && strcmp(set->defs[i - 1]->name, d->name) >= 0) abort();
       if (mcp__config_find(set, d->name) != d) abort();
-      if (d->type == MCP_SERVER_STDIO && (!d->argv || !d->argc || d->url))
-        abort();
+      if (d->type == MCP_SERVER_STDIO && (!d->argv || !d->argc || d->url)) abort();
       if (d->type != MCP_SERVER_STDIO && (!d->url || d->argv)) abort();
       for (size_t k = 0; k < d->nheaders; k++)
-        if (d->headers[k].value[0] != '!' &&
-            strpbrk(d->headers[k].value, "\r\n"))
-          abort();
+        if (d->headers[k].value[0] != '!' && strpbrk(d->headers[k].value, "\r\n")) abort();
       mcp_client_options *co = NULL;
       if (mcp__config_client_options(d, &co, NULL) == MCP_OK && !co) abort();
       mcp_client_options_free(co);

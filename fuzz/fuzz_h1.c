@@ -35,8 +35,7 @@ static void flush_body(ctx *c) {
   c->body.n = 0;
 }
 
-static int on_headers(void *user, int status, const mcp_h1_header *h,
-                      size_t n) {
+static int on_headers(void *user, int status, const mcp_h1_header *h, size_t n) {
   ctx *c = user;
   FUZZ_CHECK(status >= 200 && status <= 599);
   flush_body(c);
@@ -71,8 +70,8 @@ static const mcp_h1_callbacks cbs = {on_headers, on_body, on_complete};
 
 /* mode 0: at once; 1: pseudo-random pieces; 2: pieces, every callback
  * stopping; 3: like 1 under allocation failure (not compared). */
-static void run(const char *in, size_t n, unsigned flags, uint32_t seed,
-                size_t maxpiece, int mode, flog *out) {
+static void run(const char *in, size_t n, unsigned flags, uint32_t seed, size_t maxpiece, int mode,
+                flog *out) {
   ctx c;
   memset(&c, 0, sizeof(c));
   c.stop = mode == 2;
@@ -107,8 +106,7 @@ static void run(const char *in, size_t n, unsigned flags, uint32_t seed,
   }
   flush_body(&c);
   if (rc != MCP_OK) {
-    FUZZ_CHECK(rc == MCP_EPROTO || rc == MCP_ETOOBIG ||
-               (mode == 3 && rc == MCP_ENOMEM));
+    FUZZ_CHECK(rc == MCP_EPROTO || rc == MCP_ETOOBIG || (mode == 3 && rc == MCP_ENOMEM));
     FUZZ_CHECK(mcp__h1_error(c.p)[0] != '\0');
     /* Spent until reset. */
     FUZZ_CHECK(mcp__h1_feed(c.p, "x", 1) == rc);
@@ -127,8 +125,8 @@ static void run(const char *in, size_t n, unsigned flags, uint32_t seed,
 }
 
 static bool is_tchar(unsigned char ch) {
-  return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-         (ch >= '0' && ch <= '9') || (ch && strchr("!#$%&'*+-.^_`|~", ch));
+  return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+         (ch && strchr("!#$%&'*+-.^_`|~", ch));
 }
 
 static void check_builder(const char *in, size_t n) {
@@ -143,13 +141,11 @@ static void check_builder(const char *in, size_t n) {
   value[v] = '\0';
 
   bool token = name[0] != '\0';
-  for (const unsigned char *c = (const unsigned char *)name; *c; c++)
-    token = token && is_tchar(*c);
+  for (const unsigned char *c = (const unsigned char *)name; *c; c++) token = token && is_tchar(*c);
   bool clean = true;
   for (const unsigned char *c = (const unsigned char *)value; *c; c++)
     clean = clean && (*c == '\t' || (*c >= 0x20 && *c != 0x7f));
-  bool reserved = !strcasecmp(name, "host") ||
-                  !strcasecmp(name, "content-length") ||
+  bool reserved = !strcasecmp(name, "host") || !strcasecmp(name, "content-length") ||
                   !strcasecmp(name, "transfer-encoding");
 
   mcp_buf b;

@@ -22,7 +22,7 @@ typedef struct ctx {
   size_t max;
   const char *in; /* the stream, for the heads' check (mode 3) */
   size_t n;
-  size_t pos;     /* where the next reported line starts, or before it */
+  size_t pos; /* where the next reported line starts, or before it */
 } ctx;
 
 /* Mode 3: the line being reported, [*start, returned end) without "\n":
@@ -80,8 +80,8 @@ static const mcp_jsonl_callbacks cbs = {on_line, on_oversize, NULL};
 static const mcp_jsonl_callbacks head_cbs = {.on_line = on_line_checked,
                                              .on_oversize_head = on_oversize_head};
 
-static void run(const char *in, size_t n, size_t max, uint32_t seed,
-                size_t maxpiece, int mode, flog *out) {
+static void run(const char *in, size_t n, size_t max, uint32_t seed, size_t maxpiece, int mode,
+                flog *out) {
   ctx c;
   memset(&c, 0, sizeof(c));
   c.max = max ? max : (size_t)16 * 1024 * 1024;

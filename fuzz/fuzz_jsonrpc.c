@@ -30,33 +30,26 @@ static bool same_id(json_object *a, json_object *b) {
   return strcmp(json_object_get_string(a), json_object_get_string(b)) == 0;
 }
 
-static void reparse(const char *text, size_t len, mcp_msg_kind want,
-                    const mcp_msg *m) {
+static void reparse(const char *text, size_t len, mcp_msg_kind want, const mcp_msg *m) {
   FUZZ_CHECK(text != NULL);
   const char *why = NULL;
   json_object *o = mcp__jsonrpc_parse(text, len, &why);
   if (!o) {
-    fprintf(stderr, "rebuilt message does not parse (%s): %.*s\n", why,
-            (int)len, text);
+    fprintf(stderr, "rebuilt message does not parse (%s): %.*s\n", why, (int)len, text);
     abort();
   }
   mcp_msg m2;
   FUZZ_CHECK(mcp__jsonrpc_classify(o, &m2) == want);
   switch (want) {
   case MCP_MSG_REQUEST:
-  case MCP_MSG_NOTIFICATION:
-    FUZZ_CHECK(strcmp(m->method, m2.method) == 0);
-    break;
-  case MCP_MSG_RESPONSE:
-    FUZZ_CHECK(same_id(m->id, m2.id));
-    break;
+  case MCP_MSG_NOTIFICATION: FUZZ_CHECK(strcmp(m->method, m2.method) == 0); break;
+  case MCP_MSG_RESPONSE: FUZZ_CHECK(same_id(m->id, m2.id)); break;
   case MCP_MSG_ERROR:
     FUZZ_CHECK(same_id(m->id, m2.id));
     FUZZ_CHECK(m->error_code == m2.error_code);
     FUZZ_CHECK(strcmp(m->error_message, m2.error_message) == 0);
     break;
-  case MCP_MSG_INVALID:
-    break;
+  case MCP_MSG_INVALID: break;
   }
   json_object_put(o);
 }
@@ -67,9 +60,7 @@ static void check_message(json_object *o) {
   size_t len = 0;
   char *t = NULL;
   switch (k) {
-  case MCP_MSG_INVALID:
-    FUZZ_CHECK(m.invalid != NULL);
-    return;
+  case MCP_MSG_INVALID: FUZZ_CHECK(m.invalid != NULL); return;
   case MCP_MSG_REQUEST: {
     FUZZ_CHECK(m.method && m.id);
     int64_t id;
@@ -92,8 +83,7 @@ static void check_message(json_object *o) {
     reparse(t, len, MCP_MSG_RESPONSE, &m);
     break;
   case MCP_MSG_ERROR:
-    t = mcp__jsonrpc_error(m.id, m.error_code, m.error_message, m.error_data,
-                           &len);
+    t = mcp__jsonrpc_error(m.id, m.error_code, m.error_message, m.error_data, &len);
     reparse(t, len, MCP_MSG_ERROR, &m);
     break;
   }
@@ -154,8 +144,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   if (json_object_is_type(o, json_type_array)) {
     size_t n = json_object_array_length(o);
-    for (size_t i = 0; i < n; i++)
-      check_message(json_object_array_get_idx(o, i));
+    for (size_t i = 0; i < n; i++) check_message(json_object_array_get_idx(o, i));
   } else {
     check_message(o);
   }

@@ -71,8 +71,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   mcp_named_tool *a = NULL, *b = NULL;
   size_t na = 0, nb = 0;
-  if (mcp__names_assign(in, n, &a, &na) == MCP_OK &&
-      mcp__names_assign(rev, n, &b, &nb) == MCP_OK) {
+  if (mcp__names_assign(in, n, &a, &na) == MCP_OK && mcp__names_assign(rev, n, &b, &nb) == MCP_OK) {
     if (na != nb || na > n) abort();
     for (size_t i = 0; i < na; i++) {
       if (!mcp__names_is_valid(a[i].name)) abort();
@@ -84,8 +83,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     /* Every input pair is present. */
     for (size_t i = 0; i < n; i++) {
       size_t k = 0;
-      while (k < na && !(strcmp(a[k].server, in[i].server) == 0 &&
-                         strcmp(a[k].tool, in[i].tool) == 0))
+      while (k < na &&
+             !(strcmp(a[k].server, in[i].server) == 0 && strcmp(a[k].tool, in[i].tool) == 0))
         k++;
       if (k == na) abort();
     }

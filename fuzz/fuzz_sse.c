@@ -22,8 +22,7 @@ typedef struct ctx {
   int stop;
 } ctx;
 
-static int on_event(void *user, const char *type, const char *data,
-                    size_t len, const char *id) {
+static int on_event(void *user, const char *type, const char *data, size_t len, const char *id) {
   ctx *c = user;
   FUZZ_CHECK(data[len] == '\0');
   FUZZ_CHECK(type[0] != '\0');
@@ -47,8 +46,8 @@ static const mcp_sse_callbacks cbs = {on_event, on_retry};
  * 2: pieces of at most 64 bytes, stopping at every event and feeding what
  * was left again; 3: like 1 under allocation failure (results not
  * compared). */
-static void run(const char *in, size_t n, size_t max, uint32_t seed,
-                size_t maxpiece, int mode, flog *out) {
+static void run(const char *in, size_t n, size_t max, uint32_t seed, size_t maxpiece, int mode,
+                flog *out) {
   ctx c;
   memset(&c, 0, sizeof(c));
   c.stop = mode == 2;
@@ -71,8 +70,7 @@ static void run(const char *in, size_t n, size_t max, uint32_t seed,
     if (rc == MCP__EAGAIN) {
       FUZZ_CHECK(mode == 2);
     } else {
-      FUZZ_CHECK(rc == MCP_OK || rc == MCP_ETOOBIG ||
-                 (mode == 3 && rc == MCP_ENOMEM));
+      FUZZ_CHECK(rc == MCP_OK || rc == MCP_ETOOBIG || (mode == 3 && rc == MCP_ENOMEM));
       FUZZ_CHECK(used == len);
       if (rc == MCP_ETOOBIG) toobig = true;
     }

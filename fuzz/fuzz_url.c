@@ -33,27 +33,21 @@ static void check_fields(const mcp_url *u) {
   FUZZ_CHECK(u->port >= 1 && u->port <= 65535);
   FUZZ_CHECK(u->host[0] != '\0');
   for (const char *h = u->host; *h; h++) {
-    if (u->is_ipv6)
-      FUZZ_CHECK((*h >= '0' && *h <= '9') || (*h >= 'a' && *h <= 'f') ||
-                 *h == ':');
-    else
-      FUZZ_CHECK((*h >= 'a' && *h <= 'z') || (*h >= '0' && *h <= '9') ||
-                 strchr("-._~", *h));
+    if (u->is_ipv6) FUZZ_CHECK((*h >= '0' && *h <= '9') || (*h >= 'a' && *h <= 'f') || *h == ':');
+    else FUZZ_CHECK((*h >= 'a' && *h <= 'z') || (*h >= '0' && *h <= '9') || strchr("-._~", *h));
   }
   FUZZ_CHECK(u->path_and_query[0] == '/');
-  for (const unsigned char *c = (const unsigned char *)u->path_and_query; *c;
-       c++) {
+  for (const unsigned char *c = (const unsigned char *)u->path_and_query; *c; c++) {
     FUZZ_CHECK(*c > 0x20 && *c < 0x7f);
     FUZZ_CHECK(!strchr("#\"<>\\^`{|}", *c));
   }
   char want[512];
   bool def = u->port == (u->is_tls ? 443 : 80);
   if (def)
-    snprintf(want, sizeof(want), "%s%s%s", u->is_ipv6 ? "[" : "", u->host,
-             u->is_ipv6 ? "]" : "");
+    snprintf(want, sizeof(want), "%s%s%s", u->is_ipv6 ? "[" : "", u->host, u->is_ipv6 ? "]" : "");
   else
-    snprintf(want, sizeof(want), "%s%s%s:%d", u->is_ipv6 ? "[" : "", u->host,
-             u->is_ipv6 ? "]" : "", u->port);
+    snprintf(want, sizeof(want), "%s%s%s:%d", u->is_ipv6 ? "[" : "", u->host, u->is_ipv6 ? "]" : "",
+             u->port);
   FUZZ_CHECK(strcmp(mcp__url_authority(u), want) == 0);
 }
 

@@ -119,8 +119,10 @@ int main(int argc, char **argv) {
   if (argc < 2) {
     char *dir = default_corpus(argv[0]);
     if (!dir) {
-      fprintf(stderr, "usage: %s FILE|DIR...  (with no argument, a program named replay_X "
-                      "replays its target's corpus)\n", argv[0]);
+      fprintf(stderr,
+              "usage: %s FILE|DIR...  (with no argument, a program named replay_X "
+              "replays its target's corpus)\n",
+              argv[0]);
       return 2;
     }
     rc = replay_path(dir, &count);

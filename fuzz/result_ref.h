@@ -107,7 +107,8 @@ value:
   if (p[i] == '-') i++;
   if (!ref_is_digit(p, n, i)) return false;
   if (p[i] == '0') i++;
-  else while (ref_is_digit(p, n, i)) i++;
+  else
+    while (ref_is_digit(p, n, i)) i++;
   if (i < n && p[i] == '.') {
     i++;
     if (!ref_is_digit(p, n, i)) return false;

@@ -39,27 +39,21 @@ mcp_log_level mcp__cache_outcome_level(mcp_cache_outcome o) {
   switch (o) {
   case MCP_CACHE_CORRUPT:
   case MCP_CACHE_VERSION_MISMATCH:
-  case MCP_CACHE_UNREADABLE:
-    return MCP_LOG_WARN;
+  case MCP_CACHE_UNREADABLE: return MCP_LOG_WARN;
   case MCP_CACHE_HIT:
   case MCP_CACHE_ABSENT:
   case MCP_CACHE_STALE:
-  case MCP_CACHE_MISMATCH:
-    break;
+  case MCP_CACHE_MISMATCH: break;
   }
   return MCP_LOG_DEBUG;
 }
 
-mcp_status mcp__cache_dir(const char *xdg_cache_home, const char *home,
-                          char **out) {
+mcp_status mcp__cache_dir(const char *xdg_cache_home, const char *home, char **out) {
   if (!out) return MCP_EINVAL;
   *out = NULL;
-  if (xdg_cache_home && *xdg_cache_home == '/')
-    *out = mcp__asprintf("%s/mcpconn", xdg_cache_home);
-  else if (home && *home == '/')
-    *out = mcp__asprintf("%s/.cache/mcpconn", home);
-  else
-    return MCP_EINVAL;
+  if (xdg_cache_home && *xdg_cache_home == '/') *out = mcp__asprintf("%s/mcpconn", xdg_cache_home);
+  else if (home && *home == '/') *out = mcp__asprintf("%s/.cache/mcpconn", home);
+  else return MCP_EINVAL;
   return *out ? MCP_OK : MCP_ENOMEM;
 }
 
@@ -80,9 +74,8 @@ static char *file_stem(const char *server) {
    * hash keeps names that sanitise alike apart. */
   for (; server[n] && n < NAME_KEEP; n++) {
     char c = server[n];
-    bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-              (c >= '0' && c <= '9') || c == '_' || c == '-' ||
-              (c == '.' && n > 0);
+    bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-' || (c == '.' && n > 0);
     san[n] = ok ? c : '_';
   }
   san[n] = '\0';
@@ -100,21 +93,18 @@ mcp_status mcp__cache_path(const char *dir, const char *server, char **out) {
   return *out ? MCP_OK : MCP_ENOMEM;
 }
 
-
 static bool hash_ok(const char *h) {
   size_t n = 0;
   for (; h[n]; n++) {
     char c = h[n];
-    bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
-              (c >= 'A' && c <= 'F');
+    bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
     if (!ok || n >= 128) return false;
   }
   return n > 0;
 }
 
-mcp_status mcp__cache_write(const char *dir, const char *server,
-                            const char *config_hash, const char *tools_json,
-                            int64_t now, mcp_error *err) {
+mcp_status mcp__cache_write(const char *dir, const char *server, const char *config_hash,
+                            const char *tools_json, int64_t now, mcp_error *err) {
   char why[160], fwhy[1024];
   char *stem = NULL, *final = NULL, *head = NULL;
   json_object *tools = NULL, *jname = NULL;
@@ -124,33 +114,34 @@ mcp_status mcp__cache_write(const char *dir, const char *server,
   if (!dir || !*dir || !server || !*server || !config_hash || !tools_json)
     return mcp__error_set(err, MCP_EINVAL, "cache write: missing argument");
   if (!hash_ok(config_hash))
-    return mcp__error_set(err, MCP_EINVAL, "cache write: config hash is not "
+    return mcp__error_set(err, MCP_EINVAL,
+                          "cache write: config hash is not "
                           "hex");
-  tools = mcp__json_parse_document(tools_json, strlen(tools_json), JSON_MAX_DEPTH, "invalid JSON: ", why, sizeof(why));
+  tools = mcp__json_parse_document(tools_json, strlen(tools_json), JSON_MAX_DEPTH,
+                                   "invalid JSON: ", why, sizeof(why));
   if (!tools || !json_object_is_type(tools, json_type_array)) {
-    st = mcp__error_set(err, MCP_EINVAL, "cache write for server \"%s\": "
-                        "tools are not a JSON array%s%s", server,
-                        tools ? "" : ": ", tools ? "" : why);
+    st = mcp__error_set(err, MCP_EINVAL,
+                        "cache write for server \"%s\": "
+                        "tools are not a JSON array%s%s",
+                        server, tools ? "" : ": ", tools ? "" : why);
     goto out;
   }
   jname = json_object_new_string(server);
   stem = file_stem(server);
   if (!jname || !stem) goto oom;
-  head = mcp__asprintf(
-      "{\"version\":%d,\"server\":%s,\"configHash\":\"%s\",\"writtenAt\":%lld,"
-      "\"tools\":",
-      MCP_CACHE_VERSION,
-      json_object_to_json_string_ext(jname, JSON_C_TO_STRING_PLAIN |
-                                                JSON_C_TO_STRING_NOSLASHESCAPE),
-      config_hash, (long long)now);
+  head = mcp__asprintf("{\"version\":%d,\"server\":%s,\"configHash\":\"%s\",\"writtenAt\":%lld,"
+                       "\"tools\":",
+                       MCP_CACHE_VERSION,
+                       json_object_to_json_string_ext(jname, JSON_C_TO_STRING_PLAIN |
+                                                                 JSON_C_TO_STRING_NOSLASHESCAPE),
+                       config_hash, (long long)now);
   final = mcp__asprintf("%s.json", stem);
   if (!head || !final) goto oom;
 
   /* The directory must be private (ours, written by nobody else), or a
    * planted cache file could hand the host another server's tools. */
-  struct mcp_fsafe_part parts[] = {{head, strlen(head)},
-                                   {tools_json, strlen(tools_json)},
-                                   {"}\n", 2}};
+  struct mcp_fsafe_part parts[] = {
+      {head, strlen(head)}, {tools_json, strlen(tools_json)}, {"}\n", 2}};
   if ((e = mcp__fsafe_dir(dir, true, fwhy, sizeof(fwhy))) != 0 ||
       (e = mcp__fsafe_replace(dir, final, parts, 3, fwhy, sizeof(fwhy))) != 0) {
     if (e == ENOMEM) goto oom;
@@ -161,8 +152,7 @@ oom:
   st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
   goto out;
 io:
-  st = mcp__error_set(err, MCP_EIO, "cache write for server \"%s\": %s",
-                      server, fwhy);
+  st = mcp__error_set(err, MCP_EIO, "cache write for server \"%s\": %s", server, fwhy);
 out:
   json_object_put(tools);
   json_object_put(jname);
@@ -173,12 +163,10 @@ out:
 }
 
 /* Sets the miss reason; MCP_ENOTFOUND. */
-static mcp_status miss(mcp_cache_outcome *outcome, char **why,
-                       mcp_cache_outcome o, const char *prefix,
-                       const char *fmt, ...) MCP_PRINTF(5, 6);
-static mcp_status miss(mcp_cache_outcome *outcome, char **why,
-                       mcp_cache_outcome o, const char *prefix,
-                       const char *fmt, ...) {
+static mcp_status miss(mcp_cache_outcome *outcome, char **why, mcp_cache_outcome o,
+                       const char *prefix, const char *fmt, ...) MCP_PRINTF(5, 6);
+static mcp_status miss(mcp_cache_outcome *outcome, char **why, mcp_cache_outcome o,
+                       const char *prefix, const char *fmt, ...) {
   if (outcome) *outcome = o;
   if (why) {
     char text[1100];
@@ -186,41 +174,44 @@ static mcp_status miss(mcp_cache_outcome *outcome, char **why,
     va_start(ap, fmt);
     vsnprintf(text, sizeof(text), fmt, ap);
     va_end(ap);
-    *why = mcp__asprintf("%s%s%s", prefix ? prefix : "", prefix ? ": " : "",
-                         text);
+    *why = mcp__asprintf("%s%s%s", prefix ? prefix : "", prefix ? ": " : "", text);
   }
   return MCP_ENOTFOUND;
 }
 
-static mcp_status judge(const char *data, size_t len, const char *server,
-                        const char *config_hash, int64_t now, int64_t ttl_s,
-                        const char *prefix, char **tools_json,
+static mcp_status judge(const char *data, size_t len, const char *server, const char *config_hash,
+                        int64_t now, int64_t ttl_s, const char *prefix, char **tools_json,
                         mcp_cache_outcome *outcome, char **why) {
   char reason[160];
   mcp_status st;
-  json_object *root = mcp__json_parse_document(data, len, JSON_MAX_DEPTH, "invalid JSON: ", reason, sizeof(reason));
+  json_object *root = mcp__json_parse_document(data, len, JSON_MAX_DEPTH, "invalid JSON: ", reason,
+                                               sizeof(reason));
   json_object *v = NULL;
   if (ttl_s <= 0) ttl_s = MCP_CACHE_TTL_S;
   if (!root) {
-    st = miss(outcome, why, MCP_CACHE_CORRUPT, prefix, "corrupt cache file: "
-              "%s", reason);
+    st = miss(outcome, why, MCP_CACHE_CORRUPT, prefix,
+              "corrupt cache file: "
+              "%s",
+              reason);
     goto out;
   }
   if (!json_object_is_type(root, json_type_object)) {
-    st = miss(outcome, why, MCP_CACHE_CORRUPT, prefix, "corrupt cache file: "
+    st = miss(outcome, why, MCP_CACHE_CORRUPT, prefix,
+              "corrupt cache file: "
               "not a JSON object");
     goto out;
   }
-  if (!json_object_object_get_ex(root, "version", &v) ||
-      !json_object_is_type(v, json_type_int)) {
-    st = miss(outcome, why, MCP_CACHE_CORRUPT, prefix, "corrupt cache file: "
+  if (!json_object_object_get_ex(root, "version", &v) || !json_object_is_type(v, json_type_int)) {
+    st = miss(outcome, why, MCP_CACHE_CORRUPT, prefix,
+              "corrupt cache file: "
               "no integer \"version\"");
     goto out;
   }
   if (json_object_get_int64(v) != MCP_CACHE_VERSION) {
-    st = miss(outcome, why, MCP_CACHE_VERSION_MISMATCH, prefix, "cache file "
-              "has version %lld, not %d", (long long)json_object_get_int64(v),
-              MCP_CACHE_VERSION);
+    st = miss(outcome, why, MCP_CACHE_VERSION_MISMATCH, prefix,
+              "cache file "
+              "has version %lld, not %d",
+              (long long)json_object_get_int64(v), MCP_CACHE_VERSION);
     goto out;
   }
   json_object *jserver = NULL, *jhash = NULL, *jat = NULL, *jtools = NULL;
@@ -232,38 +223,43 @@ static mcp_status judge(const char *data, size_t len, const char *server,
       !json_object_is_type(jat, json_type_int) ||
       !json_object_object_get_ex(root, "tools", &jtools) ||
       !json_object_is_type(jtools, json_type_array)) {
-    st = miss(outcome, why, MCP_CACHE_CORRUPT, prefix, "corrupt cache file: "
+    st = miss(outcome, why, MCP_CACHE_CORRUPT, prefix,
+              "corrupt cache file: "
               "missing or mistyped server, configHash, writtenAt or tools");
     goto out;
   }
   const char *fs = json_object_get_string(jserver);
-  if ((size_t)json_object_get_string_len(jserver) != strlen(server) ||
-      strcmp(fs, server) != 0) {
-    st = miss(outcome, why, MCP_CACHE_CORRUPT, prefix, "cache file belongs "
+  if ((size_t)json_object_get_string_len(jserver) != strlen(server) || strcmp(fs, server) != 0) {
+    st = miss(outcome, why, MCP_CACHE_CORRUPT, prefix,
+              "cache file belongs "
               "to another server");
     goto out;
   }
   const char *fh = json_object_get_string(jhash);
   if ((size_t)json_object_get_string_len(jhash) != strlen(config_hash) ||
       strcmp(fh, config_hash) != 0) {
-    st = miss(outcome, why, MCP_CACHE_MISMATCH, prefix, "cache file is for "
+    st = miss(outcome, why, MCP_CACHE_MISMATCH, prefix,
+              "cache file is for "
               "another configuration");
     goto out;
   }
   int64_t at = json_object_get_int64(jat);
   if (at > now && (uint64_t)at - (uint64_t)now > MCP_CACHE_FUTURE_SLACK_S) {
-    st = miss(outcome, why, MCP_CACHE_STALE, prefix, "cache file is dated "
+    st = miss(outcome, why, MCP_CACHE_STALE, prefix,
+              "cache file is dated "
               "%llu s in the future",
               (unsigned long long)((uint64_t)at - (uint64_t)now));
     goto out;
   }
   if (at < now && (uint64_t)now - (uint64_t)at > (uint64_t)ttl_s) {
-    st = miss(outcome, why, MCP_CACHE_STALE, prefix, "cache file is older "
-              "than %lld s", (long long)ttl_s);
+    st = miss(outcome, why, MCP_CACHE_STALE, prefix,
+              "cache file is older "
+              "than %lld s",
+              (long long)ttl_s);
     goto out;
   }
-  const char *text = json_object_to_json_string_ext(
-      jtools, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+  const char *text = json_object_to_json_string_ext(jtools, JSON_C_TO_STRING_PLAIN |
+                                                                JSON_C_TO_STRING_NOSLASHESCAPE);
   *tools_json = text ? mcp__strdup(text) : NULL;
   if (!*tools_json) {
     st = MCP_ENOMEM;
@@ -277,20 +273,18 @@ out:
 }
 
 mcp_status mcp__cache_parse(const char *data, size_t len, const char *server,
-                            const char *config_hash, int64_t now,
-                            int64_t ttl_s, char **tools_json,
+                            const char *config_hash, int64_t now, int64_t ttl_s, char **tools_json,
                             mcp_cache_outcome *outcome, char **why) {
   if (why) *why = NULL;
   if (!tools_json) return MCP_EINVAL;
   *tools_json = NULL;
   if ((!data && len) || !server || !config_hash) return MCP_EINVAL;
-  return judge(data ? data : "", len, server, config_hash, now, ttl_s, NULL,
-               tools_json, outcome, why);
+  return judge(data ? data : "", len, server, config_hash, now, ttl_s, NULL, tools_json, outcome,
+               why);
 }
 
-mcp_status mcp__cache_read(const char *dir, const char *server,
-                           const char *config_hash, int64_t now,
-                           int64_t ttl_s, char **tools_json,
+mcp_status mcp__cache_read(const char *dir, const char *server, const char *config_hash,
+                           int64_t now, int64_t ttl_s, char **tools_json,
                            mcp_cache_outcome *outcome, char **why) {
   char eb[128], fwhy[1024];
   char *path = NULL;
@@ -323,8 +317,7 @@ mcp_status mcp__cache_read(const char *dir, const char *server,
   }
   for (;;) {
     if (b.len > MCP_CACHE_FILE_MAX) {
-      st = miss(outcome, why, MCP_CACHE_CORRUPT, path, "larger than %u bytes",
-                MCP_CACHE_FILE_MAX);
+      st = miss(outcome, why, MCP_CACHE_CORRUPT, path, "larger than %u bytes", MCP_CACHE_FILE_MAX);
       goto out;
     }
     if (mcp__buf_reserve(&b, 65536)) {
@@ -341,8 +334,7 @@ mcp_status mcp__cache_read(const char *dir, const char *server,
     if (n == 0) break;
     b.len += (size_t)n;
   }
-  st = judge(b.data, b.len, server, config_hash, now, ttl_s, path, tools_json,
-             outcome, why);
+  st = judge(b.data, b.len, server, config_hash, now, ttl_s, path, tools_json, outcome, why);
 out:
   if (fd >= 0) close(fd);
   mcp__buf_free(&b);

@@ -38,12 +38,12 @@
 /* Why a read missed (or MCP_CACHE_HIT). */
 typedef enum mcp_cache_outcome {
   MCP_CACHE_HIT = 0,
-  MCP_CACHE_ABSENT = 1,     /* no file: not worth a log line */
-  MCP_CACHE_STALE = 2,      /* older than the TTL, or dated in the future */
-  MCP_CACHE_MISMATCH = 3,   /* written for another config hash */
-  MCP_CACHE_CORRUPT = 4,    /* does not parse or has the wrong shape */
+  MCP_CACHE_ABSENT = 1,           /* no file: not worth a log line */
+  MCP_CACHE_STALE = 2,            /* older than the TTL, or dated in the future */
+  MCP_CACHE_MISMATCH = 3,         /* written for another config hash */
+  MCP_CACHE_CORRUPT = 4,          /* does not parse or has the wrong shape */
   MCP_CACHE_VERSION_MISMATCH = 5, /* another format version */
-  MCP_CACHE_UNREADABLE = 6  /* the file or directory cannot be read */
+  MCP_CACHE_UNREADABLE = 6        /* the file or directory cannot be read */
 } mcp_cache_outcome;
 
 /*
@@ -60,8 +60,7 @@ mcp_log_level mcp__cache_outcome_level(mcp_cache_outcome o);
  * Ownership: on MCP_OK *out is new, freed with mcp__free().  Threads: any.
  * Returns: MCP_OK, MCP_EINVAL (neither is absolute), MCP_ENOMEM.
  */
-mcp_status mcp__cache_dir(const char *xdg_cache_home, const char *home,
-                          char **out);
+mcp_status mcp__cache_dir(const char *xdg_cache_home, const char *home, char **out);
 
 /*
  * mcp__cache_path() is the file that holds |server|'s tools in |dir|.
@@ -80,9 +79,8 @@ mcp_status mcp__cache_path(const char *dir, const char *server, char **out);
  * Returns: MCP_OK, MCP_EINVAL (tools not an array, bad hash or name),
  *   MCP_EIO (the message says which step failed), MCP_ENOMEM.
  */
-mcp_status mcp__cache_write(const char *dir, const char *server,
-                            const char *config_hash, const char *tools_json,
-                            int64_t now, mcp_error *err);
+mcp_status mcp__cache_write(const char *dir, const char *server, const char *config_hash,
+                            const char *tools_json, int64_t now, mcp_error *err);
 
 /*
  * mcp__cache_parse() judges the content of a cache file (pure; this is what
@@ -96,8 +94,7 @@ mcp_status mcp__cache_write(const char *dir, const char *server,
  *   MCP_EINVAL, MCP_ENOMEM.
  */
 mcp_status mcp__cache_parse(const char *data, size_t len, const char *server,
-                            const char *config_hash, int64_t now,
-                            int64_t ttl_s, char **tools_json,
+                            const char *config_hash, int64_t now, int64_t ttl_s, char **tools_json,
                             mcp_cache_outcome *outcome, char **why);
 
 /*
@@ -106,9 +103,8 @@ mcp_status mcp__cache_parse(const char *data, size_t len, const char *server,
  * The manager logs *why at mcp__cache_outcome_level(*outcome).
  * Ownership, threads and returns as mcp__cache_parse().
  */
-mcp_status mcp__cache_read(const char *dir, const char *server,
-                           const char *config_hash, int64_t now,
-                           int64_t ttl_s, char **tools_json,
+mcp_status mcp__cache_read(const char *dir, const char *server, const char *config_hash,
+                           int64_t now, int64_t ttl_s, char **tools_json,
                            mcp_cache_outcome *outcome, char **why);
 
 #endif /* MCP_CACHE_H */

@@ -65,8 +65,7 @@ MCP_EXTERN void mcp_cancel_fire(mcp_cancel *c) {
   pthread_mutex_unlock(&c->lock);
 }
 
-int mcp__cancel_listen(mcp_cancel *c, mcp_cancel_listener *l,
-                       void (*fn)(void *arg), void *arg) {
+int mcp__cancel_listen(mcp_cancel *c, mcp_cancel_listener *l, void (*fn)(void *arg), void *arg) {
   /* Every field is written under the lock: a completer on another thread
    * may already be in unlisten, reading them. */
   pthread_mutex_lock(&c->lock);

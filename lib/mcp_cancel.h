@@ -24,8 +24,7 @@ typedef struct mcp_cancel_listener {
  * Returns MCP_OK, or MCP_ECANCELLED when the token already fired (|l| is
  * not registered and fn is not called).  Threads: any.
  */
-int mcp__cancel_listen(mcp_cancel *c, mcp_cancel_listener *l,
-                       void (*fn)(void *arg), void *arg);
+int mcp__cancel_listen(mcp_cancel *c, mcp_cancel_listener *l, void (*fn)(void *arg), void *arg);
 
 /*
  * mcp__cancel_unlisten() removes |l|.  When it returns, |l|'s fn is not

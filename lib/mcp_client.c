@@ -38,8 +38,7 @@
 #include "mcp_transport.h"
 #include "mcp_url.h"
 
-const char *const mcp__protocol_versions[] = {"2025-11-25", "2025-06-18",
-                                              "2025-03-26", NULL};
+const char *const mcp__protocol_versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", NULL};
 
 #define DEFAULT_TIMEOUT_MS 30000
 #define DEFAULT_MAX_MESSAGE (16u * 1024 * 1024)
@@ -95,22 +94,22 @@ struct mcp_client {
   char *meta;             /* modern _meta members (mcp_era.h), or NULL */
   size_t meta_len;
   atomic_bool open;
-  atomic_bool lost;       /* a server message was lost for want of memory */
-  atomic_bool probing;    /* connect is probing the era: a close is no loss */
-  pthread_mutex_t lock;   /* guards close_message and sreqs */
+  atomic_bool lost;     /* a server message was lost for want of memory */
+  atomic_bool probing;  /* connect is probing the era: a close is no loss */
+  pthread_mutex_t lock; /* guards close_message and sreqs */
   char *close_message;
   server_req *sreqs;
   /* Statistics. */
-  atomic_uint_fast64_t n_sent, n_responses, n_unknown, n_late, n_proto,
-      n_oversize, n_notifications, n_server_requests, n_in_dropped, n_out_dropped;
+  atomic_uint_fast64_t n_sent, n_responses, n_unknown, n_late, n_proto, n_oversize, n_notifications,
+      n_server_requests, n_in_dropped, n_out_dropped;
   /* Inbound bound (dispatch side runs on one upcall thread at a time). */
-  size_t max_queued;       /* immutable after connect */
-  atomic_size_t inq_n;     /* inbound items queued or running on the lane */
-  atomic_size_t inq_bytes; /* their message bytes */
-  atomic_size_t logq_n;    /* log items queued */
-  atomic_bool in_overflow; /* dropping inbound messages (logged once) */
+  size_t max_queued;        /* immutable after connect */
+  atomic_size_t inq_n;      /* inbound items queued or running on the lane */
+  atomic_size_t inq_bytes;  /* their message bytes */
+  atomic_size_t logq_n;     /* log items queued */
+  atomic_bool in_overflow;  /* dropping inbound messages (logged once) */
   atomic_bool out_overflow; /* the server is not reading (logged once) */
-  atomic_uint lc_queued;   /* list_changed kinds queued (coalesced) */
+  atomic_uint lc_queued;    /* list_changed kinds queued (coalesced) */
   /* Host threads inside the client's functions; mcp_client_free() ends
    * their calls and waits for them to leave (client_enter). */
   pthread_mutex_t calls_mu;
@@ -192,8 +191,7 @@ static char **dup_strv(const char *const *v) {
   return d;
 }
 
-MCP_EXTERN mcp_status mcp_client_options_set_stdio(mcp_client_options *o,
-                                                   const char *const *argv) {
+MCP_EXTERN mcp_status mcp_client_options_set_stdio(mcp_client_options *o, const char *const *argv) {
   if (!o || !argv || !argv[0] || !argv[0][0]) return MCP_EINVAL;
   char **d = dup_strv(argv);
   if (!d) return MCP_ENOMEM;
@@ -206,7 +204,8 @@ MCP_EXTERN mcp_status mcp_client_options_set_stdio(mcp_client_options *o,
 
 MCP_EXTERN mcp_status mcp_client_options_set_http(mcp_client_options *o, const char *url,
                                                   mcp_http_transport kind) {
-  if (!o || !url || kind < MCP_HTTP_TRANSPORT_AUTO || kind > MCP_HTTP_TRANSPORT_LEGACY_SSE) return MCP_EINVAL;
+  if (!o || !url || kind < MCP_HTTP_TRANSPORT_AUTO || kind > MCP_HTTP_TRANSPORT_LEGACY_SSE)
+    return MCP_EINVAL;
   mcp_url *u = NULL;
   mcp_status st = mcp__url_parse(url, &u, NULL);
   mcp__url_free(u);
@@ -221,8 +220,7 @@ MCP_EXTERN mcp_status mcp_client_options_set_http(mcp_client_options *o, const c
   return MCP_OK;
 }
 
-MCP_EXTERN mcp_status mcp_client_options_set_protocol(mcp_client_options *o,
-                                                      const char *protocol) {
+MCP_EXTERN mcp_status mcp_client_options_set_protocol(mcp_client_options *o, const char *protocol) {
   mcp_era_mode mode;
   const char *pinned = NULL;
   if (!o || !mcp__era_parse_mode(protocol, &mode, &pinned)) return MCP_EINVAL;
@@ -232,7 +230,8 @@ MCP_EXTERN mcp_status mcp_client_options_set_protocol(mcp_client_options *o,
 }
 
 MCP_EXTERN void mcp_client_options_set_http_version(mcp_client_options *o, mcp_http_version v) {
-  if (o && v >= MCP_HTTP_VERSION_AUTO && v <= MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE) o->http_version = v;
+  if (o && v >= MCP_HTTP_VERSION_AUTO && v <= MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE)
+    o->http_version = v;
 }
 
 static bool header_text_ok(const char *s) {
@@ -243,9 +242,9 @@ static bool header_text_ok(const char *s) {
 
 MCP_EXTERN mcp_status mcp_client_options_add_header(mcp_client_options *o, const char *name,
                                                     const char *value) {
-  static const char *const owned[] = {"content-type", "accept", "host", "content-length",
-                                      "mcp-session-id", "mcp-protocol-version", "last-event-id",
-                                      "connection", "transfer-encoding"};
+  static const char *const owned[] = {"content-type",   "accept",         "host",
+                                      "content-length", "mcp-session-id", "mcp-protocol-version",
+                                      "last-event-id",  "connection",     "transfer-encoding"};
   if (!o || !name || !*name || !value || !header_text_ok(name) || !header_text_ok(value) ||
       strchr(name, ':') || strchr(name, ' '))
     return MCP_EINVAL;
@@ -301,14 +300,12 @@ static mcp_status set_str(char **slot, const char *s) {
   return MCP_OK;
 }
 
-MCP_EXTERN mcp_status mcp_client_options_set_cwd(mcp_client_options *o,
-                                                 const char *cwd) {
+MCP_EXTERN mcp_status mcp_client_options_set_cwd(mcp_client_options *o, const char *cwd) {
   if (!o) return MCP_EINVAL;
   return set_str(&o->cwd, cwd);
 }
 
-MCP_EXTERN mcp_status mcp_client_options_set_env(mcp_client_options *o,
-                                                 const char *name,
+MCP_EXTERN mcp_status mcp_client_options_set_env(mcp_client_options *o, const char *name,
                                                  const char *value) {
   if (!o || !name || !*name || strchr(name, '=')) return MCP_EINVAL;
   char *entry = value ? mcp__asprintf("%s=%s", name, value) : mcp__strdup(name);
@@ -335,54 +332,50 @@ MCP_EXTERN mcp_status mcp_client_options_set_env(mcp_client_options *o,
 
 MCP_EXTERN mcp_status mcp_client_options_set_env_inherit(mcp_client_options *o,
                                                          mcp_env_inherit policy) {
-  if (!o || policy < MCP_ENV_INHERIT_UNSET || policy > MCP_ENV_INHERIT_NONE)
-    return MCP_EINVAL;
+  if (!o || policy < MCP_ENV_INHERIT_UNSET || policy > MCP_ENV_INHERIT_NONE) return MCP_EINVAL;
   o->env_inherit = policy;
   return MCP_OK;
 }
 
-MCP_EXTERN mcp_status mcp_client_options_set_client_info(mcp_client_options *o,
-                                                         const char *name,
+MCP_EXTERN mcp_status mcp_client_options_set_client_info(mcp_client_options *o, const char *name,
                                                          const char *version) {
   if (!o || !name || !version) return MCP_EINVAL;
   mcp_status st = set_str(&o->client_name, name);
   return st ? st : set_str(&o->client_version, version);
 }
 
-MCP_EXTERN void mcp_client_options_set_timeout_ms(mcp_client_options *o,
-                                                  int64_t ms) {
+MCP_EXTERN void mcp_client_options_set_timeout_ms(mcp_client_options *o, int64_t ms) {
   if (o) o->timeout_ms = ms < 0 ? 0 : ms;
 }
 
-MCP_EXTERN void mcp_client_options_set_max_message_bytes(mcp_client_options *o,
-                                                         size_t bytes) {
+MCP_EXTERN void mcp_client_options_set_max_message_bytes(mcp_client_options *o, size_t bytes) {
   if (o) o->max_message = bytes ? bytes : DEFAULT_MAX_MESSAGE;
 }
 
 MCP_EXTERN void mcp_client_options_set_list_limits(mcp_client_options *o, size_t max_pages,
-                                                  size_t max_items, size_t max_bytes) {
+                                                   size_t max_items, size_t max_bytes) {
   if (!o) return;
   o->list_max_pages = max_pages ? max_pages : DEFAULT_LIST_MAX_PAGES;
   o->list_max_items = max_items ? max_items : DEFAULT_LIST_MAX_ITEMS;
   o->list_max_bytes = max_bytes ? max_bytes : DEFAULT_LIST_MAX_BYTES;
 }
 
-MCP_EXTERN void mcp_client_options_set_log(mcp_client_options *o,
-                                           mcp_log_fn fn, void *user) {
+MCP_EXTERN void mcp_client_options_set_log(mcp_client_options *o, mcp_log_fn fn, void *user) {
   if (!o) return;
   o->log.fn = fn;
   o->log.user = user;
 }
 
-MCP_EXTERN void mcp_client_options_set_notification_handler(
-    mcp_client_options *o, mcp_notification_fn fn, void *user) {
+MCP_EXTERN void mcp_client_options_set_notification_handler(mcp_client_options *o,
+                                                            mcp_notification_fn fn, void *user) {
   if (!o) return;
   o->notify_fn = fn;
   o->notify_user = user;
 }
 
-MCP_EXTERN mcp_status mcp_client_options_set_request_handler(
-    mcp_client_options *o, const char *method, mcp_request_fn fn, void *user) {
+MCP_EXTERN mcp_status mcp_client_options_set_request_handler(mcp_client_options *o,
+                                                             const char *method, mcp_request_fn fn,
+                                                             void *user) {
   if (!o || !method || !*method) return MCP_EINVAL;
   for (size_t i = 0; i < o->nhandlers; i++) {
     if (strcmp(o->handlers[i].method, method) == 0) {
@@ -406,8 +399,7 @@ MCP_EXTERN mcp_status mcp_client_options_set_request_handler(
   return MCP_OK;
 }
 
-MCP_EXTERN mcp_status mcp_client_options_set_capability(mcp_client_options *o,
-                                                        const char *name,
+MCP_EXTERN mcp_status mcp_client_options_set_capability(mcp_client_options *o, const char *name,
                                                         const char *json) {
   if (!o || !name || !*name || !json) return MCP_EINVAL;
   json_object *chk = mcp__jsonrpc_parse(json, strlen(json), NULL);
@@ -476,8 +468,8 @@ mcp_client_options *mcp__client_options_dup(const mcp_client_options *o) {
     if (st) goto fail;
   }
   for (size_t i = 0; i < o->nhandlers; i++)
-    if (mcp_client_options_set_request_handler(d, o->handlers[i].method,
-                                               o->handlers[i].fn, o->handlers[i].user))
+    if (mcp_client_options_set_request_handler(d, o->handlers[i].method, o->handlers[i].fn,
+                                               o->handlers[i].user))
       goto fail;
   for (size_t i = 0; i < o->ncaps; i++)
     if (mcp_client_options_set_capability(d, o->caps[i].name, o->caps[i].json)) goto fail;
@@ -515,15 +507,14 @@ MCP_EXTERN void mcp_call_options_set_cancel(mcp_call_options *o, mcp_cancel *c) 
   mcp_cancel_unref(old);
 }
 
-MCP_EXTERN void mcp_call_options_set_progress(mcp_call_options *o,
-                                              mcp_progress_fn fn, void *user) {
+MCP_EXTERN void mcp_call_options_set_progress(mcp_call_options *o, mcp_progress_fn fn, void *user) {
   if (!o) return;
   o->progress = fn;
   o->progress_user = user;
 }
 
-MCP_EXTERN void mcp_call_options_set_reset_timeout_on_progress(
-    mcp_call_options *o, bool reset, int64_t max_total_ms) {
+MCP_EXTERN void mcp_call_options_set_reset_timeout_on_progress(mcp_call_options *o, bool reset,
+                                                               int64_t max_total_ms) {
   if (!o) return;
   o->reset_on_progress = reset;
   o->max_total_ms = max_total_ms;
@@ -581,8 +572,7 @@ static void run_log(void *arg) {
 }
 
 /* Logs from any thread: the host's log callback runs on the lane. */
-static void client_log(mcp_client *c, mcp_log_level level, const char *fmt, ...)
-    MCP_PRINTF(3, 4);
+static void client_log(mcp_client *c, mcp_log_level level, const char *fmt, ...) MCP_PRINTF(3, 4);
 static void client_log(mcp_client *c, mcp_log_level level, const char *fmt, ...) {
   if (!c->opts->log.fn) return;
   char buf[1024];
@@ -631,7 +621,8 @@ static void post_text(mcp_client *c, char *text, size_t len, const char *what) {
   if (st == MCP__EAGAIN || st == MCP_ETIMEDOUT) {
     atomic_fetch_add(&c->n_out_dropped, 1);
     if (!atomic_exchange(&c->out_overflow, true))
-      client_log(c, MCP_LOG_WARN, "%s is not reading what we send (%s); %s dropped, "
+      client_log(c, MCP_LOG_WARN,
+                 "%s is not reading what we send (%s); %s dropped, "
                  "and further messages until it reads again",
                  server_label(c), err.message ? err.message : "stalled", what);
   } else if (st == MCP_OK) {
@@ -646,8 +637,8 @@ static void post_text(mcp_client *c, char *text, size_t len, const char *what) {
 }
 
 /* Sends one message with a bounded wait; errors are logged, not returned. */
-static mcp_status send_text(mcp_client *c, char *text, size_t len,
-                            int64_t deadline, mcp_error *err) {
+static mcp_status send_text(mcp_client *c, char *text, size_t len, int64_t deadline,
+                            mcp_error *err) {
   if (!text) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
   mcp_status st = mcp__transport_send(c->t, text, len, deadline, err);
   mcp__free(text);
@@ -864,7 +855,8 @@ static void run_notification(void *arg) {
   if (c->opts->notify_fn) {
     mcp_msg m;
     mcp__jsonrpc_classify(it->msg, &m);
-    const char *params = m.params ? json_object_to_json_string_ext(m.params, JSON_TEXT_FLAGS) : "{}";
+    const char *params = m.params ? json_object_to_json_string_ext(m.params, JSON_TEXT_FLAGS)
+                                  : "{}";
     c->opts->notify_fn(c->opts->notify_user, m.method, params);
   }
   drop_inbound(it);
@@ -918,10 +910,12 @@ static void run_server_request(void *arg) {
     reply = mcp__jsonrpc_result(m.id, NULL, &len);
   } else if (!h) {
     char *msg = mcp__asprintf("Method not found: %s", m.method);
-    reply = mcp__jsonrpc_error(m.id, MCP_RPC_METHOD_NOT_FOUND, msg ? msg : "Method not found", NULL, &len);
+    reply = mcp__jsonrpc_error(m.id, MCP_RPC_METHOD_NOT_FOUND, msg ? msg : "Method not found", NULL,
+                               &len);
     mcp__free(msg);
   } else {
-    const char *params = m.params ? json_object_to_json_string_ext(m.params, JSON_TEXT_FLAGS) : "{}";
+    const char *params = m.params ? json_object_to_json_string_ext(m.params, JSON_TEXT_FLAGS)
+                                  : "{}";
     char *result = NULL;
     mcp_error herr = MCP_ERROR_INIT;
     mcp_status st = h->fn(h->user, m.method, params, &result, &herr);
@@ -945,7 +939,8 @@ static void run_server_request(void *arg) {
       json_object_put(res);
     } else {
       int64_t code = st == MCP_ERPC && herr.rpc_code ? herr.rpc_code : MCP_RPC_INTERNAL_ERROR;
-      reply = mcp__jsonrpc_error(m.id, code, herr.message ? herr.message : mcp_strerror(st), NULL, &len);
+      reply = mcp__jsonrpc_error(m.id, code, herr.message ? herr.message : mcp_strerror(st), NULL,
+                                 &len);
     }
     mcp_error_clear(&herr);
   }
@@ -957,10 +952,8 @@ static void run_server_request(void *arg) {
   bool cancelled = sr.cancelled;
   pthread_mutex_unlock(&c->lock);
 
-  if (cancelled)
-    mcp__free(reply); /* the server cancelled it: no response, per the spec */
-  else
-    post_text(c, reply, len, "the answer to a server request");
+  if (cancelled) mcp__free(reply); /* the server cancelled it: no response, per the spec */
+  else post_text(c, reply, len, "the answer to a server request");
   drop_inbound(it);
 }
 
@@ -995,8 +988,9 @@ static void dispatch(mcp_client *c, json_object *msg, size_t cost) {
     size_t n = 0;
     char *text = mcp__json_dup_string(m.result, &n);
     mcp_error e = MCP_ERROR_INIT;
-    if (!text) mcp__error_set(&e, MCP_ENOMEM, "out of memory: the response to request %lld was lost",
-                              (long long)id);
+    if (!text)
+      mcp__error_set(&e, MCP_ENOMEM, "out of memory: the response to request %lld was lost",
+                     (long long)id);
     int rc = mcp__pending_complete(c->pending, id, text ? MCP_OK : MCP_ENOMEM, text, n,
                                    text ? NULL : &e);
     mcp_error_clear(&e);
@@ -1020,7 +1014,9 @@ static void dispatch(mcp_client *c, json_object *msg, size_t cost) {
     mcp_error e = MCP_ERROR_INIT;
     mcp__error_set(&e, MCP_ERPC, "%s", q);
     e.rpc_code = (int)m.error_code;
-    const char *data = m.error_data ? json_object_to_json_string_ext(m.error_data, JSON_C_TO_STRING_PLAIN) : NULL;
+    const char *data = m.error_data
+                           ? json_object_to_json_string_ext(m.error_data, JSON_C_TO_STRING_PLAIN)
+                           : NULL;
     if (data) e.data = strdup(data);
     int rc = mcp__pending_complete(c->pending, id, MCP_ERPC, NULL, 0, &e);
     mcp_error_clear(&e);
@@ -1087,8 +1083,7 @@ static void run_lost_close(void *arg) { mcp_client_close(arg); }
  * close it: close joins it).  Runs on the transport's reader thread.
  */
 static void lost_message(mcp_client *c) {
-  static const char msg[] =
-      "out of memory: a message from the server was lost; connection closed";
+  static const char msg[] = "out of memory: a message from the server was lost; connection closed";
   if (atomic_exchange(&c->lost, true)) return;
   atomic_store(&c->open, false);
   pthread_mutex_lock(&c->lock);
@@ -1136,8 +1131,8 @@ static void on_message(void *user, const char *data, size_t len) {
   if (!o) {
     atomic_fetch_add(&c->n_proto, 1);
     char q[MCP_QUOTE_SHORT];
-    client_log(c, MCP_LOG_WARN, "unparseable message from server dropped (%s): %s",
-               why ? why : "?", mcp__quote(q, sizeof(q), data, len));
+    client_log(c, MCP_LOG_WARN, "unparseable message from server dropped (%s): %s", why ? why : "?",
+               mcp__quote(q, sizeof(q), data, len));
     return;
   }
   if (json_object_is_type(o, json_type_array)) {
@@ -1263,12 +1258,14 @@ static void on_oversize(void *user, size_t len, const char *head, size_t head_le
     int rc = mcp__pending_complete(c->pending, id, MCP_ETOOBIG, NULL, 0, &e);
     mcp_error_clear(&e);
     if (rc == 1) atomic_fetch_add(&c->n_late, 1);
-    client_log(c, MCP_LOG_WARN, "response of %zu bytes to request %lld from %s exceeds the "
-               "limit of %zu bytes; skipped%s", len, (long long)id, server_label(c), limit,
-               rc == 0 ? ", the request failed" : "");
+    client_log(c, MCP_LOG_WARN,
+               "response of %zu bytes to request %lld from %s exceeds the "
+               "limit of %zu bytes; skipped%s",
+               len, (long long)id, server_label(c), limit, rc == 0 ? ", the request failed" : "");
     return;
   }
-  client_log(c, MCP_LOG_WARN, "message of %zu bytes from %s exceeds the limit of %zu bytes; "
+  client_log(c, MCP_LOG_WARN,
+             "message of %zu bytes from %s exceeds the limit of %zu bytes; "
              "skipped (its request id is not in its first bytes, so no request was failed)",
              len, server_label(c), limit);
 }
@@ -1308,7 +1305,8 @@ static void on_close(void *user, mcp_status status, const char *message) {
   pthread_mutex_lock(&c->lock);
   if (!c->close_message) c->close_message = mcp__strdup(message ? message : "connection closed");
   pthread_mutex_unlock(&c->lock);
-  mcp__pending_close(c->pending, status ? status : MCP_ECLOSED, message ? message : "connection closed");
+  mcp__pending_close(c->pending, status ? status : MCP_ECLOSED,
+                     message ? message : "connection closed");
   client_log(c, MCP_LOG_INFO, "connection closed: %s", message ? message : "");
   if (c->hooks.on_close && !atomic_load(&c->probing)) {
     close_item *it = mcp__calloc(1, sizeof(*it));
@@ -1374,8 +1372,8 @@ static void fill_call_ctx(call_ctx *ctx, mcp_client *c, const mcp_call_options *
  * (mcp_request.h) handed to the transport.  On failure |serr| says why and
  * the request was not sent.
  */
-static mcp_status send_req(mcp_client *c, const mcp_req *r, int64_t id,
-                           const mcp_call_options *o, int64_t timeout_ms, mcp_error *serr) {
+static mcp_status send_req(mcp_client *c, const mcp_req *r, int64_t id, const mcp_call_options *o,
+                           int64_t timeout_ms, mcp_error *serr) {
   size_t len = 0;
   char *text = mcp__req_text(r, id, wants_progress(o), c->modern ? c->meta : NULL,
                              c->modern ? c->meta_len : 0, &len);
@@ -1463,8 +1461,7 @@ static mcp_status request_sync(mcp_client *c, const mcp_req *r, const mcp_call_o
 static mcp_status request_result(mcp_client *c, const mcp_req *r, const mcp_call_options *o,
                                  char **result_json, mcp_error *err);
 
-static mcp_status check_result_kind(const mcp_req *r, const char *text, size_t len,
-                                    mcp_error *err);
+static mcp_status check_result_kind(const mcp_req *r, const char *text, size_t len, mcp_error *err);
 
 /* The result of request |r| parsed as a tree (caller puts), for the few
  * callers that read several of its members (pages, initialize). */
@@ -1494,14 +1491,16 @@ static mcp_status check_tool_result(json_object *result, mcp_error *err) {
   json_object *is_error = NULL, *content = NULL;
   if (!json_object_is_type(result, json_type_object))
     return mcp__error_set(err, MCP_EPROTO, "%s", not_object_msg);
-  if (!json_object_object_get_ex(result, "isError", &is_error) || !json_object_get_boolean(is_error))
+  if (!json_object_object_get_ex(result, "isError", &is_error) ||
+      !json_object_get_boolean(is_error))
     return MCP_OK;
   const char *text = "the tool reported an error";
   size_t len = strlen(text);
   if (json_object_object_get_ex(result, "content", &content) &&
       json_object_is_type(content, json_type_array) && json_object_array_length(content) > 0) {
     json_object *first = json_object_array_get_idx(content, 0), *t = NULL;
-    if (first && json_object_object_get_ex(first, "text", &t) && json_object_is_type(t, json_type_string)) {
+    if (first && json_object_object_get_ex(first, "text", &t) &&
+        json_object_is_type(t, json_type_string)) {
       text = json_object_get_string(t);
       len = (size_t)json_object_get_string_len(t);
     }
@@ -1537,8 +1536,7 @@ static mcp_status check_tool_text(const char *text, size_t len, mcp_error *err) 
 static mcp_status check_result_kind(const mcp_req *r, const char *text, size_t len,
                                     mcp_error *err) {
   switch (mcp__era_result_kind(text, len)) {
-  case MCP_RESULT_COMPLETE:
-    return MCP_OK;
+  case MCP_RESULT_COMPLETE: return MCP_OK;
   case MCP_RESULT_INPUT_REQUIRED:
     return mcp__error_set(err, MCP_EPROTO,
                           "%s: the server asked for input (resultType \"input_required\"), "
@@ -1547,18 +1545,18 @@ static mcp_status check_result_kind(const mcp_req *r, const char *text, size_t l
   case MCP_RESULT_TASK:
     return mcp__error_set(err, MCP_EPROTO,
                           "%s: the server answered with a task, but the tasks extension was "
-                          "not negotiated", r->method);
-  default:
-    return mcp__error_set(err, MCP_EPROTO, "%s: the result has an unknown resultType",
+                          "not negotiated",
                           r->method);
+  default:
+    return mcp__error_set(err, MCP_EPROTO, "%s: the result has an unknown resultType", r->method);
   }
 }
 
 /* The outcome of request |r| for its caller, sync or async: |st| and the
  * result text (stolen) become the status and string the host gets; on a
  * |modern| connection the result's resultType is checked first. */
-static mcp_status result_out(const mcp_req *r, bool modern, mcp_status st, char *text,
-                             size_t len, char **result_json, mcp_error *err) {
+static mcp_status result_out(const mcp_req *r, bool modern, mcp_status st, char *text, size_t len,
+                             char **result_json, mcp_error *err) {
   *result_json = NULL;
   if (st == MCP_OK && modern && (st = check_result_kind(r, text, len, err)) != MCP_OK) {
     mcp__free(text);
@@ -1587,8 +1585,8 @@ static mcp_status request_result(mcp_client *c, const mcp_req *r, const mcp_call
 }
 
 /* Sends the request a constructor built (|st| its status) and clears it. */
-static mcp_status call_built(mcp_client *c, mcp_req *r, mcp_status st,
-                             const mcp_call_options *o, char **result_json, mcp_error *err) {
+static mcp_status call_built(mcp_client *c, mcp_req *r, mcp_status st, const mcp_call_options *o,
+                             char **result_json, mcp_error *err) {
   if (st == MCP_OK) st = request_result(c, r, o, result_json, err);
   mcp__req_clear(r);
   return st;
@@ -1599,21 +1597,20 @@ static mcp_status check_client(mcp_client *c, const char *what, mcp_error *err) 
   return MCP_OK;
 }
 
-MCP_EXTERN mcp_status mcp_client_request(mcp_client *c, const char *method,
-                                         const char *params_json,
-                                         const mcp_call_options *opts,
-                                         char **result_json, mcp_error *err) {
+MCP_EXTERN mcp_status mcp_client_request(mcp_client *c, const char *method, const char *params_json,
+                                         const mcp_call_options *opts, char **result_json,
+                                         mcp_error *err) {
   if (result_json) *result_json = NULL;
   mcp_status st = check_client(c, method, err);
-  if (st || !result_json || !*method) return st ? st : mcp__error_set(err, MCP_EINVAL, "invalid argument");
+  if (st || !result_json || !*method)
+    return st ? st : mcp__error_set(err, MCP_EINVAL, "invalid argument");
   mcp_req r;
   return call_built(c, &r, mcp__req_generic(&r, method, params_json, err), opts, result_json, err);
 }
 
-MCP_EXTERN mcp_status mcp_client_call_tool(mcp_client *c, const char *name,
-                                           const char *args_json,
-                                           const mcp_call_options *opts,
-                                           char **result_json, mcp_error *err) {
+MCP_EXTERN mcp_status mcp_client_call_tool(mcp_client *c, const char *name, const char *args_json,
+                                           const mcp_call_options *opts, char **result_json,
+                                           mcp_error *err) {
   if (result_json) *result_json = NULL;
   mcp_status st = check_client(c, name, err);
   if (st || !result_json) return st ? st : mcp__error_set(err, MCP_EINVAL, "invalid argument");
@@ -1695,7 +1692,8 @@ static mcp_status list_all(mcp_client *c, const char *method, const char *key,
     st = request_tree(c, &r, &page_opts, &result, err);
     mcp__req_clear(&r);
     if (st) break;
-    if (!json_object_object_get_ex(result, key, &items) || !json_object_is_type(items, json_type_array)) {
+    if (!json_object_object_get_ex(result, key, &items) ||
+        !json_object_is_type(items, json_type_array)) {
       json_object_put(result);
       st = mcp__error_set(err, MCP_EPROTO, "%s result has no \"%s\" array", method, key);
       break;
@@ -1706,7 +1704,8 @@ static mcp_status list_all(mcp_client *c, const char *method, const char *key,
     }
     char *prev = cursor;
     cursor = NULL;
-    if (json_object_object_get_ex(result, "nextCursor", &next) && json_object_is_type(next, json_type_string)) {
+    if (json_object_object_get_ex(result, "nextCursor", &next) &&
+        json_object_is_type(next, json_type_string)) {
       const char *nc = json_object_get_string(next);
       size_t nlen = (size_t)json_object_get_string_len(next);
       if (prev && strcmp(prev, nc) == 0) {
@@ -1723,8 +1722,9 @@ static mcp_status list_all(mcp_client *c, const char *method, const char *key,
   }
   mcp__free(cursor);
   if (st == MCP_ETIMEDOUT && span > 0)
-    st = mcp__error_set(err, MCP_ETIMEDOUT, "%s: the list was not complete after %lld ms (%zu pages)",
-                        method, (long long)span, page);
+    st = mcp__error_set(err, MCP_ETIMEDOUT,
+                        "%s: the list was not complete after %lld ms (%zu pages)", method,
+                        (long long)span, page);
   if (st == MCP_OK && mcp__buf_append(&buf, "]", 1))
     st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
   if (st) {
@@ -1747,8 +1747,8 @@ static mcp_status list_entered(mcp_client *c, const char *method, const char *ke
   return st;
 }
 
-MCP_EXTERN mcp_status mcp_client_list_tools(mcp_client *c, const mcp_call_options *opts,
-                                            char **out, mcp_error *err) {
+MCP_EXTERN mcp_status mcp_client_list_tools(mcp_client *c, const mcp_call_options *opts, char **out,
+                                            mcp_error *err) {
   return list_entered(c, "tools/list", "tools", opts, out, err);
 }
 MCP_EXTERN mcp_status mcp_client_list_resources(mcp_client *c, const mcp_call_options *opts,
@@ -1756,8 +1756,8 @@ MCP_EXTERN mcp_status mcp_client_list_resources(mcp_client *c, const mcp_call_op
   return list_entered(c, "resources/list", "resources", opts, out, err);
 }
 MCP_EXTERN mcp_status mcp_client_list_resource_templates(mcp_client *c,
-                                                         const mcp_call_options *opts,
-                                                         char **out, mcp_error *err) {
+                                                         const mcp_call_options *opts, char **out,
+                                                         mcp_error *err) {
   return list_entered(c, "resources/templates/list", "resourceTemplates", opts, out, err);
 }
 MCP_EXTERN mcp_status mcp_client_list_prompts(mcp_client *c, const mcp_call_options *opts,
@@ -1766,26 +1766,24 @@ MCP_EXTERN mcp_status mcp_client_list_prompts(mcp_client *c, const mcp_call_opti
 }
 
 MCP_EXTERN mcp_status mcp_client_read_resource(mcp_client *c, const char *uri,
-                                               const mcp_call_options *opts,
-                                               char **result_json, mcp_error *err) {
+                                               const mcp_call_options *opts, char **result_json,
+                                               mcp_error *err) {
   if (result_json) *result_json = NULL;
   if (!c || !uri || !result_json) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
   mcp_req r;
   return call_built(c, &r, mcp__req_read_resource(&r, uri, err), opts, result_json, err);
 }
 
-MCP_EXTERN mcp_status mcp_client_get_prompt(mcp_client *c, const char *name,
-                                            const char *args_json,
-                                            const mcp_call_options *opts,
-                                            char **result_json, mcp_error *err) {
+MCP_EXTERN mcp_status mcp_client_get_prompt(mcp_client *c, const char *name, const char *args_json,
+                                            const mcp_call_options *opts, char **result_json,
+                                            mcp_error *err) {
   if (result_json) *result_json = NULL;
   if (!c || !name || !result_json) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
   mcp_req r;
   return call_built(c, &r, mcp__req_get_prompt(&r, name, args_json, err), opts, result_json, err);
 }
 
-MCP_EXTERN mcp_status mcp_client_ping(mcp_client *c, const mcp_call_options *opts,
-                                      mcp_error *err) {
+MCP_EXTERN mcp_status mcp_client_ping(mcp_client *c, const mcp_call_options *opts, mcp_error *err) {
   if (!c) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
   mcp_req r;
   char *text = NULL;
@@ -1796,8 +1794,8 @@ MCP_EXTERN mcp_status mcp_client_ping(mcp_client *c, const mcp_call_options *opt
   return st;
 }
 
-MCP_EXTERN mcp_status mcp_client_notify(mcp_client *c, const char *method,
-                                        const char *params_json, mcp_error *err) {
+MCP_EXTERN mcp_status mcp_client_notify(mcp_client *c, const char *method, const char *params_json,
+                                        mcp_error *err) {
   if (!c || !method || !*method) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
   json_object *params = NULL;
   mcp_status st = parse_object(params_json, "params", &params, err);
@@ -1820,7 +1818,7 @@ MCP_EXTERN mcp_status mcp_client_notify(mcp_client *c, const char *method,
 /* What an async call needs after it was sent: the call context for
  * progress, and the request's shape for its outcome. */
 typedef struct async_ctx {
-  call_ctx cc; /* first: the pending entry's user is this */
+  call_ctx cc;   /* first: the pending entry's user is this */
   mcp_req shape; /* method and tool_call only; no params */
 } async_ctx;
 
@@ -1846,8 +1844,8 @@ static void run_done(void *arg) {
   async_ctx *ctx = it->ctx;
   abandoned(ctx->cc.c, ctx->shape.method, it->id, it->status);
   char *text = NULL;
-  mcp_status st = result_out(&ctx->shape, ctx->cc.c->modern, it->status, it->text,
-                             it->text_len, &text, &it->err);
+  mcp_status st = result_out(&ctx->shape, ctx->cc.c->modern, it->status, it->text, it->text_len,
+                             &text, &it->err);
   it->text = NULL; /* result_out took it */
   if (st != MCP_OK) it->err.status = st;
   ctx->cc.fn(ctx->cc.user, st, text, st == MCP_OK ? NULL : &it->err);
@@ -1946,9 +1944,8 @@ static mcp_status call_built_async(mcp_client *c, mcp_req *r, mcp_status st,
 
 MCP_EXTERN mcp_status mcp_client_request_async(mcp_client *c, const char *method,
                                                const char *params_json,
-                                               const mcp_call_options *opts,
-                                               mcp_result_fn fn, void *user,
-                                               mcp_error *err) {
+                                               const mcp_call_options *opts, mcp_result_fn fn,
+                                               void *user, mcp_error *err) {
   if (!c || !method || !*method || !fn) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
   mcp_req r;
   return call_built_async(c, &r, mcp__req_generic(&r, method, params_json, err), opts, fn, user,
@@ -1957,15 +1954,12 @@ MCP_EXTERN mcp_status mcp_client_request_async(mcp_client *c, const char *method
 
 MCP_EXTERN mcp_status mcp_client_call_tool_async(mcp_client *c, const char *name,
                                                  const char *args_json,
-                                                 const mcp_call_options *opts,
-                                                 mcp_result_fn fn, void *user,
-                                                 mcp_error *err) {
+                                                 const mcp_call_options *opts, mcp_result_fn fn,
+                                                 void *user, mcp_error *err) {
   if (!c || !name || !fn) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
   mcp_req r;
-  return call_built_async(c, &r, mcp__req_tool_call(&r, name, args_json, err), opts, fn, user,
-                          err);
+  return call_built_async(c, &r, mcp__req_tool_call(&r, name, args_json, err), opts, fn, user, err);
 }
-
 
 /* ------------------------------------------------------------------------ */
 /* Lifecycle                                                                 */
@@ -2018,8 +2012,12 @@ static mcp_status initialize(mcp_client *c, const char *offer, mcp_error *err) {
   json_object *info = json_object_new_object();
   json_object *caps = build_capabilities(c->opts);
   if (!params || !info || !caps ||
-      mcp__json_add(info, "name", json_object_new_string(c->opts->client_name ? c->opts->client_name : "mcpconn")) ||
-      mcp__json_add(info, "version", json_object_new_string(c->opts->client_version ? c->opts->client_version : PACKAGE_VERSION)) ||
+      mcp__json_add(
+          info, "name",
+          json_object_new_string(c->opts->client_name ? c->opts->client_name : "mcpconn")) ||
+      mcp__json_add(info, "version",
+                    json_object_new_string(c->opts->client_version ? c->opts->client_version
+                                                                   : PACKAGE_VERSION)) ||
       mcp__json_add(params, "protocolVersion", json_object_new_string(offer))) {
     json_object_put(params);
     json_object_put(info);
@@ -2050,7 +2048,8 @@ static mcp_status initialize(mcp_client *c, const char *offer, mcp_error *err) {
   if (st != MCP_OK) return st;
   json_object *v = NULL;
   const char *version = NULL;
-  if (json_object_object_get_ex(result, "protocolVersion", &v) && json_object_is_type(v, json_type_string))
+  if (json_object_object_get_ex(result, "protocolVersion", &v) &&
+      json_object_is_type(v, json_type_string))
     version = json_object_get_string(v);
   if (!version) {
     json_object_put(result);
@@ -2071,7 +2070,8 @@ static mcp_status initialize(mcp_client *c, const char *offer, mcp_error *err) {
   c->protocol_version = mcp__strdup(version);
   c->server_info = mcp__json_dup_string(result, NULL);
   json_object_put(result);
-  if (!c->protocol_version || !c->server_info) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  if (!c->protocol_version || !c->server_info)
+    return mcp__error_set(err, MCP_ENOMEM, "out of memory");
   size_t len = 0;
   char *text = mcp__jsonrpc_notification("notifications/initialized", NULL, &len);
   int64_t t = c->opts->timeout_ms;
@@ -2133,12 +2133,12 @@ static mcp_status build_meta(mcp_client *c, const char *version, mcp_error *err)
   char *caps_text = caps ? mcp__json_dup_string(caps, NULL) : NULL;
   json_object_put(caps);
   mcp__free(c->meta);
-  c->meta = caps_text ? mcp__era_meta(version, caps_text,
-                                      c->opts->client_name ? c->opts->client_name : "mcpconn",
-                                      c->opts->client_version ? c->opts->client_version
-                                                              : PACKAGE_VERSION,
-                                      &c->meta_len)
-                      : NULL;
+  c->meta = caps_text
+                ? mcp__era_meta(version, caps_text,
+                                c->opts->client_name ? c->opts->client_name : "mcpconn",
+                                c->opts->client_version ? c->opts->client_version : PACKAGE_VERSION,
+                                &c->meta_len)
+                : NULL;
   mcp__free(caps_text);
   return c->meta ? MCP_OK : mcp__error_set(err, MCP_ENOMEM, "out of memory");
 }
@@ -2167,8 +2167,7 @@ static mcp_status probe(mcp_client *c, const char *version, char **text, size_t 
 }
 
 /* The probe said modern: adopt |version| and the discover result. */
-static mcp_status adopt_modern(mcp_client *c, const char *version, char *result,
-                               mcp_error *err) {
+static mcp_status adopt_modern(mcp_client *c, const char *version, char *result, mcp_error *err) {
   c->modern = true;
   mcp__free(c->protocol_version);
   mcp__free(c->server_info);
@@ -2200,8 +2199,7 @@ static mcp_status respawn(mcp_client *c, mcp_error *err) {
   pthread_mutex_unlock(&c->lock);
   if (!(c->pending = mcp__pending_new()) || !(c->lane = mcp__lane_new(c->workers)))
     return mcp__error_set(err, MCP_ENOMEM, "out of memory");
-  client_log(c, MCP_LOG_DEBUG, "%s: starting the server again for initialize",
-             server_label(c));
+  client_log(c, MCP_LOG_DEBUG, "%s: starting the server again for initialize", server_label(c));
   return start_transport(c, NULL, err);
 }
 
@@ -2212,8 +2210,7 @@ static mcp_status respawn(mcp_client *c, mcp_error *err) {
  * HTTP transport speaks the modern one: in mode auto they get initialize,
  * mode modern over HTTP is refused.
  */
-static mcp_status probe_era(mcp_client *c, mcp_era_mode mode, const char *version,
-                            mcp_error *err);
+static mcp_status probe_era(mcp_client *c, mcp_era_mode mode, const char *version, mcp_error *err);
 
 static mcp_status connect_era(mcp_client *c, mcp_error *err) {
   mcp_era_mode mode = (mcp_era_mode)c->opts->era_mode;
@@ -2224,7 +2221,8 @@ static mcp_status connect_era(mcp_client *c, mcp_error *err) {
   if (!stdio)
     return mcp__error_set(err, MCP_ECONFIG,
                           "protocol \"modern\" is not supported over HTTP yet (stdio only); "
-                          "use \"auto\" or \"legacy\" for %s", server_label(c));
+                          "use \"auto\" or \"legacy\" for %s",
+                          server_label(c));
   const char *version = pinned ? pinned : mcp__modern_versions[0];
   atomic_store(&c->probing, true); /* a probe's close is no connection loss */
   mcp_status st = probe_era(c, mode, version, err);
@@ -2233,8 +2231,7 @@ static mcp_status connect_era(mcp_client *c, mcp_error *err) {
 }
 
 /* connect_era() after its checks: the probe rounds and the verdict. */
-static mcp_status probe_era(mcp_client *c, mcp_era_mode mode, const char *version,
-                            mcp_error *err) {
+static mcp_status probe_era(mcp_client *c, mcp_era_mode mode, const char *version, mcp_error *err) {
   bool stdio = !c->opts->url;
   for (int round = 0; round < 2; round++) {
     char *text = NULL;
@@ -2264,13 +2261,15 @@ static mcp_status probe_era(mcp_client *c, mcp_era_mode mode, const char *versio
       return st;
     }
     if (verdict == MCP_ERA_IS_LEGACY && mode == MCP_ERA_AUTO) {
-      client_log(c, MCP_LOG_DEBUG, "%s answered server/discover as a legacy server (%s): "
-                 "using initialize", server_label(c),
-                 st == MCP_OK ? "no 2026-07-28 in supportedVersions"
-                              : perr.message ? perr.message : mcp_strerror(st));
+      client_log(c, MCP_LOG_DEBUG,
+                 "%s answered server/discover as a legacy server (%s): "
+                 "using initialize",
+                 server_label(c),
+                 st == MCP_OK   ? "no 2026-07-28 in supportedVersions"
+                 : perr.message ? perr.message
+                                : mcp_strerror(st));
       mcp_error_clear(&perr);
-      if ((st == MCP_ETIMEDOUT || st == MCP_ECLOSED) && (st = respawn(c, err)))
-        return st;
+      if ((st == MCP_ETIMEDOUT || st == MCP_ECLOSED) && (st = respawn(c, err))) return st;
       return initialize(c, mcp__protocol_versions[0], err);
     }
     mcp_status out = mcp__error_set(
@@ -2294,7 +2293,8 @@ static void free_now(mcp_client *c) {
   /* Closing wakes writers; closing the table ends every request (on_close
    * did already) and wakes every waiting caller and leader. */
   if (c->t) mcp__transport_close(c->t);
-  if (c->pending) mcp__pending_close(c->pending, MCP_ECLOSED, "client closed: mcp_client_free() was called");
+  if (c->pending)
+    mcp__pending_close(c->pending, MCP_ECLOSED, "client closed: mcp_client_free() was called");
   /* The callers still inside return now; wait until the last has left. */
   pthread_mutex_lock(&c->calls_mu);
   while (c->ncallers > 0) pthread_cond_wait(&c->calls_cv, &c->calls_mu);
@@ -2316,8 +2316,7 @@ static void free_now(mcp_client *c) {
 }
 
 mcp_status mcp__client_connect_ex(const mcp_client_options *o, mcp_workers *workers,
-                                  const mcp_client_hooks *hooks, mcp_client **out,
-                                  mcp_error *err) {
+                                  const mcp_client_hooks *hooks, mcp_client **out, mcp_error *err) {
   if (out) *out = NULL;
   if (!o || !out) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
   if (!o->argv && !o->url)

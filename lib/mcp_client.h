@@ -28,25 +28,25 @@ typedef struct mcp_capability_entry {
 } mcp_capability_entry;
 
 struct mcp_client_options {
-  char **argv;     /* NULL-terminated, owned; NULL until set_stdio */
-  char *url;       /* HTTP server; set_stdio and set_http exclude each other */
+  char **argv; /* NULL-terminated, owned; NULL until set_stdio */
+  char *url;   /* HTTP server; set_stdio and set_http exclude each other */
   mcp_http_transport http_kind;
   mcp_http_version http_version;
   int era_mode;           /* mcp_era_mode (mcp_era.h); 0: auto */
   const char *era_pinned; /* a revision (static, mcp_era.c), or NULL */
-  char **header_names; /* nheaders entries each, owned */
+  char **header_names;    /* nheaders entries each, owned */
   char **header_values;
   size_t nheaders;
   char *ca_file, *ca_dir, *client_cert, *client_key;
   bool insecure;
   bool no_http_listener; /* no standalone GET stream */
   char *cwd;
-  char **env;      /* "NAME=VALUE" or "NAME" (removal); owned */
+  char **env; /* "NAME=VALUE" or "NAME" (removal); owned */
   size_t nenv;
   int env_inherit; /* mcp_env_inherit; UNSET: ALL at connect */
   char *client_name;
   char *client_version;
-  int64_t timeout_ms;  /* default per-request timeout; 0: none */
+  int64_t timeout_ms; /* default per-request timeout; 0: none */
   size_t max_message;
   mcp_logger log;
   mcp_notification_fn notify_fn;
@@ -85,10 +85,8 @@ typedef struct mcp_client_hooks {
  * pool (|workers| may be NULL for a private one; the client takes a
  * reference) and manager hooks (may be NULL; copied).
  */
-mcp_status mcp__client_connect_ex(const mcp_client_options *o,
-                                  mcp_workers *workers,
-                                  const mcp_client_hooks *hooks,
-                                  mcp_client **out, mcp_error *err);
+mcp_status mcp__client_connect_ex(const mcp_client_options *o, mcp_workers *workers,
+                                  const mcp_client_hooks *hooks, mcp_client **out, mcp_error *err);
 
 /*
  * mcp__client_abort() ends every request in flight on |c| with MCP_ECLOSED

@@ -85,9 +85,8 @@ void mcp__config_diags_free(mcp_config_diag *diags, size_t n) {
  * Appends a diagnostic whose message is "<source>: server <q>: <text>",
  * leaving out the parts that are NULL.
  */
-void mcp__config_diag_add(mcp_diag_list *dl, mcp_log_level level,
-                          const char *source, const char *server,
-                          const char *field, const char *fmt, ...) {
+void mcp__config_diag_add(mcp_diag_list *dl, mcp_log_level level, const char *source,
+                          const char *server, const char *field, const char *fmt, ...) {
   mcp_config_diag d;
   char *text = NULL, *qs = NULL;
   memset(&d, 0, sizeof(d));
@@ -115,15 +114,12 @@ void mcp__config_diag_add(mcp_diag_list *dl, mcp_log_level level,
     qs = mcp__config_quote(server);
     if (!qs) goto oom;
   }
-  d.message = mcp__asprintf("%s%s%s%s%s%s", source ? source : "",
-                            source ? ": " : "", qs ? "server " : "",
-                            qs ? qs : "", qs ? ": " : "", text);
+  d.message = mcp__asprintf("%s%s%s%s%s%s", source ? source : "", source ? ": " : "",
+                            qs ? "server " : "", qs ? qs : "", qs ? ": " : "", text);
   d.source = source ? mcp__strdup(source) : NULL;
   d.server = server ? mcp__strdup(server) : NULL;
   d.field = field ? mcp__strdup(field) : NULL;
-  if (!d.message || (source && !d.source) || (server && !d.server) ||
-      (field && !d.field))
-    goto oom;
+  if (!d.message || (source && !d.source) || (server && !d.server) || (field && !d.field)) goto oom;
   dl->v[dl->n++] = d;
   mcp__free(text);
   mcp__free(qs);
@@ -141,9 +137,7 @@ static bool is_name_start(char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
 }
 
-static bool is_name_char(char c) {
-  return is_name_start(c) || (c >= '0' && c <= '9');
-}
+static bool is_name_char(char c) { return is_name_start(c) || (c >= '0' && c <= '9'); }
 
 /*
  * Finds the "}" that ends a default starting at |p| (inside ${VAR:-...}).
@@ -166,8 +160,8 @@ static ptrdiff_t default_end(const char *p, size_t n) {
 }
 
 /* Expands |n| bytes at |s| into |b|.  Returns MCP_OK or MCP_ENOMEM. */
-static int expand_into(mcp_buf *b, const char *s, size_t n,
-                       mcp_config_getenv_fn lookup, void *user, int depth) {
+static int expand_into(mcp_buf *b, const char *s, size_t n, mcp_config_getenv_fn lookup, void *user,
+                       int depth) {
   size_t i = 0;
   while (i < n) {
     const char *dollar = memchr(s + i, '$', n - i);
@@ -233,15 +227,13 @@ static int expand_into(mcp_buf *b, const char *s, size_t n,
   return MCP_OK;
 }
 
-mcp_status mcp__config_expand(const char *in, mcp_config_getenv_fn lookup,
-                              void *user, char **out) {
+mcp_status mcp__config_expand(const char *in, mcp_config_getenv_fn lookup, void *user, char **out) {
   if (!in || !out) return MCP_EINVAL;
   *out = NULL;
   if (!lookup) lookup = mcp__config_getenv_default;
   mcp_buf b;
   mcp__buf_init(&b);
-  if (mcp__buf_reserve(&b, strlen(in)) ||
-      expand_into(&b, in, strlen(in), lookup, user, 0)) {
+  if (mcp__buf_reserve(&b, strlen(in)) || expand_into(&b, in, strlen(in), lookup, user, 0)) {
     mcp__buf_free(&b);
     return MCP_ENOMEM;
   }
@@ -328,10 +320,8 @@ mcp_server_def *mcp__server_def_dup(const mcp_server_def *def) {
   d->env = d->headers = NULL;
   bool ok = dup_opt(&d->name, def->name) && dup_opt(&d->cwd, def->cwd) &&
             dup_opt(&d->url, def->url) && dup_opt(&d->ca_file, def->ca_file) &&
-            dup_opt(&d->ca_dir, def->ca_dir) &&
-            dup_opt(&d->client_cert, def->client_cert) &&
-            dup_opt(&d->client_key, def->client_key) &&
-            dup_opt(&d->source, def->source);
+            dup_opt(&d->ca_dir, def->ca_dir) && dup_opt(&d->client_cert, def->client_cert) &&
+            dup_opt(&d->client_key, def->client_key) && dup_opt(&d->source, def->source);
   if (ok && def->oauth) {
     mcp_config_oauth *o = def->oauth, *c = mcp__calloc(1, sizeof(*c));
     d->oauth = c;
@@ -369,9 +359,8 @@ bool mcp__config_name_is_valid(const char *name) {
   size_t n = 0;
   for (; name[n]; n++) {
     char c = name[n];
-    bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-              (c >= '0' && c <= '9') || c == '_' || c == '.' || c == ':' ||
-              c == '-';
+    bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '.' || c == ':' || c == '-';
     if (!ok || n >= MCP_CONFIG_NAME_MAX) return false;
   }
   return n >= 1;
@@ -402,9 +391,26 @@ static int env_inherit_value(const char *name) {
 /* ---- parsing one server entry ------------------------------------------- */
 
 enum field_id {
-  F_TYPE, F_COMMAND, F_ARGS, F_ENV, F_CWD, F_URL, F_HEADERS, F_TIMEOUT,
-  F_ENABLED, F_HTTP2, F_CAFILE, F_CADIR, F_CLIENTCERT, F_CLIENTKEY,
-  F_INSECURE, F_HTTPURL, F_SERVERURL, F_OAUTH, F_ENVINHERIT, F_COUNT
+  F_TYPE,
+  F_COMMAND,
+  F_ARGS,
+  F_ENV,
+  F_CWD,
+  F_URL,
+  F_HEADERS,
+  F_TIMEOUT,
+  F_ENABLED,
+  F_HTTP2,
+  F_CAFILE,
+  F_CADIR,
+  F_CLIENTCERT,
+  F_CLIENTKEY,
+  F_INSECURE,
+  F_HTTPURL,
+  F_SERVERURL,
+  F_OAUTH,
+  F_ENVINHERIT,
+  F_COUNT
 };
 
 /* Which transports a field belongs to. */
@@ -436,10 +442,9 @@ static const struct field_info {
     [F_ENVINHERIT] = {"envInherit", SCOPE_STDIO, false},
 };
 
-static int bad(mcp_parse_ctx *c, const char *server, const char *field,
-               const char *fmt, ...) MCP_PRINTF(4, 5);
-static int bad(mcp_parse_ctx *c, const char *server, const char *field,
-               const char *fmt, ...) {
+static int bad(mcp_parse_ctx *c, const char *server, const char *field, const char *fmt, ...)
+    MCP_PRINTF(4, 5);
+static int bad(mcp_parse_ctx *c, const char *server, const char *field, const char *fmt, ...) {
   char text[512];
   va_list ap;
   va_start(ap, fmt);
@@ -458,28 +463,28 @@ const char *mcp__config_plain_string(json_object *o) {
 }
 
 /* Expands string field |o| into *out; reports a non-string. */
-static int expand_field(mcp_parse_ctx *c, const char *server, const char *field,
-                        json_object *o, char **out) {
+static int expand_field(mcp_parse_ctx *c, const char *server, const char *field, json_object *o,
+                        char **out) {
   const char *s = mcp__config_plain_string(o);
   if (!s)
-    return bad(c, server, field, "field \"%s\" must be a string without NUL "
-               "bytes", field);
-  if (mcp__config_expand(s, c->lookup, c->user, out) != MCP_OK)
-    return CHECK_OOM;
+    return bad(c, server, field,
+               "field \"%s\" must be a string without NUL "
+               "bytes",
+               field);
+  if (mcp__config_expand(s, c->lookup, c->user, out) != MCP_OK) return CHECK_OOM;
   return CHECK_OK;
 }
 
 static bool is_tchar(char ch) {
-  return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
-         (ch >= '0' && ch <= '9') || (ch && strchr("!#$%&'*+-.^_`|~", ch));
+  return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+         (ch && strchr("!#$%&'*+-.^_`|~", ch));
 }
 
 /* Headers the transport sets itself (mcp_client_options_add_header). */
 static bool header_reserved(const char *name) {
   static const char *const owned[] = {
-      "content-type",   "accept",          "host",
-      "content-length", "mcp-session-id",  "mcp-protocol-version",
-      "last-event-id",
+      "content-type",         "accept",        "host", "content-length", "mcp-session-id",
+      "mcp-protocol-version", "last-event-id",
   };
   for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++)
     if (strcasecmp(name, owned[i]) == 0) return true;
@@ -492,12 +497,10 @@ static bool header_reserved(const char *name) {
  * hold CR or LF (except `!command` values, whose output is checked when it
  * is resolved).
  */
-static int read_map(mcp_parse_ctx *c, const char *server, const char *field,
-                    json_object *o, bool headers, mcp_config_kv **kv,
-                    size_t *n) {
+static int read_map(mcp_parse_ctx *c, const char *server, const char *field, json_object *o,
+                    bool headers, mcp_config_kv **kv, size_t *n) {
   if (!json_object_is_type(o, json_type_object))
-    return bad(c, server, field, "field \"%s\" must be an object of strings",
-               field);
+    return bad(c, server, field, "field \"%s\" must be an object of strings", field);
   size_t cap = (size_t)json_object_object_length(o);
   *kv = mcp__calloc(cap ? cap : 1, sizeof(**kv));
   if (!*kv) return CHECK_OOM;
@@ -508,8 +511,10 @@ static int read_map(mcp_parse_ctx *c, const char *server, const char *field,
     }
     if (headers && header_reserved(key)) {
       char *q = mcp__config_quote(key);
-      int r = q ? bad(c, server, field, "field \"%s\": %s is set by the "
-                      "transport", field, q)
+      int r = q ? bad(c, server, field,
+                      "field \"%s\": %s is set by the "
+                      "transport",
+                      field, q)
                 : CHECK_OOM;
       mcp__free(q);
       return r;
@@ -518,9 +523,7 @@ static int read_map(mcp_parse_ctx *c, const char *server, const char *field,
       bool ok = headers ? is_tchar(*p) : *p != '=';
       if (!ok) {
         char *q = mcp__config_quote(key);
-        int r = q ? bad(c, server, field, "field \"%s\": invalid name %s",
-                        field, q)
-                  : CHECK_OOM;
+        int r = q ? bad(c, server, field, "field \"%s\": invalid name %s", field, q) : CHECK_OOM;
         mcp__free(q);
         return r;
       }
@@ -528,8 +531,10 @@ static int read_map(mcp_parse_ctx *c, const char *server, const char *field,
     const char *s = mcp__config_plain_string(val);
     if (!s) {
       char *q = mcp__config_quote(key);
-      int r = q ? bad(c, server, field, "field \"%s\": value of %s must be a "
-                      "string without NUL bytes", field, q)
+      int r = q ? bad(c, server, field,
+                      "field \"%s\": value of %s must be a "
+                      "string without NUL bytes",
+                      field, q)
                 : CHECK_OOM;
       mcp__free(q);
       return r;
@@ -545,8 +550,10 @@ static int read_map(mcp_parse_ctx *c, const char *server, const char *field,
     bool secret = e->value[0] == '!' && c->dialect == MCP_CONFIG_NATIVE;
     if (headers && !secret && strpbrk(e->value, "\r\n")) {
       char *q = mcp__config_quote(key);
-      int r = q ? bad(c, server, field, "field \"%s\": value of %s contains "
-                      "CR or LF", field, q)
+      int r = q ? bad(c, server, field,
+                      "field \"%s\": value of %s contains "
+                      "CR or LF",
+                      field, q)
                 : CHECK_OOM;
       mcp__free(q);
       return r;
@@ -556,8 +563,7 @@ static int read_map(mcp_parse_ctx *c, const char *server, const char *field,
 }
 
 static bool url_scheme_ok(const char *u) {
-  return strncasecmp(u, "http://", 7) == 0 ||
-         strncasecmp(u, "https://", 8) == 0;
+  return strncasecmp(u, "http://", 7) == 0 || strncasecmp(u, "https://", 8) == 0;
 }
 
 /* Reads a server's "oauth" object into d->oauth. */
@@ -592,7 +598,8 @@ static int read_oauth(mcp_parse_ctx *c, const char *name, json_object *o, mcp_se
       const char *g = mcp__config_plain_string(val);
       if (g && strcmp(g, "client_credentials") == 0) a->client_credentials = true;
       else if (!g || strcmp(g, "authorization_code") != 0)
-        return bad(c, name, "oauth.grant", "field \"oauth.grant\" must be "
+        return bad(c, name, "oauth.grant",
+                   "field \"oauth.grant\" must be "
                    "\"authorization_code\" or \"client_credentials\"");
     } else {
       char *q = mcp__config_quote(key);
@@ -609,75 +616,75 @@ static int read_oauth(mcp_parse_ctx *c, const char *name, json_object *o, mcp_se
 }
 
 /* Reads the non-type fields of |f| into |d|.  The type is already known. */
-static int read_fields(mcp_parse_ctx *c, const char *name, json_object **f,
-                       mcp_server_def *d) {
+static int read_fields(mcp_parse_ctx *c, const char *name, json_object **f, mcp_server_def *d) {
   int r;
   bool stdio = d->type == MCP_SERVER_STDIO;
   if (stdio) {
     if (!f[F_COMMAND])
-      return bad(c, name, "command", "field \"command\" is required for a "
+      return bad(c, name, "command",
+                 "field \"command\" is required for a "
                  "stdio server");
     const char *cmd = mcp__config_plain_string(f[F_COMMAND]);
     if (!cmd || !*cmd)
-      return bad(c, name, "command", "field \"command\" must be a non-empty "
+      return bad(c, name, "command",
+                 "field \"command\" must be a non-empty "
                  "string");
     size_t nargs = 0;
     if (f[F_ARGS]) {
       if (!json_object_is_type(f[F_ARGS], json_type_array))
-        return bad(c, name, "args", "field \"args\" must be an array of "
+        return bad(c, name, "args",
+                   "field \"args\" must be an array of "
                    "strings");
       nargs = json_object_array_length(f[F_ARGS]);
     }
     d->argv = mcp__calloc(nargs + 2, sizeof(char *));
     if (!d->argv) return CHECK_OOM;
-    if ((r = expand_field(c, name, "command", f[F_COMMAND], &d->argv[0])))
-      return r;
+    if ((r = expand_field(c, name, "command", f[F_COMMAND], &d->argv[0]))) return r;
     d->argc = 1;
     for (size_t i = 0; i < nargs; i++) {
       json_object *a = json_object_array_get_idx(f[F_ARGS], i);
       if (!mcp__config_plain_string(a))
-        return bad(c, name, "args", "field \"args\": element %zu must be a "
-                   "string without NUL bytes", i);
+        return bad(c, name, "args",
+                   "field \"args\": element %zu must be a "
+                   "string without NUL bytes",
+                   i);
       if ((r = expand_field(c, name, "args", a, &d->argv[d->argc]))) return r;
       d->argc++;
     }
-    if (f[F_ENV] &&
-        (r = read_map(c, name, "env", f[F_ENV], false, &d->env, &d->nenv)))
-      return r;
-    if (f[F_CWD] && (r = expand_field(c, name, "cwd", f[F_CWD], &d->cwd)))
-      return r;
+    if (f[F_ENV] && (r = read_map(c, name, "env", f[F_ENV], false, &d->env, &d->nenv))) return r;
+    if (f[F_CWD] && (r = expand_field(c, name, "cwd", f[F_CWD], &d->cwd))) return r;
     if (f[F_ENVINHERIT]) {
       const char *m = mcp__config_plain_string(f[F_ENVINHERIT]);
       d->env_inherit = env_inherit_value(m);
       if (!d->env_inherit)
-        return bad(c, name, "envInherit", "field \"envInherit\" must be \"all\", "
+        return bad(c, name, "envInherit",
+                   "field \"envInherit\" must be \"all\", "
                    "\"default\" or \"none\"");
     }
   } else {
-    json_object *u = f[F_URL] ? f[F_URL]
-                     : f[F_HTTPURL] ? f[F_HTTPURL] : f[F_SERVERURL];
-    const char *ukey = f[F_URL] ? "url" : f[F_HTTPURL] ? "httpUrl"
-                                                       : "serverUrl";
+    json_object *u = f[F_URL] ? f[F_URL] : f[F_HTTPURL] ? f[F_HTTPURL] : f[F_SERVERURL];
+    const char *ukey = f[F_URL] ? "url" : f[F_HTTPURL] ? "httpUrl" : "serverUrl";
     if (!u)
       return bad(c, name, "url", "field \"url\" is required for an %s server",
                  mcp__config_type_name(d->type));
     if ((r = expand_field(c, name, ukey, u, &d->url))) return r;
     if (!url_scheme_ok(d->url))
-      return bad(c, name, ukey, "field \"%s\" must be an http:// or https:// "
-                 "URL", ukey);
-    if (f[F_HEADERS] && (r = read_map(c, name, "headers", f[F_HEADERS], true,
-                                      &d->headers, &d->nheaders)))
+      return bad(c, name, ukey,
+                 "field \"%s\" must be an http:// or https:// "
+                 "URL",
+                 ukey);
+    if (f[F_HEADERS] &&
+        (r = read_map(c, name, "headers", f[F_HEADERS], true, &d->headers, &d->nheaders)))
       return r;
     if (f[F_HTTP2]) {
       const char *m = mcp__config_plain_string(f[F_HTTP2]);
-      if (m && strcmp(m, "auto") == 0)
-        d->http2 = MCP_HTTP_VERSION_AUTO;
-      else if (m && strcmp(m, "off") == 0)
-        d->http2 = MCP_HTTP_VERSION_1_1;
+      if (m && strcmp(m, "auto") == 0) d->http2 = MCP_HTTP_VERSION_AUTO;
+      else if (m && strcmp(m, "off") == 0) d->http2 = MCP_HTTP_VERSION_1_1;
       else if (m && strcmp(m, "prior-knowledge") == 0)
         d->http2 = MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE;
       else
-        return bad(c, name, "http2", "field \"http2\" must be \"auto\", "
+        return bad(c, name, "http2",
+                   "field \"http2\" must be \"auto\", "
                    "\"prior-knowledge\" or \"off\"");
     }
     static const struct {
@@ -693,18 +700,19 @@ static int read_fields(mcp_parse_ctx *c, const char *name, json_object **f,
       json_object *p = f[paths[i].id];
       if (!p) continue;
       char **slot = (char **)((char *)d + paths[i].off);
-      if ((r = expand_field(c, name, field_table[paths[i].id].key, p, slot)))
-        return r;
+      if ((r = expand_field(c, name, field_table[paths[i].id].key, p, slot))) return r;
     }
     if (!d->client_cert != !d->client_key) {
       const char *missing = d->client_cert ? "clientKey" : "clientCert";
-      return bad(c, name, missing, "field \"%s\" is required with \"%s\" "
-                 "(they may name the same PEM file)", missing,
-                 d->client_cert ? "clientCert" : "clientKey");
+      return bad(c, name, missing,
+                 "field \"%s\" is required with \"%s\" "
+                 "(they may name the same PEM file)",
+                 missing, d->client_cert ? "clientCert" : "clientKey");
     }
     if (f[F_INSECURE]) {
       if (!json_object_is_type(f[F_INSECURE], json_type_boolean))
-        return bad(c, name, "insecure", "field \"insecure\" must be a "
+        return bad(c, name, "insecure",
+                   "field \"insecure\" must be a "
                    "boolean");
       d->insecure = json_object_get_boolean(f[F_INSECURE]);
     }
@@ -713,7 +721,8 @@ static int read_fields(mcp_parse_ctx *c, const char *name, json_object **f,
   if (f[F_TIMEOUT]) {
     if (!json_object_is_type(f[F_TIMEOUT], json_type_int) ||
         json_object_get_int64(f[F_TIMEOUT]) < 0)
-      return bad(c, name, "timeout", "field \"timeout\" must be a "
+      return bad(c, name, "timeout",
+                 "field \"timeout\" must be a "
                  "non-negative integer (ms)");
     d->timeout_ms = json_object_get_int64(f[F_TIMEOUT]);
   }
@@ -741,9 +750,7 @@ static int parse_server(mcp_parse_ctx *c, const char *name, json_object *obj,
   json_object_object_foreach(obj, key, val) {
     int id = -1;
     for (int i = 0; i < F_COUNT; i++)
-      if (strcmp(key, field_table[i].key) == 0 &&
-          !(native && field_table[i].foreign_only))
-        id = i;
+      if (strcmp(key, field_table[i].key) == 0 && !(native && field_table[i].foreign_only)) id = i;
     if (id >= 0) {
       f[id] = val;
     } else if (native) {
@@ -776,13 +783,15 @@ static int parse_server(mcp_parse_ctx *c, const char *name, json_object *obj,
       d->type = MCP_SERVER_HTTP;
     } else if (t && strcmp(t, "sse") == 0) {
       d->type = MCP_SERVER_SSE;
-    } else if (t && !native && (strcmp(t, "streamable-http") == 0 ||
-                                strcmp(t, "streamableHttp") == 0)) {
+    } else if (t && !native &&
+               (strcmp(t, "streamable-http") == 0 || strcmp(t, "streamableHttp") == 0)) {
       d->type = MCP_SERVER_HTTP;
     } else {
       char *q = t ? mcp__config_quote(t) : NULL;
-      r = (q || !t) ? bad(c, name, "type", "unknown type %s (use \"stdio\", "
-                          "\"http\" or \"sse\")", q ? q : "(not a string)")
+      r = (q || !t) ? bad(c, name, "type",
+                          "unknown type %s (use \"stdio\", "
+                          "\"http\" or \"sse\")",
+                          q ? q : "(not a string)")
                     : CHECK_OOM;
       mcp__free(q);
       goto fail;
@@ -795,7 +804,8 @@ static int parse_server(mcp_parse_ctx *c, const char *name, json_object *obj,
   }
 
   if (has_cmd && has_url && (native || !f[F_TYPE])) {
-    r = bad(c, name, "url", "has both \"command\" and \"url\"; a server is "
+    r = bad(c, name, "url",
+            "has both \"command\" and \"url\"; a server is "
             "either stdio or http/sse");
     goto fail;
   }
@@ -803,8 +813,10 @@ static int parse_server(mcp_parse_ctx *c, const char *name, json_object *obj,
     int other = d->type == MCP_SERVER_STDIO ? SCOPE_HTTP : SCOPE_STDIO;
     for (int i = 0; i < F_COUNT; i++) {
       if (f[i] && field_table[i].scope == other) {
-        r = bad(c, name, field_table[i].key, "field \"%s\" does not apply to "
-                "%s servers", field_table[i].key, mcp__config_type_name(d->type));
+        r = bad(c, name, field_table[i].key,
+                "field \"%s\" does not apply to "
+                "%s servers",
+                field_table[i].key, mcp__config_type_name(d->type));
         goto fail;
       }
     }
@@ -836,8 +848,7 @@ void mcp__config_file_result_clear(mcp_file_result *fr) {
 }
 
 /* Adds one server entry to |fr|; CHECK_OOM when out of memory. */
-static int file_add_entry(mcp_file_result *fr, const char *name,
-                          mcp_server_def *def) {
+static int file_add_entry(mcp_file_result *fr, const char *name, mcp_server_def *def) {
   mcp_file_entry *e = &fr->v[fr->n];
   e->name = mcp__strdup(name);
   if (!e->name) {
@@ -853,15 +864,16 @@ static int file_add_entry(mcp_file_result *fr, const char *name,
  * Collects the servers of |map| (the object under "mcpServers" or
  * "servers") into |fr|.  Returns CHECK_OK or CHECK_OOM.
  */
-int mcp__config_collect_servers(mcp_parse_ctx *c, json_object *map,
-                                mcp_file_result *fr) {
+int mcp__config_collect_servers(mcp_parse_ctx *c, json_object *map, mcp_file_result *fr) {
   size_t cap = (size_t)json_object_object_length(map);
   fr->v = mcp__calloc(cap ? cap : 1, sizeof(mcp_file_entry));
   if (!fr->v) return CHECK_OOM;
   json_object_object_foreach(map, name, val) {
     if (!mcp__config_name_is_valid(name)) {
-      if (bad(c, name, NULL, "invalid server name (use 1 to %d of A-Z a-z "
-              "0-9 _ . : -)", MCP_CONFIG_NAME_MAX) == CHECK_OOM)
+      if (bad(c, name, NULL,
+              "invalid server name (use 1 to %d of A-Z a-z "
+              "0-9 _ . : -)",
+              MCP_CONFIG_NAME_MAX) == CHECK_OOM)
         return CHECK_OOM;
       continue;
     }
@@ -887,7 +899,8 @@ static int collect_disabled(mcp_parse_ctx *c, json_object *arr, mcp_file_result 
     if (!s || !mcp__config_name_is_valid(s)) {
       mcp__config_diag_add(c->diags, MCP_LOG_WARN, c->source, NULL, "disabledServers",
                            "field \"disabledServers\": element %zu is not a server name; "
-                           "ignored", i);
+                           "ignored",
+                           i);
       if (c->diags->oom) return CHECK_OOM;
       continue;
     }
@@ -906,8 +919,7 @@ const char *mcp__config_servers_key(mcp_config_dialect d) {
  * Reads the server map and disabledServers of |root| into |fr|.  A wrong
  * shape gives one warning and leaves |fr| empty.  CHECK_OK or CHECK_OOM.
  */
-int mcp__config_collect_root(mcp_parse_ctx *c, json_object *root,
-                             mcp_file_result *fr) {
+int mcp__config_collect_root(mcp_parse_ctx *c, json_object *root, mcp_file_result *fr) {
   if (!json_object_is_type(root, json_type_object)) {
     mcp__config_diag_add(c->diags, MCP_LOG_WARN, c->source, NULL, NULL,
                          "not a JSON object; file ignored");
@@ -915,8 +927,7 @@ int mcp__config_collect_root(mcp_parse_ctx *c, json_object *root,
   }
   const char *key = mcp__config_servers_key(c->dialect);
   json_object *map = NULL;
-  if (json_object_object_get_ex(root, key, &map) &&
-      !json_object_is_type(map, json_type_object)) {
+  if (json_object_object_get_ex(root, key, &map) && !json_object_is_type(map, json_type_object)) {
     mcp__config_diag_add(c->diags, MCP_LOG_WARN, c->source, NULL, key,
                          "field \"%s\" must be an object; file ignored", key);
     return c->diags->oom ? CHECK_OOM : CHECK_OK;
@@ -929,11 +940,9 @@ int mcp__config_collect_root(mcp_parse_ctx *c, json_object *root,
   return r;
 }
 
-int mcp__config_parse_root(mcp_parse_ctx *c, const char *text, size_t len,
-                           json_object **root) {
+int mcp__config_parse_root(mcp_parse_ctx *c, const char *text, size_t len, json_object **root) {
   char why[160];
-  *root = mcp__json_parse_document(text, len, MCP_CONFIG_JSON_DEPTH, "", why,
-                                   sizeof(why));
+  *root = mcp__json_parse_document(text, len, MCP_CONFIG_JSON_DEPTH, "", why, sizeof(why));
   if (!*root) {
     mcp__config_diag_add(c->diags, MCP_LOG_WARN, c->source, NULL, NULL,
                          "invalid JSON (%s); file ignored", why);
@@ -947,13 +956,10 @@ int mcp__config_read_error(mcp_parse_ctx *c, const char *path, int e) {
   char eb[128];
   if (e == EFBIG)
     mcp__config_diag_add(c->diags, MCP_LOG_WARN, path, NULL, NULL,
-                         "larger than %u bytes; file ignored",
-                         MCP_CONFIG_FILE_MAX);
+                         "larger than %u bytes; file ignored", MCP_CONFIG_FILE_MAX);
   else
-    mcp__config_diag_add(c->diags, MCP_LOG_WARN, path, NULL, NULL,
-                         "cannot read: %s",
-                         e == ENODEV ? "not a regular file"
-                                     : mcp__errno_text(e, eb, sizeof(eb)));
+    mcp__config_diag_add(c->diags, MCP_LOG_WARN, path, NULL, NULL, "cannot read: %s",
+                         e == ENODEV ? "not a regular file" : mcp__errno_text(e, eb, sizeof(eb)));
   return c->diags->oom ? CHECK_OOM : CHECK_BAD;
 }
 
@@ -962,8 +968,8 @@ int mcp__config_read_error(mcp_parse_ctx *c, const char *path, int e) {
  * the file is missing and |quiet_missing|), CHECK_BAD after a warning, or
  * CHECK_OOM.
  */
-int mcp__config_load_root(mcp_parse_ctx *c, const char *path,
-                          bool quiet_missing, json_object **root) {
+int mcp__config_load_root(mcp_parse_ctx *c, const char *path, bool quiet_missing,
+                          json_object **root) {
   char *data = NULL;
   size_t len = 0;
   *root = NULL;
@@ -999,14 +1005,13 @@ int mcp__config_cmp_def(const void *a, const void *b) {
   return strcmp(x->name, y->name);
 }
 
-const mcp_server_def *mcp__config_find(const mcp_config_set *set,
-                                       const char *name) {
+const mcp_server_def *mcp__config_find(const mcp_config_set *set, const char *name) {
   if (!set || !name || !set->ndefs) return NULL;
   mcp_server_def key;
   const mcp_server_def *kp = &key;
   key.name = (char *)name;
-  mcp_server_def *const *hit =
-      bsearch(&kp, set->defs, set->ndefs, sizeof(*set->defs), mcp__config_cmp_def);
+  mcp_server_def *const *hit = bsearch(&kp, set->defs, set->ndefs, sizeof(*set->defs),
+                                       mcp__config_cmp_def);
   return hit ? *hit : NULL;
 }
 
@@ -1016,10 +1021,8 @@ void mcp__config_sort_unique(char **v, size_t *n) {
   qsort(v, *n, sizeof(char *), mcp__config_cmp_str);
   size_t w = 1;
   for (size_t r = 1; r < *n; r++) {
-    if (strcmp(v[r], v[w - 1]) == 0)
-      mcp__free(v[r]);
-    else
-      v[w++] = v[r];
+    if (strcmp(v[r], v[w - 1]) == 0) mcp__free(v[r]);
+    else v[w++] = v[r];
   }
   *n = w;
 }
@@ -1032,8 +1035,8 @@ void mcp__config_take_diags(mcp_config_set *set, mcp_diag_list *dl) {
   dl->n = dl->cap = 0;
 }
 
-static mcp_status parse_common(mcp_parse_ctx *c, const char *text, size_t len,
-                               const char *path, mcp_config_set **out) {
+static mcp_status parse_common(mcp_parse_ctx *c, const char *text, size_t len, const char *path,
+                               mcp_config_set **out) {
   mcp_status st = MCP_ENOMEM;
   mcp_file_result fr;
   json_object *root = NULL;
@@ -1041,10 +1044,8 @@ static mcp_status parse_common(mcp_parse_ctx *c, const char *text, size_t len,
   mcp_config_set *set = mcp__calloc(1, sizeof(*set));
   if (!set) goto out;
   int r;
-  if (path)
-    r = mcp__config_load_root(c, path, false, &root);
-  else
-    r = mcp__config_parse_root(c, text, len, &root);
+  if (path) r = mcp__config_load_root(c, path, false, &root);
+  else r = mcp__config_parse_root(c, text, len, &root);
   if (r == CHECK_OOM) goto out;
   if (root) {
     if (path) {
@@ -1080,8 +1081,8 @@ out:
   return st;
 }
 
-void mcp__config_ctx_init(mcp_parse_ctx *c, mcp_diag_list *dl,
-                          const char *source, const mcp_config_parse_opts *o) {
+void mcp__config_ctx_init(mcp_parse_ctx *c, mcp_diag_list *dl, const char *source,
+                          const mcp_config_parse_opts *o) {
   memset(c, 0, sizeof(*c));
   c->source = source ? source : "<config>";
   c->dialect = o ? o->dialect : MCP_CONFIG_NATIVE;
@@ -1090,10 +1091,8 @@ void mcp__config_ctx_init(mcp_parse_ctx *c, mcp_diag_list *dl,
   c->diags = dl;
 }
 
-mcp_status mcp__config_parse_text(const char *text, size_t len,
-                                  const char *source,
-                                  const mcp_config_parse_opts *o,
-                                  mcp_config_set **out) {
+mcp_status mcp__config_parse_text(const char *text, size_t len, const char *source,
+                                  const mcp_config_parse_opts *o, mcp_config_set **out) {
   if (!out) return MCP_EINVAL;
   *out = NULL;
   if (!text) return MCP_EINVAL;
@@ -1106,8 +1105,7 @@ mcp_status mcp__config_parse_text(const char *text, size_t len,
   return st;
 }
 
-mcp_status mcp__config_parse_file(const char *path,
-                                  const mcp_config_parse_opts *o,
+mcp_status mcp__config_parse_file(const char *path, const mcp_config_parse_opts *o,
                                   mcp_config_set **out) {
   if (!out) return MCP_EINVAL;
   *out = NULL;
@@ -1120,4 +1118,3 @@ mcp_status mcp__config_parse_file(const char *path,
   mcp__config_diags_free(dl.v, dl.n);
   return st;
 }
-

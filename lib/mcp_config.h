@@ -115,9 +115,9 @@ typedef struct mcp_config_kv {
 typedef struct mcp_server_def {
   char *name;
   mcp_server_type type;
-  bool enabled;  /* false: hidden ("enabled": false) */
-  bool foreign;  /* from another client's file: `!` values stay literal */
-  bool project;  /* from a project-level file the user trusted (discovery);
+  bool enabled; /* false: hidden ("enabled": false) */
+  bool foreign; /* from another client's file: `!` values stay literal */
+  bool project; /* from a project-level file the user trusted (discovery);
                     stdio servers then default to envInherit "default" */
   /* stdio: argv[0] is "command", then "args"; NULL-terminated.  NULL for
    * http and sse. */
@@ -125,9 +125,9 @@ typedef struct mcp_server_def {
   size_t argc;
   mcp_config_kv *env; /* stdio; file order */
   size_t nenv;
-  char *cwd;          /* stdio; NULL: the host's */
-  int env_inherit;    /* stdio: "envInherit" as mcp_env_inherit; 0: absent */
-  char *url;          /* http and sse; NULL for stdio */
+  char *cwd;              /* stdio; NULL: the host's */
+  int env_inherit;        /* stdio: "envInherit" as mcp_env_inherit; 0: absent */
+  char *url;              /* http and sse; NULL for stdio */
   mcp_config_kv *headers; /* http and sse; file order */
   size_t nheaders;
   mcp_http_version http2;
@@ -137,7 +137,7 @@ typedef struct mcp_server_def {
   char *client_key;
   bool insecure;
   mcp_config_oauth *oauth; /* http and sse: "oauth", or NULL */
-  int64_t timeout_ms; /* ms; 0: none; -1: not given (the host's default) */
+  int64_t timeout_ms;      /* ms; 0: none; -1: not given (the host's default) */
   /* Where the definition came from: a file path, for ~/.claude.json's
    * per-project entries followed by " (project <dir>)". */
   char *source;
@@ -156,7 +156,7 @@ typedef struct mcp_config_diag {
   char *server;
   char *field;
   char *message;
-  bool hidden;         /* a note that |server| is left out: disabled */
+  bool hidden; /* a note that |server| is left out: disabled */
 } mcp_config_diag;
 
 /*
@@ -191,10 +191,10 @@ typedef const char *(*mcp_config_getenv_fn)(void *user, const char *name);
 
 /* Which client wrote a file, and so how strictly it is read. */
 typedef enum mcp_config_dialect {
-  MCP_CONFIG_NATIVE = 0, /* mcpconn's own: "mcpServers", strict */
+  MCP_CONFIG_NATIVE = 0,  /* mcpconn's own: "mcpServers", strict */
   MCP_CONFIG_FOREIGN = 1, /* Claude Code, Cursor, Windsurf: "mcpServers" */
-  MCP_CONFIG_VSCODE = 2, /* VS Code: "servers" */
-  MCP_CONFIG_GEMINI = 3  /* Gemini CLI: "mcpServers", "url" means sse */
+  MCP_CONFIG_VSCODE = 2,  /* VS Code: "servers" */
+  MCP_CONFIG_GEMINI = 3   /* Gemini CLI: "mcpServers", "url" means sse */
 } mcp_config_dialect;
 
 typedef struct mcp_config_parse_opts {
@@ -221,8 +221,7 @@ typedef struct mcp_config_parse_opts {
  *   mcp__free().  Threads: any, concurrently (if |lookup| allows).
  * Returns: MCP_OK, MCP_EINVAL (NULL in/out), MCP_ENOMEM.
  */
-mcp_status mcp__config_expand(const char *in, mcp_config_getenv_fn lookup,
-                              void *user, char **out);
+mcp_status mcp__config_expand(const char *in, mcp_config_getenv_fn lookup, void *user, char **out);
 
 /*
  * mcp__config_parse_text() parses one config file's text.  Entries are
@@ -236,10 +235,8 @@ mcp_status mcp__config_expand(const char *in, mcp_config_getenv_fn lookup,
  * Threads: any, concurrently.
  * Returns: MCP_OK, MCP_EINVAL (NULL text or out), MCP_ENOMEM.
  */
-mcp_status mcp__config_parse_text(const char *text, size_t len,
-                                  const char *source,
-                                  const mcp_config_parse_opts *o,
-                                  mcp_config_set **out);
+mcp_status mcp__config_parse_text(const char *text, size_t len, const char *source,
+                                  const mcp_config_parse_opts *o, mcp_config_set **out);
 
 /*
  * mcp__config_parse_file() reads |path| (at most MCP_CONFIG_FILE_MAX bytes)
@@ -247,8 +244,7 @@ mcp_status mcp__config_parse_text(const char *text, size_t len,
  * or unreadable gives MCP_OK with an empty set and one warning.
  * Ownership, threads and returns as mcp__config_parse_text().
  */
-mcp_status mcp__config_parse_file(const char *path,
-                                  const mcp_config_parse_opts *o,
+mcp_status mcp__config_parse_file(const char *path, const mcp_config_parse_opts *o,
                                   mcp_config_set **out);
 
 /*
@@ -261,8 +257,7 @@ void mcp__config_free(mcp_config_set *set);
  * mcp__config_find() returns the definition named |name|, or NULL.
  * Ownership: borrowed from |set|.  Threads: any, concurrently.
  */
-const mcp_server_def *mcp__config_find(const mcp_config_set *set,
-                                       const char *name);
+const mcp_server_def *mcp__config_find(const mcp_config_set *set, const char *name);
 
 /*
  * mcp__config_name_is_valid() tells whether |name| may name a server

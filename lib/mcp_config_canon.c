@@ -32,11 +32,26 @@ static int put_json_string(mcp_buf *b, const char *s, size_t n) {
     char esc[6];
     size_t el = 0;
     switch (c) {
-    case '"': memcpy(esc, "\\\"", 2); el = 2; break;
-    case '\\': memcpy(esc, "\\\\", 2); el = 2; break;
-    case '\n': memcpy(esc, "\\n", 2); el = 2; break;
-    case '\r': memcpy(esc, "\\r", 2); el = 2; break;
-    case '\t': memcpy(esc, "\\t", 2); el = 2; break;
+    case '"':
+      memcpy(esc, "\\\"", 2);
+      el = 2;
+      break;
+    case '\\':
+      memcpy(esc, "\\\\", 2);
+      el = 2;
+      break;
+    case '\n':
+      memcpy(esc, "\\n", 2);
+      el = 2;
+      break;
+    case '\r':
+      memcpy(esc, "\\r", 2);
+      el = 2;
+      break;
+    case '\t':
+      memcpy(esc, "\\t", 2);
+      el = 2;
+      break;
     default:
       if (c < 0x20) {
         esc[0] = '\\';
@@ -58,8 +73,7 @@ static int put_json_string(mcp_buf *b, const char *s, size_t n) {
 static int stable_stringify(mcp_buf *b, json_object *o) {
   char num[32];
   switch (json_object_get_type(o)) {
-  case json_type_null:
-    return mcp__buf_append(b, "null", 4);
+  case json_type_null: return mcp__buf_append(b, "null", 4);
   case json_type_boolean:
     return json_object_get_boolean(o) ? mcp__buf_append(b, "true", 4)
                                       : mcp__buf_append(b, "false", 5);
@@ -71,15 +85,13 @@ static int stable_stringify(mcp_buf *b, json_object *o) {
     return mcp__buf_append(b, t, strlen(t));
   }
   case json_type_string:
-    return put_json_string(b, json_object_get_string(o),
-                           (size_t)json_object_get_string_len(o));
+    return put_json_string(b, json_object_get_string(o), (size_t)json_object_get_string_len(o));
   case json_type_array: {
     size_t n = json_object_array_length(o);
     if (mcp__buf_append(b, "[", 1)) return MCP_ENOMEM;
     for (size_t i = 0; i < n; i++) {
       if (i && mcp__buf_append(b, ",", 1)) return MCP_ENOMEM;
-      if (stable_stringify(b, json_object_array_get_idx(o, i)))
-        return MCP_ENOMEM;
+      if (stable_stringify(b, json_object_array_get_idx(o, i))) return MCP_ENOMEM;
     }
     return mcp__buf_append(b, "]", 1);
   }
@@ -97,8 +109,7 @@ static int stable_stringify(mcp_buf *b, json_object *o) {
       if (i) rc = mcp__buf_append(b, ",", 1);
       if (rc == MCP_OK) rc = put_json_string(b, keys[i], strlen(keys[i]));
       if (rc == MCP_OK) rc = mcp__buf_append(b, ":", 1);
-      if (rc == MCP_OK)
-        rc = stable_stringify(b, json_object_object_get(o, keys[i]));
+      if (rc == MCP_OK) rc = stable_stringify(b, json_object_object_get(o, keys[i]));
     }
     if (rc == MCP_OK) rc = mcp__buf_append(b, "}", 1);
     mcp__free(keys);
@@ -108,7 +119,6 @@ static int stable_stringify(mcp_buf *b, json_object *o) {
   return MCP_OK;
 }
 
-
 static const char *http2_name(mcp_http_version m) {
   switch (m) {
   case MCP_HTTP_VERSION_1_1: return "off";
@@ -117,7 +127,6 @@ static const char *http2_name(mcp_http_version m) {
   }
   return "auto";
 }
-
 
 /* Adds |key|: |val| to |o|; false (|val| released) when out of memory. */
 static bool obj_add(json_object *o, const char *key, json_object *val) {
@@ -169,28 +178,19 @@ mcp_status mcp__config_canonical_json(const mcp_server_def *def, char **out) {
       }
     }
   }
-  if (def->nenv && !obj_add(o, "env", kv_object(def->env, def->nenv)))
-    goto out;
-  if (!obj_add_str(o, "envInherit",
-                   mcp__config_env_inherit_name(def->env_inherit)))
-    goto out;
-  if (def->nheaders &&
-      !obj_add(o, "headers", kv_object(def->headers, def->nheaders)))
-    goto out;
+  if (def->nenv && !obj_add(o, "env", kv_object(def->env, def->nenv))) goto out;
+  if (!obj_add_str(o, "envInherit", mcp__config_env_inherit_name(def->env_inherit))) goto out;
+  if (def->nheaders && !obj_add(o, "headers", kv_object(def->headers, def->nheaders))) goto out;
   if (!obj_add_str(o, "cwd", def->cwd) || !obj_add_str(o, "url", def->url) ||
-      !obj_add_str(o, "caFile", def->ca_file) ||
-      !obj_add_str(o, "caDir", def->ca_dir) ||
+      !obj_add_str(o, "caFile", def->ca_file) || !obj_add_str(o, "caDir", def->ca_dir) ||
       !obj_add_str(o, "clientCert", def->client_cert) ||
       !obj_add_str(o, "clientKey", def->client_key))
     goto out;
-  if (def->timeout_ms >= 0 &&
-      !obj_add(o, "timeout", json_object_new_int64(def->timeout_ms)))
+  if (def->timeout_ms >= 0 && !obj_add(o, "timeout", json_object_new_int64(def->timeout_ms)))
     goto out;
-  if (def->http2 != MCP_HTTP_VERSION_AUTO &&
-      !obj_add_str(o, "http2", http2_name(def->http2)))
+  if (def->http2 != MCP_HTTP_VERSION_AUTO && !obj_add_str(o, "http2", http2_name(def->http2)))
     goto out;
-  if (def->insecure && !obj_add(o, "insecure", json_object_new_boolean(1)))
-    goto out;
+  if (def->insecure && !obj_add(o, "insecure", json_object_new_boolean(1))) goto out;
   if (def->oauth) {
     const mcp_config_oauth *a = def->oauth;
     json_object *oa = json_object_new_object();
@@ -234,4 +234,3 @@ mcp_status mcp__config_def_hash(mcp_server_def *def) {
   mcp__free(canon);
   return MCP_OK;
 }
-

@@ -64,9 +64,8 @@ typedef struct mcp_file_result {
  * Appends a diagnostic whose message is "<source>: server <q>: <text>",
  * leaving out the parts that are NULL; sets dl->oom when out of memory.
  */
-void mcp__config_diag_add(mcp_diag_list *dl, mcp_log_level level,
-                          const char *source, const char *server,
-                          const char *field, const char *fmt, ...)
+void mcp__config_diag_add(mcp_diag_list *dl, mcp_log_level level, const char *source,
+                          const char *server, const char *field, const char *fmt, ...)
     MCP_PRINTF(6, 7);
 /* |s| quoted for a message, cut after 120 bytes; new, or NULL (OOM). */
 char *mcp__config_quote(const char *s);
@@ -78,8 +77,8 @@ void mcp__config_take_diags(mcp_config_set *set, mcp_diag_list *dl);
 /* getenv(3) as an mcp_config_getenv_fn. */
 const char *mcp__config_getenv_default(void *user, const char *name);
 /* Sets up |c| for file |source| (NULL: "<config>"); |o| NULL: defaults. */
-void mcp__config_ctx_init(mcp_parse_ctx *c, mcp_diag_list *dl,
-                          const char *source, const mcp_config_parse_opts *o);
+void mcp__config_ctx_init(mcp_parse_ctx *c, mcp_diag_list *dl, const char *source,
+                          const mcp_config_parse_opts *o);
 /* A JSON string without NUL bytes, or NULL. */
 const char *mcp__config_plain_string(json_object *o);
 /* The key of the server map in |d|'s files: "servers" or "mcpServers". */
@@ -90,22 +89,19 @@ const char *mcp__config_type_name(mcp_server_type t);
 const char *mcp__config_env_inherit_name(int v);
 /* Parses |len| bytes of JSON into *root: CHECK_OK, or CHECK_BAD / CHECK_OOM
  * after a warning. */
-int mcp__config_parse_root(mcp_parse_ctx *c, const char *text, size_t len,
-                           json_object **root);
+int mcp__config_parse_root(mcp_parse_ctx *c, const char *text, size_t len, json_object **root);
 /* Reads and parses |path|: CHECK_OK with *root (NULL when missing and
  * |quiet_missing|), CHECK_BAD after a warning, or CHECK_OOM. */
-int mcp__config_load_root(mcp_parse_ctx *c, const char *path,
-                          bool quiet_missing, json_object **root);
+int mcp__config_load_root(mcp_parse_ctx *c, const char *path, bool quiet_missing,
+                          json_object **root);
 /* The warning for a file that mcp__read_file() could not read (errno |e|);
  * CHECK_BAD or CHECK_OOM. */
 int mcp__config_read_error(mcp_parse_ctx *c, const char *path, int e);
 /* Parses the servers of |map| into |fr|: CHECK_OK or CHECK_OOM. */
-int mcp__config_collect_servers(mcp_parse_ctx *c, json_object *map,
-                                mcp_file_result *fr);
+int mcp__config_collect_servers(mcp_parse_ctx *c, json_object *map, mcp_file_result *fr);
 /* The server map and "disabledServers" of |root| into |fr| (a wrong shape:
  * one warning, |fr| empty): CHECK_OK or CHECK_OOM. */
-int mcp__config_collect_root(mcp_parse_ctx *c, json_object *root,
-                             mcp_file_result *fr);
+int mcp__config_collect_root(mcp_parse_ctx *c, json_object *root, mcp_file_result *fr);
 void mcp__config_file_result_clear(mcp_file_result *fr);
 
 /* ---- sets (mcp_config.c) ---- */

@@ -56,12 +56,12 @@ typedef struct discovery {
   char **dirs; /* cwd and its parents up to the project root, nearest first */
   size_t ndirs;
   char *home;
-  char *user_home;   /* the home even under no_user: a project file that is
+  char *user_home;    /* the home even under no_user: a project file that is
                         a user file needs no trust */
-  char *store_dir;   /* where trusted-projects.json lives, or NULL */
+  char *store_dir;    /* where trusted-projects.json lives, or NULL */
   json_object *store; /* its content, loaded on first use */
   bool store_loaded;
-  char **untrusted;  /* canonical paths of project files left out */
+  char **untrusted; /* canonical paths of project files left out */
   size_t nuntrusted;
   size_t capuntrusted;
   char *trust_error;
@@ -151,8 +151,7 @@ static int merge(discovery *dc, const char *source, mcp_file_result *fr) {
       if (dc->diags.oom) return CHECK_OOM;
       continue;
     }
-    if (!grow((void **)&dc->claims, &dc->capclaims, dc->nclaims + 1,
-              sizeof(claim)))
+    if (!grow((void **)&dc->claims, &dc->capclaims, dc->nclaims + 1, sizeof(claim)))
       return CHECK_OOM;
     claim *cl = &dc->claims[dc->nclaims];
     cl->name = mcp__strdup(e->name);
@@ -167,8 +166,7 @@ static int merge(discovery *dc, const char *source, mcp_file_result *fr) {
     dc->nclaims++;
   }
   for (size_t i = 0; i < fr->ndisabled; i++) {
-    if (!grow((void **)&dc->disabled, &dc->capdisabled, dc->ndisabled + 1,
-              sizeof(char *)))
+    if (!grow((void **)&dc->disabled, &dc->capdisabled, dc->ndisabled + 1, sizeof(char *)))
       return CHECK_OOM;
     dc->disabled[dc->ndisabled++] = fr->disabled[i];
     fr->disabled[i] = NULL;
@@ -178,9 +176,7 @@ static int merge(discovery *dc, const char *source, mcp_file_result *fr) {
 }
 
 static int note_file(discovery *dc, const char *path) {
-  if (!grow((void **)&dc->files, &dc->capfiles, dc->nfiles + 1,
-            sizeof(char *)))
-    return CHECK_OOM;
+  if (!grow((void **)&dc->files, &dc->capfiles, dc->nfiles + 1, sizeof(char *))) return CHECK_OOM;
   dc->files[dc->nfiles] = mcp__strdup(path);
   if (!dc->files[dc->nfiles]) return CHECK_OOM;
   dc->nfiles++;
@@ -193,10 +189,8 @@ static int note_file(discovery *dc, const char *path) {
  * directory instead of the top-level map.  With |text|, those |len| bytes
  * are |path|'s content, already read.
  */
-static int load_and_merge(discovery *dc, const char *path,
-                          mcp_config_dialect dialect, bool quiet_missing,
-                          bool claude_projects, const char *text,
-                          size_t len) {
+static int load_and_merge(discovery *dc, const char *path, mcp_config_dialect dialect,
+                          bool quiet_missing, bool claude_projects, const char *text, size_t len) {
   mcp_parse_ctx c;
   mcp_config_parse_opts po;
   json_object *root = NULL;
@@ -213,10 +207,8 @@ static int load_and_merge(discovery *dc, const char *path,
    * the project file) is read once, at its higher priority. */
   for (size_t i = 0; !claude_projects && i < dc->nfiles; i++)
     if (strcmp(dc->files[i], path) == 0) return CHECK_OK;
-  if (text)
-    r = mcp__config_parse_root(&c, text, len, &root);
-  else
-    r = mcp__config_load_root(&c, path, quiet_missing, &root);
+  if (text) r = mcp__config_parse_root(&c, text, len, &root);
+  else r = mcp__config_load_root(&c, path, quiet_missing, &root);
   if (r != CHECK_OK || !root) goto out;
   if (!claude_projects && (r = note_file(dc, path)) != CHECK_OK) goto out;
   if (claude_projects) {
@@ -278,12 +270,9 @@ static const import_file imports[] = {
     {MCP_IMPORT_CURSOR, true, ".cursor/mcp.json", MCP_CONFIG_FOREIGN, false},
     {MCP_IMPORT_CURSOR, false, ".cursor/mcp.json", MCP_CONFIG_FOREIGN, false},
     {MCP_IMPORT_VSCODE, true, ".vscode/mcp.json", MCP_CONFIG_VSCODE, false},
-    {MCP_IMPORT_WINDSURF, false, ".codeium/windsurf/mcp_config.json",
-     MCP_CONFIG_FOREIGN, false},
-    {MCP_IMPORT_GEMINI, true, ".gemini/settings.json", MCP_CONFIG_GEMINI,
-     false},
-    {MCP_IMPORT_GEMINI, false, ".gemini/settings.json", MCP_CONFIG_GEMINI,
-     false},
+    {MCP_IMPORT_WINDSURF, false, ".codeium/windsurf/mcp_config.json", MCP_CONFIG_FOREIGN, false},
+    {MCP_IMPORT_GEMINI, true, ".gemini/settings.json", MCP_CONFIG_GEMINI, false},
+    {MCP_IMPORT_GEMINI, false, ".gemini/settings.json", MCP_CONFIG_GEMINI, false},
 };
 
 static void discovery_clear(discovery *dc) {
@@ -320,8 +309,8 @@ static int find_home(discovery *dc) {
   if (dc->o->getenv) return CHECK_OK; /* a hermetic lookup: no fallback */
   struct passwd pw, *res = NULL;
   char buf[4096];
-  if (getpwuid_r(getuid(), &pw, buf, sizeof(buf), &res) == 0 && res &&
-      res->pw_dir && *res->pw_dir == '/') {
+  if (getpwuid_r(getuid(), &pw, buf, sizeof(buf), &res) == 0 && res && res->pw_dir &&
+      *res->pw_dir == '/') {
     dc->home = mcp__strdup(res->pw_dir);
     if (!dc->home) return CHECK_OOM;
   }
@@ -353,8 +342,7 @@ static char *canonical_path(const char *path, int *e) {
   if (!real) *e = errno;
   mcp__free(dir);
   if (!real) return NULL;
-  char *out = mcp__asprintf("%s%s%s", real, strcmp(real, "/") ? "/" : "",
-                            slash + 1);
+  char *out = mcp__asprintf("%s%s%s", real, strcmp(real, "/") ? "/" : "", slash + 1);
   free(real); /* from realpath() */
   return out;
 }
@@ -365,12 +353,9 @@ static int find_store_dir(discovery *dc, char **out) {
   *out = NULL;
   const char *xdg = dc->o->xdg_config_home;
   if (!xdg || !*xdg) xdg = dc->lookup(dc->user, "XDG_CONFIG_HOME");
-  if (xdg && *xdg == '/')
-    *out = mcp__asprintf("%s/mcpconn", xdg);
-  else if (dc->home)
-    *out = mcp__asprintf("%s/.config/mcpconn", dc->home);
-  else
-    return CHECK_OK;
+  if (xdg && *xdg == '/') *out = mcp__asprintf("%s/mcpconn", xdg);
+  else if (dc->home) *out = mcp__asprintf("%s/.config/mcpconn", dc->home);
+  else return CHECK_OK;
   return *out ? CHECK_OK : CHECK_OOM;
 }
 
@@ -391,18 +376,16 @@ static int store_read(mcp_diag_list *dl, const char *dir, json_object **root) {
   if (e == ENOMEM) {
     r = CHECK_OOM;
   } else if (e == ELOOP || e == EPERM) {
-    mcp__config_diag_add(dl, MCP_LOG_WARN, path, NULL, NULL,
-                         "not used: %s; no project file is trusted",
-                         e == ELOOP ? "a symbolic link"
-                        : "not owned by you, or writable by others");
+    mcp__config_diag_add(
+        dl, MCP_LOG_WARN, path, NULL, NULL, "not used: %s; no project file is trusted",
+        e == ELOOP ? "a symbolic link" : "not owned by you, or writable by others");
   } else if (e && e != ENOENT) {
     mcp__config_diag_add(dl, MCP_LOG_WARN, path, NULL, NULL,
                          "cannot read: %s; no project file is trusted",
                          mcp__errno_text(e, eb, sizeof(eb)));
   } else if (!e) {
     char why[160];
-    *root = mcp__json_parse_document(data, len, MCP_CONFIG_JSON_DEPTH, "", why,
-                                     sizeof(why));
+    *root = mcp__json_parse_document(data, len, MCP_CONFIG_JSON_DEPTH, "", why, sizeof(why));
     if (!*root || !json_object_is_type(*root, json_type_object)) {
       json_object_put(*root);
       *root = NULL;
@@ -418,14 +401,12 @@ static int store_read(mcp_diag_list *dl, const char *dir, json_object **root) {
 }
 
 /* True when |root| approves |key| with content |hash|. */
-static bool store_approves(json_object *root, const char *key,
-                           const char *hash) {
+static bool store_approves(json_object *root, const char *key, const char *hash) {
   json_object *projects = NULL, *p = NULL, *h = NULL;
   if (!root || !json_object_object_get_ex(root, "projects", &projects) ||
       !json_object_is_type(projects, json_type_object) ||
       !json_object_object_get_ex(projects, key, &p) ||
-      !json_object_object_get_ex(p, "sha256", &h) ||
-      !json_object_is_type(h, json_type_string))
+      !json_object_object_get_ex(p, "sha256", &h) || !json_object_is_type(h, json_type_string))
     return false;
   return strcmp(json_object_get_string(h), hash) == 0;
 }
@@ -478,8 +459,7 @@ static int write_all(int fd, const char *s, size_t n) {
  * never follows it).  Returns 0, or an errno value with *why set to a
  * static description of the step that failed.
  */
-static int store_remember(const char *dir, const char *key, const char *hash,
-                          const char **why) {
+static int store_remember(const char *dir, const char *key, const char *hash, const char **why) {
   json_object *root = NULL, *projects = NULL, *item = NULL;
   char *path = NULL, *tmp = NULL, *data = NULL;
   size_t len = 0;
@@ -531,11 +511,9 @@ static int store_remember(const char *dir, const char *key, const char *hash,
     json_object_put(item);
     goto out;
   }
-  if (json_object_object_add(root, "version", json_object_new_int(1)))
-    goto out;
-  const char *text =
-      json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
-                                               JSON_C_TO_STRING_NOSLASHESCAPE);
+  if (json_object_object_add(root, "version", json_object_new_int(1))) goto out;
+  const char *text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
+                                                              JSON_C_TO_STRING_NOSLASHESCAPE);
   if (!text) goto out;
   *why = "cannot write the trust store";
   fd = mkstemp(tmp);
@@ -564,7 +542,7 @@ static int store_remember(const char *dir, const char *key, const char *hash,
 out:
   if (fd >= 0) close(fd);
   if (made) unlink(tmp);
-  if (dfd >= 0) close(dfd);         /* releases the lock */
+  if (dfd >= 0) close(dfd); /* releases the lock */
   json_object_put(root);
   mcp__free(path);
   mcp__free(tmp);
@@ -581,14 +559,12 @@ static const char *str_member(json_object *o, const char *key) {
 /* Appends the `!command` values of the object |o|'s map |field| to |cmds|. */
 static bool add_commands(json_object *o, const char *field, json_object *cmds) {
   json_object *map = NULL;
-  if (!json_object_object_get_ex(o, field, &map) ||
-      !json_object_is_type(map, json_type_object))
+  if (!json_object_object_get_ex(o, field, &map) || !json_object_is_type(map, json_type_object))
     return true;
   json_object_object_foreach(map, k, v) {
     (void)k;
     const char *s = mcp__config_plain_string(v);
-    if (s && s[0] == '!' &&
-        json_object_array_add(cmds, json_object_new_string(s + 1)) != 0)
+    if (s && s[0] == '!' && json_object_array_add(cmds, json_object_new_string(s + 1)) != 0)
       return false;
   }
   return true;
@@ -600,8 +576,7 @@ static bool add_commands(json_object *o, const char *field, json_object *cmds) {
  * what the file says.  CHECK_OK with *out (new, freed with mcp__free()),
  * or CHECK_OOM.
  */
-static int project_summary(json_object *map, mcp_config_dialect dialect,
-                           char **out) {
+static int project_summary(json_object *map, mcp_config_dialect dialect, char **out) {
   static const char *const url_keys[] = {"url", "httpUrl", "serverUrl"};
   *out = NULL;
   json_object *arr = json_object_new_array();
@@ -612,8 +587,7 @@ static int project_summary(json_object *map, mcp_config_dialect dialect,
       json_object_put(s);
       goto oom;
     }
-    if (json_object_object_add(s, "name", json_object_new_string(name)))
-      goto oom;
+    if (json_object_object_add(s, "name", json_object_new_string(name))) goto oom;
     if (!json_object_is_type(val, json_type_object)) continue;
     const char *type = str_member(val, "type");
     const char *cmd = str_member(val, "command");
@@ -637,27 +611,23 @@ static int project_summary(json_object *map, mcp_config_dialect dialect,
       for (size_t i = 0; i < n; i++) {
         json_object *v = json_object_array_get_idx(args, i);
         const char *t = mcp__config_plain_string(v);
-        if (json_object_array_add(
-                a, json_object_new_string(t ? t : json_object_to_json_string(v))))
+        if (json_object_array_add(a, json_object_new_string(t ? t : json_object_to_json_string(v))))
           goto oom;
       }
     }
     /* "!" runs a command only in mcpconn's own files. */
     if (dialect == MCP_CONFIG_NATIVE) {
       json_object *cmds = json_object_new_array();
-      if (!cmds || !add_commands(val, "env", cmds) ||
-          !add_commands(val, "headers", cmds)) {
+      if (!cmds || !add_commands(val, "env", cmds) || !add_commands(val, "headers", cmds)) {
         json_object_put(cmds);
         goto oom;
       }
-      if (json_object_array_length(cmds) == 0)
-        json_object_put(cmds);
-      else if (json_object_object_add(s, "commands", cmds))
-        goto oom;
+      if (json_object_array_length(cmds) == 0) json_object_put(cmds);
+      else if (json_object_object_add(s, "commands", cmds)) goto oom;
     }
   }
-  const char *text = json_object_to_json_string_ext(
-      arr, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+  const char *text = json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PLAIN |
+                                                             JSON_C_TO_STRING_NOSLASHESCAPE);
   if (!text || !(*out = mcp__strdup(text))) goto oom;
   json_object_put(arr);
   return CHECK_OK;
@@ -678,8 +648,7 @@ static json_object *server_map(json_object *root, mcp_config_dialect d) {
 
 /* Records |key| as left out for want of trust. */
 static int note_untrusted(discovery *dc, const char *key) {
-  if (!grow((void **)&dc->untrusted, &dc->capuntrusted, dc->nuntrusted + 1,
-            sizeof(char *)))
+  if (!grow((void **)&dc->untrusted, &dc->capuntrusted, dc->nuntrusted + 1, sizeof(char *)))
     return CHECK_OOM;
   if (!(dc->untrusted[dc->nuntrusted] = mcp__strdup(key))) return CHECK_OOM;
   dc->nuntrusted++;
@@ -691,9 +660,8 @@ static int note_untrusted(discovery *dc, const char *key) {
  * read) and sets *use.  A file with no server entry is used as it is: it
  * cannot start anything.  CHECK_OK or CHECK_OOM.
  */
-static int decide_trust(discovery *dc, const char *path,
-                        mcp_config_dialect dialect, const char *text,
-                        size_t len, bool *use) {
+static int decide_trust(discovery *dc, const char *path, mcp_config_dialect dialect,
+                        const char *text, size_t len, bool *use) {
   mcp_parse_ctx c;
   json_object *root = NULL;
   mcp_diag_list quiet;
@@ -726,8 +694,7 @@ static int decide_trust(discovery *dc, const char *path,
   }
   mcp__config_sha256_hex(text, len, hash);
   if (!dc->store_loaded && dc->store_dir) {
-    if ((r = store_read(&dc->diags, dc->store_dir, &dc->store)) != CHECK_OK)
-      goto out;
+    if ((r = store_read(&dc->diags, dc->store_dir, &dc->store)) != CHECK_OK) goto out;
   }
   dc->store_loaded = true;
   if (store_approves(dc->store, key, hash)) {
@@ -750,8 +717,7 @@ static int decide_trust(discovery *dc, const char *path,
       mcp__config_diag_add(&dc->diags, MCP_LOG_WARN, path, NULL, NULL,
                            "trusted for this run only: cannot remember the "
                            "approval%s%s%s: %s: %s",
-                           dc->store_dir ? " in " : "",
-                           dc->store_dir ? dc->store_dir : "",
+                           dc->store_dir ? " in " : "", dc->store_dir ? dc->store_dir : "",
                            dc->store_dir ? "/" TRUST_STORE_NAME : "", why,
                            mcp__errno_text(e, eb, sizeof(eb)));
       mcp__free(dc->trust_error);
@@ -766,8 +732,7 @@ static int decide_trust(discovery *dc, const char *path,
     *use = true;
     goto out;
   }
-  mcp__config_diag_add(&dc->diags, dc->o->trust ? MCP_LOG_DEBUG : MCP_LOG_WARN, path,
-                       NULL, NULL,
+  mcp__config_diag_add(&dc->diags, dc->o->trust ? MCP_LOG_DEBUG : MCP_LOG_WARN, path, NULL, NULL,
                        "project file not trusted: its %zu server%s %s not started",
                        (size_t)json_object_object_length(map),
                        json_object_object_length(map) == 1 ? "" : "s",
@@ -787,8 +752,8 @@ out:
  * client's user file, found by the upward search from a directory inside
  * the home: it is trusted as a user file.
  */
-static int load_project(discovery *dc, const char *path,
-                        mcp_config_dialect dialect, const char *user_rel) {
+static int load_project(discovery *dc, const char *path, mcp_config_dialect dialect,
+                        const char *user_rel) {
   char *text = NULL;
   size_t len = 0;
   int r;
@@ -798,9 +763,7 @@ static int load_project(discovery *dc, const char *path,
     bool same = strcmp(u, path) == 0;
     mcp__free(u);
     if (same)
-      return dc->o->no_user
-                 ? CHECK_OK
-                 : load_and_merge(dc, path, dialect, true, false, NULL, 0);
+      return dc->o->no_user ? CHECK_OK : load_and_merge(dc, path, dialect, true, false, NULL, 0);
   }
   for (size_t i = 0; i < dc->nfiles; i++)
     if (strcmp(dc->files[i], path) == 0) return CHECK_OK;
@@ -816,8 +779,7 @@ static int load_project(discovery *dc, const char *path,
   bool use = false;
   size_t first = dc->nclaims;
   r = decide_trust(dc, path, dialect, text, len, &use);
-  if (r == CHECK_OK && use)
-    r = load_and_merge(dc, path, dialect, true, false, text, len);
+  if (r == CHECK_OK && use) r = load_and_merge(dc, path, dialect, true, false, text, len);
   for (size_t i = first; r == CHECK_OK && i < dc->nclaims; i++)
     if (dc->claims[i].def) dc->claims[i].def->project = true;
   mcp__free(text);
@@ -830,14 +792,12 @@ static bool name_listed(char *const *v, size_t n, const char *name) {
   return false;
 }
 
-
 /* Builds the output set from the claims. */
 static mcp_status finish(discovery *dc, mcp_config_set **out) {
   mcp_config_set *set = mcp__calloc(1, sizeof(*set));
   if (!set) return MCP_ENOMEM;
   mcp__config_sort_unique(dc->disabled, &dc->ndisabled);
-  set->defs = mcp__calloc(dc->nclaims ? dc->nclaims : 1,
-                          sizeof(mcp_server_def *));
+  set->defs = mcp__calloc(dc->nclaims ? dc->nclaims : 1, sizeof(mcp_server_def *));
   if (!set->defs) goto oom;
   for (size_t i = 0; i < dc->nclaims; i++) {
     claim *cl = &dc->claims[i];
@@ -881,8 +841,7 @@ oom:
   return MCP_ENOMEM;
 }
 
-mcp_status mcp__config_discover(const mcp_discovery_opts *o,
-                                mcp_config_set **out, mcp_error *err) {
+mcp_status mcp__config_discover(const mcp_discovery_opts *o, mcp_config_set **out, mcp_error *err) {
   static const mcp_discovery_opts defaults;
   discovery dc;
   char *cwd_buf = NULL, *path = NULL;
@@ -900,15 +859,19 @@ mcp_status mcp__config_discover(const mcp_discovery_opts *o,
     cwd_buf = getcwd(NULL, 0);
     if (!cwd_buf) {
       char eb[128];
-      st = mcp__error_set(err, MCP_EIO, "cannot find the working directory: "
-                          "%s", mcp__errno_text(errno, eb, sizeof(eb)));
+      st = mcp__error_set(err, MCP_EIO,
+                          "cannot find the working directory: "
+                          "%s",
+                          mcp__errno_text(errno, eb, sizeof(eb)));
       goto out;
     }
     cwd = cwd_buf;
   }
   if (*cwd != '/') {
-    st = mcp__error_set(err, MCP_EINVAL, "working directory \"%s\" is not an "
-                        "absolute path", cwd);
+    st = mcp__error_set(err, MCP_EINVAL,
+                        "working directory \"%s\" is not an "
+                        "absolute path",
+                        cwd);
     goto out;
   }
   if ((r = list_dirs(&dc, cwd)) != CHECK_OK) goto out;
@@ -919,21 +882,18 @@ mcp_status mcp__config_discover(const mcp_discovery_opts *o,
   }
   /* The trust store is the user's even under no_user: that option skips
    * server definitions, not the user's approvals. */
-  if (!dc.o->no_project && (r = find_store_dir(&dc, &dc.store_dir)) != CHECK_OK)
-    goto out;
+  if (!dc.o->no_project && (r = find_store_dir(&dc, &dc.store_dir)) != CHECK_OK) goto out;
 
   /* 1. Explicit files. */
   for (size_t i = 0; i < dc.o->nfiles; i++) {
     if (!dc.o->files[i]) continue;
-    r = load_and_merge(&dc, dc.o->files[i], MCP_CONFIG_NATIVE, false, false,
-                       NULL, 0);
+    r = load_and_merge(&dc, dc.o->files[i], MCP_CONFIG_NATIVE, false, false, NULL, 0);
     if (r != CHECK_OK) goto out;
   }
   /* 2. Project. */
   if (!dc.o->no_project) {
     if ((r = find_upward(&dc, ".mcp.json", &path)) != CHECK_OK) goto out;
-    if (path && (r = load_project(&dc, path, MCP_CONFIG_NATIVE, NULL)))
-      goto out;
+    if (path && (r = load_project(&dc, path, MCP_CONFIG_NATIVE, NULL))) goto out;
     mcp__free(path);
     path = NULL;
   }
@@ -945,20 +905,15 @@ mcp_status mcp__config_discover(const mcp_discovery_opts *o,
     dc.home = NULL;
     xdg = NULL;
   }
-  if (!dc.o->no_user && (!xdg || !*xdg))
-    xdg = dc.lookup(dc.user, "XDG_CONFIG_HOME");
-  if (xdg && *xdg == '/')
-    path = mcp__asprintf("%s/mcpconn/mcp.json", xdg);
-  else if (dc.home)
-    path = mcp__asprintf("%s/.config/mcpconn/mcp.json", dc.home);
+  if (!dc.o->no_user && (!xdg || !*xdg)) xdg = dc.lookup(dc.user, "XDG_CONFIG_HOME");
+  if (xdg && *xdg == '/') path = mcp__asprintf("%s/mcpconn/mcp.json", xdg);
+  else if (dc.home) path = mcp__asprintf("%s/.config/mcpconn/mcp.json", dc.home);
   if ((xdg && *xdg == '/') || dc.home) {
     if (!path) {
       r = CHECK_OOM;
       goto out;
     }
-    if ((r = load_and_merge(&dc, path, MCP_CONFIG_NATIVE, true, false, NULL,
-                            0)))
-      goto out;
+    if ((r = load_and_merge(&dc, path, MCP_CONFIG_NATIVE, true, false, NULL, 0))) goto out;
   }
   mcp__free(path);
   path = NULL;
@@ -969,8 +924,7 @@ mcp_status mcp__config_discover(const mcp_discovery_opts *o,
     if (im->project) {
       if (dc.o->no_project) continue;
       if ((r = find_upward(&dc, im->rel, &path)) != CHECK_OK) goto out;
-      if (path && (r = load_project(&dc, path, im->dialect, im->rel)))
-        goto out;
+      if (path && (r = load_project(&dc, path, im->dialect, im->rel))) goto out;
       mcp__free(path);
       path = NULL;
       continue;
@@ -981,8 +935,7 @@ mcp_status mcp__config_discover(const mcp_discovery_opts *o,
         goto out;
       }
     }
-    if (path && (r = load_and_merge(&dc, path, im->dialect, true,
-                                    im->claude_projects, NULL, 0)))
+    if (path && (r = load_and_merge(&dc, path, im->dialect, true, im->claude_projects, NULL, 0)))
       goto out;
     mcp__free(path);
     path = NULL;
@@ -990,11 +943,9 @@ mcp_status mcp__config_discover(const mcp_discovery_opts *o,
   st = finish(&dc, out);
 out:
   if (r == CHECK_OOM) st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
-  else if (st == MCP_ENOMEM)
-    mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  else if (st == MCP_ENOMEM) mcp__error_set(err, MCP_ENOMEM, "out of memory");
   mcp__free(path);
   free(cwd_buf); /* from getcwd() */
   discovery_clear(&dc);
   return st;
 }
-

@@ -77,7 +77,6 @@ typedef struct mcp_discovery_opts {
  * Returns: MCP_OK (warnings are in the set), MCP_EINVAL (relative cwd, NULL
  *   out), MCP_EIO (no cwd given and getcwd() failed), MCP_ENOMEM.
  */
-mcp_status mcp__config_discover(const mcp_discovery_opts *o,
-                                mcp_config_set **out, mcp_error *err);
+mcp_status mcp__config_discover(const mcp_discovery_opts *o, mcp_config_set **out, mcp_error *err);
 
 #endif /* MCP_DISCOVER_H */

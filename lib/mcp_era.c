@@ -128,8 +128,7 @@ mcp_era_verdict mcp__era_judge(mcp_status st, const char *text, size_t len, cons
            "2026-07-28 nor a 2025 revision)";
     return MCP_ERA_INCOMPATIBLE;
   }
-  case MCP_EPROTO:
-    return MCP_ERA_IS_LEGACY; /* an unusable answer */
+  case MCP_EPROTO: return MCP_ERA_IS_LEGACY; /* an unusable answer */
   case MCP_EHTTP: {
     /* A 4xx whose body is no modern JSON-RPC error is a legacy server (or
      * its middleware) refusing the probe; auth and 5xx say nothing. */
@@ -141,8 +140,7 @@ mcp_era_verdict mcp__era_judge(mcp_status st, const char *text, size_t len, cons
     /* A stdio server that stays silent on the probe or exits on it is a
      * legacy one (rmcp servers exit); over HTTP these are connect errors. */
     return stdio ? MCP_ERA_IS_LEGACY : MCP_ERA_NO_EVIDENCE;
-  default:
-    return MCP_ERA_NO_EVIDENCE;
+  default: return MCP_ERA_NO_EVIDENCE;
   }
 }
 

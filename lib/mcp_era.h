@@ -54,11 +54,11 @@ char *mcp__era_meta(const char *version, const char *caps_json, const char *clie
 
 /* The verdict on one `server/discover` probe. */
 typedef enum mcp_era_verdict {
-  MCP_ERA_IS_MODERN,   /* use *version */
-  MCP_ERA_RETRY,       /* -32022 naming a version we speak: probe again at *version */
-  MCP_ERA_IS_LEGACY,   /* run initialize */
+  MCP_ERA_IS_MODERN,    /* use *version */
+  MCP_ERA_RETRY,        /* -32022 naming a version we speak: probe again at *version */
+  MCP_ERA_IS_LEGACY,    /* run initialize */
   MCP_ERA_INCOMPATIBLE, /* modern, but no revision in common: fail, *why says */
-  MCP_ERA_NO_EVIDENCE  /* the probe failed for another reason: fail the connect */
+  MCP_ERA_NO_EVIDENCE   /* the probe failed for another reason: fail the connect */
 } mcp_era_verdict;
 
 /*

@@ -18,8 +18,7 @@
 #include "mcp_fsafe.h"
 #include "mcp_int.h"
 
-static void say(char *why, size_t n, const char *path, const char *fmt, ...)
-    MCP_PRINTF(4, 5);
+static void say(char *why, size_t n, const char *path, const char *fmt, ...) MCP_PRINTF(4, 5);
 
 static void say(char *why, size_t n, const char *path, const char *fmt, ...) {
   if (!why || !n) return;
@@ -41,23 +40,23 @@ static const char *errtext(int e, char *buf, size_t n) {
 }
 
 /* Judges what fstat() said of |path|; 0 or EPERM with the reason. */
-static int judge(const struct stat *sb, const char *path, bool want_dir,
-                 char *why, size_t n) {
+static int judge(const struct stat *sb, const char *path, bool want_dir, char *why, size_t n) {
   if (want_dir ? !S_ISDIR(sb->st_mode) : !S_ISREG(sb->st_mode)) {
-    say(why, n, path, "not a %s; refusing to use it",
-        want_dir ? "directory" : "regular file");
+    say(why, n, path, "not a %s; refusing to use it", want_dir ? "directory" : "regular file");
     return EPERM;
   }
   if (sb->st_uid != geteuid()) {
-    say(why, n, path, "owned by uid %ld, not by us (uid %ld); refusing to "
-        "use it", (long)sb->st_uid, (long)geteuid());
+    say(why, n, path,
+        "owned by uid %ld, not by us (uid %ld); refusing to "
+        "use it",
+        (long)sb->st_uid, (long)geteuid());
     return EPERM;
   }
   if (sb->st_mode & (S_IWGRP | S_IWOTH)) {
-    say(why, n, path, "writable by %s (mode %03o); refusing to use it "
+    say(why, n, path,
+        "writable by %s (mode %03o); refusing to use it "
         "(chmod go-w fixes it)",
-        (sb->st_mode & S_IWOTH) ? "others" : "its group",
-        (unsigned)(sb->st_mode & 0777));
+        (sb->st_mode & S_IWOTH) ? "others" : "its group", (unsigned)(sb->st_mode & 0777));
     return EPERM;
   }
   return 0;
@@ -75,8 +74,7 @@ static int mkdir_p(const char *dir, char *why, size_t n) {
     *s = '\0';
     if (mkdir(p, 0700) < 0 && errno != EEXIST) {
       e = errno;
-      say(why, n, p, "cannot create the directory: %s",
-          errtext(e, eb, sizeof(eb)));
+      say(why, n, p, "cannot create the directory: %s", errtext(e, eb, sizeof(eb)));
       break;
     }
     *s = saved;
@@ -108,8 +106,7 @@ int mcp__fsafe_dir(const char *dir, bool create, char *why, size_t why_size) {
           link ? "a symbolic link" : "not a directory");
       return EPERM;
     }
-    say(why, why_size, dir, "cannot open the directory: %s",
-        errtext(e, eb, sizeof(eb)));
+    say(why, why_size, dir, "cannot open the directory: %s", errtext(e, eb, sizeof(eb)));
     return e;
   }
   struct stat sb;
@@ -170,9 +167,8 @@ static int write_all(int fd, const char *p, size_t n) {
   return 0;
 }
 
-int mcp__fsafe_replace(const char *dir, const char *name,
-                       const struct mcp_fsafe_part *parts, size_t nparts,
-                       char *why, size_t why_size) {
+int mcp__fsafe_replace(const char *dir, const char *name, const struct mcp_fsafe_part *parts,
+                       size_t nparts, char *why, size_t why_size) {
   char eb[128];
   const char *step = NULL;
   int fd = -1, dfd = -1, e = 0;
@@ -233,8 +229,7 @@ int mcp__fsafe_replace(const char *dir, const char *name,
   }
   goto out;
 io:
-  say(why, why_size, final ? final : dir, "%s: %s", step,
-      errtext(e, eb, sizeof(eb)));
+  say(why, why_size, final ? final : dir, "%s: %s", step, errtext(e, eb, sizeof(eb)));
 out:
   if (fd >= 0) close(fd);
   if (dfd >= 0) close(dfd);

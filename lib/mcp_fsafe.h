@@ -57,8 +57,7 @@ struct mcp_fsafe_part {
   const char *data;
   size_t len;
 };
-int mcp__fsafe_replace(const char *dir, const char *name,
-                       const struct mcp_fsafe_part *parts, size_t nparts,
-                       char *why, size_t why_size);
+int mcp__fsafe_replace(const char *dir, const char *name, const struct mcp_fsafe_part *parts,
+                       size_t nparts, char *why, size_t why_size);
 
 #endif /* MCP_FSAFE_H */

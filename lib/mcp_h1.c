@@ -42,9 +42,9 @@ typedef enum h1_state {
   S_CHUNK_DATA,    /* |remaining| bytes of chunk data to go */
   S_CHUNK_DATA_CR, /* the CRLF after chunk data */
   S_CHUNK_DATA_LF,
-  S_TRAILER,       /* trailer lines, into |tline|; dropped */
-  S_DONE,          /* the connection's last response has completed */
-  S_ERROR          /* sticky; |err| and |errmsg| say why */
+  S_TRAILER, /* trailer lines, into |tline|; dropped */
+  S_DONE,    /* the connection's last response has completed */
+  S_ERROR    /* sticky; |err| and |errmsg| say why */
 } h1_state;
 
 /* A field of the head, as offsets into |head| (which may move). */
@@ -96,17 +96,13 @@ struct mcp_h1 {
 
 /* tchar (RFC 9110 section 5.6.2). */
 static bool is_tchar(unsigned char c) {
-  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-      (c >= '0' && c <= '9'))
-    return true;
+  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
   return c != 0 && strchr("!#$%&'*+-.^_`|~", (char)c) != NULL;
 }
 
 /* field-vchar, SP or HTAB: what may appear inside a field value (and a
  * reason phrase). */
-static bool is_field_char(unsigned char c) {
-  return c == '\t' || (c >= 0x20 && c != 0x7f);
-}
+static bool is_field_char(unsigned char c) { return c == '\t' || (c >= 0x20 && c != 0x7f); }
 
 static bool is_ows(char c) { return c == ' ' || c == '\t'; }
 
@@ -160,8 +156,7 @@ static void clear_message(mcp_h1 *p) {
   p->ntrailers = 0;
 }
 
-mcp_h1 *mcp__h1_new(size_t max_head, size_t max_headers,
-                    const mcp_h1_callbacks *cb, void *user) {
+mcp_h1 *mcp__h1_new(size_t max_head, size_t max_headers, const mcp_h1_callbacks *cb, void *user) {
   mcp_h1 *p = mcp__calloc(1, sizeof(*p));
   if (!p) return NULL;
   if (cb) p->cb = *cb;
@@ -207,8 +202,7 @@ const char *mcp__h1_reason(const mcp_h1 *p) {
   return p->head.data + p->reason_off;
 }
 
-const char *mcp__h1_header_find(const mcp_h1_header *hdrs, size_t n,
-                                const char *name) {
+const char *mcp__h1_header_find(const mcp_h1_header *hdrs, size_t n, const char *name) {
   for (size_t i = 0; i < n; i++)
     if (strcasecmp(hdrs[i].name, name) == 0) return hdrs[i].value;
   return NULL;
@@ -220,16 +214,13 @@ const char *mcp__h1_header_find(const mcp_h1_header *hdrs, size_t n,
 static int parse_status_line(mcp_h1 *p, char *s, size_t len) {
   /* HTTP-version SP 3DIGIT [ SP reason-phrase ] (RFC 9112 section 4); the
    * SP before an empty reason is often missing, so it is optional. */
-  if (len < 12 || memcmp(s, "HTTP/", 5) != 0 || s[6] != '.' ||
-      s[5] < '0' || s[5] > '9' || s[7] < '0' || s[7] > '9' || s[8] != ' ')
+  if (len < 12 || memcmp(s, "HTTP/", 5) != 0 || s[6] != '.' || s[5] < '0' || s[5] > '9' ||
+      s[7] < '0' || s[7] > '9' || s[8] != ' ')
     return fail(p, MCP_EPROTO, "malformed HTTP status line");
-  if (s[5] != '1')
-    return fail(p, MCP_EPROTO, "unsupported HTTP version %.8s", s);
-  if (s[9] < '1' || s[9] > '5' || s[10] < '0' || s[10] > '9' ||
-      s[11] < '0' || s[11] > '9')
+  if (s[5] != '1') return fail(p, MCP_EPROTO, "unsupported HTTP version %.8s", s);
+  if (s[9] < '1' || s[9] > '5' || s[10] < '0' || s[10] > '9' || s[11] < '0' || s[11] > '9')
     return fail(p, MCP_EPROTO, "malformed HTTP status code");
-  if (len > 12 && s[12] != ' ')
-    return fail(p, MCP_EPROTO, "malformed HTTP status line");
+  if (len > 12 && s[12] != ' ') return fail(p, MCP_EPROTO, "malformed HTTP status line");
   for (size_t i = 13; i < len; i++)
     if (!is_field_char((unsigned char)s[i]))
       return fail(p, MCP_EPROTO, "control character in HTTP reason phrase");
@@ -245,15 +236,12 @@ static int parse_status_line(mcp_h1 *p, char *s, size_t len) {
  * writable) and cuts it in place: NUL after the name and after the value.
  * Sets *name_len and *value_at (offset of the value from |s|).
  */
-static int parse_field_line(mcp_h1 *p, char *s, size_t len, size_t *value_at,
-                            const char *what) {
-  if (is_ows(s[0]))
-    return fail(p, MCP_EPROTO, "obsolete line folding in %s", what);
+static int parse_field_line(mcp_h1 *p, char *s, size_t len, size_t *value_at, const char *what) {
+  if (is_ows(s[0])) return fail(p, MCP_EPROTO, "obsolete line folding in %s", what);
   size_t i = 0;
   while (i < len && is_tchar((unsigned char)s[i])) i++;
   if (i == len || s[i] != ':') {
-    if (i < len && is_ows(s[i]))
-      return fail(p, MCP_EPROTO, "white space before ':' in %s", what);
+    if (i < len && is_ows(s[i])) return fail(p, MCP_EPROTO, "white space before ':' in %s", what);
     return fail(p, MCP_EPROTO, "malformed %s", what);
   }
   if (i == 0) return fail(p, MCP_EPROTO, "empty field name in %s", what);
@@ -272,8 +260,7 @@ static int parse_field_line(mcp_h1 *p, char *s, size_t len, size_t *value_at,
 
 /* Calls |fn| for each non-empty member of the comma-separated list |v|,
  * trimmed of white space; stops at the first non-zero result. */
-static int each_member(const char *v, int (*fn)(void *, const char *, size_t),
-                       void *arg) {
+static int each_member(const char *v, int (*fn)(void *, const char *, size_t), void *arg) {
   while (*v) {
     size_t n = strcspn(v, ",");
     size_t a = 0, b = n;
@@ -302,7 +289,7 @@ static int connection_member(void *arg, const char *m, size_t n) {
 }
 
 typedef struct te_state {
-  int chunked; /* times "chunked" was seen */
+  int chunked;     /* times "chunked" was seen */
   const char *bad; /* the first other coding */
   size_t bad_len;
 } te_state;
@@ -349,8 +336,7 @@ static int head_done(mcp_h1 *p, bool *stop) {
   int status = p->status;
 
   if (status < 200) {
-    if (status == 101)
-      return fail(p, MCP_EPROTO, "unexpected 101 Switching Protocols");
+    if (status == 101) return fail(p, MCP_EPROTO, "unexpected 101 Switching Protocols");
     /* An interim response: its fields mean nothing to us. */
     clear_head(p);
     return MCP_OK;
@@ -405,8 +391,7 @@ static int head_done(mcp_h1 *p, bool *stop) {
     p->st = S_CHUNK_SIZE;
   } else if (have_cl) {
     if (cl.bad) return fail(p, MCP_EPROTO, "malformed Content-Length");
-    if (cl.conflict)
-      return fail(p, MCP_EPROTO, "conflicting Content-Length values");
+    if (cl.conflict) return fail(p, MCP_EPROTO, "conflicting Content-Length values");
     p->st = S_BODY_LENGTH;
     p->remaining = cl.value;
   } else {
@@ -414,9 +399,7 @@ static int head_done(mcp_h1 *p, bool *stop) {
     p->keep_alive = false;
   }
 
-  if (p->cb.on_headers &&
-      p->cb.on_headers(p->user, status, p->hdrs, p->noffs) != 0)
-    *stop = true;
+  if (p->cb.on_headers && p->cb.on_headers(p->user, status, p->hdrs, p->noffs) != 0) *stop = true;
   return MCP_OK;
 }
 
@@ -473,8 +456,7 @@ static int trailer_line(mcp_h1 *p, bool *done) {
     return MCP_OK;
   }
   if (++p->ntrailers > p->max_headers)
-    return fail(p, MCP_ETOOBIG, "more than %zu trailer fields",
-                p->max_headers);
+    return fail(p, MCP_ETOOBIG, "more than %zu trailer fields", p->max_headers);
   size_t value_at;
   return parse_field_line(p, s, len, &value_at, "trailer field");
 }
@@ -542,8 +524,7 @@ int mcp__h1_feed(mcp_h1 *p, const char *data, size_t n) {
       const char *lf = memchr(s, '\n', left);
       size_t take = lf ? (size_t)(lf - s) + 1 : left;
       if (take > p->max_head - p->head_bytes) {
-        rc = fail(p, MCP_ETOOBIG, "response head larger than %zu bytes",
-                  p->max_head);
+        rc = fail(p, MCP_ETOOBIG, "response head larger than %zu bytes", p->max_head);
         break;
       }
       if (mcp__buf_append(&p->head, s, take) != MCP_OK) {
@@ -597,9 +578,7 @@ int mcp__h1_feed(mcp_h1 *p, const char *data, size_t n) {
     case S_CHUNK_EXT: {
       /* Skip a run of extension bytes at once. */
       size_t k = 0;
-      while (k < left && s[k] != '\r' && s[k] != '\n' &&
-             is_field_char((unsigned char)s[k]))
-        k++;
+      while (k < left && s[k] != '\r' && s[k] != '\n' && is_field_char((unsigned char)s[k])) k++;
       if (k > H1_MAX_CHUNK_LINE - p->chunk_line) {
         rc = fail(p, MCP_EPROTO, "chunk-size line too long");
         break;
@@ -646,8 +625,7 @@ int mcp__h1_feed(mcp_h1 *p, const char *data, size_t n) {
       const char *lf = memchr(s, '\n', left);
       size_t take = lf ? (size_t)(lf - s) + 1 : left;
       if (take > p->max_head - p->trailer_bytes) {
-        rc = fail(p, MCP_ETOOBIG, "trailer section larger than %zu bytes",
-                  p->max_head);
+        rc = fail(p, MCP_ETOOBIG, "trailer section larger than %zu bytes", p->max_head);
         break;
       }
       if (mcp__buf_append(&p->tline, s, take) != MCP_OK) {
@@ -664,12 +642,9 @@ int mcp__h1_feed(mcp_h1 *p, const char *data, size_t n) {
       break;
     }
     case S_DONE:
-      rc = fail(p, MCP_EPROTO,
-                "data after the last response of a closing connection");
+      rc = fail(p, MCP_EPROTO, "data after the last response of a closing connection");
       break;
-    case S_ERROR:
-      rc = p->err;
-      break;
+    case S_ERROR: rc = p->err; break;
     }
     if (rc != MCP_OK || stop) break;
   }
@@ -680,10 +655,8 @@ int mcp__h1_feed(mcp_h1 *p, const char *data, size_t n) {
 
 int mcp__h1_eof(mcp_h1 *p) {
   switch (p->st) {
-  case S_ERROR:
-    return p->err;
-  case S_DONE:
-    return MCP_OK;
+  case S_ERROR: return p->err;
+  case S_DONE: return MCP_OK;
   case S_BODY_CLOSE:
     p->keep_alive = false;
     complete(p);
@@ -697,8 +670,7 @@ int mcp__h1_eof(mcp_h1 *p) {
       p->st = S_DONE;
       return MCP_OK;
     }
-    return fail(p, MCP_ECLOSED,
-                "connection closed %llu bytes before the end of the body",
+    return fail(p, MCP_ECLOSED, "connection closed %llu bytes before the end of the body",
                 (unsigned long long)p->remaining);
   case S_HEAD:
     if (!p->have_status && p->head.len == 0) {
@@ -708,19 +680,16 @@ int mcp__h1_eof(mcp_h1 *p) {
       }
       return fail(p, MCP_ECLOSED, "connection closed before a response");
     }
-    return fail(p, MCP_ECLOSED,
-                "connection closed in the middle of a response head");
+    return fail(p, MCP_ECLOSED, "connection closed in the middle of a response head");
   case S_CHUNK_SIZE:
   case S_CHUNK_EXT:
   case S_CHUNK_SIZE_LF:
   case S_CHUNK_DATA:
   case S_CHUNK_DATA_CR:
   case S_CHUNK_DATA_LF:
-  case S_TRAILER:
-    break;
+  case S_TRAILER: break;
   }
-  return fail(p, MCP_ECLOSED,
-              "connection closed in the middle of a chunked body");
+  return fail(p, MCP_ECLOSED, "connection closed in the middle of a chunked body");
 }
 
 /* ---- requests ----------------------------------------------------------------- */
@@ -748,30 +717,26 @@ static bool is_field_value(const char *s) {
   return true;
 }
 
-int mcp__h1_build_request(mcp_buf *out, const char *method,
-                          const char *path_and_query, const char *authority,
-                          const mcp_h1_header *hdrs, size_t n,
+int mcp__h1_build_request(mcp_buf *out, const char *method, const char *path_and_query,
+                          const char *authority, const mcp_h1_header *hdrs, size_t n,
                           const char *body_data, size_t body_len) {
   size_t mark = out->len;
 
-  if (!method || !is_token(method) || !path_and_query ||
-      !is_visible(path_and_query, "#") || !authority ||
-      !is_visible(authority, "/?#@") || (n && !hdrs) ||
-      (body_len && !body_data))
+  if (!method || !is_token(method) || !path_and_query || !is_visible(path_and_query, "#") ||
+      !authority || !is_visible(authority, "/?#@") || (n && !hdrs) || (body_len && !body_data))
     return MCP_EINVAL;
   for (size_t i = 0; i < n; i++) {
     if (!hdrs[i].name || !hdrs[i].value || !is_token(hdrs[i].name) ||
         !is_field_value(hdrs[i].value))
       return MCP_EINVAL;
-    if (strcasecmp(hdrs[i].name, "host") == 0 ||
-        strcasecmp(hdrs[i].name, "content-length") == 0 ||
+    if (strcasecmp(hdrs[i].name, "host") == 0 || strcasecmp(hdrs[i].name, "content-length") == 0 ||
         strcasecmp(hdrs[i].name, "transfer-encoding") == 0)
       return MCP_EINVAL;
   }
 
-#define PUT(s, len)                                                        \
-  do {                                                                     \
-    if (mcp__buf_append(out, (s), (len)) != MCP_OK) goto nomem;            \
+#define PUT(s, len) \
+  do { \
+    if (mcp__buf_append(out, (s), (len)) != MCP_OK) goto nomem; \
   } while (0)
 #define PUTS(s) PUT((s), strlen(s))
   PUTS(method);

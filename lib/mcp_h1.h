@@ -49,8 +49,7 @@ typedef struct mcp_h1_callbacks {
   /* The head of a final response: |status| 200..599 (interim 1xx are
    * not reported) and its |n| fields in order.  The fields (and
    * mcp__h1_reason()) stay valid until on_complete returns. */
-  int (*on_headers)(void *user, int status, const mcp_h1_header *hdrs,
-                    size_t n);
+  int (*on_headers)(void *user, int status, const mcp_h1_header *hdrs, size_t n);
   /* |n| > 0 bytes of the body, decoded from chunked if need be; valid only
    * during the call. */
   int (*on_body)(void *user, const char *data, size_t n);
@@ -70,8 +69,7 @@ typedef struct mcp_h1_callbacks {
  * Threads: one thread at a time per parser (the connection's I/O thread).
  * Returns the parser, or NULL when out of memory.
  */
-mcp_h1 *mcp__h1_new(size_t max_head, size_t max_headers,
-                    const mcp_h1_callbacks *cb, void *user);
+mcp_h1 *mcp__h1_new(size_t max_head, size_t max_headers, const mcp_h1_callbacks *cb, void *user);
 
 /* Releases |p| and everything it holds (NULL does nothing).
  * Threads: the parser's thread; not from inside its own callbacks. */
@@ -139,8 +137,7 @@ const char *mcp__h1_reason(const mcp_h1 *p);
  * named |name| (compared case-insensitively), or NULL.
  * Ownership: the result is borrowed from |hdrs|.  Threads: any.
  */
-const char *mcp__h1_header_find(const mcp_h1_header *hdrs, size_t n,
-                                const char *name);
+const char *mcp__h1_header_find(const mcp_h1_header *hdrs, size_t n, const char *name);
 
 /*
  * mcp__h1_build_request() appends an HTTP/1.1 request to |out|:
@@ -158,9 +155,8 @@ const char *mcp__h1_header_find(const mcp_h1_header *hdrs, size_t n,
  * Threads: any; no shared state.
  * Returns: MCP_OK; MCP_EINVAL or MCP_ENOMEM with |out| as it was.
  */
-int mcp__h1_build_request(mcp_buf *out, const char *method,
-                          const char *path_and_query, const char *authority,
-                          const mcp_h1_header *hdrs, size_t n,
+int mcp__h1_build_request(mcp_buf *out, const char *method, const char *path_and_query,
+                          const char *authority, const mcp_h1_header *hdrs, size_t n,
                           const char *body, size_t body_len);
 
 #endif /* MCP_H1_H */

@@ -29,8 +29,7 @@
  * see one shape whatever the protocol.
  */
 
-static int h1_on_headers(void *user, int status, const mcp_h1_header *hdrs,
-                         size_t n) {
+static int h1_on_headers(void *user, int status, const mcp_h1_header *hdrs, size_t n) {
   mcp_http_conn *c = user;
   mcp_http_req *r = c->reqs_head;
   if (!r) return 0;
@@ -51,8 +50,7 @@ static int h1_on_headers(void *user, int status, const mcp_h1_header *hdrs,
   char *p = names;
   for (size_t i = 0; i < n; i++) {
     size_t len = strlen(hdrs[i].name);
-    for (size_t k = 0; k < len; k++)
-      p[k] = (char)tolower((unsigned char)hdrs[i].name[k]);
+    for (size_t k = 0; k < len; k++) p[k] = (char)tolower((unsigned char)hdrs[i].name[k]);
     p[len] = '\0';
     hv[i].name = p;
     hv[i].value = hdrs[i].value;
@@ -80,8 +78,7 @@ static int h1_on_complete(void *user, bool keep_alive) {
   return 0;
 }
 
-static const mcp_h1_callbacks h1_callbacks = {h1_on_headers, h1_on_body,
-                                              h1_on_complete};
+static const mcp_h1_callbacks h1_callbacks = {h1_on_headers, h1_on_body, h1_on_complete};
 
 mcp_status mcp__h1_conn_init(mcp_http_conn *c, mcp_error *err) {
   c->h1 = mcp__h1_new(mcp__http_conn_max_header_bytes(c), 0, &h1_callbacks, c);
@@ -105,16 +102,14 @@ bool mcp__h1_conn_idle(mcp_http_conn *c) {
   if (c->nreqs != 0 || !c->h1_keepalive) return false;
   char b;
   ssize_t n = recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
-  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
-    return true;
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return true;
   if (n > 0 && c->tls) return true;
   mcp__http_conn_close_quiet(c);
   return false;
 }
 
 /* Serialises |req| onto idle connection |c| and attaches it. */
-mcp_status mcp__h1_conn_start(mcp_http_conn *c, mcp_http_req *req,
-                           mcp_error *err) {
+mcp_status mcp__h1_conn_start(mcp_http_conn *c, mcp_http_req *req, mcp_error *err) {
   mcp_buf b;
   mcp__buf_init(&b);
   mcp_h1_header small[16];
@@ -128,12 +123,10 @@ mcp_status mcp__h1_conn_start(mcp_http_conn *c, mcp_http_req *req,
     hv[i].name = req->headers[i].name;
     hv[i].value = req->headers[i].value;
   }
-  st = mcp__h1_build_request(&b, req->method, req->path,
-                             mcp__http_conn_authority(c), hv, req->nheaders,
-                             req->body, req->body_len);
+  st = mcp__h1_build_request(&b, req->method, req->path, mcp__http_conn_authority(c), hv,
+                             req->nheaders, req->body, req->body_len);
   if (st != MCP_OK) {
-    st = mcp__error_set(err, st, "cannot write the HTTP/1.1 request: %s",
-                        mcp_strerror(st));
+    st = mcp__error_set(err, st, "cannot write the HTTP/1.1 request: %s", mcp_strerror(st));
     goto out;
   }
   if (mcp__http_conn_queue(c, b.data, b.len) != MCP_OK) {
@@ -149,8 +142,7 @@ out:
   return st;
 }
 
-mcp_status mcp__h1_conn_feed(mcp_http_conn *c, const char *p, size_t n,
-                          mcp_error *err) {
+mcp_status mcp__h1_conn_feed(mcp_http_conn *c, const char *p, size_t n, mcp_error *err) {
   if (c->nreqs == 0) {
     /* Bytes nobody asked for: the connection cannot be trusted again. */
     mcp__http_conn_close_quiet(c);
@@ -162,12 +154,10 @@ mcp_status mcp__h1_conn_feed(mcp_http_conn *c, const char *p, size_t n,
     return MCP_OK;
   }
   if (st == MCP_ETOOBIG)
-    return mcp__error_set(err, MCP_EPROTO,
-                          "response header block exceeds %zu bytes",
+    return mcp__error_set(err, MCP_EPROTO, "response header block exceeds %zu bytes",
                           mcp__http_conn_max_header_bytes(c));
   if (st == MCP_ENOMEM) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
-  return mcp__error_set(err, MCP_EPROTO, "invalid HTTP/1.1 response: %s",
-                        mcp__h1_error(c->h1));
+  return mcp__error_set(err, MCP_EPROTO, "invalid HTTP/1.1 response: %s", mcp__h1_error(c->h1));
 }
 
 /* The peer closed the connection. */
@@ -180,8 +170,8 @@ void mcp__h1_conn_eof(mcp_http_conn *c) {
   }
   r = c->reqs_head;
   mcp__http_conn_drop(c, MCP_EIO,
-            r && r->got_bytes ? "connection closed in the middle of the response"
-                              : "connection closed before response");
+                      r && r->got_bytes ? "connection closed in the middle of the response"
+                                        : "connection closed before response");
 }
 
 /* See mcp_h1_conn.h. */
@@ -196,8 +186,7 @@ void mcp__h1_conn_lost(mcp_http_conn *c, mcp_status st, const char *msg) {
      * have run fails instead (RFC 9110 9.2.2). */
     if (st == MCP_EIO && (!r->on_wire || (c->h1_served > 0 && !r->got_bytes)))
       mcp__http_req_retry(r, msg, false);
-    else
-      mcp__http_req_finish(r, st, msg);
+    else mcp__http_req_finish(r, st, msg);
     r = next;
   }
 }

@@ -64,8 +64,7 @@ void mcp__h2_cancel(mcp_h2 *h, mcp_http_req *req);
  * Returns: MCP_OK, or MCP_EPROTO/MCP_ENOMEM when the session is broken
  *   (the caller then drops the connection).
  */
-mcp_status mcp__h2_recv(mcp_h2 *h, const uint8_t *data, size_t n,
-                        mcp_error *err);
+mcp_status mcp__h2_recv(mcp_h2 *h, const uint8_t *data, size_t n, mcp_error *err);
 
 /*
  * mcp__h2_fill() serialises pending frames into the connection's output

@@ -146,7 +146,7 @@ struct mcp_http_client {
    * each pass, for mcp__http_client_stall): its state, or
    * MCP_HTTP_CONN_READY when none is connecting; ms since it began. */
   mcp_http_conn_state stage;
-  int64_t stage_started; /* ms, CLOCK_MONOTONIC */
+  int64_t stage_started;        /* ms, CLOCK_MONOTONIC */
   char last_connect_error[256]; /* the last failed attempt; "" once one succeeds */
 
   atomic_int seen; /* SEEN_*; any thread */
@@ -174,16 +174,15 @@ static void host_port(const mcp_http_client *h, char *buf, size_t n) {
 }
 
 /* What a connection attempt in |state|, begun |ms| ago, is stuck on. */
-static void stage_text(const mcp_http_client *h, mcp_http_conn_state state, int64_t ms,
-                       char *buf, size_t n) {
+static void stage_text(const mcp_http_client *h, mcp_http_conn_state state, int64_t ms, char *buf,
+                       size_t n) {
   char hp[300];
   host_port(h, hp, sizeof(hp));
   if (state == MCP_HTTP_CONN_RESOLVING)
     snprintf(buf, n, "resolving %s did not complete in %lld ms", h->host, (long long)ms);
   else if (state == MCP_HTTP_CONN_CONNECTING)
     snprintf(buf, n, "TCP connect to %s did not complete in %lld ms", hp, (long long)ms);
-  else
-    snprintf(buf, n, "TLS handshake with %s stalled: no answer in %lld ms", hp, (long long)ms);
+  else snprintf(buf, n, "TLS handshake with %s stalled: no answer in %lld ms", hp, (long long)ms);
 }
 
 static const char *errno_text(int e, char *buf, size_t n) {
@@ -314,8 +313,7 @@ static void req_free(mcp_http_req *r) {
   mcp__free(ext_of(r));
 }
 
-static void list_append(mcp_http_req **head, mcp_http_req **tail,
-                        mcp_http_req *r) {
+static void list_append(mcp_http_req **head, mcp_http_req **tail, mcp_http_req *r) {
   r->next = NULL;
   r->prev = *tail;
   if (*tail) (*tail)->next = r;
@@ -323,8 +321,7 @@ static void list_append(mcp_http_req **head, mcp_http_req **tail,
   *tail = r;
 }
 
-static void list_remove(mcp_http_req **head, mcp_http_req **tail,
-                        mcp_http_req *r) {
+static void list_remove(mcp_http_req **head, mcp_http_req **tail, mcp_http_req *r) {
   if (r->prev) r->prev->next = r->next;
   else *head = r->next;
   if (r->next) r->next->prev = r->prev;
@@ -395,8 +392,7 @@ void mcp__http_conn_attach(mcp_http_conn *c, mcp_http_req *req) {
   req->state = MCP_HTTP_REQ_ACTIVE;
 }
 
-mcp_status mcp__http_conn_queue(mcp_http_conn *c, const void *data,
-                                size_t n) {
+mcp_status mcp__http_conn_queue(mcp_http_conn *c, const void *data, size_t n) {
   if (n == 0) return MCP_OK;
   if (c->out_off == c->out_len) c->out_off = c->out_len = 0;
   if (c->out_cap - c->out_len < n) {
@@ -423,25 +419,18 @@ mcp_status mcp__http_conn_queue(mcp_http_conn *c, const void *data,
   return MCP_OK;
 }
 
-size_t mcp__http_conn_queued(const mcp_http_conn *c) {
-  return c->out_len - c->out_off;
-}
+size_t mcp__http_conn_queued(const mcp_http_conn *c) { return c->out_len - c->out_off; }
 
 size_t mcp__http_conn_max_header_bytes(const mcp_http_conn *c) {
   return c->client->max_header_bytes;
 }
 
-const char *mcp__http_conn_scheme(const mcp_http_conn *c) {
-  return c->client->scheme;
-}
+const char *mcp__http_conn_scheme(const mcp_http_conn *c) { return c->client->scheme; }
 
-const char *mcp__http_conn_authority(const mcp_http_conn *c) {
-  return c->client->authority;
-}
+const char *mcp__http_conn_authority(const mcp_http_conn *c) { return c->client->authority; }
 
-mcp_status mcp__http_req_add_field(mcp_http_req *req, const char *name,
-                                   size_t namelen, const char *value,
-                                   size_t valuelen) {
+mcp_status mcp__http_req_add_field(mcp_http_req *req, const char *name, size_t namelen,
+                                   const char *value, size_t valuelen) {
   req->rh_bytes += namelen + valuelen + 4;
   if (req->rh_bytes > req->client->max_header_bytes) return MCP_EPROTO;
   if (req->nrh == req->caprh) {
@@ -473,8 +462,8 @@ void mcp__http_req_clear_fields(mcp_http_req *req) {
   req->rh_bytes = 0;
 }
 
-void mcp__http_req_deliver_head(mcp_http_req *req, int status,
-                                const mcp_http_header *hdrs, size_t n) {
+void mcp__http_req_deliver_head(mcp_http_req *req, int status, const mcp_http_header *hdrs,
+                                size_t n) {
   req->head_done = true;
   req->got_bytes = true;
   if (req->cb.on_headers) req->cb.on_headers(req->user, status, hdrs, n);
@@ -506,8 +495,7 @@ void mcp__http_req_data(mcp_http_req *req, const char *data, size_t n) {
   if (req->cb.on_data && n) req->cb.on_data(req->user, data, n);
 }
 
-void mcp__http_req_finish(mcp_http_req *req, mcp_status status,
-                          const char *msg) {
+void mcp__http_req_finish(mcp_http_req *req, mcp_status status, const char *msg) {
   req_unlink(req);
   req_complete(req, status, msg);
 }
@@ -516,13 +504,11 @@ void mcp__http_req_refused(mcp_http_req *req) { req->refused = true; }
 
 /* Methods that may be sent twice (RFC 9110 9.2.2). */
 static bool method_idempotent(const char *m) {
-  return strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0 ||
-         strcmp(m, "PUT") == 0 || strcmp(m, "DELETE") == 0 ||
-         strcmp(m, "OPTIONS") == 0 || strcmp(m, "TRACE") == 0;
+  return strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0 || strcmp(m, "PUT") == 0 ||
+         strcmp(m, "DELETE") == 0 || strcmp(m, "OPTIONS") == 0 || strcmp(m, "TRACE") == 0;
 }
 
-void mcp__http_req_retry(mcp_http_req *req, const char *msg,
-                         bool free_retry) {
+void mcp__http_req_retry(mcp_http_req *req, const char *msg, bool free_retry) {
   mcp_http_client *h = req->client;
   if (h->stopping || is_locked_closing(h)) {
     mcp__http_req_finish(req, MCP_ECLOSED, "client closed");
@@ -552,8 +538,7 @@ void mcp__http_req_retry(mcp_http_req *req, const char *msg,
 /* ---- name resolution -------------------------------------------------------- */
 
 static void resolver_unref(mcp_http_resolver *r) {
-  if (atomic_fetch_sub_explicit(&r->refs, 1, memory_order_acq_rel) != 1)
-    return;
+  if (atomic_fetch_sub_explicit(&r->refs, 1, memory_order_acq_rel) != 1) return;
   if (r->res) freeaddrinfo(r->res);
   close_fd(&r->rd);
   close_fd(&r->wr);
@@ -605,9 +590,7 @@ static mcp_http_conn *conn_new(mcp_http_client *h) {
   c->state = MCP_HTTP_CONN_RESOLVING;
   int64_t now = mcp__now_ms();
   c->started = now;
-  c->deadline = h->connect_timeout_ms > INT64_MAX - now
-                    ? INT64_MAX
-                    : now + h->connect_timeout_ms;
+  c->deadline = h->connect_timeout_ms > INT64_MAX - now ? INT64_MAX : now + h->connect_timeout_ms;
   c->next = h->conns;
   if (h->conns) h->conns->prev = c;
   h->conns = c;
@@ -658,8 +641,7 @@ static bool other_conn_usable(mcp_http_client *h, mcp_http_conn *self) {
  * else only the oldest one (the attempt was made for it), so a failing
  * origin cannot make the pool retry forever.
  */
-static void conn_connect_failed(mcp_http_conn *c, mcp_status st,
-                                const char *msg) {
+static void conn_connect_failed(mcp_http_conn *c, mcp_status st, const char *msg) {
   mcp_http_client *h = c->client;
   pthread_mutex_lock(&h->mu);
   snprintf(h->last_connect_error, sizeof(h->last_connect_error), "%s", msg ? msg : "");
@@ -682,10 +664,8 @@ static void conn_ready(mcp_http_conn *c, mcp_http_proto proto) {
   mcp_error err = MCP_ERROR_INIT;
   mcp_status st;
   c->proto = proto;
-  if (proto == MCP_HTTP_PROTO_H2)
-    st = mcp__h2_new(c, &c->h2, &err);
-  else
-    st = mcp__h1_conn_init(c, &err);
+  if (proto == MCP_HTTP_PROTO_H2) st = mcp__h2_new(c, &c->h2, &err);
+  else st = mcp__h1_conn_init(c, &err);
   if (st != MCP_OK) {
     conn_connect_failed(c, st, err.message ? err.message : mcp_strerror(st));
     mcp_error_clear(&err);
@@ -696,9 +676,7 @@ static void conn_ready(mcp_http_conn *c, mcp_http_proto proto) {
   pthread_mutex_lock(&h->mu);
   h->last_connect_error[0] = '\0';
   pthread_mutex_unlock(&h->mu);
-  atomic_store(&h->seen, proto == MCP_HTTP_PROTO_H1 ? SEEN_H1
-                         : h->tls                   ? SEEN_H2
-                                                    : SEEN_H2C);
+  atomic_store(&h->seen, proto == MCP_HTTP_PROTO_H1 ? SEEN_H1 : h->tls ? SEEN_H2 : SEEN_H2C);
 }
 
 static void conn_handshake(mcp_http_conn *c) {
@@ -715,13 +693,11 @@ static void conn_handshake(mcp_http_conn *c) {
   bool h2 = alpn && strcmp(alpn, "h2") == 0;
   if (h->mode == MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE && !h2) {
     char msg[128];
-    snprintf(msg, sizeof(msg), "server did not negotiate h2 (ALPN: %s)",
-             alpn ? alpn : "none");
+    snprintf(msg, sizeof(msg), "server did not negotiate h2 (ALPN: %s)", alpn ? alpn : "none");
     conn_connect_failed(c, MCP_EPROTO, msg);
     return;
   }
-  conn_ready(c, h2 && h->mode != MCP_HTTP_VERSION_1_1 ? MCP_HTTP_PROTO_H2
-                                                  : MCP_HTTP_PROTO_H1);
+  conn_ready(c, h2 && h->mode != MCP_HTTP_VERSION_1_1 ? MCP_HTTP_PROTO_H2 : MCP_HTTP_PROTO_H1);
 }
 
 /* The TCP connection is up. */
@@ -735,7 +711,7 @@ static void conn_tcp_up(mcp_http_conn *c) {
   }
   if (!h->tls) {
     conn_ready(c, h->mode == MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE ? MCP_HTTP_PROTO_H2
-                                                         : MCP_HTTP_PROTO_H1);
+                                                                : MCP_HTTP_PROTO_H1);
     return;
   }
   mcp_error err = MCP_ERROR_INIT;
@@ -752,12 +728,9 @@ static void conn_tcp_up(mcp_http_conn *c) {
 static void addr_text(const struct addrinfo *ai, char *buf, size_t n) {
   char host[INET6_ADDRSTRLEN] = "?";
   if (ai->ai_family == AF_INET)
-    inet_ntop(AF_INET, &((const struct sockaddr_in *)ai->ai_addr)->sin_addr,
-              host, sizeof(host));
+    inet_ntop(AF_INET, &((const struct sockaddr_in *)ai->ai_addr)->sin_addr, host, sizeof(host));
   else if (ai->ai_family == AF_INET6)
-    inet_ntop(AF_INET6,
-              &((const struct sockaddr_in6 *)ai->ai_addr)->sin6_addr, host,
-              sizeof(host));
+    inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)ai->ai_addr)->sin6_addr, host, sizeof(host));
   snprintf(buf, n, "%s", host);
 }
 
@@ -770,9 +743,7 @@ static void conn_next_address(mcp_http_conn *c) {
     struct addrinfo *ai = c->ai_next;
     c->ai_next = ai->ai_next;
     addr_text(ai, c->last_addr, sizeof(c->last_addr));
-    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK |
-                                       SOCK_CLOEXEC,
-                    ai->ai_protocol);
+    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
     if (fd < 0) {
       c->last_errno = errno;
       continue;
@@ -825,8 +796,7 @@ static void conn_resolved(mcp_http_conn *c) {
   conn_resolver_release(c);
   if (gai != 0 || !res) {
     char msg[320];
-    snprintf(msg, sizeof(msg), "cannot resolve %s: %s", h->host,
-             gai_strerror(gai));
+    snprintf(msg, sizeof(msg), "cannot resolve %s: %s", h->host, gai_strerror(gai));
     conn_connect_failed(c, gai == EAI_MEMORY ? MCP_ENOMEM : MCP_EIO, msg);
     return;
   }
@@ -850,8 +820,7 @@ static void conn_start(mcp_http_client *h) {
     int gai = getaddrinfo(h->host, port, &hints, &res);
     if (gai != 0) {
       char msg[320];
-      snprintf(msg, sizeof(msg), "cannot use address %s: %s", h->host,
-               gai_strerror(gai));
+      snprintf(msg, sizeof(msg), "cannot use address %s: %s", h->host, gai_strerror(gai));
       conn_connect_failed(c, gai == EAI_MEMORY ? MCP_ENOMEM : MCP_EIO, msg);
       return;
     }
@@ -868,9 +837,7 @@ static void conn_start(mcp_http_client *h) {
   r->host = mcp__strdup(h->host);
   if (!r->host) goto fail_nomem;
   memcpy(r->port, port, sizeof(port));
-  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv) <
-      0)
-    goto fail_errno;
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv) < 0) goto fail_errno;
   r->rd = sv[0];
   r->wr = sv[1];
   atomic_init(&r->refs, 2);
@@ -889,12 +856,11 @@ static void conn_start(mcp_http_client *h) {
   c->state = MCP_HTTP_CONN_RESOLVING;
   return;
 
-fail_errno: {
+fail_errno : {
   char why[128], msg[256];
   /* pthread_create() says EAGAIN when it cannot allocate the thread. */
   mcp_status est = errno == ENOMEM || errno == EAGAIN ? MCP_ENOMEM : MCP_EIO;
-  snprintf(msg, sizeof(msg), "cannot start name lookup: %s",
-           errno_text(errno, why, sizeof(why)));
+  snprintf(msg, sizeof(msg), "cannot start name lookup: %s", errno_text(errno, why, sizeof(why)));
   if (r) {
     close_fd(&r->rd);
     close_fd(&r->wr);
@@ -918,10 +884,8 @@ static void conn_drop(mcp_http_conn *c, mcp_status st, const char *msg) {
   if (c->state == MCP_HTTP_CONN_CLOSED) return;
   c->state = MCP_HTTP_CONN_CLOSED;
   close_fd(&c->fd);
-  if (c->h2)
-    mcp__h2_conn_lost(c->h2, st, msg);
-  else
-    mcp__h1_conn_lost(c, st, msg);
+  if (c->h2) mcp__h2_conn_lost(c->h2, st, msg);
+  else mcp__h1_conn_lost(c, st, msg);
 }
 
 void mcp__http_conn_drop(mcp_http_conn *c, mcp_status st, const char *msg) {
@@ -937,8 +901,7 @@ void mcp__http_conn_close_quiet(mcp_http_conn *c) {
 
 /* Reads from |c| into |buf|: > 0 bytes, 0 at EOF, MCP__EAGAIN, or an error
  * status with |err| filled. */
-static ssize_t conn_read(mcp_http_conn *c, char *buf, size_t n,
-                         mcp_error *err) {
+static ssize_t conn_read(mcp_http_conn *c, char *buf, size_t n, mcp_error *err) {
   if (c->tls) {
     ssize_t r = mcp__tls_read(c->tls, buf, n, err);
     if (r == MCP__EAGAIN && (mcp__tls_wants(c->tls) & MCP_TLS_WANT_WRITE))
@@ -951,13 +914,11 @@ static ssize_t conn_read(mcp_http_conn *c, char *buf, size_t n,
     if (errno == EINTR) continue;
     if (errno == EAGAIN || errno == EWOULDBLOCK) return MCP__EAGAIN;
     char why[128];
-    return mcp__error_set(err, MCP_EIO, "%s",
-                          errno_text(errno, why, sizeof(why)));
+    return mcp__error_set(err, MCP_EIO, "%s", errno_text(errno, why, sizeof(why)));
   }
 }
 
-static ssize_t conn_write(mcp_http_conn *c, const char *buf, size_t n,
-                          mcp_error *err) {
+static ssize_t conn_write(mcp_http_conn *c, const char *buf, size_t n, mcp_error *err) {
   if (c->tls) return mcp__tls_write(c->tls, buf, n, err);
   for (;;) {
     ssize_t r = send(c->fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -965,8 +926,7 @@ static ssize_t conn_write(mcp_http_conn *c, const char *buf, size_t n,
     if (errno == EINTR) continue;
     if (errno == EAGAIN || errno == EWOULDBLOCK) return MCP__EAGAIN;
     char why[128];
-    return mcp__error_set(err, MCP_EIO, "%s",
-                          errno_text(errno, why, sizeof(why)));
+    return mcp__error_set(err, MCP_EIO, "%s", errno_text(errno, why, sizeof(why)));
   }
 }
 
@@ -983,8 +943,8 @@ static void conn_flush(mcp_http_conn *c) {
     }
     size_t left = c->out_len - c->out_off;
     if (left == 0) break;
-    ssize_t n = conn_write(c, c->out + c->out_off,
-                           left < HTTP_WRITE_MAX ? left : HTTP_WRITE_MAX, &err);
+    ssize_t n = conn_write(c, c->out + c->out_off, left < HTTP_WRITE_MAX ? left : HTTP_WRITE_MAX,
+                           &err);
     if (n > 0) {
       /* HTTP/1.1 carries one request at a time: these bytes were its. */
       if (c->h1 && c->reqs_head) c->reqs_head->on_wire = true;
@@ -1013,10 +973,8 @@ static void conn_read_some(mcp_http_conn *c) {
     ssize_t n = conn_read(c, h->rbuf, HTTP_READ_CHUNK, &err);
     if (n > 0) {
       mcp_status st;
-      if (c->h2)
-        st = mcp__h2_recv(c->h2, (const uint8_t *)h->rbuf, (size_t)n, &err);
-      else
-        st = mcp__h1_conn_feed(c, h->rbuf, (size_t)n, &err);
+      if (c->h2) st = mcp__h2_recv(c->h2, (const uint8_t *)h->rbuf, (size_t)n, &err);
+      else st = mcp__h1_conn_feed(c, h->rbuf, (size_t)n, &err);
       if (st != MCP_OK) {
         conn_drop(c, st, err.message ? err.message : mcp_strerror(st));
         break;
@@ -1049,8 +1007,7 @@ static void conn_read_some(mcp_http_conn *c) {
 /* After I/O: close a connection that has nothing more to do. */
 static void conn_settle(mcp_http_conn *c) {
   if (c->state != MCP_HTTP_CONN_READY) return;
-  if (c->h2 && c->out_off == c->out_len && mcp__h2_finished(c->h2) &&
-      c->nreqs == 0) {
+  if (c->h2 && c->out_off == c->out_len && mcp__h2_finished(c->h2) && c->nreqs == 0) {
     c->state = MCP_HTTP_CONN_CLOSED;
     close_fd(&c->fd);
   }
@@ -1221,23 +1178,18 @@ static size_t build_pollfds(mcp_http_client *h, int *timeout) {
       fd = c->resolver ? c->resolver->rd : -1;
       ev = POLLIN;
       break;
-    case MCP_HTTP_CONN_CONNECTING:
-      ev = POLLOUT;
-      break;
+    case MCP_HTTP_CONN_CONNECTING: ev = POLLOUT; break;
     case MCP_HTTP_CONN_HANDSHAKE:
       ev = (mcp__tls_wants(c->tls) & MCP_TLS_WANT_WRITE) ? POLLOUT : POLLIN;
       break;
     case MCP_HTTP_CONN_READY:
       ev = POLLIN;
-      if (c->want_pollout || c->read_wants_write || c->out_off < c->out_len)
-        ev |= POLLOUT;
+      if (c->want_pollout || c->read_wants_write || c->out_off < c->out_len) ev |= POLLOUT;
       if (c->read_again) again = true;
       break;
-    case MCP_HTTP_CONN_CLOSED:
-      continue;
+    case MCP_HTTP_CONN_CLOSED: continue;
     }
-    if (c->state != MCP_HTTP_CONN_READY && c->deadline < next)
-      next = c->deadline;
+    if (c->state != MCP_HTTP_CONN_READY && c->deadline < next) next = c->deadline;
     if (fd < 0) continue;
     h->pfds[n] = (struct pollfd){fd, ev, 0};
     h->pconns[n++] = c;
@@ -1251,24 +1203,16 @@ static size_t build_pollfds(mcp_http_client *h, int *timeout) {
 
 static void conn_event(mcp_http_conn *c, short revents) {
   switch (c->state) {
-  case MCP_HTTP_CONN_RESOLVING:
-    conn_resolved(c);
-    break;
-  case MCP_HTTP_CONN_CONNECTING:
-    conn_connect_done(c);
-    break;
-  case MCP_HTTP_CONN_HANDSHAKE:
-    conn_handshake(c);
-    break;
+  case MCP_HTTP_CONN_RESOLVING: conn_resolved(c); break;
+  case MCP_HTTP_CONN_CONNECTING: conn_connect_done(c); break;
+  case MCP_HTTP_CONN_HANDSHAKE: conn_handshake(c); break;
   case MCP_HTTP_CONN_READY:
-    if (revents & (POLLIN | POLLERR | POLLHUP) || c->read_again ||
-        c->read_wants_write)
+    if (revents & (POLLIN | POLLERR | POLLHUP) || c->read_again || c->read_wants_write)
       conn_read_some(c);
     if (c->state == MCP_HTTP_CONN_READY) conn_flush(c);
     conn_settle(c);
     break;
-  case MCP_HTTP_CONN_CLOSED:
-    break;
+  case MCP_HTTP_CONN_CLOSED: break;
   }
 }
 
@@ -1305,8 +1249,7 @@ bool mcp__http_client_stall(mcp_http_client *h, char *buf, size_t n) {
 static void check_deadlines(mcp_http_client *h) {
   int64_t now = mcp__now_ms();
   for (mcp_http_conn *c = h->conns; c; c = c->next) {
-    if (c->state == MCP_HTTP_CONN_READY || c->state == MCP_HTTP_CONN_CLOSED)
-      continue;
+    if (c->state == MCP_HTTP_CONN_READY || c->state == MCP_HTTP_CONN_CLOSED) continue;
     if (now < c->deadline) continue;
     char msg[400];
     stage_text(h, c->state, h->connect_timeout_ms, msg, sizeof(msg));
@@ -1328,16 +1271,14 @@ static void shutdown_all(mcp_http_client *h) {
       mcp__h2_shutdown(c->h2);
     } else {
       mcp_http_req *r;
-      while ((r = c->reqs_head) != NULL)
-        mcp__http_req_finish(r, MCP_ECLOSED, "client closed");
+      while ((r = c->reqs_head) != NULL) mcp__http_req_finish(r, MCP_ECLOSED, "client closed");
     }
     if (c->fd >= 0) conn_flush(c);
     if (c->tls && c->fd >= 0) mcp__tls_close_notify(c->tls);
     c->state = MCP_HTTP_CONN_CLOSED;
   }
   mcp_http_req *r;
-  while ((r = pending_pop(h)) != NULL)
-    req_complete(r, MCP_ECLOSED, "client closed");
+  while ((r = pending_pop(h)) != NULL) req_complete(r, MCP_ECLOSED, "client closed");
   /* Requests queued before |closing| was set; callbacks above could not add
    * more (submit refuses once closing). */
   (void)take_commands(h);
@@ -1377,8 +1318,7 @@ static void *io_main(void *arg) {
     }
     for (size_t i = 1; i < n && rc >= 0; i++) {
       mcp_http_conn *c = h->pconns[i];
-      if (c && (h->pfds[i].revents || c->read_again))
-        conn_event(c, h->pfds[i].revents);
+      if (c && (h->pfds[i].revents || c->read_again)) conn_event(c, h->pfds[i].revents);
     }
     check_deadlines(h);
     sweep(h);
@@ -1453,8 +1393,7 @@ static void client_destroy(mcp_http_client *h) {
   mcp__free(h);
 }
 
-mcp_status mcp__http_client_new(const mcp_http_config *cfg,
-                                mcp_http_client **out, mcp_error *err) {
+mcp_status mcp__http_client_new(const mcp_http_config *cfg, mcp_http_client **out, mcp_error *err) {
   mcp_status st;
   mcp_http_client *h = NULL;
   int p[2] = {-1, -1};
@@ -1464,8 +1403,7 @@ mcp_status mcp__http_client_new(const mcp_http_config *cfg,
     return mcp__error_set(err, MCP_EINVAL, "scheme and host are required");
   bool tls = strcmp(cfg->scheme, "https") == 0;
   if (!tls && strcmp(cfg->scheme, "http") != 0)
-    return mcp__error_set(err, MCP_EINVAL, "unsupported scheme \"%s\"",
-                          cfg->scheme);
+    return mcp__error_set(err, MCP_EINVAL, "unsupported scheme \"%s\"", cfg->scheme);
   if (!*cfg->host || strlen(cfg->host) > 253 + 2)
     return mcp__error_set(err, MCP_EINVAL, "invalid host");
   for (const unsigned char *q = (const unsigned char *)cfg->host; *q; q++)
@@ -1475,8 +1413,7 @@ mcp_status mcp__http_client_new(const mcp_http_config *cfg,
     return mcp__error_set(err, MCP_EINVAL, "invalid port %d", cfg->port);
   if (cfg->mode != MCP_HTTP_VERSION_AUTO && cfg->mode != MCP_HTTP_VERSION_1_1 &&
       cfg->mode != MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE)
-    return mcp__error_set(err, MCP_EINVAL, "invalid HTTP mode %d",
-                          (int)cfg->mode);
+    return mcp__error_set(err, MCP_EINVAL, "invalid HTTP mode %d", (int)cfg->mode);
   if (cfg->connect_timeout_ms < 0)
     return mcp__error_set(err, MCP_EINVAL, "negative connect timeout");
 
@@ -1491,19 +1428,16 @@ mcp_status mcp__http_client_new(const mcp_http_config *cfg,
   h->tls = tls;
   h->mode = cfg->mode;
   h->port = cfg->port;
-  h->connect_timeout_ms = cfg->connect_timeout_ms
-                              ? cfg->connect_timeout_ms
-                              : HTTP_DEFAULT_CONNECT_TIMEOUT_MS;
-  h->max_h1 = cfg->max_h1_connections ? cfg->max_h1_connections
-                                      : HTTP_DEFAULT_MAX_H1;
+  h->connect_timeout_ms = cfg->connect_timeout_ms ? cfg->connect_timeout_ms
+                                                  : HTTP_DEFAULT_CONNECT_TIMEOUT_MS;
+  h->max_h1 = cfg->max_h1_connections ? cfg->max_h1_connections : HTTP_DEFAULT_MAX_H1;
   h->max_header_bytes = cfg->max_header_bytes ? cfg->max_header_bytes
                                               : HTTP_DEFAULT_MAX_HEADER_BYTES;
   h->next_id = 1;
   atomic_init(&h->seen, SEEN_NONE);
   h->scheme = mcp__strdup(tls ? "https" : "http");
   h->host = mcp__strdup(cfg->host);
-  h->authority = make_authority(h->scheme ? h->scheme : "http", cfg->host,
-                                cfg->port);
+  h->authority = make_authority(h->scheme ? h->scheme : "http", cfg->host, cfg->port);
   h->rbuf = mcp__malloc(HTTP_READ_CHUNK);
   h->table_size = HTTP_TABLE_INITIAL;
   h->table = mcp__calloc(h->table_size, sizeof(*h->table));
@@ -1512,13 +1446,11 @@ mcp_status mcp__http_client_new(const mcp_http_config *cfg,
     goto fail;
   }
   if (tls) {
-    mcp_tls_alpn alpn = cfg->mode == MCP_HTTP_VERSION_1_1 ? MCP_TLS_ALPN_H1
-                        : cfg->mode == MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE
-                            ? MCP_TLS_ALPN_H2
-                            : MCP_TLS_ALPN_H2_H1;
-    st = mcp__tls_ctx_new(cfg->ca_file, cfg->ca_dir, cfg->client_cert,
-                          cfg->client_key, cfg->insecure, alpn, &h->tls_ctx,
-                          err);
+    mcp_tls_alpn alpn = cfg->mode == MCP_HTTP_VERSION_1_1                 ? MCP_TLS_ALPN_H1
+                        : cfg->mode == MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE ? MCP_TLS_ALPN_H2
+                                                                          : MCP_TLS_ALPN_H2_H1;
+    st = mcp__tls_ctx_new(cfg->ca_file, cfg->ca_dir, cfg->client_cert, cfg->client_key,
+                          cfg->insecure, alpn, &h->tls_ctx, err);
     if (st != MCP_OK) goto fail;
   }
   if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0) {
@@ -1565,42 +1497,28 @@ void mcp__http_client_free(mcp_http_client *h) {
   client_destroy(h);
 }
 
-mcp_status mcp__http_submit(mcp_http_client *h, const char *method,
-                            const char *path_and_query,
-                            const mcp_http_header *headers, size_t nheaders,
-                            const char *body, size_t body_len,
-                            const mcp_http_callbacks *cb, void *user,
-                            uint64_t *id, mcp_error *err) {
-  if (!h || !cb)
-    return mcp__error_set(err, MCP_EINVAL, "client and callbacks are required");
-  if (!is_token(method))
-    return mcp__error_set(err, MCP_EINVAL, "invalid method");
-  if (!path_and_query || (path_and_query[0] != '/' &&
-                          strcmp(path_and_query, "*") != 0))
-    return mcp__error_set(err, MCP_EINVAL,
-                          "the request target must start with '/'");
+mcp_status mcp__http_submit(mcp_http_client *h, const char *method, const char *path_and_query,
+                            const mcp_http_header *headers, size_t nheaders, const char *body,
+                            size_t body_len, const mcp_http_callbacks *cb, void *user, uint64_t *id,
+                            mcp_error *err) {
+  if (!h || !cb) return mcp__error_set(err, MCP_EINVAL, "client and callbacks are required");
+  if (!is_token(method)) return mcp__error_set(err, MCP_EINVAL, "invalid method");
+  if (!path_and_query || (path_and_query[0] != '/' && strcmp(path_and_query, "*") != 0))
+    return mcp__error_set(err, MCP_EINVAL, "the request target must start with '/'");
   for (const unsigned char *q = (const unsigned char *)path_and_query; *q; q++)
     if (*q <= 0x20 || *q == 0x7f)
-      return mcp__error_set(err, MCP_EINVAL,
-                            "control character or space in request target");
-  if (body_len && !body)
-    return mcp__error_set(err, MCP_EINVAL, "body_len without body");
-  if (nheaders && !headers)
-    return mcp__error_set(err, MCP_EINVAL, "nheaders without headers");
+      return mcp__error_set(err, MCP_EINVAL, "control character or space in request target");
+  if (body_len && !body) return mcp__error_set(err, MCP_EINVAL, "body_len without body");
+  if (nheaders && !headers) return mcp__error_set(err, MCP_EINVAL, "nheaders without headers");
   size_t strbytes = 0;
   for (size_t i = 0; i < nheaders; i++) {
     const char *n = headers[i].name, *v = headers[i].value;
-    if (!n || !v)
-      return mcp__error_set(err, MCP_EINVAL, "header %zu is NULL", i);
-    if (!is_token(n))
-      return mcp__error_set(err, MCP_EINVAL, "invalid header name \"%s\"", n);
+    if (!n || !v) return mcp__error_set(err, MCP_EINVAL, "header %zu is NULL", i);
+    if (!is_token(n)) return mcp__error_set(err, MCP_EINVAL, "invalid header name \"%s\"", n);
     if (reserved_header(n))
-      return mcp__error_set(err, MCP_EINVAL,
-                            "header \"%s\" is set by the HTTP layer", n);
+      return mcp__error_set(err, MCP_EINVAL, "header \"%s\" is set by the HTTP layer", n);
     if (!value_ok(v))
-      return mcp__error_set(err, MCP_EINVAL,
-                            "control character in the value of header \"%s\"",
-                            n);
+      return mcp__error_set(err, MCP_EINVAL, "control character in the value of header \"%s\"", n);
     strbytes += strlen(n) + strlen(v) + 2;
   }
 
@@ -1621,8 +1539,7 @@ mcp_status mcp__http_submit(mcp_http_client *h, const char *method,
     r->body = mcp__malloc(body_len ? body_len : 1);
     r->body_len = body_len;
   }
-  if (!r->method || !r->path || (nheaders && (!r->headers || !r->strings)) ||
-      (body && !r->body)) {
+  if (!r->method || !r->path || (nheaders && (!r->headers || !r->strings)) || (body && !r->body)) {
     req_free(r);
     return mcp__error_set(err, MCP_ENOMEM, "out of memory");
   }
@@ -1630,8 +1547,7 @@ mcp_status mcp__http_submit(mcp_http_client *h, const char *method,
   char *s = r->strings;
   for (size_t i = 0; i < nheaders; i++) {
     size_t nl = strlen(headers[i].name), vl = strlen(headers[i].value);
-    for (size_t k = 0; k < nl; k++)
-      s[k] = (char)tolower((unsigned char)headers[i].name[k]);
+    for (size_t k = 0; k < nl; k++) s[k] = (char)tolower((unsigned char)headers[i].name[k]);
     s[nl] = '\0';
     r->headers[i].name = s;
     s += nl + 1;

@@ -27,7 +27,7 @@ typedef struct mcp_http_client mcp_http_client;
  * when ALPN does not select h2. */
 
 typedef struct mcp_http_header {
-  const char *name;  /* lower-case for HTTP/2; compared case-insensitively */
+  const char *name; /* lower-case for HTTP/2; compared case-insensitively */
   const char *value;
 } mcp_http_header;
 
@@ -43,9 +43,9 @@ typedef struct mcp_http_config {
   const char *client_cert; /* PEM, for mTLS; with client_key */
   const char *client_key;
   bool insecure;
-  int64_t connect_timeout_ms;  /* TCP + TLS handshake; 0: 10000 */
-  size_t max_h1_connections;   /* keep-alive pool size per origin; 0: 8 */
-  size_t max_header_bytes;     /* response header block cap; 0: 64 KiB */
+  int64_t connect_timeout_ms; /* TCP + TLS handshake; 0: 10000 */
+  size_t max_h1_connections;  /* keep-alive pool size per origin; 0: 8 */
+  size_t max_header_bytes;    /* response header block cap; 0: 64 KiB */
 } mcp_http_config;
 
 /*
@@ -55,8 +55,7 @@ typedef struct mcp_http_config {
  */
 typedef struct mcp_http_callbacks {
   /* The final (non-1xx) response head. */
-  void (*on_headers)(void *user, int status, const mcp_http_header *headers,
-                     size_t n);
+  void (*on_headers)(void *user, int status, const mcp_http_header *headers, size_t n);
   /* Body bytes as they arrive (already de-chunked). */
   void (*on_data)(void *user, const char *data, size_t n);
   /*
@@ -76,8 +75,7 @@ typedef struct mcp_http_callbacks {
    * no byte of it was written, or it was refused as above, in every
    * attempt.  The caller may then send it again whatever its method.
    */
-  void (*on_done)(void *user, mcp_status status, const char *message,
-                  bool not_sent);
+  void (*on_done)(void *user, mcp_status status, const char *message, bool not_sent);
 } mcp_http_callbacks;
 
 /*
@@ -86,8 +84,7 @@ typedef struct mcp_http_callbacks {
  * Ownership: |cfg| is copied.  Threads: any.
  * Returns: MCP_OK, MCP_EINVAL, MCP_ETLS (unreadable CA/cert/key), MCP_ENOMEM.
  */
-mcp_status mcp__http_client_new(const mcp_http_config *cfg,
-                                mcp_http_client **out, mcp_error *err);
+mcp_status mcp__http_client_new(const mcp_http_config *cfg, mcp_http_client **out, mcp_error *err);
 
 /*
  * mcp__http_client_free() fails every outstanding request with MCP_ECLOSED
@@ -108,12 +105,10 @@ void mcp__http_client_free(mcp_http_client *h);
  * Returns: MCP_OK (on_done will run once), MCP_EINVAL, MCP_ECLOSED,
  *   MCP_ENOMEM (on_done never runs).
  */
-mcp_status mcp__http_submit(mcp_http_client *h, const char *method,
-                            const char *path_and_query,
-                            const mcp_http_header *headers, size_t nheaders,
-                            const char *body, size_t body_len,
-                            const mcp_http_callbacks *cb, void *user,
-                            uint64_t *id, mcp_error *err);
+mcp_status mcp__http_submit(mcp_http_client *h, const char *method, const char *path_and_query,
+                            const mcp_http_header *headers, size_t nheaders, const char *body,
+                            size_t body_len, const mcp_http_callbacks *cb, void *user, uint64_t *id,
+                            mcp_error *err);
 
 /*
  * mcp__http_cancel() stops request |id|: HTTP/2 RST_STREAM(CANCEL); HTTP/1.1

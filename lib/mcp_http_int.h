@@ -41,14 +41,14 @@ typedef struct mcp_http_field {
 
 struct mcp_http_req {
   /* Immutable after submit. */
-  uint64_t id;             /* 1, 2, ... per client, in submission order */
+  uint64_t id; /* 1, 2, ... per client, in submission order */
   mcp_http_client *client;
   char *method;
-  char *path;              /* path and query */
+  char *path;               /* path and query */
   mcp_http_header *headers; /* names lower-cased; strings in |strings| */
   size_t nheaders;
-  char *strings;           /* one block holding every header string */
-  char *body;              /* NULL when there is none */
+  char *strings; /* one block holding every header string */
+  char *body;    /* NULL when there is none */
   size_t body_len;
   mcp_http_callbacks cb;
   void *user;
@@ -112,15 +112,15 @@ struct mcp_http_conn {
   struct addrinfo *ai_next;           /* the next one to try */
   int last_errno;                     /* of the last failed address */
   char last_addr[64];                 /* text of the last address tried */
-  int64_t deadline; /* ms, CLOCK_MONOTONIC: TCP + TLS must finish by then */
-  int64_t started;  /* ms, CLOCK_MONOTONIC: when the attempt began */
+  int64_t deadline;                   /* ms, CLOCK_MONOTONIC: TCP + TLS must finish by then */
+  int64_t started;                    /* ms, CLOCK_MONOTONIC: when the attempt began */
 
   /* Output waiting for the socket: out[out_off .. out_len). */
   char *out;
   size_t out_off, out_len, out_cap;
-  bool want_pollout;    /* a write is blocked until the socket drains */
+  bool want_pollout;     /* a write is blocked until the socket drains */
   bool read_wants_write; /* TLS: a read must first write (poll POLLOUT) */
-  bool read_again;      /* stopped reading early: poll with timeout 0 */
+  bool read_again;       /* stopped reading early: poll with timeout 0 */
 
   /* Requests on this connection (ACTIVE), in submission order. */
   mcp_http_req *reqs_head, *reqs_tail;
@@ -131,8 +131,8 @@ struct mcp_http_conn {
 
   /* HTTP/1.1. */
   mcp_h1 *h1;
-  size_t h1_served;    /* responses completed on this connection */
-  bool h1_keepalive;   /* the last response allowed reuse */
+  size_t h1_served;  /* responses completed on this connection */
+  bool h1_keepalive; /* the last response allowed reuse */
 };
 
 /* ---- services of mcp_http.c to the protocol glue ---------------------- */
@@ -181,8 +181,8 @@ void mcp__http_req_head(mcp_http_req *req);
  * glue, whose parser collects the head itself).
  * Ownership: |hdrs| is borrowed for the call.
  */
-void mcp__http_req_deliver_head(mcp_http_req *req, int status,
-                                const mcp_http_header *hdrs, size_t n);
+void mcp__http_req_deliver_head(mcp_http_req *req, int status, const mcp_http_header *hdrs,
+                                size_t n);
 
 /*
  * mcp__http_req_data() delivers |n| body bytes to on_data.
@@ -196,8 +196,7 @@ void mcp__http_req_data(mcp_http_req *req, const char *data, size_t n);
  * text) and frees it.
  * Ownership: |req| is freed on return; |msg| is borrowed for the call.
  */
-void mcp__http_req_finish(mcp_http_req *req, mcp_status status,
-                          const char *msg);
+void mcp__http_req_finish(mcp_http_req *req, mcp_status status, const char *msg);
 
 /*
  * mcp__http_req_refused() records that the server provably did not process
@@ -227,9 +226,8 @@ void mcp__http_req_retry(mcp_http_req *req, const char *msg, bool free_retry);
  * Ownership: |name| and |value| are copied.
  * Returns: MCP_OK, MCP_EPROTO (the head exceeds the cap), MCP_ENOMEM.
  */
-mcp_status mcp__http_req_add_field(mcp_http_req *req, const char *name,
-                                   size_t namelen, const char *value,
-                                   size_t valuelen);
+mcp_status mcp__http_req_add_field(mcp_http_req *req, const char *name, size_t namelen,
+                                   const char *value, size_t valuelen);
 
 /*
  * mcp__http_conn_drop() drops |c| (READY): it is marked CLOSED, its socket
@@ -237,8 +235,7 @@ mcp_status mcp__http_req_add_field(mcp_http_req *req, const char *name,
  * by the protocol's rules (mcp__h2_conn_lost, mcp__h1_conn_lost).  Does
  * nothing when |c| is already CLOSED.  The loop frees |c| later.
  */
-void mcp__http_conn_drop(mcp_http_conn *c, mcp_status status,
-                         const char *msg);
+void mcp__http_conn_drop(mcp_http_conn *c, mcp_status status, const char *msg);
 
 /* mcp__http_conn_close_quiet() marks |c| CLOSED and closes its socket
  * without failing anything: for a connection no request is on. */

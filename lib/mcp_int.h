@@ -57,8 +57,7 @@ int64_t mcp__deadline_in(int64_t ms);
  * mcp__error_set() fills |err| (NULL is fine) with |status| and a formatted
  * message, replacing what it held, and returns |status|.
  */
-mcp_status mcp__error_set(mcp_error *err, mcp_status status, const char *fmt,
-                          ...) MCP_PRINTF(3, 4);
+mcp_status mcp__error_set(mcp_error *err, mcp_status status, const char *fmt, ...) MCP_PRINTF(3, 4);
 /* Copies |src| into |dst| (NULL-safe), deep. */
 void mcp__error_copy(mcp_error *dst, const mcp_error *src);
 
@@ -89,8 +88,7 @@ typedef struct mcp_logger {
 /* Calls the logger's callback directly on the calling thread.  Modules that
  * log from I/O threads must route through the client (which posts to the
  * worker pool); mcp__log is for worker or host threads only. */
-void mcp__log(const mcp_logger *lg, mcp_log_level level, const char *fmt, ...)
-    MCP_PRINTF(3, 4);
+void mcp__log(const mcp_logger *lg, mcp_log_level level, const char *fmt, ...) MCP_PRINTF(3, 4);
 
 /* A growable byte buffer. */
 typedef struct mcp_buf {
@@ -136,7 +134,6 @@ const char *mcp__errno_text(int e, char *buf, size_t n);
  * and a file that is not the user's own, or that others may write, is
  * refused (EPERM).  Threads: any.
  */
-int mcp__read_file(const char *path, size_t max, bool owned, char **data,
-                   size_t *len);
+int mcp__read_file(const char *path, size_t max, bool owned, char **data, size_t *len);
 
 #endif /* MCP_INT_H */

@@ -34,13 +34,34 @@ static const char hexd[] = "0123456789abcdef";
 /* One character (< 0x80) as json-c prints it. */
 static char *put_ascii(char *o, unsigned c) {
   switch (c) {
-  case '"': *o++ = '\\'; *o++ = '"'; return o;
-  case '\\': *o++ = '\\'; *o++ = '\\'; return o;
-  case '\b': *o++ = '\\'; *o++ = 'b'; return o;
-  case '\f': *o++ = '\\'; *o++ = 'f'; return o;
-  case '\n': *o++ = '\\'; *o++ = 'n'; return o;
-  case '\r': *o++ = '\\'; *o++ = 'r'; return o;
-  case '\t': *o++ = '\\'; *o++ = 't'; return o;
+  case '"':
+    *o++ = '\\';
+    *o++ = '"';
+    return o;
+  case '\\':
+    *o++ = '\\';
+    *o++ = '\\';
+    return o;
+  case '\b':
+    *o++ = '\\';
+    *o++ = 'b';
+    return o;
+  case '\f':
+    *o++ = '\\';
+    *o++ = 'f';
+    return o;
+  case '\n':
+    *o++ = '\\';
+    *o++ = 'n';
+    return o;
+  case '\r':
+    *o++ = '\\';
+    *o++ = 'r';
+    return o;
+  case '\t':
+    *o++ = '\\';
+    *o++ = 't';
+    return o;
   default:
     if (c < 0x20) {
       memcpy(o, "\\u00", 4);
@@ -97,7 +118,7 @@ static const unsigned char plain_tab[256] = {
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, /* 0x50: '\\' */
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0x60 */
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0x70 */
-    /* 0x80 - 0xff: 0 */
+                                                    /* 0x80 - 0xff: 0 */
 };
 
 static inline bool plain_byte(unsigned c) { return plain_tab[c & 0xff]; }
@@ -140,7 +161,13 @@ static bool string(scan *s, bool key) {
       if (end - p < 2) return false;
       unsigned e = p[1];
       switch (e) {
-      case '"': case '\\': case 'b': case 'f': case 'n': case 'r': case 't':
+      case '"':
+      case '\\':
+      case 'b':
+      case 'f':
+      case 'n':
+      case 'r':
+      case 't':
         *o++ = '\\';
         *o++ = (char)e;
         p += 2;
@@ -164,8 +191,7 @@ static bool string(scan *s, bool key) {
         p += 6;
         continue;
       }
-      default:
-        return false;
+      default: return false;
       }
     }
     if (c < 0x20) return false;
@@ -310,8 +336,7 @@ static bool value(scan *s, int depth) {
   }
 }
 
-bool mcp__jscan_value(const char *data, size_t len, bool need_object, char *out,
-                      size_t *out_len) {
+bool mcp__jscan_value(const char *data, size_t len, bool need_object, char *out, size_t *out_len) {
   scan s = {(const unsigned char *)data, (const unsigned char *)data + len, out};
   skip_ws(&s);
   if (need_object && (s.p >= s.end || *s.p != '{')) return false;
@@ -545,8 +570,7 @@ static bool string_decode(scan *s) {
         o = put_utf8(o, (unsigned)v);
         continue;
       }
-      default:
-        return false;
+      default: return false;
       }
       *o++ = d;
       p += 2;
@@ -595,15 +619,19 @@ static bool v_string(vscan *s) {
     if (c == '\\') {
       if (end - p < 2) return false;
       switch (p[1]) {
-      case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
-        p += 2;
-        continue;
+      case '"':
+      case '\\':
+      case '/':
+      case 'b':
+      case 'f':
+      case 'n':
+      case 'r':
+      case 't': p += 2; continue;
       case 'u':
         if (end - p < 6 || hex4(p + 2) < 0) return false;
         p += 6;
         continue;
-      default:
-        return false;
+      default: return false;
       }
     }
     if (c < 0x20) return false;
@@ -622,7 +650,8 @@ static bool v_number(vscan *s) {
   const unsigned char *p = s->p, *end = s->end;
   if (p < end && *p == '-') p++;
   if (p < end && *p == '0') p++;
-  else if (p < end && *p >= '1' && *p <= '9') while (is_digit(p, end)) p++;
+  else if (p < end && *p >= '1' && *p <= '9')
+    while (is_digit(p, end)) p++;
   else return false;
   if (p < end && *p == '.') {
     p++;
@@ -862,4 +891,3 @@ bool mcp__jscan_tool_text(const char *data, size_t len, char *out, size_t *out_l
   *out_len = (size_t)(t - out);
   return true;
 }
-

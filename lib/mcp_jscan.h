@@ -33,8 +33,7 @@
  * Returns false when refused (out's content is then unspecified).  When
  * |need_object| the value must be an object.
  */
-bool mcp__jscan_value(const char *data, size_t len, bool need_object, char *out,
-                      size_t *out_len);
+bool mcp__jscan_value(const char *data, size_t len, bool need_object, char *out, size_t *out_len);
 
 /*
  * mcp__jscan_response() recognises a JSON-RPC success response whose members

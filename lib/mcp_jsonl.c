@@ -60,8 +60,7 @@ struct mcp_jsonl {
  * Threads: a framer is used by one thread at a time.
  * Returns: the framer, or NULL when out of memory.
  */
-mcp_jsonl *mcp__jsonl_new(size_t max_line, const mcp_jsonl_callbacks *cb,
-                          void *user) {
+mcp_jsonl *mcp__jsonl_new(size_t max_line, const mcp_jsonl_callbacks *cb, void *user) {
   mcp_jsonl *j = mcp__calloc(1, sizeof(*j));
   if (!j) return NULL;
   if (cb) j->cb = *cb;
@@ -83,13 +82,9 @@ void mcp__jsonl_free(mcp_jsonl *j) {
 
 /* mcp__jsonl_pending() is the size of the incomplete line held, which
  * never exceeds max_line.  Threads: the framer's thread. */
-size_t mcp__jsonl_pending(const mcp_jsonl *j) {
-  return j->skipping ? 0 : j->len;
-}
+size_t mcp__jsonl_pending(const mcp_jsonl *j) { return j->skipping ? 0 : j->len; }
 
-static size_t add_sat(size_t a, size_t b) {
-  return a > SIZE_MAX - b ? SIZE_MAX : a + b;
-}
+static size_t add_sat(size_t a, size_t b) { return a > SIZE_MAX - b ? SIZE_MAX : a + b; }
 
 /* Makes room for |need| bytes plus a NUL; |need| <= max_line. */
 static int reserve(mcp_jsonl *j, size_t need) {
@@ -117,10 +112,8 @@ static void head_add(mcp_jsonl *j, const char *p, size_t n) {
 
 /* Reports an oversized line of |len| bytes; the head starts afresh. */
 static void report_oversize(mcp_jsonl *j, size_t len) {
-  if (j->cb.on_oversize_head)
-    j->cb.on_oversize_head(j->user, len, j->head, j->head_len);
-  else if (j->cb.on_oversize)
-    j->cb.on_oversize(j->user, len);
+  if (j->cb.on_oversize_head) j->cb.on_oversize_head(j->user, len, j->head, j->head_len);
+  else if (j->cb.on_oversize) j->cb.on_oversize(j->user, len);
   j->head_len = 0;
 }
 
@@ -181,10 +174,8 @@ int mcp__jsonl_feed(mcp_jsonl *j, const char *data, size_t n) {
       j->skip_len = 0;
       j->skip_cr = false;
       p = nl + 1;
-      if (!silent)
-        report_oversize(j, full);
-      else
-        j->head_len = 0;
+      if (!silent) report_oversize(j, full);
+      else j->head_len = 0;
       continue;
     }
 

@@ -30,8 +30,7 @@ typedef struct mcp_jsonl_callbacks {
 #define MCP_JSONL_HEAD ((size_t)4096)
 
 /* max_line 0 means 16 MiB.  Returns NULL when out of memory. */
-mcp_jsonl *mcp__jsonl_new(size_t max_line, const mcp_jsonl_callbacks *cb,
-                          void *user);
+mcp_jsonl *mcp__jsonl_new(size_t max_line, const mcp_jsonl_callbacks *cb, void *user);
 void mcp__jsonl_free(mcp_jsonl *j);
 /*
  * Feeds |n| bytes.  Memory stays bounded by max_line whatever arrives:

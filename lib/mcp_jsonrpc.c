@@ -131,8 +131,7 @@ fail:
 }
 
 json_object *mcp__json_parse_document(const char *data, size_t len, int depth,
-                                      const char *invalid_prefix, char *why,
-                                      size_t whylen) {
+                                      const char *invalid_prefix, char *why, size_t whylen) {
   if (len > (size_t)INT32_MAX - 1) {
     snprintf(why, whylen, "too large");
     return NULL;
@@ -154,8 +153,7 @@ json_object *mcp__json_parse_document(const char *data, size_t len, int depth,
   if (o) {
     while (end < len && data[end] && strchr(" \t\r\n", data[end])) end++;
     if (end < len) {
-      snprintf(why, whylen, "unexpected data after the JSON value at byte %zu",
-               end);
+      snprintf(why, whylen, "unexpected data after the JSON value at byte %zu", end);
       json_object_put(o);
       o = NULL;
     }
@@ -175,8 +173,7 @@ mcp_msg_kind mcp__jsonrpc_classify(json_object *o, mcp_msg *m) {
     return m->kind;
   }
   json_object *v = NULL;
-  if (!json_object_object_get_ex(o, "jsonrpc", &v) ||
-      !json_object_is_type(v, json_type_string) ||
+  if (!json_object_object_get_ex(o, "jsonrpc", &v) || !json_object_is_type(v, json_type_string) ||
       strcmp(json_object_get_string(v), "2.0") != 0) {
     m->invalid = "missing or wrong \"jsonrpc\" member";
     return m->kind;
@@ -269,7 +266,8 @@ static bool id_number(json_object *id, int64_t *out) {
   }
   if (!json_object_is_type(id, json_type_double)) return false;
   double d = json_object_get_double(id);
-  if (!(d >= -9007199254740992.0 && d <= 9007199254740992.0) || d != (double)(int64_t)d) return false;
+  if (!(d >= -9007199254740992.0 && d <= 9007199254740992.0) || d != (double)(int64_t)d)
+    return false;
   *out = (int64_t)d;
   return true;
 }
@@ -384,7 +382,8 @@ bool mcp__jsonrpc_peek_response_id(const char *data, size_t len, int64_t *id) {
       ids++;
     } else {
       const unsigned char *v = k.p;
-      if (key_is(key, kn, "jsonrpc")) jsonrpc = (size_t)(k.end - v) >= 5 && memcmp(v, "\"2.0\"", 5) == 0;
+      if (key_is(key, kn, "jsonrpc"))
+        jsonrpc = (size_t)(k.end - v) >= 5 && memcmp(v, "\"2.0\"", 5) == 0;
       if (key_is(key, kn, "method")) method = true;
       if (key_is(key, kn, "result") || key_is(key, kn, "error")) reply = true;
       if (!peek_value(&k)) break;
@@ -455,8 +454,7 @@ static char *finish(json_object *o, size_t *len) {
   return s;
 }
 
-char *mcp__jsonrpc_request(int64_t id, const char *method, json_object *params,
-                           size_t *len) {
+char *mcp__jsonrpc_request(int64_t id, const char *method, json_object *params, size_t *len) {
   json_object *o = envelope();
   if (!o) return NULL;
   if (add_new(o, "id", json_object_new_int64(id)) ||
@@ -468,8 +466,7 @@ char *mcp__jsonrpc_request(int64_t id, const char *method, json_object *params,
   return finish(o, len);
 }
 
-char *mcp__jsonrpc_notification(const char *method, json_object *params,
-                                size_t *len) {
+char *mcp__jsonrpc_notification(const char *method, json_object *params, size_t *len) {
   json_object *o = envelope();
   if (!o) return NULL;
   if (add_new(o, "method", json_object_new_string(method)) ||
@@ -492,8 +489,8 @@ char *mcp__jsonrpc_result(json_object *id, json_object *result, size_t *len) {
   return finish(o, len);
 }
 
-char *mcp__jsonrpc_error(json_object *id, int64_t code, const char *message,
-                         json_object *data, size_t *len) {
+char *mcp__jsonrpc_error(json_object *id, int64_t code, const char *message, json_object *data,
+                         size_t *len) {
   json_object *o = envelope();
   if (!o) return NULL;
   json_object *err = json_object_new_object();

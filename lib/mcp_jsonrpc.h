@@ -28,14 +28,14 @@ typedef enum mcp_msg_kind {
 /* A classified message.  Every pointer borrows from the tree it came from. */
 typedef struct mcp_msg {
   mcp_msg_kind kind;
-  const char *method;      /* REQUEST, NOTIFICATION */
-  json_object *id;         /* REQUEST, RESPONSE, ERROR (NULL for id null) */
-  json_object *params;     /* REQUEST, NOTIFICATION; NULL when absent */
-  json_object *result;     /* RESPONSE */
-  int64_t error_code;      /* ERROR */
+  const char *method;        /* REQUEST, NOTIFICATION */
+  json_object *id;           /* REQUEST, RESPONSE, ERROR (NULL for id null) */
+  json_object *params;       /* REQUEST, NOTIFICATION; NULL when absent */
+  json_object *result;       /* RESPONSE */
+  int64_t error_code;        /* ERROR */
   const char *error_message; /* ERROR; "" when absent */
-  json_object *error_data; /* ERROR; NULL when absent */
-  const char *invalid;     /* INVALID: why */
+  json_object *error_data;   /* ERROR; NULL when absent */
+  const char *invalid;       /* INVALID: why */
 } mcp_msg;
 
 /*
@@ -68,8 +68,7 @@ int mcp__json_add(json_object *o, const char *key, json_object *val);
  * Ownership: a new tree the caller puts.  Threads: any.
  */
 json_object *mcp__json_parse_document(const char *data, size_t len, int depth,
-                                      const char *invalid_prefix, char *why,
-                                      size_t whylen);
+                                      const char *invalid_prefix, char *why, size_t whylen);
 
 /*
  * mcp__jsonrpc_classify() fills |m| from |o| and returns its kind.
@@ -109,13 +108,11 @@ int mcp__jsonrpc_id_int(json_object *id, int64_t *out);
  * |params|, |result|, |data| and |id| are borrowed (may be NULL where it
  * makes sense: params absent, id null).
  */
-char *mcp__jsonrpc_request(int64_t id, const char *method, json_object *params,
-                           size_t *len);
-char *mcp__jsonrpc_notification(const char *method, json_object *params,
-                                size_t *len);
+char *mcp__jsonrpc_request(int64_t id, const char *method, json_object *params, size_t *len);
+char *mcp__jsonrpc_notification(const char *method, json_object *params, size_t *len);
 char *mcp__jsonrpc_result(json_object *id, json_object *result, size_t *len);
-char *mcp__jsonrpc_error(json_object *id, int64_t code, const char *message,
-                         json_object *data, size_t *len);
+char *mcp__jsonrpc_error(json_object *id, int64_t code, const char *message, json_object *data,
+                         size_t *len);
 
 /* Compact text of |o| in a new string (mcp__free), or NULL. */
 char *mcp__json_dup_string(json_object *o, size_t *len);

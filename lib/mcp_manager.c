@@ -89,9 +89,9 @@ struct mcp_manager_options {
   mcp_manager_event_fn event_fn;
   void *event_user;
   char *client_name, *client_version;
-  mcp_oauth_options *oauth; /* defaults for every HTTP server, or NULL */
+  mcp_oauth_options *oauth;   /* defaults for every HTTP server, or NULL */
   int env_project, env_other; /* mcp_env_inherit defaults of stdio servers */
-  bool retry_non_idempotent; /* resend any call once after a failure */
+  bool retry_non_idempotent;  /* resend any call once after a failure */
   /* List limits for the servers of config files; 0: the client's default. */
   size_t list_max_pages, list_max_items, list_max_bytes;
 };
@@ -179,8 +179,7 @@ MCP_EXTERN mcp_status mcp_manager_options_add_server(mcp_manager_options *o, con
   return MCP_OK;
 }
 
-MCP_EXTERN void mcp_manager_options_set_discovery(mcp_manager_options *o, bool project,
-                                                  bool user) {
+MCP_EXTERN void mcp_manager_options_set_discovery(mcp_manager_options *o, bool project, bool user) {
   if (!o) return;
   o->project = project;
   o->user = user;
@@ -219,8 +218,7 @@ MCP_EXTERN mcp_status mcp_manager_options_set_cwd(mcp_manager_options *o, const 
   return o ? replace_str(&o->cwd, dir) : MCP_EINVAL;
 }
 
-MCP_EXTERN mcp_status mcp_manager_options_set_cache_dir(mcp_manager_options *o,
-                                                        const char *dir) {
+MCP_EXTERN mcp_status mcp_manager_options_set_cache_dir(mcp_manager_options *o, const char *dir) {
   if (!o) return MCP_EINVAL;
   o->cache_off = dir == NULL;
   return replace_str(&o->cache_dir, dir);
@@ -235,7 +233,7 @@ MCP_EXTERN void mcp_manager_options_set_timeout_ms(mcp_manager_options *o, int64
 }
 
 MCP_EXTERN void mcp_manager_options_set_list_limits(mcp_manager_options *o, size_t max_pages,
-                                                   size_t max_items, size_t max_bytes) {
+                                                    size_t max_items, size_t max_bytes) {
   if (!o) return;
   o->list_max_pages = max_pages;
   o->list_max_items = max_items;
@@ -243,7 +241,7 @@ MCP_EXTERN void mcp_manager_options_set_list_limits(mcp_manager_options *o, size
 }
 
 MCP_EXTERN void mcp_manager_options_set_breaker_cooldown_ms(mcp_manager_options *o,
-                                                          int64_t first_ms, int64_t max_ms) {
+                                                            int64_t first_ms, int64_t max_ms) {
   if (!o) return;
   o->breaker_cooldown_ms = first_ms > 0 ? first_ms : 0;
   o->breaker_cooldown_max_ms = max_ms > o->breaker_cooldown_ms ? max_ms : o->breaker_cooldown_ms;
@@ -280,8 +278,7 @@ MCP_EXTERN void mcp_manager_options_set_retry_non_idempotent(mcp_manager_options
   if (o) o->retry_non_idempotent = on;
 }
 
-MCP_EXTERN mcp_status mcp_manager_options_set_client_info(mcp_manager_options *o,
-                                                          const char *name,
+MCP_EXTERN mcp_status mcp_manager_options_set_client_info(mcp_manager_options *o, const char *name,
                                                           const char *version) {
   if (!o || !name || !version) return MCP_EINVAL;
   mcp_status st = replace_str(&o->client_name, name);
@@ -323,29 +320,29 @@ struct server {
   int64_t timeout_ms;
   /* guarded by m->lock */
   sstate state;
-  conn *conn;          /* the manager's reference */
-  char *tools_json;    /* live or cached tools array */
-  char *resources_json;/* live resources array, when the server has resources */
-  char *prompts_json;  /* live prompts array, when the server has prompts */
+  conn *conn;           /* the manager's reference */
+  char *tools_json;     /* live or cached tools array */
+  char *resources_json; /* live resources array, when the server has resources */
+  char *prompts_json;   /* live prompts array, when the server has prompts */
   bool tools_cached;
   char *last_error;
   char *protocol_version;
   int reconnects;
-  int ladder_step;     /* next backoff step after a failure */
-  uint64_t attempt;    /* generation of the running connect */
-  bool connecting;     /* a connector thread is at work */
-  mcp_cancel *connect_cancel; /* the running connect's; fired on shutdown */
-  bool breaker;        /* stopped by the circuit breaker */
-  int trips;           /* breaker openings since the server last proved stable */
-  int64_t ready_at;    /* ms when the current connection became ready */
+  int ladder_step;                        /* next backoff step after a failure */
+  uint64_t attempt;                       /* generation of the running connect */
+  bool connecting;                        /* a connector thread is at work */
+  mcp_cancel *connect_cancel;             /* the running connect's; fired on shutdown */
+  bool breaker;                           /* stopped by the circuit breaker */
+  int trips;                              /* breaker openings since the server last proved stable */
+  int64_t ready_at;                       /* ms when the current connection became ready */
   int64_t closes[BREAKER_MAX_CLOSES + 1]; /* ms of recent closes, ring */
   int nclose;
-  int64_t retry_at;    /* ms; MCP_NO_DEADLINE when no reconnect is due */
-  int64_t relist_at;   /* ms; MCP_NO_DEADLINE when no re-list is due */
-  unsigned relist_what;/* LIST_* bits due */
+  int64_t retry_at;     /* ms; MCP_NO_DEADLINE when no reconnect is due */
+  int64_t relist_at;    /* ms; MCP_NO_DEADLINE when no re-list is due */
+  unsigned relist_what; /* LIST_* bits due */
   bool relisting;
-  bool config_error;   /* failed for good: the definition is unusable */
-  bool warned_insecure;/* the "verification is off" warning was logged */
+  bool config_error;    /* failed for good: the definition is unusable */
+  bool warned_insecure; /* the "verification is off" warning was logged */
 };
 
 struct mcp_tool_list {
@@ -355,7 +352,7 @@ struct mcp_tool_list {
   struct tl_entry {
     char *name, *server, *tool, *json;
     bool deferred;
-  } *e;
+  } * e;
 };
 
 struct mcp_manager {
@@ -365,7 +362,7 @@ struct mcp_manager {
   server **servers;
   size_t n;
   mcp_workers *workers;
-  mcp_lane *lane;         /* events and logs */
+  mcp_lane *lane; /* events and logs */
   pthread_mutex_t lock;
   pthread_cond_t changed; /* server state changes: callers and start() wait */
   pthread_cond_t wake;    /* the manager thread */
@@ -373,7 +370,7 @@ struct mcp_manager {
   /* guarded by lock */
   bool stopping;
   bool publish_due;
-  int threads;            /* tracked connector/closer threads alive */
+  int threads; /* tracked connector/closer threads alive */
   mcp_tool_list *snap;
   uint64_t version;
   pthread_t thread;
@@ -381,7 +378,7 @@ struct mcp_manager {
   /* Fired by mcp_manager_free(): ends the re-lists in progress (set at
    * start, then only fired: no lock needed). */
   mcp_cancel *stop_cancel;
-  int callers;            /* guarded by lock: host threads in call_on_server */
+  int callers; /* guarded by lock: host threads in call_on_server */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -450,13 +447,16 @@ static json_object *status_locked(server *s) {
   if (!o) return NULL;
   static const char *const types[] = {"stdio", "http", "sse"};
   json_object_object_add(o, "name", json_object_new_string(s->name));
-  const char *type = s->def ? types[s->def->type]
-                    : !s->remote ? "stdio"
-                    : s->code_co->http_kind == MCP_HTTP_TRANSPORT_LEGACY_SSE ? "sse" : "http";
+  const char *type = s->def                                                   ? types[s->def->type]
+                     : !s->remote                                             ? "stdio"
+                     : s->code_co->http_kind == MCP_HTTP_TRANSPORT_LEGACY_SSE ? "sse"
+                                                                              : "http";
   json_object_object_add(o, "type", json_object_new_string(type));
-  json_object_object_add(o, "source", json_object_new_string(s->def && s->def->source ? s->def->source : "code"));
+  json_object_object_add(
+      o, "source", json_object_new_string(s->def && s->def->source ? s->def->source : "code"));
   json_object_object_add(o, "state", json_object_new_string(state_names[s->state]));
-  json_object_object_add(o, "lastError", s->last_error ? json_object_new_string(s->last_error) : NULL);
+  json_object_object_add(o, "lastError",
+                         s->last_error ? json_object_new_string(s->last_error) : NULL);
   json_object_object_add(o, "protocolVersion",
                          s->protocol_version ? json_object_new_string(s->protocol_version) : NULL);
   size_t ntools = 0;
@@ -623,8 +623,9 @@ static void open_breaker_locked(server *s, const char *why) {
              (long long)((cool + 999) / 1000));
   } else {
     s->retry_at = MCP_NO_DEADLINE;
-    snprintf(msg, sizeof(msg), "circuit breaker: the server closed more than 5 times in 30 s; "
-                               "reconnect it by hand");
+    snprintf(msg, sizeof(msg),
+             "circuit breaker: the server closed more than 5 times in 30 s; "
+             "reconnect it by hand");
   }
   set_error_locked(s, msg);
   set_state_locked(s, S_FAILED);
@@ -684,7 +685,8 @@ static void hook_notification(void *user, const char *method, const char *params
   if (m->o->event_fn) {
     json_object *jm = json_object_new_string(method);
     char *text = jm ? mcp__asprintf("{\"method\":%s,\"params\":%s}",
-                                    json_object_to_json_string_ext(jm, JSON_C_TO_STRING_PLAIN), params)
+                                    json_object_to_json_string_ext(jm, JSON_C_TO_STRING_PLAIN),
+                                    params)
                     : NULL;
     json_object_put(jm);
     post_ev(m, MCP_MANAGER_EVENT_NOTIFICATION, MCP_LOG_INFO, s->name, text);
@@ -718,7 +720,8 @@ static mcp_status build_options(server *s, mcp_client_options **out, mcp_error *
   if (s->code_co) {
     *out = mcp__client_options_dup(s->code_co);
     if (*out && !(*out)->env_inherit) (*out)->env_inherit = m->o->env_other;
-    mcp_status st = *out ? oauth_defaults(m, *out, err) : mcp__error_set(err, MCP_ENOMEM, "out of memory");
+    mcp_status st = *out ? oauth_defaults(m, *out, err)
+                         : mcp__error_set(err, MCP_ENOMEM, "out of memory");
     if (st != MCP_OK) {
       mcp_client_options_free(*out);
       *out = NULL;
@@ -779,7 +782,8 @@ static mcp_status list_other(mcp_client *c, unsigned what, int64_t timeout, mcp_
   json_object *info = json_tokener_parse(mcp_client_server_info(c));
   json_object *caps = NULL;
   bool has = info && json_object_object_get_ex(info, "capabilities", &caps) &&
-             json_object_object_get_ex(caps, what == LIST_RESOURCES ? "resources" : "prompts", NULL);
+             json_object_object_get_ex(caps, what == LIST_RESOURCES ? "resources" : "prompts",
+                                       NULL);
   json_object_put(info);
   if (!has) return MCP_OK;
   mcp_call_options *co = mcp_call_options_new();
@@ -824,7 +828,8 @@ static void write_cache(server *s, const char *tools) {
   mcp_manager *m = s->m;
   if (!m->cache_dir || !s->def) return; /* code servers have no config hash */
   mcp_error err = MCP_ERROR_INIT;
-  if (mcp__cache_write(m->cache_dir, s->name, s->def->hash, tools, (int64_t)time(NULL), &err) != MCP_OK)
+  if (mcp__cache_write(m->cache_dir, s->name, s->def->hash, tools, (int64_t)time(NULL), &err) !=
+      MCP_OK)
     mlog(m, MCP_LOG_WARN, "%s: could not write the tool cache: %s", s->name,
          err.message ? err.message : "?");
   mcp_error_clear(&err);
@@ -878,7 +883,8 @@ static void connector_main(void *arg) {
       m->publish_due = true;
       wake_locked(m);
     } else if (st != MCP_OK && !m->stopping) {
-      mlog(m, MCP_LOG_WARN, "%s: re-listing tools failed: %s", s->name, err.message ? err.message : "?");
+      mlog(m, MCP_LOG_WARN, "%s: re-listing tools failed: %s", s->name,
+           err.message ? err.message : "?");
     }
     conn_unref_locked(m, j->c);
     pthread_mutex_unlock(&m->lock);
@@ -945,7 +951,8 @@ done:
     s->ladder_step = 0;
     s->retry_at = MCP_NO_DEADLINE;
     if (s->breaker) {
-      s->breaker = false; /* the half-open probe got through; s->trips stays until it proves stable */
+      s->breaker =
+          false; /* the half-open probe got through; s->trips stays until it proves stable */
       mlog(m, MCP_LOG_INFO, "%s: circuit breaker closed: the server answered again", s->name);
     }
     s->ready_at = mcp__now_ms();
@@ -962,7 +969,8 @@ done:
     /* The definition itself is unusable (a URL with credentials, a header
      * with a control character...): no reconnect can fix it, so it fails
      * once, as a configuration error, instead of looping in backoff. */
-    char *msg = mcp__asprintf("configuration error: %s", err.message ? err.message : mcp_strerror(st));
+    char *msg = mcp__asprintf("configuration error: %s",
+                              err.message ? err.message : mcp_strerror(st));
     set_error_locked(s, msg ? msg : "configuration error");
     mcp__free(msg);
     s->config_error = true;
@@ -988,7 +996,8 @@ done:
     if (c->c) conn_unref_locked(m, c);
     else mcp__free(c);
   }
-  conn *installed = current && st == MCP_OK && s->conn && s->state == S_READY ? conn_ref(s->conn) : NULL;
+  conn *installed = current && st == MCP_OK && s->conn && s->state == S_READY ? conn_ref(s->conn)
+                                                                              : NULL;
   pthread_mutex_unlock(&m->lock);
   if (st == MCP_OK && current) write_cache(s, tools);
   if (installed) {
@@ -1140,7 +1149,8 @@ static mcp_tool_list *build_list(mcp_manager *m, uint64_t version) {
     size_t n = json_object_array_length(arrays[i]);
     for (size_t k = 0; k < n; k++) {
       json_object *t = json_object_array_get_idx(arrays[i], k), *nm = NULL;
-      if (!t || !json_object_object_get_ex(t, "name", &nm) || !json_object_is_type(nm, json_type_string))
+      if (!t || !json_object_object_get_ex(t, "name", &nm) ||
+          !json_object_is_type(nm, json_type_string))
         continue;
       if (norig == cap) {
         cap = cap ? cap * 2 : 64;
@@ -1292,7 +1302,8 @@ static mcp_manager_options *options_dup(const mcp_manager_options *o) {
   d->event_user = o->event_user;
   d->env_project = o->env_project;
   d->env_other = o->env_other;
-  bool ok = replace_str(&d->cwd, o->cwd) == MCP_OK && replace_str(&d->cache_dir, o->cache_dir) == MCP_OK &&
+  bool ok = replace_str(&d->cwd, o->cwd) == MCP_OK &&
+            replace_str(&d->cache_dir, o->cache_dir) == MCP_OK &&
             replace_str(&d->client_name, o->client_name) == MCP_OK &&
             replace_str(&d->client_version, o->client_version) == MCP_OK;
   if (ok && o->oauth) ok = (d->oauth = mcp__oauth_options_dup(o->oauth)) != NULL;
@@ -1437,7 +1448,8 @@ MCP_EXTERN mcp_status mcp_manager_start(const mcp_manager_options *o, mcp_manage
   /* An empty list exists from the start, so mcp_manager_tools never fails. */
   pthread_mutex_lock(&m->lock);
   for (size_t i = 0; i < m->n; i++)
-    if (m->servers[i]->state == S_CLOSED) connect_locked(m->servers[i]); /* announces "connecting" */
+    if (m->servers[i]->state == S_CLOSED)
+      connect_locked(m->servers[i]); /* announces "connecting" */
   pthread_mutex_unlock(&m->lock);
 
   /* The startup gate: every server settled, or the gate passed. */
@@ -1522,7 +1534,8 @@ MCP_EXTERN void mcp_manager_free(mcp_manager *m) {
   mcp_cancel **fire = mcp__calloc(m->n ? m->n : 1, sizeof(*fire));
   size_t nfire = 0;
   for (size_t i = 0; fire && i < m->n; i++)
-    if (m->servers[i]->connect_cancel) fire[nfire++] = mcp_cancel_ref(m->servers[i]->connect_cancel);
+    if (m->servers[i]->connect_cancel)
+      fire[nfire++] = mcp_cancel_ref(m->servers[i]->connect_cancel);
   pthread_mutex_unlock(&m->lock);
   for (size_t i = 0; i < nfire; i++) {
     mcp_cancel_fire(fire[i]);
@@ -1555,8 +1568,8 @@ MCP_EXTERN mcp_tool_list *mcp_manager_tools(mcp_manager *m) {
  * |gen| (or a later one): when that fails, the call fails at once with its
  * error rather than wait out the backoff.  Caller holds m->lock.
  */
-static conn *wait_conn_locked(server *s, int64_t deadline, const mcp_cancel *cancel,
-                              uint64_t gen, mcp_error *err) {
+static conn *wait_conn_locked(server *s, int64_t deadline, const mcp_cancel *cancel, uint64_t gen,
+                              mcp_error *err) {
   mcp_manager *m = s->m;
   for (;;) {
     if (cancel && mcp_cancel_is_fired(cancel)) {
@@ -1575,12 +1588,11 @@ static conn *wait_conn_locked(server *s, int64_t deadline, const mcp_cancel *can
     }
     if (s->state == S_FAILED || s->state == S_DISABLED || s->state == S_CLOSED) {
       mcp__error_set(err,
-                     s->state == S_DISABLED                      ? MCP_ESTATE
+                     s->state == S_DISABLED                    ? MCP_ESTATE
                      : s->state == S_FAILED && s->config_error ? MCP_ECONFIG
-                                                                 : MCP_ECLOSED,
-                     "server \"%s\" is %s%s%s",
-                     s->name, state_names[s->state], s->last_error ? ": " : "",
-                     s->last_error ? s->last_error : "");
+                                                               : MCP_ECLOSED,
+                     "server \"%s\" is %s%s%s", s->name, state_names[s->state],
+                     s->last_error ? ": " : "", s->last_error ? s->last_error : "");
       return NULL;
     }
     if (mcp__now_ms() >= deadline) {
@@ -1622,9 +1634,9 @@ static bool may_resend(const mcp_manager *m, bool idempotent, mcp_status st, con
 
 /* Requests that only read (MCP's reads: repeating one changes nothing). */
 static bool method_idempotent(const char *method) {
-  static const char *const reads[] = {"ping",           "tools/list",   "resources/list",
-                                      "resources/read", "prompts/list", "prompts/get",
-                                      "resources/templates/list"};
+  static const char *const reads[] = {
+      "ping",         "tools/list",  "resources/list",          "resources/read",
+      "prompts/list", "prompts/get", "resources/templates/list"};
   for (size_t i = 0; i < sizeof(reads) / sizeof(reads[0]); i++)
     if (strcmp(method, reads[i]) == 0) return true;
   return false;
@@ -1771,9 +1783,9 @@ static bool idem_request(mcp_manager *m, const server *s, const void *arg) {
   return method_idempotent(((const req_arg *)arg)->method);
 }
 
-MCP_EXTERN mcp_status mcp_manager_call_tool(mcp_manager *m, const char *name,
-                                            const char *args_json, const mcp_call_options *opts,
-                                            char **result_json, mcp_error *err) {
+MCP_EXTERN mcp_status mcp_manager_call_tool(mcp_manager *m, const char *name, const char *args_json,
+                                            const mcp_call_options *opts, char **result_json,
+                                            mcp_error *err) {
   if (result_json) *result_json = NULL;
   if (!m || !name || !result_json) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
   server *s = NULL;
@@ -1844,7 +1856,9 @@ static mcp_status merged_list(mcp_manager *m, bool resources, char **json, mcp_e
     server *s = m->servers[i];
     const char *text = resources ? s->resources_json : s->prompts_json;
     json_object *arr = text ? json_tokener_parse(text) : NULL;
-    for (size_t k = 0; arr && json_object_is_type(arr, json_type_array) && k < json_object_array_length(arr); k++) {
+    for (size_t k = 0;
+         arr && json_object_is_type(arr, json_type_array) && k < json_object_array_length(arr);
+         k++) {
       json_object *item = json_object_array_get_idx(arr, k);
       if (!json_object_is_type(item, json_type_object)) continue;
       json_object_object_add(item, "server", json_object_new_string(s->name));

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 #include "mcp_names.h"
 #include "mcp_sha256.h"
 
@@ -68,8 +67,7 @@ static void cut(char *s, size_t len) {
   while (n > PREFIX_LEN + 1 && s[n - 1] == '_') s[--n] = '\0';
 }
 
-mcp_status mcp__names_public(const char *server, const char *tool,
-                             char **out) {
+mcp_status mcp__names_public(const char *server, const char *tool, char **out) {
   char *fs = NULL, *ft = NULL, *name = NULL;
   mcp_status st = MCP_ENOMEM;
   if (!out) return MCP_EINVAL;
@@ -104,8 +102,8 @@ bool mcp__names_is_valid(const char *name) {
   size_t n = 0;
   for (; name[n]; n++) {
     char c = name[n];
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-              (c >= '0' && c <= '9') || c == '_' || c == '-';
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-';
     if (!ok || n >= MCP_NAMES_MAX) return false;
   }
   return n > 0;
@@ -127,8 +125,8 @@ typedef struct rec {
   const char *server;
   const char *tool;
   size_t index;
-  bool dup;     /* an exact duplicate of the previous record */
-  bool winner;  /* keeps its base name */
+  bool dup;    /* an exact duplicate of the previous record */
+  bool winner; /* keeps its base name */
   bool renamed;
 } rec;
 
@@ -186,8 +184,7 @@ static mcp_status rename_loser(rec *r, name_set *taken, unsigned long *k) {
     char *cand = mcp__malloc(strlen(r->name) + strlen(suffix) + 1);
     if (!cand) return MCP_ENOMEM;
     strcpy(cand, r->name);
-    if (strlen(cand) + strlen(suffix) > MCP_NAMES_MAX)
-      cut(cand, MCP_NAMES_MAX - strlen(suffix));
+    if (strlen(cand) + strlen(suffix) > MCP_NAMES_MAX) cut(cand, MCP_NAMES_MAX - strlen(suffix));
     strcat(cand, suffix);
     if (!set_has(taken, cand)) {
       mcp__free(r->name);
@@ -201,8 +198,8 @@ static mcp_status rename_loser(rec *r, name_set *taken, unsigned long *k) {
   }
 }
 
-mcp_status mcp__names_assign(const mcp_tool_origin *in, size_t n,
-                             mcp_named_tool **out, size_t *nout) {
+mcp_status mcp__names_assign(const mcp_tool_origin *in, size_t n, mcp_named_tool **out,
+                             size_t *nout) {
   mcp_status st = MCP_ENOMEM;
   rec *recs = NULL;
   mcp_named_tool *res = NULL;
@@ -220,8 +217,7 @@ mcp_status mcp__names_assign(const mcp_tool_origin *in, size_t n,
     recs[i].server = in[i].server ? in[i].server : "";
     recs[i].tool = in[i].tool ? in[i].tool : "";
     recs[i].index = i;
-    if (mcp__names_public(recs[i].server, recs[i].tool, &recs[i].name))
-      goto out;
+    if (mcp__names_public(recs[i].server, recs[i].tool, &recs[i].name)) goto out;
   }
   qsort(recs, n, sizeof(*recs), cmp_rec);
 

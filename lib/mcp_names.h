@@ -68,8 +68,7 @@ mcp_status mcp__names_fold(const char *part, char **out);
  * Ownership: on MCP_OK *out is new, freed with mcp__free().  Threads: any.
  * Returns: MCP_OK, MCP_EINVAL (NULL out), MCP_ENOMEM.
  */
-mcp_status mcp__names_public(const char *server, const char *tool,
-                             char **out);
+mcp_status mcp__names_public(const char *server, const char *tool, char **out);
 
 /*
  * mcp__names_assign() names every pair of |in| and resolves collisions.
@@ -81,8 +80,8 @@ mcp_status mcp__names_public(const char *server, const char *tool,
  * Threads: any, concurrently.
  * Returns: MCP_OK, MCP_EINVAL (NULL in with n > 0, NULL out), MCP_ENOMEM.
  */
-mcp_status mcp__names_assign(const mcp_tool_origin *in, size_t n,
-                             mcp_named_tool **out, size_t *nout);
+mcp_status mcp__names_assign(const mcp_tool_origin *in, size_t n, mcp_named_tool **out,
+                             size_t *nout);
 
 /*
  * mcp__names_free() frees |n| entries (from mcp__names_assign) and the

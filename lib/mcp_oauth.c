@@ -206,9 +206,9 @@ struct mcp_oauth {
   char *ca_file, *ca_dir, *client_cert, *client_key;
   bool insecure;
   int64_t timeout_ms;
-  pthread_mutex_t mu;       /* guards access_token and cur */
+  pthread_mutex_t mu; /* guards access_token and cur */
   atomic_bool cancelled;
-  fetch_result *cur;        /* the request fetch() is waiting for */
+  fetch_result *cur; /* the request fetch() is waiting for */
   /* state (the flow thread's; mu also guards access_token) */
   char *access_token, *refresh_token, *scope;
   int64_t expires_at;
@@ -280,14 +280,15 @@ static mcp_status fetch(mcp_oauth *a, const char *method, const char *url, const
     if (unfinished) {
       mcp__http_cancel(hc, id);
       if (cancelled(a)) st = mcp__error_set(err, MCP_ECANCELLED, "authorization cancelled");
-      else st = mcp__error_set(err, MCP_ETIMEDOUT, "%s %s: no answer in %lld ms", method, url,
-                               (long long)a->timeout_ms);
+      else
+        st = mcp__error_set(err, MCP_ETIMEDOUT, "%s %s: no answer in %lld ms", method, url,
+                            (long long)a->timeout_ms);
     }
   }
   mcp__http_client_free(hc); /* ends the request (on_done ran) */
   if (st == MCP_OK && f->st != MCP_OK)
-    st =
-        mcp__error_set(err, f->st, "%s %s: %s", method, url, f->msg ? f->msg : mcp_strerror(f->st));
+    st = mcp__error_set(err, f->st, "%s %s: %s", method, url,
+                        f->msg ? f->msg : mcp_strerror(f->st));
   if (st == MCP_OK && f->too_big)
     st = mcp__error_set(err, MCP_ETOOBIG, "%s %s: the answer exceeds %zu bytes", method, url,
                         MAX_BODY);
@@ -345,7 +346,6 @@ static void store_save(mcp_oauth *a, const char *data) {
   mcp__free(dir);
 }
 
-
 static void add_str(json_object *o, const char *k, const char *v) {
   if (v) json_object_object_add(o, k, json_object_new_string(v));
 }
@@ -368,8 +368,8 @@ static void save_state(mcp_oauth *a) {
     add_str(o, "token_endpoint_auth_method", a->auth_method);
     add_str(o, "registered_with", a->reg_issuer);
   }
-  const char *s =
-      json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+  const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+                                                        JSON_C_TO_STRING_NOSLASHESCAPE);
   if (s) store_save(a, s);
   json_object_put(o);
 }
@@ -573,12 +573,12 @@ static mcp_status register_client(mcp_oauth *a, const mcp_oauth_discovery *d, mc
   json_object_put(req);
   if (!body) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
   fetch_result f;
-  mcp_status st =
-      fetch(a, "POST", d->registration_endpoint, "application/json", NULL, body, &f, err);
+  mcp_status st = fetch(a, "POST", d->registration_endpoint, "application/json", NULL, body, &f,
+                        err);
   mcp__free(body);
   if (st) return st;
-  json_object *o =
-      f.body.len ? mcp__json_parse_document(f.body.data, f.body.len, 16, NULL, NULL, 0) : NULL;
+  json_object *o = f.body.len ? mcp__json_parse_document(f.body.data, f.body.len, 16, NULL, NULL, 0)
+                              : NULL;
   if (f.status < 200 || f.status >= 300) {
     st = mcp__oauth_as_error(f.status, o, "dynamic client registration was refused", err);
   } else if (!mcp__oauth_jstr(o, "client_id") || !*mcp__oauth_jstr(o, "client_id")) {
@@ -678,8 +678,8 @@ static mcp_status client_auth(mcp_oauth *a, const mcp_oauth_discovery *d, mcp_bu
 static mcp_status token_request(mcp_oauth *a, const char *url, const char *form,
                                 const char *auth_header, mcp_oauth_token *tok, mcp_error *err) {
   fetch_result f;
-  mcp_status st =
-      fetch(a, "POST", url, "application/x-www-form-urlencoded", auth_header, form, &f, err);
+  mcp_status st = fetch(a, "POST", url, "application/x-www-form-urlencoded", auth_header, form, &f,
+                        err);
   if (st) return st;
   st = mcp__oauth_parse_token_response(f.status, f.body.data, f.body.len, (int64_t)time(NULL), tok,
                                        err);
@@ -721,8 +721,8 @@ static bool scope_has(const char *scopes, const char *s) {
  * (OIDC Core section 11). */
 static char *select_scope(mcp_oauth *a, const mcp_oauth_challenge *ch, const mcp_oauth_discovery *d,
                           bool want_refresh) {
-  const char *base = ch->scope && *ch->scope ? ch->scope
-                     : a->o->scopes           ? a->o->scopes
+  const char *base = ch->scope && *ch->scope           ? ch->scope
+                     : a->o->scopes                    ? a->o->scopes
                      : d->prm_scopes && *d->prm_scopes ? d->prm_scopes
                                                        : NULL;
   bool add_offline = want_refresh &&
@@ -905,8 +905,9 @@ static mcp_status grant_id_jag(mcp_oauth *a, const mcp_oauth_challenge *ch,
                form.data, &f, err);
     if (st) goto out;
     /* The exchange answers with token_type N_A: parse it loosely. */
-    json_object *o =
-        f.body.len ? mcp__json_parse_document(f.body.data, f.body.len, 16, NULL, NULL, 0) : NULL;
+    json_object *o = f.body.len
+                         ? mcp__json_parse_document(f.body.data, f.body.len, 16, NULL, NULL, 0)
+                         : NULL;
     if (f.status < 200 || f.status >= 300)
       st = mcp__oauth_as_error(f.status, o, "the IdP token exchange was refused", err);
     else if (!mcp__oauth_jstr(o, "access_token"))
@@ -1017,12 +1018,8 @@ mcp_status mcp__oauth_challenge(mcp_oauth *a, int http_status, const char *www_a
     case MCP_OAUTH_GRANT_CLIENT_CREDENTIALS:
       st = grant_client_credentials(a, &ch, &d, &tok, err);
       break;
-    case MCP_OAUTH_GRANT_ID_JAG:
-      st = grant_id_jag(a, &ch, &d, &tok, err);
-      break;
-    default:
-      st = grant_authorization_code(a, &ch, &d, &tok, err);
-      break;
+    case MCP_OAUTH_GRANT_ID_JAG: st = grant_id_jag(a, &ch, &d, &tok, err); break;
+    default: st = grant_authorization_code(a, &ch, &d, &tok, err); break;
     }
   }
   if (st == MCP_OK) {
@@ -1041,4 +1038,3 @@ mcp_status mcp__oauth_challenge(mcp_oauth *a, int http_status, const char *www_a
   mcp__oauth_challenge_clear(&ch);
   return st;
 }
-

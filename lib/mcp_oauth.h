@@ -119,7 +119,6 @@ typedef struct mcp_oauth_http_config {
   int64_t timeout_ms; /* per request; 0: 30000 */
 } mcp_oauth_http_config;
 
-
 /*
  * mcp__oauth_new() makes the engine for MCP server |server_url| from the
  * host's |opts| (copied) and loads any stored state (tokens, registration)

@@ -53,7 +53,6 @@ MCP_EXTERN mcp_status mcp_oauth_options_set_client(mcp_oauth_options *o, const c
   return MCP_OK;
 }
 
-
 MCP_EXTERN mcp_status mcp_oauth_options_set_client_metadata_url(mcp_oauth_options *o,
                                                                 const char *url) {
   if (!o || (url && !mcp__oauth_is_url(url))) return MCP_EINVAL;

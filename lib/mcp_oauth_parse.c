@@ -302,7 +302,6 @@ static char *b64_any(const unsigned char *p, size_t n, bool url) {
 char *mcp__oauth_b64url(const unsigned char *p, size_t n) { return b64_any(p, n, true); }
 char *mcp__oauth_b64(const unsigned char *p, size_t n) { return b64_any(p, n, false); }
 
-
 char *mcp__oauth_pkce_challenge(const char *verifier) {
   unsigned char md[MCP_SHA256_LEN];
   mcp__sha256(verifier, strlen(verifier), md);
@@ -312,8 +311,8 @@ char *mcp__oauth_pkce_challenge(const char *verifier) {
 /* RFC 3986 section 2.3 unreserved characters; everything else is
  * %-encoded, a space too (as %20, which form decoders read like '+'). */
 static bool unreserved(unsigned char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-         c == '-' || c == '.' || c == '_' || c == '~';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+         c == '.' || c == '_' || c == '~';
 }
 
 static int urlencode_into(mcp_buf *b, const char *s) {
@@ -401,7 +400,6 @@ char *mcp__oauth_query_param(const char *url, const char *name) {
 
 /* ---- JWT ------------------------------------------------------------------ */
 
-
 /* ---- JWT ------------------------------------------------------------------ */
 
 /* RFC 7523 section 3: iss and sub are the client id, aud the token
@@ -437,7 +435,6 @@ mcp_status mcp__oauth_jwt_signing_input(const char *alg, const char *client_id,
   return st;
 }
 
-
 /* ---- token responses ---------------------------------------------------- */
 
 void mcp__oauth_token_clear(mcp_oauth_token *t) {
@@ -465,9 +462,9 @@ mcp_status mcp__oauth_as_error(int http_status, json_object *o, const char *what
   char qe[MCP_QUOTE_SHORT], qd[MCP_QUOTE_LONG / 4];
   if (e) e = mcp__quote(qe, sizeof(qe), e, strlen(e));
   if (d) d = mcp__quote(qd, sizeof(qd), d, strlen(d));
-  mcp_status st =
-      mcp__error_set(err, MCP_EHTTP, "%s: HTTP %d%s%s%s%s%s", what, http_status, e ? ": " : "",
-                     e ? e : "", d ? " (" : "", d ? d : "", d ? ")" : "");
+  mcp_status st = mcp__error_set(err, MCP_EHTTP, "%s: HTTP %d%s%s%s%s%s", what, http_status,
+                                 e ? ": " : "", e ? e : "", d ? " (" : "", d ? d : "",
+                                 d ? ")" : "");
   if (err) err->http_status = http_status;
   return st;
 }
@@ -532,7 +529,6 @@ mcp_status mcp__oauth_parse_token_response(int http_status, const char *body, si
   return MCP_OK;
 }
 
-
 bool mcp__oauth_is_url(const char *s) {
   mcp_url *u = NULL;
   if (mcp__url_parse(s, &u, NULL) != MCP_OK) return false;
@@ -592,7 +588,6 @@ static char *endpoint(json_object *as, const char *key) {
   const char *v = mcp__oauth_jstr(as, key);
   return v && mcp__oauth_is_url(v) ? mcp__strdup(v) : NULL;
 }
-
 
 /* RFC 8414 section 2: without token_endpoint_auth_methods_supported the
  * default is client_secret_basic; RFC 7591 section 2: "none" for a public

@@ -19,10 +19,10 @@
 
 /* The Bearer challenge of a WWW-Authenticate header.  Strings are owned. */
 typedef struct mcp_oauth_challenge {
-  bool bearer;            /* a Bearer challenge was found */
+  bool bearer; /* a Bearer challenge was found */
   char *resource_metadata;
   char *scope;
-  char *error;            /* "invalid_token", "insufficient_scope", ... */
+  char *error; /* "invalid_token", "insufficient_scope", ... */
   char *error_description;
 } mcp_oauth_challenge;
 

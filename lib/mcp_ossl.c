@@ -38,8 +38,8 @@ mcp_status mcp__ossl_load(mcp_error *err) {
     goto out;
   }
   /* dlsym on libssl's handle also searches libcrypto, its dependency. */
-#define MCP_OSSL_RESOLVE(name)                                                         \
-  if (st == MCP_OK && !(mcp__ossl_##name = (__typeof__(name) *)dlsym(h, #name)))       \
+#define MCP_OSSL_RESOLVE(name) \
+  if (st == MCP_OK && !(mcp__ossl_##name = (__typeof__(name) *)dlsym(h, #name))) \
     st = mcp__error_set(err, MCP_ETLS, "OpenSSL (%s) lacks %s", MCP_LIBSSL_SONAME, #name);
   MCP_OSSL_FUNCS(MCP_OSSL_RESOLVE)
 #undef MCP_OSSL_RESOLVE

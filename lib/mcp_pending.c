@@ -33,18 +33,18 @@ struct mcp_pending_entry {
   int64_t id;
   atomic_int refs; /* last one to drop it frees the entry */
   bool is_async;
-  bool done;       /* guarded by p->lock; set once by finish() */
-  bool in_table;   /* guarded by p->lock */
-  int in_cb;       /* callbacks between enter and leave; guarded by p->lock */
-  int queued;      /* progress callbacks handed out and not released yet */
-  bool waiter_gone;/* the sync waiter returned: later callbacks are skipped */
+  bool done;            /* guarded by p->lock; set once by finish() */
+  bool in_table;        /* guarded by p->lock */
+  int in_cb;            /* callbacks between enter and leave; guarded by p->lock */
+  int queued;           /* progress callbacks handed out and not released yet */
+  bool waiter_gone;     /* the sync waiter returned: later callbacks are skipped */
   int64_t deadline;     /* ms, CLOCK_MONOTONIC; guarded by p->lock */
   int64_t timeout_ms;   /* for restarts on progress */
   int64_t max_deadline; /* ms, CLOCK_MONOTONIC; MCP_NO_DEADLINE for none */
   int64_t max_total_ms; /* the cap behind max_deadline, for the message */
   bool reset_on_progress;
-  int64_t held_at;      /* ms when mcp__pending_hold() stopped the clock, or 0 */
-  mcp_cancel *cancel;   /* own reference, or NULL */
+  int64_t held_at;    /* ms when mcp__pending_hold() stopped the clock, or 0 */
+  mcp_cancel *cancel; /* own reference, or NULL */
   mcp_cancel_listener listener;
   mcp_pending_done_fn done_fn;
   void *user;
@@ -53,7 +53,7 @@ struct mcp_pending_entry {
   char *text; /* the result (own until handed on), or NULL */
   size_t text_len;
   mcp_error err;
-  pthread_cond_t cond; /* sync entries: the waiter sleeps here */
+  pthread_cond_t cond;   /* sync entries: the waiter sleeps here */
   void (*waker)(void *); /* sync: also called when the entry ends */
   void *waker_arg;
   mcp_pending_entry *hnext; /* hash chain; guarded by p->lock */
@@ -154,9 +154,8 @@ static int grow_locked(mcp_pending *p) {
  * reference and must call wake_sync(e) after unlocking (the waiter itself,
  * ending its own entry, drops it at once instead).
  */
-static bool finish_locked(mcp_pending *p, mcp_pending_entry *e,
-                          mcp_status status, char *text, size_t len,
-                          const mcp_error *e2, const char *message) {
+static bool finish_locked(mcp_pending *p, mcp_pending_entry *e, mcp_status status, char *text,
+                          size_t len, const mcp_error *e2, const char *message) {
   if (e->done) {
     mcp__free(text);
     return false;
@@ -187,8 +186,7 @@ static bool finish_locked(mcp_pending *p, mcp_pending_entry *e,
 
 /* Runs the done callback of an async entry that this thread ended, then
  * drops the table's reference.  Called without the lock. */
-static void deliver_async(mcp_pending *p, mcp_pending_entry *e,
-                          bool from_listener) {
+static void deliver_async(mcp_pending *p, mcp_pending_entry *e, bool from_listener) {
   (void)p;
   if (e->cancel && !from_listener) mcp__cancel_unlisten(e->cancel, &e->listener);
   char *text = e->text;
@@ -206,10 +204,8 @@ static void on_cancel(void *arg) {
   bool won = finish_locked(p, e, MCP_ECANCELLED, NULL, 0, NULL, "request cancelled");
   pthread_mutex_unlock(&p->lock);
   if (!won) return;
-  if (e->is_async)
-    deliver_async(p, e, true);
-  else
-    wake_sync(e);
+  if (e->is_async) deliver_async(p, e, true);
+  else wake_sync(e);
 }
 
 /* The message of |e|'s timeout: the cap on the total time when that is
@@ -220,8 +216,7 @@ static void timeout_message(const mcp_pending_entry *e, char *buf, size_t n) {
     snprintf(buf, n, "request timed out after %lld ms (its maximum total time%s)",
              (long long)e->max_total_ms,
              e->reset_on_progress && e->timeout_ms ? ", progress having extended the timeout" : "");
-  else
-    snprintf(buf, n, "request timed out after %lld ms", (long long)e->timeout_ms);
+  else snprintf(buf, n, "request timed out after %lld ms", (long long)e->timeout_ms);
 }
 
 static void *timer_main(void *arg) {
@@ -310,9 +305,8 @@ void mcp__pending_free(mcp_pending *p) {
   mcp__free(p);
 }
 
-mcp_status mcp__pending_add(mcp_pending *p, const mcp_pending_req *r,
-                            int64_t *id, mcp_pending_entry **sync_entry,
-                            mcp_error *err) {
+mcp_status mcp__pending_add(mcp_pending *p, const mcp_pending_req *r, int64_t *id,
+                            mcp_pending_entry **sync_entry, mcp_error *err) {
   if (r->cancel && mcp_cancel_is_fired(r->cancel))
     return mcp__error_set(err, MCP_ECANCELLED, "request cancelled before it was sent");
   mcp_pending_entry *e = mcp__calloc(1, sizeof(*e));
@@ -397,8 +391,8 @@ mcp_status mcp__pending_add(mcp_pending *p, const mcp_pending_req *r,
   return MCP_OK;
 }
 
-mcp_status mcp__pending_wait(mcp_pending *p, mcp_pending_entry *e, bool wait_callbacks,
-                             char **text, size_t *text_len, mcp_error *err) {
+mcp_status mcp__pending_wait(mcp_pending *p, mcp_pending_entry *e, bool wait_callbacks, char **text,
+                             size_t *text_len, mcp_error *err) {
   *text = NULL;
   *text_len = 0;
   pthread_mutex_lock(&p->lock);
@@ -411,7 +405,8 @@ mcp_status mcp__pending_wait(mcp_pending *p, mcp_pending_entry *e, bool wait_cal
       char msg[160];
       timeout_message(e, msg, sizeof(msg));
       if (finish_locked(p, e, MCP_ETIMEDOUT, NULL, 0, NULL, msg))
-        atomic_fetch_sub_explicit(&e->refs, 1, memory_order_relaxed); /* no one to wake: we hold ours */
+        atomic_fetch_sub_explicit(&e->refs, 1,
+                                  memory_order_relaxed); /* no one to wake: we hold ours */
       break;
     }
     struct timespec ts = mcp__ts_from_ms(e->deadline);
@@ -439,8 +434,8 @@ mcp_status mcp__pending_wait(mcp_pending *p, mcp_pending_entry *e, bool wait_cal
   return st;
 }
 
-int mcp__pending_complete(mcp_pending *p, int64_t id, mcp_status status, char *text,
-                          size_t len, const mcp_error *e2) {
+int mcp__pending_complete(mcp_pending *p, int64_t id, mcp_status status, char *text, size_t len,
+                          const mcp_error *e2) {
   pthread_mutex_lock(&p->lock);
   mcp_pending_entry *e = id > 0 && id < p->next_id ? find_locked(p, id) : NULL;
   if (!e || e->done) {
@@ -452,10 +447,8 @@ int mcp__pending_complete(mcp_pending *p, int64_t id, mcp_status status, char *t
   finish_locked(p, e, status, text, len, e2, NULL);
   pthread_mutex_unlock(&p->lock);
   /* Our reference (async: the table's; sync: the one finish took) keeps e. */
-  if (e->is_async)
-    deliver_async(p, e, false);
-  else
-    wake_sync(e);
+  if (e->is_async) deliver_async(p, e, false);
+  else wake_sync(e);
   return 0;
 }
 
@@ -569,15 +562,12 @@ void mcp__pending_close(mcp_pending *p, mcp_status status, const char *message) 
   while (ended) {
     mcp_pending_entry *e = ended;
     ended = e->cnext;
-    if (e->is_async)
-      deliver_async(p, e, false);
-    else
-      wake_sync(e);
+    if (e->is_async) deliver_async(p, e, false);
+    else wake_sync(e);
   }
 }
 
-void mcp__pending_set_waker(mcp_pending *p, mcp_pending_entry *e, void (*fn)(void *),
-                            void *arg) {
+void mcp__pending_set_waker(mcp_pending *p, mcp_pending_entry *e, void (*fn)(void *), void *arg) {
   pthread_mutex_lock(&p->lock);
   e->waker = fn;
   e->waker_arg = arg;

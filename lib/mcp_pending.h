@@ -40,12 +40,12 @@ typedef void (*mcp_pending_done_fn)(void *user, int64_t id, mcp_status status, c
                                     size_t len, const mcp_error *err);
 
 typedef struct mcp_pending_req {
-  int64_t timeout_ms;      /* <= 0: no deadline */
-  mcp_cancel *cancel;      /* may be NULL; the table takes a reference */
-  bool reset_on_progress;  /* progress restarts the timeout ... */
-  int64_t max_total_ms;    /* ... but never past this (<= 0: no cap) */
+  int64_t timeout_ms;       /* <= 0: no deadline */
+  mcp_cancel *cancel;       /* may be NULL; the table takes a reference */
+  bool reset_on_progress;   /* progress restarts the timeout ... */
+  int64_t max_total_ms;     /* ... but never past this (<= 0: no cap) */
   mcp_pending_done_fn done; /* NULL: a sync entry */
-  void *user;              /* passed to done, and returned by _entry_user */
+  void *user;               /* passed to done, and returned by _entry_user */
 } mcp_pending_req;
 
 /* Returns NULL when out of memory.  The timer thread starts with the first
@@ -63,9 +63,8 @@ void mcp__pending_free(mcp_pending *p);
  * fired; MCP_ENOMEM (also when the timer thread cannot start).  On error nothing is registered and done never runs.
  * Threads: any, concurrently.
  */
-mcp_status mcp__pending_add(mcp_pending *p, const mcp_pending_req *r,
-                            int64_t *id, mcp_pending_entry **sync_entry,
-                            mcp_error *err);
+mcp_status mcp__pending_add(mcp_pending *p, const mcp_pending_req *r, int64_t *id,
+                            mcp_pending_entry **sync_entry, mcp_error *err);
 
 /*
  * mcp__pending_wait() blocks on a sync entry until it ends, then frees it.
@@ -78,8 +77,8 @@ mcp_status mcp__pending_add(mcp_pending *p, const mcp_pending_req *r,
  * mcp__free; NULL when it gave none); otherwise *text is NULL and |err| is
  * filled.  Threads: the thread that added the entry.
  */
-mcp_status mcp__pending_wait(mcp_pending *p, mcp_pending_entry *e, bool wait_callbacks,
-                             char **text, size_t *len, mcp_error *err);
+mcp_status mcp__pending_wait(mcp_pending *p, mcp_pending_entry *e, bool wait_callbacks, char **text,
+                             size_t *len, mcp_error *err);
 
 /*
  * mcp__pending_set_waker() makes the end of sync entry |e| (by any thread,
@@ -89,8 +88,7 @@ mcp_status mcp__pending_wait(mcp_pending *p, mcp_pending_entry *e, bool wait_cal
  * somewhere other than mcp__pending_wait() first (a transport's lead()).
  * Threads: the waiter, before it waits.
  */
-void mcp__pending_set_waker(mcp_pending *p, mcp_pending_entry *e, void (*fn)(void *),
-                            void *arg);
+void mcp__pending_set_waker(mcp_pending *p, mcp_pending_entry *e, void (*fn)(void *), void *arg);
 
 /*
  * mcp__pending_entry_done() says whether sync entry |e| has ended; if not,
@@ -107,8 +105,8 @@ bool mcp__pending_entry_done(mcp_pending *p, mcp_pending_entry *e, int64_t *dead
  * was ours but already ended (a late reply), 2 when |id| was never ours.
  * Threads: any.
  */
-int mcp__pending_complete(mcp_pending *p, int64_t id, mcp_status status, char *text,
-                          size_t len, const mcp_error *e);
+int mcp__pending_complete(mcp_pending *p, int64_t id, mcp_status status, char *text, size_t len,
+                          const mcp_error *e);
 
 /*
  * mcp__pending_remove() withdraws an async request whose message could not

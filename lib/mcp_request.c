@@ -22,9 +22,7 @@ void mcp__req_clear(mcp_req *r) {
   r->params_len = 0;
 }
 
-static mcp_status nomem(mcp_error *err) {
-  return mcp__error_set(err, MCP_ENOMEM, "out of memory");
-}
+static mcp_status nomem(mcp_error *err) { return mcp__error_set(err, MCP_ENOMEM, "out of memory"); }
 
 /* Writes |v| in decimal (cheaper than sprintf on the call path).  Returns
  * the bytes written (at most 20). */
@@ -153,8 +151,7 @@ static mcp_status put_named(mcp_req *r, const char *name, const char *key, const
   return MCP_OK;
 }
 
-mcp_status mcp__req_tool_call(mcp_req *r, const char *name, const char *args_json,
-                              mcp_error *err) {
+mcp_status mcp__req_tool_call(mcp_req *r, const char *name, const char *args_json, mcp_error *err) {
   memset(r, 0, sizeof(*r));
   r->method = "tools/call";
   r->known = true;
@@ -175,15 +172,13 @@ mcp_status mcp__req_read_resource(mcp_req *r, const char *uri, mcp_error *err) {
   return put_params(r, "uri", uri, NULL, NULL, 0, err);
 }
 
-mcp_status mcp__req_list_page(mcp_req *r, const char *method, const char *cursor,
-                              mcp_error *err) {
+mcp_status mcp__req_list_page(mcp_req *r, const char *method, const char *cursor, mcp_error *err) {
   memset(r, 0, sizeof(*r));
   r->method = method;
   return cursor ? put_params(r, "cursor", cursor, NULL, NULL, 0, err) : MCP_OK;
 }
 
-mcp_status mcp__req_tree(mcp_req *r, const char *method, json_object *params,
-                         mcp_error *err) {
+mcp_status mcp__req_tree(mcp_req *r, const char *method, json_object *params, mcp_error *err) {
   memset(r, 0, sizeof(*r));
   r->method = method;
   if (!params) return MCP_OK;
@@ -226,8 +221,8 @@ done:
   return out;
 }
 
-char *mcp__req_text(const mcp_req *r, int64_t id, bool progress, const char *meta,
-                    size_t meta_len, size_t *len) {
+char *mcp__req_text(const mcp_req *r, int64_t id, bool progress, const char *meta, size_t meta_len,
+                    size_t *len) {
   const char *params = r->params;
   size_t plen = r->params_len;
   char *tree_params = NULL;
@@ -235,10 +230,9 @@ char *mcp__req_text(const mcp_req *r, int64_t id, bool progress, const char *met
   size_t vn = 0;
   if (!meta) meta_len = 0;
   bool adding = progress || meta_len; /* members for the params' _meta */
-  bool splice = false; /* add "_meta" before the params' last brace */
+  bool splice = false;                /* add "_meta" before the params' last brace */
   if (adding && params && mcp__jscan_member(params, plen, "_meta", &v, &vn)) {
-    if (!(tree_params = params_with_meta_tree(r, meta, meta_len, progress, id, &plen)))
-      return NULL;
+    if (!(tree_params = params_with_meta_tree(r, meta, meta_len, progress, id, &plen))) return NULL;
     params = tree_params;
   } else if (adding) {
     splice = true;
@@ -254,10 +248,8 @@ char *mcp__req_text(const mcp_req *r, int64_t id, bool progress, const char *met
   PUT_LIT(o, "{\"jsonrpc\":\"2.0\",\"id\":");
   o += put_i64(o, id);
   PUT_LIT(o, ",\"method\":");
-  if (r->known)
-    PUT_LIT(o, "\"tools/call\"");
-  else
-    o += mcp__jscan_put_string(o, r->method, strlen(r->method));
+  if (r->known) PUT_LIT(o, "\"tools/call\"");
+  else o += mcp__jscan_put_string(o, r->method, strlen(r->method));
   if (params || splice) {
     PUT_LIT(o, ",\"params\":");
     if (params) {

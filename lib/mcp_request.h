@@ -35,7 +35,7 @@ typedef struct mcp_req {
                          escaping scan (the hot path) */
   char *params;       /* compact JSON object text (own), or NULL for none */
   size_t params_len;
-  bool tool_call;     /* the result is a CallToolResult (isError is read) */
+  bool tool_call; /* the result is a CallToolResult (isError is read) */
 } mcp_req;
 
 void mcp__req_clear(mcp_req *r);
@@ -50,20 +50,16 @@ void mcp__req_clear(mcp_req *r);
 mcp_status mcp__req_generic(mcp_req *r, const char *method, const char *params_json,
                             mcp_error *err);
 /* tools/call: {"name":N,"arguments":A}; |args_json| optional (default {}). */
-mcp_status mcp__req_tool_call(mcp_req *r, const char *name, const char *args_json,
-                              mcp_error *err);
+mcp_status mcp__req_tool_call(mcp_req *r, const char *name, const char *args_json, mcp_error *err);
 /* prompts/get: {"name":N} plus "arguments" when |args_json| is given. */
-mcp_status mcp__req_get_prompt(mcp_req *r, const char *name, const char *args_json,
-                               mcp_error *err);
+mcp_status mcp__req_get_prompt(mcp_req *r, const char *name, const char *args_json, mcp_error *err);
 /* resources/read: {"uri":U}. */
 mcp_status mcp__req_read_resource(mcp_req *r, const char *uri, mcp_error *err);
 /* A page of a list method: {"cursor":C}, or no params when |cursor| is NULL. */
-mcp_status mcp__req_list_page(mcp_req *r, const char *method, const char *cursor,
-                              mcp_error *err);
+mcp_status mcp__req_list_page(mcp_req *r, const char *method, const char *cursor, mcp_error *err);
 /* A request whose params the library builds as a tree (initialize):
  * |params| is stolen (put on every path; NULL for none). */
-mcp_status mcp__req_tree(mcp_req *r, const char *method, json_object *params,
-                         mcp_error *err);
+mcp_status mcp__req_tree(mcp_req *r, const char *method, json_object *params, mcp_error *err);
 
 /*
  * mcp__req_text() returns the request's wire text for id |id| (allocated
@@ -76,7 +72,7 @@ mcp_status mcp__req_tree(mcp_req *r, const char *method, json_object *params,
  * are added to it, replacing same-named ones, or replace it when it is not
  * an object).
  */
-char *mcp__req_text(const mcp_req *r, int64_t id, bool progress, const char *meta,
-                    size_t meta_len, size_t *len);
+char *mcp__req_text(const mcp_req *r, int64_t id, bool progress, const char *meta, size_t meta_len,
+                    size_t *len);
 
 #endif /* MCP_REQUEST_H */

@@ -39,8 +39,7 @@ static mcp_status text_from_tree(const char *json, size_t len, char **buf, size_
   json_object *root = mcp__jsonrpc_parse(json, len, &why);
   if (!root && why == MCP__JSONRPC_OOM) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
   if (!root)
-    return mcp__error_set(err, MCP_EPROTO, "tool result is not valid JSON: %s",
-                          why ? why : "?");
+    return mcp__error_set(err, MCP_EPROTO, "tool result is not valid JSON: %s", why ? why : "?");
   mcp_status st = MCP_OK;
   json_object *content = NULL;
   if (!json_object_is_type(root, json_type_object)) {
@@ -66,8 +65,7 @@ static mcp_status text_from_tree(const char *json, size_t len, char **buf, size_
     if (!json_object_object_get_ex(item, "text", &text) ||
         !json_object_is_type(text, json_type_string)) {
       st = mcp__error_set(err, MCP_EPROTO,
-                          "tool result's content[%zu] is a text item without a \"text\" string",
-                          i);
+                          "tool result's content[%zu] is a text item without a \"text\" string", i);
       goto out;
     }
     size_t tn = (size_t)json_object_get_string_len(text);

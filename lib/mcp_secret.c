@@ -44,10 +44,10 @@ extern char **environ;
 typedef struct secret_entry {
   struct secret_entry *next;
   char *cmd;
-  char *value;    /* the trimmed output, once a run succeeded */
-  bool running;   /* a thread is running the command now */
-  uint64_t runs;  /* completed runs */
-  bool last_ok;   /* outcome of the latest completed run */
+  char *value;   /* the trimmed output, once a run succeeded */
+  bool running;  /* a thread is running the command now */
+  uint64_t runs; /* completed runs */
+  bool last_ok;  /* outcome of the latest completed run */
 } secret_entry;
 
 static pthread_mutex_t secret_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -94,8 +94,7 @@ static void reap_blocking(pid_t pid) {
  * Runs `/bin/sh -c cmd`.  Returns 0 with *out (trimmed, non-empty), 1 with
  * a reason in |why|, or -1 when out of memory.
  */
-static int run_secret(const char *cmd, int64_t timeout_ms, char **out,
-                      char *why, size_t whylen) {
+static int run_secret(const char *cmd, int64_t timeout_ms, char **out, char *why, size_t whylen) {
   char *argv[] = {(char *)"/bin/sh", (char *)"-c", (char *)cmd, NULL};
   int p[2] = {-1, -1}, devnull = -1, rc = 1, ws = 0;
   char eb[128];
@@ -171,10 +170,8 @@ static int run_secret(const char *cmd, int64_t timeout_ms, char **out,
     kill(-pid, SIGKILL);
     kill(pid, SIGKILL);
     reap_blocking(pid);
-    if (too_big)
-      snprintf(why, whylen, "printed more than %d bytes", SECRET_MAX_OUTPUT);
-    else
-      snprintf(why, whylen, "timed out after %lld ms", (long long)timeout_ms);
+    if (too_big) snprintf(why, whylen, "printed more than %d bytes", SECRET_MAX_OUTPUT);
+    else snprintf(why, whylen, "timed out after %lld ms", (long long)timeout_ms);
     goto out;
   }
   if (b.len && memchr(b.data, '\0', b.len)) {
@@ -204,8 +201,7 @@ out:
  * Resolves one `!command` through the cache.  Returns 0 with *out, 1 with a
  * reason in |why|, or -1 when out of memory.
  */
-static int resolve_one(const char *cmd, int64_t timeout_ms, char **out,
-                       char *why, size_t whylen) {
+static int resolve_one(const char *cmd, int64_t timeout_ms, char **out, char *why, size_t whylen) {
   *out = NULL;
   pthread_mutex_lock(&secret_lock);
   secret_entry *e = secret_head;
@@ -224,8 +220,7 @@ static int resolve_one(const char *cmd, int64_t timeout_ms, char **out,
   while (!e->value && e->running) {
     /* Share the outcome of the identical command already running. */
     uint64_t runs = e->runs;
-    while (e->running && e->runs == runs)
-      pthread_cond_wait(&secret_cond, &secret_lock);
+    while (e->running && e->runs == runs) pthread_cond_wait(&secret_cond, &secret_lock);
     if (!e->value && !e->last_ok) {
       pthread_mutex_unlock(&secret_lock);
       snprintf(why, whylen, "failed in a concurrent run");
@@ -261,17 +256,16 @@ static int resolve_one(const char *cmd, int64_t timeout_ms, char **out,
  * Resolves the `!` values of one map in place, dropping failed entries.
  * Returns CHECK_OK or CHECK_OOM.
  */
-static int resolve_map(const mcp_server_def *def, const char *field,
-                       const char *label, mcp_config_kv *kv, size_t *n,
-                       bool headers, int64_t timeout_ms, mcp_diag_list *dl) {
+static int resolve_map(const mcp_server_def *def, const char *field, const char *label,
+                       mcp_config_kv *kv, size_t *n, bool headers, int64_t timeout_ms,
+                       mcp_diag_list *dl) {
   size_t w = 0;
   for (size_t i = 0; i < *n; i++) {
     char why[200];
     char *val = NULL;
     bool drop = false;
     if (kv[i].value[0] == '!') {
-      int rc = resolve_one(kv[i].value + 1, timeout_ms, &val, why,
-                           sizeof(why));
+      int rc = resolve_one(kv[i].value + 1, timeout_ms, &val, why, sizeof(why));
       if (rc < 0) return CHECK_OOM;
       if (rc == 0 && headers && strpbrk(val, "\r\n")) {
         snprintf(why, sizeof(why), "printed CR or LF");
@@ -305,29 +299,23 @@ static int resolve_map(const mcp_server_def *def, const char *field,
   return CHECK_OK;
 }
 
-mcp_status mcp__config_resolve_secrets(const mcp_server_def *def,
-                                       const mcp_secret_opts *o,
-                                       mcp_server_def **out,
-                                       mcp_config_diag **diags,
+mcp_status mcp__config_resolve_secrets(const mcp_server_def *def, const mcp_secret_opts *o,
+                                       mcp_server_def **out, mcp_config_diag **diags,
                                        size_t *ndiags) {
   if (!out) return MCP_EINVAL;
   *out = NULL;
   if (!def || !diags || !ndiags) return MCP_EINVAL;
-  int64_t timeout_ms = o && o->timeout_ms > 0 ? o->timeout_ms
-                                              : MCP_CONFIG_SECRET_TIMEOUT_MS;
+  int64_t timeout_ms = o && o->timeout_ms > 0 ? o->timeout_ms : MCP_CONFIG_SECRET_TIMEOUT_MS;
   mcp_diag_list dl;
   memset(&dl, 0, sizeof(dl));
   mcp_server_def *d = mcp__server_def_dup(def);
   if (!d) return MCP_ENOMEM;
   if (!def->foreign &&
-      (resolve_map(def, "env", "env", d->env, &d->nenv, false, timeout_ms,
-                   &dl) ||
-       resolve_map(def, "headers", "header", d->headers, &d->nheaders, true,
-                   timeout_ms, &dl)))
+      (resolve_map(def, "env", "env", d->env, &d->nenv, false, timeout_ms, &dl) ||
+       resolve_map(def, "headers", "header", d->headers, &d->nheaders, true, timeout_ms, &dl)))
     goto oom;
   if (dl.n) {
-    mcp_config_diag *v = mcp__reallocarray(*diags, *ndiags + dl.n,
-                                           sizeof(*v));
+    mcp_config_diag *v = mcp__reallocarray(*diags, *ndiags + dl.n, sizeof(*v));
     if (!v) goto oom;
     memcpy(v + *ndiags, dl.v, dl.n * sizeof(*v));
     *diags = v;
@@ -341,4 +329,3 @@ oom:
   mcp__server_def_free(d);
   return MCP_ENOMEM;
 }
-

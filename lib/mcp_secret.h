@@ -41,10 +41,8 @@ typedef struct mcp_secret_opts {
  *   through posix_spawn() (mcp_spawn.h): no host code runs in the child.
  * Returns: MCP_OK, MCP_EINVAL, MCP_ENOMEM.
  */
-mcp_status mcp__config_resolve_secrets(const mcp_server_def *def,
-                                       const mcp_secret_opts *o,
-                                       mcp_server_def **out,
-                                       mcp_config_diag **diags,
+mcp_status mcp__config_resolve_secrets(const mcp_server_def *def, const mcp_secret_opts *o,
+                                       mcp_server_def **out, mcp_config_diag **diags,
                                        size_t *ndiags);
 
 /*

@@ -36,8 +36,7 @@ static char *read_key_file(const char *path) {
 }
 
 /* The server's "oauth" object as mcp_oauth_options on |co|. */
-static mcp_status oauth_options(const mcp_config_oauth *a, mcp_client_options *co,
-                                mcp_error *err) {
+static mcp_status oauth_options(const mcp_config_oauth *a, mcp_client_options *co, mcp_error *err) {
   mcp_oauth_options *o = mcp_oauth_options_new();
   if (!o) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
   const char *what = "clientId";
@@ -71,19 +70,17 @@ static mcp_status oauth_options(const mcp_config_oauth *a, mcp_client_options *c
   return MCP_OK;
 }
 
-mcp_status mcp__config_client_options(const mcp_server_def *def,
-                                      mcp_client_options **out,
+mcp_status mcp__config_client_options(const mcp_server_def *def, mcp_client_options **out,
                                       mcp_error *err) {
   mcp_status st = MCP_OK;
   const char *what = "";
   if (!out) return mcp__error_set(err, MCP_EINVAL, "no output options");
   *out = NULL;
-  if (!def || !def->name)
-    return mcp__error_set(err, MCP_EINVAL, "no server definition");
+  if (!def || !def->name) return mcp__error_set(err, MCP_EINVAL, "no server definition");
   bool stdio = def->type == MCP_SERVER_STDIO;
   if (stdio ? !def->argv || !def->argc : !def->url)
-    return mcp__error_set(err, MCP_EINVAL, "server \"%s\" has no %s",
-                          def->name, stdio ? "command" : "url");
+    return mcp__error_set(err, MCP_EINVAL, "server \"%s\" has no %s", def->name,
+                          stdio ? "command" : "url");
   mcp_client_options *co = mcp_client_options_new();
   if (!co) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
   if (stdio) {
@@ -106,14 +103,12 @@ mcp_status mcp__config_client_options(const mcp_server_def *def,
      * for servers that answer initialize with 400, 404 or 405. */
     what = "url";
     st = mcp_client_options_set_http(co, def->url,
-                                     def->type == MCP_SERVER_SSE
-                                         ? MCP_HTTP_TRANSPORT_LEGACY_SSE
-                                         : MCP_HTTP_TRANSPORT_AUTO);
+                                     def->type == MCP_SERVER_SSE ? MCP_HTTP_TRANSPORT_LEGACY_SSE
+                                                                 : MCP_HTTP_TRANSPORT_AUTO);
     mcp_client_options_set_http_version(co, def->http2);
     for (size_t i = 0; st == MCP_OK && i < def->nheaders; i++) {
       what = def->headers[i].name;
-      st = mcp_client_options_add_header(co, def->headers[i].name,
-                                         def->headers[i].value);
+      st = mcp_client_options_add_header(co, def->headers[i].name, def->headers[i].value);
     }
     if (st == MCP_OK && (def->ca_file || def->ca_dir)) {
       what = "caFile";
@@ -121,8 +116,7 @@ mcp_status mcp__config_client_options(const mcp_server_def *def,
     }
     if (st == MCP_OK && (def->client_cert || def->client_key)) {
       what = "clientCert";
-      st = mcp_client_options_set_client_cert(co, def->client_cert,
-                                              def->client_key);
+      st = mcp_client_options_set_client_cert(co, def->client_cert, def->client_key);
     }
     mcp_client_options_set_insecure(co, def->insecure);
     if (st == MCP_OK && def->oauth) {
@@ -137,11 +131,10 @@ mcp_status mcp__config_client_options(const mcp_server_def *def,
   if (st != MCP_OK) {
     mcp_client_options_free(co);
     return mcp__error_set(err, st, "%s: server \"%s\": cannot use \"%s\": %s",
-                          def->source ? def->source : "<config>", def->name,
-                          what, mcp_strerror(st));
+                          def->source ? def->source : "<config>", def->name, what,
+                          mcp_strerror(st));
   }
-  if (def->timeout_ms >= 0)
-    mcp_client_options_set_timeout_ms(co, def->timeout_ms);
+  if (def->timeout_ms >= 0) mcp_client_options_set_timeout_ms(co, def->timeout_ms);
   *out = co;
   return MCP_OK;
 }

@@ -25,8 +25,7 @@
  * Returns: MCP_OK, MCP_EINVAL (a setter refused a value, e.g. a URL that
  *   does not parse), MCP_ENOMEM.
  */
-mcp_status mcp__config_client_options(const mcp_server_def *def,
-                                      mcp_client_options **out,
+mcp_status mcp__config_client_options(const mcp_server_def *def, mcp_client_options **out,
                                       mcp_error *err);
 
 #endif /* MCP_SERVER_OPTIONS_H */

@@ -224,8 +224,7 @@ int mcp__spawn(const mcp_spawn_opts *o, pid_t *pid_out, mcp_spawn_stage *stage) 
       goto out;
     }
   }
-  for (int i = 0; i < 3 && !rc; i++)
-    rc = posix_spawn_file_actions_adddup2(&fa, o->fd[i], i);
+  for (int i = 0; i < 3 && !rc; i++) rc = posix_spawn_file_actions_adddup2(&fa, o->fd[i], i);
   if (rc) goto out;
 #ifdef HAVE_POSIX_SPAWN_FILE_ACTIONS_ADDCLOSEFROM_NP
   rc = posix_spawn_file_actions_addclosefrom_np(&fa, 3);
@@ -253,8 +252,7 @@ int mcp__spawn(const mcp_spawn_opts *o, pid_t *pid_out, mcp_spawn_stage *stage) 
   for (char **c = cand; *c; c++) {
     err = precheck(dirfd, *c);
     if (err == 0) {
-      err = posix_spawn(pid_out, *c, &fa, &attr, (char *const *)o->argv,
-                        (char *const *)o->envp);
+      err = posix_spawn(pid_out, *c, &fa, &attr, (char *const *)o->argv, (char *const *)o->envp);
       if (err == ENOEXEC) {
         sh_argv[1] = *c;
         err = posix_spawn(pid_out, "/bin/sh", &fa, &attr, sh_argv, (char *const *)o->envp);

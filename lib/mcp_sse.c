@@ -39,13 +39,7 @@ typedef enum line_state {
   L_SKIP         /* a dropped event: ignore lines to the next blank one */
 } line_state;
 
-typedef enum field {
-  F_NONE,
-  F_EVENT,
-  F_DATA,
-  F_ID,
-  F_RETRY
-} field;
+typedef enum field { F_NONE, F_EVENT, F_DATA, F_ID, F_RETRY } field;
 
 struct mcp_sse {
   mcp_sse_callbacks cb;
@@ -60,18 +54,18 @@ struct mcp_sse {
   bool cr_pending;
 
   line_state st;
-  field fld;          /* the field of the current line, in value states */
-  char name[5];       /* the field name read so far */
+  field fld;    /* the field of the current line, in value states */
+  char name[5]; /* the field name read so far */
   size_t name_len;
   bool skip_line_empty; /* L_SKIP: nothing read since the last line end */
   bool in_event;        /* a field line was read since the last blank line */
 
-  mcp_buf data;   /* data lines, each followed by "\n" */
-  mcp_buf event;  /* the event type buffer */
-  bool event_nul; /* ...which contains NUL: the event is not reported */
-  mcp_buf id_tmp; /* the value of the `id` line being read */
-  bool id_nul;    /* ...which contains NUL, so it will be ignored */
-  bool id_long;   /* ...which is longer than max_field */
+  mcp_buf data;       /* data lines, each followed by "\n" */
+  mcp_buf event;      /* the event type buffer */
+  bool event_nul;     /* ...which contains NUL: the event is not reported */
+  mcp_buf id_tmp;     /* the value of the `id` line being read */
+  bool id_nul;        /* ...which contains NUL, so it will be ignored */
+  bool id_long;       /* ...which is longer than max_field */
   uint64_t retry_val; /* the value of the `retry` line being read */
   size_t retry_digits;
   bool retry_ok; /* ...so far only digits */
@@ -89,15 +83,13 @@ struct mcp_sse {
 
 static const unsigned char BOM[3] = {0xEF, 0xBB, 0xBF};
 
-mcp_sse *mcp__sse_new(size_t max_event, const mcp_sse_callbacks *cb,
-                      void *user) {
+mcp_sse *mcp__sse_new(size_t max_event, const mcp_sse_callbacks *cb, void *user) {
   mcp_sse *p = mcp__calloc(1, sizeof(*p));
   if (!p) return NULL;
   if (cb) p->cb = *cb;
   p->user = user;
   p->max_data = max_event ? max_event : MCP_SSE_DEFAULT_MAX_EVENT;
-  p->max_field =
-      p->max_data < MCP_SSE_MAX_FIELD ? p->max_data : MCP_SSE_MAX_FIELD;
+  p->max_field = p->max_data < MCP_SSE_MAX_FIELD ? p->max_data : MCP_SSE_MAX_FIELD;
   p->st = L_NAME;
   mcp__buf_init(&p->data);
   mcp__buf_init(&p->event);
@@ -117,9 +109,7 @@ void mcp__sse_free(mcp_sse *p) {
 
 size_t mcp__sse_consumed(const mcp_sse *p) { return p->consumed; }
 
-const char *mcp__sse_last_event_id(const mcp_sse *p) {
-  return p->last_id ? p->last_id : "";
-}
+const char *mcp__sse_last_event_id(const mcp_sse *p) { return p->last_id ? p->last_id : ""; }
 
 uint64_t mcp__sse_retry_ms(const mcp_sse *p) { return p->retry_ms; }
 
@@ -191,14 +181,12 @@ static void start_field(mcp_sse *p, field f) {
     p->retry_ok = true;
     break;
   case F_DATA:
-  case F_NONE:
-    break;
+  case F_NONE: break;
   }
 }
 
 /* Appends |n| value bytes to |b| within |cap|, or drops the event. */
-static void value_append(mcp_sse *p, mcp_buf *b, size_t cap, const char *s,
-                         size_t n) {
+static void value_append(mcp_sse *p, mcp_buf *b, size_t cap, const char *s, size_t n) {
   if (b->len > cap || n > cap - b->len) {
     drop_event(p, MCP_ETOOBIG, false);
     return;
@@ -209,9 +197,7 @@ static void value_append(mcp_sse *p, mcp_buf *b, size_t cap, const char *s,
 /* |n| bytes of the current field's value. */
 static void value_bytes(mcp_sse *p, const char *s, size_t n) {
   switch (p->fld) {
-  case F_DATA:
-    value_append(p, &p->data, p->max_data, s, n);
-    break;
+  case F_DATA: value_append(p, &p->data, p->max_data, s, n); break;
   case F_EVENT:
     if (memchr(s, '\0', n)) p->event_nul = true;
     value_append(p, &p->event, p->max_field, s, n);
@@ -232,8 +218,7 @@ static void value_bytes(mcp_sse *p, const char *s, size_t n) {
       buf_clear(&p->id_tmp);
       break;
     }
-    if (mcp__buf_append(&p->id_tmp, s, n) != MCP_OK)
-      drop_event(p, MCP_ENOMEM, false);
+    if (mcp__buf_append(&p->id_tmp, s, n) != MCP_OK) drop_event(p, MCP_ENOMEM, false);
     break;
   case F_RETRY:
     for (size_t i = 0; i < n; i++) {
@@ -242,14 +227,11 @@ static void value_bytes(mcp_sse *p, const char *s, size_t n) {
         p->retry_ok = false;
         break;
       }
-      p->retry_val = p->retry_val > (UINT64_MAX - d) / 10
-                         ? UINT64_MAX
-                         : p->retry_val * 10 + d;
+      p->retry_val = p->retry_val > (UINT64_MAX - d) / 10 ? UINT64_MAX : p->retry_val * 10 + d;
       p->retry_digits++;
     }
     break;
-  case F_NONE:
-    break;
+  case F_NONE: break;
   }
 }
 
@@ -275,8 +257,7 @@ static void finish_field(mcp_sse *p) {
       drop_event(p, MCP_ETOOBIG, true);
       return;
     }
-    if (mcp__buf_append(&p->data, "\n", 1) != MCP_OK)
-      drop_event(p, MCP_ENOMEM, true);
+    if (mcp__buf_append(&p->data, "\n", 1) != MCP_OK) drop_event(p, MCP_ENOMEM, true);
     break;
   case F_ID:
     if (p->id_nul) break;
@@ -293,8 +274,7 @@ static void finish_field(mcp_sse *p) {
     }
     break;
   case F_EVENT:
-  case F_NONE:
-    break;
+  case F_NONE: break;
   }
 }
 
@@ -315,8 +295,7 @@ static int dispatch(mcp_sse *p) {
    * another type, and no caller could ask for it by name; as in a browser
    * with no listener for it, the event goes nowhere. */
   if (p->cb.on_event && !p->event_nul)
-    stop = p->cb.on_event(p->user, type, p->data.data, p->data.len,
-                          mcp__sse_last_event_id(p));
+    stop = p->cb.on_event(p->user, type, p->data.data, p->data.len, mcp__sse_last_event_id(p));
   buf_clear(&p->data);
   buf_clear(&p->event);
   p->event_nul = false;
@@ -327,11 +306,8 @@ static int dispatch(mcp_sse *p) {
 static void line_bytes(mcp_sse *p, const char *s, size_t n) {
   while (n > 0) {
     switch (p->st) {
-    case L_SKIP:
-      p->skip_line_empty = false;
-      return;
-    case L_IGNORE:
-      return;
+    case L_SKIP: p->skip_line_empty = false; return;
+    case L_IGNORE: return;
     case L_NAME: {
       const char *colon = memchr(s, ':', n);
       size_t k = colon ? (size_t)(colon - s) : n;
@@ -366,9 +342,7 @@ static void line_bytes(mcp_sse *p, const char *s, size_t n) {
         n--;
       }
       break;
-    case L_VALUE:
-      value_bytes(p, s, n);
-      return;
+    case L_VALUE: value_bytes(p, s, n); return;
     }
   }
 }
@@ -385,8 +359,7 @@ static int end_line(mcp_sse *p) {
     }
     p->skip_line_empty = true;
     return 0;
-  case L_IGNORE:
-    break;
+  case L_IGNORE: break;
   case L_NAME: {
     if (p->name_len == 0) return dispatch(p);
     /* A field name alone: the field with an empty value. */
@@ -398,9 +371,7 @@ static int end_line(mcp_sse *p) {
     break;
   }
   case L_VALUE_START:
-  case L_VALUE:
-    finish_field(p);
-    break;
+  case L_VALUE: finish_field(p); break;
   }
   p->name_len = 0;
   if (p->st != L_SKIP) p->st = L_NAME;
@@ -443,8 +414,7 @@ int mcp__sse_feed(mcp_sse *p, const char *data, size_t n) {
   if (n == 0) return MCP_OK; /* |data| may then be NULL */
   if (!p->bom_done) {
     /* One BOM may open the stream, possibly split across feeds. */
-    while (off < n && p->bom_seen < 3 &&
-           (unsigned char)data[off] == BOM[p->bom_seen]) {
+    while (off < n && p->bom_seen < 3 && (unsigned char)data[off] == BOM[p->bom_seen]) {
       p->bom_seen++;
       off++;
     }
@@ -469,9 +439,8 @@ int mcp__sse_finish(mcp_sse *p) {
   /* Cut inside an event: fields were read since the last blank line, or
    * a line that may be one is unfinished (a comment or an unknown field
    * is not). */
-  bool cut = p->in_event || (p->st == L_NAME && p->name_len > 0) ||
-             p->st == L_VALUE_START || p->st == L_VALUE || p->st == L_SKIP ||
-             (!p->bom_done && p->bom_seen > 0);
+  bool cut = p->in_event || (p->st == L_NAME && p->name_len > 0) || p->st == L_VALUE_START ||
+             p->st == L_VALUE || p->st == L_SKIP || (!p->bom_done && p->bom_seen > 0);
   /* Whatever the stream left unfinished is discarded. */
   buf_clear(&p->data);
   buf_clear(&p->event);

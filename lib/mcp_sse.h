@@ -48,8 +48,8 @@ typedef struct mcp_sse_callbacks {
    * to make mcp__sse_feed() return MCP__EAGAIN right after this event.
    * May be NULL.
    */
-  int (*on_event)(void *user, const char *event_type, const char *data,
-                  size_t data_len, const char *id);
+  int (*on_event)(void *user, const char *event_type, const char *data, size_t data_len,
+                  const char *id);
   /* A valid `retry` field: the reconnection time in ms (saturated at
    * UINT64_MAX).  May be NULL. */
   void (*on_retry)(void *user, uint64_t ms);
@@ -65,8 +65,7 @@ typedef struct mcp_sse_callbacks {
  * Threads: the parser is used by one thread at a time.
  * Returns the parser, or NULL when out of memory.
  */
-mcp_sse *mcp__sse_new(size_t max_event, const mcp_sse_callbacks *cb,
-                      void *user);
+mcp_sse *mcp__sse_new(size_t max_event, const mcp_sse_callbacks *cb, void *user);
 
 /* Releases |p| and everything it holds (NULL does nothing).
  * Threads: the parser's thread; not from inside its own callbacks. */

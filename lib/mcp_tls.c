@@ -54,8 +54,7 @@ static mcp_status tls_status(void) {
   /* OpenSSL 3.0 does not always queue ERR_R_MALLOC_FAILURE (loading a PEM
    * file may say only "PEM lib"); the failed malloc leaves ENOMEM in errno,
    * which mcp__tls_ctx_new() clears first. */
-  if (err_is_oom(ERR_peek_error()) || err_is_oom(ERR_peek_last_error()) ||
-      errno == ENOMEM)
+  if (err_is_oom(ERR_peek_error()) || err_is_oom(ERR_peek_last_error()) || errno == ENOMEM)
     return MCP_ENOMEM;
   return MCP_ETLS;
 }
@@ -94,23 +93,20 @@ static const char *errno_text(int e, char *buf, size_t n) {
 #else
   if (strerror_r(e, buf, n) != 0) snprintf(buf, n, "error %d", e);
 #endif
-  if (buf[0] && isupper((unsigned char)buf[0]) &&
-      !(buf[1] && isupper((unsigned char)buf[1])))
+  if (buf[0] && isupper((unsigned char)buf[0]) && !(buf[1] && isupper((unsigned char)buf[1])))
     buf[0] = (char)tolower((unsigned char)buf[0]);
   return buf;
 }
 
 bool mcp__tls_host_is_ip(const char *host) {
   unsigned char addr[sizeof(struct in6_addr)];
-  return inet_pton(AF_INET, host, addr) == 1 ||
-         inet_pton(AF_INET6, host, addr) == 1;
+  return inet_pton(AF_INET, host, addr) == 1 || inet_pton(AF_INET6, host, addr) == 1;
 }
 
 /* ---- context -------------------------------------------------------------- */
 
-mcp_status mcp__tls_ctx_new(const char *ca_file, const char *ca_dir,
-                            const char *client_cert, const char *client_key,
-                            bool insecure, mcp_tls_alpn alpn,
+mcp_status mcp__tls_ctx_new(const char *ca_file, const char *ca_dir, const char *client_cert,
+                            const char *client_key, bool insecure, mcp_tls_alpn alpn,
                             mcp_tls_ctx **out, mcp_error *err) {
   mcp_status st = MCP_OK;
   char why[256];
@@ -118,8 +114,7 @@ mcp_status mcp__tls_ctx_new(const char *ca_file, const char *ca_dir,
   *out = NULL;
 
   if ((client_cert && *client_cert) != (client_key && *client_key))
-    return mcp__error_set(err, MCP_EINVAL,
-                          "client_cert and client_key must be given together");
+    return mcp__error_set(err, MCP_EINVAL, "client_cert and client_key must be given together");
   /* Every other function here needs a context: OpenSSL is loaded from now. */
   if ((st = mcp__ossl_load(err)) != MCP_OK) return st;
 
@@ -143,11 +138,9 @@ mcp_status mcp__tls_ctx_new(const char *ca_file, const char *ca_dir,
   /* HTTP/2 forbids renegotiation; an EOF without close_notify is reported
    * as an ordinary end of stream, since HTTP framing (Content-Length,
    * chunked, HTTP/2 END_STREAM) detects truncation itself. */
-  SSL_CTX_set_options(c->ctx, SSL_OP_NO_RENEGOTIATION |
-                                  SSL_OP_IGNORE_UNEXPECTED_EOF |
+  SSL_CTX_set_options(c->ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_IGNORE_UNEXPECTED_EOF |
                                   SSL_OP_NO_COMPRESSION);
-  SSL_CTX_set_mode(c->ctx, SSL_MODE_ENABLE_PARTIAL_WRITE |
-                               SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+  SSL_CTX_set_mode(c->ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
 
   if (insecure) {
     SSL_CTX_set_verify(c->ctx, SSL_VERIFY_NONE, NULL);
@@ -157,14 +150,12 @@ mcp_status mcp__tls_ctx_new(const char *ca_file, const char *ca_dir,
       const char *f = ca_file && *ca_file ? ca_file : NULL;
       const char *d = ca_dir && *ca_dir ? ca_dir : NULL;
       if (SSL_CTX_load_verify_locations(c->ctx, f, d) != 1) {
-        st = mcp__error_set(err, tls_status(), "cannot load CA %s %s: %s",
-                            f ? "file" : "directory", f ? f : d,
-                            ssl_reason(why, sizeof(why), "unknown error"));
+        st = mcp__error_set(err, tls_status(), "cannot load CA %s %s: %s", f ? "file" : "directory",
+                            f ? f : d, ssl_reason(why, sizeof(why), "unknown error"));
         goto fail;
       }
     } else if (SSL_CTX_set_default_verify_paths(c->ctx) != 1) {
-      st = mcp__error_set(err, tls_status(),
-                          "cannot load the system trust store: %s",
+      st = mcp__error_set(err, tls_status(), "cannot load the system trust store: %s",
                           ssl_reason(why, sizeof(why), "unknown error"));
       goto fail;
     }
@@ -172,28 +163,22 @@ mcp_status mcp__tls_ctx_new(const char *ca_file, const char *ca_dir,
 
   if (client_cert && *client_cert) {
     if (SSL_CTX_use_certificate_chain_file(c->ctx, client_cert) != 1) {
-      st = mcp__error_set(err, tls_status(),
-                          "cannot load client certificate %s: %s", client_cert,
+      st = mcp__error_set(err, tls_status(), "cannot load client certificate %s: %s", client_cert,
                           ssl_reason(why, sizeof(why), "unknown error"));
       goto fail;
     }
-    if (SSL_CTX_use_PrivateKey_file(c->ctx, client_key, SSL_FILETYPE_PEM) !=
-        1) {
+    if (SSL_CTX_use_PrivateKey_file(c->ctx, client_key, SSL_FILETYPE_PEM) != 1) {
       unsigned long e = ERR_peek_last_error();
-      if (ERR_GET_LIB(e) == ERR_LIB_X509 &&
-          ERR_GET_REASON(e) == X509_R_KEY_VALUES_MISMATCH)
-        st = mcp__error_set(err, tls_status(),
-                            "client certificate %s and key %s do not match",
+      if (ERR_GET_LIB(e) == ERR_LIB_X509 && ERR_GET_REASON(e) == X509_R_KEY_VALUES_MISMATCH)
+        st = mcp__error_set(err, tls_status(), "client certificate %s and key %s do not match",
                             client_cert, client_key);
       else
-        st = mcp__error_set(err, tls_status(), "cannot load client key %s: %s",
-                            client_key,
+        st = mcp__error_set(err, tls_status(), "cannot load client key %s: %s", client_key,
                             ssl_reason(why, sizeof(why), "unknown error"));
       goto fail;
     }
     if (SSL_CTX_check_private_key(c->ctx) != 1) {
-      st = mcp__error_set(err, tls_status(),
-                          "client certificate %s and key %s do not match",
+      st = mcp__error_set(err, tls_status(), "client certificate %s and key %s do not match",
                           client_cert, client_key);
       goto fail;
     }
@@ -240,8 +225,7 @@ void mcp__tls_ctx_free(mcp_tls_ctx *ctx) {
 
 /* ---- connection ----------------------------------------------------------- */
 
-mcp_status mcp__tls_new(mcp_tls_ctx *ctx, int fd, const char *host,
-                        mcp_tls **out, mcp_error *err) {
+mcp_status mcp__tls_new(mcp_tls_ctx *ctx, int fd, const char *host, mcp_tls **out, mcp_error *err) {
   mcp_status st = MCP_OK;
   char why[256];
   bool ip = mcp__tls_host_is_ip(host);
@@ -315,12 +299,8 @@ mcp_status mcp__tls_handshake(mcp_tls *t, mcp_error *err) {
   int saved_errno = errno;
   mcp_status st;
   switch (e) {
-  case SSL_ERROR_WANT_READ:
-    t->wants = MCP_TLS_WANT_READ;
-    return MCP__EAGAIN;
-  case SSL_ERROR_WANT_WRITE:
-    t->wants = MCP_TLS_WANT_WRITE;
-    return MCP__EAGAIN;
+  case SSL_ERROR_WANT_READ: t->wants = MCP_TLS_WANT_READ; return MCP__EAGAIN;
+  case SSL_ERROR_WANT_WRITE: t->wants = MCP_TLS_WANT_WRITE; return MCP__EAGAIN;
   case SSL_ERROR_SYSCALL:
     if (ERR_peek_last_error() == 0) {
       /* The socket failed under the handshake (reset, or closed without
@@ -341,26 +321,22 @@ mcp_status mcp__tls_handshake(mcp_tls *t, mcp_error *err) {
     if (e == SSL_ERROR_ZERO_RETURN ||
         (ERR_GET_LIB(ERR_peek_last_error()) == ERR_LIB_SSL &&
          ERR_GET_REASON(ERR_peek_last_error()) == SSL_R_UNEXPECTED_EOF_WHILE_READING)) {
-      st = mcp__error_set(err, MCP_EIO,
-                          "TLS handshake with %s failed: the server closed the connection",
-                          t->host);
+      st = mcp__error_set(
+          err, MCP_EIO, "TLS handshake with %s failed: the server closed the connection", t->host);
       break;
     }
     long vr = SSL_get_verify_result(t->ssl);
     if (vr != X509_V_OK) {
       const char *what = X509_verify_cert_error_string(vr);
       mcp_status vst = vr == X509_V_ERR_OUT_OF_MEM ? MCP_ENOMEM : MCP_ETLS;
-      if (vr == X509_V_ERR_HOSTNAME_MISMATCH ||
-          vr == X509_V_ERR_IP_ADDRESS_MISMATCH)
+      if (vr == X509_V_ERR_HOSTNAME_MISMATCH || vr == X509_V_ERR_IP_ADDRESS_MISMATCH)
         st = mcp__error_set(err, vst,
                             "certificate verify failed: %s (the certificate "
                             "is not valid for %s)",
                             what, t->host);
-      else
-        st = mcp__error_set(err, vst, "certificate verify failed: %s", what);
+      else st = mcp__error_set(err, vst, "certificate verify failed: %s", what);
     } else {
-      st = mcp__error_set(err, tls_status(), "TLS handshake with %s failed: %s",
-                          t->host,
+      st = mcp__error_set(err, tls_status(), "TLS handshake with %s failed: %s", t->host,
                           ssl_reason(why, sizeof(why), "unknown error"));
     }
     break;
@@ -371,18 +347,13 @@ mcp_status mcp__tls_handshake(mcp_tls *t, mcp_error *err) {
 }
 
 /* Maps a failed SSL_read/SSL_write to our statuses. */
-static ssize_t io_error(mcp_tls *t, int rc, int saved_errno, bool reading,
-                        mcp_error *err) {
+static ssize_t io_error(mcp_tls *t, int rc, int saved_errno, bool reading, mcp_error *err) {
   char why[256];
   int e = SSL_get_error(t->ssl, rc);
   ssize_t st;
   switch (e) {
-  case SSL_ERROR_WANT_READ:
-    t->wants = MCP_TLS_WANT_READ;
-    return MCP__EAGAIN;
-  case SSL_ERROR_WANT_WRITE:
-    t->wants = MCP_TLS_WANT_WRITE;
-    return MCP__EAGAIN;
+  case SSL_ERROR_WANT_READ: t->wants = MCP_TLS_WANT_READ; return MCP__EAGAIN;
+  case SSL_ERROR_WANT_WRITE: t->wants = MCP_TLS_WANT_WRITE; return MCP__EAGAIN;
   case SSL_ERROR_ZERO_RETURN:
     if (reading) return 0;
     st = mcp__error_set(err, MCP_EIO, "TLS connection closed by peer");
@@ -390,8 +361,7 @@ static ssize_t io_error(mcp_tls *t, int rc, int saved_errno, bool reading,
   case SSL_ERROR_SYSCALL:
     if (ERR_peek_last_error() == 0) {
       if (reading && saved_errno == 0) return 0;
-      st = mcp__error_set(err, MCP_EIO, "%s",
-                          errno_text(saved_errno, why, sizeof(why)));
+      st = mcp__error_set(err, MCP_EIO, "%s", errno_text(saved_errno, why, sizeof(why)));
       break;
     }
     __attribute__((fallthrough));

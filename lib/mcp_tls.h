@@ -44,9 +44,8 @@ typedef enum mcp_tls_alpn {
  *   names the file and OpenSSL's reason), MCP_EINVAL (cert without key),
  *   MCP_ENOMEM.
  */
-mcp_status mcp__tls_ctx_new(const char *ca_file, const char *ca_dir,
-                            const char *client_cert, const char *client_key,
-                            bool insecure, mcp_tls_alpn alpn,
+mcp_status mcp__tls_ctx_new(const char *ca_file, const char *ca_dir, const char *client_cert,
+                            const char *client_key, bool insecure, mcp_tls_alpn alpn,
                             mcp_tls_ctx **out, mcp_error *err);
 
 /* mcp__tls_ctx_free() releases |ctx| (NULL is fine).  Connections made
@@ -63,8 +62,7 @@ void mcp__tls_ctx_free(mcp_tls_ctx *ctx);
  * Threads: the connection's I/O thread only, from here on.
  * Returns: MCP_OK, MCP_ETLS, MCP_ENOMEM.
  */
-mcp_status mcp__tls_new(mcp_tls_ctx *ctx, int fd, const char *host,
-                        mcp_tls **out, mcp_error *err);
+mcp_status mcp__tls_new(mcp_tls_ctx *ctx, int fd, const char *host, mcp_tls **out, mcp_error *err);
 
 /* mcp__tls_free() frees the SSL object without sending anything (NULL is
  * fine).  Threads: the I/O thread. */

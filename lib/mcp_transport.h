@@ -76,8 +76,8 @@ typedef struct mcp_transport_ops {
    * Threads: any thread, concurrently (writes are serialised inside).
    * Returns: MCP_OK, MCP_ETIMEDOUT, MCP_ECLOSED, MCP_EIO, MCP_ENOMEM.
    */
-  mcp_status (*send)(mcp_transport *t, const char *data, size_t len,
-                     int64_t deadline_ms, mcp_error *err);
+  mcp_status (*send)(mcp_transport *t, const char *data, size_t len, int64_t deadline_ms,
+                     mcp_error *err);
   /*
    * close() shuts the connection down gracefully and waits for the I/O
    * threads to finish; on_close has been called when it returns.
@@ -92,9 +92,8 @@ typedef struct mcp_transport_ops {
    * transports that can fail one request on its own (HTTP) report that
    * through on_request_error with the same id.  Same contract as send().
    */
-  mcp_status (*send_request)(mcp_transport *t, int64_t id, unsigned flags,
-                             const char *data, size_t len, int64_t deadline_ms,
-                             mcp_error *err);
+  mcp_status (*send_request)(mcp_transport *t, int64_t id, unsigned flags, const char *data,
+                             size_t len, int64_t deadline_ms, mcp_error *err);
   /*
    * Optional.  The handshake finished: |protocol_version| was negotiated and
    * notifications/initialized was sent (HTTP: send MCP-Protocol-Version from
@@ -132,8 +131,7 @@ typedef struct mcp_transport_ops {
    * for (an async request was sent, or a leader left while others are
    * still pending): the I/O thread reads from now on.  Threads: any.
    */
-  bool (*lead)(mcp_transport *t, bool (*done)(void *arg, int64_t *deadline_ms),
-               void *arg);
+  bool (*lead)(mcp_transport *t, bool (*done)(void *arg, int64_t *deadline_ms), void *arg);
   void (*lead_wake)(mcp_transport *t);
   void (*need_reader)(mcp_transport *t);
   /*
@@ -156,22 +154,18 @@ struct mcp_transport {
   const mcp_transport_ops *ops;
 };
 
-static inline mcp_status mcp__transport_send(mcp_transport *t,
-                                             const char *data, size_t len,
-                                             int64_t deadline_ms,
+static inline mcp_status mcp__transport_send(mcp_transport *t, const char *data, size_t len,
+                                             int64_t deadline_ms, mcp_error *err) {
+  return t->ops->send(t, data, len, deadline_ms, err);
+}
+static inline mcp_status mcp__transport_send_request(mcp_transport *t, int64_t id, unsigned flags,
+                                                     const char *data, size_t len,
+                                                     int64_t deadline_ms, mcp_error *err) {
+  if (t->ops->send_request) return t->ops->send_request(t, id, flags, data, len, deadline_ms, err);
+  return t->ops->send(t, data, len, deadline_ms, err);
+}
+static inline mcp_status mcp__transport_post(mcp_transport *t, const char *data, size_t len,
                                              mcp_error *err) {
-  return t->ops->send(t, data, len, deadline_ms, err);
-}
-static inline mcp_status mcp__transport_send_request(mcp_transport *t, int64_t id,
-                                                     unsigned flags, const char *data,
-                                                     size_t len, int64_t deadline_ms,
-                                                     mcp_error *err) {
-  if (t->ops->send_request)
-    return t->ops->send_request(t, id, flags, data, len, deadline_ms, err);
-  return t->ops->send(t, data, len, deadline_ms, err);
-}
-static inline mcp_status mcp__transport_post(mcp_transport *t, const char *data,
-                                             size_t len, mcp_error *err) {
   if (t->ops->post) return t->ops->post(t, data, len, err);
   return t->ops->send(t, data, len, 0, err);
 }
@@ -181,11 +175,9 @@ static inline void mcp__transport_ready(mcp_transport *t, const char *version) {
 static inline void mcp__transport_abandon(mcp_transport *t, int64_t id) {
   if (t->ops->abandon) t->ops->abandon(t, id);
 }
-static inline bool mcp__transport_can_lead(const mcp_transport *t) {
-  return t->ops->lead != NULL;
-}
-static inline bool mcp__transport_lead(mcp_transport *t,
-                                       bool (*done)(void *, int64_t *), void *arg) {
+static inline bool mcp__transport_can_lead(const mcp_transport *t) { return t->ops->lead != NULL; }
+static inline bool mcp__transport_lead(mcp_transport *t, bool (*done)(void *, int64_t *),
+                                       void *arg) {
   return t->ops->lead ? t->ops->lead(t, done, arg) : false;
 }
 static inline void mcp__transport_lead_wake(mcp_transport *t) {
@@ -234,10 +226,8 @@ typedef struct mcp_stdio_config {
  * Threads: any.
  * Returns: MCP_OK, MCP_ESPAWN, MCP_EINVAL, MCP_ENOMEM, MCP_EIO.
  */
-mcp_status mcp__stdio_transport_new(const mcp_stdio_config *cfg,
-                                    const mcp_transport_callbacks *cb,
-                                    void *user, mcp_transport **out,
-                                    mcp_error *err);
+mcp_status mcp__stdio_transport_new(const mcp_stdio_config *cfg, const mcp_transport_callbacks *cb,
+                                    void *user, mcp_transport **out, mcp_error *err);
 
 /* The child's pid (for tests), or -1 after it has been reaped. */
 int mcp__stdio_transport_pid(mcp_transport *t);
@@ -259,10 +249,10 @@ typedef struct mcp_http_transport_config {
   size_t nheaders;
   const char *ca_file, *ca_dir, *client_cert, *client_key;
   int insecure;
-  size_t max_message;          /* 0: 16 MiB */
-  int64_t connect_timeout_ms;  /* 0: 10000 */
-  int no_get_listener;         /* do not open the GET stream after ready */
-  int max_resume_attempts;     /* 0: 5 */
+  size_t max_message;         /* 0: 16 MiB */
+  int64_t connect_timeout_ms; /* 0: 10000 */
+  int no_get_listener;        /* do not open the GET stream after ready */
+  int max_resume_attempts;    /* 0: 5 */
   /* OAuth (borrowed; the transport makes its own engine from it), or NULL:
    * a 401 then fails the request. */
   const mcp_oauth_options *oauth;
@@ -276,9 +266,8 @@ typedef struct mcp_http_transport_config {
  *   MCP_ENOMEM.
  */
 mcp_status mcp__http_transport_new(const mcp_http_transport_config *cfg,
-                                   const mcp_transport_callbacks *cb,
-                                   void *user, mcp_transport **out,
-                                   mcp_error *err);
+                                   const mcp_transport_callbacks *cb, void *user,
+                                   mcp_transport **out, mcp_error *err);
 
 /* For tests: the current session id (a copy to mcp__free), or NULL. */
 char *mcp__http_transport_session(mcp_transport *t);

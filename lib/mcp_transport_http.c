@@ -54,14 +54,14 @@
 #define MAX_AUTH_TRIES 3
 
 typedef enum xkind {
-  X_REQUEST,      /* POST of a client request (has an id) */
-  X_MESSAGE,      /* POST of a notification or response */
-  X_RESUME,       /* GET + Last-Event-ID continuing a request's stream */
-  X_LISTEN,       /* the standalone GET stream */
-  X_REINIT,       /* POST initialize replayed after a 404 */
-  X_REINIT_NOTE,  /* POST notifications/initialized after a replay */
-  X_DELETE,       /* DELETE of the session on close */
-  X_LEGACY_GET    /* legacy HTTP+SSE event stream */
+  X_REQUEST,     /* POST of a client request (has an id) */
+  X_MESSAGE,     /* POST of a notification or response */
+  X_RESUME,      /* GET + Last-Event-ID continuing a request's stream */
+  X_LISTEN,      /* the standalone GET stream */
+  X_REINIT,      /* POST initialize replayed after a 404 */
+  X_REINIT_NOTE, /* POST notifications/initialized after a replay */
+  X_DELETE,      /* DELETE of the session on close */
+  X_LEGACY_GET   /* legacy HTTP+SSE event stream */
 } xkind;
 
 typedef struct http_transport http_transport;
@@ -70,15 +70,15 @@ typedef struct http_transport http_transport;
 typedef struct exchange {
   http_transport *t;
   xkind kind;
-  int64_t id;         /* X_REQUEST, X_RESUME: the request's id */
+  int64_t id; /* X_REQUEST, X_RESUME: the request's id */
   unsigned flags;
-  char *body;         /* kept for a retry after 404 (requests only) */
+  char *body; /* kept for a retry after 404 (requests only) */
   size_t body_len;
-  bool sent_session;  /* an Mcp-Session-Id went with it */
+  bool sent_session;    /* an Mcp-Session-Id went with it */
   uint64_t session_gen; /* t->session_gen when it was sent */
-  int attempt;        /* resumes so far */
-  int auth_tries;     /* authorization flows this request started */
-  uint64_t bearer_gen; /* t->bearer_gen when it was sent */
+  int attempt;          /* resumes so far */
+  int auth_tries;       /* authorization flows this request started */
+  uint64_t bearer_gen;  /* t->bearer_gen when it was sent */
   /* Filled on the I/O thread while the exchange runs. */
   int status;
   bool is_sse;
@@ -86,21 +86,21 @@ typedef struct exchange {
   char *www_authenticate;
   char *auth_server;
   char *session_header;
-  mcp_buf body_in;    /* JSON or error body */
+  mcp_buf body_in; /* JSON or error body */
   mcp_sse *sse;
-  bool got_response;  /* our response arrived (X_REQUEST, X_RESUME) */
-  bool not_sent;      /* X_REQUEST: the server provably never processed it
+  bool got_response; /* our response arrived (X_REQUEST, X_RESUME) */
+  bool not_sent;     /* X_REQUEST: the server provably never processed it
                          (the connection layer's verdict, or a 404 for an
                          expired session); its failure says so */
   bool too_big;
   long long content_length; /* of the response, -1 when not given */
-  bool oom;           /* part of the response head could not be kept */
-  char *cursor;       /* X_RESUME waiting on the timer: its Last-Event-ID */
+  bool oom;                 /* part of the response head could not be kept */
+  char *cursor;             /* X_RESUME waiting on the timer: its Last-Event-ID */
   /* lock-guarded */
   uint64_t http_id;
   bool active;
   bool abandoned;
-  struct exchange *next; /* t->live list */
+  struct exchange *next;      /* t->live list */
   struct exchange *live_prev; /* t->live is doubly linked: O(1) unlink;
                                  NULL for its head and when not in it */
 } exchange;
@@ -117,8 +117,8 @@ struct http_transport {
   mcp_transport base;
   const mcp_transport_callbacks *cb;
   void *user;
-  mcp_url *url;           /* the configured endpoint */
-  mcp_http_transport kind;     /* may switch AUTO -> SSE */
+  mcp_url *url;            /* the configured endpoint */
+  mcp_http_transport kind; /* may switch AUTO -> SSE */
   size_t max_message;
   int max_resume;
   bool no_listener;
@@ -126,29 +126,29 @@ struct http_transport {
   size_t nheaders;
   mcp_http_client *hc;
   pthread_mutex_t lock;
-  pthread_cond_t cond;      /* DELETE completion, legacy endpoint, timer */
+  pthread_cond_t cond; /* DELETE completion, legacy endpoint, timer */
   /* lock-guarded */
-  char *session;            /* Mcp-Session-Id */
-  uint64_t session_gen;     /* bumped whenever `session` changes */
-  char *version;            /* negotiated; header sent once ready */
+  char *session;        /* Mcp-Session-Id */
+  uint64_t session_gen; /* bumped whenever `session` changes */
+  char *version;        /* negotiated; header sent once ready */
   bool ready;
   bool closing;
   bool close_started, close_done; /* http_close() ran / finished */
   bool close_reported;
-  char *init_body;          /* the initialize request, for a 404 replay */
+  char *init_body; /* the initialize request, for a 404 replay */
   size_t init_len;
   int64_t init_id;
   bool reinit_running;
-  exchange *reinit_wait;    /* requests waiting for the replay (via next) */
-  exchange *live;           /* every exchange in flight */
-  exchange *listener;       /* the GET stream, when open */
+  exchange *reinit_wait; /* requests waiting for the replay (via next) */
+  exchange *live;        /* every exchange in flight */
+  exchange *listener;    /* the GET stream, when open */
   int listener_failures;
   bool listener_disabled;
   char *listener_last_id;
   uint64_t listener_retry_ms;
   /* legacy */
-  mcp_url *endpoint;        /* where legacy POSTs go, once known */
-  char *pending_legacy_init;/* initialize body waiting for the endpoint */
+  mcp_url *endpoint;         /* where legacy POSTs go, once known */
+  char *pending_legacy_init; /* initialize body waiting for the endpoint */
   size_t pending_legacy_len;
   int64_t pending_legacy_id;
   bool legacy_stream_up;
@@ -161,10 +161,10 @@ struct http_transport {
   /* OAuth: the engine, and the auth thread that runs its flows while the
    * requests that met a 401/403 wait in auth_wait (lock-guarded). */
   mcp_oauth *oauth;
-  char *bearer;             /* "Bearer <token>", or NULL */
-  uint64_t bearer_gen;      /* bumped whenever `bearer` changes */
+  char *bearer;        /* "Bearer <token>", or NULL */
+  uint64_t bearer_gen; /* bumped whenever `bearer` changes */
   exchange *auth_wait;
-  exchange *auth_batch; /* the batch the auth thread is authorizing; its own */
+  exchange *auth_batch;     /* the batch the auth thread is authorizing; its own */
   char *auth_www;           /* the challenge that started the next flow */
   int auth_status;          /* its HTTP status (401 or 403) */
   bool listener_wants_auth; /* the GET stream met a 401 */
@@ -184,9 +184,9 @@ static bool name_is(const char *a, const char *b) { return strcasecmp(a, b) == 0
 static void wipe_str(char *s) { OPENSSL_cleanse(s, strlen(s)); }
 
 static bool reserved_header(const char *name) {
-  static const char *const reserved[] = {"content-type", "accept", "host", "content-length",
-                                         "mcp-session-id", "mcp-protocol-version",
-                                         "last-event-id", "connection", "transfer-encoding"};
+  static const char *const reserved[] = {"content-type",   "accept",         "host",
+                                         "content-length", "mcp-session-id", "mcp-protocol-version",
+                                         "last-event-id",  "connection",     "transfer-encoding"};
   for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
     if (name_is(name, reserved[i])) return true;
   return name[0] == ':';
@@ -353,9 +353,7 @@ static mcp_status submit_locked(http_transport *t, exchange *x, const char *last
     h[n++] = (mcp_http_header){"accept", "text/event-stream"};
     if (last_event_id && *last_event_id) h[n++] = (mcp_http_header){"last-event-id", last_event_id};
     break;
-  case X_DELETE:
-    method = "DELETE";
-    break;
+  case X_DELETE: method = "DELETE"; break;
   }
   bool legacy = t->kind == MCP_HTTP_TRANSPORT_LEGACY_SSE;
   x->sent_session = false;
@@ -426,7 +424,8 @@ static int is_response_to(const char *data, size_t len, int64_t id) {
     mcp_msg m;
     mcp_msg_kind k = mcp__jsonrpc_classify(el, &m);
     int64_t got;
-    if ((k == MCP_MSG_RESPONSE || k == MCP_MSG_ERROR) && mcp__jsonrpc_id_int(m.id, &got) && got == id)
+    if ((k == MCP_MSG_RESPONSE || k == MCP_MSG_ERROR) && mcp__jsonrpc_id_int(m.id, &got) &&
+        got == id)
       hit = true;
   }
   json_object_put(o);
@@ -600,11 +599,10 @@ static char *http_error_message(const exchange *x) {
   if (x->body_in.len > n) strcat(excerpt, "...");
   char qa[MCP_QUOTE_LONG / 4], qs[MCP_QUOTE_LONG / 8];
   const char *wa = x->www_authenticate, *as = x->auth_server;
-  return mcp__asprintf("HTTP %d%s%s%s%s%s%s", x->status, k ? ": " : "", excerpt,
-                       wa ? "; WWW-Authenticate: " : "",
-                       wa ? mcp__quote(qa, sizeof(qa), wa, strlen(wa)) : "",
-                       as ? "; Mcp-Auth-Server: " : "",
-                       as ? mcp__quote(qs, sizeof(qs), as, strlen(as)) : "");
+  return mcp__asprintf(
+      "HTTP %d%s%s%s%s%s%s", x->status, k ? ": " : "", excerpt, wa ? "; WWW-Authenticate: " : "",
+      wa ? mcp__quote(qa, sizeof(qa), wa, strlen(wa)) : "", as ? "; Mcp-Auth-Server: " : "",
+      as ? mcp__quote(qs, sizeof(qs), as, strlen(as)) : "");
 }
 
 static void start_reinit_locked(http_transport *t);
@@ -747,7 +745,8 @@ static bool auth_challenge(http_transport *t, exchange *x, mcp_status st, bool c
 }
 
 /* Ends a parked exchange that will not be sent again.  Without lock. */
-static void auth_fail(http_transport *t, exchange *x, mcp_status st, int http_status, const char *msg) {
+static void auth_fail(http_transport *t, exchange *x, mcp_status st, int http_status,
+                      const char *msg) {
   if (x->kind == X_REQUEST) {
     fail_request(t, x, st, http_status, msg);
   } else {
@@ -808,7 +807,8 @@ static void *auth_main(void *arg) {
       batch = x->next;
       x->next = NULL;
       mcp_error serr = MCP_ERROR_INIT;
-      if (st != MCP_OK || t->closing || x->abandoned || submit_locked(t, x, NULL, &serr) != MCP_OK) {
+      if (st != MCP_OK || t->closing || x->abandoned ||
+          submit_locked(t, x, NULL, &serr) != MCP_OK) {
         x->next = failed;
         failed = x;
       }
@@ -853,8 +853,8 @@ static void fail_too_big(http_transport *t, exchange *x) {
 /* True when request |x| met a 404 for the session it named, and may be
  * retried once after a re-initialize. */
 static bool session_expired(const exchange *x) {
-  return x->status == 404 && x->sent_session && x->kind == X_REQUEST &&
-         !(x->flags & RETRIED_404) && !(x->flags & MCP_SEND_INITIALIZE);
+  return x->status == 404 && x->sent_session && x->kind == X_REQUEST && !(x->flags & RETRIED_404) &&
+         !(x->flags & MCP_SEND_INITIALIZE);
 }
 
 /* The session expired: park |x| until the re-initialize, which retries it
@@ -875,7 +875,8 @@ static void retry_after_reinit(http_transport *t, exchange *x) {
 /* True when the initialize |x| was refused as a server of the legacy
  * transport refuses it, and the kind is still to be found out. */
 static bool wants_legacy(const http_transport *t, const exchange *x) {
-  return x->kind == X_REQUEST && (x->flags & MCP_SEND_INITIALIZE) && t->kind == MCP_HTTP_TRANSPORT_AUTO &&
+  return x->kind == X_REQUEST && (x->flags & MCP_SEND_INITIALIZE) &&
+         t->kind == MCP_HTTP_TRANSPORT_AUTO &&
          (x->status == 400 || x->status == 404 || x->status == 405);
 }
 
@@ -1015,11 +1016,10 @@ static void listen_done(http_transport *t, exchange *x, mcp_status st) {
   }
   /* 404 means "session expired" only for a GET that carried a session;
    * without one (a stateless server) it is "no stream here", like 405. */
-  if (x->status == 405 || (st == MCP_OK && x->status && !ok2xx &&
-                           (x->status != 404 || !x->sent_session))) {
+  if (x->status == 405 ||
+      (st == MCP_OK && x->status && !ok2xx && (x->status != 404 || !x->sent_session))) {
     t->listener_disabled = true; /* no stream offered: quietly done */
-  } else if (x->status == 404 && x->session_gen == t->session_gen && !t->closing &&
-             t->init_body) {
+  } else if (x->status == 404 && x->session_gen == t->session_gen && !t->closing && t->init_body) {
     /* The session this GET named has expired (a server restart while we
      * were idle): start a new one now rather than when the next request
      * fails, so server-initiated messages keep flowing.  A successful
@@ -1036,7 +1036,8 @@ static void listen_done(http_transport *t, exchange *x, mcp_status st) {
 /* After a replayed initialize: sends notifications/initialized.  Caller
  * holds lock.  False when it could not be sent. */
 static bool send_initialized_locked(http_transport *t) {
-  static const char initialized[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}";
+  static const char initialized[] =
+      "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}";
   /* sizeof - 1: the NUL is not part of the body. */
   exchange *note = exchange_new(t, X_REINIT_NOTE, 0, initialized, sizeof(initialized) - 1);
   mcp_error err = MCP_ERROR_INIT;
@@ -1142,8 +1143,11 @@ static void legacy_get_done(http_transport *t, exchange *x, mcp_status st, const
                   ? http_error_message(x)
                   : mcp__strdup(message && st != MCP_OK ? message : "legacy SSE stream closed");
   if (waiting_init)
-    upcall_request_error(t, init_id, x->status ? MCP_EHTTP : st ? st : MCP_EPROTO, x->status,
-                         msg ? msg : "legacy SSE stream failed", false);
+    upcall_request_error(t, init_id,
+                         x->status ? MCP_EHTTP
+                         : st      ? st
+                                   : MCP_EPROTO,
+                         x->status, msg ? msg : "legacy SSE stream failed", false);
   mcp__free(init);
   if ((had || waiting_init) && !closing)
     report_close(t, MCP_ECLOSED, msg ? msg : "legacy SSE stream closed");
@@ -1188,7 +1192,8 @@ static void legacy_endpoint(http_transport *t, const char *data, size_t len) {
   char *ref = mcp__strndup(data, len);
   mcp_url *ep = NULL;
   mcp_error err = MCP_ERROR_INIT;
-  if (!ref || mcp__url_resolve(t->url, ref, &ep, &err) != MCP_OK || !mcp__url_origin_equal(t->url, ep)) {
+  if (!ref || mcp__url_resolve(t->url, ref, &ep, &err) != MCP_OK ||
+      !mcp__url_origin_equal(t->url, ep)) {
     char q[MCP_QUOTE_SHORT];
     char *msg = mcp__asprintf("legacy SSE endpoint \"%s\" rejected: %s",
                               mcp__quote(q, sizeof(q), data, len),
@@ -1219,8 +1224,8 @@ static void legacy_endpoint(http_transport *t, const char *data, size_t len) {
   pthread_mutex_unlock(&t->lock);
   if (init && (!x || st != MCP_OK)) {
     if (x) exchange_free(x);
-    upcall_request_error(t, init_id, st ? st : MCP_ENOMEM, 0, err.message ? err.message : "out of memory",
-                         false);
+    upcall_request_error(t, init_id, st ? st : MCP_ENOMEM, 0,
+                         err.message ? err.message : "out of memory", false);
   }
   mcp__free(init);
   mcp_error_clear(&err);
@@ -1232,7 +1237,8 @@ static void legacy_endpoint(http_transport *t, const char *data, size_t len) {
 
 static void start_reinit_locked(http_transport *t) {
   if (t->reinit_running) return;
-  exchange *x = t->init_body ? exchange_new(t, X_REINIT, t->init_id, t->init_body, t->init_len) : NULL;
+  exchange *x = t->init_body ? exchange_new(t, X_REINIT, t->init_id, t->init_body, t->init_len)
+                             : NULL;
   mcp_error err = MCP_ERROR_INIT;
   mcp__free(t->session);
   t->session = NULL;
@@ -1555,8 +1561,8 @@ mcp_status mcp__http_transport_new(const mcp_http_transport_config *cfg,
   mcp_status st = mcp__url_parse(cfg->url, &t->url, err);
   if (st != MCP_OK) goto fail;
   if (cfg->oauth) {
-    mcp_oauth_http_config oc = {cfg->ca_file, cfg->ca_dir, cfg->client_cert, cfg->client_key,
-                                cfg->insecure != 0, 0};
+    mcp_oauth_http_config oc = {cfg->ca_file,    cfg->ca_dir,        cfg->client_cert,
+                                cfg->client_key, cfg->insecure != 0, 0};
     if ((st = mcp__oauth_new(cfg->oauth, cfg->url, &oc, &t->oauth, err)) != MCP_OK) goto fail;
     mcp__oauth_set_person_hook(t->oauth, auth_person, t);
     char *tok = mcp__oauth_token(t->oauth); /* from the token store */

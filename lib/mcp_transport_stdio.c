@@ -153,13 +153,13 @@ typedef struct stdio_transport {
    * "Leading" above), and free() after the join. */
   int out_fd;
   mcp_jsonl *framer;
-  char *rbuf;       /* STDIO_READ_CHUNK bytes */
+  char *rbuf; /* STDIO_READ_CHUNK bytes */
   /* stderr's: the reader thread only (and free() after the join). */
   int err_fd;
-  char *tail;       /* stderr ring of tail_cap bytes */
+  char *tail; /* stderr ring of tail_cap bytes */
   size_t tail_cap;
-  size_t tail_pos;  /* next write position in the ring */
-  bool tail_full;   /* the ring has wrapped at least once */
+  size_t tail_pos; /* next write position in the ring */
+  bool tail_full;  /* the ring has wrapped at least once */
 
   /* Holder of the write lock only. */
   int in_fd; /* our end of the child's stdin; -1 once closed */
@@ -170,30 +170,30 @@ typedef struct stdio_transport {
   pthread_mutex_t mu;
   pthread_cond_t cv; /* CLOCK_MONOTONIC; broadcast on any change below */
   /* Guarded by |mu|. */
-  pid_t pid;            /* -1 once reaped */
+  pid_t pid; /* -1 once reaped */
   bool reaped;
-  bool status_known;    /* false if someone else reaped it (ECHILD) */
-  int wstatus;          /* waitpid status when status_known */
-  bool writing;         /* the write lock is held */
-  bool stop_requested;  /* the stop pipe has been written */
+  bool status_known;       /* false if someone else reaped it (ECHILD) */
+  int wstatus;             /* waitpid status when status_known */
+  bool writing;            /* the write lock is held */
+  bool stop_requested;     /* the stop pipe has been written */
   const char *stop_reason; /* static text, set with stop_requested */
-  bool reported;        /* on_close has been (or is being) called */
-  char *close_msg;      /* what on_close was told, once reported; or NULL */
-  bool epipe_waited;    /* a writer has waited STDIO_EPIPE_WAIT_MS */
-  bool closer_active;   /* a close() is closing stdin and joining */
-  bool joined;          /* the reader has been joined */
-  int owner;            /* who reads stdout: OWN_READER, _NONE, _LEADER */
-  atomic_bool lead_ok;  /* callers may lead (written under |mu|) */
-  bool lead_off;        /* never again: the reader keeps stdout */
-  int64_t lead_last;    /* ms: leading was asked for, or a leader let go */
-  int64_t lead_avg_ns;  /* moving average of a leader's wait for its answer */
-  wq_msg *wq_head;      /* post()ed messages; the head belongs to the holder */
-  wq_msg *wq_tail;      /* of the write lock while it writes */
+  bool reported;           /* on_close has been (or is being) called */
+  char *close_msg;         /* what on_close was told, once reported; or NULL */
+  bool epipe_waited;       /* a writer has waited STDIO_EPIPE_WAIT_MS */
+  bool closer_active;      /* a close() is closing stdin and joining */
+  bool joined;             /* the reader has been joined */
+  int owner;               /* who reads stdout: OWN_READER, _NONE, _LEADER */
+  atomic_bool lead_ok;     /* callers may lead (written under |mu|) */
+  bool lead_off;           /* never again: the reader keeps stdout */
+  int64_t lead_last;       /* ms: leading was asked for, or a leader let go */
+  int64_t lead_avg_ns;     /* moving average of a leader's wait for its answer */
+  wq_msg *wq_head;         /* post()ed messages; the head belongs to the holder */
+  wq_msg *wq_tail;         /* of the write lock while it writes */
   size_t wq_count;
   size_t wq_bytes;
-  size_t wq_max_bytes;  /* immutable */
-  bool wq_broken;       /* the server closed its stdin: post() fails */
-  bool wq_kick;         /* the reader waits for the write lock's release */
+  size_t wq_max_bytes; /* immutable */
+  bool wq_broken;      /* the server closed its stdin: post() fails */
+  bool wq_kick;        /* the reader waits for the write lock's release */
 
   /* eventfds (immutable): wake the reader to take stdout back; wake a
    * leader to check its request and |lead_off|. */
@@ -299,8 +299,7 @@ static int make_pipe(int p[2]) {
  * descriptors 0-2 only).  On success the child's pipes are in |t|; an exec
  * failure is reported here with its errno, and no child is left.
  */
-static mcp_status spawn_child(stdio_transport *t, const mcp_stdio_config *cfg,
-                              mcp_error *err) {
+static mcp_status spawn_child(stdio_transport *t, const mcp_stdio_config *cfg, mcp_error *err) {
   char eb[128];
   int in[2] = {-1, -1}, outp[2] = {-1, -1}, errp[2] = {-1, -1};
   mcp_status st = MCP_OK;
@@ -313,15 +312,14 @@ static mcp_status spawn_child(stdio_transport *t, const mcp_stdio_config *cfg,
   }
   if (make_pipe(in) < 0 || make_pipe(outp) < 0 || make_pipe(errp) < 0) {
     int e = errno;
-    st = mcp__error_set(err, MCP_ESPAWN, "cannot create pipes for '%s': %s",
-                        prog, errtext(e, eb, sizeof(eb)));
+    st = mcp__error_set(err, MCP_ESPAWN, "cannot create pipes for '%s': %s", prog,
+                        errtext(e, eb, sizeof(eb)));
     goto out;
   }
-  if (set_nonblock(in[1]) < 0 || set_nonblock(outp[0]) < 0 ||
-      set_nonblock(errp[0]) < 0) {
+  if (set_nonblock(in[1]) < 0 || set_nonblock(outp[0]) < 0 || set_nonblock(errp[0]) < 0) {
     int e = errno;
-    st = mcp__error_set(err, MCP_EIO, "cannot configure pipes for '%s': %s",
-                        prog, errtext(e, eb, sizeof(eb)));
+    st = mcp__error_set(err, MCP_EIO, "cannot configure pipes for '%s': %s", prog,
+                        errtext(e, eb, sizeof(eb)));
     goto out;
   }
 
@@ -334,17 +332,13 @@ static mcp_status spawn_child(stdio_transport *t, const mcp_stdio_config *cfg,
   int e = mcp__spawn(&so, &pid, &stage);
   if (e) {
     const char *what = errtext(e, eb, sizeof(eb));
-    if (e == ENOMEM)
-      st = mcp__error_set(err, MCP_ENOMEM, "out of memory spawning '%s'", prog);
+    if (e == ENOMEM) st = mcp__error_set(err, MCP_ENOMEM, "out of memory spawning '%s'", prog);
     else if (stage == MCP_SPAWN_STAGE_CHDIR)
-      st = mcp__error_set(err, MCP_ESPAWN,
-                          "cannot run '%s': cannot change directory to '%s': %s",
+      st = mcp__error_set(err, MCP_ESPAWN, "cannot run '%s': cannot change directory to '%s': %s",
                           prog, cfg->cwd, what);
     else if (stage == MCP_SPAWN_STAGE_SETUP)
-      st = mcp__error_set(err, MCP_ESPAWN, "cannot run '%s': child setup: %s",
-                          prog, what);
-    else
-      st = mcp__error_set(err, MCP_ESPAWN, "cannot run '%s': %s", prog, what);
+      st = mcp__error_set(err, MCP_ESPAWN, "cannot run '%s': child setup: %s", prog, what);
+    else st = mcp__error_set(err, MCP_ESPAWN, "cannot run '%s': %s", prog, what);
     goto out;
   }
 
@@ -478,8 +472,8 @@ static char *tail_text(const stdio_transport *t) {
     if (nl) b = (size_t)(nl - lin) + 1;
     while (b < e && ((unsigned char)lin[b] & 0xC0) == 0x80) b++;
   }
-  while (e > b && (lin[e - 1] == '\n' || lin[e - 1] == '\r' ||
-                   lin[e - 1] == ' ' || lin[e - 1] == '\t'))
+  while (e > b &&
+         (lin[e - 1] == '\n' || lin[e - 1] == '\r' || lin[e - 1] == ' ' || lin[e - 1] == '\t'))
     e--;
   while (b < e && (lin[b] == '\n' || lin[b] == '\r')) b++;
   if (b == e) {
@@ -637,8 +631,7 @@ static void on_oversize(void *user, size_t len, const char *head, size_t head_le
   }
   if (!t->cb.on_error) return;
   char msg[160];
-  snprintf(msg, sizeof(msg),
-           "message of %zu bytes exceeds the limit of %zu bytes; skipped", len,
+  snprintf(msg, sizeof(msg), "message of %zu bytes exceeds the limit of %zu bytes; skipped", len,
            t->max_line);
   t->cb.on_error(t->user, MCP_ETOOBIG, msg);
 }
@@ -654,8 +647,7 @@ static int read_stdout(stdio_transport *t) {
   if (n > 0) {
     int rc = mcp__jsonl_feed(t->framer, t->rbuf, (size_t)n);
     if (rc == MCP_ENOMEM && t->cb.on_error)
-      t->cb.on_error(t->user, MCP_ENOMEM,
-                     "out of memory buffering a message; it was dropped");
+      t->cb.on_error(t->user, MCP_ENOMEM, "out of memory buffering a message; it was dropped");
     return 1;
   }
   if (n == 0) return -1;
@@ -706,22 +698,18 @@ static void report_close(stdio_transport *t, const char *detail) {
   pthread_mutex_unlock(&t->mu);
 
   char how[160];
-  if (!reaped)
-    snprintf(how, sizeof(how), "%s", detail ? detail : "server closed stdout");
-  else if (!known)
-    snprintf(how, sizeof(how), "server exited (exit status unavailable)");
+  if (!reaped) snprintf(how, sizeof(how), "%s", detail ? detail : "server closed stdout");
+  else if (!known) snprintf(how, sizeof(how), "server exited (exit status unavailable)");
   else if (WIFEXITED(ws))
     snprintf(how, sizeof(how), "server exited with status %d", WEXITSTATUS(ws));
   else if (WIFSIGNALED(ws))
     snprintf(how, sizeof(how), "server killed by signal %d (%s)", WTERMSIG(ws),
              signame(WTERMSIG(ws)));
-  else
-    snprintf(how, sizeof(how), "server ended (wait status %d)", ws);
+  else snprintf(how, sizeof(how), "server ended (wait status %d)", ws);
 
   char *tail = tail_text(t);
-  char *msg = mcp__asprintf("%s%s%s%s%s", reason ? reason : "",
-                            reason ? ": " : "", how, tail ? "; stderr: " : "",
-                            tail ? tail : "");
+  char *msg = mcp__asprintf("%s%s%s%s%s", reason ? reason : "", reason ? ": " : "", how,
+                            tail ? "; stderr: " : "", tail ? tail : "");
   mcp__free(tail);
   /* Published before the upcall, for writers that met the closed pipe
    * (see STDIO_EPIPE_WAIT_MS). */
@@ -757,8 +745,7 @@ static void efd_drain(int fd) {
  * ended) takes it back permanently, waiting for a leader to let go.  When
  * it does not read, *wake is when it looks again.
  */
-static bool reader_owns_stdout(stdio_transport *t, bool for_good, int64_t now,
-                               int64_t *wake) {
+static bool reader_owns_stdout(stdio_transport *t, bool for_good, int64_t now, int64_t *wake) {
   pthread_mutex_lock(&t->mu);
   if (for_good && !t->lead_off) {
     t->lead_off = true;
@@ -859,9 +846,8 @@ static void *reader_main(void *arg) {
     if (stop_seen) wake = min64(wake, phase_deadline);
     if (out_eof && !reported) wake = min64(wake, eof_deadline);
     if (t->pidfd < 0 || exited)
-      wake = min64(wake, now + (stop_seen || out_eof || exited
-                                    ? STDIO_FALLBACK_FAST_MS
-                                    : STDIO_FALLBACK_POLL_MS));
+      wake = min64(wake, now + (stop_seen || out_eof || exited ? STDIO_FALLBACK_FAST_MS
+                                                               : STDIO_FALLBACK_POLL_MS));
     int timeout = -1;
     if (wake != MCP_NO_DEADLINE) {
       int64_t d = wake - now;
@@ -916,8 +902,7 @@ static void *reader_main(void *arg) {
 /* ---- operations ---------------------------------------------------------- */
 
 /* Takes the write lock before |deadline_ms|. */
-static mcp_status write_lock(stdio_transport *t, int64_t deadline_ms,
-                             mcp_error *err) {
+static mcp_status write_lock(stdio_transport *t, int64_t deadline_ms, mcp_error *err) {
   mcp_status st = MCP_OK;
   pthread_mutex_lock(&t->mu);
   for (;;) {
@@ -938,8 +923,7 @@ static mcp_status write_lock(stdio_transport *t, int64_t deadline_ms,
       continue;
     }
     if (mcp__now_ms() >= deadline_ms) {
-      st = mcp__error_set(err, MCP_ETIMEDOUT,
-                          "timed out waiting for another writer");
+      st = mcp__error_set(err, MCP_ETIMEDOUT, "timed out waiting for another writer");
       break;
     }
     struct timespec ts = mcp__ts_from_ms(deadline_ms);
@@ -987,8 +971,8 @@ static mcp_status closed_stdin_error(stdio_transport *t, mcp_error *err) {
  * and has SIGPIPE blocked (see stdio_send); *epipe tells whether a write
  * met a closed pipe (and so raised a SIGPIPE for this thread).
  */
-static mcp_status write_line(stdio_transport *t, const char *data, size_t len,
-                             int64_t deadline_ms, bool *epipe, mcp_error *err) {
+static mcp_status write_line(stdio_transport *t, const char *data, size_t len, int64_t deadline_ms,
+                             bool *epipe, mcp_error *err) {
   char eb[96];
   mcp_status st = MCP_OK;
   size_t total = len + 1, done = 0;
@@ -1056,8 +1040,7 @@ static mcp_status write_line(stdio_transport *t, const char *data, size_t len,
 
   if (timed_out) {
     if (done == 0) {
-      mcp__error_set(err, MCP_ETIMEDOUT,
-                     "timed out writing to server (it is not reading)");
+      mcp__error_set(err, MCP_ETIMEDOUT, "timed out writing to server (it is not reading)");
       mcp__error_mark_not_sent(err);
       return MCP_ETIMEDOUT;
     }
@@ -1075,8 +1058,8 @@ static mcp_status write_line(stdio_transport *t, const char *data, size_t len,
   return st;
 }
 
-static mcp_status stdio_send(mcp_transport *base, const char *data, size_t len,
-                             int64_t deadline_ms, mcp_error *err) {
+static mcp_status stdio_send(mcp_transport *base, const char *data, size_t len, int64_t deadline_ms,
+                             mcp_error *err) {
   stdio_transport *t = (stdio_transport *)base;
   if (!data && len) return mcp__error_set(err, MCP_EINVAL, "no data");
   if (len && memchr(data, '\n', len))
@@ -1115,8 +1098,7 @@ static mcp_status stdio_send(mcp_transport *base, const char *data, size_t len,
 }
 
 /* post(): see mcp_transport.h and "Posting" at the top of this file. */
-static mcp_status stdio_post(mcp_transport *base, const char *data, size_t len,
-                             mcp_error *err) {
+static mcp_status stdio_post(mcp_transport *base, const char *data, size_t len, mcp_error *err) {
   stdio_transport *t = (stdio_transport *)base;
   if (!data && len) return mcp__error_set(err, MCP_EINVAL, "no data");
   if (len && memchr(data, '\n', len))
@@ -1144,19 +1126,15 @@ static mcp_status stdio_post(mcp_transport *base, const char *data, size_t len,
                         t->wq_count, t->wq_bytes);
   } else {
     was_empty = t->wq_count == 0;
-    if (t->wq_tail)
-      t->wq_tail->next = m;
-    else
-      t->wq_head = m;
+    if (t->wq_tail) t->wq_tail->next = m;
+    else t->wq_head = m;
     t->wq_tail = m;
     t->wq_count++;
     t->wq_bytes += m->len;
   }
   pthread_mutex_unlock(&t->mu);
-  if (st != MCP_OK)
-    mcp__free(m);
-  else if (was_empty)
-    efd_signal(t->rwake_fd);
+  if (st != MCP_OK) mcp__free(m);
+  else if (was_empty) efd_signal(t->rwake_fd);
   return st;
 }
 
@@ -1173,8 +1151,7 @@ static void stdio_close(mcp_transport *base) {
   /* From an upcall (forbidden, but it must not deadlock): stdin is closed
    * and the reader finishes the shutdown on its own; joining ourselves is
    * skipped. */
-  bool from_reader =
-      t->reader_started && pthread_equal(pthread_self(), t->reader);
+  bool from_reader = t->reader_started && pthread_equal(pthread_self(), t->reader);
   pthread_mutex_lock(&t->mu);
   if (!from_reader) {
     while (t->closer_active) pthread_cond_wait(&t->cv, &t->mu);
@@ -1337,14 +1314,13 @@ static void stdio_free(mcp_transport *base) {
   destroy(t);
 }
 
-static const mcp_transport_ops stdio_ops = {
-    .send = stdio_send,
-    .close = stdio_close,
-    .free = stdio_free,
-    .lead = stdio_lead,
-    .lead_wake = stdio_lead_wake,
-    .need_reader = stdio_need_reader,
-    .post = stdio_post};
+static const mcp_transport_ops stdio_ops = {.send = stdio_send,
+                                            .close = stdio_close,
+                                            .free = stdio_free,
+                                            .lead = stdio_lead,
+                                            .lead_wake = stdio_lead_wake,
+                                            .need_reader = stdio_need_reader,
+                                            .post = stdio_post};
 
 /*
  * mcp__stdio_transport_new() spawns the server and starts its reader (the
@@ -1358,18 +1334,15 @@ static const mcp_transport_ops stdio_ops = {
  *   mcp_spawn.h), so no host code runs in the child.
  * Returns: MCP_OK, MCP_ESPAWN, MCP_EINVAL, MCP_ENOMEM, MCP_EIO.
  */
-mcp_status mcp__stdio_transport_new(const mcp_stdio_config *cfg,
-                                    const mcp_transport_callbacks *cb,
-                                    void *user, mcp_transport **out,
-                                    mcp_error *err) {
+mcp_status mcp__stdio_transport_new(const mcp_stdio_config *cfg, const mcp_transport_callbacks *cb,
+                                    void *user, mcp_transport **out, mcp_error *err) {
   mcp_status st = MCP_OK;
   stdio_transport *t = NULL;
   bool mu_ok = false, cv_ok = false;
 
   if (out) *out = NULL;
   if (!cfg || !cfg->argv || !cfg->argv[0] || !cfg->argv[0][0] || !cb || !out)
-    return mcp__error_set(err, MCP_EINVAL,
-                          "stdio transport needs a program and callbacks");
+    return mcp__error_set(err, MCP_EINVAL, "stdio transport needs a program and callbacks");
 
   t = mcp__calloc(1, sizeof(*t));
   if (!t) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
@@ -1378,10 +1351,8 @@ mcp_status mcp__stdio_transport_new(const mcp_stdio_config *cfg,
   t->user = user;
   t->max_line = cfg->max_line ? cfg->max_line : (size_t)16 * 1024 * 1024;
   t->tail_cap = cfg->stderr_tail ? cfg->stderr_tail : STDIO_DEFAULT_TAIL;
-  t->term_grace_ms =
-      cfg->term_grace_ms > 0 ? cfg->term_grace_ms : STDIO_DEFAULT_GRACE_MS;
-  t->kill_grace_ms =
-      cfg->kill_grace_ms > 0 ? cfg->kill_grace_ms : STDIO_DEFAULT_GRACE_MS;
+  t->term_grace_ms = cfg->term_grace_ms > 0 ? cfg->term_grace_ms : STDIO_DEFAULT_GRACE_MS;
+  t->kill_grace_ms = cfg->kill_grace_ms > 0 ? cfg->kill_grace_ms : STDIO_DEFAULT_GRACE_MS;
   t->pid = -1;
   t->pidfd = t->stop_rd = t->stop_wr = t->rwake_fd = t->lwake_fd = -1;
   t->in_fd = t->out_fd = t->err_fd = t->in_poll_fd = -1;
@@ -1414,8 +1385,7 @@ mcp_status mcp__stdio_transport_new(const mcp_stdio_config *cfg,
   int sp[2];
   if (make_pipe(sp) < 0) {
     char eb[96];
-    st = mcp__error_set(err, MCP_EIO, "cannot create pipe: %s",
-                        errtext(errno, eb, sizeof(eb)));
+    st = mcp__error_set(err, MCP_EIO, "cannot create pipe: %s", errtext(errno, eb, sizeof(eb)));
     goto fail;
   }
   t->stop_rd = sp[0];
@@ -1426,8 +1396,8 @@ mcp_status mcp__stdio_transport_new(const mcp_stdio_config *cfg,
   if (t->rwake_fd < 0 || t->lwake_fd < 0 || move_high(&t->rwake_fd) < 0 ||
       move_high(&t->lwake_fd) < 0) {
     char eb[96];
-    st = mcp__error_set(err, errno == ENOMEM ? MCP_ENOMEM : MCP_EIO,
-                        "cannot create eventfd: %s", errtext(errno, eb, sizeof(eb)));
+    st = mcp__error_set(err, errno == ENOMEM ? MCP_ENOMEM : MCP_EIO, "cannot create eventfd: %s",
+                        errtext(errno, eb, sizeof(eb)));
     goto fail;
   }
 
@@ -1449,8 +1419,8 @@ mcp_status mcp__stdio_transport_new(const mcp_stdio_config *cfg,
   int rc = pthread_create(&t->reader, NULL, reader_main, t);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (rc != 0) {
-    st = mcp__error_set(err, rc == EAGAIN ? MCP_ENOMEM : MCP_EIO,
-                        "cannot start reader thread: %s", strerror(rc));
+    st = mcp__error_set(err, rc == EAGAIN ? MCP_ENOMEM : MCP_EIO, "cannot start reader thread: %s",
+                        strerror(rc));
     goto fail;
   }
   t->reader_started = true;

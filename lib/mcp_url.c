@@ -26,9 +26,7 @@
  * allows the trailing dot of a fully qualified name. */
 #define URL_MAX_HOST 254
 
-static bool is_alpha(unsigned char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
+static bool is_alpha(unsigned char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
 static bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
 
@@ -39,9 +37,7 @@ static int hex_val(unsigned char c) {
   return -1;
 }
 
-static char to_lower(char c) {
-  return (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
-}
+static char to_lower(char c) { return (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c; }
 
 /* True when |c| may not appear raw in a request target and is sent as %XX:
  * non-ASCII bytes and the printable characters RFC 3986 excludes. */
@@ -55,8 +51,8 @@ static bool needs_escape(unsigned char c) {
 static size_t scheme_len(const char *s) {
   if (!is_alpha((unsigned char)s[0])) return 0;
   size_t i = 1;
-  while (is_alpha((unsigned char)s[i]) || is_digit((unsigned char)s[i]) ||
-         s[i] == '+' || s[i] == '-' || s[i] == '.')
+  while (is_alpha((unsigned char)s[i]) || is_digit((unsigned char)s[i]) || s[i] == '+' ||
+         s[i] == '-' || s[i] == '.')
     i++;
   return s[i] == ':' ? i + 1 : 0;
 }
@@ -66,8 +62,7 @@ static mcp_status check_chars(const char *s, const char *what, mcp_error *err) {
   for (size_t i = 0; s[i]; i++) {
     unsigned char c = (unsigned char)s[i];
     if (c <= 0x20 || c == 0x7f)
-      return mcp__error_set(err, MCP_EINVAL,
-                            "%s contains a %s at offset %zu (percent-encode it)",
+      return mcp__error_set(err, MCP_EINVAL, "%s contains a %s at offset %zu (percent-encode it)",
                             what, c == ' ' ? "space" : "control character", i);
   }
   return MCP_OK;
@@ -190,8 +185,7 @@ static void format_ipv6(const uint8_t a[16], char *buf) {
  * Validates and normalises the host [s, s + n) (brackets included for an
  * IPv6 literal) into a new string in *host.
  */
-static mcp_status parse_host(const char *s, size_t n, char **host, bool *ipv6,
-                             mcp_error *err) {
+static mcp_status parse_host(const char *s, size_t n, char **host, bool *ipv6, mcp_error *err) {
   *host = NULL;
   *ipv6 = false;
   if (n == 0) return mcp__error_set(err, MCP_EINVAL, "URL has an empty host");
@@ -205,12 +199,10 @@ static mcp_status parse_host(const char *s, size_t n, char **host, bool *ipv6,
                             "IPv6 zone identifiers (\"%%25...\") are not "
                             "supported in URLs");
     if (len > 0 && (in[0] == 'v' || in[0] == 'V'))
-      return mcp__error_set(err, MCP_EINVAL,
-                            "IPvFuture addresses are not supported in URLs");
+      return mcp__error_set(err, MCP_EINVAL, "IPvFuture addresses are not supported in URLs");
     uint8_t a[16];
     if (len > 45 || !parse_ipv6(in, len, a))
-      return mcp__error_set(err, MCP_EINVAL,
-                            "bad IPv6 address \"[%.*s]\" in URL",
+      return mcp__error_set(err, MCP_EINVAL, "bad IPv6 address \"[%.*s]\" in URL",
                             (int)(len > 45 ? 45 : len), in);
     char text[48];
     format_ipv6(a, text);
@@ -221,8 +213,7 @@ static mcp_status parse_host(const char *s, size_t n, char **host, bool *ipv6,
   }
 
   if (n > URL_MAX_HOST)
-    return mcp__error_set(err, MCP_EINVAL,
-                          "URL host is longer than %d characters", URL_MAX_HOST);
+    return mcp__error_set(err, MCP_EINVAL, "URL host is longer than %d characters", URL_MAX_HOST);
   bool numeric = true;
   for (size_t i = 0; i < n; i++) {
     unsigned char c = (unsigned char)s[i];
@@ -241,8 +232,7 @@ static mcp_status parse_host(const char *s, size_t n, char **host, bool *ipv6,
    * surprising ways by the resolver, so only the plain form is taken. */
   uint8_t v4[4];
   if (numeric && !parse_ipv4(s, n, v4))
-    return mcp__error_set(err, MCP_EINVAL,
-                          "bad IPv4 address \"%.*s\" in URL", (int)n, s);
+    return mcp__error_set(err, MCP_EINVAL, "bad IPv4 address \"%.*s\" in URL", (int)n, s);
   char *h = mcp__strndup(s, n);
   if (!h) return MCP_ENOMEM;
   for (size_t i = 0; i < n; i++) h[i] = to_lower(h[i]);
@@ -256,8 +246,7 @@ static mcp_status parse_host(const char *s, size_t n, char **host, bool *ipv6,
  * Appends [s, s + n) to |b| with characters that may not appear in a
  * request target percent-encoded.  A "%" must already start a %XX escape.
  */
-static mcp_status append_escaped(mcp_buf *b, const char *s, size_t n,
-                                 mcp_error *err) {
+static mcp_status append_escaped(mcp_buf *b, const char *s, size_t n, mcp_error *err) {
   static const char hex[] = "0123456789ABCDEF";
   size_t run = 0; /* bytes before s[i] not yet copied */
   for (size_t i = 0; i < n; i++) {
@@ -309,8 +298,7 @@ static void remove_dot_segments(mcp_buf *b, size_t from) {
       i += left == 3 ? 2 : 3;
       while (o > 0 && in[o - 1] != '/') o--;
       if (o > 0) o--; /* the segment's own "/" */
-    } else if ((left == 1 && r[0] == '.') ||
-               (left == 2 && memcmp(r, "..", 2) == 0)) {
+    } else if ((left == 1 && r[0] == '.') || (left == 2 && memcmp(r, "..", 2) == 0)) {
       i = n;
     } else {
       /* Move the first segment, with its leading "/" if any. */
@@ -358,8 +346,7 @@ mcp_status mcp__url_parse(const char *s, mcp_url **out, mcp_error *err) {
 
   size_t sl = scheme_len(s);
   if (sl == 0)
-    return mcp__error_set(err, MCP_EINVAL,
-                          "URL has no scheme (expected http:// or https://)");
+    return mcp__error_set(err, MCP_EINVAL, "URL has no scheme (expected http:// or https://)");
   bool tls;
   if (sl == 5 && strncasecmp(s, "http:", 5) == 0) {
     tls = false;
@@ -373,8 +360,7 @@ mcp_status mcp__url_parse(const char *s, mcp_url **out, mcp_error *err) {
   }
   const char *p = s + sl;
   if (p[0] != '/' || p[1] != '/')
-    return mcp__error_set(err, MCP_EINVAL,
-                          "URL needs \"//\" and a host after \"%s:\"",
+    return mcp__error_set(err, MCP_EINVAL, "URL needs \"//\" and a host after \"%s:\"",
                           tls ? "https" : "http");
   p += 2;
 
@@ -390,9 +376,7 @@ mcp_status mcp__url_parse(const char *s, mcp_url **out, mcp_error *err) {
   const char *h_end; /* end of the host, brackets included */
   if (a < a_end && a[0] == '[') {
     const char *rb = memchr(a, ']', alen);
-    if (!rb)
-      return mcp__error_set(err, MCP_EINVAL,
-                            "bad IPv6 address in URL: no closing ']'");
+    if (!rb) return mcp__error_set(err, MCP_EINVAL, "bad IPv6 address in URL: no closing ']'");
     h_end = rb + 1;
     if (h_end < a_end && *h_end != ':')
       return mcp__error_set(err, MCP_EINVAL,
@@ -423,8 +407,7 @@ mcp_status mcp__url_parse(const char *s, mcp_url **out, mcp_error *err) {
         v = v * 10 + (d[i] - '0');
       }
       if (v < 1 || v > 65535) {
-        rc = mcp__error_set(err, MCP_EINVAL,
-                            "bad URL port \"%.*s\" (expected 1 to 65535)",
+        rc = mcp__error_set(err, MCP_EINVAL, "bad URL port \"%.*s\" (expected 1 to 65535)",
                             (int)(dn > 16 ? 16 : dn), d);
         goto fail;
       }
@@ -480,20 +463,17 @@ char *mcp__url_to_string(const mcp_url *u) {
 
 bool mcp__url_origin_equal(const mcp_url *a, const mcp_url *b) {
   if (!a || !b) return false;
-  return strcmp(a->scheme, b->scheme) == 0 && strcmp(a->host, b->host) == 0 &&
-         a->port == b->port;
+  return strcmp(a->scheme, b->scheme) == 0 && strcmp(a->host, b->host) == 0 && a->port == b->port;
 }
 
 /* ---- resolve -------------------------------------------------------------- */
 
-mcp_status mcp__url_resolve(const mcp_url *base, const char *ref,
-                            mcp_url **out, mcp_error *err) {
+mcp_status mcp__url_resolve(const mcp_url *base, const char *ref, mcp_url **out, mcp_error *err) {
   mcp_buf t;
   mcp_status rc;
 
   if (out) *out = NULL;
-  if (!base || !ref || !out)
-    return mcp__error_set(err, MCP_EINVAL, "no URL given");
+  if (!base || !ref || !out) return mcp__error_set(err, MCP_EINVAL, "no URL given");
   rc = check_chars(ref, "URL reference", err);
   if (rc != MCP_OK) return rc;
 
@@ -512,8 +492,7 @@ mcp_status mcp__url_resolve(const mcp_url *base, const char *ref,
   if (rpath_len >= 2 && ref[0] == '/' && ref[1] == '/') {
     /* A network-path reference keeps only the scheme. */
     if (mcp__buf_append(&t, base->scheme, strlen(base->scheme)) != MCP_OK ||
-        mcp__buf_append(&t, ":", 1) != MCP_OK ||
-        mcp__buf_append(&t, ref, ref_len) != MCP_OK)
+        mcp__buf_append(&t, ":", 1) != MCP_OK || mcp__buf_append(&t, ref, ref_len) != MCP_OK)
       goto out;
   } else {
     if (mcp__buf_append(&t, base->scheme, strlen(base->scheme)) != MCP_OK ||
@@ -523,17 +502,14 @@ mcp_status mcp__url_resolve(const mcp_url *base, const char *ref,
     if (rpath_len == 0) {
       /* Same document: the base path, and the base query unless the
        * reference brings its own. */
-      if (mcp__buf_append(&t, bpq, rquery_len ? bpath_len : strlen(bpq)) !=
-          MCP_OK)
-        goto out;
+      if (mcp__buf_append(&t, bpq, rquery_len ? bpath_len : strlen(bpq)) != MCP_OK) goto out;
     } else if (ref[0] == '/') {
       if (mcp__buf_append(&t, ref, rpath_len) != MCP_OK) goto out;
     } else {
       /* Merge: the base path up to its last "/", then the reference. */
       size_t keep = bpath_len;
       while (keep > 0 && bpq[keep - 1] != '/') keep--;
-      if (mcp__buf_append(&t, bpq, keep) != MCP_OK ||
-          mcp__buf_append(&t, ref, rpath_len) != MCP_OK)
+      if (mcp__buf_append(&t, bpq, keep) != MCP_OK || mcp__buf_append(&t, ref, rpath_len) != MCP_OK)
         goto out;
     }
     if (mcp__buf_append(&t, rquery, rquery_len) != MCP_OK) goto out;

@@ -82,8 +82,7 @@ char *mcp__url_to_string(const mcp_url *u);
  * Threads: any, concurrently on one |base| (reads only).
  * Returns: MCP_OK, MCP_EINVAL (bad reference or result), MCP_ENOMEM.
  */
-mcp_status mcp__url_resolve(const mcp_url *base, const char *ref,
-                            mcp_url **out, mcp_error *err);
+mcp_status mcp__url_resolve(const mcp_url *base, const char *ref, mcp_url **out, mcp_error *err);
 
 /*
  * mcp__url_origin_equal() is true when |a| and |b| have the same scheme,

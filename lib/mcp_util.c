@@ -149,8 +149,7 @@ MCP_EXTERN void mcp_error_clear(mcp_error *err) {
   memset(err, 0, sizeof(*err));
 }
 
-mcp_status mcp__error_set(mcp_error *err, mcp_status status, const char *fmt,
-                          ...) {
+mcp_status mcp__error_set(mcp_error *err, mcp_status status, const char *fmt, ...) {
   if (!err) return status;
   free(err->message);
   free(err->data);
@@ -329,13 +328,11 @@ const char *mcp__errno_text(int e, char *buf, size_t n) {
 #endif
 }
 
-int mcp__read_file(const char *path, size_t max, bool owned, char **data,
-                   size_t *len) {
+int mcp__read_file(const char *path, size_t max, bool owned, char **data, size_t *len) {
   *data = NULL;
   *len = 0;
   /* O_NONBLOCK: a FIFO in a config location must not hang discovery. */
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK |
-                          (owned ? O_NOFOLLOW : 0));
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | (owned ? O_NOFOLLOW : 0));
   if (fd < 0) return errno;
   int e = 0;
   struct stat st;
@@ -385,4 +382,3 @@ out:
   close(fd);
   return e;
 }
-

@@ -48,12 +48,12 @@ typedef struct work_item {
 struct mcp_lane {
   mcp_workers *w; /* borrowed: lanes are freed before their pool */
   pthread_mutex_t lock;
-  pthread_cond_t drained; /* signalled when the lane stops being scheduled */
-  work_item *head;        /* guarded by lock */
-  work_item *tail;        /* guarded by lock */
-  bool scheduled;         /* guarded by lock; see the file comment */
-  bool closing;           /* guarded by lock; intake stopped by lane_free */
-  bool free_when_drained; /* guarded by lock; lane_free from its own item */
+  pthread_cond_t drained;      /* signalled when the lane stops being scheduled */
+  work_item *head;             /* guarded by lock */
+  work_item *tail;             /* guarded by lock */
+  bool scheduled;              /* guarded by lock; see the file comment */
+  bool closing;                /* guarded by lock; intake stopped by lane_free */
+  bool free_when_drained;      /* guarded by lock; lane_free from its own item */
   struct mcp_lane *ready_next; /* guarded by w->lock; FIFO link */
 };
 
@@ -82,10 +82,8 @@ static _Thread_local mcp_workers *tl_pool;
 static void pool_push_ready(mcp_workers *w, mcp_lane *l) {
   pthread_mutex_lock(&w->lock);
   l->ready_next = NULL;
-  if (w->ready_tail)
-    w->ready_tail->ready_next = l;
-  else
-    w->ready_head = l;
+  if (w->ready_tail) w->ready_tail->ready_next = l;
+  else w->ready_head = l;
   w->ready_tail = l;
   pthread_cond_signal(&w->work_cv);
   pthread_mutex_unlock(&w->lock);
@@ -158,8 +156,7 @@ static void *worker_main(void *arg) {
   tl_pool = w;
   pthread_mutex_lock(&w->lock);
   for (;;) {
-    while (!w->ready_head && !w->stopping)
-      pthread_cond_wait(&w->work_cv, &w->lock);
+    while (!w->ready_head && !w->stopping) pthread_cond_wait(&w->work_cv, &w->lock);
     mcp_lane *l = w->ready_head;
     if (!l) break; /* stopping, and nothing left to run */
     w->ready_head = l->ready_next;
@@ -257,8 +254,7 @@ mcp_workers *mcp__workers_ref(mcp_workers *w) {
 
 void mcp__workers_unref(mcp_workers *w) {
   if (!w) return;
-  if (atomic_fetch_sub_explicit(&w->refs, 1, memory_order_acq_rel) == 1)
-    mcp__workers_free(w);
+  if (atomic_fetch_sub_explicit(&w->refs, 1, memory_order_acq_rel) == 1) mcp__workers_free(w);
 }
 
 mcp_lane *mcp__lane_new(mcp_workers *w) {
@@ -289,10 +285,8 @@ int mcp__lane_post(mcp_lane *l, mcp_work_fn run, mcp_work_fn drop, void *arg) {
     mcp__free(it);
     return MCP_ECLOSED;
   }
-  if (l->tail)
-    l->tail->next = it;
-  else
-    l->head = it;
+  if (l->tail) l->tail->next = it;
+  else l->head = it;
   l->tail = it;
   bool push = !l->scheduled;
   l->scheduled = true;

@@ -35,8 +35,7 @@
 #define SHIM_EXPORT __attribute__((visibility("default"))) SHIM_NOSAN
 /* A sanitizer runtime allocates before its shadow memory exists: nothing
  * on the allocation path may be instrumented. */
-#define SHIM_NOSAN                                                        \
-  __attribute__((no_sanitize("address", "thread", "undefined"), noinline))
+#define SHIM_NOSAN __attribute__((no_sanitize("address", "thread", "undefined"), noinline))
 
 typedef void *(*shim_malloc_fn)(size_t);
 typedef void *(*shim_calloc_fn)(size_t, size_t);
@@ -84,8 +83,7 @@ SHIM_NOSAN static void shim_resolve(void) {
   shim_real_malloc = (shim_malloc_fn)dlsym(RTLD_NEXT, "malloc");
   shim_real_calloc = (shim_calloc_fn)dlsym(RTLD_NEXT, "calloc");
   shim_real_realloc = (shim_realloc_fn)dlsym(RTLD_NEXT, "realloc");
-  shim_real_posix_memalign =
-      (shim_memalign_fn)dlsym(RTLD_NEXT, "posix_memalign");
+  shim_real_posix_memalign = (shim_memalign_fn)dlsym(RTLD_NEXT, "posix_memalign");
   shim_real_aligned_alloc = (shim_aligned_fn)dlsym(RTLD_NEXT, "aligned_alloc");
   shim_real_memalign = (shim_aligned_fn)dlsym(RTLD_NEXT, "memalign");
   shim_real_valloc = (shim_valloc_fn)dlsym(RTLD_NEXT, "valloc");
@@ -96,9 +94,7 @@ SHIM_NOSAN static void shim_resolve(void) {
 /* Called when an allocation is made to fail: a place for a debugger's
  * breakpoint (gdb -ex 'break alloc_shim_failing'). */
 void alloc_shim_failing(long n);
-SHIM_NOSAN void alloc_shim_failing(long n) {
-  __asm__ volatile("" : : "r"(n) : "memory");
-}
+SHIM_NOSAN void alloc_shim_failing(long n) { __asm__ volatile("" : : "r"(n) : "memory"); }
 
 /* When set, called for the call chosen to fail with the address it was
  * called from: returning true exempts it (it succeeds and the next counted
@@ -122,9 +118,7 @@ SHIM_NOSAN static bool shim_should_fail(void *caller) {
 
 /* |fn| (or NULL) decides which chosen calls are exempt; set it while
  * disarmed. */
-static inline void alloc_shim_set_exempt(bool (*fn)(void *caller)) {
-  shim_exempt = fn;
-}
+static inline void alloc_shim_set_exempt(bool (*fn)(void *caller)) { shim_exempt = fn; }
 
 static inline void alloc_shim_arm(long n) {
   shim_resolve();
@@ -174,8 +168,7 @@ SHIM_EXPORT void *realloc(void *p, size_t n) {
   if (!shim_real_realloc) shim_resolve();
   if (shim_in_arena(p)) { /* move out of the arena; the old block stays */
     void *q = malloc(n);
-    size_t avail = (size_t)(shim_arena + sizeof(shim_arena) -
-                            (unsigned char *)p);
+    size_t avail = (size_t)(shim_arena + sizeof(shim_arena) - (unsigned char *)p);
     if (q) memcpy(q, p, n < avail ? n : avail);
     return q;
   }

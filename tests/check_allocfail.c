@@ -79,8 +79,7 @@ static atomic_bool failed_in_openssl;
 SHIM_NOSAN static bool exempt_caller(void *caller) {
   Dl_info ci;
   if (dladdr(caller, &ci) && ci.dli_sname &&
-      (strstr(ci.dli_sname, "pthread_getattr_np") ||
-       strstr(ci.dli_sname, "pthread_attr_")))
+      (strstr(ci.dli_sname, "pthread_getattr_np") || strstr(ci.dli_sname, "pthread_attr_")))
     return true;
   void *frames[64];
   int n = backtrace(frames, 64);
@@ -96,12 +95,10 @@ SHIM_NOSAN static bool exempt_caller(void *caller) {
     }
     const char *obj = info.dli_fname ? strrchr(info.dli_fname, '/') : NULL;
     obj = obj ? obj + 1 : info.dli_fname;
-    if (obj && (strncmp(obj, "libasan", 7) == 0 ||
-                strncmp(obj, "libtsan", 7) == 0 ||
+    if (obj && (strncmp(obj, "libasan", 7) == 0 || strncmp(obj, "libtsan", 7) == 0 ||
                 strncmp(obj, "libubsan", 8) == 0))
       return true;
-    if (obj && (strncmp(obj, "libssl", 6) == 0 ||
-                strncmp(obj, "libcrypto", 9) == 0))
+    if (obj && (strncmp(obj, "libssl", 6) == 0 || strncmp(obj, "libcrypto", 9) == 0))
       atomic_store(&failed_in_openssl, true);
     if (!info.dli_sname) continue;
     for (size_t k = 0; k < sizeof(exempt_fns) / sizeof(exempt_fns[0]); k++)
@@ -134,12 +131,10 @@ static bool run_once(const mcp_client_options *o, long n, run_result *r) {
   if (n > 0) alloc_shim_arm(n);
   r->connect_st = mcp_client_connect(o, &c, &err);
   if (r->connect_st == MCP_OK) {
-    r->call_st = mcp_client_call_tool(c, "echo", "{\"text\":\"hello\"}", NULL,
-                                      &result, &err);
+    r->call_st = mcp_client_call_tool(c, "echo", "{\"text\":\"hello\"}", NULL, &result, &err);
     if (r->call_st != MCP_OK) copy_msg(r, &err);
     else if (!result || !strstr(result, "hello"))
-      snprintf(r->msg, sizeof(r->msg), "bad result: %s",
-               result ? result : "NULL");
+      snprintf(r->msg, sizeof(r->msg), "bad result: %s", result ? result : "NULL");
     mcp_free(result);
     mcp_client_free(c);
   } else {
@@ -161,30 +156,25 @@ static bool run_once(const mcp_client_options *o, long n, run_result *r) {
  * OpenSSL does report as one to MCP_ENOMEM.
  */
 static bool status_ok(mcp_status st, const char *msg) {
-  if ((st == MCP_ETLS || st == MCP_EIO) && atomic_load(&failed_in_openssl) &&
-      msg[0])
-    return true;
+  if ((st == MCP_ETLS || st == MCP_EIO) && atomic_load(&failed_in_openssl) && msg[0]) return true;
   return st == MCP_OK || (st == MCP_ENOMEM && msg[0] != '\0');
 }
 
 /* Sweeps N from 1 until a run completes without reaching its N-th
  * allocation.  Returns the number of runs. */
-static long sweep(const mcp_client_options *o, const char *what,
-                  long stride) {
+static long sweep(const mcp_client_options *o, const char *what, long stride) {
   run_result r;
   exempt_setup();
   /* A clean run first: it must work, and it makes one-time
    * initialisation (OpenSSL, thread keys) happen outside the sweep. */
   run_once(o, 0, &r);
   ck_assert_msg(r.connect_st == MCP_OK && r.call_st == MCP_OK && !r.msg[0],
-                "%s: clean run: connect %d call %d: %s", what, r.connect_st,
-                r.call_st, r.msg);
+                "%s: clean run: connect %d call %d: %s", what, r.connect_st, r.call_st, r.msg);
   alloc_shim_arm(MAX_N * 100);
   run_once(o, 0, &r);
   alloc_shim_disarm();
   long clean = alloc_shim_count();
-  fprintf(stderr, "%s: a clean run makes %ld allocation calls\n", what,
-          clean);
+  fprintf(stderr, "%s: a clean run makes %ld allocation calls\n", what, clean);
   long n;
   long enomem = 0;
   /* MCP_ALLOCFAIL_N=K runs only N=K (to debug one failure). */
@@ -194,15 +184,13 @@ static long sweep(const mcp_client_options *o, const char *what,
   for (n = first; n < MAX_N; n += stride) {
     atomic_store(&failed_in_openssl, false);
     bool hit = run_once(o, n, &r);
-    if (r.connect_st == MCP_ETLS || r.call_st == MCP_ETLS ||
-        r.connect_st == MCP_EIO || r.call_st == MCP_EIO)
+    if (r.connect_st == MCP_ETLS || r.call_st == MCP_ETLS || r.connect_st == MCP_EIO ||
+        r.call_st == MCP_EIO)
       etls++;
-    ck_assert_msg(status_ok(r.connect_st, r.msg),
-                  "%s: N=%ld: connect returned %d (%s): %s", what, n,
-                  r.connect_st, mcp_strerror(r.connect_st), r.msg);
-    ck_assert_msg(status_ok(r.call_st, r.msg),
-                  "%s: N=%ld: tools/call returned %d (%s): %s", what, n,
-                  r.call_st, mcp_strerror(r.call_st), r.msg);
+    ck_assert_msg(status_ok(r.connect_st, r.msg), "%s: N=%ld: connect returned %d (%s): %s", what,
+                  n, r.connect_st, mcp_strerror(r.connect_st), r.msg);
+    ck_assert_msg(status_ok(r.call_st, r.msg), "%s: N=%ld: tools/call returned %d (%s): %s", what,
+                  n, r.call_st, mcp_strerror(r.call_st), r.msg);
     if (r.connect_st == MCP_OK && r.call_st == MCP_OK)
       ck_assert_msg(!r.msg[0], "%s: N=%ld: %s", what, n, r.msg);
     if (r.connect_st == MCP_ENOMEM || r.call_st == MCP_ENOMEM) enomem++;
@@ -244,8 +232,7 @@ static char pki_dir[512];
 /* A throwaway CA and a server certificate for 127.0.0.1, EC P-256. */
 static void make_pki(void) {
   const char *base = getenv("MCP_TEST_TMPDIR");
-  snprintf(pki_dir, sizeof(pki_dir), "%s/allocfail_pki.XXXXXX",
-           base && *base ? base : "/tmp");
+  snprintf(pki_dir, sizeof(pki_dir), "%s/allocfail_pki.XXXXXX", base && *base ? base : "/tmp");
   ck_assert_ptr_nonnull(mkdtemp(pki_dir));
   char cmd[2048];
   const char *ec = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
@@ -295,17 +282,12 @@ static void http_sweep(bool tls, bool listener, const char *what) {
     snprintf(ca, sizeof(ca), "%s/ca.pem", pki_dir);
   }
   test_server srv = server_start(tls ? cert : NULL, tls ? key : NULL);
-  snprintf(url, sizeof(url), "%s://127.0.0.1:%d/mcp", tls ? "https" : "http",
-           srv.port);
+  snprintf(url, sizeof(url), "%s://127.0.0.1:%d/mcp", tls ? "https" : "http", srv.port);
   mcp_client_options *o = base_options();
-  ck_assert_int_eq(
-      mcp_client_options_set_http(o, url, MCP_HTTP_TRANSPORT_STREAMABLE),
-      MCP_OK);
+  ck_assert_int_eq(mcp_client_options_set_http(o, url, MCP_HTTP_TRANSPORT_STREAMABLE), MCP_OK);
   /* https negotiates h2 by ALPN; http uses h2c with prior knowledge. */
-  if (!tls)
-    mcp_client_options_set_http_version(o, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
-  else
-    ck_assert_int_eq(mcp_client_options_set_ca(o, ca, NULL), MCP_OK);
+  if (!tls) mcp_client_options_set_http_version(o, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
+  else ck_assert_int_eq(mcp_client_options_set_ca(o, ca, NULL), MCP_OK);
   mcp_client_options_set_http_listener(o, listener);
   /* A TLS session makes some 4900 allocation calls (most of them in
    * OpenSSL): make check tries every 7th N (every 31st under a sanitizer,

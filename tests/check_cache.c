@@ -27,15 +27,14 @@
 #define HASH_B "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"
 #define NOW INT64_C(1767225600) /* 2026-01-01 */
 #define DAY INT64_C(86400)
-#define TOOLS                                                            \
+#define TOOLS \
   "[{\"name\":\"echo\",\"description\":\"Echo \\u00e9 /x\",\"inputSchema\":" \
-  "{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\"}}}},"  \
+  "{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\"}}}}," \
   "{\"name\":\"add\",\"inputSchema\":{\"type\":\"object\"}}]"
 
 static char tmpdir[512];
 
-static int rm_one(const char *p, const struct stat *sb, int flag,
-                  struct FTW *ftw) {
+static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw) {
   (void)sb;
   (void)flag;
   (void)ftw;
@@ -45,8 +44,7 @@ static int rm_one(const char *p, const struct stat *sb, int flag,
 
 static void setup(void) {
   const char *base = getenv("MCP_TEST_TMPDIR");
-  snprintf(tmpdir, sizeof(tmpdir), "%s/check_cache.XXXXXX",
-           base && *base ? base : "/tmp");
+  snprintf(tmpdir, sizeof(tmpdir), "%s/check_cache.XXXXXX", base && *base ? base : "/tmp");
   ck_assert_ptr_nonnull(mkdtemp(tmpdir));
 }
 
@@ -61,8 +59,8 @@ static char *cache_dir(void) {
   return d;
 }
 
-static void write_ok(const char *dir, const char *server, const char *hash,
-                     const char *tools, int64_t now) {
+static void write_ok(const char *dir, const char *server, const char *hash, const char *tools,
+                     int64_t now) {
   mcp_error err = MCP_ERROR_INIT;
   mcp_status st = mcp__cache_write(dir, server, hash, tools, now, &err);
   ck_assert_msg(st == MCP_OK, "write: %s", err.message ? err.message : "?");
@@ -70,11 +68,9 @@ static void write_ok(const char *dir, const char *server, const char *hash,
 }
 
 /* Reads and returns the status; fills outcome and why (caller frees). */
-static mcp_status read_c(const char *dir, const char *server, const char *hash,
-                         int64_t now, char **tools, mcp_cache_outcome *oc,
-                         char **why) {
-  return mcp__cache_read(dir, server, hash, now, MCP_CACHE_TTL_S, tools, oc,
-                         why);
+static mcp_status read_c(const char *dir, const char *server, const char *hash, int64_t now,
+                         char **tools, mcp_cache_outcome *oc, char **why) {
+  return mcp__cache_read(dir, server, hash, now, MCP_CACHE_TTL_S, tools, oc, why);
 }
 
 static bool json_equal_text(const char *a, const char *b) {
@@ -86,8 +82,7 @@ static bool json_equal_text(const char *a, const char *b) {
 }
 
 /* Writes raw |data| where |server|'s cache file lives. */
-static void put_raw(const char *dir, const char *server, const void *data,
-                    size_t len) {
+static void put_raw(const char *dir, const char *server, const void *data, size_t len) {
   char *path = NULL;
   mkdir(dir, 0700);
   ck_assert_int_eq(mcp__cache_path(dir, server, &path), MCP_OK);
@@ -136,8 +131,7 @@ START_TEST(test_round_trip) {
   write_ok(dir, "github", HASH_A, TOOLS, NOW);
   char *tools = NULL, *why = NULL;
   mcp_cache_outcome oc = MCP_CACHE_ABSENT;
-  ck_assert_int_eq(read_c(dir, "github", HASH_A, NOW + 60, &tools, &oc, &why),
-                   MCP_OK);
+  ck_assert_int_eq(read_c(dir, "github", HASH_A, NOW + 60, &tools, &oc, &why), MCP_OK);
   ck_assert_int_eq(oc, MCP_CACHE_HIT);
   ck_assert_ptr_null(why);
   ck_assert(json_equal_text(tools, TOOLS));
@@ -161,14 +155,12 @@ START_TEST(test_round_trip) {
 
   /* A second write replaces the first. */
   write_ok(dir, "github", HASH_A, "[]", NOW + 5);
-  ck_assert_int_eq(read_c(dir, "github", HASH_A, NOW + 60, &tools, &oc, &why),
-                   MCP_OK);
+  ck_assert_int_eq(read_c(dir, "github", HASH_A, NOW + 60, &tools, &oc, &why), MCP_OK);
   ck_assert_str_eq(tools, "[]");
   mcp__free(tools);
 
   /* Another server's file is separate; absent is a quiet miss. */
-  ck_assert_int_eq(read_c(dir, "other", HASH_A, NOW, &tools, &oc, &why),
-                   MCP_ENOTFOUND);
+  ck_assert_int_eq(read_c(dir, "other", HASH_A, NOW, &tools, &oc, &why), MCP_ENOTFOUND);
   ck_assert_int_eq(oc, MCP_CACHE_ABSENT);
   ck_assert_ptr_null(why);
   ck_assert_ptr_null(tools);
@@ -183,29 +175,25 @@ START_TEST(test_hash_change_and_age) {
   mcp_cache_outcome oc;
   write_ok(dir, "db", HASH_A, TOOLS, NOW);
 
-  ck_assert_int_eq(read_c(dir, "db", HASH_B, NOW, &tools, &oc, &why),
-                   MCP_ENOTFOUND);
+  ck_assert_int_eq(read_c(dir, "db", HASH_B, NOW, &tools, &oc, &why), MCP_ENOTFOUND);
   ck_assert_int_eq(oc, MCP_CACHE_MISMATCH);
   ck_assert_int_eq(mcp__cache_outcome_level(oc), MCP_LOG_DEBUG);
   ck_assert_ptr_nonnull(why);
   ck_assert_ptr_null(tools);
   mcp__free(why);
 
-  ck_assert_int_eq(read_c(dir, "db", HASH_A, NOW + 29 * DAY, &tools, &oc,
-                          &why), MCP_OK);
+  ck_assert_int_eq(read_c(dir, "db", HASH_A, NOW + 29 * DAY, &tools, &oc, &why), MCP_OK);
   mcp__free(tools);
-  ck_assert_int_eq(read_c(dir, "db", HASH_A, NOW + 30 * DAY, &tools, &oc,
-                          &why), MCP_OK);
+  ck_assert_int_eq(read_c(dir, "db", HASH_A, NOW + 30 * DAY, &tools, &oc, &why), MCP_OK);
   mcp__free(tools);
-  ck_assert_int_eq(read_c(dir, "db", HASH_A, NOW + 31 * DAY, &tools, &oc,
-                          &why), MCP_ENOTFOUND);
+  ck_assert_int_eq(read_c(dir, "db", HASH_A, NOW + 31 * DAY, &tools, &oc, &why), MCP_ENOTFOUND);
   ck_assert_int_eq(oc, MCP_CACHE_STALE);
   ck_assert_int_eq(mcp__cache_outcome_level(oc), MCP_LOG_DEBUG);
   mcp__free(why);
 
   /* A custom TTL. */
-  ck_assert_int_eq(mcp__cache_read(dir, "db", HASH_A, NOW + 61, 60, &tools,
-                                   &oc, &why), MCP_ENOTFOUND);
+  ck_assert_int_eq(mcp__cache_read(dir, "db", HASH_A, NOW + 61, 60, &tools, &oc, &why),
+                   MCP_ENOTFOUND);
   ck_assert_int_eq(oc, MCP_CACHE_STALE);
   mcp__free(why);
 
@@ -214,19 +202,16 @@ START_TEST(test_hash_change_and_age) {
   ck_assert_int_eq(read_c(dir, "db", HASH_A, NOW, &tools, &oc, &why), MCP_OK);
   mcp__free(tools);
   write_ok(dir, "db", HASH_A, TOOLS, NOW + 2 * DAY);
-  ck_assert_int_eq(read_c(dir, "db", HASH_A, NOW, &tools, &oc, &why),
-                   MCP_ENOTFOUND);
+  ck_assert_int_eq(read_c(dir, "db", HASH_A, NOW, &tools, &oc, &why), MCP_ENOTFOUND);
   ck_assert_int_eq(oc, MCP_CACHE_STALE);
   ck_assert_ptr_nonnull(strstr(why, "future"));
   mcp__free(why);
   /* Extreme dates do not overflow. */
   write_ok(dir, "db", HASH_A, TOOLS, INT64_MAX);
-  ck_assert_int_eq(read_c(dir, "db", HASH_A, INT64_MIN, &tools, &oc, &why),
-                   MCP_ENOTFOUND);
+  ck_assert_int_eq(read_c(dir, "db", HASH_A, INT64_MIN, &tools, &oc, &why), MCP_ENOTFOUND);
   mcp__free(why);
   write_ok(dir, "db", HASH_A, TOOLS, INT64_MIN);
-  ck_assert_int_eq(read_c(dir, "db", HASH_A, INT64_MAX, &tools, &oc, &why),
-                   MCP_ENOTFOUND);
+  ck_assert_int_eq(read_c(dir, "db", HASH_A, INT64_MAX, &tools, &oc, &why), MCP_ENOTFOUND);
   ck_assert_int_eq(oc, MCP_CACHE_STALE);
   mcp__free(why);
   mcp__free(dir);
@@ -234,19 +219,19 @@ START_TEST(test_hash_change_and_age) {
 END_TEST
 
 /* Expects a warning-level miss for |data| stored as |server|'s file. */
-static void expect_corrupt(const char *dir, const void *data, size_t len,
-                           mcp_cache_outcome want) {
+static void expect_corrupt(const char *dir, const void *data, size_t len, mcp_cache_outcome want) {
   char *tools = NULL, *why = NULL;
   mcp_cache_outcome oc = MCP_CACHE_HIT;
   put_raw(dir, "srv", data, len);
-  ck_assert_int_eq(read_c(dir, "srv", HASH_A, NOW, &tools, &oc, &why),
-                   MCP_ENOTFOUND);
+  ck_assert_int_eq(read_c(dir, "srv", HASH_A, NOW, &tools, &oc, &why), MCP_ENOTFOUND);
   ck_assert_ptr_null(tools);
   ck_assert_int_eq(oc, want);
   ck_assert_int_eq(mcp__cache_outcome_level(oc), MCP_LOG_WARN);
   ck_assert_ptr_nonnull(why);
-  ck_assert_msg(strstr(why, dir) == why, "reason should start with the path: "
-                "%s", why);
+  ck_assert_msg(strstr(why, dir) == why,
+                "reason should start with the path: "
+                "%s",
+                why);
   mcp__free(why);
 }
 
@@ -267,8 +252,7 @@ START_TEST(test_corrupt_files) {
   }
   expect_corrupt(dir, rnd, sizeof(rnd), MCP_CACHE_CORRUPT);
   /* Every truncation of a good file. */
-  for (size_t cut = 0; cut < strlen(good); cut++)
-    expect_corrupt(dir, good, cut, MCP_CACHE_CORRUPT);
+  for (size_t cut = 0; cut < strlen(good); cut++) expect_corrupt(dir, good, cut, MCP_CACHE_CORRUPT);
   /* A NUL inside, and garbage after the value. */
   char withnul[1100];
   memcpy(withnul, good, strlen(good));
@@ -317,8 +301,7 @@ START_TEST(test_corrupt_files) {
   /* And the good file is a hit. */
   char *tools = NULL;
   put_raw(dir, "srv", good, strlen(good));
-  ck_assert_int_eq(read_c(dir, "srv", HASH_A, NOW, &tools, NULL, NULL),
-                   MCP_OK);
+  ck_assert_int_eq(read_c(dir, "srv", HASH_A, NOW, &tools, NULL, NULL), MCP_OK);
   mcp__free(tools);
   mcp__free(dir);
 }
@@ -346,8 +329,7 @@ START_TEST(test_parse_mutations) {
     }
     char *tools = NULL, *why = NULL;
     mcp_cache_outcome oc;
-    mcp_status st = mcp__cache_parse(buf, len, "srv", HASH_A, NOW, 0, &tools,
-                                     &oc, &why);
+    mcp_status st = mcp__cache_parse(buf, len, "srv", HASH_A, NOW, 0, &tools, &oc, &why);
     if (st == MCP_OK) {
       hits++;
       ck_assert_ptr_nonnull(tools);
@@ -391,14 +373,11 @@ START_TEST(test_atomic_and_modes) {
   ck_assert_int_eq(count_entries(dir, "tools-"), 5);
   /* A refused write leaves nothing either. */
   mcp_error err = MCP_ERROR_INIT;
-  ck_assert_int_eq(mcp__cache_write(dir, "server-9", HASH_A, "{}", NOW, &err),
-                   MCP_EINVAL);
+  ck_assert_int_eq(mcp__cache_write(dir, "server-9", HASH_A, "{}", NOW, &err), MCP_EINVAL);
   mcp_error_clear(&err);
-  ck_assert_int_eq(mcp__cache_write(dir, "server-9", "xyz", "[]", NOW, &err),
-                   MCP_EINVAL);
+  ck_assert_int_eq(mcp__cache_write(dir, "server-9", "xyz", "[]", NOW, &err), MCP_EINVAL);
   mcp_error_clear(&err);
-  ck_assert_int_eq(mcp__cache_write(dir, "server-9", HASH_A, "[1] x", NOW,
-                                    &err), MCP_EINVAL);
+  ck_assert_int_eq(mcp__cache_write(dir, "server-9", HASH_A, "[1] x", NOW, &err), MCP_EINVAL);
   mcp_error_clear(&err);
   ck_assert_int_eq(count_entries(dir, "tools-"), 5);
   ck_assert_int_eq(count_entries(dir, ".tools-"), 0);
@@ -427,8 +406,7 @@ START_TEST(test_failed_write_keeps_old) {
     /* A read-only directory: the write fails and the old file survives. */
     chmod(dir, 0500);
     mcp_error err = MCP_ERROR_INIT;
-    ck_assert_int_eq(mcp__cache_write(dir, "s", HASH_A, "[]", NOW, &err),
-                     MCP_EIO);
+    ck_assert_int_eq(mcp__cache_write(dir, "s", HASH_A, "[]", NOW, &err), MCP_EIO);
     ck_assert_ptr_nonnull(strstr(err.message, "temporary"));
     mcp_error_clear(&err);
     chmod(dir, 0700);
@@ -453,14 +431,12 @@ START_TEST(test_unreadable) {
   FILE *f = fopen(notdir, "w");
   ck_assert_ptr_nonnull(f);
   fclose(f);
-  ck_assert_int_eq(read_c(notdir, "s", HASH_A, NOW, &tools, &oc, &why),
-                   MCP_ENOTFOUND);
+  ck_assert_int_eq(read_c(notdir, "s", HASH_A, NOW, &tools, &oc, &why), MCP_ENOTFOUND);
   ck_assert_int_eq(oc, MCP_CACHE_UNREADABLE);
   ck_assert_int_eq(mcp__cache_outcome_level(oc), MCP_LOG_WARN);
   ck_assert_ptr_nonnull(why);
   mcp__free(why);
-  ck_assert_int_eq(mcp__cache_write(notdir, "s", HASH_A, "[]", NOW, &err),
-                   MCP_EIO);
+  ck_assert_int_eq(mcp__cache_write(notdir, "s", HASH_A, "[]", NOW, &err), MCP_EIO);
   ck_assert_ptr_nonnull(strstr(err.message, "directory"));
   mcp_error_clear(&err);
 
@@ -469,8 +445,7 @@ START_TEST(test_unreadable) {
   mkdir(dir, 0700);
   ck_assert_int_eq(mcp__cache_path(dir, "s", &path), MCP_OK);
   ck_assert_int_eq(mkdir(path, 0700), 0);
-  ck_assert_int_eq(read_c(dir, "s", HASH_A, NOW, &tools, &oc, &why),
-                   MCP_ENOTFOUND);
+  ck_assert_int_eq(read_c(dir, "s", HASH_A, NOW, &tools, &oc, &why), MCP_ENOTFOUND);
   ck_assert_int_eq(oc, MCP_CACHE_UNREADABLE);
   mcp__free(why);
   rmdir(path);
@@ -479,8 +454,7 @@ START_TEST(test_unreadable) {
   if (geteuid() != 0) {
     write_ok(dir, "s", HASH_A, TOOLS, NOW);
     chmod(dir, 0);
-    ck_assert_int_eq(read_c(dir, "s", HASH_A, NOW, &tools, &oc, &why),
-                     MCP_ENOTFOUND);
+    ck_assert_int_eq(read_c(dir, "s", HASH_A, NOW, &tools, &oc, &why), MCP_ENOTFOUND);
     ck_assert_int_eq(oc, MCP_CACHE_UNREADABLE);
     ck_assert_ptr_nonnull(why);
     mcp__free(why);
@@ -526,29 +500,27 @@ static void on_alarm(int sig) {
 
 /* Reads |server| from |dir| under a 5 s alarm; expects an UNREADABLE miss
  * whose reason contains |path| and |what|. */
-static void read_refused(const char *dir, const char *server,
-                         const char *path, const char *what) {
+static void read_refused(const char *dir, const char *server, const char *path, const char *what) {
   char *tools = NULL, *why = NULL;
   mcp_cache_outcome oc = MCP_CACHE_HIT;
   signal(SIGALRM, on_alarm);
   alarm(5);
   mcp_status st = read_c(dir, server, HASH_A, NOW, &tools, &oc, &why);
   alarm(0);
-  ck_assert_msg(st == MCP_ENOTFOUND, "read of a planted file: %s (%s)",
-                mcp_strerror(st), why ? why : "-");
+  ck_assert_msg(st == MCP_ENOTFOUND, "read of a planted file: %s (%s)", mcp_strerror(st),
+                why ? why : "-");
   ck_assert_ptr_null(tools);
   ck_assert_int_eq(oc, MCP_CACHE_UNREADABLE);
   ck_assert_int_eq(mcp__cache_outcome_level(oc), MCP_LOG_WARN);
   ck_assert_ptr_nonnull(why);
-  ck_assert_msg(strstr(why, path) && strstr(why, what),
-                "reason should name %s and say '%s': %s", path, what, why);
+  ck_assert_msg(strstr(why, path) && strstr(why, what), "reason should name %s and say '%s': %s",
+                path, what, why);
   mcp__free(why);
 }
 
 /* A write replaces what was planted at the file's name with a private
  * regular file, under a 5 s alarm. */
-static void write_replaces(const char *dir, const char *server,
-                           const char *path) {
+static void write_replaces(const char *dir, const char *server, const char *path) {
   signal(SIGALRM, on_alarm);
   alarm(5);
   write_ok(dir, server, HASH_A, TOOLS, NOW);
@@ -559,8 +531,7 @@ static void write_replaces(const char *dir, const char *server,
   ck_assert_int_eq(sb.st_mode & 0777, 0600);
   ck_assert_int_eq(sb.st_uid, geteuid());
   char *tools = NULL;
-  ck_assert_int_eq(read_c(dir, server, HASH_A, NOW, &tools, NULL, NULL),
-                   MCP_OK);
+  ck_assert_int_eq(read_c(dir, server, HASH_A, NOW, &tools, NULL, NULL), MCP_OK);
   ck_assert(json_equal_text(tools, TOOLS));
   mcp__free(tools);
 }
@@ -632,17 +603,16 @@ START_TEST(test_unsafe_cache_dirs) {
   static const struct {
     mode_t mode;
     const char *what;
-  } modes[] = {{0770, "writable by its group"},
-               {0707, "writable by others"},
-               {01777, "writable by others"}};
+  } modes[] = {
+      {0770, "writable by its group"}, {0707, "writable by others"}, {01777, "writable by others"}};
   for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
     ck_assert_int_eq(chmod(dir, modes[i].mode), 0);
     read_refused(dir, "s", dir, modes[i].what);
-    ck_assert_int_eq(mcp__cache_write(dir, "t", HASH_A, TOOLS, NOW, &err),
-                     MCP_EIO);
-    ck_assert_msg(strstr(err.message, dir) && strstr(err.message,
-                  modes[i].what), "write error should name the directory: "
-                  "%s", err.message);
+    ck_assert_int_eq(mcp__cache_write(dir, "t", HASH_A, TOOLS, NOW, &err), MCP_EIO);
+    ck_assert_msg(strstr(err.message, dir) && strstr(err.message, modes[i].what),
+                  "write error should name the directory: "
+                  "%s",
+                  err.message);
     mcp_error_clear(&err);
     ck_assert_int_eq(count_entries(dir, "tools-t"), 0);
     ck_assert_int_eq(count_entries(dir, ".tools-"), 0);
@@ -657,8 +627,7 @@ START_TEST(test_unsafe_cache_dirs) {
   write_ok(real, "s", HASH_A, TOOLS, NOW);
   ck_assert_int_eq(symlink(real, link), 0);
   read_refused(link, "s", link, "symbolic link");
-  ck_assert_int_eq(mcp__cache_write(link, "t", HASH_A, TOOLS, NOW, &err),
-                   MCP_EIO);
+  ck_assert_int_eq(mcp__cache_write(link, "t", HASH_A, TOOLS, NOW, &err), MCP_EIO);
   ck_assert_ptr_nonnull(strstr(err.message, "symbolic link"));
   mcp_error_clear(&err);
   ck_assert_int_eq(count_entries(real, "tools-t"), 0);
@@ -667,8 +636,7 @@ START_TEST(test_unsafe_cache_dirs) {
   if (geteuid() == 0) {
     ck_assert_int_eq(chown(dir, 65534, 65534), 0);
     read_refused(dir, "s", dir, "owned by uid 65534");
-    ck_assert_int_eq(mcp__cache_write(dir, "t", HASH_A, TOOLS, NOW, &err),
-                     MCP_EIO);
+    ck_assert_int_eq(mcp__cache_write(dir, "t", HASH_A, TOOLS, NOW, &err), MCP_EIO);
     ck_assert_ptr_nonnull(strstr(err.message, "owned by uid 65534"));
     mcp_error_clear(&err);
     ck_assert_int_eq(count_entries(dir, "tools-t"), 0);

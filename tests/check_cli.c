@@ -194,8 +194,7 @@ static json_object *jpath(json_object *obj, const char *path) {
   char buf[256];
   snprintf(buf, sizeof(buf), "%s", path);
   char *save = NULL;
-  for (char *part = strtok_r(buf, ".", &save); part && obj;
-       part = strtok_r(NULL, ".", &save)) {
+  for (char *part = strtok_r(buf, ".", &save); part && obj; part = strtok_r(NULL, ".", &save)) {
     if (json_object_is_type(obj, json_type_array)) {
       char *end;
       long i = strtol(part, &end, 10);
@@ -209,8 +208,7 @@ static json_object *jpath(json_object *obj, const char *path) {
 
 static const char *jstr(json_object *obj, const char *path) {
   json_object *v = jpath(obj, path);
-  return json_object_is_type(v, json_type_string) ? json_object_get_string(v)
-                                                  : NULL;
+  return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
 }
 
 static int64_t jint(json_object *obj, const char *path, int64_t dflt) {
@@ -232,8 +230,8 @@ static void demo_start(struct child *c) {
   child_start(c, argv, false);
 }
 
-#define INIT_LINE                                                            \
-  "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"     \
+#define INIT_LINE \
+  "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{" \
   "\"protocolVersion\":\"%s\",\"capabilities\":{},\"clientInfo\":{\"name\":" \
   "\"check_cli\",\"version\":\"1\"}}}"
 
@@ -246,8 +244,7 @@ static void demo_handshake(struct child *c) {
 }
 
 /* Sends tools/call |name| with |args| as id |id| and returns the reply. */
-static json_object *demo_call(struct child *c, int id, const char *name,
-                              const char *args) {
+static json_object *demo_call(struct child *c, int id, const char *name, const char *args) {
   child_sendf(c,
               "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\","
               "\"params\":{\"name\":\"%s\",\"arguments\":%s}}",
@@ -408,8 +405,7 @@ START_TEST(test_demo_protocol_errors) {
   json_object_put(r);
 
   /* Garbage: -32700 with id null, and the server keeps going. */
-  const char *garbage[] = {"this is not json", "{\"jsonrpc\":\"2.0\",",
-                           "{} trailing", "[1,]"};
+  const char *garbage[] = {"this is not json", "{\"jsonrpc\":\"2.0\",", "{} trailing", "[1,]"};
   for (size_t i = 0; i < sizeof(garbage) / sizeof(*garbage); i++) {
     child_send(&c, garbage[i]);
     r = child_read_json(&c, REPLY_MS);
@@ -663,10 +659,10 @@ END_TEST
 /* ------------------------------------------------------------------------ */
 
 struct run {
-  int status;      /* exit code, or 128 + signal */
-  char *out;       /* stdout */
-  char *err;       /* stderr */
-  long long ms;    /* wall time */
+  int status;   /* exit code, or 128 + signal */
+  char *out;    /* stdout */
+  char *err;    /* stderr */
+  long long ms; /* wall time */
 };
 
 static void run_free(struct run *r) {
@@ -727,20 +723,18 @@ static void run_cli_ex(struct run *r, const char *const *args,
   child_free(&c);
 }
 
-static void run_cli(struct run *r, const char *const *args) {
-  run_cli_ex(r, args, NULL, NULL);
-}
+static void run_cli(struct run *r, const char *const *args) { run_cli_ex(r, args, NULL, NULL); }
 
-#define RUN(r, ...)                                  \
-  do {                                               \
+#define RUN(r, ...) \
+  do { \
     const char *const args_[] = {__VA_ARGS__, NULL}; \
-    run_cli((r), args_);                             \
+    run_cli((r), args_); \
   } while (0)
 
 /* Asserts the exit status, showing stderr when it differs. */
-#define ASSERT_EXIT(r, code)                                                \
-  ck_assert_msg((r)->status == (code), "exit %d, expected %d; stderr: %s", \
-                (r)->status, (code), (r)->err)
+#define ASSERT_EXIT(r, code) \
+  ck_assert_msg((r)->status == (code), "exit %d, expected %d; stderr: %s", (r)->status, (code), \
+                (r)->err)
 
 /* A failing run prints exactly one "mcpconn: " line on stderr. */
 static void assert_one_reason(const struct run *r) {
@@ -773,8 +767,7 @@ static void make_dir(const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(path, sizeof(path), fmt, ap);
   va_end(ap);
-  ck_assert_msg(mkdir(path, 0700) == 0 || errno == EEXIST, "mkdir %s: %s",
-                path, strerror(errno));
+  ck_assert_msg(mkdir(path, 0700) == 0 || errno == EEXIST, "mkdir %s: %s", path, strerror(errno));
 }
 
 static void cli_setup(void) {
@@ -814,8 +807,7 @@ static char *write_file(const char *text, const char *fmt, ...) {
   va_end(ap);
   for (char *p = strchr(path + 1, '/'); p; p = strchr(p + 1, '/')) {
     *p = '\0';
-    ck_assert_msg(mkdir(path, 0700) == 0 || errno == EEXIST, "mkdir %s: %s",
-                  path, strerror(errno));
+    ck_assert_msg(mkdir(path, 0700) == 0 || errno == EEXIST, "mkdir %s: %s", path, strerror(errno));
     *p = '/';
   }
   FILE *f = fopen(path, "w");
@@ -1057,7 +1049,8 @@ START_TEST(test_cli_config_two_servers) {
   const char *demo = test_env_path("MCP_DEMO_SERVER");
   snprintf(text, sizeof(text),
            "{\"mcpServers\": {\"a\": {\"command\": \"%s\", \"enabled\": false},"
-           " \"b\": {\"command\": \"%s\"}}}", demo, demo);
+           " \"b\": {\"command\": \"%s\"}}}",
+           demo, demo);
   char *one = write_temp("one.json", text);
   RUN(&r, "--config", one, "call", "echo", "{\"text\":\"b\"}");
   ASSERT_EXIT(&r, 0);
@@ -1109,9 +1102,8 @@ START_TEST(test_cli_config_errors) {
 
   /* HTTP entries are supported now; a header value with CR or LF is a
    * config error, and so is an unknown field. */
-  char *http = write_temp("http.json",
-                          "{\"mcpServers\": {\"web\": {\"url\": \"https://x/mcp\","
-                          " \"headers\": {\"X-A\": \"a\\r\\nX-B: b\"}}}}");
+  char *http = write_temp("http.json", "{\"mcpServers\": {\"web\": {\"url\": \"https://x/mcp\","
+                                       " \"headers\": {\"X-A\": \"a\\r\\nX-B: b\"}}}}");
   RUN(&r, "--config", http, "tools");
   ASSERT_EXIT(&r, 2);
   assert_one_reason(&r);
@@ -1120,8 +1112,7 @@ START_TEST(test_cli_config_errors) {
   unlink(http);
   free(http);
 
-  char *typo = write_temp("typo.json",
-                          "{\"mcpServers\": {\"x\": {\"comand\": \"true\"}}}");
+  char *typo = write_temp("typo.json", "{\"mcpServers\": {\"x\": {\"comand\": \"true\"}}}");
   RUN(&r, "--config", typo, "tools");
   ASSERT_EXIT(&r, 2);
   assert_one_reason(&r);
@@ -1201,8 +1192,7 @@ START_TEST(test_cli_stdio_words) {
   struct run r;
   RUN(&r, "--stdio", cmd, "--name", "one", "--stdio", demo, "ping");
   ASSERT_EXIT(&r, 0);
-  ck_assert_msg(strstr(r.out, "one: ok") && strstr(r.out, "mcpconn-demo-server: ok"),
-                "%s", r.out);
+  ck_assert_msg(strstr(r.out, "one: ok") && strstr(r.out, "mcpconn-demo-server: ok"), "%s", r.out);
   run_free(&r);
 
   /* Two servers with the same default name need --name. */
@@ -1229,8 +1219,7 @@ START_TEST(test_cli_call_public_name) {
   struct run r;
   RUN(&r, "tools");
   ASSERT_EXIT(&r, 0);
-  ck_assert_msg(strstr(r.out, "mcp__demo_echo") && strstr(r.out, "NAME"), "%s",
-                r.out);
+  ck_assert_msg(strstr(r.out, "mcp__demo_echo") && strstr(r.out, "NAME"), "%s", r.out);
   run_free(&r);
 
   RUN(&r, "-q", "call", "mcp__demo_echo", "{\"text\":\"public\"}");
@@ -1270,8 +1259,7 @@ static char *write_status_config(void) {
 static char *table_line(const char *out, const char *name) {
   size_t n = strlen(name);
   for (const char *p = out; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-    if (strncmp(p, name, n) == 0 && p[n] == ' ')
-      return strndup(p, strcspn(p, "\n"));
+    if (strncmp(p, name, n) == 0 && p[n] == ' ') return strndup(p, strcspn(p, "\n"));
   return NULL;
 }
 
@@ -1283,12 +1271,9 @@ START_TEST(test_cli_servers) {
   ck_assert_msg(strncmp(r.out, "NAME", 4) == 0, "%s", r.out);
   char *good = table_line(r.out, "good"), *bad = table_line(r.out, "bad");
   char *off = table_line(r.out, "off");
-  ck_assert_msg(good && strstr(good, "stdio") && strstr(good, "ready") &&
-                    strstr(good, " 4"),
-                "%s", r.out);
-  ck_assert_msg(bad && strstr(bad, "failed") &&
-                    strstr(bad, "mcpconn-no-such-server"),
-                "%s", r.out);
+  ck_assert_msg(good && strstr(good, "stdio") && strstr(good, "ready") && strstr(good, " 4"), "%s",
+                r.out);
+  ck_assert_msg(bad && strstr(bad, "failed") && strstr(bad, "mcpconn-no-such-server"), "%s", r.out);
   ck_assert_msg(off && strstr(off, "disabled"), "%s", r.out);
   free(good);
   free(bad);
@@ -1358,8 +1343,7 @@ END_TEST
 START_TEST(test_cli_discovery) {
   const char *demo = test_env_path("MCP_DEMO_SERVER");
   char text[8192];
-  snprintf(text, sizeof(text), "{\"mcpServers\": {\"proj\": {\"command\": \"%s\"}}}",
-           demo);
+  snprintf(text, sizeof(text), "{\"mcpServers\": {\"proj\": {\"command\": \"%s\"}}}", demo);
   free(write_file(text, "%s/.mcp.json", g_work));
   /* A subdirectory finds it too (the search goes upwards). */
   make_dir("%s/sub", g_work);
@@ -1386,21 +1370,18 @@ START_TEST(test_cli_discovery) {
   /* --no-project-config ignores it: nothing is left, so the demo server. */
   RUN(&r, "--no-project-config", "tools");
   ASSERT_EXIT(&r, 0);
-  ck_assert_msg(strstr(r.out, "mcp__demo_echo") && !strstr(r.out, "proj"),
-                "%s", r.out);
+  ck_assert_msg(strstr(r.out, "mcp__demo_echo") && !strstr(r.out, "proj"), "%s", r.out);
   ck_assert_msg(strstr(r.err, "bundled demo server"), "%s", r.err);
   run_free(&r);
 
   /* An explicit server turns discovery off. */
   RUN(&r, "--stdio", demo, "--name", "adhoc", "tools");
   ASSERT_EXIT(&r, 0);
-  ck_assert_msg(strstr(r.out, "mcp__adhoc_echo") && !strstr(r.out, "proj"),
-                "%s", r.out);
+  ck_assert_msg(strstr(r.out, "mcp__adhoc_echo") && !strstr(r.out, "proj"), "%s", r.out);
   run_free(&r);
 
   /* The user file joins; --no-user-config drops it. */
-  snprintf(text, sizeof(text), "{\"mcpServers\": {\"mine\": {\"command\": \"%s\"}}}",
-           demo);
+  snprintf(text, sizeof(text), "{\"mcpServers\": {\"mine\": {\"command\": \"%s\"}}}", demo);
   free(write_file(text, "%s/.config/mcpconn/mcp.json", g_home));
   RUN(&r, "--trust-project", "servers");
   ASSERT_EXIT(&r, 0);
@@ -1415,18 +1396,15 @@ START_TEST(test_cli_discovery) {
   RUN(&r, "--trust-project", "-q", "call", "echo", "{\"text\":\"x\"}");
   ASSERT_EXIT(&r, 2);
   assert_one_reason(&r);
-  ck_assert_msg(strstr(r.err, "mine/echo") && strstr(r.err, "proj/echo"), "%s",
-                r.err);
+  ck_assert_msg(strstr(r.err, "mine/echo") && strstr(r.err, "proj/echo"), "%s", r.err);
   run_free(&r);
 
   /* A broken discovered file is a warning, not an error. */
-  free(write_file("{\"mcpServers\": {\"x\": {\"comand\": 1}}}", "%s/.mcp.json",
-                  g_work));
+  free(write_file("{\"mcpServers\": {\"x\": {\"comand\": 1}}}", "%s/.mcp.json", g_work));
   RUN(&r, "--trust-project", "ping");
   ASSERT_EXIT(&r, 0);
   ck_assert_msg(strstr(r.out, "mine: ok"), "%s", r.out);
-  ck_assert_msg(strstr(r.err, "warning") && strstr(r.err, ".mcp.json"), "%s",
-                r.err);
+  ck_assert_msg(strstr(r.err, "warning") && strstr(r.err, ".mcp.json"), "%s", r.err);
   run_free(&r);
   RUN(&r, "--trust-project", "-q", "ping");
   ASSERT_EXIT(&r, 0);
@@ -1622,8 +1600,8 @@ START_TEST(test_cli_trust_prompt) {
   struct run r;
   run_cli_prompt(&r, args, "n");
   ASSERT_EXIT(&r, 2);
-  ck_assert_msg(strstr(r.err, "/.mcp.json is a project file") &&
-                    strstr(r.err, "proj: runs ") && strstr(r.err, demo),
+  ck_assert_msg(strstr(r.err, "/.mcp.json is a project file") && strstr(r.err, "proj: runs ") &&
+                    strstr(r.err, demo),
                 "%s", r.err);
   ck_assert_msg(strstr(r.err, "\\x1b]0;pwned\\x07\\u202eabc"), "%s", r.err);
   ck_assert_msg(!strchr(r.err, '\033') && !strchr(r.err, '\007'), "raw escape shown");
@@ -1669,11 +1647,9 @@ START_TEST(test_cli_import) {
 
   const char *demo = test_env_path("MCP_DEMO_SERVER");
   char text[8192];
-  snprintf(text, sizeof(text), "{\"mcpServers\": {\"cur\": {\"command\": \"%s\"}}}",
-           demo);
+  snprintf(text, sizeof(text), "{\"mcpServers\": {\"cur\": {\"command\": \"%s\"}}}", demo);
   free(write_file(text, "%s/.cursor/mcp.json", g_home));
-  snprintf(text, sizeof(text), "{\"servers\": {\"vsc\": {\"command\": \"%s\"}}}",
-           demo);
+  snprintf(text, sizeof(text), "{\"servers\": {\"vsc\": {\"command\": \"%s\"}}}", demo);
   free(write_file(text, "%s/.vscode/mcp.json", g_work));
 
   /* Without --import, other clients' files are not read. */
@@ -1690,8 +1666,7 @@ START_TEST(test_cli_import) {
   RUN(&r, "--import", "Cursor,vscode", "servers");
   ASSERT_EXIT(&r, 0);
   ck_assert_msg(strstr(r.out, "cur") && !strstr(r.out, "vsc"), "%s", r.out);
-  ck_assert_msg(strstr(r.err, ".vscode/mcp.json: project servers not used"),
-                "%s", r.err);
+  ck_assert_msg(strstr(r.err, ".vscode/mcp.json: project servers not used"), "%s", r.err);
   run_free(&r);
   RUN(&r, "--trust-project", "--import", "Cursor,vscode", "servers");
   ASSERT_EXIT(&r, 0);
@@ -1741,17 +1716,14 @@ static bool fifo_release(const char *fifo) {
 /* Lets every server waiting on |fifo| go, and waits until all of them
  * have passed it, so that the next run's server is the only reader. */
 static void fifo_drain(const char *fifo) {
-  ck_assert_msg(WAIT_UNTIL(fifo_release(fifo), 20000),
-                "no server waits on the FIFO");
-  ck_assert_msg(WAIT_UNTIL(!fifo_release(fifo), 20000),
-                "a server stays on the FIFO");
+  ck_assert_msg(WAIT_UNTIL(fifo_release(fifo), 20000), "no server waits on the FIFO");
+  ck_assert_msg(WAIT_UNTIL(!fifo_release(fifo), 20000), "a server stays on the FIFO");
 }
 
 /* run_cli_ex() hook: lets the run's server through (no other may wait). */
 static void release_when_read(pid_t pid, void *user) {
   (void)pid;
-  ck_assert_msg(WAIT_UNTIL(fifo_release(user), 20000),
-                "the slow server never opened its FIFO");
+  ck_assert_msg(WAIT_UNTIL(fifo_release(user), 20000), "the slow server never opened its FIFO");
 }
 
 START_TEST(test_cli_deferred) {
@@ -1759,18 +1731,18 @@ START_TEST(test_cli_deferred) {
   snprintf(fifo, sizeof(fifo), "%s/gate", g_dir);
   ck_assert_int_eq(mkfifo(fifo, 0600), 0);
   char text[8192];
-  snprintf(text, sizeof(text),
-           "{\"mcpServers\": {\"slow\": {\"command\": \"/bin/sh\", \"args\": "
-           "[\"-c\", \"timeout 60 cat \\\"$0\\\" >/dev/null && exec \\\"$1\\\"\", \"%s\", \"%s\"]}}}",
-           fifo, test_env_path("MCP_DEMO_SERVER"));
+  snprintf(
+      text, sizeof(text),
+      "{\"mcpServers\": {\"slow\": {\"command\": \"/bin/sh\", \"args\": "
+      "[\"-c\", \"timeout 60 cat \\\"$0\\\" >/dev/null && exec \\\"$1\\\"\", \"%s\", \"%s\"]}}}",
+      fifo, test_env_path("MCP_DEMO_SERVER"));
   char *cfg = write_temp("slow.json", text);
 
   struct run r;
   const char *warm[] = {"--config", cfg, "tools", "--wait", NULL};
   run_cli_ex(&r, warm, release_when_read, fifo);
   ASSERT_EXIT(&r, 0);
-  ck_assert_msg(strstr(r.out, "mcp__slow_echo") && !strstr(r.out, "deferred"),
-                "%s", r.out);
+  ck_assert_msg(strstr(r.out, "mcp__slow_echo") && !strstr(r.out, "deferred"), "%s", r.out);
   run_free(&r);
 
   RUN(&r, "--config", cfg, "tools", "--no-wait");
@@ -1787,8 +1759,7 @@ START_TEST(test_cli_deferred) {
   ck_assert_str_eq(r.err, "");
   json_object *a = parse_out(&r);
   ck_assert_int_eq(json_object_array_length(a), 4);
-  for (size_t i = 0; i < 4; i++)
-    ck_assert(jtrue(json_object_array_get_idx(a, i), "deferred"));
+  for (size_t i = 0; i < 4; i++) ck_assert(jtrue(json_object_array_get_idx(a, i), "deferred"));
   json_object_put(a);
   run_free(&r);
   fifo_drain(fifo);
@@ -1923,11 +1894,12 @@ START_TEST(test_cli_tty_default) {
   ck_assert_int_eq(mkfifo(fifo, 0600), 0);
   const char *demo = test_env_path("MCP_DEMO_SERVER");
   char text[8192];
-  snprintf(text, sizeof(text),
-           "{\"mcpServers\": {\"fast\": {\"command\": \"%s\"},\n"
-           " \"slow\": {\"command\": \"/bin/sh\", \"args\": "
-           "[\"-c\", \"timeout 60 cat \\\"$0\\\" >/dev/null && exec \\\"$1\\\"\", \"%s\", \"%s\"]}}}",
-           demo, fifo, demo);
+  snprintf(
+      text, sizeof(text),
+      "{\"mcpServers\": {\"fast\": {\"command\": \"%s\"},\n"
+      " \"slow\": {\"command\": \"/bin/sh\", \"args\": "
+      "[\"-c\", \"timeout 60 cat \\\"$0\\\" >/dev/null && exec \\\"$1\\\"\", \"%s\", \"%s\"]}}}",
+      demo, fifo, demo);
   char *cfg = write_temp("tty.json", text);
 
   struct run r;
@@ -1981,8 +1953,7 @@ START_TEST(test_cli_tty_default) {
   const char *piped[] = {"--config", cfg, "tools", NULL};
   run_cli_ex(&r, piped, release_when_read, fifo);
   ASSERT_EXIT(&r, 0);
-  ck_assert_msg(strstr(r.out, "mcp__fast_echo") && strstr(r.out, "mcp__slow_echo"),
-                "%s", r.out);
+  ck_assert_msg(strstr(r.out, "mcp__fast_echo") && strstr(r.out, "mcp__slow_echo"), "%s", r.out);
   ck_assert_str_eq(r.err, "");
   run_free(&r);
   free(cfg);
@@ -2000,11 +1971,12 @@ START_TEST(test_cli_tty_live) {
   ck_assert_int_eq(mkfifo(fifo, 0600), 0);
   const char *demo = test_env_path("MCP_DEMO_SERVER");
   char text[8192];
-  snprintf(text, sizeof(text),
-           "{\"mcpServers\": {\"fast\": {\"command\": \"%s\"},\n"
-           " \"slow\": {\"command\": \"/bin/sh\", \"args\": "
-           "[\"-c\", \"timeout 60 cat \\\"$0\\\" >/dev/null && exec \\\"$1\\\"\", \"%s\", \"%s\"]}}}",
-           demo, fifo, demo);
+  snprintf(
+      text, sizeof(text),
+      "{\"mcpServers\": {\"fast\": {\"command\": \"%s\"},\n"
+      " \"slow\": {\"command\": \"/bin/sh\", \"args\": "
+      "[\"-c\", \"timeout 60 cat \\\"$0\\\" >/dev/null && exec \\\"$1\\\"\", \"%s\", \"%s\"]}}}",
+      demo, fifo, demo);
   char *cfg = write_temp("live.json", text);
 
   struct run r;
@@ -2017,8 +1989,7 @@ START_TEST(test_cli_tty_live) {
   const char *live = strstr(r.out, "\rmcpconn: waiting for slow (");
   ck_assert_msg(live, "%s", r.out);
   /* Only slow is named: fast was ready at once. */
-  ck_assert_msg(!strstr(r.out, "waiting for fast") && !strstr(r.out, "fast, slow"),
-                "%s", r.out);
+  ck_assert_msg(!strstr(r.out, "waiting for fast") && !strstr(r.out, "fast, slow"), "%s", r.out);
   /* Erased, then the whole table. */
   const char *table = strstr(live, "\r\033[KSERVER");
   ck_assert_msg(table, "%s", r.out);
@@ -2058,9 +2029,8 @@ END_TEST
 
 /* Starts tests/interop/sdk-server.mjs with |args| and writes the URL of
  * |path| on it into |url|. */
-static void sdk_server_start(node_server *srv, const char *const *args,
-                             const char *scheme, const char *path, char *url,
-                             size_t url_size) {
+static void sdk_server_start(node_server *srv, const char *const *args, const char *scheme,
+                             const char *path, char *url, size_t url_size) {
   const char *argv[16] = {interop_path("sdk-server.mjs")};
   size_t n = 1;
   for (size_t i = 0; args && args[i] && n < 15; i++) argv[n++] = args[i];
@@ -2087,22 +2057,19 @@ START_TEST(test_cli_url) {
 
   RUN(&r, "--url", url, "--name", "web", "tools");
   ASSERT_EXIT(&r, 0);
-  ck_assert_msg(strstr(r.out, "mcp__web_echo") && strstr(r.out, "web "), "%s",
-                r.out);
+  ck_assert_msg(strstr(r.out, "mcp__web_echo") && strstr(r.out, "web "), "%s", r.out);
   ck_assert_str_eq(r.err, "");
   run_free(&r);
 
-  RUN(&r, "--url", url, "--name", "web", "-H", "X-Mcpconn-Test: 1",
-      "--header", "Authorization: Bearer not-checked", "call", "echo",
-      "{\"message\":\"over http\"}");
+  RUN(&r, "--url", url, "--name", "web", "-H", "X-Mcpconn-Test: 1", "--header",
+      "Authorization: Bearer not-checked", "call", "echo", "{\"message\":\"over http\"}");
   ASSERT_EXIT(&r, 0);
   char *t = out_text(&r);
   ck_assert_str_eq(t, "Echo: over http");
   free(t);
   run_free(&r);
 
-  RUN(&r, "--url", url, "--name", "web", "call", "mcp__web_add",
-      "{\"a\":2,\"b\":40}");
+  RUN(&r, "--url", url, "--name", "web", "call", "mcp__web_add", "{\"a\":2,\"b\":40}");
   ASSERT_EXIT(&r, 0);
   t = out_text(&r);
   ck_assert_str_eq(t, "42");
@@ -2131,11 +2098,10 @@ START_TEST(test_cli_url) {
   run_free(&r);
 
   /* With a stdio server next to it: one list, routed by name. */
-  RUN(&r, "--url", url, "--name", "web", "--stdio",
-      test_env_path("MCP_DEMO_SERVER"), "--name", "local", "tools", "--json");
+  RUN(&r, "--url", url, "--name", "web", "--stdio", test_env_path("MCP_DEMO_SERVER"), "--name",
+      "local", "tools", "--json");
   ASSERT_EXIT(&r, 0);
-  ck_assert_msg(strstr(r.out, "mcp__web_echo") && strstr(r.out, "mcp__local_echo"),
-                "%s", r.out);
+  ck_assert_msg(strstr(r.out, "mcp__web_echo") && strstr(r.out, "mcp__local_echo"), "%s", r.out);
   run_free(&r);
 
   /* --h2c on a server that only speaks HTTP/1.1 fails as a connection. */
@@ -2204,8 +2170,7 @@ START_TEST(test_cli_url_tls) {
   RUN(&r, "--url", url, "--name", "tls", "--timeout", "10000", "ping");
   ASSERT_EXIT(&r, 3);
   assert_one_reason(&r);
-  ck_assert_msg(strstr(r.err, "tls:") && strstr(r.err, "certificate"), "%s",
-                r.err);
+  ck_assert_msg(strstr(r.err, "tls:") && strstr(r.err, "certificate"), "%s", r.err);
   run_free(&r);
 
   RUN(&r, "--url", url, "--name", "tls", "--cacert", ca, "call", "whoami");
@@ -2213,14 +2178,12 @@ START_TEST(test_cli_url_tls) {
   ck_assert_msg(strstr(r.out, "\\\"http\\\":\\\"2.0\\\""), "%s", r.out);
   run_free(&r);
 
-  RUN(&r, "--http1.1", "--url", url, "--name", "tls", "--cacert", ca, "call",
-      "whoami");
+  RUN(&r, "--http1.1", "--url", url, "--name", "tls", "--cacert", ca, "call", "whoami");
   ASSERT_EXIT(&r, 0);
   ck_assert_msg(strstr(r.out, "\\\"http\\\":\\\"1.1\\\""), "%s", r.out);
   run_free(&r);
 
-  RUN(&r, "--url", url, "--name", "tls", "--h2c", "--cacert", ca, "call",
-      "whoami");
+  RUN(&r, "--url", url, "--name", "tls", "--h2c", "--cacert", ca, "call", "whoami");
   ASSERT_EXIT(&r, 0);
   ck_assert_msg(strstr(r.out, "\\\"http\\\":\\\"2.0\\\""), "%s", r.out);
   run_free(&r);
@@ -2295,8 +2258,7 @@ START_TEST(test_cli_config_http) {
   RUN(&r, "--config", cfg, "servers");
   ASSERT_EXIT(&r, 0);
   char *line = table_line(r.out, "web");
-  ck_assert_msg(line && strstr(line, "http") && strstr(line, "ready"), "%s",
-                r.out);
+  ck_assert_msg(line && strstr(line, "http") && strstr(line, "ready"), "%s", r.out);
   free(line);
   run_free(&r);
   free(cfg);
@@ -2343,9 +2305,8 @@ static void *capture_run(void *arg) {
       c->got = true;
     }
     pthread_mutex_unlock(&c->mu);
-    static const char reply[] =
-        "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n"
-        "Connection: close\r\n\r\n";
+    static const char reply[] = "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n"
+                                "Connection: close\r\n\r\n";
     ssize_t ignored = write(conn, reply, sizeof(reply) - 1);
     (void)ignored;
     close(conn);
@@ -2382,8 +2343,8 @@ START_TEST(test_cli_header_sent) {
   char url[128];
   snprintf(url, sizeof(url), "http://127.0.0.1:%d/mcp", cap.port);
   struct run r;
-  RUN(&r, "--url", url, "--name", "cap", "-H", "X-Token:  s3cret value ",
-      "--header", "Authorization: Bearer abc", "--timeout", "10000", "ping");
+  RUN(&r, "--url", url, "--name", "cap", "-H", "X-Token:  s3cret value ", "--header",
+      "Authorization: Bearer abc", "--timeout", "10000", "ping");
   ASSERT_EXIT(&r, 3);
   assert_one_reason(&r);
   ck_assert_msg(strstr(r.err, "cap:") && strstr(r.err, "500"), "%s", r.err);
@@ -2392,10 +2353,8 @@ START_TEST(test_cli_header_sent) {
   ck_assert(cap.got);
   ck_assert_msg(strstr(cap.head, "POST /mcp HTTP/1.1\r\n"), "%s", cap.head);
   /* Surrounding blanks are trimmed; inner ones kept. */
-  ck_assert_msg(strcasestr(cap.head, "\r\nX-Token: s3cret value\r\n"), "%s",
-                cap.head);
-  ck_assert_msg(strcasestr(cap.head, "\r\nAuthorization: Bearer abc\r\n"), "%s",
-                cap.head);
+  ck_assert_msg(strcasestr(cap.head, "\r\nX-Token: s3cret value\r\n"), "%s", cap.head);
+  ck_assert_msg(strcasestr(cap.head, "\r\nAuthorization: Bearer abc\r\n"), "%s", cap.head);
 }
 END_TEST
 
@@ -2425,18 +2384,15 @@ START_TEST(test_cli_http_usage) {
       {"--url", "https://127.0.0.1:9/mcp", "--http1.1", "--h2c", "tools"},
       /* Names. */
       {"--url", "http://127.0.0.1:9/mcp", "--name", "a/b", "tools"},
-      {"--url", "http://127.0.0.1:9/mcp", "--url", "http://127.0.0.1:10/mcp",
-       "tools"},
+      {"--url", "http://127.0.0.1:9/mcp", "--url", "http://127.0.0.1:10/mcp", "tools"},
   };
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
     struct run r;
     run_cli(&r, bad[i]);
-    ck_assert_msg(r.status == 2, "case %zu: exit %d; stderr: %s", i, r.status,
-                  r.err);
+    ck_assert_msg(r.status == 2, "case %zu: exit %d; stderr: %s", i, r.status, r.err);
     assert_one_reason(&r);
     /* Header values may be secrets: never echoed. */
-    ck_assert_msg(!strstr(r.err, "a\r") && !strstr(r.err, "X-B"),
-                  "case %zu: %s", i, r.err);
+    ck_assert_msg(!strstr(r.err, "a\r") && !strstr(r.err, "X-B"), "case %zu: %s", i, r.err);
     ck_assert_msg(r.ms < 10000, "case %zu took %lld ms", i, r.ms);
     run_free(&r);
   }
@@ -2472,8 +2428,7 @@ START_TEST(test_cli_sigint_cancels) {
   const char *demo = test_env_path("MCP_DEMO_SERVER");
   char *log = write_temp("sigint.log", "");
   char cmd[8192];
-  snprintf(cmd, sizeof(cmd), "/bin/sh -c 'tee \"$0\" | \"$1\"' '%s' '%s'", log,
-           demo);
+  snprintf(cmd, sizeof(cmd), "/bin/sh -c 'tee \"$0\" | \"$1\"' '%s' '%s'", log, demo);
   struct sigint_ctx ctx = {log};
   const char *args[] = {"--stdio", cmd, "call", "sleep", "{\"ms\":20000}", NULL};
   struct run r;
@@ -2500,10 +2455,12 @@ static void assert_terminal_safe(const char *what, const char *bytes) {
   size_t len = strlen(bytes);
   for (size_t i = 0; i < len;) {
     unsigned char c = p[i];
-    size_t k = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3
-             : (c & 0xf8) == 0xf0 ? 4 : 0;
-    ck_assert_msg(k && i + k <= len, "%s: byte 0x%02x at %zu is not UTF-8: %s", what, c, i,
-                  bytes);
+    size_t k = c < 0x80             ? 1
+               : (c & 0xe0) == 0xc0 ? 2
+               : (c & 0xf0) == 0xe0 ? 3
+               : (c & 0xf8) == 0xf0 ? 4
+                                    : 0;
+    ck_assert_msg(k && i + k <= len, "%s: byte 0x%02x at %zu is not UTF-8: %s", what, c, i, bytes);
     uint32_t cp = k == 1 ? c : (uint32_t)(c & (0x7f >> k));
     for (size_t j = 1; j < k; j++) {
       ck_assert_msg((p[i + j] & 0xc0) == 0x80, "%s: bad UTF-8 at %zu: %s", what, i, bytes);
@@ -2511,17 +2468,17 @@ static void assert_terminal_safe(const char *what, const char *bytes) {
     }
     bool bad = (cp < 0x20 && cp != '\t' && cp != '\n' && cp != '\r') ||
                (cp >= 0x7f && cp <= 0x9f) || (cp >= 0x200b && cp <= 0x200f) ||
-               (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) ||
-               cp == 0xfeff;
+               (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0xfeff;
     ck_assert_msg(!bad, "%s: raw U+%04X at byte %zu: %s", what, (unsigned)cp, i, bytes);
     i += k;
   }
 }
 
 /* The fault server's EVIL_TEXT, as JSON decodes it. */
-#define EVIL_TEXT                                                           \
+#define EVIL_TEXT \
   "\x1b[2J\x1b]0;pwned\x07 rtl:\xe2\x80\xae lri:\xe2\x81\xa6 zw:\xe2\x80\x8b " \
-  "csi:\xc2\x9b" "31m del:\x7f end"
+  "csi:\xc2\x9b" \
+  "31m del:\x7f end"
 /* ... and as mcpconn shows it in text. */
 #define EVIL_SHOWN "?[2J?]0;pwned? rtl:? lri:? zw:? csi:?31m del:? end"
 /* ... and a JSON-RPC error's message or a tool's error text, which the library already quotes into
@@ -2537,10 +2494,8 @@ static void run_evil(struct run *r, bool tty, const char *const *cmd) {
   size_t n = 4;
   for (size_t i = 0; cmd[i] && n < 15; i++) args[n++] = cmd[i];
   args[n] = NULL;
-  if (tty)
-    run_cli_tty(r, args);
-  else
-    run_cli(r, args);
+  if (tty) run_cli_tty(r, args);
+  else run_cli(r, args);
   assert_terminal_safe("stdout", r->out);
   assert_terminal_safe("stderr", r->err);
 }
@@ -2565,7 +2520,9 @@ START_TEST(test_cli_evil_text) {
     bool seen = false;
     for (size_t i = 0; i < json_object_array_length(arr); i++) {
       json_object *t = json_object_array_get_idx(arr, i);
-      if (strcmp(jstr(t, "tool"), "evil\xe2\x80\xae" "exe") != 0) continue;
+      if (strcmp(jstr(t, "tool"), "evil\xe2\x80\xae"
+                                  "exe") != 0)
+        continue;
       ck_assert_str_eq(jstr(t, "description"), EVIL_TEXT);
       seen = true;
     }
@@ -2637,8 +2594,7 @@ START_TEST(test_cli_diagnostics_not_log) {
   }
   ck_assert_int_gt(n, 1100);
 
-  char *typo = write_file("{\"mcpServers\": {\"x\": {\"comand\": \"true\"}}}",
-                          "%s/typo.json", dir);
+  char *typo = write_file("{\"mcpServers\": {\"x\": {\"comand\": \"true\"}}}", "%s/typo.json", dir);
   struct run r;
   RUN(&r, "--config", typo, "tools");
   ASSERT_EXIT(&r, 2);
@@ -2772,8 +2728,7 @@ START_TEST(test_cli_closed_pipe) {
   const char *tools[] = {"tools", NULL};
   run_cli_closed_stdout(&r, tools);
   ASSERT_EXIT(&r, 0);
-  ck_assert_msg(!strstr(r.err, "Broken pipe") && !strstr(r.err, "cannot write"),
-                "%s", r.err);
+  ck_assert_msg(!strstr(r.err, "Broken pipe") && !strstr(r.err, "cannot write"), "%s", r.err);
   run_free(&r);
 
   const char *call[] = {"-q", "call", "echo", "text=hi", NULL};
@@ -2794,8 +2749,7 @@ END_TEST
  * |p|, up to CR or LF. */
 static size_t line_chars(const char *p) {
   size_t n = 0;
-  for (; *p && *p != '\r' && *p != '\n'; p++)
-    n += ((unsigned char)*p & 0xc0) != 0x80;
+  for (; *p && *p != '\r' && *p != '\n'; p++) n += ((unsigned char)*p & 0xc0) != 0x80;
   return n;
 }
 
@@ -2831,8 +2785,8 @@ START_TEST(test_cli_tty_width) {
   run_cli_tty(&r, tools);
   ASSERT_EXIT(&r, 0);
   ck_assert_msg(widest_line(r.out) <= 50, "wider than 50:\n%s", r.out);
-  ck_assert_msg(strstr(r.out, "Adds two numbers and\xe2\x80\xa6") && !strstr(r.out, full),
-                "%s", r.out);
+  ck_assert_msg(strstr(r.out, "Adds two numbers and\xe2\x80\xa6") && !strstr(r.out, full), "%s",
+                r.out);
   run_free(&r);
 
   /* COLUMNS wins over the terminal's size; without UTF-8, three dots. */
@@ -2842,8 +2796,8 @@ START_TEST(test_cli_tty_width) {
   run_cli_tty(&r, tools);
   ASSERT_EXIT(&r, 0);
   ck_assert_msg(widest_line(r.out) <= 50, "wider than 50:\n%s", r.out);
-  ck_assert_msg(strstr(r.out, "Adds two numbers a...") && !strstr(r.out, "\xe2\x80\xa6"),
-                "%s", r.out);
+  ck_assert_msg(strstr(r.out, "Adds two numbers a...") && !strstr(r.out, "\xe2\x80\xa6"), "%s",
+                r.out);
   run_free(&r);
 
   /* A wide terminal shows it whole. */
@@ -2861,8 +2815,7 @@ START_TEST(test_cli_tty_width) {
   run_free(&r);
 
   /* servers cuts the last error. */
-  const char *servers[] = {"-q", "--stdio", "/nonexistent/bin/x", "servers",
-                           "--wait", NULL};
+  const char *servers[] = {"-q", "--stdio", "/nonexistent/bin/x", "servers", "--wait", NULL};
   g_tty_cols = 50;
   unsetenv("COLUMNS");
   run_cli_tty(&r, servers);
@@ -2900,11 +2853,9 @@ static char *stdio_name(const char *stdio) {
  * (The launchers are missing here: the name is made before the start.) */
 START_TEST(test_cli_default_names) {
   static const char *const cases[][2] = {
-      {"/nonexistent/npx -y @modelcontextprotocol/server-filesystem /tmp",
-       "server-filesystem"},
+      {"/nonexistent/npx -y @modelcontextprotocol/server-filesystem /tmp", "server-filesystem"},
       {"/nonexistent/node path/to/demo.js", "demo"},
-      {"/nonexistent/node --require x /srv/server-everything/dist/index.js",
-       "server-everything"},
+      {"/nonexistent/node --require x /srv/server-everything/dist/index.js", "server-everything"},
       {"/nonexistent/npx -y @upstash/context7-mcp@latest", "context7-mcp"},
       {"/nonexistent/uvx mcp-server-fetch", "mcp-server-fetch"},
       {"/nonexistent/python3 -m mcp_server_time.cli", "mcp_server_time"},
@@ -2915,8 +2866,8 @@ START_TEST(test_cli_default_names) {
   };
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     char *name = stdio_name(cases[i][0]);
-    ck_assert_msg(strcmp(name, cases[i][1]) == 0, "%s: named %s, not %s",
-                  cases[i][0], name, cases[i][1]);
+    ck_assert_msg(strcmp(name, cases[i][1]) == 0, "%s: named %s, not %s", cases[i][0], name,
+                  cases[i][1]);
     free(name);
   }
 }
@@ -2926,13 +2877,12 @@ END_TEST
 START_TEST(test_cli_stdio_env) {
   const char *demo = test_env_path("MCP_DEMO_SERVER");
   char cmd[4096];
-  snprintf(cmd, sizeof(cmd),
-           "/bin/sh -c 'test \"$MCPCONN_TEST_E\" = \"b c\" && exec \"$0\"' '%s'",
+  snprintf(cmd, sizeof(cmd), "/bin/sh -c 'test \"$MCPCONN_TEST_E\" = \"b c\" && exec \"$0\"' '%s'",
            demo);
   unsetenv("MCPCONN_TEST_E");
   struct run r;
-  RUN(&r, "-q", "--stdio", cmd, "-e", "MCPCONN_TEST_E=b c", "--name", "e",
-      "call", "echo", "text=env");
+  RUN(&r, "-q", "--stdio", cmd, "-e", "MCPCONN_TEST_E=b c", "--name", "e", "call", "echo",
+      "text=env");
   ASSERT_EXIT(&r, 0);
   json_object *res = parse_out(&r);
   ck_assert_str_eq(jstr(res, "content.0.text"), "env");

@@ -26,7 +26,8 @@ static mcp_client *connect_argv(const char *const *argv, mcp_client_options *o_i
   mcp_client *c = NULL;
   mcp_error err = MCP_ERROR_INIT;
   mcp_status st = mcp_client_connect(o, &c, &err);
-  ck_assert_msg(st == want, "connect: got %d (%s), wanted %d", st, err.message ? err.message : "", want);
+  ck_assert_msg(st == want, "connect: got %d (%s), wanted %d", st, err.message ? err.message : "",
+                want);
   if (want != MCP_OK) ck_assert_ptr_null(c);
   if (err_out) *err_out = err;
   else mcp_error_clear(&err);
@@ -107,7 +108,10 @@ static int collector_wait(collector *k, int n, int ms) {
   clock_gettime(CLOCK_REALTIME, &ts);
   ts.tv_sec += ms / 1000;
   ts.tv_nsec += (ms % 1000) * 1000000L;
-  if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+  if (ts.tv_nsec >= 1000000000L) {
+    ts.tv_sec++;
+    ts.tv_nsec -= 1000000000L;
+  }
   pthread_mutex_lock(&k->lock);
   while (k->count < n)
     if (pthread_cond_timedwait(&k->cond, &k->lock, &ts) != 0) break;
@@ -136,7 +140,9 @@ START_TEST(demo_handshake_and_tools) {
   for (int i = 0; i < 4; i++) {
     int found = 0;
     for (size_t k = 0; k < json_object_array_length(arr); k++)
-      if (strcmp(json_object_get_string(json_object_object_get(json_object_array_get_idx(arr, k), "name")), names[i]) == 0)
+      if (strcmp(json_object_get_string(
+                     json_object_object_get(json_object_array_get_idx(arr, k), "name")),
+                 names[i]) == 0)
         found = 1;
     ck_assert_msg(found, "tool %s missing", names[i]);
   }
@@ -159,7 +165,8 @@ START_TEST(demo_errors) {
   char *res = NULL;
   mcp_error err = MCP_ERROR_INIT;
   /* isError: true is a tool error, and the result still comes back. */
-  ck_assert_int_eq(mcp_client_call_tool(c, "fail", "{\"message\":\"boom\"}", NULL, &res, &err), MCP_ETOOLERROR);
+  ck_assert_int_eq(mcp_client_call_tool(c, "fail", "{\"message\":\"boom\"}", NULL, &res, &err),
+                   MCP_ETOOLERROR);
   ck_assert_ptr_nonnull(res);
   ck_assert_str_eq(err.message, "boom");
   mcp_free(res);
@@ -272,7 +279,8 @@ START_TEST(demo_cancel_from_callback) {
   ck_assert_uint_eq(s.late_responses, 0); /* the cancelled sleep never answered */
   /* A token fired before the call refuses it at once. */
   mcp_call_options_set_cancel(o, a.tok);
-  ck_assert_int_eq(mcp_client_call_tool(c, "echo", "{\"text\":\"x\"}", o, &res, NULL), MCP_ECANCELLED);
+  ck_assert_int_eq(mcp_client_call_tool(c, "echo", "{\"text\":\"x\"}", o, &res, NULL),
+                   MCP_ECANCELLED);
   mcp_call_options_free(o);
   mcp_cancel_unref(a.tok);
   mcp_client_free(c);
@@ -317,7 +325,8 @@ START_TEST(demo_progress_and_reset) {
   /* ... but never past the max total. */
   mcp_call_options_set_reset_timeout_on_progress(o2, true, 1000);
   long long t0 = test_now_ms();
-  ck_assert_int_eq(mcp_client_call_tool(c, "sleep", "{\"ms\":5000}", o2, &res, NULL), MCP_ETIMEDOUT);
+  ck_assert_int_eq(mcp_client_call_tool(c, "sleep", "{\"ms\":5000}", o2, &res, NULL),
+                   MCP_ETIMEDOUT);
   long long el = test_now_ms() - t0;
   ck_assert_int_ge(el, 990);
   ck_assert_int_lt(el, 4900);
@@ -378,20 +387,25 @@ START_TEST(async_calls_end_once) {
   mcp_client *c = connect_demo();
   async_rec a;
   async_init(&a);
-  ck_assert_int_eq(mcp_client_call_tool_async(c, "echo", "{\"text\":\"async\"}", NULL, async_cb, &a, NULL), MCP_OK);
+  ck_assert_int_eq(
+      mcp_client_call_tool_async(c, "echo", "{\"text\":\"async\"}", NULL, async_cb, &a, NULL),
+      MCP_OK);
   ck_assert(async_wait(&a, 1, 5000));
   ck_assert_int_eq(a.ok, 1);
   ck_assert_str_eq(a.text, "async");
   mcp_call_options *o = mcp_call_options_new();
   mcp_call_options_set_timeout_ms(o, 100);
-  ck_assert_int_eq(mcp_client_call_tool_async(c, "sleep", "{\"ms\":3000}", o, async_cb, &a, NULL), MCP_OK);
+  ck_assert_int_eq(mcp_client_call_tool_async(c, "sleep", "{\"ms\":3000}", o, async_cb, &a, NULL),
+                   MCP_OK);
   ck_assert(async_wait(&a, 2, 5000));
   ck_assert_int_eq(a.timedout, 1);
   /* In flight at close: each ends once with MCP_ECLOSED. */
   for (int i = 0; i < 5; i++)
-    ck_assert_int_eq(mcp_client_call_tool_async(c, "sleep", "{\"ms\":5000}", NULL, async_cb, &a, NULL), MCP_OK);
+    ck_assert_int_eq(
+        mcp_client_call_tool_async(c, "sleep", "{\"ms\":5000}", NULL, async_cb, &a, NULL), MCP_OK);
   /* A refused call never calls back. */
-  ck_assert_int_eq(mcp_client_call_tool_async(c, "echo", "{bad", NULL, async_cb, &a, NULL), MCP_EINVAL);
+  ck_assert_int_eq(mcp_client_call_tool_async(c, "echo", "{bad", NULL, async_cb, &a, NULL),
+                   MCP_EINVAL);
   mcp_client_close(c);
   ck_assert(async_wait(&a, 7, 5000));
   ck_assert_int_eq(a.closed, 5);
@@ -399,8 +413,11 @@ START_TEST(async_calls_end_once) {
   ck_assert(!mcp_client_is_open(c));
   /* After close, calls fail at once. */
   char *res = NULL;
-  ck_assert_int_eq(mcp_client_call_tool(c, "echo", "{\"text\":\"x\"}", NULL, &res, NULL), MCP_ECLOSED);
-  ck_assert_int_eq(mcp_client_call_tool_async(c, "echo", "{\"text\":\"x\"}", NULL, async_cb, &a, NULL), MCP_ECLOSED);
+  ck_assert_int_eq(mcp_client_call_tool(c, "echo", "{\"text\":\"x\"}", NULL, &res, NULL),
+                   MCP_ECLOSED);
+  ck_assert_int_eq(
+      mcp_client_call_tool_async(c, "echo", "{\"text\":\"x\"}", NULL, async_cb, &a, NULL),
+      MCP_ECLOSED);
   mcp_call_options_free(o);
   mcp_client_free(c);
   ck_assert_int_eq(a.done, 7);
@@ -412,7 +429,9 @@ START_TEST(free_from_own_callback) {
   async_rec a;
   async_init(&a);
   a.free_me = c;
-  ck_assert_int_eq(mcp_client_call_tool_async(c, "echo", "{\"text\":\"bye\"}", NULL, async_cb, &a, NULL), MCP_OK);
+  ck_assert_int_eq(
+      mcp_client_call_tool_async(c, "echo", "{\"text\":\"bye\"}", NULL, async_cb, &a, NULL),
+      MCP_OK);
   ck_assert(async_wait(&a, 1, 5000));
   ck_assert_int_eq(a.ok, 1);
   /* The client is released on another thread once the callback returned;
@@ -445,7 +464,8 @@ static void *stress_main(void *arg) {
       } else {
         s->errors++;
       }
-    } else if (mcp_client_call_tool_async(s->c, "echo", args, NULL, async_cb, &s->a, NULL) != MCP_OK) {
+    } else if (mcp_client_call_tool_async(s->c, "echo", args, NULL, async_cb, &s->a, NULL) !=
+               MCP_OK) {
       s->errors++;
     }
   }
@@ -493,7 +513,7 @@ typedef struct mixed_arg {
   mcp_client *c;
   int tid, n;
   uint64_t rng;
-  int bad;          /* calls that ended wrongly */
+  int bad; /* calls that ended wrongly */
   char why[160];
   async_rec a;
   int async_sent;
@@ -557,8 +577,7 @@ static void *mixed_main(void *arg) {
     } else { /* async echo: the reader must read for it */
       if (mcp_client_call_tool_async(m->c, "echo", args, NULL, async_cb, &m->a, NULL) == MCP_OK)
         m->async_sent++;
-      else
-        m->bad++;
+      else m->bad++;
     }
     mcp_free(res);
     mcp_error_clear(&err);
@@ -607,7 +626,8 @@ START_TEST(fault_crash_mid_request) {
   char *res = NULL;
   mcp_error err = MCP_ERROR_INIT;
   ck_assert_int_eq(mcp_client_call_tool(c, "crash", "{}", NULL, &res, &err), MCP_ECLOSED);
-  ck_assert_msg(strstr(err.message, "3") && strstr(err.message, "about to crash"), "message: %s", err.message);
+  ck_assert_msg(strstr(err.message, "3") && strstr(err.message, "about to crash"), "message: %s",
+                err.message);
   mcp_error_clear(&err);
   ck_assert(!mcp_client_is_open(c));
   ck_assert_int_eq(mcp_client_ping(c, NULL, &err), MCP_ECLOSED);
@@ -695,9 +715,12 @@ START_TEST(fault_server_requests_answered) {
   /* ping -> {} */
   ck_assert_int_eq(json_object_object_length(json_object_array_get_idx(arr, 0)), 0);
   /* roots/list -> our handler's answer */
-  ck_assert_ptr_nonnull(strstr(json_object_to_json_string_ext(json_object_array_get_idx(arr, 1), JSON_C_TO_STRING_NOSLASHESCAPE), "file:///tmp/project"));
+  ck_assert_ptr_nonnull(strstr(json_object_to_json_string_ext(json_object_array_get_idx(arr, 1),
+                                                              JSON_C_TO_STRING_NOSLASHESCAPE),
+                               "file:///tmp/project"));
   /* unknown method -> -32601 */
-  ck_assert_ptr_nonnull(strstr(json_object_to_json_string(json_object_array_get_idx(arr, 2)), "-32601"));
+  ck_assert_ptr_nonnull(
+      strstr(json_object_to_json_string(json_object_array_get_idx(arr, 2)), "-32601"));
   json_object_put(arr);
   free(t);
   mcp_client_free(c);
@@ -709,7 +732,9 @@ START_TEST(fault_unhandled_roots_is_method_not_found) {
   mcp_client *c = connect_fault(NULL, MCP_OK, NULL, NULL);
   char *t = call_text(c, "ask", "{}");
   json_object *arr = parse_or_fail(t);
-  ck_assert_ptr_nonnull(strstr(json_object_to_json_string_ext(json_object_array_get_idx(arr, 1), JSON_C_TO_STRING_NOSLASHESCAPE), "-32601"));
+  ck_assert_ptr_nonnull(strstr(json_object_to_json_string_ext(json_object_array_get_idx(arr, 1),
+                                                              JSON_C_TO_STRING_NOSLASHESCAPE),
+                               "-32601"));
   json_object_put(arr);
   free(t);
   mcp_client_free(c);
@@ -753,7 +778,8 @@ START_TEST(fault_exit_after_init) {
   mcp_client *c = connect_fault(NULL, MCP_OK, NULL, "--exit-after-init", NULL);
   char *res = NULL;
   mcp_error err = MCP_ERROR_INIT;
-  ck_assert_int_eq(mcp_client_call_tool(c, "echo", "{\"text\":\"x\"}", NULL, &res, &err), MCP_ECLOSED);
+  ck_assert_int_eq(mcp_client_call_tool(c, "echo", "{\"text\":\"x\"}", NULL, &res, &err),
+                   MCP_ECLOSED);
   /* Either the reader saw the exit first ("server exited with status 0"),
    * or the write did ("server closed its stdin"): both say why. */
   ck_assert_msg(strstr(err.message, "status 0") || strstr(err.message, "closed"), "message: %s",

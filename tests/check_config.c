@@ -34,9 +34,8 @@ static size_t ntpaths;
 
 /* A hermetic environment: NULL-terminated name/value pairs. */
 static const char *const test_env[] = {
-    "A", "1",          "B", "2",        "EMPTY", "",
-    "HOME", "/home/u", "NL", "a\nb",    "REF", "${A}",
-    "BIN", "server-a", "TOKEN", "t0k",  NULL,
+    "A",    "1",   "B",    "2",   "EMPTY",    "",      "HOME", "/home/u", "NL",
+    "a\nb", "REF", "${A}", "BIN", "server-a", "TOKEN", "t0k",  NULL,
 };
 
 static const char *table_getenv(void *user, const char *name) {
@@ -46,8 +45,7 @@ static const char *table_getenv(void *user, const char *name) {
   return NULL;
 }
 
-static int rm_one(const char *p, const struct stat *sb, int flag,
-                  struct FTW *ftw) {
+static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw) {
   (void)sb;
   (void)flag;
   (void)ftw;
@@ -56,8 +54,7 @@ static int rm_one(const char *p, const struct stat *sb, int flag,
 
 static void setup(void) {
   const char *base = getenv("MCP_TEST_TMPDIR");
-  snprintf(tmpdir, sizeof(tmpdir), "%s/check_config.XXXXXX",
-           base && *base ? base : "/tmp");
+  snprintf(tmpdir, sizeof(tmpdir), "%s/check_config.XXXXXX", base && *base ? base : "/tmp");
   ck_assert_ptr_nonnull(mkdtemp(tmpdir));
   mcp__config_secrets_clear();
 }
@@ -108,15 +105,12 @@ static void mkdirs(const char *rel) {
 static mcp_config_set *parse_as(const char *text, mcp_config_dialect d) {
   mcp_config_parse_opts o = {d, table_getenv, NULL};
   mcp_config_set *set = NULL;
-  ck_assert_int_eq(mcp__config_parse_text(text, strlen(text), SRC, &o, &set),
-                   MCP_OK);
+  ck_assert_int_eq(mcp__config_parse_text(text, strlen(text), SRC, &o, &set), MCP_OK);
   ck_assert_ptr_nonnull(set);
   return set;
 }
 
-static mcp_config_set *parse(const char *text) {
-  return parse_as(text, MCP_CONFIG_NATIVE);
-}
+static mcp_config_set *parse(const char *text) { return parse_as(text, MCP_CONFIG_NATIVE); }
 
 static size_t count_level(const mcp_config_set *set, mcp_log_level lv) {
   size_t n = 0;
@@ -125,9 +119,8 @@ static size_t count_level(const mcp_config_set *set, mcp_log_level lv) {
   return n;
 }
 
-static const mcp_config_diag *find_diag(const mcp_config_set *set,
-                                        mcp_log_level lv, const char *server,
-                                        const char *needle) {
+static const mcp_config_diag *find_diag(const mcp_config_set *set, mcp_log_level lv,
+                                        const char *server, const char *needle) {
   for (size_t i = 0; i < set->ndiags; i++) {
     const mcp_config_diag *d = &set->diags[i];
     if (d->level != lv) continue;
@@ -140,12 +133,10 @@ static const mcp_config_diag *find_diag(const mcp_config_set *set,
 
 static void dump_diags(const mcp_config_set *set) {
   for (size_t i = 0; i < set->ndiags; i++)
-    fprintf(stderr, "  [%d] %s\n", set->diags[i].level,
-            set->diags[i].message);
+    fprintf(stderr, "  [%d] %s\n", set->diags[i].level, set->diags[i].message);
 }
 
-static const mcp_server_def *must_find(const mcp_config_set *set,
-                                       const char *name) {
+static const mcp_server_def *must_find(const mcp_config_set *set, const char *name) {
   const mcp_server_def *d = mcp__config_find(set, name);
   if (!d) dump_diags(set);
   ck_assert_msg(d != NULL, "no server %s", name);
@@ -191,18 +182,14 @@ static const struct bad_case {
     {"{\"command\":7}", "command", "\"command\""},
     {"{\"type\":\"http\"}", "url", "\"url\" is required for an http server"},
     {"{\"type\":\"sse\",\"headers\":{}}", "url", "required for an sse server"},
-    {"{\"command\":\"x\",\"url\":\"http://h\"}", "url",
-     "both \"command\" and \"url\""},
+    {"{\"command\":\"x\",\"url\":\"http://h\"}", "url", "both \"command\" and \"url\""},
     {"{\"type\":\"grpc\",\"command\":\"x\"}", "type", "unknown type \"grpc\""},
     {"{\"type\":5,\"command\":\"x\"}", "type", "unknown type"},
     {"{\"url\":\"http://h\",\"headers\":{\"X-A\":\"a\\r\\nb\"}}", "headers",
      "value of \"X-A\" contains CR or LF"},
-    {"{\"url\":\"http://h\",\"headers\":{\"X-A\":\"${NL}\"}}", "headers",
-     "contains CR or LF"},
-    {"{\"url\":\"http://h\",\"headers\":{\"X A\":\"v\"}}", "headers",
-     "invalid name \"X A\""},
-    {"{\"url\":\"http://h\",\"headers\":{\"X\":1}}", "headers",
-     "value of \"X\" must be a string"},
+    {"{\"url\":\"http://h\",\"headers\":{\"X-A\":\"${NL}\"}}", "headers", "contains CR or LF"},
+    {"{\"url\":\"http://h\",\"headers\":{\"X A\":\"v\"}}", "headers", "invalid name \"X A\""},
+    {"{\"url\":\"http://h\",\"headers\":{\"X\":1}}", "headers", "value of \"X\" must be a string"},
     {"{\"url\":\"http://h\",\"headers\":[]}", "headers", "object of strings"},
     {"{\"command\":\"x\",\"args\":\"a b\"}", "args", "array of strings"},
     {"{\"command\":\"x\",\"args\":[\"a\",1]}", "args", "element 1"},
@@ -222,19 +209,15 @@ static const struct bad_case {
     {"{\"url\":\"http://h\",\"caFile\":true}", "caFile", "\"caFile\" must be"},
     {"{\"url\":\"http://h\",\"clientCert\":\"c.pem\"}", "clientKey",
      "\"clientKey\" is required with \"clientCert\""},
-    {"{\"url\":\"http://h\",\"clientKey\":\"k.pem\"}", "clientCert",
-     "\"clientCert\" is required"},
+    {"{\"url\":\"http://h\",\"clientKey\":\"k.pem\"}", "clientCert", "\"clientCert\" is required"},
     {"{\"url\":\"http://h\",\"headers\":{\"content-TYPE\":\"x\"}}", "headers",
      "\"content-TYPE\" is set by the transport"},
     {"{\"command\":\"x\",\"headers\":{}}", "headers",
      "\"headers\" does not apply to stdio servers"},
     {"{\"command\":\"x\",\"insecure\":true}", "insecure", "stdio servers"},
-    {"{\"url\":\"https://h\",\"env\":{}}", "env",
-     "\"env\" does not apply to http servers"},
-    {"{\"type\":\"sse\",\"url\":\"https://h\",\"args\":[]}", "args",
-     "sse servers"},
-    {"{\"command\":\"x\",\"httpUrl\":\"http://h\"}", "httpUrl",
-     "unknown field \"httpUrl\""},
+    {"{\"url\":\"https://h\",\"env\":{}}", "env", "\"env\" does not apply to http servers"},
+    {"{\"type\":\"sse\",\"url\":\"https://h\",\"args\":[]}", "args", "sse servers"},
+    {"{\"command\":\"x\",\"httpUrl\":\"http://h\"}", "httpUrl", "unknown field \"httpUrl\""},
     {"\"just a string\"", NULL, "must be a JSON object"},
     {"[]", NULL, "must be a JSON object"},
 };
@@ -248,21 +231,18 @@ START_TEST(test_validation_errors) {
            bc->body);
   mcp_config_set *set = parse(text);
   if (set->ndiags != 1) dump_diags(set);
-  ck_assert_msg(set->ndiags == 1, "case %d (%s): %zu diagnostics", _i,
-                bc->body, set->ndiags);
+  ck_assert_msg(set->ndiags == 1, "case %d (%s): %zu diagnostics", _i, bc->body, set->ndiags);
   const mcp_config_diag *d = &set->diags[0];
   ck_assert_int_eq(d->level, MCP_LOG_WARN);
-  ck_assert_msg(strncmp(d->message, SRC ": server \"db\": ",
-                        strlen(SRC ": server \"db\": ")) == 0,
+  ck_assert_msg(strncmp(d->message, SRC ": server \"db\": ", strlen(SRC ": server \"db\": ")) == 0,
                 "case %d: message '%s'", _i, d->message);
-  ck_assert_msg(strstr(d->message, bc->needle) != NULL,
-                "case %d: '%s' lacks '%s'", _i, d->message, bc->needle);
+  ck_assert_msg(strstr(d->message, bc->needle) != NULL, "case %d: '%s' lacks '%s'", _i, d->message,
+                bc->needle);
   ck_assert_str_eq(d->source, SRC);
   ck_assert_str_eq(d->server, "db");
   if (bc->field) {
-    ck_assert_msg(d->field && strcmp(d->field, bc->field) == 0,
-                  "case %d: field '%s', want '%s'", _i,
-                  d->field ? d->field : "(null)", bc->field);
+    ck_assert_msg(d->field && strcmp(d->field, bc->field) == 0, "case %d: field '%s', want '%s'",
+                  _i, d->field ? d->field : "(null)", bc->field);
   } else {
     ck_assert_ptr_null(d->field);
   }
@@ -289,10 +269,8 @@ START_TEST(test_names) {
   ck_assert_uint_eq(set->ndefs, 1);
   ck_assert_str_eq(set->defs[0]->name, "A-z_0.9:x");
   ck_assert_uint_eq(count_level(set, MCP_LOG_WARN), 3);
-  ck_assert_ptr_nonnull(find_diag(set, MCP_LOG_WARN, "bad name",
-                                  "invalid server name"));
-  ck_assert_ptr_nonnull(find_diag(set, MCP_LOG_WARN, longname,
-                                  "invalid server name"));
+  ck_assert_ptr_nonnull(find_diag(set, MCP_LOG_WARN, "bad name", "invalid server name"));
+  ck_assert_ptr_nonnull(find_diag(set, MCP_LOG_WARN, longname, "invalid server name"));
   mcp__config_free(set);
 
   longname[100] = '\0';
@@ -384,14 +362,20 @@ END_TEST
 
 START_TEST(test_malformed_files) {
   static const char *const bad[] = {
-      "{not json", "", "   ", "{\"mcpServers\": {}} trailing",
-      "{\"mcpServers\": {\"a\": {\"command\": \"x\"}}", "[1, 2]", "\"str\"",
-      "{\"mcpServers\": []}", "{\"mcpServers\": \"x\"}",
+      "{not json",
+      "",
+      "   ",
+      "{\"mcpServers\": {}} trailing",
+      "{\"mcpServers\": {\"a\": {\"command\": \"x\"}}",
+      "[1, 2]",
+      "\"str\"",
+      "{\"mcpServers\": []}",
+      "{\"mcpServers\": \"x\"}",
   };
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
     mcp_config_set *set = parse(bad[i]);
-    ck_assert_msg(set->ndefs == 0 && set->ndiags == 1,
-                  "'%s': %zu defs %zu diags", bad[i], set->ndefs, set->ndiags);
+    ck_assert_msg(set->ndefs == 0 && set->ndiags == 1, "'%s': %zu defs %zu diags", bad[i],
+                  set->ndefs, set->ndiags);
     ck_assert_int_eq(set->diags[0].level, MCP_LOG_WARN);
     ck_assert(strncmp(set->diags[0].message, SRC ": ", strlen(SRC) + 2) == 0);
     ck_assert_ptr_null(set->diags[0].server);
@@ -399,8 +383,7 @@ START_TEST(test_malformed_files) {
   }
   /* Text with a NUL inside. */
   mcp_config_set *set = NULL;
-  ck_assert_int_eq(mcp__config_parse_text("{}\0{}", 5, NULL, NULL, &set),
-                   MCP_OK);
+  ck_assert_int_eq(mcp__config_parse_text("{}\0{}", 5, NULL, NULL, &set), MCP_OK);
   ck_assert_uint_eq(set->ndiags, 1);
   ck_assert(strncmp(set->diags[0].message, "<config>: ", 10) == 0);
   mcp__config_free(set);
@@ -431,12 +414,10 @@ END_TEST
 START_TEST(test_malformed_file_does_not_stop_others) {
   put("bad.json", "{\"mcpServers\": {\"x\": ");
   put("good.json", "{\"mcpServers\": {\"g\": {\"command\": \"good\"}}}");
-  put("home/.config/mcpconn/mcp.json",
-      "{\"mcpServers\": {\"u\": {\"command\": \"user\"}, \"x\": "
-      "{\"command\": \"from-user\"}}}");
+  put("home/.config/mcpconn/mcp.json", "{\"mcpServers\": {\"u\": {\"command\": \"user\"}, \"x\": "
+                                       "{\"command\": \"from-user\"}}}");
   mkdirs("proj/.git");
-  const char *files[] = {tpath("bad.json"), tpath("missing.json"),
-                         tpath("good.json")};
+  const char *files[] = {tpath("bad.json"), tpath("missing.json"), tpath("good.json")};
   mcp_discovery_opts o;
   memset(&o, 0, sizeof(o));
   o.files = files;
@@ -454,8 +435,7 @@ START_TEST(test_malformed_file_does_not_stop_others) {
   /* The malformed file claimed nothing. */
   ck_assert_str_eq(must_find(set, "x")->argv[0], "from-user");
   ck_assert_uint_eq(count_level(set, MCP_LOG_WARN), 2);
-  const mcp_config_diag *d =
-      find_diag(set, MCP_LOG_WARN, NULL, "invalid JSON");
+  const mcp_config_diag *d = find_diag(set, MCP_LOG_WARN, NULL, "invalid JSON");
   ck_assert_ptr_nonnull(d);
   ck_assert_str_eq(d->source, files[0]);
   d = find_diag(set, MCP_LOG_WARN, NULL, "cannot read");
@@ -558,11 +538,9 @@ START_TEST(test_expansion_table) {
   };
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     char *out = NULL;
-    ck_assert_int_eq(mcp__config_expand(cases[i].in, table_getenv, NULL, &out),
-                     MCP_OK);
-    ck_assert_msg(strcmp(out, cases[i].out) == 0,
-                  "expand('%s') = '%s', want '%s'", cases[i].in, out,
-                  cases[i].out);
+    ck_assert_int_eq(mcp__config_expand(cases[i].in, table_getenv, NULL, &out), MCP_OK);
+    ck_assert_msg(strcmp(out, cases[i].out) == 0, "expand('%s') = '%s', want '%s'", cases[i].in,
+                  out, cases[i].out);
     mcp__free(out);
   }
 }
@@ -584,14 +562,12 @@ START_TEST(test_expansion_limits) {
   char longref[600] = "${";
   memset(longref + 2, 'A', 400);
   strcpy(longref + 402, "}");
-  ck_assert_int_eq(mcp__config_expand(longref, table_getenv, NULL, &out),
-                   MCP_OK);
+  ck_assert_int_eq(mcp__config_expand(longref, table_getenv, NULL, &out), MCP_OK);
   ck_assert_str_eq(out, longref);
   mcp__free(out);
   /* The process environment is the default lookup. */
   setenv("MCP_CHECK_CONFIG_VAR", "from-env", 1);
-  ck_assert_int_eq(mcp__config_expand("${MCP_CHECK_CONFIG_VAR}", NULL, NULL,
-                                      &out), MCP_OK);
+  ck_assert_int_eq(mcp__config_expand("${MCP_CHECK_CONFIG_VAR}", NULL, NULL, &out), MCP_OK);
   ck_assert_str_eq(out, "from-env");
   mcp__free(out);
   ck_assert_int_eq(mcp__config_expand(NULL, NULL, NULL, &out), MCP_EINVAL);
@@ -608,12 +584,11 @@ static mcp_server_def *one_def(const char *text, const char *name) {
   return d;
 }
 
-static mcp_server_def *resolve(const mcp_server_def *d, int64_t timeout_ms,
-                               mcp_config_diag **diags, size_t *ndiags) {
+static mcp_server_def *resolve(const mcp_server_def *d, int64_t timeout_ms, mcp_config_diag **diags,
+                               size_t *ndiags) {
   mcp_secret_opts so = {timeout_ms};
   mcp_server_def *r = NULL;
-  ck_assert_int_eq(mcp__config_resolve_secrets(d, &so, &r, diags, ndiags),
-                   MCP_OK);
+  ck_assert_int_eq(mcp__config_resolve_secrets(d, &so, &r, diags, ndiags), MCP_OK);
   ck_assert_ptr_nonnull(r);
   return r;
 }
@@ -625,12 +600,11 @@ static const char *diag_for(mcp_config_diag *v, size_t n, const char *needle) {
 }
 
 START_TEST(test_secret_success_and_failures) {
-  mcp_server_def *d = one_def(
-      "{\"mcpServers\": {\"s\": {\"command\": \"x\", \"env\": {"
-      "\"TOK\": \"!printf '  s3cret value \\\\n\\\\n'\", \"PLAIN\": \"v\","
-      "\"BAD\": \"!echo leaked; exit 1\", \"EMPTY\": \"!printf '  \\\\n'\","
-      "\"NONE\": \"!true\", \"SIG\": \"!kill -9 $$\"}}}}",
-      "s");
+  mcp_server_def *d = one_def("{\"mcpServers\": {\"s\": {\"command\": \"x\", \"env\": {"
+                              "\"TOK\": \"!printf '  s3cret value \\\\n\\\\n'\", \"PLAIN\": \"v\","
+                              "\"BAD\": \"!echo leaked; exit 1\", \"EMPTY\": \"!printf '  \\\\n'\","
+                              "\"NONE\": \"!true\", \"SIG\": \"!kill -9 $$\"}}}}",
+                              "s");
   mcp_config_diag *diags = NULL;
   size_t n = 0;
   mcp_server_def *r = resolve(d, 5000, &diags, &n);
@@ -646,12 +620,9 @@ START_TEST(test_secret_success_and_failures) {
   ck_assert_ptr_nonnull(m);
   ck_assert_ptr_nonnull(strstr(m, "exited with status 1"));
   ck_assert(strncmp(m, SRC ": server \"s\": ", strlen(SRC) + 14) == 0);
-  ck_assert_ptr_nonnull(strstr(diag_for(diags, n, "env \"EMPTY\""),
-                               "printed nothing"));
-  ck_assert_ptr_nonnull(strstr(diag_for(diags, n, "env \"NONE\""),
-                               "printed nothing"));
-  ck_assert_ptr_nonnull(strstr(diag_for(diags, n, "env \"SIG\""),
-                               "killed by signal 9"));
+  ck_assert_ptr_nonnull(strstr(diag_for(diags, n, "env \"EMPTY\""), "printed nothing"));
+  ck_assert_ptr_nonnull(strstr(diag_for(diags, n, "env \"NONE\""), "printed nothing"));
+  ck_assert_ptr_nonnull(strstr(diag_for(diags, n, "env \"SIG\""), "killed by signal 9"));
   for (size_t i = 0; i < n; i++) {
     ck_assert_ptr_null(strstr(diags[i].message, "leaked"));
     ck_assert_ptr_null(strstr(diags[i].message, "s3cret"));
@@ -674,11 +645,10 @@ START_TEST(test_secret_success_and_failures) {
 END_TEST
 
 START_TEST(test_secret_timeout) {
-  mcp_server_def *d = one_def(
-      "{\"mcpServers\": {\"s\": {\"command\": \"x\", \"env\": {"
-      "\"SLOW\": \"!sleep 30\", \"BG\": \"!sleep 30 & echo early\","
-      "\"PLAIN\": \"kept\"}}}}",
-      "s");
+  mcp_server_def *d = one_def("{\"mcpServers\": {\"s\": {\"command\": \"x\", \"env\": {"
+                              "\"SLOW\": \"!sleep 30\", \"BG\": \"!sleep 30 & echo early\","
+                              "\"PLAIN\": \"kept\"}}}}",
+                              "s");
   mcp_config_diag *diags = NULL;
   size_t n = 0;
   long long t0 = test_now_ms();
@@ -689,8 +659,7 @@ START_TEST(test_secret_timeout) {
   ck_assert_ptr_null(env_of(r, "SLOW"));
   ck_assert_str_eq(env_of(r, "PLAIN"), "kept");
   ck_assert_uint_eq(n, 2);
-  ck_assert_ptr_nonnull(strstr(diag_for(diags, n, "env \"SLOW\""),
-                               "timed out after 300 ms"));
+  ck_assert_ptr_nonnull(strstr(diag_for(diags, n, "env \"SLOW\""), "timed out after 300 ms"));
   /* A background child keeps stdout open: also a timeout, group killed. */
   ck_assert_ptr_null(env_of(r, "BG"));
   ck_assert_ptr_nonnull(diag_for(diags, n, "env \"BG\""));
@@ -760,8 +729,7 @@ static void *race_thread(void *p) {
   size_t n = 0;
   mcp_secret_opts so = {10000};
   mcp_server_def *r = NULL;
-  if (mcp__config_resolve_secrets(a->def, &so, &r, &diags, &n) == MCP_OK &&
-      r->nenv == 1)
+  if (mcp__config_resolve_secrets(a->def, &so, &r, &diags, &n) == MCP_OK && r->nenv == 1)
     snprintf(a->value, sizeof(a->value), "%s", r->env[0].value);
   mcp__server_def_free(r);
   mcp__config_diags_free(diags, n);
@@ -796,11 +764,10 @@ START_TEST(test_secret_concurrent_dedup) {
 END_TEST
 
 START_TEST(test_secret_headers_and_foreign) {
-  mcp_server_def *d = one_def(
-      "{\"mcpServers\": {\"h\": {\"url\": \"https://h\", \"headers\": {"
-      "\"Authorization\": \"!printf 'Bearer a\\\\r\\\\nInjected: 1'\","
-      "\"X-Ok\": \"!echo ok\", \"X-Lit\": \"literal\"}}}}",
-      "h");
+  mcp_server_def *d = one_def("{\"mcpServers\": {\"h\": {\"url\": \"https://h\", \"headers\": {"
+                              "\"Authorization\": \"!printf 'Bearer a\\\\r\\\\nInjected: 1'\","
+                              "\"X-Ok\": \"!echo ok\", \"X-Lit\": \"literal\"}}}}",
+                              "h");
   mcp_config_diag *diags = NULL;
   size_t n = 0;
   mcp_server_def *r = resolve(d, 5000, &diags, &n);
@@ -818,10 +785,9 @@ START_TEST(test_secret_headers_and_foreign) {
   mcp__server_def_free(d);
 
   /* Another client's file: "!" is literal there. */
-  mcp_config_set *set = parse_as(
-      "{\"mcpServers\": {\"f\": {\"command\": \"x\", \"env\": "
-      "{\"T\": \"!echo should-not-run\"}}}}",
-      MCP_CONFIG_FOREIGN);
+  mcp_config_set *set = parse_as("{\"mcpServers\": {\"f\": {\"command\": \"x\", \"env\": "
+                                 "{\"T\": \"!echo should-not-run\"}}}}",
+                                 MCP_CONFIG_FOREIGN);
   r = resolve(must_find(set, "f"), 5000, &diags, &n);
   ck_assert_str_eq(env_of(r, "T"), "!echo should-not-run");
   ck_assert_uint_eq(n, 0);
@@ -835,11 +801,10 @@ START_TEST(test_secret_fd_hygiene) {
   int fd = open("/dev/null", O_RDONLY);
   ck_assert_int_ge(fd, 0);
   ck_assert_int_eq(dup2(fd, 57), 57);
-  mcp_server_def *d = one_def(
-      "{\"mcpServers\": {\"s\": {\"command\": \"x\", \"env\": {"
-      "\"FDS\": \"!ls /proc/self/fd | tr '\\\\n' ' '; "
-      "test -t 0 && echo tty; true\"}}}}",
-      "s");
+  mcp_server_def *d = one_def("{\"mcpServers\": {\"s\": {\"command\": \"x\", \"env\": {"
+                              "\"FDS\": \"!ls /proc/self/fd | tr '\\\\n' ' '; "
+                              "test -t 0 && echo tty; true\"}}}}",
+                              "s");
   mcp_config_diag *diags = NULL;
   size_t n = 0;
   mcp_server_def *r = resolve(d, 5000, &diags, &n);
@@ -874,17 +839,14 @@ END_TEST
  */
 static void make_layout(void) {
   char buf[2048];
-  put("explicit.json",
-      "{\"mcpServers\": {\"s1\": {\"command\": \"explicit-s1\"}}}");
+  put("explicit.json", "{\"mcpServers\": {\"s1\": {\"command\": \"explicit-s1\"}}}");
   mkdirs("proj/.git");
   mkdirs("proj/sub/dir");
   put(".mcp.json", "{\"mcpServers\": {\"above\": {\"command\": \"above\"}}}");
-  put("proj/.mcp.json",
-      "{\"mcpServers\": {\"s1\": {\"command\": \"project-s1\"}, "
-      "\"s2\": {\"command\": \"project-s2\"}}}");
-  put("xdg/mcpconn/mcp.json",
-      "{\"mcpServers\": {\"s2\": {\"command\": \"user-s2\"}, "
-      "\"s3\": {\"command\": \"user-s3\"}}}");
+  put("proj/.mcp.json", "{\"mcpServers\": {\"s1\": {\"command\": \"project-s1\"}, "
+                        "\"s2\": {\"command\": \"project-s2\"}}}");
+  put("xdg/mcpconn/mcp.json", "{\"mcpServers\": {\"s2\": {\"command\": \"user-s2\"}, "
+                              "\"s3\": {\"command\": \"user-s3\"}}}");
   snprintf(buf, sizeof(buf),
            "{\"numStartups\": 3, \"mcpServers\": {\"s3\": {\"command\": "
            "\"claude-s3\"}, \"s4\": {\"command\": \"claude-s4\"}}, "
@@ -894,22 +856,17 @@ static void make_layout(void) {
            "\"s5\": {\"type\": \"stdio\", \"command\": \"claude-local-s5\"}}}}}",
            tpath("proj"));
   put("home/.claude.json", buf);
-  put("proj/.claude/mcp.json",
-      "{\"mcpServers\": {\"s5\": {\"command\": \"claude-proj-s5\"}, "
-      "\"s6\": {\"command\": \"claude-proj-s6\"}}}");
-  put("proj/.cursor/mcp.json",
-      "{\"mcpServers\": {\"s7\": {\"command\": \"cursor-proj-s7\"}}}");
-  put("home/.cursor/mcp.json",
-      "{\"mcpServers\": {\"s7\": {\"command\": \"cursor-user-s7\"}, "
-      "\"s11\": {\"url\": \"https://cursor/mcp\"}}}");
-  put("proj/.vscode/mcp.json",
-      "{\"servers\": {\"s8\": {\"type\": \"http\", \"url\": "
-      "\"https://vscode/mcp\"}}, \"inputs\": []}");
+  put("proj/.claude/mcp.json", "{\"mcpServers\": {\"s5\": {\"command\": \"claude-proj-s5\"}, "
+                               "\"s6\": {\"command\": \"claude-proj-s6\"}}}");
+  put("proj/.cursor/mcp.json", "{\"mcpServers\": {\"s7\": {\"command\": \"cursor-proj-s7\"}}}");
+  put("home/.cursor/mcp.json", "{\"mcpServers\": {\"s7\": {\"command\": \"cursor-user-s7\"}, "
+                               "\"s11\": {\"url\": \"https://cursor/mcp\"}}}");
+  put("proj/.vscode/mcp.json", "{\"servers\": {\"s8\": {\"type\": \"http\", \"url\": "
+                               "\"https://vscode/mcp\"}}, \"inputs\": []}");
   put("home/.codeium/windsurf/mcp_config.json",
       "{\"mcpServers\": {\"s9\": {\"serverUrl\": \"https://windsurf/mcp\"}}}");
-  put("proj/.gemini/settings.json",
-      "{\"theme\": \"x\", \"mcpServers\": {\"s10\": {\"httpUrl\": "
-      "\"https://gemini-proj/mcp\"}}}");
+  put("proj/.gemini/settings.json", "{\"theme\": \"x\", \"mcpServers\": {\"s10\": {\"httpUrl\": "
+                                    "\"https://gemini-proj/mcp\"}}}");
   put("home/.gemini/settings.json",
       "{\"mcpServers\": {\"s10\": {\"url\": \"https://gemini-user/sse\"}}}");
 }
@@ -982,11 +939,9 @@ START_TEST(test_discovery_precedence) {
   ck_assert_int_eq(mcp__config_find(set, "s10")->type, MCP_SERVER_HTTP);
   /* Sources. */
   ck_assert_str_eq(mcp__config_find(set, "s1")->source, files[0]);
-  ck_assert_str_eq(mcp__config_find(set, "s2")->source,
-                   tpath("proj/.mcp.json"));
+  ck_assert_str_eq(mcp__config_find(set, "s2")->source, tpath("proj/.mcp.json"));
   char want[1200];
-  snprintf(want, sizeof(want), "%s (project %s)", tpath("home/.claude.json"),
-           tpath("proj"));
+  snprintf(want, sizeof(want), "%s (project %s)", tpath("home/.claude.json"), tpath("proj"));
   ck_assert_str_eq(mcp__config_find(set, "s4")->source, want);
   /* Later definitions are debug notes naming the winner's file. */
   const mcp_config_diag *d = find_diag(set, MCP_LOG_DEBUG, "s1", files[0]);
@@ -1058,8 +1013,7 @@ START_TEST(test_discovery_no_user) {
   ck_assert_str_eq(cmd_of(set, "s6"), "claude-proj-s6");
   ck_assert_str_eq(cmd_of(set, "s10"), "https://gemini-proj/mcp");
   ck_assert_uint_eq(set->ndefs, 7);
-  for (size_t i = 0; i < set->nfiles; i++)
-    ck_assert_ptr_null(strstr(set->files[i], "/home/"));
+  for (size_t i = 0; i < set->nfiles; i++) ck_assert_ptr_null(strstr(set->files[i], "/home/"));
   mcp__config_free(set);
 }
 END_TEST
@@ -1110,9 +1064,8 @@ START_TEST(test_discovery_disabled_and_hidden) {
   put("xdg/mcpconn/mcp.json",
       "{\"mcpServers\": {\"s2\": {\"command\": \"user-s2\"}, "
       "\"s3\": {\"command\": \"user-s3\"}}, \"disabledServers\": [\"s1\"]}");
-  put("proj/.mcp.json",
-      "{\"mcpServers\": {\"s2\": {\"command\": \"project-s2\", "
-      "\"enabled\": false}}}");
+  put("proj/.mcp.json", "{\"mcpServers\": {\"s2\": {\"command\": \"project-s2\", "
+                        "\"enabled\": false}}}");
   const char *files[] = {tpath("explicit.json")};
   mcp_discovery_opts o;
   base_opts(&o, files, 1);
@@ -1128,8 +1081,7 @@ START_TEST(test_discovery_disabled_and_hidden) {
   mcp__config_free(set);
 
   /* disabledServers from an imported file counts too. */
-  put("home/.cursor/mcp.json",
-      "{\"mcpServers\": {}, \"disabledServers\": [\"s3\"]}");
+  put("home/.cursor/mcp.json", "{\"mcpServers\": {}, \"disabledServers\": [\"s3\"]}");
   o.imports = MCP_IMPORT_CURSOR;
   set = discover(&o);
   ck_assert_ptr_null(cmd_of(set, "s3"));
@@ -1139,15 +1091,13 @@ END_TEST
 
 START_TEST(test_discovery_invalid_entry_claims_name) {
   make_layout();
-  put("proj/.mcp.json",
-      "{\"mcpServers\": {\"s2\": {\"comand\": \"typo\"}}}");
+  put("proj/.mcp.json", "{\"mcpServers\": {\"s2\": {\"comand\": \"typo\"}}}");
   mcp_discovery_opts o;
   base_opts(&o, NULL, 0);
   mcp_config_set *set = discover(&o);
   /* The typo is reported; the user's s2 does not silently take over. */
   ck_assert_ptr_null(cmd_of(set, "s2"));
-  const mcp_config_diag *d =
-      find_diag(set, MCP_LOG_WARN, "s2", "unknown field \"comand\"");
+  const mcp_config_diag *d = find_diag(set, MCP_LOG_WARN, "s2", "unknown field \"comand\"");
   ck_assert_ptr_nonnull(d);
   ck_assert_str_eq(d->source, tpath("proj/.mcp.json"));
   ck_assert_str_eq(cmd_of(set, "s3"), "user-s3");
@@ -1158,8 +1108,7 @@ END_TEST
 START_TEST(test_discovery_defaults) {
   /* Without XDG_CONFIG_HOME the user file is ~/.config/mcpconn/mcp.json,
    * and HOME and XDG come from the lookup when not given. */
-  put("h2/.config/mcpconn/mcp.json",
-      "{\"mcpServers\": {\"u\": {\"command\": \"${HOME}/bin/u\"}}}");
+  put("h2/.config/mcpconn/mcp.json", "{\"mcpServers\": {\"u\": {\"command\": \"${HOME}/bin/u\"}}}");
   put("x2/mcpconn/mcp.json", "{\"mcpServers\": {\"x\": {\"command\": \"x\"}}}");
   mkdirs("w/.git");
   const char *env1[] = {"HOME", tpath("h2"), NULL};
@@ -1174,8 +1123,7 @@ START_TEST(test_discovery_defaults) {
   ck_assert_str_eq(cmd_of(set, "u"), want);
   mcp__config_free(set);
 
-  const char *env2[] = {"HOME", tpath("h2"), "XDG_CONFIG_HOME", tpath("x2"),
-                        NULL};
+  const char *env2[] = {"HOME", tpath("h2"), "XDG_CONFIG_HOME", tpath("x2"), NULL};
   o.getenv_user = (void *)env2;
   set = discover(&o);
   ck_assert_ptr_null(cmd_of(set, "u"));
@@ -1234,8 +1182,7 @@ static char *hash_of(const char *server_json, const char *const *env) {
   snprintf(text, sizeof(text), "{\"mcpServers\": {\"s\": %s}}", server_json);
   mcp_config_parse_opts o = {MCP_CONFIG_NATIVE, table_getenv, (void *)env};
   mcp_config_set *set = NULL;
-  ck_assert_int_eq(mcp__config_parse_text(text, strlen(text), SRC, &o, &set),
-                   MCP_OK);
+  ck_assert_int_eq(mcp__config_parse_text(text, strlen(text), SRC, &o, &set), MCP_OK);
   if (set->ndiags) dump_diags(set);
   char *h = strdup(must_find(set, "s")->hash);
   mcp__config_free(set);
@@ -1260,8 +1207,7 @@ START_TEST(test_hash_stability) {
                     "{\"A\": \"1\", \"B\": \"3\"}, \"timeout\": 10}",
                     NULL);
   ck_assert_uint_eq(strlen(a), 64);
-  for (const char *p = a; *p; p++)
-    ck_assert((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'));
+  for (const char *p = a; *p; p++) ck_assert((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'));
   ck_assert_str_eq(a, b);
   ck_assert_str_ne(a, c);
   ck_assert_str_ne(a, d);
@@ -1315,14 +1261,12 @@ START_TEST(test_canonical_form) {
       "\"h\": {\"url\": \"https://h\", \"insecure\": true, \"caFile\": \"f\", "
       "\"http2\": \"off\", \"headers\": {\"X\": \"!secret-cmd\"}}}}");
   char *canon = NULL;
-  ck_assert_int_eq(mcp__config_canonical_json(must_find(set, "s"), &canon),
-                   MCP_OK);
+  ck_assert_int_eq(mcp__config_canonical_json(must_find(set, "s"), &canon), MCP_OK);
   ck_assert_str_eq(canon, "{\"args\":[\"a\"],\"command\":\"x\",\"cwd\":\"/w\","
                           "\"env\":{\"A\":\"q\\\"\\n\",\"Z\":\"z\"},"
                           "\"timeout\":7,\"type\":\"stdio\"}");
   mcp__free(canon);
-  ck_assert_int_eq(mcp__config_canonical_json(must_find(set, "h"), &canon),
-                   MCP_OK);
+  ck_assert_int_eq(mcp__config_canonical_json(must_find(set, "h"), &canon), MCP_OK);
   ck_assert_str_eq(canon, "{\"caFile\":\"f\",\"headers\":{\"X\":"
                           "\"!secret-cmd\"},\"http2\":\"off\",\"insecure\":"
                           "true,\"type\":\"http\",\"url\":\"https://h\"}");
@@ -1341,8 +1285,7 @@ START_TEST(test_client_options_round_trip) {
       "\"h\": {\"url\": \"https://h\"}}}");
   mcp_client_options *co = NULL;
   mcp_error err = MCP_ERROR_INIT;
-  ck_assert_int_eq(mcp__config_client_options(must_find(set, "s"), &co, &err),
-                   MCP_OK);
+  ck_assert_int_eq(mcp__config_client_options(must_find(set, "s"), &co, &err), MCP_OK);
   ck_assert_str_eq(co->argv[0], "/bin/srv");
   ck_assert_str_eq(co->argv[1], "-v");
   ck_assert_str_eq(co->argv[2], "--x=1");
@@ -1356,8 +1299,7 @@ START_TEST(test_client_options_round_trip) {
 
   /* No timeout given: the options keep their default. */
   mcp_client_options *dflt = mcp_client_options_new();
-  ck_assert_int_eq(mcp__config_client_options(must_find(set, "d"), &co, &err),
-                   MCP_OK);
+  ck_assert_int_eq(mcp__config_client_options(must_find(set, "d"), &co, &err), MCP_OK);
   ck_assert_int_eq(co->timeout_ms, dflt->timeout_ms);
   ck_assert_ptr_null(co->cwd);
   ck_assert_uint_eq(co->nenv, 0);
@@ -1383,8 +1325,7 @@ START_TEST(test_client_options_http) {
       "\"u\": {\"url\": \"http://[not a url\"}}}");
   mcp_client_options *co = NULL;
   mcp_error err = MCP_ERROR_INIT;
-  ck_assert_int_eq(mcp__config_client_options(must_find(set, "h"), &co, &err),
-                   MCP_OK);
+  ck_assert_int_eq(mcp__config_client_options(must_find(set, "h"), &co, &err), MCP_OK);
   ck_assert_str_eq(co->url, "https://h.example/mcp");
   ck_assert_ptr_null(co->argv);
   ck_assert_int_eq(co->http_kind, MCP_HTTP_TRANSPORT_AUTO);
@@ -1401,8 +1342,7 @@ START_TEST(test_client_options_http) {
   ck_assert_int_eq(co->timeout_ms, 0);
   mcp_client_options_free(co);
 
-  ck_assert_int_eq(mcp__config_client_options(must_find(set, "s"), &co, &err),
-                   MCP_OK);
+  ck_assert_int_eq(mcp__config_client_options(must_find(set, "s"), &co, &err), MCP_OK);
   ck_assert_int_eq(co->http_kind, MCP_HTTP_TRANSPORT_LEGACY_SSE);
   ck_assert_int_eq(co->http_version, MCP_HTTP_VERSION_1_1);
   ck_assert_uint_eq(co->nheaders, 0);
@@ -1410,22 +1350,20 @@ START_TEST(test_client_options_http) {
   mcp_client_options_free(co);
 
   /* A URL the client refuses: the error names file, server and field. */
-  ck_assert_int_eq(mcp__config_client_options(must_find(set, "u"), &co, &err),
-                   MCP_EINVAL);
+  ck_assert_int_eq(mcp__config_client_options(must_find(set, "u"), &co, &err), MCP_EINVAL);
   ck_assert_ptr_null(co);
   ck_assert_str_eq(err.message, SRC ": server \"u\": cannot use \"url\": "
-                                "invalid argument");
+                                    "invalid argument");
   mcp_error_clear(&err);
   mcp__config_free(set);
 }
 END_TEST
 
 START_TEST(test_def_dup) {
-  mcp_config_set *set = parse(
-      "{\"mcpServers\": {\"s\": {\"command\": \"x\", \"args\": [\"a\"], "
-      "\"env\": {\"K\": \"v\"}, \"cwd\": \"/w\"}, \"h\": {\"url\": "
-      "\"https://h\", \"headers\": {\"A\": \"b\"}, \"caFile\": \"c\", "
-      "\"clientKey\": \"k\"}}}");
+  mcp_config_set *set = parse("{\"mcpServers\": {\"s\": {\"command\": \"x\", \"args\": [\"a\"], "
+                              "\"env\": {\"K\": \"v\"}, \"cwd\": \"/w\"}, \"h\": {\"url\": "
+                              "\"https://h\", \"headers\": {\"A\": \"b\"}, \"caFile\": \"c\", "
+                              "\"clientKey\": \"k\"}}}");
   for (size_t i = 0; i < set->ndefs; i++) {
     const mcp_server_def *d = set->defs[i];
     mcp_server_def *c = mcp__server_def_dup(d);
@@ -1458,17 +1396,15 @@ START_TEST(test_alloc_failures) {
   mcp_discovery_opts o;
   base_opts(&o, files, 1);
   o.imports = MCP_IMPORT_ALL;
-  const char *text =
-      "{\"mcpServers\": {\"a\": {\"command\": \"${A}\", \"args\": [\"x\"], "
-      "\"env\": {\"K\": \"v\"}}, \"b\": {\"url\": \"https://h\", \"headers\": "
-      "{\"H\": \"v\"}}, \"bad\": {\"x\": 1}}, \"disabledServers\": [\"z\"]}";
+  const char *text = "{\"mcpServers\": {\"a\": {\"command\": \"${A}\", \"args\": [\"x\"], "
+                     "\"env\": {\"K\": \"v\"}}, \"b\": {\"url\": \"https://h\", \"headers\": "
+                     "{\"H\": \"v\"}}, \"bad\": {\"x\": 1}}, \"disabledServers\": [\"z\"]}";
   bool parsed = false, found = false;
   for (long k = 0; k < 5000 && !(parsed && found); k++) {
     mcp_config_set *set = NULL;
     mcp_error err = MCP_ERROR_INIT;
     mcp__alloc_fail_after(k);
-    mcp_status st = mcp__config_parse_text(text, strlen(text), SRC, NULL,
-                                           &set);
+    mcp_status st = mcp__config_parse_text(text, strlen(text), SRC, NULL, &set);
     mcp__alloc_fail_after(-1);
     ck_assert(st == MCP_OK || st == MCP_ENOMEM);
     if (st == MCP_OK) {
@@ -1495,12 +1431,11 @@ START_TEST(test_alloc_failures) {
 END_TEST
 
 START_TEST(test_parse_mutations) {
-  const char *good =
-      "{\"mcpServers\": {\"a\": {\"command\": \"${A:-x}\", \"args\": "
-      "[\"${B}\", \"$${C}\"], \"env\": {\"K\": \"v\"}, \"timeout\": 5}, "
-      "\"b\": {\"type\": \"http\", \"url\": \"https://h/${A}\", \"headers\": "
-      "{\"H\": \"v\"}, \"http2\": \"off\", \"insecure\": false}}, "
-      "\"disabledServers\": [\"c\"]}";
+  const char *good = "{\"mcpServers\": {\"a\": {\"command\": \"${A:-x}\", \"args\": "
+                     "[\"${B}\", \"$${C}\"], \"env\": {\"K\": \"v\"}, \"timeout\": 5}, "
+                     "\"b\": {\"type\": \"http\", \"url\": \"https://h/${A}\", \"headers\": "
+                     "{\"H\": \"v\"}, \"http2\": \"off\", \"insecure\": false}}, "
+                     "\"disabledServers\": [\"c\"]}";
   size_t len = strlen(good);
   uint64_t s = 0xabcdef12345ULL;
   char *buf = malloc(len + 1);
@@ -1513,12 +1448,9 @@ START_TEST(test_parse_mutations) {
       buf[s % len] = (char)(s >> 40);
     }
     mcp_config_set *set = NULL;
-    ck_assert_int_eq(mcp__config_parse_text(buf, len, SRC, NULL, &set),
-                     MCP_OK);
-    for (size_t i = 0; i < set->ndiags; i++)
-      ck_assert_ptr_nonnull(set->diags[i].message);
-    for (size_t i = 0; i < set->ndefs; i++)
-      ck_assert_uint_eq(strlen(set->defs[i]->hash), 64);
+    ck_assert_int_eq(mcp__config_parse_text(buf, len, SRC, NULL, &set), MCP_OK);
+    for (size_t i = 0; i < set->ndiags; i++) ck_assert_ptr_nonnull(set->diags[i].message);
+    for (size_t i = 0; i < set->ndefs; i++) ck_assert_uint_eq(strlen(set->defs[i]->hash), 64);
     mcp__config_free(set);
   }
   free(buf);

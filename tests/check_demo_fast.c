@@ -54,23 +54,57 @@ static void puts_(buf *b, const char *s) { put(b, s, strlen(s)); }
 static const char *const WS[] = {"", "", "", " ", "\t", "  ", "\r", " \r "};
 static void ws(buf *b) { puts_(b, WS[pick(8)]); }
 
-static const char *const IDS[] = {"1", "42", "0", "-7", "123456789012345678", "1234567890123456789",
-                                  "01", "-0", "1.5", "1e3", "\"abc\"", "\"\"", "null", "true",
-                                  "[1]", "{}", "9", "-123"};
-static const char *const TEXTS[] = {"\"hello\"", "\"\"", "\"a b c\"", "\"x\\ny\"", "\"q\\\"q\"",
-                                    "\"s\\/s\"", "\"\\u0041\"", "\"caf\xc3\xa9\"", "\"\xff\xfe\"",
-                                    "\"back\\\\slash\"", "\"tab\\t\"", "5", "null", "[\"a\"]",
-                                    "{\"text\":\"nested\"}", "\"ctl\x01\"", "true",
+static const char *const IDS[] = {"1",
+                                  "42",
+                                  "0",
+                                  "-7",
+                                  "123456789012345678",
+                                  "1234567890123456789",
+                                  "01",
+                                  "-0",
+                                  "1.5",
+                                  "1e3",
+                                  "\"abc\"",
+                                  "\"\"",
+                                  "null",
+                                  "true",
+                                  "[1]",
+                                  "{}",
+                                  "9",
+                                  "-123"};
+static const char *const TEXTS[] = {"\"hello\"",
+                                    "\"\"",
+                                    "\"a b c\"",
+                                    "\"x\\ny\"",
+                                    "\"q\\\"q\"",
+                                    "\"s\\/s\"",
+                                    "\"\\u0041\"",
+                                    "\"caf\xc3\xa9\"",
+                                    "\"\xff\xfe\"",
+                                    "\"back\\\\slash\"",
+                                    "\"tab\\t\"",
+                                    "5",
+                                    "null",
+                                    "[\"a\"]",
+                                    "{\"text\":\"nested\"}",
+                                    "\"ctl\x01\"",
+                                    "true",
                                     "\"12345678901234567890123456789012\""};
-static const char *const NAMES[] = {"\"echo\"", "\"echo\"", "\"echo\"", "\"ech\\u006f\"", "\"Echo\"",
-                                    "\"add\"", "\"fail\"", "\"nope\"", "5", "\"echo \""};
-static const char *const METHODS[] = {"\"tools/call\"", "\"tools/call\"", "\"tools/call\"",
-                                      "\"tools\\/call\"", "\"ping\"", "\"tools/list\"",
-                                      "\"other\"", "1"};
-static const char *const EXTRAS[] = {
-    "\"_meta\":{\"progressToken\":7}", "\"x\":[1,2.5,-3,true,false,null,{\"a\":[]}]",
-    "\"y\":\"esc\\\\aped\\n\"", "\"z\":1e5", "\"w\":\"\\ud83d\\ude00\"", "\"deep\":[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]",
-    "\"n\":-0.25", "\"e\\u0078tra\":1", "\"big\":12345678901234567890123"};
+static const char *const NAMES[] = {"\"echo\"", "\"echo\"", "\"echo\"", "\"ech\\u006f\"",
+                                    "\"Echo\"", "\"add\"",  "\"fail\"", "\"nope\"",
+                                    "5",        "\"echo \""};
+static const char *const METHODS[] = {
+    "\"tools/call\"", "\"tools/call\"", "\"tools/call\"", "\"tools\\/call\"",
+    "\"ping\"",       "\"tools/list\"", "\"other\"",      "1"};
+static const char *const EXTRAS[] = {"\"_meta\":{\"progressToken\":7}",
+                                     "\"x\":[1,2.5,-3,true,false,null,{\"a\":[]}]",
+                                     "\"y\":\"esc\\\\aped\\n\"",
+                                     "\"z\":1e5",
+                                     "\"w\":\"\\ud83d\\ude00\"",
+                                     "\"deep\":[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]",
+                                     "\"n\":-0.25",
+                                     "\"e\\u0078tra\":1",
+                                     "\"big\":12345678901234567890123"};
 
 /* One member "key":value into the object being built. */
 static void member(buf *b, bool *first, const char *key, const char *val) {
@@ -172,7 +206,7 @@ static void mutate(buf *out, const char *line, size_t n) {
     char c = bytes[pick((int)sizeof(bytes) - 1)];
     switch (pick(4)) {
     case 0: out->p[at] = c; break; /* flip */
-    case 1: /* delete */
+    case 1:                        /* delete */
       memmove(out->p + at, out->p + at + 1, out->n - at - 1);
       out->n--;
       break;
@@ -218,10 +252,8 @@ static char *run_server(const char *in_path, const char *flag, char **err_out) {
       _exit(127);
     setenv("MCP_DEMO_FAST_STATS", "1", 1);
     const char *server = test_env_path("MCP_DEMO_SERVER");
-    if (flag)
-      execl(server, server, flag, (char *)NULL);
-    else
-      execl(server, server, (char *)NULL);
+    if (flag) execl(server, server, flag, (char *)NULL);
+    else execl(server, server, (char *)NULL);
     _exit(127);
   }
   int ws_;

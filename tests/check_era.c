@@ -44,8 +44,8 @@ START_TEST(modes) {
 }
 END_TEST
 
-static mcp_era_verdict judge_err(int code, const char *data, int http, mcp_status st,
-                                 bool stdio, const char **v) {
+static mcp_era_verdict judge_err(int code, const char *data, int http, mcp_status st, bool stdio,
+                                 const char **v) {
   mcp_error e = MCP_ERROR_INIT;
   e.status = st;
   e.rpc_code = code;
@@ -65,9 +65,8 @@ START_TEST(verdicts) {
                    MCP_ERA_IS_MODERN);
   ck_assert_str_eq(v, "2026-07-28");
   static const char legacy_only[] = "{\"supportedVersions\":[\"2025-11-25\"]}";
-  ck_assert_int_eq(
-      mcp__era_judge(MCP_OK, legacy_only, strlen(legacy_only), NULL, true, &v, &why),
-      MCP_ERA_IS_LEGACY);
+  ck_assert_int_eq(mcp__era_judge(MCP_OK, legacy_only, strlen(legacy_only), NULL, true, &v, &why),
+                   MCP_ERA_IS_LEGACY);
   ck_assert_int_eq(mcp__era_judge(MCP_OK, "{}", 2, NULL, true, &v, &why), MCP_ERA_IS_LEGACY);
   ck_assert_int_eq(mcp__era_judge(MCP_OK, "null", 4, NULL, true, &v, &why), MCP_ERA_IS_LEGACY);
   /* Never keyed to one code: every legacy answer the SDKs met. */
@@ -268,8 +267,7 @@ START_TEST(v2_sdk_server_both_eras) {
   ck_assert_str_eq(mcp_client_protocol_version(c), "2026-07-28");
   ck_assert_ptr_nonnull(strstr(mcp_client_server_info(c), "\"supportedVersions\""));
   char *out = NULL;
-  ck_assert_int_eq(mcp_client_call_tool(c, "echo", "{\"text\":\"hi\"}", NULL, &out, &err),
-                   MCP_OK);
+  ck_assert_int_eq(mcp_client_call_tool(c, "echo", "{\"text\":\"hi\"}", NULL, &out, &err), MCP_OK);
   ck_assert_ptr_nonnull(strstr(out, "\"text\":\"hi\""));
   free(out);
   ck_assert_int_eq(mcp_client_list_tools(c, NULL, &out, &err), MCP_OK);
@@ -287,8 +285,7 @@ START_TEST(v2_sdk_server_both_eras) {
   make_tmp();
   ck_assert_int_eq(connect_to("legacy", argv, CONNECT_MS, &c, &err), MCP_OK);
   ck_assert_str_eq(mcp_client_protocol_version(c), "2025-11-25");
-  ck_assert_int_eq(mcp_client_call_tool(c, "echo", "{\"text\":\"hi\"}", NULL, &out, &err),
-                   MCP_OK);
+  ck_assert_int_eq(mcp_client_call_tool(c, "echo", "{\"text\":\"hi\"}", NULL, &out, &err), MCP_OK);
   free(out);
   mcp_client_free(c);
   sent = slurp("sent");
@@ -309,8 +306,7 @@ START_TEST(v2_sdk_modern_only_server) {
   ck_assert_int_eq(connect_to("auto", argv, CONNECT_MS, &c, &err), MCP_OK);
   ck_assert_str_eq(mcp_client_protocol_version(c), "2026-07-28");
   char *out = NULL;
-  ck_assert_int_eq(mcp_client_call_tool(c, "echo", "{\"text\":\"m\"}", NULL, &out, &err),
-                   MCP_OK);
+  ck_assert_int_eq(mcp_client_call_tool(c, "echo", "{\"text\":\"m\"}", NULL, &out, &err), MCP_OK);
   free(out);
   mcp_client_free(c);
   /* Mode legacy cannot reach it: the server's own refusal is the cause. */
@@ -356,8 +352,7 @@ START_TEST(server_silent_on_probe) { probe_kills("silent", 1500); }
 END_TEST
 
 /* The scripted answers. */
-static mcp_status scripted(const char *mode, const char *protocol, mcp_client **c,
-                           mcp_error *err) {
+static mcp_status scripted(const char *mode, const char *protocol, mcp_client **c, mcp_error *err) {
   paths();
   const char *argv[] = {node, era_server, mode, NULL};
   return connect_to(protocol, argv, CONNECT_MS, c, err);

@@ -46,7 +46,7 @@ static void str_adds(str *s, const char *d) { str_add(s, d, strlen(d)); }
 typedef struct rec {
   mcp_h1 *p;
   str log;
-  str body; /* body bytes not yet logged */
+  str body;                                   /* body bytes not yet logged */
   int stop_headers, stop_body, stop_complete; /* stop at the Nth (1-based) */
   int nheaders, nbody, ncomplete;
   int begin_head_next; /* on_complete calls mcp__h1_begin(p, true) */
@@ -60,8 +60,7 @@ static void flush_body(rec *r) {
   r->body.n = 0;
 }
 
-static int rec_headers(void *user, int status, const mcp_h1_header *h,
-                       size_t n) {
+static int rec_headers(void *user, int status, const mcp_h1_header *h, size_t n) {
   rec *r = user;
   flush_body(r);
   char buf[32];
@@ -110,8 +109,8 @@ static void rec_free(rec *r) {
 
 /* What a whole run gives: the log, then "=<status of the first failing
  * call>" and "E<eof status>" when |eof| is set. */
-static char *run_cuts(const char *in, size_t n, const size_t *cuts,
-                      size_t ncuts, bool head, bool eof) {
+static char *run_cuts(const char *in, size_t n, const size_t *cuts, size_t ncuts, bool head,
+                      bool eof) {
   rec r;
   rec_init(&r);
   if (head) mcp__h1_begin(r.p, true);
@@ -143,23 +142,20 @@ static char *run_cuts(const char *in, size_t n, const size_t *cuts,
 /* Checks |in| gives |want| fed at once, byte by byte, split at every point
  * in two pieces, and in three pieces at every pair of points (short
  * inputs) or at 2000 pseudo-random pairs. */
-static void expect_run(const char *in, size_t n, bool head, bool eof,
-                       const char *want) {
+static void expect_run(const char *in, size_t n, bool head, bool eof, const char *want) {
   char *got = run_cuts(in, n, NULL, 0, head, eof);
   ck_assert_msg(strcmp(got, want) == 0, "got:\n%s\nwant:\n%s", got, want);
   free(got);
   size_t *cuts = malloc((n + 1) * sizeof(size_t));
   for (size_t i = 1; i < n; i++) cuts[i - 1] = i;
   got = run_cuts(in, n, cuts, n ? n - 1 : 0, head, eof);
-  ck_assert_msg(strcmp(got, want) == 0, "bytewise got:\n%s\nwant:\n%s", got,
-                want);
+  ck_assert_msg(strcmp(got, want) == 0, "bytewise got:\n%s\nwant:\n%s", got, want);
   free(got);
   free(cuts);
   if (n < 2) return;
   for (size_t i = 1; i < n; i++) {
     got = run_cuts(in, n, &i, 1, head, eof);
-    ck_assert_msg(strcmp(got, want) == 0, "cut %zu got:\n%s\nwant:\n%s", i,
-                  got, want);
+    ck_assert_msg(strcmp(got, want) == 0, "cut %zu got:\n%s\nwant:\n%s", i, got, want);
     free(got);
   }
   unsigned seed = (unsigned)n;
@@ -184,8 +180,7 @@ static void expect_run(const char *in, size_t n, bool head, bool eof,
     }
     size_t c[2] = {i, j};
     got = run_cuts(in, n, c, 2, head, eof);
-    ck_assert_msg(strcmp(got, want) == 0, "cuts %zu,%zu got:\n%s\nwant:\n%s",
-                  i, j, got, want);
+    ck_assert_msg(strcmp(got, want) == 0, "cuts %zu,%zu got:\n%s\nwant:\n%s", i, j, got, want);
     free(got);
     if (all) j++;
   }
@@ -205,8 +200,7 @@ START_TEST(content_length) {
   EXPECT("HTTP/1.1 200 OK\r\nContent-Length: 3\r\ncontent-length:3 , 3\r\n"
          "\r\nabc",
          "H200 OK|Content-Length: 3|content-length: 3 , 3\nBabc\nC1\n");
-  EXPECT("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
-         "H200 OK|Content-Length: 0\nC1\n");
+  EXPECT("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", "H200 OK|Content-Length: 0\nC1\n");
   EXPECT("HTTP/1.1 200 OK\r\nContent-Length: 007\r\n\r\n1234567",
          "H200 OK|Content-Length: 007\nB1234567\nC1\n");
   /* LF-only line endings and white space around values. */
@@ -268,11 +262,10 @@ START_TEST(no_body) {
          "H304 Not Modified|Transfer-Encoding: chunked\nC1\n"
          "H200 OK|Content-Length: 2\nBok\nC1\n");
   /* A response to HEAD: Content-Length describes what GET would send. */
-  expect_run("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n", 40, true,
-             false, "H200 OK|Content-Length: 100\nC1\n");
-  static const char two[] =
-      "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n"
-      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+  expect_run("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n", 40, true, false,
+             "H200 OK|Content-Length: 100\nC1\n");
+  static const char two[] = "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n"
+                            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
   expect_run(two, strlen(two), true, false,
              "H200 OK|Content-Length: 100\nC1\n"
              "H200 OK|Transfer-Encoding: chunked\n");
@@ -321,12 +314,11 @@ START_TEST(keep_alive_reuse) {
       "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\ntwo\r\n0\r\n\r\n"
       "HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 5\r\n\r\nthree"
       "HTTP/1.1 200 OK\r\n\r\nfour";
-  EXPECT_EOF(in,
-             "H200 OK|Content-Length: 3\nBone\nC1\n"
-             "H202 Accepted|Content-Length: 0\nC1\n"
-             "H200 OK|Transfer-Encoding: chunked\nBtwo\nC1\n"
-             "H200 OK|Connection: Keep-Alive|Content-Length: 5\nBthree\nC1\n"
-             "H200 OK\nBfour\nC0\nE0\n");
+  EXPECT_EOF(in, "H200 OK|Content-Length: 3\nBone\nC1\n"
+                 "H202 Accepted|Content-Length: 0\nC1\n"
+                 "H200 OK|Transfer-Encoding: chunked\nBtwo\nC1\n"
+                 "H200 OK|Connection: Keep-Alive|Content-Length: 5\nBthree\nC1\n"
+                 "H200 OK\nBfour\nC0\nE0\n");
 }
 END_TEST
 
@@ -334,8 +326,7 @@ START_TEST(connection_close) {
   EXPECT("HTTP/1.1 200 OK\r\nConnection: keep-alive, Close\r\n"
          "Content-Length: 1\r\n\r\nx",
          "H200 OK|Connection: keep-alive, Close|Content-Length: 1\nBx\nC0\n");
-  EXPECT("HTTP/1.0 200 OK\r\nContent-Length: 1\r\n\r\nx",
-         "H200 OK|Content-Length: 1\nBx\nC0\n");
+  EXPECT("HTTP/1.0 200 OK\r\nContent-Length: 1\r\n\r\nx", "H200 OK|Content-Length: 1\nBx\nC0\n");
   EXPECT("HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 1\r\n"
          "\r\nx",
          "H200 OK|Connection: keep-alive|Content-Length: 1\nBx\nC1\n");
@@ -345,8 +336,7 @@ START_TEST(connection_close) {
          "H200 OK|Connection: close|Content-Length: 1\nBx\nC0\n"
          "=-6 data after the last response of a closing connection\n");
   /* HTTP/1.2 is read as 1.1. */
-  EXPECT("HTTP/1.2 200 OK\r\nContent-Length: 0\r\n\r\n",
-         "H200 OK|Content-Length: 0\nC1\n");
+  EXPECT("HTTP/1.2 200 OK\r\nContent-Length: 0\r\n\r\n", "H200 OK|Content-Length: 0\nC1\n");
 }
 END_TEST
 
@@ -387,7 +377,8 @@ static const bad_case bads[] = {
     {"HTTP/1.1 200 OK\r\nX: a\r\r\n\r\n", MCP_EPROTO, "control character"},
     {"HTTP/1.1 200 OK\r\nX: a\r\n\r\r\n", MCP_EPROTO, "malformed header field"},
     /* framing */
-    {"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n", MCP_EPROTO, "conflicting Content-Length"},
+    {"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n", MCP_EPROTO,
+     "conflicting Content-Length"},
     {"HTTP/1.1 200 OK\r\nContent-Length: 5, 6\r\n\r\n", MCP_EPROTO, "conflicting Content-Length"},
     {"HTTP/1.1 200 OK\r\nContent-Length: abc\r\n\r\n", MCP_EPROTO, "malformed Content-Length"},
     {"HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", MCP_EPROTO, "malformed Content-Length"},
@@ -395,26 +386,43 @@ static const bad_case bads[] = {
     {"HTTP/1.1 200 OK\r\nContent-Length: 1 2\r\n\r\n", MCP_EPROTO, "malformed Content-Length"},
     {"HTTP/1.1 200 OK\r\nContent-Length:\r\n\r\n", MCP_EPROTO, "malformed Content-Length"},
     {"HTTP/1.1 200 OK\r\nContent-Length: 0x10\r\n\r\n", MCP_EPROTO, "malformed Content-Length"},
-    {"HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999999\r\n\r\n", MCP_EPROTO, "malformed Content-Length"},
-    {"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", MCP_EPROTO, "unsupported transfer coding \"gzip\""},
-    {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: identity\r\n\r\n", MCP_EPROTO, "unsupported transfer coding \"identity\""},
-    {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, chunked\r\n\r\n", MCP_EPROTO, "chunked applied twice"},
+    {"HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999999\r\n\r\n", MCP_EPROTO,
+     "malformed Content-Length"},
+    {"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", MCP_EPROTO,
+     "unsupported transfer coding \"gzip\""},
+    {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: identity\r\n\r\n",
+     MCP_EPROTO, "unsupported transfer coding \"identity\""},
+    {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, chunked\r\n\r\n", MCP_EPROTO,
+     "chunked applied twice"},
     {"HTTP/1.1 200 OK\r\nTransfer-Encoding:\r\n\r\n", MCP_EPROTO, "empty Transfer-Encoding"},
     {"HTTP/1.1 200 OK\r\nTransfer-Encoding: ,\r\n\r\n", MCP_EPROTO, "empty Transfer-Encoding"},
     /* chunks */
-    {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", MCP_EPROTO, "malformed chunk size"},
-    {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n\r\n", MCP_EPROTO, "malformed chunk size"},
-    {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n 5\r\n", MCP_EPROTO, "malformed chunk size"},
-    {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n-5\r\n", MCP_EPROTO, "malformed chunk size"},
-    {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5x\r\n", MCP_EPROTO, "malformed chunk size"},
-    {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\rX", MCP_EPROTO, "bare CR in chunk-size line"},
-    {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhelloX", MCP_EPROTO, "chunk data longer than its size"},
-    {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\rX", MCP_EPROTO, "bare CR after chunk data"},
-    {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n10000000000000000\r\n", MCP_EPROTO, "chunk size too large"},
-    {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;\x01\r\n", MCP_EPROTO, "control character in chunk extension"},
-    {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nT : 1\r\n\r\n", MCP_EPROTO, "white space before ':' in trailer field"},
-    {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nT: 1\r\n x\r\n\r\n", MCP_EPROTO, "obsolete line folding in trailer"},
-    {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nT: \x01\r\n\r\n", MCP_EPROTO, "control character in trailer"},
+    {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", MCP_EPROTO,
+     "malformed chunk size"},
+    {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n\r\n", MCP_EPROTO,
+     "malformed chunk size"},
+    {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n 5\r\n", MCP_EPROTO,
+     "malformed chunk size"},
+    {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n-5\r\n", MCP_EPROTO,
+     "malformed chunk size"},
+    {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5x\r\n", MCP_EPROTO,
+     "malformed chunk size"},
+    {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\rX", MCP_EPROTO,
+     "bare CR in chunk-size line"},
+    {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhelloX", MCP_EPROTO,
+     "chunk data longer than its size"},
+    {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\rX", MCP_EPROTO,
+     "bare CR after chunk data"},
+    {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n10000000000000000\r\n", MCP_EPROTO,
+     "chunk size too large"},
+    {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;\x01\r\n", MCP_EPROTO,
+     "control character in chunk extension"},
+    {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nT : 1\r\n\r\n", MCP_EPROTO,
+     "white space before ':' in trailer field"},
+    {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nT: 1\r\n x\r\n\r\n", MCP_EPROTO,
+     "obsolete line folding in trailer"},
+    {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nT: \x01\r\n\r\n", MCP_EPROTO,
+     "control character in trailer"},
 };
 
 START_TEST(malformed) {
@@ -426,15 +434,13 @@ START_TEST(malformed) {
     rec_init(&r);
     int rc = MCP_OK;
     if (bytewise) {
-      for (size_t i = 0; i < n && rc == MCP_OK; i++)
-        rc = mcp__h1_feed(r.p, c->in + i, 1);
+      for (size_t i = 0; i < n && rc == MCP_OK; i++) rc = mcp__h1_feed(r.p, c->in + i, 1);
     } else {
       rc = mcp__h1_feed(r.p, c->in, n);
     }
-    ck_assert_msg(rc == c->status, "%s: got %d (%s)", c->in, rc,
-                  mcp__h1_error(r.p));
-    ck_assert_msg(strstr(mcp__h1_error(r.p), c->msg) != NULL,
-                  "\"%s\" lacks \"%s\"", mcp__h1_error(r.p), c->msg);
+    ck_assert_msg(rc == c->status, "%s: got %d (%s)", c->in, rc, mcp__h1_error(r.p));
+    ck_assert_msg(strstr(mcp__h1_error(r.p), c->msg) != NULL, "\"%s\" lacks \"%s\"",
+                  mcp__h1_error(r.p), c->msg);
     /* Spent: later calls give the same error. */
     ck_assert_int_eq(mcp__h1_feed(r.p, "x", 1), c->status);
     ck_assert_uint_eq(mcp__h1_consumed(r.p), 0);
@@ -495,7 +501,8 @@ START_TEST(limits) {
   for (int extra = 0; extra < 2; extra++) {
     s.n = 0;
     str_adds(&s, "HTTP/1.1 200 OK\r\nX: ");
-    size_t fill = MCP_H1_DEFAULT_MAX_HEAD - s.n - strlen("\r\nContent-Length: 0\r\n\r\n") + (size_t)extra;
+    size_t fill = MCP_H1_DEFAULT_MAX_HEAD - s.n - strlen("\r\nContent-Length: 0\r\n\r\n") +
+                  (size_t)extra;
     char *pad = malloc(fill);
     memset(pad, 'a', fill);
     str_add(&s, pad, fill);
@@ -516,28 +523,24 @@ START_TEST(limits) {
   char junk[4096];
   memset(junk, 'j', sizeof(junk));
   int rc = MCP_OK;
-  for (int i = 0; i < 100 && rc == MCP_OK; i++)
-    rc = mcp__h1_feed(r.p, junk, sizeof(junk));
+  for (int i = 0; i < 100 && rc == MCP_OK; i++) rc = mcp__h1_feed(r.p, junk, sizeof(junk));
   ck_assert_int_eq(rc, MCP_ETOOBIG);
   rec_free(&r);
   /* So do endless blank lines before the status line. */
   rec_init(&r);
   memset(junk, '\n', sizeof(junk));
   rc = MCP_OK;
-  for (int i = 0; i < 100 && rc == MCP_OK; i++)
-    rc = mcp__h1_feed(r.p, junk, sizeof(junk));
+  for (int i = 0; i < 100 && rc == MCP_OK; i++) rc = mcp__h1_feed(r.p, junk, sizeof(junk));
   ck_assert_int_eq(rc, MCP_ETOOBIG);
   rec_free(&r);
 
   /* Smaller limits when asked. */
   mcp_h1 *p = mcp__h1_new(32, 1, NULL, NULL);
-  ck_assert_int_eq(mcp__h1_feed(p, "HTTP/1.1 200 OK\r\nA: 1\r\nB: 2\r\n", 30),
-                   MCP_ETOOBIG);
+  ck_assert_int_eq(mcp__h1_feed(p, "HTTP/1.1 200 OK\r\nA: 1\r\nB: 2\r\n", 30), MCP_ETOOBIG);
   mcp__h1_free(p);
   p = mcp__h1_new(32, 0, NULL, NULL);
-  ck_assert_int_eq(
-      mcp__h1_feed(p, "HTTP/1.1 200 OK\r\nA: 1\r\nBB: 2\r\nC: 3\r\n", 36),
-      MCP_ETOOBIG);
+  ck_assert_int_eq(mcp__h1_feed(p, "HTTP/1.1 200 OK\r\nA: 1\r\nBB: 2\r\nC: 3\r\n", 36),
+                   MCP_ETOOBIG);
   mcp__h1_free(p);
 
   /* A long chunk-size line (extensions) is refused. */
@@ -565,9 +568,8 @@ START_TEST(huge_chunk_and_length) {
   static const char b[] = "HTTP/1.1 200 OK\r\nContent-Length: 18446744073709551606\r\n\r\nabc";
   ck_assert_int_eq(mcp__h1_feed(r.p, b, strlen(b)), MCP_OK);
   ck_assert_int_eq(mcp__h1_eof(r.p), MCP_ECLOSED);
-  ck_assert_str_eq(mcp__h1_error(r.p),
-                   "connection closed 18446744073709551603 bytes before the "
-                   "end of the body");
+  ck_assert_str_eq(mcp__h1_error(r.p), "connection closed 18446744073709551603 bytes before the "
+                                       "end of the body");
   rec_free(&r);
 }
 END_TEST
@@ -600,10 +602,14 @@ START_TEST(eof_cases) {
       {"HTTP/1.1 2", "connection closed in the middle of a response head"},
       {"HTTP/1.1 200 OK\r\n", "connection closed in the middle of a response head"},
       {"HTTP/1.1 100 Continue\r\n\r\nHTTP", "connection closed in the middle of a response head"},
-      {"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nabc", "connection closed 2 bytes before the end of the body"},
-      {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nabc", "connection closed in the middle of a chunked body"},
-      {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n", "connection closed in the middle of a chunked body"},
-      {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX: 1\r\n", "connection closed in the middle of a chunked body"},
+      {"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nabc",
+       "connection closed 2 bytes before the end of the body"},
+      {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nabc",
+       "connection closed in the middle of a chunked body"},
+      {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n",
+       "connection closed in the middle of a chunked body"},
+      {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX: 1\r\n",
+       "connection closed in the middle of a chunked body"},
   };
   for (size_t i = 0; i < N_(cut); i++) {
     rec_init(&r);
@@ -624,11 +630,10 @@ static const char stop_stream[] =
     "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nef\r\n2\r\ngh\r\n0\r\n\r\n"
     "HTTP/1.1 200 OK\r\n\r\nij";
 
-static const char stop_want[] =
-    "H200 OK|Content-Length: 4\nBabcd\nC1\n"
-    "H204 No Content\nC1\n"
-    "H200 OK|Transfer-Encoding: chunked\nBefgh\nC1\n"
-    "H200 OK\nBij\nC0\nE0\n";
+static const char stop_want[] = "H200 OK|Content-Length: 4\nBabcd\nC1\n"
+                                "H204 No Content\nC1\n"
+                                "H200 OK|Transfer-Encoding: chunked\nBefgh\nC1\n"
+                                "H200 OK\nBij\nC0\nE0\n";
 
 /* Feeds |stop_stream| byte by byte or at once, stopping where |r| says,
  * resuming each time with the rest. */
@@ -666,8 +671,8 @@ START_TEST(stop_and_resume) {
         if (which == 1) r.stop_body = k;
         if (which == 2) r.stop_complete = k;
         run_with_stops(&r, bytewise);
-        ck_assert_msg(strcmp(r.log.p, stop_want) == 0, "%d/%d/%d:\n%s", bytewise,
-                      k, which, r.log.p);
+        ck_assert_msg(strcmp(r.log.p, stop_want) == 0, "%d/%d/%d:\n%s", bytewise, k, which,
+                      r.log.p);
         rec_free(&r);
       }
     }
@@ -681,8 +686,7 @@ START_TEST(stop_at_bodiless_then_eof) {
   rec r;
   rec_init(&r);
   r.stop_headers = 1;
-  ck_assert_int_eq(mcp__h1_feed(r.p, "HTTP/1.1 204 No Content\r\n\r\n", 27),
-                   MCP__EAGAIN);
+  ck_assert_int_eq(mcp__h1_feed(r.p, "HTTP/1.1 204 No Content\r\n\r\n", 27), MCP__EAGAIN);
   ck_assert_int_eq(r.ncomplete, 0);
   ck_assert_int_eq(mcp__h1_eof(r.p), MCP_OK);
   ck_assert_str_eq(r.log.p, "H204 No Content\nC0\n");
@@ -713,8 +717,7 @@ static int pipe_complete(void *user, bool ka) {
   return 0;
 }
 
-static int pipe_event(void *user, const char *type, const char *data,
-                      size_t len, const char *id) {
+static int pipe_event(void *user, const char *type, const char *data, size_t len, const char *id) {
   sse_pipe *sp = user;
   sp->events++;
   snprintf(sp->last, sizeof(sp->last), "%s|%s|%s", type, id, data);
@@ -737,7 +740,8 @@ START_TEST(sse_over_chunked) {
     const char *last;
   } steps[] = {
       {"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-       "Transfer-Encoding: chunked\r\n\r\n", 0, ""},
+       "Transfer-Encoding: chunked\r\n\r\n",
+       0, ""},
       {"10\r\nid: 1\ndata: {\"a\"\r\n", 0, ""},
       {"4\r\n:1}\n\r\n", 0, ""},
       {"1\r\n\n\r\n", 1, "message|1|{\"a\":1}"},
@@ -748,8 +752,7 @@ START_TEST(sse_over_chunked) {
       {"0\r\n\r\n", 3, "message|2|done"},
   };
   for (size_t i = 0; i < N_(steps); i++) {
-    ck_assert_int_eq(mcp__h1_feed(p, steps[i].piece, strlen(steps[i].piece)),
-                     MCP_OK);
+    ck_assert_int_eq(mcp__h1_feed(p, steps[i].piece, strlen(steps[i].piece)), MCP_OK);
     ck_assert_int_eq(sp.events, steps[i].events);
     ck_assert_str_eq(sp.last, steps[i].last);
     ck_assert_int_eq(sp.complete, i + 1 == N_(steps));
@@ -771,18 +774,17 @@ START_TEST(build_request) {
       {"Mcp-Session-Id", "abc\t123"},
   };
   static const char body[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}";
-  ck_assert_int_eq(mcp__h1_build_request(&b, "POST", "/mcp?x=1", "example.com:8080",
-                                         h, N_(h), body, strlen(body)),
+  ck_assert_int_eq(mcp__h1_build_request(&b, "POST", "/mcp?x=1", "example.com:8080", h, N_(h), body,
+                                         strlen(body)),
                    MCP_OK);
-  ck_assert_str_eq(b.data,
-                   "POST /mcp?x=1 HTTP/1.1\r\n"
-                   "Host: example.com:8080\r\n"
-                   "Accept: application/json, text/event-stream\r\n"
-                   "Content-Type: application/json\r\n"
-                   "Mcp-Session-Id: abc\t123\r\n"
-                   "Content-Length: 40\r\n"
-                   "\r\n"
-                   "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}");
+  ck_assert_str_eq(b.data, "POST /mcp?x=1 HTTP/1.1\r\n"
+                           "Host: example.com:8080\r\n"
+                           "Accept: application/json, text/event-stream\r\n"
+                           "Content-Type: application/json\r\n"
+                           "Mcp-Session-Id: abc\t123\r\n"
+                           "Content-Length: 40\r\n"
+                           "\r\n"
+                           "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}");
   /* Appends; GET without a body has no Content-Length, POST always. */
   size_t mark = b.len;
   ck_assert_int_eq(mcp__h1_build_request(&b, "GET", "/", "[::1]", NULL, 0, NULL, 0), MCP_OK);
@@ -792,11 +794,13 @@ START_TEST(build_request) {
   ck_assert_str_eq(b.data + mark, "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n");
   mark = b.len;
   ck_assert_int_eq(mcp__h1_build_request(&b, "DELETE", "/mcp", "h", h + 2, 1, NULL, 0), MCP_OK);
-  ck_assert_str_eq(b.data + mark, "DELETE /mcp HTTP/1.1\r\nHost: h\r\nMcp-Session-Id: abc\t123\r\n\r\n");
+  ck_assert_str_eq(b.data + mark,
+                   "DELETE /mcp HTTP/1.1\r\nHost: h\r\nMcp-Session-Id: abc\t123\r\n\r\n");
   /* A body may hold anything, NUL included. */
   mark = b.len;
   ck_assert_int_eq(mcp__h1_build_request(&b, "PUT", "/", "h", NULL, 0, "a\0\r\n", 4), MCP_OK);
-  ck_assert_uint_eq(b.len - mark, strlen("PUT / HTTP/1.1\r\nHost: h\r\nContent-Length: 4\r\n\r\n") + 4);
+  ck_assert_uint_eq(b.len - mark,
+                    strlen("PUT / HTTP/1.1\r\nHost: h\r\nContent-Length: 4\r\n\r\n") + 4);
   mcp__buf_free(&b);
 }
 END_TEST
@@ -843,9 +847,8 @@ START_TEST(build_request_refuses_injection) {
   for (size_t i = 0; i < N_(bad); i++) {
     mcp_h1_header h[2] = {{"Accept", "*/*"}, {bad[i].name, bad[i].value}};
     size_t nh = bad[i].name || bad[i].value ? 2 : 1;
-    ck_assert_msg(mcp__h1_build_request(&b, bad[i].method, bad[i].target,
-                                        bad[i].authority, h, nh, NULL, 0) ==
-                      MCP_EINVAL,
+    ck_assert_msg(mcp__h1_build_request(&b, bad[i].method, bad[i].target, bad[i].authority, h, nh,
+                                        NULL, 0) == MCP_EINVAL,
                   "case %zu accepted", i);
     ck_assert_uint_eq(b.len, 4);
     ck_assert_str_eq(b.data, "keep");
@@ -859,9 +862,8 @@ START_TEST(build_request_refuses_injection) {
 END_TEST
 
 START_TEST(header_find) {
-  mcp_h1_header h[] = {{"Content-Type", "text/event-stream"},
-                       {"mcp-session-id", "s1"},
-                       {"MCP-Session-Id", "s2"}};
+  mcp_h1_header h[] = {
+      {"Content-Type", "text/event-stream"}, {"mcp-session-id", "s1"}, {"MCP-Session-Id", "s2"}};
   ck_assert_str_eq(mcp__h1_header_find(h, 3, "content-type"), "text/event-stream");
   ck_assert_str_eq(mcp__h1_header_find(h, 3, "Mcp-Session-Id"), "s1");
   ck_assert_ptr_null(mcp__h1_header_find(h, 3, "Content-Length"));

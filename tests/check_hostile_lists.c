@@ -116,8 +116,8 @@ START_TEST(list_deadline_covers_every_page) {
   ck_assert_msg(st == MCP_ETIMEDOUT, "status %d (%s) after %lld ms", st,
                 err.message ? err.message : "", ms);
   ck_assert_msg(ms >= 550 && ms < 3000, "took %lld ms", ms);
-  ck_assert_msg(strstr(err.message, "tools/list") && strstr(err.message, "pages"),
-                "message: %s", err.message);
+  ck_assert_msg(strstr(err.message, "tools/list") && strstr(err.message, "pages"), "message: %s",
+                err.message);
   ck_assert_ptr_null(out);
   mcp_error_clear(&err);
   mcp_call_options_free(co);
@@ -228,9 +228,9 @@ START_TEST(list_text_unchanged) {
   ck_assert_int_eq(mcp_client_list_tools(c, NULL, &whole, &err), MCP_OK);
   ck_assert_str_eq(paged, whole);
   json_object *arr = json_tokener_parse(whole);
-  ck_assert_str_eq(json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PLAIN |
-                                                           JSON_C_TO_STRING_NOSLASHESCAPE),
-                   whole);
+  ck_assert_str_eq(
+      json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
+      whole);
   json_object_put(arr);
   char *res = NULL;
   ck_assert_int_eq(mcp_client_list_resources(c, NULL, &res, &err), MCP_OK);
@@ -332,7 +332,8 @@ static mcp_manager_options *manager_options(const char *config) {
 static mcp_manager *start_manager(mcp_manager_options *o) {
   mcp_manager *m = NULL;
   mcp_error err = MCP_ERROR_INIT;
-  ck_assert_msg(mcp_manager_start(o, &m, &err) == MCP_OK, "start: %s", err.message ? err.message : "");
+  ck_assert_msg(mcp_manager_start(o, &m, &err) == MCP_OK, "start: %s",
+                err.message ? err.message : "");
   mcp_manager_options_free(o);
   return m;
 }
@@ -397,9 +398,9 @@ START_TEST(manager_free_ends_relist) {
   /* grow sends tools/list_changed: the manager re-lists, and it hangs. */
   char *res = NULL;
   mcp_error err = MCP_ERROR_INIT;
-  ck_assert_msg(mcp_manager_request(m, "h", "tools/call", "{\"name\":\"grow\"}", NULL, &res, &err) ==
-                    MCP_OK,
-                "grow: %s", err.message ? err.message : "");
+  ck_assert_msg(
+      mcp_manager_request(m, "h", "tools/call", "{\"name\":\"grow\"}", NULL, &res, &err) == MCP_OK,
+      "grow: %s", err.message ? err.message : "");
   mcp_free(res);
   ck_assert_msg(WAIT_UNTIL(access(log, F_OK) == 0, 10000), "no re-list reached the server");
   long long t0 = test_now_ms();
@@ -462,7 +463,8 @@ START_TEST(cli_repeated_cursor) {
   char stdio[600];
   snprintf(stdio, sizeof(stdio), "%s --repeat-cursor 1048576", fault_path());
   char *err = NULL;
-  const char *args[] = {"--no-project-config", "--stdio", stdio, "--name", "h", "tools", "--wait", NULL};
+  const char *args[] = {
+      "--no-project-config", "--stdio", stdio, "--name", "h", "tools", "--wait", NULL};
   int st = run_cli(&err, args);
   ck_assert_msg(st < 128, "killed by signal %d; stderr: %.2000s", st - 128, err);
   ck_assert_msg(strstr(err, "repeated"), "stderr: %.2000s", err);
@@ -605,10 +607,10 @@ START_TEST(peek_response_id_cases) {
       {" { \"result\" : [[[[1]]]] , \"id\" : 2.00 , \"jsonrpc\" : \"2.0\" } ", 1, 2},
       {"{\"jsonrpc\":\"2.0\",\"id\":-3,\"error\":{\"code\":1", 1, -3}, /* cut short */
       {"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"x\",\"result\":1}", 0, 0},
-      {"{\"jsonrpc\":\"2.0\",\"id\":\"7\",\"result\":1}", 0, 0},   /* string id */
-      {"{\"id\":7,\"result\":1}", 0, 0},                       /* not JSON-RPC 2.0 */
+      {"{\"jsonrpc\":\"2.0\",\"id\":\"7\",\"result\":1}", 0, 0},      /* string id */
+      {"{\"id\":7,\"result\":1}", 0, 0},                              /* not JSON-RPC 2.0 */
       {"{\"jsonrpc\":\"2.0\",\"id\":7,\"id\":8,\"result\":1}", 0, 0}, /* two ids */
-      {"{\"jsonrpc\":\"2.0\",\"id\":7}", 0, 0},               /* no result or error */
+      {"{\"jsonrpc\":\"2.0\",\"id\":7}", 0, 0},                       /* no result or error */
       {"{\"jsonrpc\":\"2.0\",\"id\":2.5,\"result\":1}", 0, 0},
       {"{\"jsonrpc\":\"2.0\",\"id\":99999999999999999999,\"result\":1}", 0, 0},
       {"[{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":1}]", 0, 0},

@@ -105,8 +105,7 @@ static test_server server_start(const char *first, ...) {
   int n = 1;
   va_list ap;
   va_start(ap, first);
-  for (const char *a = first; a && n < 23; a = va_arg(ap, const char *))
-    argv[n++] = a;
+  for (const char *a = first; a && n < 23; a = va_arg(ap, const char *)) argv[n++] = a;
   va_end(ap);
   argv[n] = NULL;
 
@@ -121,8 +120,7 @@ static void server_stop(test_server *s) {
   s->pid = 0;
 }
 
-static test_server tls_server(const char *cert, const char *key,
-                              const char *more) {
+static test_server tls_server(const char *cert, const char *key, const char *more) {
   if (more) return server_start("--tls", pki(cert), pki(key), more, NULL);
   return server_start("--tls", pki(cert), pki(key), NULL);
 }
@@ -132,8 +130,8 @@ static test_server tls_server(const char *cert, const char *key,
 typedef struct resp {
   pthread_mutex_t *mu;
   pthread_cond_t *cv;
-  atomic_int ndone;   /* on_done calls (must end at 1) */
-  atomic_int nheads;  /* on_headers calls */
+  atomic_int ndone;  /* on_done calls (must end at 1) */
+  atomic_int nheads; /* on_headers calls */
   int status;
   mcp_status st;
   char msg[512];
@@ -171,8 +169,7 @@ static void resp_init(resp *r) {
 
 static void resp_clear(resp *r) { free(r->body); }
 
-static void cb_headers(void *user, int status, const mcp_http_header *h,
-                       size_t n) {
+static void cb_headers(void *user, int status, const mcp_http_header *h, size_t n) {
   resp *r = user;
   pthread_mutex_lock(r->mu);
   r->status = status;
@@ -201,8 +198,7 @@ static void cb_data(void *user, const char *d, size_t n) {
   r->body[r->len] = '\0';
 }
 
-static void cb_done(void *user, mcp_status st, const char *msg,
-                    bool not_sent) {
+static void cb_done(void *user, mcp_status st, const char *msg, bool not_sent) {
   resp *r = user;
   if (r->on_done_hook) r->on_done_hook(r);
   pthread_mutex_lock(r->mu);
@@ -241,8 +237,8 @@ static void wait_done(resp *r) {
 
 /* ---- clients -------------------------------------------------------------------- */
 
-static mcp_http_config base_cfg(const char *scheme, const char *host,
-                                int port, mcp_http_version mode) {
+static mcp_http_config base_cfg(const char *scheme, const char *host, int port,
+                                mcp_http_version mode) {
   mcp_http_config c;
   memset(&c, 0, sizeof(c));
   c.scheme = scheme;
@@ -256,37 +252,33 @@ static mcp_http_client *client_new(const mcp_http_config *cfg) {
   mcp_http_client *h = NULL;
   mcp_error err = MCP_ERROR_INIT;
   mcp_status st = mcp__http_client_new(cfg, &h, &err);
-  ck_assert_msg(st == MCP_OK, "client_new: %d %s", st,
-                err.message ? err.message : "");
+  ck_assert_msg(st == MCP_OK, "client_new: %d %s", st, err.message ? err.message : "");
   mcp_error_clear(&err);
   return h;
 }
 
 /* A TLS client trusting the test CA. */
-static mcp_http_client *tls_client(const char *host, int port,
-                                   mcp_http_version mode) {
+static mcp_http_client *tls_client(const char *host, int port, mcp_http_version mode) {
   mcp_http_config c = base_cfg("https", host, port, mode);
   c.ca_file = pki("ca.pem");
   return client_new(&c);
 }
 
-static uint64_t submit(mcp_http_client *h, const char *method,
-                       const char *path, const char *body, resp *r) {
+static uint64_t submit(mcp_http_client *h, const char *method, const char *path, const char *body,
+                       resp *r) {
   uint64_t id = 0;
   mcp_error err = MCP_ERROR_INIT;
   mcp_http_header hd[] = {{"content-type", "text/plain"}};
-  mcp_status st = mcp__http_submit(h, method, path, body ? hd : NULL,
-                                   body ? 1 : 0, body, body ? strlen(body) : 0,
-                                   &cbs, r, &id, &err);
-  ck_assert_msg(st == MCP_OK, "submit: %d %s", st,
-                err.message ? err.message : "");
+  mcp_status st = mcp__http_submit(h, method, path, body ? hd : NULL, body ? 1 : 0, body,
+                                   body ? strlen(body) : 0, &cbs, r, &id, &err);
+  ck_assert_msg(st == MCP_OK, "submit: %d %s", st, err.message ? err.message : "");
   mcp_error_clear(&err);
   return id;
 }
 
 /* One request, waited for. */
-static void fetch(mcp_http_client *h, const char *method, const char *path,
-                  const char *body, resp *r) {
+static void fetch(mcp_http_client *h, const char *method, const char *path, const char *body,
+                  resp *r) {
   resp_init(r);
   submit(h, method, path, body, r);
   wait_done(r);
@@ -297,9 +289,8 @@ static void expect_ok(resp *r, int status, const char *body) {
   ck_assert_msg(r->st == MCP_OK, "on_done: %d %s", r->st, r->msg);
   ck_assert_int_eq(r->status, status);
   if (body) {
-    ck_assert_msg(r->body && strcmp(r->body, body) == 0,
-                  "body: got \"%s\", want \"%s\"", r->body ? r->body : "",
-                  body);
+    ck_assert_msg(r->body && strcmp(r->body, body) == 0, "body: got \"%s\", want \"%s\"",
+                  r->body ? r->body : "", body);
   }
 }
 
@@ -318,9 +309,7 @@ static long stat_of(mcp_http_client *h, const char *key) {
   return n;
 }
 
-static int scale(int n) {
-  return test_under_valgrind() ? (n / 20 > 1 ? n / 20 : 2) : n;
-}
+static int scale(int n) { return test_under_valgrind() ? (n / 20 > 1 ? n / 20 : 2) : n; }
 
 /* ---- basic exchanges ---------------------------------------------------------------- */
 
@@ -365,8 +354,7 @@ END_TEST
 
 START_TEST(test_h2c_prior_knowledge) {
   test_server s = server_start(NULL);
-  mcp_http_config c =
-      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
+  mcp_http_config c = base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
   mcp_http_client *h = client_new(&c);
   resp r;
   fetch(h, "POST", "/echo", "cleartext h2", &r);
@@ -385,15 +373,13 @@ END_TEST
  * content-length for a body. */
 START_TEST(test_h2_request_headers) {
   test_server s = server_start(NULL);
-  mcp_http_config c =
-      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
+  mcp_http_config c = base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
   mcp_http_client *h = client_new(&c);
   resp r;
   resp_init(&r);
   mcp_http_header hd[] = {{"X-Custom", "v1"}, {"accept", "application/json"}};
-  ck_assert_int_eq(mcp__http_submit(h, "POST", "/headers?q=1", hd, 2, "abcd",
-                                    4, &cbs, &r, NULL, NULL),
-                   MCP_OK);
+  ck_assert_int_eq(
+      mcp__http_submit(h, "POST", "/headers?q=1", hd, 2, "abcd", 4, &cbs, &r, NULL, NULL), MCP_OK);
   wait_done(&r);
   expect_ok(&r, 200, NULL);
   json_object *o = json_tokener_parse(r.body);
@@ -422,9 +408,7 @@ static void expect_fail(mcp_http_client *h, mcp_status want, const char *part) {
   resp r;
   fetch(h, "GET", "/status?code=200", NULL, &r);
   ck_assert_msg(r.st == want, "got %d (%s), want %d", r.st, r.msg, want);
-  if (part)
-    ck_assert_msg(strstr(r.msg, part), "message \"%s\" lacks \"%s\"", r.msg,
-                  part);
+  if (part) ck_assert_msg(strstr(r.msg, part), "message \"%s\" lacks \"%s\"", r.msg, part);
   ck_assert_int_eq(atomic_load(&r.nheads), 0);
   resp_clear(&r);
 }
@@ -533,8 +517,8 @@ START_TEST(test_tls_insecure_accepts_self_signed) {
 END_TEST
 
 START_TEST(test_tls_mtls) {
-  test_server s = server_start("--tls", pki("server.pem"), pki("server.key"),
-                               "--client-ca", pki("ca.pem"), NULL);
+  test_server s = server_start("--tls", pki("server.pem"), pki("server.key"), "--client-ca",
+                               pki("ca.pem"), NULL);
   mcp_http_config c = base_cfg("https", "localhost", s.port, MCP_HTTP_VERSION_AUTO);
   c.ca_file = pki("ca.pem");
   c.client_cert = pki("client.pem");
@@ -550,8 +534,7 @@ START_TEST(test_tls_mtls) {
    * alert arrives after the client's handshake finished). */
   h = tls_client("localhost", s.port, MCP_HTTP_VERSION_AUTO);
   fetch(h, "GET", "/status?code=200", NULL, &r);
-  ck_assert_msg(r.st == MCP_ETLS || r.st == MCP_EIO, "got %d (%s)", r.st,
-                r.msg);
+  ck_assert_msg(r.st == MCP_ETLS || r.st == MCP_EIO, "got %d (%s)", r.st, r.msg);
   resp_clear(&r);
   mcp__http_client_free(h);
   server_stop(&s);
@@ -580,8 +563,7 @@ END_TEST
 
 START_TEST(test_prior_knowledge_needs_h2) {
   test_server s = tls_server("server.pem", "server.key", "--no-h2");
-  mcp_http_client *h =
-      tls_client("127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
+  mcp_http_client *h = tls_client("127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
   expect_fail(h, MCP_EPROTO, "server did not negotiate h2");
   mcp__http_client_free(h);
   server_stop(&s);
@@ -592,11 +574,11 @@ END_TEST
 
 START_TEST(test_h2_1000_multiplexed) {
   int n = scale(1000);
-  test_server s = server_start("--tls", pki("server.pem"), pki("server.key"),
-                               "--max-streams", "100", NULL);
+  test_server s = server_start("--tls", pki("server.pem"), pki("server.key"), "--max-streams",
+                               "100", NULL);
   mcp_http_client *h = tls_client("127.0.0.1", s.port, MCP_HTTP_VERSION_AUTO);
   resp *rs = calloc((size_t)n, sizeof(*rs));
-  char (*bodies)[48] = calloc((size_t)n, sizeof(*bodies));
+  char(*bodies)[48] = calloc((size_t)n, sizeof(*bodies));
   long long t0 = test_now_ms();
   for (int i = 0; i < n; i++) {
     resp_init(&rs[i]);
@@ -610,8 +592,8 @@ START_TEST(test_h2_1000_multiplexed) {
     ck_assert_int_eq(atomic_load(&rs[i].ndone), 1);
     resp_clear(&rs[i]);
   }
-  fprintf(stderr, "h2: %d multiplexed POST /echo in %lld ms (%.0f req/s)\n",
-          n, t1 - t0, t1 > t0 ? n * 1000.0 / (double)(t1 - t0) : 0.0);
+  fprintf(stderr, "h2: %d multiplexed POST /echo in %lld ms (%.0f req/s)\n", n, t1 - t0,
+          t1 > t0 ? n * 1000.0 / (double)(t1 - t0) : 0.0);
   ck_assert_int_eq(stat_of(h, "connections"), 1);
   long max_open = stat_of(h, "max_open_streams");
   ck_assert_msg(max_open <= 100, "max open streams %ld", max_open);
@@ -639,10 +621,8 @@ START_TEST(test_h2_big_response) {
   ck_assert_int_eq(r.status, 200);
   ck_assert_uint_eq(r.seen, (size_t)bytes);
   ck_assert(r.pattern_ok);
-  fprintf(stderr, "h2+TLS: %lld bytes in %lld ms (%.1f MB/s)\n", bytes,
-          t1 - t0,
-          t1 > t0 ? (double)bytes / 1048576.0 * 1000.0 / (double)(t1 - t0)
-                  : 0.0);
+  fprintf(stderr, "h2+TLS: %lld bytes in %lld ms (%.1f MB/s)\n", bytes, t1 - t0,
+          t1 > t0 ? (double)bytes / 1048576.0 * 1000.0 / (double)(t1 - t0) : 0.0);
   mcp__http_client_free(h);
   server_stop(&s);
 }
@@ -650,8 +630,7 @@ END_TEST
 
 START_TEST(test_h2_rst_isolated) {
   test_server s = server_start(NULL);
-  mcp_http_config c =
-      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
+  mcp_http_config c = base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
   mcp_http_client *h = client_new(&c);
   resp rst, ok[10];
   resp_init(&rst);
@@ -664,8 +643,7 @@ START_TEST(test_h2_rst_isolated) {
   }
   wait_done(&rst);
   ck_assert_int_eq(rst.st, MCP_EIO);
-  ck_assert_msg(strstr(rst.msg, "stream reset by server (INTERNAL_ERROR)"),
-                "%s", rst.msg);
+  ck_assert_msg(strstr(rst.msg, "stream reset by server (INTERNAL_ERROR)"), "%s", rst.msg);
   for (int i = 0; i < 10; i++) {
     wait_done(&ok[i]);
     expect_ok(&ok[i], 200, bodies[i]);
@@ -683,8 +661,7 @@ END_TEST
  * the earlier /slow finishes on the old connection. */
 START_TEST(test_h2_goaway_graceful_retry) {
   test_server s = server_start(NULL);
-  mcp_http_config c =
-      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
+  mcp_http_config c = base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
   mcp_http_client *h = client_new(&c);
   resp slow, ga, e[5];
   char bodies[5][16];
@@ -719,16 +696,14 @@ END_TEST
  * last-stream-id fail with the GOAWAY's error, later ones are retried. */
 START_TEST(test_h2_goaway_abort) {
   test_server s = server_start(NULL);
-  mcp_http_config c =
-      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
+  mcp_http_config c = base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
   mcp_http_client *h = client_new(&c);
   resp stall, ga, e[3];
   char bodies[3][16];
   resp_init(&stall);
   resp_init(&ga);
   submit(h, "GET", "/stall", NULL, &stall);
-  submit(h, "POST", "/goaway?after=3&mode=abort&code=ENHANCE_YOUR_CALM", "",
-         &ga);
+  submit(h, "POST", "/goaway?after=3&mode=abort&code=ENHANCE_YOUR_CALM", "", &ga);
   for (int i = 0; i < 3; i++) {
     resp_init(&e[i]);
     snprintf(bodies[i], sizeof(bodies[i]), "after %d", i);
@@ -737,9 +712,8 @@ START_TEST(test_h2_goaway_abort) {
   wait_done(&stall);
   wait_done(&ga);
   ck_assert_int_eq(stall.st, MCP_EIO);
-  ck_assert_msg(
-      strstr(stall.msg, "connection closed by GOAWAY (ENHANCE_YOUR_CALM)"),
-      "%s", stall.msg);
+  ck_assert_msg(strstr(stall.msg, "connection closed by GOAWAY (ENHANCE_YOUR_CALM)"), "%s",
+                stall.msg);
   ck_assert_int_eq(ga.st, MCP_EIO);
   ck_assert_msg(strstr(ga.msg, "GOAWAY (ENHANCE_YOUR_CALM)"), "%s", ga.msg);
   for (int i = 0; i < 3; i++) {
@@ -761,8 +735,7 @@ END_TEST
  * Before, it waited until the caller's deadline. */
 START_TEST(test_h2_goaway_error_fails_open_streams) {
   test_server s = server_start(NULL);
-  mcp_http_config c =
-      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
+  mcp_http_config c = base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
   mcp_http_client *h = client_new(&c);
   resp ga, e;
   resp_init(&ga);
@@ -803,8 +776,7 @@ END_TEST
 
 START_TEST(test_h2_refused_stream_retried) {
   test_server s = server_start(NULL);
-  mcp_http_config c =
-      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
+  mcp_http_config c = base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
   mcp_http_client *h = client_new(&c);
   resp r;
   fetch(h, "GET", "/refuse-once?key=a", NULL, &r);
@@ -840,8 +812,7 @@ END_TEST
 
 START_TEST(test_h2_header_cap) {
   test_server s = server_start(NULL);
-  mcp_http_config c =
-      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
+  mcp_http_config c = base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
   c.max_header_bytes = 4096;
   mcp_http_client *h = client_new(&c);
   resp r;
@@ -898,8 +869,7 @@ START_TEST(test_cancel_pending) {
   ck_assert_int_eq(listen(lfd, 16), 0);
   socklen_t sl = sizeof(sa);
   getsockname(lfd, (struct sockaddr *)&sa, &sl);
-  mcp_http_client *h = tls_client("127.0.0.1", ntohs(sa.sin_port),
-                                  MCP_HTTP_VERSION_AUTO);
+  mcp_http_client *h = tls_client("127.0.0.1", ntohs(sa.sin_port), MCP_HTTP_VERSION_AUTO);
   resp r;
   resp_init(&r);
   uint64_t id = submit(h, "GET", "/x", NULL, &r);
@@ -980,8 +950,7 @@ START_TEST(test_connect_refused) {
   socklen_t sl = sizeof(sa);
   getsockname(fd, (struct sockaddr *)&sa, &sl);
   close(fd); /* nobody listens there now */
-  mcp_http_config c =
-      base_cfg("http", "127.0.0.1", ntohs(sa.sin_port), MCP_HTTP_VERSION_AUTO);
+  mcp_http_config c = base_cfg("http", "127.0.0.1", ntohs(sa.sin_port), MCP_HTTP_VERSION_AUTO);
   mcp_http_client *h = client_new(&c);
   long long t0 = test_now_ms();
   resp r;
@@ -1005,8 +974,7 @@ START_TEST(test_connect_timeout) {
   ck_assert_int_eq(listen(lfd, 16), 0);
   socklen_t sl = sizeof(sa);
   getsockname(lfd, (struct sockaddr *)&sa, &sl);
-  mcp_http_config c =
-      base_cfg("https", "127.0.0.1", ntohs(sa.sin_port), MCP_HTTP_VERSION_AUTO);
+  mcp_http_config c = base_cfg("https", "127.0.0.1", ntohs(sa.sin_port), MCP_HTTP_VERSION_AUTO);
   c.ca_file = pki("ca.pem");
   c.connect_timeout_ms = 300;
   mcp_http_client *h = client_new(&c);
@@ -1024,14 +992,12 @@ START_TEST(test_connect_timeout) {
 END_TEST
 
 START_TEST(test_resolve_failure) {
-  mcp_http_config c =
-      base_cfg("http", "no-such-host.invalid", 80, MCP_HTTP_VERSION_AUTO);
+  mcp_http_config c = base_cfg("http", "no-such-host.invalid", 80, MCP_HTTP_VERSION_AUTO);
   c.connect_timeout_ms = 5000;
   mcp_http_client *h = client_new(&c);
   resp r;
   fetch(h, "GET", "/", NULL, &r);
-  ck_assert_msg(r.st == MCP_EIO || r.st == MCP_ETIMEDOUT, "%d %s", r.st,
-                r.msg);
+  ck_assert_msg(r.st == MCP_EIO || r.st == MCP_ETIMEDOUT, "%d %s", r.st, r.msg);
   resp_clear(&r);
   mcp__http_client_free(h);
 }
@@ -1045,33 +1011,31 @@ START_TEST(test_header_injection_refused) {
   resp r;
   resp_init(&r);
   mcp_error err = MCP_ERROR_INIT;
-  const mcp_http_header bad[][1] = {
-      {{"x-a", "ok\r\nx-evil: 1"}}, {{"x-a", "ok\nx"}},
-      {{"x a", "v"}},               {{"x-a:", "v"}},
-      {{"", "v"}},                  {{"Host", "evil"}},
-      {{"content-length", "5"}},    {{":path", "/x"}},
-      {{"transfer-encoding", "chunked"}}};
+  const mcp_http_header bad[][1] = {{{"x-a", "ok\r\nx-evil: 1"}},
+                                    {{"x-a", "ok\nx"}},
+                                    {{"x a", "v"}},
+                                    {{"x-a:", "v"}},
+                                    {{"", "v"}},
+                                    {{"Host", "evil"}},
+                                    {{"content-length", "5"}},
+                                    {{":path", "/x"}},
+                                    {{"transfer-encoding", "chunked"}}};
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-    ck_assert_int_eq(mcp__http_submit(h, "GET", "/", bad[i], 1, NULL, 0, &cbs,
-                                      &r, NULL, &err),
+    ck_assert_int_eq(mcp__http_submit(h, "GET", "/", bad[i], 1, NULL, 0, &cbs, &r, NULL, &err),
                      MCP_EINVAL);
     ck_assert_ptr_nonnull(err.message);
     mcp_error_clear(&err);
   }
-  ck_assert_int_eq(mcp__http_submit(h, "GET", "/a b", NULL, 0, NULL, 0, &cbs,
-                                    &r, NULL, &err),
+  ck_assert_int_eq(mcp__http_submit(h, "GET", "/a b", NULL, 0, NULL, 0, &cbs, &r, NULL, &err),
                    MCP_EINVAL);
   mcp_error_clear(&err);
-  ck_assert_int_eq(mcp__http_submit(h, "GET", "/a\r\nb", NULL, 0, NULL, 0,
-                                    &cbs, &r, NULL, &err),
+  ck_assert_int_eq(mcp__http_submit(h, "GET", "/a\r\nb", NULL, 0, NULL, 0, &cbs, &r, NULL, &err),
                    MCP_EINVAL);
   mcp_error_clear(&err);
-  ck_assert_int_eq(mcp__http_submit(h, "GE T", "/", NULL, 0, NULL, 0, &cbs, &r,
-                                    NULL, &err),
+  ck_assert_int_eq(mcp__http_submit(h, "GE T", "/", NULL, 0, NULL, 0, &cbs, &r, NULL, &err),
                    MCP_EINVAL);
   mcp_error_clear(&err);
-  ck_assert_int_eq(mcp__http_submit(h, "GET", "noslash", NULL, 0, NULL, 0,
-                                    &cbs, &r, NULL, &err),
+  ck_assert_int_eq(mcp__http_submit(h, "GET", "noslash", NULL, 0, NULL, 0, &cbs, &r, NULL, &err),
                    MCP_EINVAL);
   mcp_error_clear(&err);
   mcp__http_client_free(h);
@@ -1115,15 +1079,13 @@ static void chain_hook(resp *r) {
   resp_init(nr);
   nr->on_done_hook = chain_hook;
   nr->ctx = ch;
-  ck_assert_int_eq(mcp__http_submit(ch->h, "POST", "/echo", NULL, 0, "link", 4,
-                                    &cbs, nr, NULL, NULL),
-                   MCP_OK);
+  ck_assert_int_eq(
+      mcp__http_submit(ch->h, "POST", "/echo", NULL, 0, "link", 4, &cbs, nr, NULL, NULL), MCP_OK);
 }
 
 START_TEST(test_submit_from_callback) {
   test_server s = server_start(NULL);
-  mcp_http_config c =
-      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
+  mcp_http_config c = base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
   chain ch;
   memset(&ch, 0, sizeof(ch));
   ch.h = client_new(&c);
@@ -1148,8 +1110,7 @@ typedef struct free_ctx {
 } free_ctx;
 
 /* on_headers of a stalled request cancels it, from the I/O thread. */
-static void cancel_self_headers(void *user, int status,
-                                const mcp_http_header *hv, size_t n) {
+static void cancel_self_headers(void *user, int status, const mcp_http_header *hv, size_t n) {
   resp *r = user;
   free_ctx *fc = r->ctx;
   cb_headers(user, status, hv, n);
@@ -1158,17 +1119,15 @@ static void cancel_self_headers(void *user, int status,
 
 START_TEST(test_cancel_from_callback) {
   test_server s = server_start(NULL);
-  mcp_http_config c =
-      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
+  mcp_http_config c = base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
   free_ctx fc;
   fc.h = client_new(&c);
   resp r;
   resp_init(&r);
   r.ctx = &fc;
   mcp_http_callbacks cc = {cancel_self_headers, cb_data, cb_done};
-  ck_assert_int_eq(mcp__http_submit(fc.h, "GET", "/stall", NULL, 0, NULL, 0,
-                                    &cc, &r, &fc.other, NULL),
-                   MCP_OK);
+  ck_assert_int_eq(
+      mcp__http_submit(fc.h, "GET", "/stall", NULL, 0, NULL, 0, &cc, &r, &fc.other, NULL), MCP_OK);
   wait_done(&r);
   ck_assert_int_eq(r.st, MCP_ECANCELLED);
   ck_assert_int_eq(atomic_load(&r.ndone), 1);
@@ -1181,8 +1140,7 @@ END_TEST
  * ends exactly once with MCP_ECLOSED before free() returns. */
 START_TEST(test_free_with_outstanding) {
   test_server s = server_start("--max-streams", "2", NULL);
-  mcp_http_config c =
-      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
+  mcp_http_config c = base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
   mcp_http_client *h = client_new(&c);
   resp r[6];
   for (int i = 0; i < 6; i++) {
@@ -1206,8 +1164,7 @@ END_TEST
 START_TEST(test_free_immediately) {
   test_server s = server_start(NULL);
   for (int round = 0; round < 20; round++) {
-    mcp_http_config c =
-        base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
+    mcp_http_config c = base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
     mcp_http_client *h = client_new(&c);
     resp r[3];
     for (int i = 0; i < 3; i++) {
@@ -1244,8 +1201,7 @@ static void free_in_callback(resp *r) {
  * returns; the other outstanding request gets MCP_ECLOSED. */
 START_TEST(test_free_from_callback) {
   test_server s = server_start(NULL);
-  mcp_http_config c =
-      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
+  mcp_http_config c = base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
   free_ctx fc;
   fc.h = client_new(&c);
   /* Ours plus the client's I/O thread (sanitizers may run one of theirs). */
@@ -1262,8 +1218,8 @@ START_TEST(test_free_from_callback) {
   expect_ok(&r, 200, "bye");
   wait_done(&stall);
   ck_assert_int_eq(stall.st, MCP_ECLOSED);
-  ck_assert_msg(WAIT_UNTIL(thread_count() == threads, 5000),
-                "%d threads, want %d", thread_count(), threads);
+  ck_assert_msg(WAIT_UNTIL(thread_count() == threads, 5000), "%d threads, want %d", thread_count(),
+                threads);
   resp_clear(&r);
   resp_clear(&stall);
   server_stop(&s);
@@ -1281,17 +1237,16 @@ static void *hammer_main(void *arg) {
   hammer *hm = arg;
   for (int i = 0; i < 50; i++) {
     resp_init(&hm->rs[i]);
-    ck_assert_int_eq(mcp__http_submit(hm->h, "POST", "/echo", NULL, 0, "hm", 2,
-                                      &cbs, &hm->rs[i], NULL, NULL),
-                     MCP_OK);
+    ck_assert_int_eq(
+        mcp__http_submit(hm->h, "POST", "/echo", NULL, 0, "hm", 2, &cbs, &hm->rs[i], NULL, NULL),
+        MCP_OK);
   }
   return NULL;
 }
 
 START_TEST(test_concurrent_submitters) {
   test_server s = server_start(NULL);
-  mcp_http_config c =
-      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
+  mcp_http_config c = base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
   mcp_http_client *h = client_new(&c);
   static hammer hm[4];
   pthread_t t[4];
@@ -1310,7 +1265,6 @@ START_TEST(test_concurrent_submitters) {
   server_stop(&s);
 }
 END_TEST
-
 
 /* ---- HTTP/1.1 ---------------------------------------------------------------------------- */
 
@@ -1365,8 +1319,7 @@ START_TEST(test_h1_cleartext) {
   /* Request headers as the server saw them. */
   resp_init(&r);
   mcp_http_header hd[] = {{"X-Custom", "v1"}};
-  ck_assert_int_eq(mcp__http_submit(h, "POST", "/headers", hd, 1, "abc", 3,
-                                    &cbs, &r, NULL, NULL),
+  ck_assert_int_eq(mcp__http_submit(h, "POST", "/headers", hd, 1, "abc", 3, &cbs, &r, NULL, NULL),
                    MCP_OK);
   wait_done(&r);
   expect_ok(&r, 200, NULL);
@@ -1404,8 +1357,9 @@ START_TEST(test_h1_keepalive_reuse) {
     resp_clear(&r);
   }
   long long t1 = test_now_ms();
-  fprintf(stderr, "h1: %d sequential GETs on one connection in %lld ms "
-                  "(%.0f req/s)\n",
+  fprintf(stderr,
+          "h1: %d sequential GETs on one connection in %lld ms "
+          "(%.0f req/s)\n",
           n, t1 - t0, t1 > t0 ? n * 1000.0 / (double)(t1 - t0) : 0.0);
   ck_assert_int_eq(stat_of(h, "connections"), 1);
   mcp__http_client_free(h);
@@ -1569,7 +1523,6 @@ START_TEST(test_h1_free_with_outstanding) {
 }
 END_TEST
 
-
 /* Fails the Nth allocation (then every one) while a client is made and a
  * request submitted and served, for N = 0, 1, ...: nothing may crash, leak
  * or hang, and an accepted request ends exactly once. */
@@ -1578,8 +1531,7 @@ START_TEST(test_alloc_failures) {
   int limit = test_under_valgrind() ? 60 : 400;
   int completed_clean = 0;
   for (int n = 0; n < limit && completed_clean < 3; n++) {
-    mcp_http_config c =
-        base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
+    mcp_http_config c = base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
     mcp_http_client *h = NULL;
     resp r;
     resp_init(&r);
@@ -1587,8 +1539,7 @@ START_TEST(test_alloc_failures) {
     mcp_status st = mcp__http_client_new(&c, &h, NULL);
     mcp_status sst = MCP_EINVAL;
     if (st == MCP_OK)
-      sst = mcp__http_submit(h, "POST", "/echo", NULL, 0, "abc", 3, &cbs, &r,
-                             NULL, NULL);
+      sst = mcp__http_submit(h, "POST", "/echo", NULL, 0, "abc", 3, &cbs, &r, NULL, NULL);
     /* Let the I/O thread fail for a moment, then recover. */
     if (sst == MCP_OK) (void)wait_count(&r.ndone, 1, 5);
     mcp__alloc_fail_after(-1);
@@ -1613,7 +1564,6 @@ START_TEST(test_alloc_failures) {
 }
 END_TEST
 
-
 /* A multi-megabyte request body, sent under the server's flow control,
  * comes back intact, over HTTP/2 and over HTTP/1.1. */
 START_TEST(test_large_upload) {
@@ -1623,15 +1573,14 @@ START_TEST(test_large_upload) {
   body[len] = '\0';
   test_server s = tls_server("server.pem", "server.key", "--allow-http1");
   for (int round = 0; round < 2; round++) {
-    mcp_http_client *h = tls_client(
-        "127.0.0.1", s.port, round == 0 ? MCP_HTTP_VERSION_AUTO : MCP_HTTP_VERSION_1_1);
+    mcp_http_client *h = tls_client("127.0.0.1", s.port,
+                                    round == 0 ? MCP_HTTP_VERSION_AUTO : MCP_HTTP_VERSION_1_1);
     resp r;
     fetch(h, "POST", "/echo", body, &r);
     ck_assert_msg(r.st == MCP_OK, "%d %s", r.st, r.msg);
     ck_assert_uint_eq(r.len, len);
     ck_assert(memcmp(r.body, body, len) == 0);
-    ck_assert_str_eq(mcp__http_client_protocol(h),
-                     round == 0 ? "h2" : "http/1.1");
+    ck_assert_str_eq(mcp__http_client_protocol(h), round == 0 ? "h2" : "http/1.1");
     resp_clear(&r);
     mcp__http_client_free(h);
   }
@@ -1655,8 +1604,7 @@ static void record_order(resp *r) {
  * submission order, one stream at a time, on one connection. */
 START_TEST(test_h2_queue_order) {
   test_server s = server_start("--max-streams", "1", NULL);
-  mcp_http_config c =
-      base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
+  mcp_http_config c = base_cfg("http", "127.0.0.1", s.port, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
   mcp_http_client *h = client_new(&c);
   resp r[8];
   atomic_init(&g_order.next, 0);
@@ -1678,7 +1626,6 @@ START_TEST(test_h2_queue_order) {
   server_stop(&s);
 }
 END_TEST
-
 
 /* Interim 1xx heads are skipped: on_headers runs once, for the 200. */
 START_TEST(test_interim_responses_skipped) {

@@ -175,8 +175,8 @@ START_TEST(test_malformed_sse) {
   mcp_client_get_stats(f.client, &before);
   assert_call_text(&f, "malformed", "ok");
   mcp_client_get_stats(f.client, &after);
-  ck_assert_msg(after.protocol_errors >= before.protocol_errors + 1,
-                "protocol_errors %llu -> %llu", (unsigned long long)before.protocol_errors,
+  ck_assert_msg(after.protocol_errors >= before.protocol_errors + 1, "protocol_errors %llu -> %llu",
+                (unsigned long long)before.protocol_errors,
                 (unsigned long long)after.protocol_errors);
   assert_call_text(&f, "malformed", "ok");
   assert_call_text(&f, "echo", "echo");
@@ -305,7 +305,8 @@ START_TEST(test_request_during_reinit) {
   ck_assert_ptr_nonnull(o);
   mcp_call_options_set_timeout_ms(o, CALL_MS);
   mcp_error err = MCP_ERROR_INIT;
-  ck_assert_int_eq(mcp_client_call_tool_async(f.client, "echo", "{}", o, on_async, &a, &err), MCP_OK);
+  ck_assert_int_eq(mcp_client_call_tool_async(f.client, "echo", "{}", o, on_async, &a, &err),
+                   MCP_OK);
   mcp_call_options_free(o);
   int64_t held = 0;
   for (int64_t end = now_ms() + CALL_MS; held == 0 && now_ms() < end;) {

@@ -280,8 +280,7 @@ static void fill_pipe(mcp_client *c) {
   static const int pads[] = {1000, 100, 0};
   for (size_t p = 0; p < sizeof(pads) / sizeof(pads[0]); p++) {
     char params[1100];
-    if (pads[p])
-      snprintf(params, sizeof(params), "{\"pad\":\"%0*d\"}", pads[p], 0);
+    if (pads[p]) snprintf(params, sizeof(params), "{\"pad\":\"%0*d\"}", pads[p], 0);
     bool full = false;
     for (int i = 0; i < 100000 && !full; i++) {
       mcp_error err = MCP_ERROR_INIT;
@@ -334,7 +333,8 @@ START_TEST(oversize_response_fails_its_call) {
   ck_assert_msg(st == MCP_ETOOBIG, "got %d: %s", st, err.message ? err.message : "");
   ck_assert_int_lt(test_now_ms() - t0, 10000);
   ck_assert_msg(strstr(err.message, "exceeds the limit of 65536 bytes") &&
-                strstr(err.message, "fault-server"), "message: %s", err.message);
+                    strstr(err.message, "fault-server"),
+                "message: %s", err.message);
   mcp_error_clear(&err);
   /* The stream stays in step: the next request is answered. */
   ck_assert_int_eq(mcp_client_ping(c, NULL, NULL), MCP_OK);
@@ -363,7 +363,8 @@ START_TEST(oversize_response_id_unknown_warns) {
   drain_lane(c, &g);
   pthread_mutex_lock(&g.mu);
   ck_assert_msg(strstr(g.log, "fault-server") && strstr(g.log, "exceeds the limit of 65536") &&
-                strstr(g.log, "no request was failed"), "log: %s", g.log);
+                    strstr(g.log, "no request was failed"),
+                "log: %s", g.log);
   pthread_mutex_unlock(&g.mu);
   mcp_call_options_free(co);
   mcp_client_free(c);

@@ -76,12 +76,10 @@ static void locate_server(void) {
     return;
   }
   const char *dir = getenv("MCP_INTEROP_DIR");
-  ck_assert_msg(dir && *dir,
-                "MCP_INTEROP_DIR is not set: run the tests with `make check` "
-                "(it points at tests/interop in the source tree)");
+  ck_assert_msg(dir && *dir, "MCP_INTEROP_DIR is not set: run the tests with `make check` "
+                             "(it points at tests/interop in the source tree)");
   snprintf(server_entry, sizeof(server_entry),
-           "%s/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
-           dir);
+           "%s/node_modules/@modelcontextprotocol/server-everything/dist/index.js", dir);
   ck_assert_msg(stat(server_entry, &st) == 0,
                 "%s is missing: the MCP reference server is not installed. "
                 "Run `npm ci --prefix tests/interop` in the source tree "
@@ -141,8 +139,7 @@ static void collector_destroy(collector *c) {
   pthread_mutex_destroy(&c->mu);
 }
 
-static void on_notification(void *user, const char *method,
-                            const char *params_json) {
+static void on_notification(void *user, const char *method, const char *params_json) {
   collector *c = user;
   pthread_mutex_lock(&c->mu);
   if (c->n < MAX_NOTES) {
@@ -158,8 +155,7 @@ static void on_notification(void *user, const char *method,
 
 /* True when |params| (JSON text) is an object whose string member |key|
  * contains |needle|.  Compares decoded strings: the wire may escape "/". */
-static bool params_match(const char *params, const char *key,
-                         const char *needle) {
+static bool params_match(const char *params, const char *key, const char *needle) {
   if (!key) return true;
   json_object *j = json_tokener_parse(params), *v = NULL;
   bool ok = j && json_object_object_get_ex(j, key, &v) &&
@@ -172,15 +168,14 @@ static bool params_match(const char *params, const char *key,
 /* Waits for a notification named |method| whose params member |key| (NULL:
  * any params) contains |needle|, seen at index >= |from|.  Returns its index
  * or -1. */
-static long collector_wait(collector *c, const char *method, const char *key,
-                           const char *needle, size_t from, long ms) {
+static long collector_wait(collector *c, const char *method, const char *key, const char *needle,
+                           size_t from, long ms) {
   struct timespec ts = deadline_ts(ms);
   long found = -1;
   pthread_mutex_lock(&c->mu);
   for (;;) {
     for (size_t i = from; i < c->n && found < 0; i++) {
-      if (strcmp(c->notes[i].method, method) == 0 &&
-          params_match(c->notes[i].params, key, needle))
+      if (strcmp(c->notes[i].method, method) == 0 && params_match(c->notes[i].params, key, needle))
         found = (long)i;
     }
     if (found >= 0) break;
@@ -216,9 +211,8 @@ typedef struct handler_log {
   char sampling_params[8192]; /* written before `sampling` is incremented */
 } handler_log;
 
-static mcp_status on_roots(void *user, const char *method,
-                           const char *params_json, char **result_json,
-                           mcp_error *err) {
+static mcp_status on_roots(void *user, const char *method, const char *params_json,
+                           char **result_json, mcp_error *err) {
   handler_log *h = user;
   atomic_fetch_add(&h->roots, 1);
   *result_json = strdup("{\"roots\":[{\"uri\":\"file:///tmp/mcpconn-interop\","
@@ -226,23 +220,19 @@ static mcp_status on_roots(void *user, const char *method,
   return *result_json ? MCP_OK : MCP_ENOMEM;
 }
 
-static mcp_status on_sampling(void *user, const char *method,
-                              const char *params_json, char **result_json,
-                              mcp_error *err) {
+static mcp_status on_sampling(void *user, const char *method, const char *params_json,
+                              char **result_json, mcp_error *err) {
   handler_log *h = user;
-  snprintf(h->sampling_params, sizeof(h->sampling_params), "%s",
-           params_json ? params_json : "");
+  snprintf(h->sampling_params, sizeof(h->sampling_params), "%s", params_json ? params_json : "");
   atomic_fetch_add(&h->sampling, 1);
-  *result_json = strdup(
-      "{\"role\":\"assistant\",\"content\":{\"type\":\"text\","
-      "\"text\":\"sampled by mcpconn\"},\"model\":\"mcpconn-test-model\","
-      "\"stopReason\":\"endTurn\"}");
+  *result_json = strdup("{\"role\":\"assistant\",\"content\":{\"type\":\"text\","
+                        "\"text\":\"sampled by mcpconn\"},\"model\":\"mcpconn-test-model\","
+                        "\"stopReason\":\"endTurn\"}");
   return *result_json ? MCP_OK : MCP_ENOMEM;
 }
 
-static mcp_status on_elicitation(void *user, const char *method,
-                                 const char *params_json, char **result_json,
-                                 mcp_error *err) {
+static mcp_status on_elicitation(void *user, const char *method, const char *params_json,
+                                 char **result_json, mcp_error *err) {
   handler_log *h = user;
   atomic_fetch_add(&h->elicitation, 1);
   *result_json = strdup("{\"action\":\"decline\"}");
@@ -272,31 +262,26 @@ static void fixture_connect(fixture *f, bool handlers) {
   mcp_client_options *o = mcp_client_options_new();
   ck_assert_ptr_nonnull(o);
   ck_assert_int_eq(mcp_client_options_set_stdio(o, argv), MCP_OK);
-  ck_assert_int_eq(
-      mcp_client_options_set_client_info(o, "mcpconn-interop", MCP_VERSION),
-      MCP_OK);
+  ck_assert_int_eq(mcp_client_options_set_client_info(o, "mcpconn-interop", MCP_VERSION), MCP_OK);
   mcp_client_options_set_timeout_ms(o, CONNECT_MS);
   mcp_client_options_set_log(o, log_to_stderr, NULL);
   mcp_client_options_set_notification_handler(o, on_notification, &f->notes);
   if (handlers) {
-    ck_assert_int_eq(mcp_client_options_set_request_handler(o, "roots/list",
-                                                            on_roots,
+    ck_assert_int_eq(
+        mcp_client_options_set_request_handler(o, "roots/list", on_roots, &f->handlers), MCP_OK);
+    ck_assert_int_eq(mcp_client_options_set_request_handler(o, "sampling/createMessage",
+                                                            on_sampling, &f->handlers),
+                     MCP_OK);
+    ck_assert_int_eq(mcp_client_options_set_request_handler(o, "elicitation/create", on_elicitation,
                                                             &f->handlers),
-                     MCP_OK);
-    ck_assert_int_eq(mcp_client_options_set_request_handler(
-                         o, "sampling/createMessage", on_sampling, &f->handlers),
-                     MCP_OK);
-    ck_assert_int_eq(mcp_client_options_set_request_handler(
-                         o, "elicitation/create", on_elicitation, &f->handlers),
                      MCP_OK);
   }
 
   mcp_error err = MCP_ERROR_INIT;
   mcp_status st = mcp_client_connect(o, &f->client, &err);
   mcp_client_options_free(o);
-  ck_assert_msg(st == MCP_OK, "connect to %s %s stdio: %s (%s)", node_path,
-                server_entry, mcp_strerror(st),
-                err.message ? err.message : "no message");
+  ck_assert_msg(st == MCP_OK, "connect to %s %s stdio: %s (%s)", node_path, server_entry,
+                mcp_strerror(st), err.message ? err.message : "no message");
   mcp_error_clear(&err);
   ck_assert_ptr_nonnull(f->client);
 }
@@ -315,16 +300,14 @@ static mcp_call_options *call_opts(int64_t timeout_ms) {
 }
 
 /* Calls a tool that must succeed; returns the parsed CallToolResult. */
-static json_object *call_tool_ok(mcp_client *c, const char *name,
-                                 const char *args) {
+static json_object *call_tool_ok(mcp_client *c, const char *name, const char *args) {
   mcp_call_options *o = call_opts(CALL_MS);
   char *res = NULL;
   mcp_error err = MCP_ERROR_INIT;
   mcp_status st = mcp_client_call_tool(c, name, args, o, &res, &err);
   mcp_call_options_free(o);
-  ck_assert_msg(st == MCP_OK, "tools/call %s %s: %s (%s) result=%s", name,
-                args ? args : "null", mcp_strerror(st),
-                err.message ? err.message : "-", res ? res : "-");
+  ck_assert_msg(st == MCP_OK, "tools/call %s %s: %s (%s) result=%s", name, args ? args : "null",
+                mcp_strerror(st), err.message ? err.message : "-", res ? res : "-");
   mcp_error_clear(&err);
   ck_assert_ptr_nonnull(res);
   json_object *j = json_tokener_parse(res);
@@ -336,16 +319,14 @@ static json_object *call_tool_ok(mcp_client *c, const char *name,
 static const char *jstr(json_object *o, const char *key) {
   json_object *v = NULL;
   if (!o || !json_object_object_get_ex(o, key, &v)) return NULL;
-  return json_object_is_type(v, json_type_string) ? json_object_get_string(v)
-                                                  : NULL;
+  return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
 }
 
 /* The text of content[0] of a CallToolResult (or NULL). */
 static const char *first_text(json_object *result) {
   json_object *content = NULL;
   if (!json_object_object_get_ex(result, "content", &content) ||
-      !json_object_is_type(content, json_type_array) ||
-      json_object_array_length(content) < 1)
+      !json_object_is_type(content, json_type_array) || json_object_array_length(content) < 1)
     return NULL;
   json_object *c0 = json_object_array_get_idx(content, 0);
   const char *type = jstr(c0, "type");
@@ -365,8 +346,7 @@ static json_object *parse_list(const char *text, const char *key) {
   return arr;
 }
 
-static json_object *find_by(json_object *arr, const char *key,
-                            const char *value) {
+static json_object *find_by(json_object *arr, const char *key, const char *value) {
   for (size_t i = 0; i < json_object_array_length(arr); i++) {
     json_object *it = json_object_array_get_idx(arr, i);
     const char *v = jstr(it, key);
@@ -378,8 +358,7 @@ static json_object *find_by(json_object *arr, const char *key,
 static void assert_healthy(mcp_client *c) {
   mcp_error err = MCP_ERROR_INIT;
   mcp_status st = mcp_client_ping(c, NULL, &err);
-  ck_assert_msg(st == MCP_OK, "ping: %s (%s)", mcp_strerror(st),
-                err.message ? err.message : "-");
+  ck_assert_msg(st == MCP_OK, "ping: %s (%s)", mcp_strerror(st), err.message ? err.message : "-");
   mcp_error_clear(&err);
   mcp_client_stats s;
   mcp_client_get_stats(c, &s);
@@ -430,14 +409,21 @@ START_TEST(test_list_tools) {
                 err.message ? err.message : "-");
   json_object *arr = parse_list(tools, "name");
   /* Every always-registered tool of this server version (all pages). */
-  static const char *const want[] = {
-      "echo", "get-annotated-message", "get-env", "get-resource-links",
-      "get-resource-reference", "get-structured-content", "get-sum",
-      "get-tiny-image", "gzip-file-as-resource", "toggle-simulated-logging",
-      "toggle-subscriber-updates", "trigger-long-running-operation"};
+  static const char *const want[] = {"echo",
+                                     "get-annotated-message",
+                                     "get-env",
+                                     "get-resource-links",
+                                     "get-resource-reference",
+                                     "get-structured-content",
+                                     "get-sum",
+                                     "get-tiny-image",
+                                     "gzip-file-as-resource",
+                                     "toggle-simulated-logging",
+                                     "toggle-subscriber-updates",
+                                     "trigger-long-running-operation"};
   for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
-    ck_assert_msg(find_by(arr, "name", want[i]) != NULL,
-                  "tool %s missing from %.500s", want[i], tools);
+    ck_assert_msg(find_by(arr, "name", want[i]) != NULL, "tool %s missing from %.500s", want[i],
+                  tools);
   json_object *echo = find_by(arr, "name", "echo"), *schema = NULL;
   ck_assert(json_object_object_get_ex(echo, "inputSchema", &schema));
   ck_assert_str_eq(jstr(schema, "type"), "object");
@@ -454,10 +440,8 @@ START_TEST(test_call_echo) {
   fixture f;
   fixture_connect(&f, false);
   json_object *r = call_tool_ok(
-      f.client, "echo",
-      "{\"message\":\"hello from mcpconn: \\\"quotes\\\", \\\\ and \xc3\xa9\"}");
-  ck_assert_str_eq(first_text(r),
-                   "Echo: hello from mcpconn: \"quotes\", \\ and \xc3\xa9");
+      f.client, "echo", "{\"message\":\"hello from mcpconn: \\\"quotes\\\", \\\\ and \xc3\xa9\"}");
+  ck_assert_str_eq(first_text(r), "Echo: hello from mcpconn: \"quotes\", \\ and \xc3\xa9");
   json_object_put(r);
   assert_healthy(f.client);
   fixture_free(&f);
@@ -481,8 +465,7 @@ END_TEST
 START_TEST(test_structured_content) {
   fixture f;
   fixture_connect(&f, false);
-  json_object *r =
-      call_tool_ok(f.client, "get-structured-content", "{\"location\":\"New York\"}");
+  json_object *r = call_tool_ok(f.client, "get-structured-content", "{\"location\":\"New York\"}");
   json_object *sc = NULL, *temp = NULL;
   ck_assert(json_object_object_get_ex(r, "structuredContent", &sc));
   ck_assert(json_object_object_get_ex(sc, "temperature", &temp));
@@ -499,10 +482,8 @@ START_TEST(test_tool_errors) {
   mcp_error err = MCP_ERROR_INIT;
   char *res = NULL;
   /* An unknown tool: a JSON-RPC error or an isError result, never a hang. */
-  mcp_status st =
-      mcp_client_call_tool(f.client, "no-such-tool", "{}", NULL, &res, &err);
-  ck_assert_msg(st == MCP_ERPC || st == MCP_ETOOLERROR,
-                "unknown tool gave %s", mcp_strerror(st));
+  mcp_status st = mcp_client_call_tool(f.client, "no-such-tool", "{}", NULL, &res, &err);
+  ck_assert_msg(st == MCP_ERPC || st == MCP_ETOOLERROR, "unknown tool gave %s", mcp_strerror(st));
   if (st == MCP_ERPC) {
     ck_assert_ptr_nonnull(err.message);
     ck_assert_int_ne(err.rpc_code, 0);
@@ -513,10 +494,8 @@ START_TEST(test_tool_errors) {
   res = NULL;
   mcp_error_clear(&err);
   /* Arguments that fail the tool's schema. */
-  st = mcp_client_call_tool(f.client, "echo", "{\"message\":42}", NULL, &res,
-                            &err);
-  ck_assert_msg(st == MCP_ERPC || st == MCP_ETOOLERROR,
-                "bad arguments gave %s", mcp_strerror(st));
+  st = mcp_client_call_tool(f.client, "echo", "{\"message\":42}", NULL, &res, &err);
+  ck_assert_msg(st == MCP_ERPC || st == MCP_ETOOLERROR, "bad arguments gave %s", mcp_strerror(st));
   mcp_free(res);
   mcp_error_clear(&err);
   /* An unknown method. */
@@ -535,10 +514,10 @@ END_TEST
 typedef struct progress_log {
   pthread_mutex_t mu;
   pthread_cond_t cv;
-  int n;             /* guarded by mu */
-  double last;       /* guarded by mu */
-  double total;      /* guarded by mu */
-  bool decreasing;   /* guarded by mu */
+  int n;                     /* guarded by mu */
+  double last;               /* guarded by mu */
+  double total;              /* guarded by mu */
+  bool decreasing;           /* guarded by mu */
   mcp_cancel *fire_on_first; /* fired from the first callback, if set */
 } progress_log;
 
@@ -554,8 +533,7 @@ static void progress_destroy(progress_log *p) {
   pthread_mutex_destroy(&p->mu);
 }
 
-static void on_progress(void *user, double progress, double total,
-                        const char *message) {
+static void on_progress(void *user, double progress, double total, const char *message) {
   progress_log *p = user;
   pthread_mutex_lock(&p->mu);
   if (progress <= p->last) p->decreasing = true;
@@ -579,12 +557,11 @@ START_TEST(test_progress) {
   mcp_error err = MCP_ERROR_INIT;
   /* Three steps 0.5 s apart: the response follows the last progress
    * notification at once. */
-  mcp_status st =
-      mcp_client_call_tool(f.client, "trigger-long-running-operation",
-                           "{\"duration\":1.5,\"steps\":3}", o, &res, &err);
+  mcp_status st = mcp_client_call_tool(f.client, "trigger-long-running-operation",
+                                       "{\"duration\":1.5,\"steps\":3}", o, &res, &err);
   mcp_call_options_free(o);
-  ck_assert_msg(st == MCP_OK, "long-running operation: %s (%s)",
-                mcp_strerror(st), err.message ? err.message : "-");
+  ck_assert_msg(st == MCP_OK, "long-running operation: %s (%s)", mcp_strerror(st),
+                err.message ? err.message : "-");
   ck_assert_ptr_nonnull(strstr(res, "Long running operation completed"));
   mcp_free(res);
   /* The client promises no progress callback after the call returned, so a
@@ -616,12 +593,11 @@ START_TEST(test_reset_timeout_on_progress) {
   mcp_call_options_set_reset_timeout_on_progress(o, true, CALL_MS);
   char *res = NULL;
   mcp_error err = MCP_ERROR_INIT;
-  mcp_status st =
-      mcp_client_call_tool(f.client, "trigger-long-running-operation",
-                           "{\"duration\":2.4,\"steps\":4}", o, &res, &err);
+  mcp_status st = mcp_client_call_tool(f.client, "trigger-long-running-operation",
+                                       "{\"duration\":2.4,\"steps\":4}", o, &res, &err);
   mcp_call_options_free(o);
-  ck_assert_msg(st == MCP_OK, "with reset-on-progress: %s (%s)",
-                mcp_strerror(st), err.message ? err.message : "-");
+  ck_assert_msg(st == MCP_OK, "with reset-on-progress: %s (%s)", mcp_strerror(st),
+                err.message ? err.message : "-");
   mcp_free(res);
   fixture_free(&f);
 }
@@ -634,13 +610,11 @@ START_TEST(test_timeout) {
   char *res = NULL;
   mcp_error err = MCP_ERROR_INIT;
   long long t0 = test_now_ms();
-  mcp_status st =
-      mcp_client_call_tool(f.client, "trigger-long-running-operation",
-                           "{\"duration\":3,\"steps\":1}", o, &res, &err);
+  mcp_status st = mcp_client_call_tool(f.client, "trigger-long-running-operation",
+                                       "{\"duration\":3,\"steps\":1}", o, &res, &err);
   long long took = test_now_ms() - t0;
   mcp_call_options_free(o);
-  ck_assert_msg(st == MCP_ETIMEDOUT, "expected a timeout, got %s",
-                mcp_strerror(st));
+  ck_assert_msg(st == MCP_ETIMEDOUT, "expected a timeout, got %s", mcp_strerror(st));
   ck_assert_ptr_null(res);
   ck_assert_int_lt(took, 2500);
   mcp_error_clear(&err);
@@ -667,13 +641,12 @@ START_TEST(test_cancel_on_progress) {
   char *res = NULL;
   mcp_error err = MCP_ERROR_INIT;
   long long t0 = test_now_ms();
-  mcp_status st =
-      mcp_client_call_tool(f.client, "trigger-long-running-operation",
-                           "{\"duration\":8,\"steps\":8}", o, &res, &err);
+  mcp_status st = mcp_client_call_tool(f.client, "trigger-long-running-operation",
+                                       "{\"duration\":8,\"steps\":8}", o, &res, &err);
   long long took = test_now_ms() - t0;
   mcp_call_options_free(o);
-  ck_assert_msg(st == MCP_ECANCELLED, "expected cancel, got %s (%s)",
-                mcp_strerror(st), err.message ? err.message : "-");
+  ck_assert_msg(st == MCP_ECANCELLED, "expected cancel, got %s (%s)", mcp_strerror(st),
+                err.message ? err.message : "-");
   ck_assert(mcp_cancel_is_fired(tok));
   ck_assert_int_lt(took, 6000);
   mcp_error_clear(&err);
@@ -693,17 +666,16 @@ START_TEST(test_logging_notifications) {
   fixture_connect(&f, false);
   char *res = NULL;
   mcp_error err = MCP_ERROR_INIT;
-  ck_assert_int_eq(mcp_client_request(f.client, "logging/setLevel",
-                                      "{\"level\":\"debug\"}", NULL, &res, &err),
-                   MCP_OK);
+  ck_assert_int_eq(
+      mcp_client_request(f.client, "logging/setLevel", "{\"level\":\"debug\"}", NULL, &res, &err),
+      MCP_OK);
   mcp_free(res);
   size_t from = collector_count(&f.notes);
   json_object *r = call_tool_ok(f.client, "toggle-simulated-logging", "{}");
   ck_assert_ptr_nonnull(strstr(first_text(r), "Started"));
   json_object_put(r);
   /* The server sends one message at once, then one every 5 s. */
-  long idx = collector_wait(&f.notes, "notifications/message", "level", "",
-                            from, WAIT_MS);
+  long idx = collector_wait(&f.notes, "notifications/message", "level", "", from, WAIT_MS);
   if (idx < 0) collector_dump(&f.notes);
   ck_assert_int_ge(idx, 0);
   pthread_mutex_lock(&f.notes.mu);
@@ -731,16 +703,15 @@ START_TEST(test_resource_subscription) {
   char *res = NULL;
   mcp_error err = MCP_ERROR_INIT;
   mcp_status st = mcp_client_request(f.client, "resources/subscribe",
-                                     "{\"uri\":\"demo://resource/dynamic/text/1\"}",
-                                     NULL, &res, &err);
+                                     "{\"uri\":\"demo://resource/dynamic/text/1\"}", NULL, &res,
+                                     &err);
   ck_assert_msg(st == MCP_OK, "resources/subscribe: %s (%s)", mcp_strerror(st),
                 err.message ? err.message : "-");
   mcp_free(res);
   size_t from = collector_count(&f.notes);
   json_object *r = call_tool_ok(f.client, "toggle-subscriber-updates", "{}");
   json_object_put(r);
-  long idx = collector_wait(&f.notes, "notifications/resources/updated", "uri",
-                            uri, from, WAIT_MS);
+  long idx = collector_wait(&f.notes, "notifications/resources/updated", "uri", uri, from, WAIT_MS);
   if (idx < 0) collector_dump(&f.notes);
   ck_assert_int_ge(idx, 0);
   r = call_tool_ok(f.client, "toggle-subscriber-updates", "{}");
@@ -762,8 +733,7 @@ START_TEST(test_resources) {
   json_object *arr = parse_list(list, "uri");
   ck_assert_int_ge(json_object_array_length(arr), 1);
   const char *doc = "demo://resource/static/document/architecture.md";
-  ck_assert_msg(find_by(arr, "uri", doc) != NULL, "%s missing from %.500s", doc,
-                list);
+  ck_assert_msg(find_by(arr, "uri", doc) != NULL, "%s missing from %.500s", doc, list);
   json_object_put(arr);
   mcp_free(list);
 
@@ -785,16 +755,15 @@ START_TEST(test_resources) {
 
   char *templates = NULL;
   st = mcp_client_list_resource_templates(f.client, NULL, &templates, &err);
-  ck_assert_msg(st == MCP_OK, "resources/templates/list: %s (%s)",
-                mcp_strerror(st), err.message ? err.message : "-");
+  ck_assert_msg(st == MCP_OK, "resources/templates/list: %s (%s)", mcp_strerror(st),
+                err.message ? err.message : "-");
   arr = parse_list(templates, "uriTemplate");
   ck_assert_int_ge(json_object_array_length(arr), 1);
   json_object_put(arr);
   mcp_free(templates);
 
   res = NULL;
-  st = mcp_client_read_resource(f.client, "demo://resource/dynamic/text/7", NULL,
-                                &res, &err);
+  st = mcp_client_read_resource(f.client, "demo://resource/dynamic/text/7", NULL, &res, &err);
   ck_assert_msg(st == MCP_OK, "read dynamic text: %s (%s)", mcp_strerror(st),
                 err.message ? err.message : "-");
   j = json_tokener_parse(res);
@@ -823,9 +792,8 @@ START_TEST(test_prompts) {
   mcp_free(list);
 
   char *res = NULL;
-  st = mcp_client_get_prompt(f.client, "args-prompt",
-                             "{\"city\":\"Paris\",\"state\":\"Texas\"}", NULL,
-                             &res, &err);
+  st = mcp_client_get_prompt(f.client, "args-prompt", "{\"city\":\"Paris\",\"state\":\"Texas\"}",
+                             NULL, &res, &err);
   ck_assert_msg(st == MCP_OK, "prompts/get: %s (%s)", mcp_strerror(st),
                 err.message ? err.message : "-");
   json_object *j = json_tokener_parse(res), *msgs = NULL, *content = NULL;
@@ -853,8 +821,7 @@ START_TEST(test_roots) {
   fixture_connect(&f, true);
   /* The server asks for roots shortly after initialized and reports what it
    * got with a log message. */
-  long idx = collector_wait(&f.notes, "notifications/message", "data",
-                            "Roots updated", 0, WAIT_MS);
+  long idx = collector_wait(&f.notes, "notifications/message", "data", "Roots updated", 0, WAIT_MS);
   if (idx < 0) collector_dump(&f.notes);
   ck_assert_int_ge(idx, 0);
   ck_assert_int_ge(atomic_load(&f.handlers.roots), 1);
@@ -939,9 +906,9 @@ END_TEST
 typedef struct async_result {
   pthread_mutex_t mu;
   pthread_cond_t cv;
-  int calls;        /* guarded by mu */
+  int calls;         /* guarded by mu */
   mcp_status status; /* guarded by mu */
-  char *result;     /* guarded by mu */
+  char *result;      /* guarded by mu */
 } async_result;
 
 static void on_result(void *user, mcp_status status, const char *result_json,
@@ -964,8 +931,8 @@ START_TEST(test_async_call) {
   pthread_mutex_init(&a.mu, NULL);
   cond_init_mono(&a.cv);
   mcp_error err = MCP_ERROR_INIT;
-  mcp_status st = mcp_client_call_tool_async(
-      f.client, "get-sum", "{\"a\":1,\"b\":2}", NULL, on_result, &a, &err);
+  mcp_status st = mcp_client_call_tool_async(f.client, "get-sum", "{\"a\":1,\"b\":2}", NULL,
+                                             on_result, &a, &err);
   ck_assert_msg(st == MCP_OK, "call_tool_async: %s", mcp_strerror(st));
   struct timespec ts = deadline_ts(WAIT_MS);
   pthread_mutex_lock(&a.mu);
@@ -989,7 +956,6 @@ START_TEST(test_async_call) {
   pthread_mutex_destroy(&a.mu);
 }
 END_TEST
-
 
 /* ---- server-filesystem and server-memory -------------------------------- */
 
@@ -1081,16 +1047,17 @@ START_TEST(test_filesystem) {
 
   char *tools = NULL;
   ck_assert_int_eq(mcp_client_list_tools(c, NULL, &tools, NULL), MCP_OK);
-  for (const char *const *n = (const char *const[]){"read_text_file", "write_file", "edit_file",
-                                                    "create_directory", "list_directory",
-                                                    "move_file", "get_file_info", NULL};
+  for (const char *const *n =
+           (const char *const[]){"read_text_file", "write_file", "edit_file", "create_directory",
+                                 "list_directory", "move_file", "get_file_info", NULL};
        *n; n++)
     ck_assert_msg(interop_list_has(tools, "name", *n), "%s missing from %.300s", *n, tools);
   mcp_free(tools);
 
   /* write_file: the bytes land on disk. */
   snprintf(path, sizeof(path), "%s/notes.txt", dir);
-  char *t = fs_call(c, "write_file", args_of("path", path, "content", "line one\nline two\n", NULL));
+  char *t = fs_call(c, "write_file",
+                    args_of("path", path, "content", "line one\nline two\n", NULL));
   ck_assert_ptr_nonnull(strstr(t, "Successfully wrote"));
   free(t);
   char *disk = read_file(path);
@@ -1213,7 +1180,8 @@ START_TEST(test_memory) {
   char dir[1024], file[1200];
   interop_mkdtemp(dir, sizeof(dir), "check_interop_memory");
   snprintf(file, sizeof(file), "%s/memory.jsonl", dir);
-  mcp_client *c = connect_ref(interop_package("server-memory"), NULL, "MEMORY_FILE_PATH", file, NULL);
+  mcp_client *c = connect_ref(interop_package("server-memory"), NULL, "MEMORY_FILE_PATH", file,
+                              NULL);
   char *tools = NULL;
   ck_assert_int_eq(mcp_client_list_tools(c, NULL, &tools, NULL), MCP_OK);
   ck_assert(interop_list_has(tools, "name", "create_entities"));

@@ -46,8 +46,8 @@ static void log_to_stderr(void *user, mcp_log_level level, const char *msg) {
 
 /* elicitation/create: accept without filling anything in, so the library's
  * SEP-1034 defaults are what the server gets back. */
-static mcp_status on_elicitation(void *user, const char *method, const char *params,
-                                 char **result, mcp_error *err) {
+static mcp_status on_elicitation(void *user, const char *method, const char *params, char **result,
+                                 mcp_error *err) {
   (void)method;
   (void)params;
   (void)err;
@@ -102,8 +102,7 @@ static mcp_status try_connect(fixture *f, const conn_opts *co, mcp_client **out,
   mcp_client_options_set_notification_handler(o, interop_on_notification, &f->notes);
   if (co->handlers) {
     ck_assert_int_eq(
-        mcp_client_options_set_request_handler(o, "elicitation/create", on_elicitation, f),
-        MCP_OK);
+        mcp_client_options_set_request_handler(o, "elicitation/create", on_elicitation, f), MCP_OK);
     ck_assert_int_eq(
         mcp_client_options_set_request_handler(o, "sampling/createMessage", on_sampling, f),
         MCP_OK);
@@ -323,7 +322,8 @@ START_TEST(test_everything_http) {
   free(sum);
   /* Progress on the POST's SSE stream; a server->client request answered
    * with a separate POST. */
-  char *lr = call_text(f.client, "trigger-long-running-operation", "{\"duration\":0.3,\"steps\":3}");
+  char *lr = call_text(f.client, "trigger-long-running-operation",
+                       "{\"duration\":0.3,\"steps\":3}");
   ck_assert_msg(strstr(lr, "completed") != NULL, "long-running operation: %s", lr);
   free(lr);
   char *s = call_text(f.client, "trigger-sampling-request", "{\"prompt\":\"hi\",\"maxTokens\":5}");
@@ -331,9 +331,9 @@ START_TEST(test_everything_http) {
   free(s);
   ck_assert_int_eq(atomic_load(&f.samplings), 1);
   char *res = NULL;
-  ck_assert_int_eq(mcp_client_read_resource(f.client, "demo://resource/dynamic/text/3", NULL,
-                                            &res, NULL),
-                   MCP_OK);
+  ck_assert_int_eq(
+      mcp_client_read_resource(f.client, "demo://resource/dynamic/text/3", NULL, &res, NULL),
+      MCP_OK);
   ck_assert_ptr_nonnull(strstr(res, "demo://resource/dynamic/text/3"));
   mcp_free(res);
   mcp_client_stats st;
@@ -416,7 +416,8 @@ START_TEST(test_sdk_json_stateful) {
   assert_sdk_basics(f.client, "1.1");
   char *t = call_text(f.client, "notify_later", "{\"message\":\"json mode, GET stream\"}");
   free(t);
-  ck_assert(interop_notes_wait(&f.notes, "notifications/message", "json mode, GET stream", WAIT_MS));
+  ck_assert(
+      interop_notes_wait(&f.notes, "notifications/message", "json mode, GET stream", WAIT_MS));
   fixture_free(&f);
 }
 END_TEST
@@ -477,7 +478,6 @@ START_TEST(test_sdk_session_expiry_404) {
   fixture_free(&f);
 }
 END_TEST
-
 
 /* The same while the client is idle: its GET listener gets the 404 and
  * mcpconn starts a new session at once, without waiting for a request to
@@ -555,7 +555,8 @@ START_TEST(test_sdk_h2_tls) {
   start_tls_server(&f);
   char ca[1200];
   snprintf(ca, sizeof(ca), "%s/ca.pem", f.tmp);
-  connect_client(&f, &(conn_opts){.kind = MCP_HTTP_TRANSPORT_STREAMABLE, .ca = ca, .handlers = true});
+  connect_client(&f,
+                 &(conn_opts){.kind = MCP_HTTP_TRANSPORT_STREAMABLE, .ca = ca, .handlers = true});
   assert_sdk_basics(f.client, "2.0");
   assert_progress(f.client, 3);
   char *t = call_text(f.client, "ask", "{\"message\":\"over h2?\"}");

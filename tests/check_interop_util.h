@@ -63,9 +63,8 @@ static inline const char *interop_node(void) {
 static inline const char *interop_home(void) {
   const char *home = getenv("MCP_INTEROP_HOME");
   if (!home || !*home) home = getenv("MCP_INTEROP_DIR");
-  ck_assert_msg(home && *home,
-                "MCP_INTEROP_DIR is not set: run the tests with `make check` "
-                "(it points at tests/interop in the source tree)");
+  ck_assert_msg(home && *home, "MCP_INTEROP_DIR is not set: run the tests with `make check` "
+                               "(it points at tests/interop in the source tree)");
   return home;
 }
 
@@ -76,7 +75,10 @@ static inline const char *interop_path(const char *rel) {
   char *p = paths[slot++ % 8];
   snprintf(p, sizeof(paths[0]), "%s/%s", interop_home(), rel);
   struct stat st;
-  ck_assert_msg(stat(p, &st) == 0, "%s is missing: the interop packages are not installed; " INTEROP_INSTALL_HINT " (needs the npm registry)", p);
+  ck_assert_msg(stat(p, &st) == 0,
+                "%s is missing: the interop packages are not installed; " INTEROP_INSTALL_HINT
+                " (needs the npm registry)",
+                p);
   return p;
 }
 
@@ -97,8 +99,8 @@ typedef struct node_server {
   bool drain_started;
   pthread_mutex_t mu;
   pthread_cond_t cv;
-  int port;  /* guarded by mu; 0 until the line arrived */
-  bool eof;  /* guarded by mu */
+  int port; /* guarded by mu; 0 until the line arrived */
+  bool eof; /* guarded by mu */
 } node_server;
 
 static inline void interop_cond_init(pthread_cond_t *cv) {
@@ -274,8 +276,8 @@ static inline bool interop_notes_wait(interop_notes *c, const char *method, cons
     if (found || pthread_cond_timedwait(&c->cv, &c->mu, &ts) != 0) break;
   }
   if (!found) {
-    fprintf(stderr, "no %s notification with \"%s\"; received %zu:\n", method,
-            needle ? needle : "", c->n);
+    fprintf(stderr, "no %s notification with \"%s\"; received %zu:\n", method, needle ? needle : "",
+            c->n);
     for (size_t i = 0; i < c->n; i++) fprintf(stderr, "  %s %s\n", c->method[i], c->params[i]);
   }
   pthread_mutex_unlock(&c->mu);
@@ -296,8 +298,8 @@ static inline bool interop_notes_wait_count(interop_notes *c, const char *method
     if (seen >= count || pthread_cond_timedwait(&c->cv, &c->mu, &ts) != 0) break;
   }
   pthread_mutex_unlock(&c->mu);
-  if (seen < count) fprintf(stderr, "%zu of %zu %s notifications with \"%s\"\n", seen, count,
-                            method, needle);
+  if (seen < count)
+    fprintf(stderr, "%zu of %zu %s notifications with \"%s\"\n", seen, count, method, needle);
   return seen >= count;
 }
 

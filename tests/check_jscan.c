@@ -72,7 +72,8 @@ static void refuses(const char *in) {
 }
 
 START_TEST(test_accepts) {
-  accepts(" { \"a\" : [ 1 , 2.5 , -3 , true , false , null ] } ", "{\"a\":[1,2.5,-3,true,false,null]}");
+  accepts(" { \"a\" : [ 1 , 2.5 , -3 , true , false , null ] } ",
+          "{\"a\":[1,2.5,-3,true,false,null]}");
   accepts("{}", "{}");
   accepts("[ ]", "[]");
   accepts("\"x\"", "\"x\"");
@@ -83,10 +84,11 @@ START_TEST(test_accepts) {
   accepts("1E+2", "1E+2");
   accepts("-0.0", "-0.0");
   accepts("2.50", "2.50");
-  accepts("\"a\\/b\"", "\"a/b\"");                  /* json-c prints / bare */
+  accepts("\"a\\/b\"", "\"a/b\"");                                    /* json-c prints / bare */
   accepts("\"\\u0041\\u000a\\u001f\\u0022\"", "\"A\\n\\u001f\\\"\""); /* ASCII \u decoded */
   accepts("\"\\\"\\\\\\b\\f\\n\\r\\t\"", "\"\\\"\\\\\\b\\f\\n\\r\\t\"");
-  accepts("\"h\xc3\xa9llo \xe2\x82\xac \xf0\x9f\x98\x80\"", "\"h\xc3\xa9llo \xe2\x82\xac \xf0\x9f\x98\x80\"");
+  accepts("\"h\xc3\xa9llo \xe2\x82\xac \xf0\x9f\x98\x80\"",
+          "\"h\xc3\xa9llo \xe2\x82\xac \xf0\x9f\x98\x80\"");
   accepts("\"\x7f\"", "\"\x7f\"");
   accepts("{\"content\":[{\"type\":\"text\",\"text\":\"1:xxxx\"}],\"isError\":false}",
           "{\"content\":[{\"type\":\"text\",\"text\":\"1:xxxx\"}],\"isError\":false}");
@@ -114,9 +116,9 @@ START_TEST(test_refuses) {
   refuses("\"\\u12\"");
   refuses("\"tab\there\"");
   refuses("1 2");
-  refuses("\"\xc3\"");          /* truncated UTF-8 */
-  refuses("\"\xc0\xaf\"");      /* overlong */
-  refuses("\"\xed\xa0\x80\"");  /* surrogate */
+  refuses("\"\xc3\"");             /* truncated UTF-8 */
+  refuses("\"\xc0\xaf\"");         /* overlong */
+  refuses("\"\xed\xa0\x80\"");     /* surrogate */
   refuses("\"\xf4\x90\x80\x80\""); /* past U+10FFFF */
   /* JSON, but json-c would print it differently: its path. */
   refuses("\"\\u00e9\"");
@@ -183,10 +185,29 @@ static void gen_ws(sbuf *b) {
 }
 
 static void gen_string(sbuf *b, bool key) {
-  static const char *pieces[] = {"a", "text", " ", "1:", "\\\"", "\\\\", "\\/", "\\n", "\\t",
-                                 "\\b", "\\f", "\\r", "\\u0041", "\\u001f", "\\u007f", "\\u0000",
-                                 "\\u00e9", "\\ud83d\\ude00", "\xc3\xa9", "\xe2\x82\xac",
-                                 "\xf0\x9f\x98\x80", "\x7f", "x"};
+  static const char *pieces[] = {"a",
+                                 "text",
+                                 " ",
+                                 "1:",
+                                 "\\\"",
+                                 "\\\\",
+                                 "\\/",
+                                 "\\n",
+                                 "\\t",
+                                 "\\b",
+                                 "\\f",
+                                 "\\r",
+                                 "\\u0041",
+                                 "\\u001f",
+                                 "\\u007f",
+                                 "\\u0000",
+                                 "\\u00e9",
+                                 "\\ud83d\\ude00",
+                                 "\xc3\xa9",
+                                 "\xe2\x82\xac",
+                                 "\xf0\x9f\x98\x80",
+                                 "\x7f",
+                                 "x"};
   puts_(b, "\"");
   unsigned n = rnd(6);
   for (unsigned i = 0; i < n; i++) {
@@ -198,9 +219,23 @@ static void gen_string(sbuf *b, bool key) {
 }
 
 static void gen_value(sbuf *b, int depth) {
-  static const char *nums[] = {"0", "1", "-1", "42", "123456789012345678", "1234567890123456789",
-                               "-0", "0.5", "-2.25", "1e5", "1E+5", "2.5e-3", "1e300", "1e400",
-                               "3.14159265358979", "100", "-9223372036854775808"};
+  static const char *nums[] = {"0",
+                               "1",
+                               "-1",
+                               "42",
+                               "123456789012345678",
+                               "1234567890123456789",
+                               "-0",
+                               "0.5",
+                               "-2.25",
+                               "1e5",
+                               "1E+5",
+                               "2.5e-3",
+                               "1e300",
+                               "1e400",
+                               "3.14159265358979",
+                               "100",
+                               "-9223372036854775808"};
   unsigned k = depth > 6 ? rnd(4) : rnd(7);
   gen_ws(b);
   switch (k) {
@@ -208,7 +243,8 @@ static void gen_value(sbuf *b, int depth) {
   case 1: puts_(b, nums[rnd(17)]); break;
   case 2: puts_(b, rnd(3) == 0 ? "null" : rnd(2) ? "true" : "false"); break;
   case 3: gen_string(b, false); break;
-  case 4: case 5: {
+  case 4:
+  case 5: {
     unsigned n = rnd(5);
     char keys[8][8];
     puts_(b, "{");
@@ -275,10 +311,24 @@ START_TEST(test_differential) {
       static const char bytes[] = "{}[],:\"\\ 0-.eE+tfnu\x80\xc3\x01";
       char nb = bytes[rnd(sizeof(bytes) - 1)];
       switch (m) {
-      case 0: if (n) { memmove(c + at, c + at + 1, n - at - 1); n--; } break;
-      case 1: memmove(c + at + 1, c + at, n - at); n++; break;
-      case 2: if (n) c[at] = nb; break;
-      default: memmove(c + at + 1, c + at, n - at); c[at] = nb; n++; break;
+      case 0:
+        if (n) {
+          memmove(c + at, c + at + 1, n - at - 1);
+          n--;
+        }
+        break;
+      case 1:
+        memmove(c + at + 1, c + at, n - at);
+        n++;
+        break;
+      case 2:
+        if (n) c[at] = nb;
+        break;
+      default:
+        memmove(c + at + 1, c + at, n - at);
+        c[at] = nb;
+        n++;
+        break;
       }
       check_one(c, n, &mutated_accepted);
       free(c);
@@ -296,9 +346,11 @@ END_TEST
 /* Strings are read eight bytes at a time: a byte that needs a look at every
  * offset of strings of every length up to 24, as a value and as a key. */
 START_TEST(test_word_boundaries) {
-  static const char *pieces[] = {"\\\"", "\\\\", "\\n", "\\/", "\\u0041", "\\u001f", "\\u00e9",
-                                 "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\x7f", "\x01", "\xff",
-                                 "\xc3", "\x80", "\"", "~"};
+  static const char *pieces[] = {
+      "\\\"",    "\\\\",    "\\n",      "\\/",          "\\u0041",
+      "\\u001f", "\\u00e9", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80",
+      "\x7f",    "\x01",    "\xff",     "\xc3",         "\x80",
+      "\"",      "~"};
   char doc[256];
   int accepted = 0;
   for (int n = 0; n < 24; n++) {
@@ -352,9 +404,11 @@ static void response_refused(const char *msg) {
 }
 
 START_TEST(test_responses) {
-  response_ok("{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}}", 7,
-              "{\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}");
-  response_ok(" { \"result\" : { } , \"jsonrpc\" : \"2.0\" , \"id\" : 123456789012 } \r\n", 123456789012, "{}");
+  response_ok(
+      "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}}",
+      7, "{\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}");
+  response_ok(" { \"result\" : { } , \"jsonrpc\" : \"2.0\" , \"id\" : 123456789012 } \r\n",
+              123456789012, "{}");
   response_ok("{\"id\":-5,\"result\":null,\"jsonrpc\":\"2.0\"}", -5, "null");
   response_ok("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":[1,\"a\\/b\"]}", 1, "[1,\"a/b\"]");
   /* The general path's business. */
@@ -367,7 +421,8 @@ START_TEST(test_responses) {
   /* Past INT64_MAX: refused without overflowing on the way (found by fuzz_jscan). */
   response_refused("{\"jsonrpc\":\"2.0\",\"id\":9223374073709551614,\"result\":{}}");
   response_refused("{\"jsonrpc\":\"2.0\",\"id\":-99999999999999999999999,\"result\":{}}");
-  response_ok("{\"jsonrpc\":\"2.0\",\"id\":999999999999999999,\"result\":1}", 999999999999999999, "1");
+  response_ok("{\"jsonrpc\":\"2.0\",\"id\":999999999999999999,\"result\":1}", 999999999999999999,
+              "1");
   response_refused("{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-1,\"message\":\"x\"}}");
   response_refused("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{},\"error\":{}}");
   response_refused("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{},\"extra\":1}");
@@ -385,7 +440,8 @@ START_TEST(test_responses) {
 END_TEST
 
 START_TEST(test_member_and_put_string) {
-  const char *o = "{\"content\":[{\"type\":\"text\",\"text\":\"a,}]\\\"{\"}],\"isError\":true,\"x\":{\"isError\":1}}";
+  const char *o =
+      "{\"content\":[{\"type\":\"text\",\"text\":\"a,}]\\\"{\"}],\"isError\":true,\"x\":{\"isError\":1}}";
   const char *v = NULL;
   size_t n = 0;
   ck_assert(mcp__jscan_member(o, strlen(o), "isError", &v, &n));
@@ -404,7 +460,8 @@ START_TEST(test_member_and_put_string) {
   size_t w = mcp__jscan_put_string(out, in, 256);
   json_object *s = json_object_new_string_len(in, 256);
   size_t rn = 0;
-  const char *ref = json_object_to_json_string_length(s, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &rn);
+  const char *ref = json_object_to_json_string_length(
+      s, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &rn);
   ck_assert_uint_eq(w, rn);
   ck_assert(memcmp(out, ref, rn) == 0);
   json_object_put(s);

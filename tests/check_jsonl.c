@@ -83,8 +83,8 @@ static void ev_expect_same(const events *a, const events *b) {
  * Feeds |in| in pieces ending at |cuts| (increasing, each in (0, n)) and
  * returns the events.  Checks the memory bound after every feed.
  */
-static void feed_cuts(size_t max_line, const char *in, size_t n,
-                      const size_t *cuts, size_t ncuts, events *out) {
+static void feed_cuts(size_t max_line, const char *in, size_t n, const size_t *cuts, size_t ncuts,
+                      events *out) {
   ev_init(out);
   mcp_jsonl *j = mcp__jsonl_new(max_line, &rec_cb, out);
   ck_assert_ptr_nonnull(j);
@@ -125,29 +125,21 @@ static void reference(size_t max_line, const char *in, size_t n, events *out) {
 
 /* ---- tests ----------------------------------------------------------------------- */
 
-static const char sample[] =
-    "{\"id\":1}\n"
-    "\n"
-    "{\"a\":\"b\"}\r\n"
-    "   \n"
-    "\r\n"
-    "x\ry\n"
-    "0123456789abcdef\n"  /* exactly 16: the cap used below */
-    "0123456789abcdefg\n" /* 17: oversize */
-    "0123456789abcdef\r\n"
-    "0123456789abcdef\rX\n"
-    "last\n"
-    "unterminated";
+static const char sample[] = "{\"id\":1}\n"
+                             "\n"
+                             "{\"a\":\"b\"}\r\n"
+                             "   \n"
+                             "\r\n"
+                             "x\ry\n"
+                             "0123456789abcdef\n"  /* exactly 16: the cap used below */
+                             "0123456789abcdefg\n" /* 17: oversize */
+                             "0123456789abcdef\r\n"
+                             "0123456789abcdef\rX\n"
+                             "last\n"
+                             "unterminated";
 static const char *const sample_want[] = {
-    "L{\"id\":1}",
-    "L{\"a\":\"b\"}",
-    "L   ",
-    "Lx\ry",
-    "L0123456789abcdef",
-    "O17",
-    "L0123456789abcdef",
-    "O18",
-    "Llast",
+    "L{\"id\":1}", "L{\"a\":\"b\"}",    "L   ", "Lx\ry", "L0123456789abcdef",
+    "O17",         "L0123456789abcdef", "O18",  "Llast",
 };
 #define SAMPLE_MAX 16
 #define NWANT (sizeof(sample_want) / sizeof(sample_want[0]))
@@ -225,8 +217,7 @@ START_TEST(test_random_against_reference) {
   for (int iter = 0; iter < iters; iter++) {
     size_t n = 1 + (size_t)rand_r(&seed) % 600;
     char *in = malloc(n);
-    for (size_t i = 0; i < n; i++)
-      in[i] = alphabet[(size_t)rand_r(&seed) % (sizeof(alphabet) - 1)];
+    for (size_t i = 0; i < n; i++) in[i] = alphabet[(size_t)rand_r(&seed) % (sizeof(alphabet) - 1)];
     size_t max_line = 1 + (size_t)rand_r(&seed) % 12;
     events want, got;
     reference(max_line, in, n, &want);
@@ -413,8 +404,7 @@ START_TEST(test_alloc_failure) {
    * run must end in MCP_ENOMEM or the right lines, and leak nothing (the
    * ASan and valgrind runs check that). */
   static const char in[] = "first line\nsecond, longer line of text\nthird\n";
-  static const char *const want[] = {"Lfirst line", "Lsecond, longer line of text",
-                                     "Lthird"};
+  static const char *const want[] = {"Lfirst line", "Lsecond, longer line of text", "Lthird"};
   int saw_enomem = 0;
   for (long n = 0;; n++) {
     events e;
@@ -460,9 +450,9 @@ END_TEST
 /* ---- the head of an oversized line ----------------------------------------- */
 
 typedef struct heads {
-  size_t n;          /* reports */
-  size_t len;        /* the last one's length */
-  char head[8192];   /* and head */
+  size_t n;        /* reports */
+  size_t len;      /* the last one's length */
+  char head[8192]; /* and head */
   size_t head_len;
   size_t lines;
 } heads;
@@ -483,7 +473,8 @@ static void head_oversize(void *user, size_t len, const char *head, size_t head_
   h->head_len = head_len;
 }
 
-static const mcp_jsonl_callbacks head_cb = {.on_line = head_line, .on_oversize_head = head_oversize};
+static const mcp_jsonl_callbacks head_cb = {.on_line = head_line,
+                                            .on_oversize_head = head_oversize};
 
 /* Each way a line becomes oversize (all at once, grown across feeds, a
  * "\r" held at the cap) reports the line's first MCP_JSONL_HEAD bytes,

@@ -76,12 +76,20 @@ END_TEST
 
 START_TEST(classify_kinds) {
   mcp_msg m;
-  ck_assert_int_eq(kind_of("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}", &m), MCP_MSG_REQUEST);
-  ck_assert_int_eq(kind_of("{\"jsonrpc\":\"2.0\",\"id\":\"s1\",\"method\":\"roots/list\",\"params\":{}}", &m), MCP_MSG_REQUEST);
-  ck_assert_int_eq(kind_of("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":1}}", &m),
-                   MCP_MSG_NOTIFICATION);
-  ck_assert_int_eq(kind_of("{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"x\":1}}", &m), MCP_MSG_RESPONSE);
-  json_object *o = parse("{\"jsonrpc\":\"2.0\",\"id\":7,\"error\":{\"code\":-32601,\"message\":\"nope\",\"data\":{\"k\":2}}}");
+  ck_assert_int_eq(kind_of("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}", &m),
+                   MCP_MSG_REQUEST);
+  ck_assert_int_eq(
+      kind_of("{\"jsonrpc\":\"2.0\",\"id\":\"s1\",\"method\":\"roots/list\",\"params\":{}}", &m),
+      MCP_MSG_REQUEST);
+  ck_assert_int_eq(
+      kind_of(
+          "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":1}}",
+          &m),
+      MCP_MSG_NOTIFICATION);
+  ck_assert_int_eq(kind_of("{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"x\":1}}", &m),
+                   MCP_MSG_RESPONSE);
+  json_object *o = parse(
+      "{\"jsonrpc\":\"2.0\",\"id\":7,\"error\":{\"code\":-32601,\"message\":\"nope\",\"data\":{\"k\":2}}}");
   ck_assert_int_eq(mcp__jsonrpc_classify(o, &m), MCP_MSG_ERROR);
   ck_assert_int_eq(m.error_code, -32601);
   ck_assert_str_eq(m.error_message, "nope");
@@ -91,7 +99,10 @@ START_TEST(classify_kinds) {
   ck_assert_int_eq(id, 7);
   json_object_put(o);
   /* An error with id null (e.g. a parse error) is still an error. */
-  ck_assert_int_eq(kind_of("{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"x\"}}", &m), MCP_MSG_ERROR);
+  ck_assert_int_eq(
+      kind_of("{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"x\"}}",
+              &m),
+      MCP_MSG_ERROR);
   ck_assert_ptr_null(m.id);
 }
 END_TEST
@@ -100,16 +111,16 @@ START_TEST(classify_invalid) {
   const char *bad[] = {
       "42",
       "[1]",
-      "{\"id\":1,\"result\":{}}",                                       /* no jsonrpc */
-      "{\"jsonrpc\":\"1.0\",\"id\":1,\"result\":{}}",                    /* wrong version */
-      "{\"jsonrpc\":\"2.0\"}",                                          /* nothing */
-      "{\"jsonrpc\":\"2.0\",\"id\":1}",                                 /* neither result nor error */
+      "{\"id\":1,\"result\":{}}",                     /* no jsonrpc */
+      "{\"jsonrpc\":\"1.0\",\"id\":1,\"result\":{}}", /* wrong version */
+      "{\"jsonrpc\":\"2.0\"}",                        /* nothing */
+      "{\"jsonrpc\":\"2.0\",\"id\":1}",               /* neither result nor error */
       "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{},\"error\":{\"code\":1}}", /* both */
-      "{\"jsonrpc\":\"2.0\",\"id\":1.5,\"result\":{}}",                  /* float id */
-      "{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{}}",                   /* object id */
-      "{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"x\"}",               /* null request id */
-      "{\"jsonrpc\":\"2.0\",\"method\":5}",                              /* method not a string */
-      "{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"params\":3}",             /* params scalar */
+      "{\"jsonrpc\":\"2.0\",\"id\":1.5,\"result\":{}}",                      /* float id */
+      "{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{}}",                       /* object id */
+      "{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"x\"}",                  /* null request id */
+      "{\"jsonrpc\":\"2.0\",\"method\":5}",                  /* method not a string */
+      "{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"params\":3}", /* params scalar */
       "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"message\":\"no code\"}}",
       "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":\"str\"}",
   };
@@ -127,7 +138,7 @@ START_TEST(build_roundtrip) {
   char *s = mcp__jsonrpc_request(42, "tools/call", params, &len);
   ck_assert_ptr_nonnull(s);
   ck_assert_uint_eq(len, strlen(s));
-  ck_assert_ptr_null(strchr(s, '\n')); /* one line on the wire */
+  ck_assert_ptr_null(strchr(s, '\n'));     /* one line on the wire */
   ck_assert_ptr_nonnull(strstr(s, "b/c")); /* slashes are not escaped */
   mcp_msg m;
   json_object *o = parse(s);
@@ -148,10 +159,14 @@ START_TEST(build_roundtrip) {
   ck_assert_str_eq(s, "{\"jsonrpc\":\"2.0\",\"id\":\"s1\",\"result\":{}}");
   mcp__free(s);
   s = mcp__jsonrpc_error(sid, -32601, "Method not found", NULL, &len);
-  ck_assert_str_eq(s, "{\"jsonrpc\":\"2.0\",\"id\":\"s1\",\"error\":{\"code\":-32601,\"message\":\"Method not found\"}}");
+  ck_assert_str_eq(
+      s,
+      "{\"jsonrpc\":\"2.0\",\"id\":\"s1\",\"error\":{\"code\":-32601,\"message\":\"Method not found\"}}");
   mcp__free(s);
   s = mcp__jsonrpc_error(NULL, -32700, "Parse error", NULL, &len);
-  ck_assert_str_eq(s, "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"Parse error\"}}");
+  ck_assert_str_eq(
+      s,
+      "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"Parse error\"}}");
   mcp__free(s);
   json_object_put(sid);
   json_object_put(params);

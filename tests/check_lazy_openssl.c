@@ -19,13 +19,13 @@
 
 static int failures;
 
-#define CHECK(cond, ...)                  \
-  do {                                    \
-    if (!(cond)) {                        \
+#define CHECK(cond, ...) \
+  do { \
+    if (!(cond)) { \
       fprintf(stderr, "FAIL: " __VA_ARGS__); \
-      fputc('\n', stderr);                \
-      failures++;                         \
-    }                                     \
+      fputc('\n', stderr); \
+      failures++; \
+    } \
   } while (0)
 
 /* Is a library whose file name starts with |prefix| mapped? */
@@ -82,7 +82,8 @@ int main(void) {
   /* An https client needs OpenSSL: connecting to a closed port fails, but
    * the TLS context was made first, so OpenSSL is in memory now. */
   o = mcp_client_options_new();
-  CHECK(o && mcp_client_options_set_http(o, "https://127.0.0.1:1/mcp", MCP_HTTP_TRANSPORT_STREAMABLE) == MCP_OK,
+  CHECK(o && mcp_client_options_set_http(o, "https://127.0.0.1:1/mcp",
+                                         MCP_HTTP_TRANSPORT_STREAMABLE) == MCP_OK,
         "http options");
   mcp_client_options_set_timeout_ms(o, 30000);
   c = NULL;
@@ -97,7 +98,6 @@ int main(void) {
   if (failures) return 1;
   if (lazy)
     printf("ok: no OpenSSL in memory for a stdio session; the first https client loads it\n");
-  else
-    printf("ok: --disable-lazy-openssl: OpenSSL is linked and mapped from the start\n");
+  else printf("ok: --disable-lazy-openssl: OpenSSL is linked and mapped from the start\n");
   return 0;
 }

@@ -115,7 +115,8 @@ static mcp_manager_options *base_options(const char *config_file) {
 static mcp_manager *start(mcp_manager_options *o) {
   mcp_manager *m = NULL;
   mcp_error err = MCP_ERROR_INIT;
-  ck_assert_msg(mcp_manager_start(o, &m, &err) == MCP_OK, "start: %s", err.message ? err.message : "");
+  ck_assert_msg(mcp_manager_start(o, &m, &err) == MCP_OK, "start: %s",
+                err.message ? err.message : "");
   mcp_error_clear(&err);
   return m;
 }
@@ -155,15 +156,16 @@ static int status_int(mcp_manager *m, const char *name, const char *field) {
 static bool status_field_is(mcp_manager *m, const char *name, const char *field, const char *want,
                             bool part) {
   json_object *st = server_status(m, name), *v = NULL;
-  const char *got = st && json_object_object_get_ex(st, field, &v) ? json_object_get_string(v) : NULL;
+  const char *got = st && json_object_object_get_ex(st, field, &v) ? json_object_get_string(v)
+                                                                   : NULL;
   bool r = got && (part ? strstr(got, want) != NULL : strcmp(got, want) == 0);
   json_object_put(st);
   return r;
 }
 
 /* Waits until status_field_is(), woken by state-change events. */
-static bool wait_status_field(mcp_manager *m, const char *name, const char *field,
-                              const char *want, bool part, int ms) {
+static bool wait_status_field(mcp_manager *m, const char *name, const char *field, const char *want,
+                              bool part, int ms) {
   long long end = test_now_ms() + ms;
   for (;;) {
     pthread_mutex_lock(&ev.lock);
@@ -176,7 +178,10 @@ static bool wait_status_field(mcp_manager *m, const char *name, const char *fiel
     clock_gettime(CLOCK_REALTIME, &ts);
     ts.tv_sec += left / 1000;
     ts.tv_nsec += (left % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+    if (ts.tv_nsec >= 1000000000L) {
+      ts.tv_sec++;
+      ts.tv_nsec -= 1000000000L;
+    }
     pthread_mutex_lock(&ev.lock);
     while (ev.state_changes == seen)
       if (pthread_cond_timedwait(&ev.cond, &ev.lock, &ts) != 0) break;
@@ -314,7 +319,8 @@ START_TEST(ten_servers_in_parallel) {
   ck_assert(wait_state(m, "badversion", "failed", 5000));
   ck_assert_ptr_null(server_status(m, "off")); /* enabled:false hides it */
   json_object *st = server_status(m, "badversion");
-  ck_assert_ptr_nonnull(strstr(json_object_get_string(json_object_object_get(st, "lastError")), "1999-01-01"));
+  ck_assert_ptr_nonnull(
+      strstr(json_object_get_string(json_object_object_get(st, "lastError")), "1999-01-01"));
   json_object_put(st);
   /* The slow one arrives and its tools are published. */
   ck_assert(wait_tool(m, "mcp__slow_echo", true, 10000));
@@ -362,7 +368,8 @@ START_TEST(deferred_tools_from_cache) {
   t0 = test_now_ms();
   m = start(o);
   long long warm = test_now_ms() - t0;
-  fprintf(stderr, "time to first tool list, 2 servers (1 slow): cold %lld ms, warm %lld ms\n", cold, warm);
+  fprintf(stderr, "time to first tool list, 2 servers (1 slow): cold %lld ms, warm %lld ms\n", cold,
+          warm);
   l = mcp_manager_tools(m);
   int i = tool_index(l, "mcp__slow_echo");
   ck_assert_int_ge(i, 0);
@@ -382,8 +389,10 @@ START_TEST(deferred_tools_from_cache) {
   mcp_manager_options_free(o);
 
   /* A changed config (other args) misses the cache: nothing deferred. */
-  write_file(tpath("mcp.json"),
-             "{\"mcpServers\": {\"slow\": {\"command\": \"%s\", \"args\": [\"--slow-init\", \"1300\"]}}}", f);
+  write_file(
+      tpath("mcp.json"),
+      "{\"mcpServers\": {\"slow\": {\"command\": \"%s\", \"args\": [\"--slow-init\", \"1300\"]}}}",
+      f);
   o = base_options(tpath("mcp.json"));
   mcp_manager_options_set_startup_gate_ms(o, 100);
   m = start(o);
@@ -398,8 +407,10 @@ END_TEST
 START_TEST(corrupt_cache_is_ignored) {
   setup();
   const char *f = fault();
-  write_file(tpath("mcp.json"),
-             "{\"mcpServers\": {\"slow\": {\"command\": \"%s\", \"args\": [\"--slow-init\", \"800\"]}}}", f);
+  write_file(
+      tpath("mcp.json"),
+      "{\"mcpServers\": {\"slow\": {\"command\": \"%s\", \"args\": [\"--slow-init\", \"800\"]}}}",
+      f);
   mcp_manager_options *o = base_options(tpath("mcp.json"));
   mcp_manager_options_set_startup_gate_ms(o, 100);
   mcp_manager *m = start(o);
@@ -463,9 +474,10 @@ static pid_t find_child(const char *marker) {
 
 START_TEST(kill9_reconnects) {
   setup();
-  write_file(tpath("mcp.json"),
-             "{\"mcpServers\": {\"victim\": {\"command\": \"%s\", \"args\": [\"--page-size\", \"97\"]}}}",
-             fault());
+  write_file(
+      tpath("mcp.json"),
+      "{\"mcpServers\": {\"victim\": {\"command\": \"%s\", \"args\": [\"--page-size\", \"97\"]}}}",
+      fault());
   mcp_manager_options *o = base_options(tpath("mcp.json"));
   mcp_manager *m = start(o);
   ck_assert(wait_state(m, "victim", "ready", 10000));
@@ -493,15 +505,17 @@ END_TEST
 
 START_TEST(circuit_breaker) {
   setup();
-  write_file(tpath("mcp.json"),
-             "{\"mcpServers\": {\"flappy\": {\"command\": \"%s\", \"args\": [\"--exit-after-list\"]}}}",
-             fault());
+  write_file(
+      tpath("mcp.json"),
+      "{\"mcpServers\": {\"flappy\": {\"command\": \"%s\", \"args\": [\"--exit-after-list\"]}}}",
+      fault());
   mcp_manager_options *o = base_options(tpath("mcp.json"));
   mcp_manager *m = start(o);
   /* It exits after every handshake: more than 5 closes in 30 s stop it. */
   ck_assert(wait_state(m, "flappy", "failed", 25000));
   json_object *st = server_status(m, "flappy");
-  ck_assert_ptr_nonnull(strstr(json_object_get_string(json_object_object_get(st, "lastError")), "circuit breaker"));
+  ck_assert_ptr_nonnull(
+      strstr(json_object_get_string(json_object_object_get(st, "lastError")), "circuit breaker"));
   int reconnects = json_object_get_int(json_object_object_get(st, "reconnects"));
   json_object_put(st);
   ck_assert_int_ge(reconnects, 5);
@@ -511,7 +525,9 @@ START_TEST(circuit_breaker) {
   mcp_tool_list_unref(l);
   char *res = NULL;
   mcp_error err = MCP_ERROR_INIT;
-  ck_assert_int_eq(mcp_manager_call_tool(m, "mcp__flappy_echo", "{\"text\":\"x\"}", NULL, &res, &err), MCP_ECLOSED);
+  ck_assert_int_eq(
+      mcp_manager_call_tool(m, "mcp__flappy_echo", "{\"text\":\"x\"}", NULL, &res, &err),
+      MCP_ECLOSED);
   ck_assert_ptr_nonnull(strstr(err.message, "circuit breaker"));
   mcp_error_clear(&err);
   /* A manual reconnect resets it. */
@@ -559,7 +575,8 @@ START_TEST(circuit_breaker_half_opens) {
   ck_assert(wait_state(m, "flappy", "ready", 30000));
   char *res = NULL;
   mcp_error err = MCP_ERROR_INIT;
-  ck_assert_msg(mcp_manager_call_tool(m, "mcp__flappy_echo", "{\"text\":\"back\"}", NULL, &res, &err) == MCP_OK,
+  ck_assert_msg(mcp_manager_call_tool(m, "mcp__flappy_echo", "{\"text\":\"back\"}", NULL, &res,
+                                      &err) == MCP_OK,
                 "call: %s", err.message ? err.message : "");
   ck_assert_ptr_nonnull(strstr(res, "back"));
   mcp_free(res);
@@ -597,8 +614,9 @@ START_TEST(circuit_breaker_on_retried_calls) {
     char *res = NULL;
     st = mcp_manager_call_tool(m, "busy/echo", "{\"text\":\"x\"}", NULL, &res, &err);
     mcp_free(res);
-    if (st != MCP_ECLOSED) ck_assert_msg(st == MCP_EHTTP && err.http_status == 503, "call %d: %s (%s)",
-                                        calls, mcp_strerror(st), err.message ? err.message : "-");
+    if (st != MCP_ECLOSED)
+      ck_assert_msg(st == MCP_EHTTP && err.http_status == 503, "call %d: %s (%s)", calls,
+                    mcp_strerror(st), err.message ? err.message : "-");
   }
   ck_assert_int_eq(st, MCP_ECLOSED);
   ck_assert_int_eq(calls, 6);
@@ -607,7 +625,8 @@ START_TEST(circuit_breaker_on_retried_calls) {
   mcp_error_clear(&err);
   json_object *s = server_status(m, "busy");
   ck_assert_str_eq(json_object_get_string(json_object_object_get(s, "state")), "failed");
-  ck_assert_ptr_nonnull(strstr(json_object_get_string(json_object_object_get(s, "lastError")), "circuit breaker"));
+  ck_assert_ptr_nonnull(
+      strstr(json_object_get_string(json_object_object_get(s, "lastError")), "circuit breaker"));
   json_object_put(s);
   mcp_manager_free(m);
   mcp_manager_options_free(o);
@@ -641,11 +660,15 @@ START_TEST(list_changed_republishes) {
   mcp_free(r);
   /* Resources and prompts were re-listed too (one item each, now two). */
   char *js = NULL;
-  ck_assert(WAIT_UNTIL((mcp_manager_resources(m, &js, NULL), strstr(js, "fault://item/1") ? 1 : (mcp_free(js), js = NULL, 0)), 5000));
+  ck_assert(WAIT_UNTIL((mcp_manager_resources(m, &js, NULL),
+                        strstr(js, "fault://item/1") ? 1 : (mcp_free(js), js = NULL, 0)),
+                       5000));
   ck_assert_ptr_nonnull(strstr(js, "\"server\":\"growing\""));
   mcp_free(js);
   js = NULL;
-  ck_assert(WAIT_UNTIL((mcp_manager_prompts(m, &js, NULL), strstr(js, "prompt1") ? 1 : (mcp_free(js), js = NULL, 0)), 5000));
+  ck_assert(WAIT_UNTIL(
+      (mcp_manager_prompts(m, &js, NULL), strstr(js, "prompt1") ? 1 : (mcp_free(js), js = NULL, 0)),
+      5000));
   mcp_free(js);
   mcp_manager_free(m);
   mcp_manager_options_free(o);
@@ -722,9 +745,15 @@ START_TEST(discovery_precedence) {
   snprintf(p, sizeof(p), "%s/mcpconn", xdg);
   mkdir(p, 0700);
   snprintf(p, sizeof(p), "%s/mcpconn/mcp.json", xdg);
-  write_file(p, "{\"mcpServers\": {\"user\": {\"command\": \"%s\"}, \"shared\": {\"command\": \"/bin/false-user\"}}}", f);
+  write_file(
+      p,
+      "{\"mcpServers\": {\"user\": {\"command\": \"%s\"}, \"shared\": {\"command\": \"/bin/false-user\"}}}",
+      f);
   snprintf(p, sizeof(p), "%s/.mcp.json", proj);
-  write_file(p, "{\"mcpServers\": {\"proj\": {\"command\": \"%s\"}, \"shared\": {\"command\": \"/bin/false-project\"}}}", f);
+  write_file(
+      p,
+      "{\"mcpServers\": {\"proj\": {\"command\": \"%s\"}, \"shared\": {\"command\": \"/bin/false-project\"}}}",
+      f);
   write_file(tpath("explicit.json"), "{\"mcpServers\": {\"shared\": {\"command\": \"%s\"}}}", f);
   setenv("XDG_CONFIG_HOME", xdg, 1);
   setenv("HOME", home, 1);
@@ -739,7 +768,8 @@ START_TEST(discovery_precedence) {
   /* explicit > project > user, first definition of a name wins */
   json_object *s = server_status(m, "shared");
   ck_assert_ptr_nonnull(s);
-  ck_assert_ptr_nonnull(strstr(json_object_get_string(json_object_object_get(s, "source")), "explicit.json"));
+  ck_assert_ptr_nonnull(
+      strstr(json_object_get_string(json_object_object_get(s, "source")), "explicit.json"));
   json_object_put(s);
   ck_assert(state_is(m, "shared", "ready"));
   ck_assert(state_is(m, "proj", "ready"));
@@ -817,10 +847,11 @@ static void *hammer_main(void *arg) {
 START_TEST(sixteen_threads_during_reconnects) {
   setup();
   const char *f = fault();
-  write_file(tpath("mcp.json"),
-             "{\"mcpServers\": {\"crashy\": {\"command\": \"%s\", \"args\": [\"--crash-every\", \"90\"]},"
-             "\"steady\": {\"command\": \"%s\"}}}",
-             f, f);
+  write_file(
+      tpath("mcp.json"),
+      "{\"mcpServers\": {\"crashy\": {\"command\": \"%s\", \"args\": [\"--crash-every\", \"90\"]},"
+      "\"steady\": {\"command\": \"%s\"}}}",
+      f, f);
   mcp_manager_options *o = base_options(tpath("mcp.json"));
   mcp_manager_options_set_startup_gate_ms(o, 10000);
   mcp_manager *m = start(o);
@@ -840,7 +871,8 @@ START_TEST(sixteen_threads_during_reconnects) {
     ok += h[i].ok;
     failed += h[i].failed;
     lists += h[i].lists;
-    if (h[i].failed) fprintf(stderr, "thread %d: %d failed, last: %s\n", i, h[i].failed, h[i].last_err);
+    if (h[i].failed)
+      fprintf(stderr, "thread %d: %d failed, last: %s\n", i, h[i].failed, h[i].last_err);
   }
   fprintf(stderr, "16 threads: %d ok, %d failed with an error, reconnects %d\n", ok, failed,
           status_int(m, "crashy", "reconnects"));
@@ -870,9 +902,10 @@ static void *fire_when_waiting(void *arg) {
 
 START_TEST(cancel_and_shutdown_during_connect) {
   setup();
-  write_file(tpath("mcp.json"),
-             "{\"mcpServers\": {\"hung\": {\"command\": \"%s\", \"args\": [\"--slow-init\", \"10000\"]}}}",
-             fault());
+  write_file(
+      tpath("mcp.json"),
+      "{\"mcpServers\": {\"hung\": {\"command\": \"%s\", \"args\": [\"--slow-init\", \"10000\"]}}}",
+      fault());
   mcp_manager_options *o = base_options(tpath("mcp.json"));
   mcp_manager_options_set_startup_gate_ms(o, 100);
   mcp_manager *m = start(o);

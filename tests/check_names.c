@@ -49,8 +49,8 @@ START_TEST(test_fold_table) {
   };
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     char *got = fold(cases[i].in);
-    ck_assert_msg(strcmp(got, cases[i].out) == 0, "fold('%s') = '%s', want '%s'",
-                  cases[i].in, got, cases[i].out);
+    ck_assert_msg(strcmp(got, cases[i].out) == 0, "fold('%s') = '%s', want '%s'", cases[i].in, got,
+                  cases[i].out);
     mcp__free(got);
   }
   char *n = fold(NULL);
@@ -78,9 +78,8 @@ START_TEST(test_public_names) {
   };
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     char *got = pub(cases[i].server, cases[i].tool);
-    ck_assert_msg(strcmp(got, cases[i].out) == 0,
-                  "public('%s','%s') = '%s', want '%s'", cases[i].server,
-                  cases[i].tool, got, cases[i].out);
+    ck_assert_msg(strcmp(got, cases[i].out) == 0, "public('%s','%s') = '%s', want '%s'",
+                  cases[i].server, cases[i].tool, got, cases[i].out);
     mcp__free(got);
   }
 }
@@ -88,8 +87,7 @@ END_TEST
 
 static bool is_base36(const char *s, size_t n) {
   for (size_t i = 0; i < n; i++)
-    if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'z')))
-      return false;
+    if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'z'))) return false;
   return true;
 }
 
@@ -155,32 +153,29 @@ START_TEST(test_length_cap) {
 }
 END_TEST
 
-static mcp_named_tool *assign(const mcp_tool_origin *in, size_t n,
-                              size_t *nout) {
+static mcp_named_tool *assign(const mcp_tool_origin *in, size_t n, size_t *nout) {
   mcp_named_tool *out = NULL;
   ck_assert_int_eq(mcp__names_assign(in, n, &out, nout), MCP_OK);
   for (size_t i = 0; i < *nout; i++) {
-    ck_assert_msg(mcp__names_is_valid(out[i].name), "invalid '%s'",
-                  out[i].name);
+    ck_assert_msg(mcp__names_is_valid(out[i].name), "invalid '%s'", out[i].name);
     if (i) ck_assert_int_lt(strcmp(out[i - 1].name, out[i].name), 0);
   }
   return out;
 }
 
-static const mcp_named_tool *by_origin(const mcp_named_tool *v, size_t n,
-                                       const char *server, const char *tool) {
+static const mcp_named_tool *by_origin(const mcp_named_tool *v, size_t n, const char *server,
+                                       const char *tool) {
   for (size_t i = 0; i < n; i++)
-    if (strcmp(v[i].server, server) == 0 && strcmp(v[i].tool, tool) == 0)
-      return &v[i];
+    if (strcmp(v[i].server, server) == 0 && strcmp(v[i].tool, tool) == 0) return &v[i];
   ck_abort_msg("no entry for %s/%s", server, tool);
   return NULL;
 }
 
 START_TEST(test_collisions) {
   const mcp_tool_origin in[] = {
-      {"a", "x_y"},  {"a", "x-y"}, {"a", "X Y"},
-      {"a", "x_y_2"}, /* takes "_2" first, so the losers skip it */
-      {"a_b", "c"},  {"a", "b_c"}, /* split differently, same name */
+      {"a", "x_y"},  {"a", "x-y"},
+      {"a", "X Y"},  {"a", "x_y_2"}, /* takes "_2" first, so the losers skip it */
+      {"a_b", "c"},  {"a", "b_c"},   /* split differently, same name */
       {"z", "only"},
   };
   size_t n = 0;
@@ -244,8 +239,7 @@ START_TEST(test_long_collisions) {
   ck_assert(l1->renamed && l2->renamed);
   ck_assert_uint_le(strlen(l1->name), 64);
   ck_assert_uint_le(strlen(l2->name), 64);
-  ck_assert(strlen(l1->name) > 2 &&
-            strcmp(l1->name + strlen(l1->name) - 2, "_2") == 0);
+  ck_assert(strlen(l1->name) > 2 && strcmp(l1->name + strlen(l1->name) - 2, "_2") == 0);
   ck_assert(strcmp(l2->name + strlen(l2->name) - 2, "_3") == 0);
   mcp__names_free(v, n);
 }
@@ -283,18 +277,30 @@ START_TEST(test_order_independent) {
     longtool[i][121] = '\0';
   }
   mcp_tool_origin in[] = {
-      {"github", "search"},    {"github", "github_search"},
-      {"GitHub", "Search"},    {"git-hub", "search"},
-      {"git_hub", "search"},   {"a", "x_y"},
-      {"a", "x-y"},            {"a", "X Y"},
-      {"a", "x_y_2"},          {"a_b", "c"},
-      {"a", "b_c"},            {"db", "query"},
-      {"db", "query"},         {"db", "Query!"},
-      {"", ""},                {"!!", "??"},
-      {"srv", longtool[0]},    {"srv", longtool[1]},
-      {"SRV", longtool[0]},    {"srv", longtool[2]},
-      {"x", "tool"},           {"x", ""},
-      {"x", "x"},              {"x", "x_tool"},
+      {"github", "search"},
+      {"github", "github_search"},
+      {"GitHub", "Search"},
+      {"git-hub", "search"},
+      {"git_hub", "search"},
+      {"a", "x_y"},
+      {"a", "x-y"},
+      {"a", "X Y"},
+      {"a", "x_y_2"},
+      {"a_b", "c"},
+      {"a", "b_c"},
+      {"db", "query"},
+      {"db", "query"},
+      {"db", "Query!"},
+      {"", ""},
+      {"!!", "??"},
+      {"srv", longtool[0]},
+      {"srv", longtool[1]},
+      {"SRV", longtool[0]},
+      {"srv", longtool[2]},
+      {"x", "tool"},
+      {"x", ""},
+      {"x", "x"},
+      {"x", "x_tool"},
   };
   size_t n = sizeof(in) / sizeof(in[0]);
   size_t nref = 0;
@@ -312,8 +318,7 @@ START_TEST(test_order_independent) {
     size_t m = 0;
     mcp_named_tool *v = assign(in, n, &m);
     char *got = serialise(v, m);
-    ck_assert_msg(strcmp(got, want) == 0, "round %d differs:\n%s\nvs\n%s",
-                  round, got, want);
+    ck_assert_msg(strcmp(got, want) == 0, "round %d differs:\n%s\nvs\n%s", round, got, want);
     free(got);
     mcp__names_free(v, m);
   }

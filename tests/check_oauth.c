@@ -59,22 +59,25 @@
 
 START_TEST(test_challenge_parse) {
   mcp_oauth_challenge c;
-  ck_assert_int_eq(mcp__oauth_parse_challenge(
-                       "Bearer error=\"insufficient_scope\", scope=\"a b\", "
-                       "resource_metadata=\"https://x.example/.well-known/oauth-protected-resource/mcp\"",
-                       &c),
-                   MCP_OK);
+  ck_assert_int_eq(
+      mcp__oauth_parse_challenge(
+          "Bearer error=\"insufficient_scope\", scope=\"a b\", "
+          "resource_metadata=\"https://x.example/.well-known/oauth-protected-resource/mcp\"",
+          &c),
+      MCP_OK);
   ck_assert(c.bearer);
   ck_assert_str_eq(c.error, "insufficient_scope");
   ck_assert_str_eq(c.scope, "a b");
-  ck_assert_str_eq(c.resource_metadata, "https://x.example/.well-known/oauth-protected-resource/mcp");
+  ck_assert_str_eq(c.resource_metadata,
+                   "https://x.example/.well-known/oauth-protected-resource/mcp");
   mcp__oauth_challenge_clear(&c);
 
   /* Another scheme first, token values, escapes, any case. */
-  ck_assert_int_eq(mcp__oauth_parse_challenge(
-                       "Basic realm=\"r, with comma\", bearer Scope=read, error_description=\"say \\\"hi\\\"\"",
-                       &c),
-                   MCP_OK);
+  ck_assert_int_eq(
+      mcp__oauth_parse_challenge(
+          "Basic realm=\"r, with comma\", bearer Scope=read, error_description=\"say \\\"hi\\\"\"",
+          &c),
+      MCP_OK);
   ck_assert(c.bearer);
   ck_assert_str_eq(c.scope, "read");
   ck_assert_str_eq(c.error_description, "say \"hi\"");
@@ -82,8 +85,9 @@ START_TEST(test_challenge_parse) {
   mcp__oauth_challenge_clear(&c);
 
   /* Bearer's parameters end at the next challenge. */
-  ck_assert_int_eq(mcp__oauth_parse_challenge("Bearer scope=\"x\", DPoP scope=\"y\" , algs=\"ES256\"", &c),
-                   MCP_OK);
+  ck_assert_int_eq(
+      mcp__oauth_parse_challenge("Bearer scope=\"x\", DPoP scope=\"y\" , algs=\"ES256\"", &c),
+      MCP_OK);
   ck_assert_str_eq(c.scope, "x");
   mcp__oauth_challenge_clear(&c);
 
@@ -116,7 +120,8 @@ START_TEST(test_wellknown_order) {
                      "https://example.com:8443/.well-known/oauth-protected-resource", NULL});
   mcp__oauth_strv_free(v);
   ck_assert_int_eq(mcp__oauth_prm_urls("http://127.0.0.1:9/", &v), MCP_OK);
-  assert_strv(v, (const char *const[]){"http://127.0.0.1:9/.well-known/oauth-protected-resource", NULL});
+  assert_strv(
+      v, (const char *const[]){"http://127.0.0.1:9/.well-known/oauth-protected-resource", NULL});
   mcp__oauth_strv_free(v);
 
   ck_assert_int_eq(mcp__oauth_as_urls("https://auth.example.com/tenant1", &v), MCP_OK);
@@ -126,9 +131,9 @@ START_TEST(test_wellknown_order) {
                      "https://auth.example.com/tenant1/.well-known/openid-configuration", NULL});
   mcp__oauth_strv_free(v);
   ck_assert_int_eq(mcp__oauth_as_urls("https://auth.example.com", &v), MCP_OK);
-  assert_strv(v, (const char *const[]){"https://auth.example.com/.well-known/oauth-authorization-server",
-                                       "https://auth.example.com/.well-known/openid-configuration",
-                                       NULL});
+  assert_strv(
+      v, (const char *const[]){"https://auth.example.com/.well-known/oauth-authorization-server",
+                               "https://auth.example.com/.well-known/openid-configuration", NULL});
   mcp__oauth_strv_free(v);
   ck_assert_int_eq(mcp__oauth_as_urls("ftp://x", &v), MCP_EINVAL);
   ck_assert_ptr_null(v);
@@ -156,8 +161,12 @@ END_TEST
 START_TEST(test_base64) {
   static const struct {
     const char *in, *std, *url;
-  } v[] = {{"", "", ""},         {"f", "Zg==", "Zg"},           {"fo", "Zm8=", "Zm8"},
-           {"foo", "Zm9v", "Zm9v"}, {"foob", "Zm9vYg==", "Zm9vYg"}, {"fooba", "Zm9vYmE=", "Zm9vYmE"},
+  } v[] = {{"", "", ""},
+           {"f", "Zg==", "Zg"},
+           {"fo", "Zm8=", "Zm8"},
+           {"foo", "Zm9v", "Zm9v"},
+           {"foob", "Zm9vYg==", "Zm9vYg"},
+           {"fooba", "Zm9vYmE=", "Zm9vYmE"},
            {"foobar", "Zm9vYmFy", "Zm9vYmFy"}};
   for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
     char *a = mcp__oauth_b64((const unsigned char *)v[i].in, strlen(v[i].in));
@@ -265,7 +274,8 @@ static json_object *verify_jwt(const char *jwt, EVP_PKEY *key, bool ec) {
   size_t hl = b64url_decode(jwt, (size_t)(d1 - jwt), hdr);
   hdr[hl] = 0;
   json_object *h = json_tokener_parse((char *)hdr);
-  ck_assert_str_eq(json_object_get_string(json_object_object_get(h, "alg")), ec ? "ES256" : "RS256");
+  ck_assert_str_eq(json_object_get_string(json_object_object_get(h, "alg")),
+                   ec ? "ES256" : "RS256");
   json_object_put(h);
   size_t cl = b64url_decode(d1 + 1, (size_t)(d2 - d1 - 1), claims);
   claims[cl] = 0;
@@ -285,7 +295,8 @@ static json_object *verify_jwt(const char *jwt, EVP_PKEY *key, bool ec) {
   }
   EVP_MD_CTX *ctx = EVP_MD_CTX_new();
   ck_assert(EVP_DigestVerifyInit(ctx, NULL, EVP_sha256(), NULL, key) == 1);
-  ck_assert_msg(EVP_DigestVerify(ctx, sigp, sigl, (const unsigned char *)jwt, (size_t)(d2 - jwt)) == 1,
+  ck_assert_msg(EVP_DigestVerify(ctx, sigp, sigl, (const unsigned char *)jwt, (size_t)(d2 - jwt)) ==
+                    1,
                 "signature does not verify");
   EVP_MD_CTX_free(ctx);
   return json_tokener_parse((char *)claims);
@@ -299,16 +310,16 @@ START_TEST(test_jwt_assertion) {
             EVP_PKEY_keygen(kc, &ec) == 1);
   EVP_PKEY_CTX_free(kc);
   kc = EVP_PKEY_CTX_new_id(EVP_PKEY_RSA, NULL);
-  ck_assert(kc && EVP_PKEY_keygen_init(kc) == 1 && EVP_PKEY_CTX_set_rsa_keygen_bits(kc, 2048) == 1 &&
-            EVP_PKEY_keygen(kc, &rsa) == 1);
+  ck_assert(kc && EVP_PKEY_keygen_init(kc) == 1 &&
+            EVP_PKEY_CTX_set_rsa_keygen_bits(kc, 2048) == 1 && EVP_PKEY_keygen(kc, &rsa) == 1);
   EVP_PKEY_CTX_free(kc);
   ck_assert_ptr_nonnull(ec);
   ck_assert_ptr_nonnull(rsa);
   char *ec_pem = pem_of(ec), *rsa_pem = pem_of(rsa);
   char *jwt = NULL;
   mcp_error err = MCP_ERROR_INIT;
-  ck_assert_int_eq(mcp__oauth_jwt_assertion(ec_pem, "ES256", "client-1", "https://as.example", 1700000000,
-                                            &jwt, &err),
+  ck_assert_int_eq(mcp__oauth_jwt_assertion(ec_pem, "ES256", "client-1", "https://as.example",
+                                            1700000000, &jwt, &err),
                    MCP_OK);
   json_object *c = verify_jwt(jwt, ec, true);
   ck_assert_str_eq(json_object_get_string(json_object_object_get(c, "iss")), "client-1");
@@ -329,8 +340,8 @@ START_TEST(test_jwt_assertion) {
   /* Key and algorithm must agree; garbage and unknown algorithms fail. */
   ck_assert_int_eq(mcp__oauth_jwt_assertion(rsa_pem, "ES256", "c", "a", 1, &jwt, &err), MCP_EINVAL);
   ck_assert_ptr_nonnull(strstr(err.message, "ES256"));
-  ck_assert_int_eq(mcp__oauth_jwt_assertion("-----BEGIN PRIVATE KEY-----\nnope\n", "ES256", "c", "a", 1,
-                                            &jwt, &err),
+  ck_assert_int_eq(mcp__oauth_jwt_assertion("-----BEGIN PRIVATE KEY-----\nnope\n", "ES256", "c",
+                                            "a", 1, &jwt, &err),
                    MCP_EINVAL);
   ck_assert_int_eq(mcp__oauth_jwt_assertion(ec_pem, "HS256", "c", "a", 1, &jwt, &err), MCP_EINVAL);
   ck_assert_ptr_null(jwt);
@@ -364,11 +375,14 @@ START_TEST(test_token_response) {
   ck_assert_ptr_null(t.access_token);
 
   const char *notype = "{\"access_token\":\"AT\",\"token_type\":\"mac\"}";
-  ck_assert_int_eq(mcp__oauth_parse_token_response(200, notype, strlen(notype), 0, &t, &err), MCP_EPROTO);
+  ck_assert_int_eq(mcp__oauth_parse_token_response(200, notype, strlen(notype), 0, &t, &err),
+                   MCP_EPROTO);
   const char *none = "{\"token_type\":\"Bearer\"}";
-  ck_assert_int_eq(mcp__oauth_parse_token_response(200, none, strlen(none), 0, &t, &err), MCP_EPROTO);
+  ck_assert_int_eq(mcp__oauth_parse_token_response(200, none, strlen(none), 0, &t, &err),
+                   MCP_EPROTO);
   const char *crlf = "{\"access_token\":\"a\\r\\nX-Evil: 1\"}";
-  ck_assert_int_eq(mcp__oauth_parse_token_response(200, crlf, strlen(crlf), 0, &t, &err), MCP_EPROTO);
+  ck_assert_int_eq(mcp__oauth_parse_token_response(200, crlf, strlen(crlf), 0, &t, &err),
+                   MCP_EPROTO);
   ck_assert_int_eq(mcp__oauth_parse_token_response(200, "[1]", 3, 0, &t, &err), MCP_EPROTO);
   ck_assert_int_eq(mcp__oauth_parse_token_response(200, "", 0, 0, &t, &err), MCP_EPROTO);
   mcp_error_clear(&err);
@@ -408,9 +422,10 @@ static char *http_raw(int port, const char *method, const char *target) {
   ck_assert_int_ge(fd, 0);
   ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
   char req[2048];
-  int n = snprintf(req, sizeof(req),
-                   "%s %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-                   method, target, port);
+  int n = snprintf(
+      req, sizeof(req),
+      "%s %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+      method, target, port);
   ck_assert_int_eq(write(fd, req, (size_t)n), n);
   size_t cap = 65536, len = 0;
   char *buf = malloc(cap);
@@ -551,7 +566,8 @@ static mcp_status try_connect(fixture *f, mcp_client **out, mcp_error *err) {
   mcp_oauth_options *oa = mcp_oauth_options_new();
   ck_assert_int_eq(mcp_oauth_options_set_redirect_uri(oa, "http://127.0.0.1:1/callback"), MCP_OK);
   if (!f->no_authorize) mcp_oauth_options_set_authorize(oa, browser, &f->seen);
-  if (f->use_file_store) ck_assert_int_eq(mcp_oauth_options_set_file_store(oa, f->store_dir), MCP_OK);
+  if (f->use_file_store)
+    ck_assert_int_eq(mcp_oauth_options_set_file_store(oa, f->store_dir), MCP_OK);
   else mcp_oauth_options_set_store(oa, mem_load, mem_save, &f->store);
   mcp_client_options *o = mcp_client_options_new();
   ck_assert_int_eq(mcp_client_options_set_http(o, f->url, MCP_HTTP_TRANSPORT_STREAMABLE), MCP_OK);
@@ -569,7 +585,8 @@ static mcp_client *connect_ok(fixture *f) {
   mcp_client *c = NULL;
   mcp_error err = MCP_ERROR_INIT;
   mcp_status st = try_connect(f, &c, &err);
-  ck_assert_msg(st == MCP_OK, "connect: %s (%s)", mcp_strerror(st), err.message ? err.message : "-");
+  ck_assert_msg(st == MCP_OK, "connect: %s (%s)", mcp_strerror(st),
+                err.message ? err.message : "-");
   mcp_error_clear(&err);
   return c;
 }
@@ -578,7 +595,8 @@ static void list_ok(mcp_client *c) {
   char *tools = NULL;
   mcp_error err = MCP_ERROR_INIT;
   mcp_status st = mcp_client_list_tools(c, NULL, &tools, &err);
-  ck_assert_msg(st == MCP_OK, "tools/list: %s (%s)", mcp_strerror(st), err.message ? err.message : "-");
+  ck_assert_msg(st == MCP_OK, "tools/list: %s (%s)", mcp_strerror(st),
+                err.message ? err.message : "-");
   ck_assert_ptr_nonnull(strstr(tools, "whoami"));
   mcp_free(tools);
   mcp_error_clear(&err);
@@ -867,9 +885,10 @@ START_TEST(test_config_oauth) {
   memcpy(first_hash, d->hash, sizeof(first_hash));
   mcp__config_free(set);
 
-  set = parse_cfg("{\"mcpServers\": {\"s\": {\"url\": \"https://h.example/mcp\", \"oauth\": {"
-                  "\"clientId\": \"${CID}\", \"clientSecret\": \"${SEC}\", \"scopes\": \"a b c\", "
-                  "\"grant\": \"client_credentials\", \"redirectUri\": \"http://127.0.0.1:9/cb\"}}}}");
+  set = parse_cfg(
+      "{\"mcpServers\": {\"s\": {\"url\": \"https://h.example/mcp\", \"oauth\": {"
+      "\"clientId\": \"${CID}\", \"clientSecret\": \"${SEC}\", \"scopes\": \"a b c\", "
+      "\"grant\": \"client_credentials\", \"redirectUri\": \"http://127.0.0.1:9/cb\"}}}}");
   ck_assert_str_ne(mcp__config_find(set, "s")->hash, first_hash);
   mcp__config_free(set);
 
@@ -982,7 +1001,8 @@ static void cli_start(cli_run *r, const char *url, const char *xdg) {
     if (strncmp(*v, "XDG_DATA_HOME=", 14) != 0) envp[ne++] = *v;
   envp[ne++] = xdg_env;
   envp[ne] = NULL;
-  const char *argv[] = {bin, "--no-user-config", "--no-project-config", "--url", url, "tools", NULL};
+  const char *argv[] = {bin, "--no-user-config", "--no-project-config", "--url", url, "tools",
+                        NULL};
   ck_assert_int_eq(posix_spawn(&r->pid, bin, &fa, NULL, (char *const *)argv, envp), 0);
   posix_spawn_file_actions_destroy(&fa);
   close(o[1]);
@@ -1121,8 +1141,7 @@ static mcp_status engine_new(const char *dir, char *msg, size_t n) {
 }
 
 /* Load and the engine refuse; both messages name |path| and say |what|. */
-static void store_refused(const char *dir, const char *key, const char *path,
-                          const char *what) {
+static void store_refused(const char *dir, const char *key, const char *path, const char *what) {
   char *data = NULL;
   mcp_error err = MCP_ERROR_INIT;
   signal(SIGALRM, store_on_alarm);
@@ -1307,7 +1326,8 @@ START_TEST(test_file_store_planted_tmp) {
     struct stat sb;
     ck_assert_int_eq(lstat(path, &sb), 0);
     ck_assert(S_ISREG(sb.st_mode));
-    ck_assert_msg((sb.st_mode & 0777) == 0600, "token file mode %03o", (unsigned)(sb.st_mode & 0777));
+    ck_assert_msg((sb.st_mode & 0777) == 0600, "token file mode %03o",
+                  (unsigned)(sb.st_mode & 0777));
     assert_no_leak(&f);
     interop_rm_rf(base);
     finish(&f);

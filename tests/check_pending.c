@@ -90,7 +90,10 @@ static int wait_total(done_log *d, int n, int ms) {
   clock_gettime(CLOCK_REALTIME, &ts);
   ts.tv_sec += ms / 1000;
   ts.tv_nsec += (ms % 1000) * 1000000L;
-  if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+  if (ts.tv_nsec >= 1000000000L) {
+    ts.tv_sec++;
+    ts.tv_nsec -= 1000000000L;
+  }
   pthread_mutex_lock(&d->lock);
   while (atomic_load(&d->total) < n)
     if (pthread_cond_timedwait(&d->cond, &d->lock, &ts) != 0) break;
@@ -264,10 +267,10 @@ START_TEST(async_paths_end_once) {
   mcp_pending *p = mcp__pending_new();
   done_log *d = done_log_new();
   mcp_cancel *c = mcp_cancel_new();
-  int64_t a = add_async(p, d, 0, NULL);   /* replied */
-  int64_t b = add_async(p, d, 30, NULL);  /* times out on the timer thread */
-  int64_t k = add_async(p, d, 0, c);      /* cancelled */
-  int64_t w = add_async(p, d, 0, NULL);   /* withdrawn: done never runs */
+  int64_t a = add_async(p, d, 0, NULL);  /* replied */
+  int64_t b = add_async(p, d, 30, NULL); /* times out on the timer thread */
+  int64_t k = add_async(p, d, 0, c);     /* cancelled */
+  int64_t w = add_async(p, d, 0, NULL);  /* withdrawn: done never runs */
   ck_assert_int_eq(mcp__pending_complete(p, a, MCP_OK, T("{}"), NULL), 0);
   mcp_cancel_fire(c);
   ck_assert(mcp__pending_remove(p, w));
@@ -394,7 +397,8 @@ START_TEST(progress_extends_until_max_total) {
   /* It outlived its 500 ms timeout thanks to progress, and stopped at the
    * cap, which the message names (it said "after 500 ms" before). */
   ck_assert_int_ge(el, 1500);
-  ck_assert_msg(err.message && strstr(err.message, "timed out after 1500 ms (its maximum total time"),
+  ck_assert_msg(err.message &&
+                    strstr(err.message, "timed out after 1500 ms (its maximum total time"),
                 "%s", err.message ? err.message : "");
   mcp_error_clear(&err);
   ck_assert_int_gt(pa.sent, 3);

@@ -37,14 +37,13 @@
 #include "check_server.h"
 #include "mcpconn.h"
 
-#define SECRET_ENV "SECRET_ENV_VALUE_3c9d"  /* $MCP_REDACT_SECRET */
-#define SECRET_HDR "SECRET_HDR_VALUE_e41f"  /* add_header() values */
-#define SECRET_CMD "SECRET_CMD_OUT_7f3a"    /* a !cmd's output */
-#define SECRET_CR "SECRET_CR_VALUE_91b2"    /* a refused header value */
-#define SECRET_FAIL "SECRET_FAILCMD_55aa"   /* output of a failing !cmd */
+#define SECRET_ENV "SECRET_ENV_VALUE_3c9d" /* $MCP_REDACT_SECRET */
+#define SECRET_HDR "SECRET_HDR_VALUE_e41f" /* add_header() values */
+#define SECRET_CMD "SECRET_CMD_OUT_7f3a"   /* a !cmd's output */
+#define SECRET_CR "SECRET_CR_VALUE_91b2"   /* a refused header value */
+#define SECRET_FAIL "SECRET_FAILCMD_55aa"  /* output of a failing !cmd */
 
-static const char *const secrets[] = {SECRET_ENV, SECRET_HDR, SECRET_CMD,
-                                      SECRET_CR, SECRET_FAIL};
+static const char *const secrets[] = {SECRET_ENV, SECRET_HDR, SECRET_CMD, SECRET_CR, SECRET_FAIL};
 
 /* ---- capture ------------------------------------------------------------------ */
 
@@ -65,8 +64,8 @@ static void cap_add(const char *what, const char *text) {
     cap_buf = p;
     cap_cap = cap;
   }
-  cap_len += (size_t)snprintf(cap_buf + cap_len, cap_cap - cap_len, "%s: %s\n",
-                              what, text ? text : "(null)");
+  cap_len += (size_t)snprintf(cap_buf + cap_len, cap_cap - cap_len, "%s: %s\n", what,
+                              text ? text : "(null)");
   pthread_mutex_unlock(&cap_lock);
 }
 
@@ -76,8 +75,7 @@ static void on_log(void *user, mcp_log_level level, const char *msg) {
   cap_add("log", msg);
 }
 
-static void on_event(void *user, mcp_manager_event e, const char *server,
-                     const char *detail) {
+static void on_event(void *user, mcp_manager_event e, const char *server, const char *detail) {
   (void)user;
   (void)e;
   cap_add("event", server);
@@ -101,19 +99,15 @@ static void assert_clean(const char *must) {
   pthread_mutex_lock(&cap_lock);
   const char *all = cap_buf ? cap_buf : "";
   for (size_t i = 0; i < sizeof(secrets) / sizeof(secrets[0]); i++)
-    ck_assert_msg(!strstr(all, secrets[i]), "secret %s leaked in:\n%s",
-                  secrets[i], all);
-  if (must)
-    ck_assert_msg(strstr(all, must) != NULL, "\"%s\" was not reported in:\n%s",
-                  must, all);
+    ck_assert_msg(!strstr(all, secrets[i]), "secret %s leaked in:\n%s", secrets[i], all);
+  if (must) ck_assert_msg(strstr(all, must) != NULL, "\"%s\" was not reported in:\n%s", must, all);
   pthread_mutex_unlock(&cap_lock);
 }
 
 /* ---- the HTTP test server -------------------------------------------------------- */
 
 static test_server server_start(void) {
-  const char *argv[] = {test_env_path("MCP_H2_TEST_SERVER"), "--allow-http1",
-                        NULL};
+  const char *argv[] = {test_env_path("MCP_H2_TEST_SERVER"), "--allow-http1", NULL};
   return test_server_spawn(argv, 20000);
 }
 
@@ -144,16 +138,11 @@ static int dead_port(int *fd_out) {
 static mcp_status client_try(const char *url, bool insecure) {
   mcp_client_options *o = mcp_client_options_new();
   ck_assert_ptr_nonnull(o);
-  ck_assert_int_eq(mcp_client_options_set_http(o, url, MCP_HTTP_TRANSPORT_AUTO),
-                   MCP_OK);
-  ck_assert_int_eq(mcp_client_options_add_header(o, "Authorization",
-                                                 "Bearer " SECRET_HDR),
-                   MCP_OK);
-  ck_assert_int_eq(mcp_client_options_add_header(o, "X-Api-Key", SECRET_HDR),
-                   MCP_OK);
+  ck_assert_int_eq(mcp_client_options_set_http(o, url, MCP_HTTP_TRANSPORT_AUTO), MCP_OK);
+  ck_assert_int_eq(mcp_client_options_add_header(o, "Authorization", "Bearer " SECRET_HDR), MCP_OK);
+  ck_assert_int_eq(mcp_client_options_add_header(o, "X-Api-Key", SECRET_HDR), MCP_OK);
   /* Refused values: the error must not quote them either. */
-  ck_assert_int_eq(mcp_client_options_add_header(o, "X-Bad",
-                                                 SECRET_CR "\r\nInjected: 1"),
+  ck_assert_int_eq(mcp_client_options_add_header(o, "X-Bad", SECRET_CR "\r\nInjected: 1"),
                    MCP_EINVAL);
   mcp_client_options_set_insecure(o, insecure);
   mcp_client_options_set_timeout_ms(o, 20000);
@@ -304,14 +293,13 @@ START_TEST(test_manager_config_secrets) {
   cap_add("diagnostics", json);
   mcp_free(json);
 
-  const char *calls[] = {"web/echo", "refused/echo", "dies/echo",
-                         "badhdr/echo", "demo/echo", "mcp__demo_fail"};
+  const char *calls[] = {"web/echo",    "refused/echo", "dies/echo",
+                         "badhdr/echo", "demo/echo",    "mcp__demo_fail"};
   mcp_call_options *co = mcp_call_options_new();
   mcp_call_options_set_timeout_ms(co, 5000);
   for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
     char *res = NULL;
-    mcp_status st = mcp_manager_call_tool(m, calls[i], "{\"text\":\"x\"}", co,
-                                          &res, &err);
+    mcp_status st = mcp_manager_call_tool(m, calls[i], "{\"text\":\"x\"}", co, &res, &err);
     if (st != MCP_OK) cap_add("error", err.message);
     if (res) cap_add("result", res);
     mcp_error_clear(&err);
@@ -321,11 +309,11 @@ START_TEST(test_manager_config_secrets) {
   mcp_manager_free(m);
 
   /* Each planted failure was reported, without its secret. */
-  assert_clean("401");                 /* web: HTTP status */
-  assert_clean("exit");                /* dies: exit status */
-  assert_clean("secret command");      /* badcmd: failing !cmd */
-  assert_clean("CR or LF");            /* badhdr: refused value */
-  assert_clean("refused");             /* refused: connect error */
+  assert_clean("401");            /* web: HTTP status */
+  assert_clean("exit");           /* dies: exit status */
+  assert_clean("secret command"); /* badcmd: failing !cmd */
+  assert_clean("CR or LF");       /* badhdr: refused value */
+  assert_clean("refused");        /* refused: connect error */
   server_stop(&s);
   close(dfd);
   remove_tmpdir();
@@ -359,20 +347,20 @@ START_TEST(test_cli_output) {
   char cmd[2048];
   cap_reset();
   snprintf(cmd, sizeof(cmd),
-           "XDG_CACHE_HOME='%s' '%s' -v --timeout 8000 --config '%s' servers 2>&1",
-           tmpdir, cli, cfg);
+           "XDG_CACHE_HOME='%s' '%s' -v --timeout 8000 --config '%s' servers 2>&1", tmpdir, cli,
+           cfg);
   run_cli(cmd);
   snprintf(cmd, sizeof(cmd),
-           "XDG_CACHE_HOME='%s' '%s' -v --timeout 8000 --config '%s' servers --json 2>&1",
-           tmpdir, cli, cfg);
+           "XDG_CACHE_HOME='%s' '%s' -v --timeout 8000 --config '%s' servers --json 2>&1", tmpdir,
+           cli, cfg);
   run_cli(cmd);
   assert_clean("401");
   assert_clean("CR or LF");
   cap_reset();
   snprintf(cmd, sizeof(cmd),
            "XDG_CACHE_HOME='%s' '%s' -v --timeout 8000 --url "
-           "'http://127.0.0.1:%d/status?code=403' -H 'Authorization: Bearer "
-           SECRET_HDR "' -H 'X-Key: " SECRET_HDR "' tools 2>&1",
+           "'http://127.0.0.1:%d/status?code=403' -H 'Authorization: Bearer " SECRET_HDR
+           "' -H 'X-Key: " SECRET_HDR "' tools 2>&1",
            tmpdir, cli, s.port);
   run_cli(cmd);
   assert_clean("403");

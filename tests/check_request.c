@@ -93,7 +93,7 @@ START_TEST(tool_call_both_paths) {
       "  { \"text\" : \"hi\", \"n\": 3 } ",
       "{\"a\":[1,2.5,-0.25e3,true,null],\"b\":{\"c\":{}}}",
       "{\"u\":\"caf\\u00e9 \\/ \\ud83d\\ude00\"}", /* escapes json-c rewrites: json-c path */
-      "{\"big\":123456789012345678901234567890}", /* past 18 digits: json-c path */
+      "{\"big\":123456789012345678901234567890}",  /* past 18 digits: json-c path */
       "{\"k\":1,\"k\":2}",                         /* a repeated key: json-c path */
       "{\"_meta\":{\"x\":1},\"q\":\"</script>\"}",
   };

@@ -118,13 +118,20 @@ START_TEST(test_texts) {
           "A\xc3\xa9\xe2\x82\xac\x1f", true);
   text_is("{\"content\":[{\"type\":\"text\",\"text\":\"\\ud83d\\ude00|\\uDBFF\\uDFFF\"}]}",
           "\xf0\x9f\x98\x80|\xf4\x8f\xbf\xbf", true);
-  text_is("{\"content\":[{\"type\":\"text\",\"text\":\"h\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"}]}",
-          "h\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", true);
+  text_is(
+      "{\"content\":[{\"type\":\"text\",\"text\":\"h\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"}]}",
+      "h\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", true);
   /* Unpaired surrogates become U+FFFD (json-c's reading; the fast path
    * leaves them to it). */
-  text_is("{\"content\":[{\"type\":\"text\",\"text\":\"a\\ud800b\"}]}", "a\xef\xbf\xbd" "b", false);
+  text_is("{\"content\":[{\"type\":\"text\",\"text\":\"a\\ud800b\"}]}",
+          "a\xef\xbf\xbd"
+          "b",
+          false);
   text_is("{\"content\":[{\"type\":\"text\",\"text\":\"\\udc00\"}]}", "\xef\xbf\xbd", false);
-  text_is("{\"content\":[{\"type\":\"text\",\"text\":\"\\ud800\\u0041\"}]}", "\xef\xbf\xbd" "A", false);
+  text_is("{\"content\":[{\"type\":\"text\",\"text\":\"\\ud800\\u0041\"}]}",
+          "\xef\xbf\xbd"
+          "A",
+          false);
   /* A NUL inside the text is kept; *text_len counts it. */
   text_is_n("{\"content\":[{\"type\":\"text\",\"text\":\"a\\u0000b\"}]}",
             strlen("{\"content\":[{\"type\":\"text\",\"text\":\"a\\u0000b\"}]}"), "a\0b", 3, true);
@@ -138,7 +145,8 @@ START_TEST(test_texts) {
   text_is("{\"content\":[{\"type\":\"image\",\"data\":\"aGk=\",\"text\":\"not me\"}]}", "", true);
   text_is("{\"content\":[{\"text\":\"no type\"}]}", "", true);
   text_is("{\"content\":[{\"type\":\"Text\",\"text\":\"x\"},{\"type\":5,\"text\":\"y\"},"
-          "{\"type\":[\"text\"],\"text\":\"z\"},{\"type\":\"text \",\"text\":\"w\"}]}", "", true);
+          "{\"type\":[\"text\"],\"text\":\"z\"},{\"type\":\"text \",\"text\":\"w\"}]}",
+          "", true);
   text_is("{\"content\":[{\"type\":\"image\",\"text\":5}]}", "", true); /* not a text item */
   text_is("{\"content\":[]}", "", true);
   text_is("{\"content\":[],\"isError\":true}", "", true);
@@ -151,21 +159,25 @@ START_TEST(test_texts) {
           "\"type\":\"text\"},{\"_meta\":{},\"type\":\"text\",\"text\":\"second\"}],"
           "\"structuredContent\":{\"a\":[1,2.5,-3e2,true,null,{\"b\":\"\xc3\xa9\"}]}}",
           "first\nsecond", true);
-  text_is("{\"\\u0063ontent\":[{\"t\\u0079pe\":\"t\\u0065xt\",\"te\\u0078t\":\"esc\"}]}", "esc", true);
+  text_is("{\"\\u0063ontent\":[{\"t\\u0079pe\":\"t\\u0065xt\",\"te\\u0078t\":\"esc\"}]}", "esc",
+          true);
   /* White space everywhere. */
   text_is(" \r\n\t{ \"content\" :\n [ { \"type\" : \"text\" , \"text\" : \" x \" } ,\t"
           "{\"type\":\"text\",\"text\":\"y\"} ] , \"isError\" : false } \n",
           " x \ny", true);
   /* Repeated keys: json-c keeps the last; the scanner leaves them to it. */
-  text_is("{\"content\":[{\"type\":\"text\",\"text\":\"a\"}],\"content\":[{\"type\":\"text\",\"text\":\"b\"}]}",
-          "b", false);
+  text_is(
+      "{\"content\":[{\"type\":\"text\",\"text\":\"a\"}],\"content\":[{\"type\":\"text\",\"text\":\"b\"}]}",
+      "b", false);
   text_is("{\"content\":[{\"type\":\"text\",\"text\":\"a\",\"text\":\"b\"}]}", "b", false);
   text_is("{\"content\":[{\"type\":\"image\",\"type\":\"text\",\"text\":\"b\"}]}", "b", false);
   text_is("{\"content\":[{\"type\":\"text\",\"text\":5,\"text\":\"b\"}]}", "b", false);
   /* Values only checked: any number, escape or repeated key. */
   text_is("{\"n\":12345678901234567890,\"m\":-0,\"e\":1e400,\"o\":{\"a\":1,\"a\":2},"
-          "\"content\":[{\"type\":\"text\",\"text\":\"n\",\"x\":\"\\ud800\"}]}", "n", true);
-  text_is("{\"\\u00e9\\ud83d\\ude00\":1,\"content\":[{\"type\":\"text\",\"text\":\"k\"}]}", "k", true);
+          "\"content\":[{\"type\":\"text\",\"text\":\"n\",\"x\":\"\\ud800\"}]}",
+          "n", true);
+  text_is("{\"\\u00e9\\ud83d\\ude00\":1,\"content\":[{\"type\":\"text\",\"text\":\"k\"}]}", "k",
+          true);
   /* json-c cuts keys at a NUL: "content\u0000x" is "content" there.  The
    * fast path leaves such keys to it. */
   text_is("{\"content\\u0000x\":[{\"type\":\"text\",\"text\":\"cut\"}]}", "cut", false);
@@ -281,13 +293,24 @@ END_TEST
 /* Strings are read eight bytes at a time: a byte that needs a look at every
  * offset of every length, in the text, the type and a skipped value. */
 START_TEST(test_word_boundaries) {
-  static const char *specials[] = {"\\\"", "\\\\", "\\n", "\\/", "\\u00e9", "\\ud83d\\ude00",
-                                   "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\x7f", "~", " "};
+  static const char *specials[] = {"\\\"",
+                                   "\\\\",
+                                   "\\n",
+                                   "\\/",
+                                   "\\u00e9",
+                                   "\\ud83d\\ude00",
+                                   "\xc3\xa9",
+                                   "\xe2\x82\xac",
+                                   "\xf0\x9f\x98\x80",
+                                   "\x7f",
+                                   "~",
+                                   " "};
   static const char *bad[] = {"\x01", "\x1f", "\xff", "\xc3", "\x80", "\"", "\\x"};
   char doc[256], str[128];
   for (int n = 0; n < 24; n++) {
     for (int at = 0; at <= n; at++) {
-      for (size_t k = 0; k < sizeof(specials) / sizeof(specials[0]) + sizeof(bad) / sizeof(bad[0]); k++) {
+      for (size_t k = 0; k < sizeof(specials) / sizeof(specials[0]) + sizeof(bad) / sizeof(bad[0]);
+           k++) {
         bool good = k < sizeof(specials) / sizeof(specials[0]);
         const char *sp = good ? specials[k] : bad[k - sizeof(specials) / sizeof(specials[0])];
         snprintf(str, sizeof(str), "%.*s%s%.*s", at, "abcdefghijklmnopqrstuvwxyz", sp, n - at,
@@ -298,7 +321,8 @@ START_TEST(test_word_boundaries) {
           else if (where == 1)
             snprintf(doc, sizeof(doc), "{\"content\":[{\"type\":\"%s\",\"text\":\"t\"}]}", str);
           else
-            snprintf(doc, sizeof(doc), "{\"x\":[\"%s\"],\"content\":[{\"type\":\"text\",\"text\":\"t\"}]}", str);
+            snprintf(doc, sizeof(doc),
+                     "{\"x\":[\"%s\"],\"content\":[{\"type\":\"text\",\"text\":\"t\"}]}", str);
           char *ref = NULL;
           size_t rn = 0;
           mcp_status rst = ref_text(doc, strlen(doc), &ref, &rn);
@@ -374,12 +398,41 @@ static void gen_ws(sbuf *b) {
 }
 
 static void gen_string(sbuf *b) {
-  static const char *pieces[] = {
-      "a", "text", " ", "1:", "\\\"", "\\\\", "\\/", "\\n", "\\t", "\\b", "\\f", "\\r",
-      "\\u0041", "\\u001f", "\\u007f", "\\u0000", "\\u00e9", "\\u20ac", "\\ud83d\\ude00",
-      "\\uD83D\\uDE00", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\x7f", "x",
-      "\\ud800", "\\udc00", "\\ud800\\ud800", "\\ud800x", "\t", "\xff", "\xed\xa0\x80",
-      "\\u0074", "{\\\"type\\\":\\\"text\\\"}", "\"text\":"};
+  static const char *pieces[] = {"a",
+                                 "text",
+                                 " ",
+                                 "1:",
+                                 "\\\"",
+                                 "\\\\",
+                                 "\\/",
+                                 "\\n",
+                                 "\\t",
+                                 "\\b",
+                                 "\\f",
+                                 "\\r",
+                                 "\\u0041",
+                                 "\\u001f",
+                                 "\\u007f",
+                                 "\\u0000",
+                                 "\\u00e9",
+                                 "\\u20ac",
+                                 "\\ud83d\\ude00",
+                                 "\\uD83D\\uDE00",
+                                 "\xc3\xa9",
+                                 "\xe2\x82\xac",
+                                 "\xf0\x9f\x98\x80",
+                                 "\x7f",
+                                 "x",
+                                 "\\ud800",
+                                 "\\udc00",
+                                 "\\ud800\\ud800",
+                                 "\\ud800x",
+                                 "\t",
+                                 "\xff",
+                                 "\xed\xa0\x80",
+                                 "\\u0074",
+                                 "{\\\"type\\\":\\\"text\\\"}",
+                                 "\"text\":"};
   static const unsigned common = 25; /* the pieces before "\\ud800" */
   puts_(b, "\"");
   unsigned n = rnd(6);
@@ -389,15 +442,18 @@ static void gen_string(sbuf *b) {
 }
 
 static void gen_value(sbuf *b, int depth) {
-  static const char *nums[] = {"0", "1", "-1", "42", "0.5", "-2.25", "1e5", "2.5e-3",
-                               "1234567890123456789", "-0", "1e400", "100"};
+  static const char *nums[] = {
+      "0",  "1",     "-1", "42", "0.5", "-2.25", "1e5", "2.5e-3", "1234567890123456789",
+      "-0", "1e400", "100"};
   unsigned k = depth > 4 ? rnd(4) : rnd(7);
   gen_ws(b);
   switch (k) {
-  case 0: case 3: gen_string(b); break;
+  case 0:
+  case 3: gen_string(b); break;
   case 1: puts_(b, nums[rnd(12)]); break;
   case 2: puts_(b, rnd(3) == 0 ? "null" : rnd(2) ? "true" : "false"); break;
-  case 4: case 5: {
+  case 4:
+  case 5: {
     static const char *keys[] = {"\"a\"", "\"b\"", "\"text\"", "\"type\"", "\"uri\"", "\"a\""};
     unsigned n = rnd(4);
     puts_(b, "{");
@@ -457,8 +513,9 @@ static void gen_item(sbuf *b) {
     first = false;
     switch (order[i % 4]) {
     case 0: {
-      static const char *types[] = {"\"text\"", "\"text\"", "\"text\"", "\"text\"", "\"image\"",
-                                    "\"t\\u0065xt\"", "\"Text\"", "5", "null", "\"text\\u0000\""};
+      static const char *types[] = {"\"text\"",  "\"text\"",       "\"text\"", "\"text\"",
+                                    "\"image\"", "\"t\\u0065xt\"", "\"Text\"", "5",
+                                    "null",      "\"text\\u0000\""};
       gen_key(b, "\"type\"", "\"t\\u0079pe\"");
       gen_ws(b);
       puts_(b, types[rnd(10)]);
@@ -558,8 +615,8 @@ static void check_one(const char *in, size_t len, tally *ta) {
   size_t fn = 0;
   if (fast(in, len, &f, &fn)) {
     ta->fast++;
-    ck_assert_msg(rst == MCP_OK, "'%.*s': the fast path took what the reference refuses",
-                  (int)len, in);
+    ck_assert_msg(rst == MCP_OK, "'%.*s': the fast path took what the reference refuses", (int)len,
+                  in);
     ck_assert_msg(fn == rn && memcmp(f, ref, fn) == 0, "'%.*s': fast '%s', the reference '%s'",
                   (int)len, in, f, ref);
   }
@@ -586,19 +643,34 @@ START_TEST(test_differential) {
       static const char bytes[] = "{}[],:\"\\ 0-.eE+tfnu\x80\xc3\x01\x00";
       char nb = bytes[rnd(sizeof(bytes))];
       switch (m % 4) {
-      case 0: if (n) { memmove(c + at, c + at + 1, n - at - 1); n--; } break;
-      case 1: memmove(c + at + 1, c + at, n - at); n++; break;
-      case 2: if (n) c[at] = nb; break;
-      default: memmove(c + at + 1, c + at, n - at); c[at] = nb; n++; break;
+      case 0:
+        if (n) {
+          memmove(c + at, c + at + 1, n - at - 1);
+          n--;
+        }
+        break;
+      case 1:
+        memmove(c + at + 1, c + at, n - at);
+        n++;
+        break;
+      case 2:
+        if (n) c[at] = nb;
+        break;
+      default:
+        memmove(c + at + 1, c + at, n - at);
+        c[at] = nb;
+        n++;
+        break;
       }
       check_one(c, n, &mut);
       free(c);
     }
     free(b.p);
   }
-  fprintf(stderr,
-          "measure: result differential: generated %d (%d ok, %d fast), mutated %d (%d ok, %d fast)\n",
-          gen.docs, gen.ok, gen.fast, mut.docs, mut.ok, mut.fast);
+  fprintf(
+      stderr,
+      "measure: result differential: generated %d (%d ok, %d fast), mutated %d (%d ok, %d fast)\n",
+      gen.docs, gen.ok, gen.fast, mut.docs, mut.ok, mut.fast);
   /* Both outcomes are exercised, and most good results take the fast path. */
   ck_assert_int_gt(gen.ok, gen.docs / 4);
   ck_assert_int_lt(gen.ok, gen.docs - gen.docs / 10);

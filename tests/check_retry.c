@@ -88,7 +88,8 @@ static mcp_manager_options *base_options(void) {
 static mcp_manager *start(mcp_manager_options *o) {
   mcp_manager *m = NULL;
   mcp_error err = MCP_ERROR_INIT;
-  ck_assert_msg(mcp_manager_start(o, &m, &err) == MCP_OK, "start: %s", err.message ? err.message : "");
+  ck_assert_msg(mcp_manager_start(o, &m, &err) == MCP_OK, "start: %s",
+                err.message ? err.message : "");
   mcp_error_clear(&err);
   return m;
 }
@@ -144,8 +145,8 @@ static const char *g_extra_tool; /* --extra-tool for the next http_start */
 static void http_start(http_fixture *f, mcp_http_version version, bool opt_in) {
   memset(f, 0, sizeof(*f));
   snprintf(f->log, sizeof(f->log), "%s", tpath("runs"));
-  const char *argv[] = {test_env_path("MCP_H2_TEST_SERVER"), "--allow-http1", "--run-log", f->log,
-                        g_extra_tool ? "--extra-tool" : NULL, g_extra_tool, NULL};
+  const char *argv[] = {test_env_path("MCP_H2_TEST_SERVER"),  "--allow-http1", "--run-log", f->log,
+                        g_extra_tool ? "--extra-tool" : NULL, g_extra_tool,    NULL};
   f->srv = test_server_spawn(argv, 60000);
   char url[64];
   snprintf(url, sizeof(url), "http://127.0.0.1:%d/mcp", f->srv.port);
@@ -303,7 +304,9 @@ static void huge_body(mcp_http_version version) {
   http_stop(&f);
 }
 
-START_TEST(h2_huge_content_length_refused_at_head) { huge_body(MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE); }
+START_TEST(h2_huge_content_length_refused_at_head) {
+  huge_body(MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
+}
 END_TEST
 
 START_TEST(h1_huge_content_length_refused_at_head) { huge_body(MCP_HTTP_VERSION_1_1); }
@@ -320,7 +323,8 @@ START_TEST(numeric_tool_name_warns) {
   mcp_tool_list_unref(l);
   http_stop(&f); /* drains the log lane */
   pthread_mutex_lock(&g_log.mu);
-  bool seen = strstr(g_log.text, "2 h: tools/list: tool 3 has a non-string name (42); skipped") != NULL;
+  bool seen = strstr(g_log.text, "2 h: tools/list: tool 3 has a non-string name (42); skipped") !=
+              NULL;
   pthread_mutex_unlock(&g_log.mu);
   ck_assert_msg(seen, "log: %s", g_log.text);
 }
@@ -328,9 +332,10 @@ END_TEST
 
 /* A stdio manager with one server "s": mcp-fault-server |flags|. */
 static mcp_manager *stdio_start(mcp_manager_options **po, const char *flags) {
-  write_file(tpath("mcp.json"),
-             "{\"mcpServers\": {\"s\": {\"command\": \"%s\", \"args\": [\"--run-log\", \"%s\"%s]}}}",
-             test_env_path("MCP_FAULT_SERVER"), tpath("runs"), flags);
+  write_file(
+      tpath("mcp.json"),
+      "{\"mcpServers\": {\"s\": {\"command\": \"%s\", \"args\": [\"--run-log\", \"%s\"%s]}}}",
+      test_env_path("MCP_FAULT_SERVER"), tpath("runs"), flags);
   *po = base_options();
   ck_assert_int_eq(mcp_manager_options_add_config_file(*po, tpath("mcp.json")), MCP_OK);
   mcp_manager *m = start(*po);
@@ -397,7 +402,8 @@ START_TEST(config_errors_fail_once) {
     const char *state = json_object_get_string(json_object_object_get(s, "state"));
     const char *last = json_object_get_string(json_object_object_get(s, "lastError"));
     ck_assert_msg(strcmp(state, "failed") == 0, "%s: %s (%s)", names[i], state, last ? last : "-");
-    ck_assert_msg(last && strstr(last, "configuration error"), "%s: %s", names[i], last ? last : "-");
+    ck_assert_msg(last && strstr(last, "configuration error"), "%s: %s", names[i],
+                  last ? last : "-");
     json_object_put(s);
     char *res = NULL;
     mcp_error err = MCP_ERROR_INIT;

@@ -46,8 +46,8 @@ static int devnull_high(void) {
 }
 
 /* Spawns |argv| with stdout on a pipe; returns mcp__spawn's result. */
-static int spawn_out(const char *const *argv, const char *const *envp, const char *cwd,
-                     child *ch, mcp_spawn_stage *stage) {
+static int spawn_out(const char *const *argv, const char *const *envp, const char *cwd, child *ch,
+                     mcp_spawn_stage *stage) {
   int p[2];
   ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
   ck_assert_int_eq(mcp__spawn_fd_high(&p[0]), 0);
@@ -352,13 +352,12 @@ START_TEST(test_env_inherit_field) {
   /* "envInherit" parses to the policy, enters the canonical form (so the
    * hash changes with it), and a bad value or an HTTP server's use of it is
    * a warning naming the field. */
-  static const char text[] =
-      "{\"mcpServers\": {"
-      "\"a\": {\"command\": \"x\", \"envInherit\": \"none\"},"
-      "\"b\": {\"command\": \"x\"},"
-      "\"c\": {\"command\": \"x\", \"envInherit\": \"some\"},"
-      "\"d\": {\"url\": \"http://127.0.0.1:1/\", \"envInherit\": \"all\"},"
-      "\"e\": {\"command\": \"x\", \"envInherit\": true}}}";
+  static const char text[] = "{\"mcpServers\": {"
+                             "\"a\": {\"command\": \"x\", \"envInherit\": \"none\"},"
+                             "\"b\": {\"command\": \"x\"},"
+                             "\"c\": {\"command\": \"x\", \"envInherit\": \"some\"},"
+                             "\"d\": {\"url\": \"http://127.0.0.1:1/\", \"envInherit\": \"all\"},"
+                             "\"e\": {\"command\": \"x\", \"envInherit\": true}}}";
   mcp_config_set *set = NULL;
   ck_assert_int_eq(mcp__config_parse_text(text, sizeof(text) - 1, "t.json", NULL, &set), MCP_OK);
   const mcp_server_def *a = mcp__config_find(set, "a"), *b = mcp__config_find(set, "b");
@@ -487,8 +486,7 @@ START_TEST(test_env_policy_manager) {
   ck_assert_msg(strstr(e, "MCPCONN_TEST_SECRET=x\n"), "%s", e);
   free(e);
   ck_assert_ptr_nonnull(e = read_env_file(dir, "u_none"));
-  ck_assert_msg(!strstr(e, "MCPCONN_TEST_SECRET") && !strstr(e, "PATH=") &&
-                    strstr(e, "ENV_OUT="),
+  ck_assert_msg(!strstr(e, "MCPCONN_TEST_SECRET") && !strstr(e, "PATH=") && strstr(e, "ENV_OUT="),
                 "%s", e);
   free(e);
   ck_assert_ptr_nonnull(e = read_env_file(dir, "c_default"));

@@ -44,8 +44,8 @@ static void ev_push(events *e, const char *s, size_t len) {
   e->len[e->n++] = len;
 }
 
-static void ev_event(events *e, const char *type, const char *data,
-                     size_t data_len, const char *id) {
+static void ev_event(events *e, const char *type, const char *data, size_t data_len,
+                     const char *id) {
   size_t tl = strlen(type), il = strlen(id);
   size_t len = 1 + tl + 1 + il + 1 + data_len;
   char *s = malloc(len);
@@ -60,8 +60,8 @@ static void ev_event(events *e, const char *type, const char *data,
   free(s);
 }
 
-static int rec_event(void *user, const char *type, const char *data,
-                     size_t data_len, const char *id) {
+static int rec_event(void *user, const char *type, const char *data, size_t data_len,
+                     const char *id) {
   events *e = user;
   ck_assert_int_eq(data[data_len], '\0');
   ck_assert_ptr_nonnull(type);
@@ -94,8 +94,7 @@ static void ev_free(events *e) {
 /* Expected records are C strings (no NUL in data). */
 static void ev_expect(const events *e, const char *const *want, size_t nwant) {
   for (size_t i = 0; i < e->n && i < nwant; i++)
-    ck_assert_msg(e->len[i] == strlen(want[i]) &&
-                      memcmp(e->ev[i], want[i], e->len[i]) == 0,
+    ck_assert_msg(e->len[i] == strlen(want[i]) && memcmp(e->ev[i], want[i], e->len[i]) == 0,
                   "record %zu: got \"%s\", want \"%s\"", i, e->ev[i], want[i]);
   ck_assert_uint_eq(e->n, nwant);
 }
@@ -104,8 +103,8 @@ static void ev_expect_same(const events *a, const events *b) {
   ck_assert_uint_eq(a->n, b->n);
   for (size_t i = 0; i < a->n; i++) {
     ck_assert_uint_eq(a->len[i], b->len[i]);
-    ck_assert_msg(memcmp(a->ev[i], b->ev[i], a->len[i]) == 0,
-                  "record %zu: \"%s\" vs \"%s\"", i, a->ev[i], b->ev[i]);
+    ck_assert_msg(memcmp(a->ev[i], b->ev[i], a->len[i]) == 0, "record %zu: \"%s\" vs \"%s\"", i,
+                  a->ev[i], b->ev[i]);
   }
 }
 
@@ -116,9 +115,8 @@ static void ev_expect_same(const events *a, const events *b) {
  * records the events; returns the first non-OK feed status (MCP_OK if
  * none).  The last event ID goes to |last_id| (if not NULL, malloc'd).
  */
-static int feed_cuts(size_t max_event, const char *in, size_t n,
-                     const size_t *cuts, size_t ncuts, events *out,
-                     char **last_id) {
+static int feed_cuts(size_t max_event, const char *in, size_t n, const size_t *cuts, size_t ncuts,
+                     events *out, char **last_id) {
   mcp_sse *p = mcp__sse_new(max_event, &rec_cb, out);
   ck_assert_ptr_nonnull(p);
   int first = MCP_OK;
@@ -141,8 +139,7 @@ static int feed_all(size_t max_event, const char *in, size_t n, events *out) {
   return feed_cuts(max_event, in, n, NULL, 0, out, NULL);
 }
 
-static int feed_bytes(size_t max_event, const char *in, size_t n,
-                      events *out) {
+static int feed_bytes(size_t max_event, const char *in, size_t n, events *out) {
   ev_init(out);
   size_t *cuts = malloc((n ? n : 1) * sizeof(size_t));
   for (size_t i = 1; i < n; i++) cuts[i - 1] = i;
@@ -153,8 +150,7 @@ static int feed_bytes(size_t max_event, const char *in, size_t n,
 
 /* Checks |in| (a C string) gives |want| fed at once, byte by byte and split
  * at every point into two and three pieces. */
-static void expect_stream(size_t max_event, const char *in,
-                          const char *const *want, size_t nwant) {
+static void expect_stream(size_t max_event, const char *in, const char *const *want, size_t nwant) {
   size_t n = strlen(in);
   events a, b;
   feed_all(max_event, in, n, &a);
@@ -174,10 +170,10 @@ static void expect_stream(size_t max_event, const char *in,
   ev_free(&a);
 }
 
-#define EXPECT(in, ...)                                                     \
-  do {                                                                      \
-    static const char *const want_[] = {__VA_ARGS__};                      \
-    expect_stream(0, in, want_, N_(want_));                                 \
+#define EXPECT(in, ...) \
+  do { \
+    static const char *const want_[] = {__VA_ARGS__}; \
+    expect_stream(0, in, want_, N_(want_)); \
   } while (0)
 #define EXPECT_NONE(in) expect_stream(0, in, NULL, 0)
 
@@ -196,8 +192,7 @@ START_TEST(basic_events) {
   /* The colon splits at the first ":" only. */
   EXPECT("data: a:b: c\n\n", "Emessage||a:b: c");
   /* Field names are exact and case-sensitive; unknown ones are ignored. */
-  EXPECT("Data: x\nDATA: y\ndata : z\ndatax: w\nfoo: v\ndata: ok\n\n",
-         "Emessage||ok");
+  EXPECT("Data: x\nDATA: y\ndata : z\ndatax: w\nfoo: v\ndata: ok\n\n", "Emessage||ok");
   EXPECT_NONE("dat\n\n");
   EXPECT_NONE("eventsource: x\n\n");
 }
@@ -213,8 +208,7 @@ START_TEST(multi_line_data) {
 END_TEST
 
 START_TEST(line_endings) {
-  EXPECT("data: a\r\rdata: b\r\n\r\ndata: c\n\n", "Emessage||a", "Emessage||b",
-         "Emessage||c");
+  EXPECT("data: a\r\rdata: b\r\n\r\ndata: c\n\n", "Emessage||a", "Emessage||b", "Emessage||c");
   EXPECT("data: a\rdata: b\r\r", "Emessage||a\nb");
   EXPECT("data: a\r\ndata: b\n\r", "Emessage||a\nb");
   EXPECT("data: a\n\rdata: b\r\n\n", "Emessage||a", "Emessage||b");
@@ -251,14 +245,25 @@ START_TEST(cr_lf_split_across_feeds) {
 END_TEST
 
 START_TEST(bom) {
-  EXPECT("\xEF\xBB\xBF" "data: x\n\n", "Emessage||x");
-  EXPECT("\xEF\xBB\xBF\n" "data: x\n\n", "Emessage||x");
+  EXPECT("\xEF\xBB\xBF"
+         "data: x\n\n",
+         "Emessage||x");
+  EXPECT("\xEF\xBB\xBF\n"
+         "data: x\n\n",
+         "Emessage||x");
   /* Only one BOM, only at the start: otherwise it is part of a name. */
-  EXPECT("\xEF\xBB\xBF\xEF\xBB\xBF" "data: x\n\ndata: y\n\n", "Emessage||y");
-  EXPECT("\xEF\xBB" "data: x\n\ndata: y\n\n", "Emessage||y");
-  EXPECT("\xEF" "data: x\n\ndata: y\n\n", "Emessage||y");
-  EXPECT("data: x\n\n\xEF\xBB\xBF" "data: y\n\ndata: z\n\n", "Emessage||x",
-         "Emessage||z");
+  EXPECT("\xEF\xBB\xBF\xEF\xBB\xBF"
+         "data: x\n\ndata: y\n\n",
+         "Emessage||y");
+  EXPECT("\xEF\xBB"
+         "data: x\n\ndata: y\n\n",
+         "Emessage||y");
+  EXPECT("\xEF"
+         "data: x\n\ndata: y\n\n",
+         "Emessage||y");
+  EXPECT("data: x\n\n\xEF\xBB\xBF"
+         "data: y\n\ndata: z\n\n",
+         "Emessage||x", "Emessage||z");
   /* BOM bytes inside a value are data. */
   EXPECT("data: \xEF\xBB\xBF\n\n", "Emessage||\xEF\xBB\xBF");
   /* A partial BOM followed by a line ending is an unknown field. */
@@ -278,8 +283,8 @@ END_TEST
 
 START_TEST(id_handling) {
   /* The id persists across events until changed; "id" alone resets it. */
-  EXPECT("id: 1\ndata: a\n\ndata: b\n\nid\ndata: c\n\nid: 7\ndata: d\n\n",
-         "Emessage|1|a", "Emessage|1|b", "Emessage||c", "Emessage|7|d");
+  EXPECT("id: 1\ndata: a\n\ndata: b\n\nid\ndata: c\n\nid: 7\ndata: d\n\n", "Emessage|1|a",
+         "Emessage|1|b", "Emessage||c", "Emessage|7|d");
   /* Set anywhere in the event, even after the data. */
   EXPECT("data: a\nid: 2\n\n", "Emessage|2|a");
   EXPECT("id: 1\nid: 2\ndata: a\n\n", "Emessage|2|a");
@@ -295,8 +300,7 @@ START_TEST(id_with_nul_ignored) {
   char *last = NULL;
   ev_init(&e);
   feed_cuts(0, in, sizeof(in) - 1, NULL, 0, &e, &last);
-  static const char *const want[] = {"Emessage|1|a", "Emessage|1|b",
-                                     "Emessage|1|c"};
+  static const char *const want[] = {"Emessage|1|a", "Emessage|1|b", "Emessage|1|c"};
   ev_expect(&e, want, 3);
   ck_assert_str_eq(last, "1");
   free(last);
@@ -414,8 +418,7 @@ START_TEST(finish_discards_unfinished_event) {
   /* A trailing CR ends the line; a blank line is still missing. */
   ck_assert_int_eq(mcp__sse_feed(p, "data: f\r", 8), MCP_OK);
   ck_assert_int_eq(mcp__sse_finish(p), MCP_ECLOSED);
-  static const char *const want2[] = {"Emessage||a", "Emessage||c",
-                                      "Emessage||e"};
+  static const char *const want2[] = {"Emessage||a", "Emessage||c", "Emessage||e"};
   ev_expect(&e, want2, 3);
   mcp__sse_free(p);
   ev_free(&e);
@@ -450,21 +453,22 @@ END_TEST
 START_TEST(oversize_event_skipped) {
   events e;
   /* max 8: data of exactly 8 bytes passes, 9 does not. */
-  static const char in[] =
-      "data: 12345678\n\n"
-      "data: 123456789\n\n"
-      "data: ok1\n\n"
-      "data: 1234\ndata: 567\n\n"
-      "data: 1234\ndata: 5678\ndata: more\nid: lost\n\n"
-      "id: kept\ndata: ok2\n\n"
-      "data\ndata\ndata\ndata\ndata\ndata\ndata\ndata\ndata\n\n"
-      "data\ndata\ndata\ndata\ndata\ndata\ndata\ndata\ndata\ndata\n\n"
-      "event: 123456789\ndata: x\n\n"
-      "event: 12345678\ndata: y\n\n";
-  static const char *const want[] = {
-      "Emessage||12345678", "Emessage||ok1", "Emessage||1234\n567",
-      "Emessage|kept|ok2",  "Emessage|kept|\n\n\n\n\n\n\n\n",
-      "E12345678|kept|y"};
+  static const char in[] = "data: 12345678\n\n"
+                           "data: 123456789\n\n"
+                           "data: ok1\n\n"
+                           "data: 1234\ndata: 567\n\n"
+                           "data: 1234\ndata: 5678\ndata: more\nid: lost\n\n"
+                           "id: kept\ndata: ok2\n\n"
+                           "data\ndata\ndata\ndata\ndata\ndata\ndata\ndata\ndata\n\n"
+                           "data\ndata\ndata\ndata\ndata\ndata\ndata\ndata\ndata\ndata\n\n"
+                           "event: 123456789\ndata: x\n\n"
+                           "event: 12345678\ndata: y\n\n";
+  static const char *const want[] = {"Emessage||12345678",
+                                     "Emessage||ok1",
+                                     "Emessage||1234\n567",
+                                     "Emessage|kept|ok2",
+                                     "Emessage|kept|\n\n\n\n\n\n\n\n",
+                                     "E12345678|kept|y"};
   size_t n = strlen(in);
   ck_assert_int_eq(feed_all(8, in, n, &e), MCP_ETOOBIG);
   ev_expect(&e, want, N_(want));
@@ -496,8 +500,7 @@ START_TEST(oversize_id) {
   n += big;
   in[n++] = '\0';
   n += (size_t)sprintf(in + n, "\ndata: 4\n\n");
-  static const char *const want[] = {"Emessage|a|1", "Emessage|a|3",
-                                     "Emessage|a|4"};
+  static const char *const want[] = {"Emessage|a|1", "Emessage|a|3", "Emessage|a|4"};
   events e;
   ck_assert_int_eq(feed_all(0, in, n, &e), MCP_ETOOBIG);
   ev_expect(&e, want, 3);
@@ -551,10 +554,8 @@ END_TEST
 /* ---- stopping --------------------------------------------------------------- */
 
 START_TEST(stop_and_resume) {
-  static const char in[] =
-      "data: a\r\n\r\ndata: b\r\r: x\ndata: c\n\ndata: d\n\n";
-  static const char *const want[] = {"Emessage||a", "Emessage||b",
-                                     "Emessage||c", "Emessage||d"};
+  static const char in[] = "data: a\r\n\r\ndata: b\r\r: x\ndata: c\n\ndata: d\n\n";
+  static const char *const want[] = {"Emessage||a", "Emessage||b", "Emessage||c", "Emessage||d"};
   size_t n = strlen(in);
   for (int stop = 0; stop < 4; stop++) {
     events e;
@@ -591,7 +592,8 @@ START_TEST(stop_reports_position) {
   ev_init(&e);
   e.stop_at = 0;
   mcp_sse *p = mcp__sse_new(0, &rec_cb, &e);
-  static const char in[] = "\xEF\xBB\xBF" "data: a\n\nREST";
+  static const char in[] = "\xEF\xBB\xBF"
+                           "data: a\n\nREST";
   ck_assert_int_eq(mcp__sse_feed(p, in, strlen(in)), MCP__EAGAIN);
   ck_assert_uint_eq(mcp__sse_consumed(p), strlen(in) - 4);
   mcp__sse_free(p);
@@ -612,22 +614,21 @@ END_TEST
 
 /* ---- every split, and a reference model -------------------------------------- */
 
-static const char sample[] =
-    "\xEF\xBB\xBF: hello\r\n"
-    "retry: 2500\r\n"
-    "id: 1\r\n"
-    "event: message\r\n"
-    "data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\r\n"
-    "\r\n"
-    "data: line1\rdata:line2\r\r"
-    "id\n"
-    "data\n"
-    "\n"
-    ":\n"
-    "event: note\ndata: x\nid: 9\n\n"
-    "id: 10\n\n"
-    "data: tail\n"
-    "data: cut";
+static const char sample[] = "\xEF\xBB\xBF: hello\r\n"
+                             "retry: 2500\r\n"
+                             "id: 1\r\n"
+                             "event: message\r\n"
+                             "data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\r\n"
+                             "\r\n"
+                             "data: line1\rdata:line2\r\r"
+                             "id\n"
+                             "data\n"
+                             "\n"
+                             ":\n"
+                             "event: note\ndata: x\nid: 9\n\n"
+                             "id: 10\n\n"
+                             "data: tail\n"
+                             "data: cut";
 
 START_TEST(every_split) {
   static const char *const want[] = {
@@ -667,8 +668,7 @@ static void bs_add(bstr *b, const char *s, size_t n) {
  * would pass |max|, or whose event/id value would pass min(max, 64 KiB),
  * is dropped up to the next blank line, which still commits the id).
  */
-static void reference(size_t max, const char *in, size_t n, events *out,
-                      char **last_id) {
+static void reference(size_t max, const char *in, size_t n, events *out, char **last_id) {
   size_t max_field = max < MCP_SSE_MAX_FIELD ? max : MCP_SSE_MAX_FIELD;
   bstr data = {0}, type = {0}, idbuf = {0}, last = {0};
   bs_set(&data, "", 0);
@@ -758,10 +758,11 @@ static void reference(size_t max, const char *in, size_t n, events *out,
 
 START_TEST(matches_reference_model) {
   static const char *const tokens[] = {
-      "data", "data:", "data: ", "event:", "event", "id:", "id: ", "id",
-      "retry:", "retry: 1", "12", ":", " ", "x", "yz", "\r", "\n", "\r\n",
-      "\n\n", "\r\r", "\0", "\xEF\xBB\xBF", "ev", "ent", "da", "ta", "ping",
-      "\xEF", "\xBB", "a:b", "0123456789"};
+      "data",         "data:",  "data: ",    "event:", "event", "id:",  "id: ",
+      "id",           "retry:", "retry: 1",  "12",     ":",     " ",    "x",
+      "yz",           "\r",     "\n",        "\r\n",   "\n\n",  "\r\r", "\0",
+      "\xEF\xBB\xBF", "ev",     "ent",       "da",     "ta",    "ping", "\xEF",
+      "\xBB",         "a:b",    "0123456789"};
   unsigned seed = 12345;
   char in[1024];
   for (int round = 0; round < 3000; round++) {
@@ -864,8 +865,7 @@ START_TEST(alloc_failure) {
     size_t j = 0;
     for (size_t i = 0; i < e.n; i++) {
       while (j < full.n && !same_but_id(&full, j, &e, i)) j++;
-      ck_assert_msg(j < full.n, "run %ld delivered an unexpected \"%s\"", k,
-                    e.ev[i]);
+      ck_assert_msg(j < full.n, "run %ld delivered an unexpected \"%s\"", k, e.ev[i]);
       j++;
     }
     if (p && rc == MCP_OK) {

@@ -92,8 +92,7 @@ static void on_message(void *user, const char *data, size_t len) {
   pthread_mutex_lock(&c->mu);
   if (c->have_lead && pthread_equal(c->lead_thread, pthread_self()))
     c->led++; /* read by a leader: not an upcall of the reader */
-  else
-    note_thread(c);
+  else note_thread(c);
   if (data[len] != '\0') c->bad_nul = true;
   if (c->closes) c->msg_after_close = true;
   if (c->n == c->cap) {
@@ -133,8 +132,8 @@ static const mcp_transport_callbacks coll_cb = {
     .on_message = on_message, .on_error = on_error, .on_close = on_close};
 
 /* Waits until |pred| holds or |ms| pass; returns the predicate's value. */
-static bool coll_wait(collector *c, bool (*pred)(collector *, const void *),
-                      const void *arg, long long ms) {
+static bool coll_wait(collector *c, bool (*pred)(collector *, const void *), const void *arg,
+                      long long ms) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   ts.tv_sec += ms / 1000;
@@ -154,9 +153,7 @@ static bool coll_wait(collector *c, bool (*pred)(collector *, const void *),
   return ok;
 }
 
-static bool pred_count(collector *c, const void *arg) {
-  return c->n >= *(const size_t *)arg;
-}
+static bool pred_count(collector *c, const void *arg) { return c->n >= *(const size_t *)arg; }
 static bool pred_closed(collector *c, const void *arg) {
   (void)arg;
   return c->closes > 0;
@@ -177,9 +174,7 @@ static bool wait_count(collector *c, size_t n, long long ms) {
 static bool wait_closed(collector *c, long long ms) {
   return coll_wait(c, pred_closed, NULL, T(ms));
 }
-static bool wait_error(collector *c, long long ms) {
-  return coll_wait(c, pred_error, NULL, T(ms));
-}
+static bool wait_error(collector *c, long long ms) { return coll_wait(c, pred_error, NULL, T(ms)); }
 static bool wait_has(collector *c, const char *s, long long ms) {
   return coll_wait(c, pred_has, s, T(ms));
 }
@@ -211,8 +206,7 @@ static mcp_transport *spawn_ok(const mcp_stdio_config *cfg, collector *c) {
   mcp_transport *t = NULL;
   mcp_error err = MCP_ERROR_INIT;
   mcp_status st = mcp__stdio_transport_new(cfg, &coll_cb, c, &t, &err);
-  ck_assert_msg(st == MCP_OK, "spawn failed: %d %s", st,
-                err.message ? err.message : "");
+  ck_assert_msg(st == MCP_OK, "spawn failed: %d %s", st, err.message ? err.message : "");
   ck_assert_ptr_nonnull(t);
   mcp_error_clear(&err);
   return t;
@@ -243,8 +237,7 @@ static bool pid_gone(pid_t pid) { return kill(pid, 0) == -1 && errno == ESRCH; }
 static bool child_dead(pid_t pid) {
   siginfo_t si;
   memset(&si, 0, sizeof(si));
-  return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-         si.si_pid == pid;
+  return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid;
 }
 
 /* Collects our dead child |pid| and checks that SIGKILL ended it. */
@@ -279,8 +272,7 @@ START_TEST(test_spawn_exchange) {
   ck_assert(wait_has(&c, "\"serverInfo\"", 5000));
   ck_assert(wait_has(&c, "\"protocolVersion\":\"2025-06-18\"", 10));
   ck_assert_int_eq(send_str(t, initialized_note, 5000), MCP_OK);
-  ck_assert_int_eq(send_str(t, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}", 5000),
-                   MCP_OK);
+  ck_assert_int_eq(send_str(t, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}", 5000), MCP_OK);
   ck_assert(wait_has(&c, "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}", 5000));
 
   mcp__transport_close(t);
@@ -308,13 +300,11 @@ START_TEST(test_spawn_missing) {
     mcp_transport *t = (mcp_transport *)&c; /* must be reset to NULL */
     mcp_error err = MCP_ERROR_INIT;
     long long t0 = test_now_ms();
-    ck_assert_int_eq(mcp__stdio_transport_new(&cfg, &coll_cb, &c, &t, &err),
-                     MCP_ESPAWN);
+    ck_assert_int_eq(mcp__stdio_transport_new(&cfg, &coll_cb, &c, &t, &err), MCP_ESPAWN);
     ck_assert_int_lt(test_now_ms() - t0, T(5000));
     ck_assert_ptr_null(t);
     ck_assert_int_eq(err.status, MCP_ESPAWN);
-    ck_assert_msg(strstr(err.message, names[i]) &&
-                      strstr(err.message, "No such file or directory"),
+    ck_assert_msg(strstr(err.message, names[i]) && strstr(err.message, "No such file or directory"),
                   "%s", err.message);
     mcp_error_clear(&err);
     ck_assert_int_eq(c.closes + c.errors + (int)c.n, 0);
@@ -356,8 +346,7 @@ START_TEST(test_spawn_bad_cwd) {
   mcp_transport *t = NULL;
   mcp_error err = MCP_ERROR_INIT;
   ck_assert_int_eq(mcp__stdio_transport_new(&cfg, &coll_cb, &c, &t, &err), MCP_ESPAWN);
-  ck_assert_msg(strstr(err.message, "/nonexistent-mcp-dir") &&
-                    strstr(err.message, "No such file"),
+  ck_assert_msg(strstr(err.message, "/nonexistent-mcp-dir") && strstr(err.message, "No such file"),
                 "%s", err.message);
   mcp_error_clear(&err);
   coll_destroy(&c);
@@ -385,13 +374,11 @@ START_TEST(test_env_merge) {
   setenv("MCP_T_REMOVED", "present", 1);
   collector c;
   coll_init(&c);
-  const char *argv[] = {
-      "sh", "-c",
-      "printf '{\"v\":\"%s\",\"r\":\"%s\",\"p\":\"%s\",\"n\":\"%s\"}\\n' "
-      "\"$MCP_T_FOO\" \"${MCP_T_REMOVED-unset}\" \"$PATH\" \"$MCP_T_NEW\"",
-      NULL};
-  const char *env[] = {"MCP_T_FOO=child value", "MCP_T_REMOVED", "MCP_T_NEW=a=b",
-                       NULL};
+  const char *argv[] = {"sh", "-c",
+                        "printf '{\"v\":\"%s\",\"r\":\"%s\",\"p\":\"%s\",\"n\":\"%s\"}\\n' "
+                        "\"$MCP_T_FOO\" \"${MCP_T_REMOVED-unset}\" \"$PATH\" \"$MCP_T_NEW\"",
+                        NULL};
+  const char *env[] = {"MCP_T_FOO=child value", "MCP_T_REMOVED", "MCP_T_NEW=a=b", NULL};
   mcp_stdio_config cfg;
   cfg_init(&cfg, argv);
   cfg.env = env;
@@ -509,7 +496,8 @@ START_TEST(test_sigpipe_default_in_child) {
   ck_assert_str_eq(c.msgs[0], "SigBlk:\t0000000000000000");
   ck_assert(strncmp(c.msgs[1], "SigIgn:\t", 8) == 0);
   unsigned long long ignored = strtoull(c.msgs[1] + 8, NULL, 16);
-  ck_assert_msg((ignored & (1ULL << (SIGPIPE - 1))) == 0, "SIGPIPE ignored in child: %s", c.msgs[1]);
+  ck_assert_msg((ignored & (1ULL << (SIGPIPE - 1))) == 0, "SIGPIPE ignored in child: %s",
+                c.msgs[1]);
   ck_assert_msg((ignored & 0x7fffffffULL) == 0, "standard signals ignored in child: %s", c.msgs[1]);
   pthread_mutex_unlock(&c.mu);
   mcp__transport_free(t);
@@ -534,8 +522,7 @@ START_TEST(test_stderr_flood) {
   ck_assert_int_eq(send_str(t, init_req, 5000), MCP_OK);
   ck_assert(wait_has(&c, "\"serverInfo\"", 60000));
   long long took = test_now_ms() - t0;
-  fprintf(stderr, "measure: %lld bytes of stderr drained, answer after %lld ms\n",
-          bytes, took);
+  fprintf(stderr, "measure: %lld bytes of stderr drained, answer after %lld ms\n", bytes, took);
   mcp__transport_close(t);
   char *m = close_msg(&c);
   /* The tail quoted in the message is the end of the flood, trimmed. */
@@ -552,8 +539,7 @@ START_TEST(test_stderr_tail_in_message) {
   collector c;
   coll_init(&c);
   const char *argv[] = {
-      "sh", "-c",
-      "i=0; while [ $i -lt 3000 ]; do echo \"line $i\"; i=$((i+1)); done >&2; exit 7",
+      "sh", "-c", "i=0; while [ $i -lt 3000 ]; do echo \"line $i\"; i=$((i+1)); done >&2; exit 7",
       NULL};
   mcp_stdio_config cfg;
   cfg_init(&cfg, argv);
@@ -584,16 +570,14 @@ static void check_crash(bool pidfd) {
   mcp_transport *t = spawn_ok(&cfg, &c);
   pid_t pid = mcp__stdio_transport_pid(t);
   ck_assert_int_eq(send_str(t, init_req, 5000), MCP_OK);
-  ck_assert_int_eq(
-      send_str(t,
-               "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":"
-               "{\"name\":\"crash\",\"arguments\":{}}}",
-               5000),
-      MCP_OK);
+  ck_assert_int_eq(send_str(t,
+                            "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":"
+                            "{\"name\":\"crash\",\"arguments\":{}}}",
+                            5000),
+                   MCP_OK);
   ck_assert(wait_closed(&c, 5000));
   char *m = close_msg(&c);
-  ck_assert_msg(strstr(m, "server exited with status 3") && strstr(m, "about to crash"),
-                "%s", m);
+  ck_assert_msg(strstr(m, "server exited with status 3") && strstr(m, "about to crash"), "%s", m);
   ck_assert_msg(!strstr(m, "closed by client"), "%s", m);
   free(m);
   /* The reply to initialize came before the close. */
@@ -604,8 +588,7 @@ static void check_crash(bool pidfd) {
   ck_assert_int_eq(mcp__stdio_transport_pid(t), -1);
   assert_reaped(pid);
   mcp_error err = MCP_ERROR_INIT;
-  ck_assert_int_eq(mcp__transport_send(t, "{}", 2, mcp__deadline_in(1000), &err),
-                   MCP_ECLOSED);
+  ck_assert_int_eq(mcp__transport_send(t, "{}", 2, mcp__deadline_in(1000), &err), MCP_ECLOSED);
   mcp_error_clear(&err);
   mcp__transport_close(t);
   mcp__transport_free(t);
@@ -627,12 +610,11 @@ START_TEST(test_crash_on_call_flag) {
   mcp_stdio_config cfg;
   cfg_init(&cfg, argv);
   mcp_transport *t = spawn_ok(&cfg, &c);
-  ck_assert_int_eq(
-      send_str(t,
-               "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":"
-               "{\"name\":\"echo\",\"arguments\":{\"text\":\"x\"}}}",
-               5000),
-      MCP_OK);
+  ck_assert_int_eq(send_str(t,
+                            "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":"
+                            "{\"name\":\"echo\",\"arguments\":{\"text\":\"x\"}}}",
+                            5000),
+                   MCP_OK);
   ck_assert(wait_closed(&c, 5000));
   char *m = close_msg(&c);
   ck_assert_msg(strstr(m, "status 3") && strstr(m, "about to crash"), "%s", m);
@@ -721,12 +703,11 @@ START_TEST(test_oversize_line) {
   cfg_init(&cfg, argv);
   cfg.max_line = 65536;
   mcp_transport *t = spawn_ok(&cfg, &c);
-  ck_assert_int_eq(
-      send_str(t,
-               "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":"
-               "{\"name\":\"echo\",\"arguments\":{\"text\":\"after\"}}}",
-               5000),
-      MCP_OK);
+  ck_assert_int_eq(send_str(t,
+                            "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":"
+                            "{\"name\":\"echo\",\"arguments\":{\"text\":\"after\"}}}",
+                            5000),
+                   MCP_OK);
   ck_assert(wait_has(&c, "\"text\":\"after\"", 5000));
   ck_assert(wait_error(&c, 10));
   pthread_mutex_lock(&c.mu);
@@ -921,8 +902,7 @@ START_TEST(test_sigpipe_stdin_closed) {
   ck_assert(wait_has(&c, "ready", 5000));
   mcp_error err = MCP_ERROR_INIT;
   for (int i = 0; i < 3; i++) {
-    ck_assert_int_eq(mcp__transport_send(t, "{}", 2, mcp__deadline_in(1000), &err),
-                     MCP_ECLOSED);
+    ck_assert_int_eq(mcp__transport_send(t, "{}", 2, mcp__deadline_in(1000), &err), MCP_ECLOSED);
     ck_assert_msg(strstr(err.message, "closed its stdin"), "%s", err.message);
   }
   mcp_error_clear(&err);
@@ -988,10 +968,9 @@ static void *sender_main(void *arg) {
   sender *s = arg;
   char buf[256];
   for (int i = 0; i < PER_SENDER; i++) {
-    int n = snprintf(buf, sizeof(buf),
-                     "{\"t\":%d,\"i\":%d,\"pad\":\"%0*d\"}", s->id, i, 20 + (i % 60), i);
-    if (mcp__transport_send(s->t, buf, (size_t)n, mcp__deadline_in(T(30000)), NULL) !=
-        MCP_OK)
+    int n = snprintf(buf, sizeof(buf), "{\"t\":%d,\"i\":%d,\"pad\":\"%0*d\"}", s->id, i,
+                     20 + (i % 60), i);
+    if (mcp__transport_send(s->t, buf, (size_t)n, mcp__deadline_in(T(30000)), NULL) != MCP_OK)
       s->failures++;
   }
   return NULL;
@@ -1021,15 +1000,13 @@ START_TEST(test_concurrent_sends) {
   for (size_t k = 0; k < c.n; k++) {
     int tid, i, len;
     char pad[128], want[256];
-    ck_assert_int_eq(sscanf(c.msgs[k], "{\"t\":%d,\"i\":%d,\"pad\":\"%127[0-9]\"}%n",
-                            &tid, &i, pad, &len),
-                     3);
+    ck_assert_int_eq(
+        sscanf(c.msgs[k], "{\"t\":%d,\"i\":%d,\"pad\":\"%127[0-9]\"}%n", &tid, &i, pad, &len), 3);
     ck_assert(tid >= 0 && tid < SENDERS);
     /* Each thread's lines arrive whole and in its order. */
     ck_assert_int_eq(i, next[tid]);
     next[tid]++;
-    snprintf(want, sizeof(want), "{\"t\":%d,\"i\":%d,\"pad\":\"%0*d\"}", tid, i,
-             20 + (i % 60), i);
+    snprintf(want, sizeof(want), "{\"t\":%d,\"i\":%d,\"pad\":\"%0*d\"}", tid, i, 20 + (i % 60), i);
     ck_assert_str_eq(c.msgs[k], want);
   }
   pthread_mutex_unlock(&c.mu);
@@ -1057,8 +1034,7 @@ static void check_ignore_sigterm(bool pidfd) {
   long long t0 = test_now_ms();
   mcp__transport_close(t);
   long long took = test_now_ms() - t0;
-  fprintf(stderr,
-          "measure: close of an ignore-sigterm child (grace 200+200 ms, %s) took %lld ms\n",
+  fprintf(stderr, "measure: close of an ignore-sigterm child (grace 200+200 ms, %s) took %lld ms\n",
           pidfd ? "pidfd if available" : "waitpid fallback", took);
   ck_assert_int_lt(took, T(4500));
   ck_assert_int_ge(took, 350);
@@ -1181,9 +1157,7 @@ static void check_grandchild_holds_stdout(bool pidfd) {
 START_TEST(test_grandchild_holds_stdout) { check_grandchild_holds_stdout(true); }
 END_TEST
 
-START_TEST(test_grandchild_holds_stdout_no_pidfd) {
-  check_grandchild_holds_stdout(false);
-}
+START_TEST(test_grandchild_holds_stdout_no_pidfd) { check_grandchild_holds_stdout(false); }
 END_TEST
 
 typedef struct upcall_ctx {
@@ -1311,8 +1285,8 @@ END_TEST
 
 typedef struct lead_arg {
   collector *c;
-  size_t want;       /* done once this many messages arrived ... */
-  atomic_bool flag;  /* ... or once this is set */
+  size_t want;      /* done once this many messages arrived ... */
+  atomic_bool flag; /* ... or once this is set */
   int64_t deadline;
 } lead_arg;
 
@@ -1409,7 +1383,8 @@ START_TEST(test_lead_reads_on_caller) {
   /* need_reader(): the reader reads again (an async request nobody leads
    * for), so the answer arrives without a leader. */
   mcp__transport_need_reader(t);
-  ck_assert_int_eq(send_str(t, "{\"jsonrpc\":\"2.0\",\"id\":30,\"method\":\"ping\"}", 5000), MCP_OK);
+  ck_assert_int_eq(send_str(t, "{\"jsonrpc\":\"2.0\",\"id\":30,\"method\":\"ping\"}", 5000),
+                   MCP_OK);
   ck_assert(wait_has(&c, "\"id\":30,", 5000));
   ck_assert_uint_eq(coll_led(&c), led);
   mcp__transport_close(t);
@@ -1429,7 +1404,8 @@ START_TEST(test_lead_message_between_leaders) {
   const char *argv[] = {fault_server(), NULL};
   mcp_transport *t = spawn_leading(&c, &cfg, argv);
   size_t led = coll_led(&c);
-  ck_assert_int_eq(send_str(t, "{\"jsonrpc\":\"2.0\",\"id\":40,\"method\":\"ping\"}", 5000), MCP_OK);
+  ck_assert_int_eq(send_str(t, "{\"jsonrpc\":\"2.0\",\"id\":40,\"method\":\"ping\"}", 5000),
+                   MCP_OK);
   ck_assert(wait_has(&c, "\"id\":40,", 5000));
   ck_assert_uint_eq(coll_led(&c), led); /* the reader read it */
   mcp__transport_free(t);

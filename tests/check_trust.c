@@ -34,8 +34,7 @@
 
 static char tmpdir[512];
 
-static int rm_entry(const char *path, const struct stat *sb, int flag,
-                    struct FTW *ftw) {
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
   (void)sb, (void)flag, (void)ftw;
   remove(path);
   return 0;
@@ -103,8 +102,7 @@ static void sha_hex(const char *rel, char out[65]) {
  */
 static void setup(void) {
   const char *base = getenv("MCP_TEST_TMPDIR");
-  snprintf(tmpdir, sizeof(tmpdir), "%s/mcpconn-trust-XXXXXX",
-           base && *base ? base : "/tmp");
+  snprintf(tmpdir, sizeof(tmpdir), "%s/mcpconn-trust-XXXXXX", base && *base ? base : "/tmp");
   ck_assert_ptr_nonnull(mkdtemp(tmpdir));
   /* Canonical, so tests compare with what realpath() gives. */
   char *real = realpath(tmpdir, NULL);
@@ -134,8 +132,7 @@ typedef struct asked {
   char *servers;
 } asked;
 
-static mcp_trust ask(void *user, const char *path, const char *sha256,
-                     const char *servers_json) {
+static mcp_trust ask(void *user, const char *path, const char *sha256, const char *servers_json) {
   asked *a = user;
   a->calls++;
   snprintf(a->path, sizeof(a->path), "%s", path);
@@ -161,11 +158,10 @@ static mcp_config_set *discover_with(asked *a, unsigned imports) {
   return set;
 }
 
-static const mcp_config_diag *find_diag(const mcp_config_set *set,
-                                        mcp_log_level level, const char *text) {
+static const mcp_config_diag *find_diag(const mcp_config_set *set, mcp_log_level level,
+                                        const char *text) {
   for (size_t i = 0; i < set->ndiags; i++)
-    if (set->diags[i].level == level && strstr(set->diags[i].message, text))
-      return &set->diags[i];
+    if (set->diags[i].level == level && strstr(set->diags[i].message, text)) return &set->diags[i];
   return NULL;
 }
 
@@ -225,8 +221,7 @@ START_TEST(test_callback_decides) {
   json_object *spawn = NULL;
   for (size_t i = 0; i < 2; i++) {
     json_object *s = json_object_array_get_idx(arr, i), *n = NULL;
-    if (json_object_object_get_ex(s, "name", &n) &&
-        strcmp(json_object_get_string(n), "spawn") == 0)
+    if (json_object_object_get_ex(s, "name", &n) && strcmp(json_object_get_string(n), "spawn") == 0)
       spawn = s;
   }
   ck_assert_ptr_nonnull(spawn);
@@ -236,8 +231,7 @@ START_TEST(test_callback_decides) {
   ck_assert(json_object_object_get_ex(spawn, "args", &v));
   ck_assert_int_eq((int)json_object_array_length(v), 2);
   ck_assert(json_object_object_get_ex(spawn, "commands", &v));
-  ck_assert_ptr_nonnull(strstr(json_object_get_string(json_object_array_get_idx(v, 0)),
-                               "touch "));
+  ck_assert_ptr_nonnull(strstr(json_object_get_string(json_object_array_get_idx(v, 0)), "touch "));
   json_object_put(arr);
   /* Denied: left out, with a debug note (the host said no, it knows). */
   ck_assert_ptr_null(mcp__config_find(set, "spawn"));
@@ -545,8 +539,7 @@ START_TEST(test_manager_default_no_project) {
   /* Turned on, the host's callback decides. */
   int port = 0, lfd = listener(&port);
   put("proj/.mcp.json",
-      "{\"mcpServers\": {\"web\": {\"type\": \"http\", \"url\": \"http://127.0.0.1:%d/\"}}}",
-      port);
+      "{\"mcpServers\": {\"web\": {\"type\": \"http\", \"url\": \"http://127.0.0.1:%d/\"}}}", port);
   a.answer = MCP_TRUST_DENY;
   m = start_in_proj(true, ask, &a);
   ck_assert_int_eq(a.calls, 1);
@@ -583,8 +576,7 @@ START_TEST(test_review) {
                    MCP_OK);
   ck_assert_int_eq(a.calls, 2);
   ck_assert_str_eq(a.path, tpath("proj/.cursor/mcp.json"));
-  ck_assert_int_eq(mcp_project_trust_review(tpath("proj"), MCP_IMPORT_ALL, ask, &a, NULL),
-                   MCP_OK);
+  ck_assert_int_eq(mcp_project_trust_review(tpath("proj"), MCP_IMPORT_ALL, ask, &a, NULL), MCP_OK);
   ck_assert_int_eq(a.calls, 2);
   ck_assert(!exists("spawned"));
   mcp_config_set *set = discover_with(NULL, MCP_IMPORT_CURSOR);
@@ -626,8 +618,8 @@ START_TEST(test_concurrent_remember) {
       char rel[64];
       snprintf(rel, sizeof(rel), "p%d", i);
       asked a = {.answer = MCP_TRUST_ALWAYS};
-      _exit(mcp_project_trust_review(tpath(rel), 0, ask, &a, NULL) == MCP_OK && a.calls == 1
-                ? 0 : 1);
+      _exit(mcp_project_trust_review(tpath(rel), 0, ask, &a, NULL) == MCP_OK && a.calls == 1 ? 0
+                                                                                             : 1);
     }
   }
   for (int i = 0; i < N; i++) {

@@ -25,50 +25,37 @@ typedef struct good_case {
 
 static const good_case goods[] = {
     {"http://example.com", "http", "example.com", 80, "/", "example.com", 0},
-    {"HTTPS://Example.COM:8443/MCP?x=1#frag", "https", "example.com", 8443,
-     "/MCP?x=1", "example.com:8443", 0},
-    {"https://example.com:443/", "https", "example.com", 443, "/",
-     "example.com", 0},
-    {"https://example.com:80/", "https", "example.com", 80, "/",
-     "example.com:80", 0},
+    {"HTTPS://Example.COM:8443/MCP?x=1#frag", "https", "example.com", 8443, "/MCP?x=1",
+     "example.com:8443", 0},
+    {"https://example.com:443/", "https", "example.com", 443, "/", "example.com", 0},
+    {"https://example.com:80/", "https", "example.com", 80, "/", "example.com:80", 0},
     {"http://example.com:80", "http", "example.com", 80, "/", "example.com", 0},
-    {"http://example.com:443", "http", "example.com", 443, "/",
-     "example.com:443", 0},
+    {"http://example.com:443", "http", "example.com", 443, "/", "example.com:443", 0},
     {"http://example.com:/", "http", "example.com", 80, "/", "example.com", 0},
     {"http://h:00080/", "http", "h", 80, "/", "h", 0},
     {"http://h:1", "http", "h", 1, "/", "h:1", 0},
     {"http://h:65535", "http", "h", 65535, "/", "h:65535", 0},
-    {"http://127.0.0.1:3000/mcp", "http", "127.0.0.1", 3000, "/mcp",
-     "127.0.0.1:3000", 0},
+    {"http://127.0.0.1:3000/mcp", "http", "127.0.0.1", 3000, "/mcp", "127.0.0.1:3000", 0},
     {"http://0.0.0.0", "http", "0.0.0.0", 80, "/", "0.0.0.0", 0},
-    {"http://255.255.255.255", "http", "255.255.255.255", 80, "/",
-     "255.255.255.255", 0},
-    {"http://my_host.local~/", "http", "my_host.local~", 80, "/",
-     "my_host.local~", 0},
+    {"http://255.255.255.255", "http", "255.255.255.255", 80, "/", "255.255.255.255", 0},
+    {"http://my_host.local~/", "http", "my_host.local~", 80, "/", "my_host.local~", 0},
     {"http://xn--nxasmq6b.example.", "http", "xn--nxasmq6b.example.", 80, "/",
      "xn--nxasmq6b.example.", 0},
-    {"http://1.2.3.4.example", "http", "1.2.3.4.example", 80, "/",
-     "1.2.3.4.example", 0},
+    {"http://1.2.3.4.example", "http", "1.2.3.4.example", 80, "/", "1.2.3.4.example", 0},
     /* IPv6, printed in RFC 5952 form. */
     {"http://[::1]:8080/mcp", "http", "::1", 8080, "/mcp", "[::1]:8080", 1},
     {"https://[::1]/", "https", "::1", 443, "/", "[::1]", 1},
     {"http://[::1]:/", "http", "::1", 80, "/", "[::1]", 1},
-    {"http://[2001:DB8:0:0:0:0:0:1]/", "http", "2001:db8::1", 80, "/",
-     "[2001:db8::1]", 1},
+    {"http://[2001:DB8:0:0:0:0:0:1]/", "http", "2001:db8::1", 80, "/", "[2001:db8::1]", 1},
     {"http://[0:0:0:0:0:0:0:1]", "http", "::1", 80, "/", "[::1]", 1},
     {"http://[::]", "http", "::", 80, "/", "[::]", 1},
     {"http://[1::]", "http", "1::", 80, "/", "[1::]", 1},
-    {"http://[1:2:3:4:5:6:7:8]", "http", "1:2:3:4:5:6:7:8", 80, "/",
-     "[1:2:3:4:5:6:7:8]", 1},
-    {"http://[1:0:2:3:4:5:6:7]", "http", "1:0:2:3:4:5:6:7", 80, "/",
-     "[1:0:2:3:4:5:6:7]", 1},
-    {"http://[1:0:0:2:0:0:0:3]", "http", "1:0:0:2::3", 80, "/",
-     "[1:0:0:2::3]", 1},
-    {"http://[1:0:0:2:0:0:3:4]", "http", "1::2:0:0:3:4", 80, "/",
-     "[1::2:0:0:3:4]", 1},
+    {"http://[1:2:3:4:5:6:7:8]", "http", "1:2:3:4:5:6:7:8", 80, "/", "[1:2:3:4:5:6:7:8]", 1},
+    {"http://[1:0:2:3:4:5:6:7]", "http", "1:0:2:3:4:5:6:7", 80, "/", "[1:0:2:3:4:5:6:7]", 1},
+    {"http://[1:0:0:2:0:0:0:3]", "http", "1:0:0:2::3", 80, "/", "[1:0:0:2::3]", 1},
+    {"http://[1:0:0:2:0:0:3:4]", "http", "1::2:0:0:3:4", 80, "/", "[1::2:0:0:3:4]", 1},
     {"http://[0001:0db8::0:1]", "http", "1:db8::1", 80, "/", "[1:db8::1]", 1},
-    {"http://[::ffff:192.0.2.1]/", "http", "::ffff:c000:201", 80, "/",
-     "[::ffff:c000:201]", 1},
+    {"http://[::ffff:192.0.2.1]/", "http", "::ffff:c000:201", 80, "/", "[::ffff:c000:201]", 1},
     {"http://[1:2:3:4:5:6:1.2.3.4]", "http", "1:2:3:4:5:6:102:304", 80, "/",
      "[1:2:3:4:5:6:102:304]", 1},
     {"http://[1::1.2.3.4]", "http", "1::102:304", 80, "/", "[1::102:304]", 1},
@@ -83,11 +70,9 @@ static const good_case goods[] = {
     {"http://h/a/..", "http", "h", 80, "/", "h", 0},
     {"http://h//x//y", "http", "h", 80, "//x//y", "h", 0},
     {"http://h/%41%7e", "http", "h", 80, "/%41%7e", "h", 0},
-    {"http://h/caf\xc3\xa9?q=\"x\"", "http", "h", 80, "/caf%C3%A9?q=%22x%22",
-     "h", 0},
+    {"http://h/caf\xc3\xa9?q=\"x\"", "http", "h", 80, "/caf%C3%A9?q=%22x%22", "h", 0},
     {"http://h/<{|}>\\^`", "http", "h", 80, "/%3C%7B%7C%7D%3E%5C%5E%60", "h", 0},
-    {"http://h/mcp;v=1!$&'()*+,=:@", "http", "h", 80,
-     "/mcp;v=1!$&'()*+,=:@", "h", 0},
+    {"http://h/mcp;v=1!$&'()*+,=:@", "http", "h", 80, "/mcp;v=1!$&'()*+,=:@", "h", 0},
 };
 
 static void expect_good(const good_case *c, const mcp_url *u) {
@@ -104,8 +89,7 @@ START_TEST(parse_good) {
   const good_case *c = &goods[_i];
   mcp_error err = MCP_ERROR_INIT;
   mcp_url *u = NULL;
-  ck_assert_msg(mcp__url_parse(c->in, &u, &err) == MCP_OK, "%s: %s", c->in,
-                err.message);
+  ck_assert_msg(mcp__url_parse(c->in, &u, &err) == MCP_OK, "%s: %s", c->in, err.message);
   expect_good(c, u);
 
   /* The formatted URL parses back into the same thing. */
@@ -214,13 +198,12 @@ START_TEST(parse_bad) {
   const bad_case *c = &bads[_i];
   mcp_error err = MCP_ERROR_INIT;
   mcp_url *u = (mcp_url *)&err; /* must be reset to NULL */
-  ck_assert_msg(mcp__url_parse(c->in, &u, &err) == MCP_EINVAL, "accepted %s",
-                c->in);
+  ck_assert_msg(mcp__url_parse(c->in, &u, &err) == MCP_EINVAL, "accepted %s", c->in);
   ck_assert_ptr_null(u);
   ck_assert_int_eq(err.status, MCP_EINVAL);
   ck_assert_ptr_nonnull(err.message);
-  ck_assert_msg(strstr(err.message, c->msg) != NULL,
-                "%s: message \"%s\" lacks \"%s\"", c->in, err.message, c->msg);
+  ck_assert_msg(strstr(err.message, c->msg) != NULL, "%s: message \"%s\" lacks \"%s\"", c->in,
+                err.message, c->msg);
   mcp_error_clear(&err);
 }
 END_TEST
@@ -255,21 +238,17 @@ START_TEST(origin_equal) {
     const char *a, *b;
     int eq;
   } cases[] = {
-      {"http://a", "HTTP://A:80/x?y", 1},
-      {"http://a", "https://a", 0},
-      {"http://a:8080", "http://a:8081", 0},
-      {"https://a", "https://a:443/", 1},
-      {"http://a:443", "https://a", 0},
-      {"http://[::1]", "http://[0::1]/z", 1},
-      {"http://[::1]", "http://127.0.0.1", 0},
-      {"http://a.example", "http://b.example", 0},
+      {"http://a", "HTTP://A:80/x?y", 1},      {"http://a", "https://a", 0},
+      {"http://a:8080", "http://a:8081", 0},   {"https://a", "https://a:443/", 1},
+      {"http://a:443", "https://a", 0},        {"http://[::1]", "http://[0::1]/z", 1},
+      {"http://[::1]", "http://127.0.0.1", 0}, {"http://a.example", "http://b.example", 0},
   };
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     mcp_url *a = NULL, *b = NULL;
     ck_assert_int_eq(mcp__url_parse(cases[i].a, &a, NULL), MCP_OK);
     ck_assert_int_eq(mcp__url_parse(cases[i].b, &b, NULL), MCP_OK);
-    ck_assert_msg(mcp__url_origin_equal(a, b) == (cases[i].eq != 0), "%s %s",
-                  cases[i].a, cases[i].b);
+    ck_assert_msg(mcp__url_origin_equal(a, b) == (cases[i].eq != 0), "%s %s", cases[i].a,
+                  cases[i].b);
     ck_assert(mcp__url_origin_equal(b, a) == (cases[i].eq != 0));
     mcp__url_free(a);
     mcp__url_free(b);
@@ -342,8 +321,7 @@ static const res_case rfc_cases[] = {
     {"g h", NULL},
 };
 
-static void expect_resolve(const char *base, const char *ref,
-                           const char *want) {
+static void expect_resolve(const char *base, const char *ref, const char *want) {
   mcp_url *b = NULL, *r = NULL;
   mcp_error err = MCP_ERROR_INIT;
   ck_assert_int_eq(mcp__url_parse(base, &b, NULL), MCP_OK);
@@ -355,8 +333,7 @@ static void expect_resolve(const char *base, const char *ref,
   } else {
     ck_assert_msg(rc == MCP_OK, "%s: %s", ref, err.message);
     char *s = mcp__url_to_string(r);
-    ck_assert_msg(strcmp(s, want) == 0, "%s + %s = %s, want %s", base, ref, s,
-                  want);
+    ck_assert_msg(strcmp(s, want) == 0, "%s + %s = %s, want %s", base, ref, s, want);
     mcp__free(s);
   }
   mcp__url_free(b);
@@ -374,10 +351,8 @@ START_TEST(resolve_endpoint_event) {
   const char *base = "http://localhost:3000/sse";
   expect_resolve(base, "/messages?sessionId=abc-123",
                  "http://localhost:3000/messages?sessionId=abc-123");
-  expect_resolve(base, "messages/?sessionId=1",
-                 "http://localhost:3000/messages/?sessionId=1");
-  expect_resolve(base, "https://other.example/m?x=1",
-                 "https://other.example/m?x=1");
+  expect_resolve(base, "messages/?sessionId=1", "http://localhost:3000/messages/?sessionId=1");
+  expect_resolve(base, "https://other.example/m?x=1", "https://other.example/m?x=1");
   expect_resolve("http://[::1]:3000/a/sse?k=v", "../messages?s=1",
                  "http://[::1]:3000/messages?s=1");
   expect_resolve("https://h/a/b/", "c", "https://h/a/b/c");
@@ -474,8 +449,7 @@ static Suite *url_suite(void) {
   tcase_add_test(tc, origin_equal);
   suite_add_tcase(s, tc);
   tc = tcase_create("resolve");
-  tcase_add_loop_test(tc, resolve_rfc3986, 0,
-                      (int)(sizeof(rfc_cases) / sizeof(rfc_cases[0])));
+  tcase_add_loop_test(tc, resolve_rfc3986, 0, (int)(sizeof(rfc_cases) / sizeof(rfc_cases[0])));
   tcase_add_test(tc, resolve_endpoint_event);
   tcase_add_test(tc, resolve_null_args);
   suite_add_tcase(s, tc);

@@ -36,17 +36,20 @@ static inline long long test_now_ms(void) {
 /* Polls |cond| (a side-effect-free expression) every 1 ms until true or
  * |ms| elapsed.  For observing effects outside our process (a child's exit,
  * a file appearing) that no condition variable can signal. */
-#define WAIT_UNTIL(cond, ms)                                                  \
-  ({                                                                          \
-    long long wu_end_ = test_now_ms() + (ms);                                 \
-    int wu_ok_ = 0;                                                           \
-    for (;;) {                                                                \
-      if (cond) { wu_ok_ = 1; break; }                                        \
-      if (test_now_ms() > wu_end_) break;                                     \
-      struct timespec wu_ts_ = {0, 1000000};                                  \
-      nanosleep(&wu_ts_, NULL);                                               \
-    }                                                                         \
-    wu_ok_;                                                                   \
+#define WAIT_UNTIL(cond, ms) \
+  ({ \
+    long long wu_end_ = test_now_ms() + (ms); \
+    int wu_ok_ = 0; \
+    for (;;) { \
+      if (cond) { \
+        wu_ok_ = 1; \
+        break; \
+      } \
+      if (test_now_ms() > wu_end_) break; \
+      struct timespec wu_ts_ = {0, 1000000}; \
+      nanosleep(&wu_ts_, NULL); \
+    } \
+    wu_ok_; \
   })
 
 /* Runs one suite; returns the process exit status. */

@@ -67,8 +67,7 @@ static bool flag_wait(flag *f, long want, long ms) {
   }
   pthread_mutex_lock(&f->mu);
   int rc = 0;
-  while (f->value < want && rc == 0)
-    rc = pthread_cond_timedwait(&f->cv, &f->mu, &ts);
+  while (f->value < want && rc == 0) rc = pthread_cond_timedwait(&f->cv, &f->mu, &ts);
   bool ok = f->value >= want;
   pthread_mutex_unlock(&f->mu);
   return ok;
@@ -85,7 +84,7 @@ static void count_item(void *arg) { flag_add(arg, 1); }
 
 typedef struct ord_lane {
   mcp_lane *lane;
-  long next;        /* only touched by this lane's items: the lane orders them */
+  long next;         /* only touched by this lane's items: the lane orders them */
   atomic_int inside; /* items of this lane running right now */
   atomic_long errors;
 } ord_lane;
@@ -229,8 +228,7 @@ START_TEST(test_lane_items_never_overlap) {
   atomic_init(&s.overlaps, 0);
   flag_init(&s.done);
   int n = test_under_valgrind() ? 10 : 50;
-  for (int i = 0; i < n; i++)
-    ck_assert_int_eq(mcp__lane_post(l, serial_item, NULL, &s), MCP_OK);
+  for (int i = 0; i < n; i++) ck_assert_int_eq(mcp__lane_post(l, serial_item, NULL, &s), MCP_OK);
   ck_assert(flag_wait(&s.done, n, WAIT_MS));
   ck_assert_int_eq(atomic_load(&s.overlaps), 0);
   mcp__lane_free(l);
@@ -291,8 +289,7 @@ START_TEST(test_lane_free_waits_for_queued_items) {
   gate_init(&g);
   g.lane = mcp__lane_new(w);
   ck_assert_int_eq(mcp__lane_post(g.lane, gate_item, NULL, &g), MCP_OK);
-  for (int i = 0; i < 10; i++)
-    ck_assert_int_eq(mcp__lane_post(g.lane, ran_item, NULL, &g), MCP_OK);
+  for (int i = 0; i < 10; i++) ck_assert_int_eq(mcp__lane_post(g.lane, ran_item, NULL, &g), MCP_OK);
   ck_assert(flag_wait(&g.entered, 1, WAIT_MS));
 
   pthread_t th;
@@ -361,8 +358,7 @@ static void self_free_item(void *arg) {
   atomic_store(&s->current_in_item, mcp__lane_is_current(s->lane));
   atomic_store(&s->other_current, mcp__lane_is_current(s->other));
   mcp__lane_free(s->lane); /* must not wait for itself */
-  atomic_store(&s->post_after_free,
-               mcp__lane_post(s->lane, self_tail_item, NULL, s));
+  atomic_store(&s->post_after_free, mcp__lane_post(s->lane, self_tail_item, NULL, s));
   flag_add(&s->ran, 1);
 }
 

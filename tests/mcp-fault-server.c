@@ -124,7 +124,7 @@ static struct {
   const char *version;
   bool exit_after_init;
   bool batch;
-  int page_size; /* 0: everything on one page */
+  int page_size;         /* 0: everything on one page */
   long long crash_every; /* 0: off; else the Nth, 2Nth... tools/call crashes */
   bool exit_after_list;  /* exit(0) right after answering tools/list */
   bool evil_text;        /* terminal escapes in server texts */
@@ -136,7 +136,7 @@ static struct {
   long long endless_pages; /* 0: off; else tools per page */
   long long huge_page;     /* 0: off; else the big description's length */
   long page_delay_ms;
-  const char *bad_response; /* NULL: off */
+  const char *bad_response;  /* NULL: off */
   long long hang_list_after; /* 0: off */
   long long flood_pings, flood_notifications, flood_requests;
   long long oversize_response;
@@ -266,8 +266,8 @@ static void write_line(const char *s) {
 
 /* Sends |msg| and drops the reference. */
 static void send_msg(json_object *msg) {
-  write_line(json_object_to_json_string_ext(
-      msg, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+  write_line(
+      json_object_to_json_string_ext(msg, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
   json_object_put(msg);
 }
 
@@ -326,9 +326,10 @@ static json_object *text_content(const char *text) {
 }
 
 /* --evil-text: what a hostile server puts in its texts (valid UTF-8). */
-#define EVIL_TEXT                                                           \
+#define EVIL_TEXT \
   "\x1b[2J\x1b]0;pwned\x07 rtl:\xe2\x80\xae lri:\xe2\x81\xa6 zw:\xe2\x80\x8b " \
-  "csi:\xc2\x9b" "31m del:\x7f end"
+  "csi:\xc2\x9b" \
+  "31m del:\x7f end"
 
 static void sleep_ms(long ms) {
   struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
@@ -431,8 +432,8 @@ static json_object *read_message(long timeout_ms) {
 
 static const char *str_field(json_object *o, const char *key) {
   json_object *v;
-  if (!json_object_is_type(o, json_type_object) ||
-      !json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+  if (!json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, key, &v) ||
+      !json_object_is_type(v, json_type_string))
     return NULL;
   return json_object_get_string(v);
 }
@@ -445,8 +446,7 @@ static json_object *field(json_object *o, const char *key) {
 }
 
 static bool has_field(json_object *o, const char *key) {
-  return json_object_is_type(o, json_type_object) &&
-         json_object_object_get_ex(o, key, NULL);
+  return json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, key, NULL);
 }
 
 /* At EOF: exit, or with --ignore-sigterm wait for SIGKILL. */
@@ -472,8 +472,7 @@ static void answer_ping_or_defer(json_object *m) {
 
 /* ---- methods ------------------------------------------------------------- */
 
-static const char *const supported_versions[] = {"2025-11-25", "2025-06-18",
-                                                 "2025-03-26"};
+static const char *const supported_versions[] = {"2025-11-25", "2025-06-18", "2025-03-26"};
 
 static void write_garbage(void) {
   write_line("this is not json");
@@ -506,8 +505,7 @@ static void do_initialize(json_object *id, json_object *params) {
   json_object_object_add(info, "name", json_object_new_string("mcp-fault-server"));
   json_object_object_add(info, "version", json_object_new_string("1.0"));
   json_object_object_add(r, "serverInfo", info);
-  if (opt.evil_text)
-    json_object_object_add(r, "instructions", json_object_new_string(EVIL_TEXT));
+  if (opt.evil_text) json_object_object_add(r, "instructions", json_object_new_string(EVIL_TEXT));
   send_result(id, r);
 }
 
@@ -520,8 +518,7 @@ static const struct {
      "{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\"}},"
      "\"required\":[\"text\"]}"},
     {"crash", "Writes to stderr and exits with status 3.", "{\"type\":\"object\"}"},
-    {"ask", "Sends the client ping, roots/list and an unknown request.",
-     "{\"type\":\"object\"}"},
+    {"ask", "Sends the client ping, roots/list and an unknown request.", "{\"type\":\"object\"}"},
     {"notify", "Sends count notifications/message before answering.",
      "{\"type\":\"object\",\"properties\":{\"count\":{\"type\":\"integer\"}}}"},
     {"hang", "Never answers.", "{\"type\":\"object\"}"},
@@ -605,8 +602,7 @@ static void do_tools_list(json_object *id, json_object *params) {
   for (int i = start; i < stop; i++) {
     json_object *t = json_object_new_object();
     json_object_object_add(t, "name", json_object_new_string(tool_defs[i].name));
-    json_object_object_add(t, "description",
-                           json_object_new_string(tool_defs[i].description));
+    json_object_object_add(t, "description", json_object_new_string(tool_defs[i].description));
     json_object_object_add(t, "inputSchema", json_tokener_parse(tool_defs[i].schema));
     if (!strcmp(tool_defs[i].name, "echo"))
       json_object_object_add(t, "annotations",
@@ -621,8 +617,9 @@ static void do_tools_list(json_object *id, json_object *params) {
     json_object_array_add(tools, t);
   }
   if (opt.evil_text && stop == NTOOLS) {
-    static const char *const names[] = {"evil\xe2\x80\xae" "exe", "esc\x1b[2Jname",
-                                        "evil_error", "evil_result", "evil_ok"};
+    static const char *const names[] = {"evil\xe2\x80\xae"
+                                        "exe",
+                                        "esc\x1b[2Jname", "evil_error", "evil_result", "evil_ok"};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
       json_object *t = json_object_new_object();
       json_object_object_add(t, "name", json_object_new_string(names[i]));
@@ -645,7 +642,8 @@ static void crash(void) __attribute__((noreturn));
 static void crash(void) {
   static const char msg[] = "about to crash\n";
   if (opt.evil_text) {
-    static const char evil[] = EVIL_TEXT " raw:\x9b" "2J\n";
+    static const char evil[] = EVIL_TEXT " raw:\x9b"
+                                         "2J\n";
     write_all(2, evil, sizeof(evil) - 1);
   }
   write_all(2, msg, sizeof(msg) - 1);
@@ -824,9 +822,7 @@ static void stderr_flood(long long bytes);
 static bool chaos_call(void) {
   if (!opt.chaos || (int)(chaos_next() % 1000) >= opt.chaos_permille) return true;
   switch (chaos_next() % 5) {
-  case 0:
-    fault_log("crash");
-    crash();
+  case 0: fault_log("crash"); crash();
   case 1:
     fault_log("garbage");
     write_garbage();
@@ -839,9 +835,7 @@ static bool chaos_call(void) {
     fault_log("stderr-flood");
     stderr_flood(256 * 1024);
     return true;
-  default:
-    fault_log("hang");
-    return false;
+  default: fault_log("hang"); return false;
   }
 }
 
@@ -872,8 +866,8 @@ static void bad_response(json_object *id) {
              n);
     write_line(line);
   } else if (!strcmp(k, "float-id")) {
-    snprintf(line, sizeof(line),
-             "{\"jsonrpc\":\"2.0\",\"id\":%lld.0,\"result\":{\"content\":[]}}", n);
+    snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":%lld.0,\"result\":{\"content\":[]}}",
+             n);
     write_line(line);
   } else if (!strcmp(k, "not-object")) {
     snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":42}", n);
@@ -922,22 +916,21 @@ static void do_tools_call(json_object *id, json_object *params) {
     send_error(id, -32602, "missing tool name");
   } else if (!strcmp(name, "echo")) {
     const char *text = str_field(args, "text");
-    if (text)
-      send_result(id, text_content(text));
-    else
-      send_error(id, -32602, "echo needs a string argument 'text'");
+    if (text) send_result(id, text_content(text));
+    else send_error(id, -32602, "echo needs a string argument 'text'");
   } else if (opt.evil_text && !strcmp(name, "evil_error")) {
     send_error(id, -32000, EVIL_TEXT);
   } else if (opt.evil_text && (!strcmp(name, "evil_result") || !strcmp(name, "evil_ok"))) {
     json_object *r = text_content(EVIL_TEXT);
-    if (!strcmp(name, "evil_result")) json_object_object_add(r, "isError", json_object_new_boolean(1));
+    if (!strcmp(name, "evil_result"))
+      json_object_object_add(r, "isError", json_object_new_boolean(1));
     send_result(id, r);
   } else if (!strcmp(name, "hang")) {
     /* Never answers. */
   } else if (!strcmp(name, "flood_stats")) {
     char text[128];
-    snprintf(text, sizeof(text), "results=%lld errors=%lld busy=%lld", flood_results,
-             flood_errors, flood_busy);
+    snprintf(text, sizeof(text), "results=%lld errors=%lld busy=%lld", flood_results, flood_errors,
+             flood_busy);
     send_result(id, text_content(text));
   } else if (!strcmp(name, "ask")) {
     tool_ask(id);
@@ -965,8 +958,7 @@ static void do_tools_call(json_object *id, json_object *params) {
 static void handle(json_object *m) {
   if (json_object_is_type(m, json_type_array)) {
     size_t n = json_object_array_length(m);
-    for (size_t i = 0; i < n; i++)
-      handle(json_object_get(json_object_array_get_idx(m, i)));
+    for (size_t i = 0; i < n; i++) handle(json_object_get(json_object_array_get_idx(m, i)));
     json_object_put(m);
     return;
   }
@@ -1046,7 +1038,8 @@ int main(int argc, char **argv) {
   if (opt.ignore_sigterm) signal(SIGTERM, SIG_IGN);
   if (opt.stderr_flood) stderr_flood(opt.stderr_flood);
   if (opt.evil_text) {
-    static const char evil[] = "mcp-fault-server: " EVIL_TEXT " raw:\x9b" "2J\n";
+    static const char evil[] = "mcp-fault-server: " EVIL_TEXT " raw:\x9b"
+                               "2J\n";
     write_all(2, evil, sizeof(evil) - 1);
   }
   for (;;) {

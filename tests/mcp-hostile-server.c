@@ -43,14 +43,23 @@
 #include <string.h>
 #include <unistd.h>
 
-enum mode { M_CURSOR, M_FLOOD, M_OVERSIZE, M_BAD_UTF8, M_NON_OBJECT, M_MALFORMED,
-            M_STOP_READING, M_ESCAPE };
-static const char *const mode_names[] = {"cursor",    "flood",     "oversize",
-                                         "bad-utf8",  "non-object", "malformed",
-                                         "stop-reading", "escape"};
+enum mode {
+  M_CURSOR,
+  M_FLOOD,
+  M_OVERSIZE,
+  M_BAD_UTF8,
+  M_NON_OBJECT,
+  M_MALFORMED,
+  M_STOP_READING,
+  M_ESCAPE
+};
+static const char *const mode_names[] = {"cursor",     "flood",     "oversize",     "bad-utf8",
+                                         "non-object", "malformed", "stop-reading", "escape"};
 #define NMODES ((int)(sizeof(mode_names) / sizeof(mode_names[0])))
 
-#define EVIL "\x1b[2J\x1b]0;pwned\x07 \xe2\x80\xae \xc2\x9b" "31m"
+#define EVIL \
+  "\x1b[2J\x1b]0;pwned\x07 \xe2\x80\xae \xc2\x9b" \
+  "31m"
 
 static enum mode g_mode;
 static const char *g_log;
@@ -166,8 +175,7 @@ static void do_initialize(json_object *id) {
   json_object *r = json_tokener_parse(
       "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{\"tools\":{\"listChanged\":true}},"
       "\"serverInfo\":{\"name\":\"mcp-hostile-server\",\"version\":\"1.0\"}}");
-  if (g_mode == M_ESCAPE)
-    json_object_object_add(r, "instructions", json_object_new_string(EVIL));
+  if (g_mode == M_ESCAPE) json_object_object_add(r, "instructions", json_object_new_string(EVIL));
   send_result(id, r);
 }
 
@@ -244,8 +252,8 @@ static void flood(long pings, long notes) {
   char line[160];
   for (long i = 0; i < pings || i < notes; i++) {
     if (i < pings) {
-      snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":\"hp-%ld-%ld\",\"method\":\"ping\"}\n",
-               g_calls, i);
+      snprintf(line, sizeof(line),
+               "{\"jsonrpc\":\"2.0\",\"id\":\"hp-%ld-%ld\",\"method\":\"ping\"}\n", g_calls, i);
       write_str(line);
     }
     if (i < notes) {
@@ -282,9 +290,10 @@ static void answer_echo(json_object *id, const char *text) {
     if (!big) abort();
     memset(big, 'x', pad);
     big[pad] = '\0';
-    snprintf(buf, sizeof(buf),
-             "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"%s",
-             id_text(id), text);
+    snprintf(
+        buf, sizeof(buf),
+        "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"%s",
+        id_text(id), text);
     write_str(buf);
     write_str(big);
     write_str("\"}]}}\n");
@@ -294,9 +303,10 @@ static void answer_echo(json_object *id, const char *text) {
   case M_BAD_UTF8: {
     static const char *const bad[] = {"\xff", "\xc0\xaf", "\xed\xa0\x80", "\xe2\x82"};
     log_fault("invalid-utf8");
-    snprintf(buf, sizeof(buf),
-             "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"%s%s\"}]}}\n",
-             id_text(id), text, bad[k % 4]);
+    snprintf(
+        buf, sizeof(buf),
+        "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"%s%s\"}]}}\n",
+        id_text(id), text, bad[k % 4]);
     write_str(buf);
     return;
   }
@@ -313,16 +323,18 @@ static void answer_echo(json_object *id, const char *text) {
     switch (k % 5) {
     case 0:
       log_fault("result-and-error");
-      snprintf(buf, sizeof(buf),
-               "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{},\"error\":{\"code\":1,\"message\":\"x\"}}\n",
-               idt);
+      snprintf(
+          buf, sizeof(buf),
+          "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{},\"error\":{\"code\":1,\"message\":\"x\"}}\n",
+          idt);
       write_str(buf);
       break;
     case 1: {
       log_fault("nul-byte");
-      int n = snprintf(buf, sizeof(buf),
-                       "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"a",
-                       idt);
+      int n = snprintf(
+          buf, sizeof(buf),
+          "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"a",
+          idt);
       buf[n++] = '\0';
       n += snprintf(buf + n, sizeof(buf) - (size_t)n, "b\"}]}}\n");
       write_all(buf, (size_t)n);
@@ -348,8 +360,8 @@ static void answer_echo(json_object *id, const char *text) {
       if (json_object_is_type(id, json_type_int))
         snprintf(buf, sizeof(buf), "{\"jsonrpc\":\"2.0\",\"id\":%s.0,\"result\":{}}\n", idt);
       else /* a string id: the same, with "result" a string */
-        snprintf(buf, sizeof(buf), "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":\"x\",\"result\":1}\n",
-                 idt);
+        snprintf(buf, sizeof(buf),
+                 "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":\"x\",\"result\":1}\n", idt);
       write_str(buf);
       break;
     default:

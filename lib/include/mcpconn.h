@@ -47,23 +47,23 @@ extern "C" {
 /* Stable values; a value is never reused for another meaning. */
 typedef enum mcp_status {
   MCP_OK = 0,
-  MCP_EINVAL = -1,      /* an argument was invalid */
-  MCP_ENOMEM = -2,      /* out of memory */
-  MCP_ETIMEDOUT = -3,   /* the request's deadline passed */
-  MCP_ECANCELLED = -4,  /* the request's cancel token fired */
-  MCP_ECLOSED = -5,     /* the connection closed (server exited, EOF, close) */
-  MCP_EPROTO = -6,      /* the peer broke the protocol */
-  MCP_ERPC = -7,        /* the server answered with a JSON-RPC error */
-  MCP_EHTTP = -8,       /* an HTTP error status */
-  MCP_ETLS = -9,        /* TLS handshake or verification failed */
-  MCP_ECONFIG = -10,    /* invalid configuration */
-  MCP_ESPAWN = -11,     /* the server process could not be started */
-  MCP_EIO = -12,        /* an operating-system I/O error */
-  MCP_EVERSION = -13,   /* no protocol version in common with the server */
-  MCP_ETOOBIG = -14,    /* a message exceeded the configured size limit */
-  MCP_ESTATE = -15,     /* the call is not allowed in the object's state */
-  MCP_ENOTFOUND = -16,  /* no such tool, server or item */
-  MCP_ETOOLERROR = -17  /* a tool ran and reported isError: true */
+  MCP_EINVAL = -1,     /* an argument was invalid */
+  MCP_ENOMEM = -2,     /* out of memory */
+  MCP_ETIMEDOUT = -3,  /* the request's deadline passed */
+  MCP_ECANCELLED = -4, /* the request's cancel token fired */
+  MCP_ECLOSED = -5,    /* the connection closed (server exited, EOF, close) */
+  MCP_EPROTO = -6,     /* the peer broke the protocol */
+  MCP_ERPC = -7,       /* the server answered with a JSON-RPC error */
+  MCP_EHTTP = -8,      /* an HTTP error status */
+  MCP_ETLS = -9,       /* TLS handshake or verification failed */
+  MCP_ECONFIG = -10,   /* invalid configuration */
+  MCP_ESPAWN = -11,    /* the server process could not be started */
+  MCP_EIO = -12,       /* an operating-system I/O error */
+  MCP_EVERSION = -13,  /* no protocol version in common with the server */
+  MCP_ETOOBIG = -14,   /* a message exceeded the configured size limit */
+  MCP_ESTATE = -15,    /* the call is not allowed in the object's state */
+  MCP_ENOTFOUND = -16, /* no such tool, server or item */
+  MCP_ETOOLERROR = -17 /* a tool ran and reported isError: true */
 } mcp_status;
 
 /*
@@ -93,7 +93,10 @@ typedef struct mcp_error {
   void *reserved_[4];
 } mcp_error;
 
-#define MCP_ERROR_INIT {MCP_OK, 0, 0, NULL, NULL, {NULL, NULL, NULL, NULL}}
+#define MCP_ERROR_INIT \
+  { \
+    MCP_OK, 0, 0, NULL, NULL, { NULL, NULL, NULL, NULL } \
+  }
 
 /*
  * mcp_error_clear() frees what |err| holds and zeroes it.  NULL is fine.
@@ -156,8 +159,7 @@ typedef struct mcp_call_options mcp_call_options;
  * Progress callback: |progress| increases; |total| is NAN when the server
  * sent none; |message| may be NULL.  Runs on a worker thread.
  */
-typedef void (*mcp_progress_fn)(void *user, double progress, double total,
-                                const char *message);
+typedef void (*mcp_progress_fn)(void *user, double progress, double total, const char *message);
 
 /*
  * mcp_call_options_new() makes options with defaults: the client's timeout,
@@ -172,15 +174,14 @@ MCP_EXTERN void mcp_call_options_set_timeout_ms(mcp_call_options *o, int64_t ms)
 /* The call takes its own reference to |c|; NULL removes the token. */
 MCP_EXTERN void mcp_call_options_set_cancel(mcp_call_options *o, mcp_cancel *c);
 /* Asks the server for progress (sends _meta.progressToken). */
-MCP_EXTERN void mcp_call_options_set_progress(mcp_call_options *o,
-                                              mcp_progress_fn fn, void *user);
+MCP_EXTERN void mcp_call_options_set_progress(mcp_call_options *o, mcp_progress_fn fn, void *user);
 /*
  * With |reset| true, each progress notification restarts the timeout, but
  * the call never runs longer than |max_total_ms| (0: no cap).  A progress
  * token is sent even without a progress callback.
  */
-MCP_EXTERN void mcp_call_options_set_reset_timeout_on_progress(
-    mcp_call_options *o, bool reset, int64_t max_total_ms);
+MCP_EXTERN void mcp_call_options_set_reset_timeout_on_progress(mcp_call_options *o, bool reset,
+                                                               int64_t max_total_ms);
 
 /* ------------------------------------------------------------------------ */
 /* Client options                                                            */
@@ -193,8 +194,7 @@ typedef struct mcp_client_options mcp_client_options;
  * Notification callback: |method| and |params_json| (never NULL; "{}" when
  * the server sent no params) are valid only during the call.
  */
-typedef void (*mcp_notification_fn)(void *user, const char *method,
-                                    const char *params_json);
+typedef void (*mcp_notification_fn)(void *user, const char *method, const char *params_json);
 
 /*
  * Handler for a server->client request (roots/list, sampling/createMessage,
@@ -204,8 +204,7 @@ typedef void (*mcp_notification_fn)(void *user, const char *method,
  * MCP_ERPC the library answers with err->rpc_code / err->message, with any
  * other status it answers -32603 (internal error).
  */
-typedef mcp_status (*mcp_request_fn)(void *user, const char *method,
-                                     const char *params_json,
+typedef mcp_status (*mcp_request_fn)(void *user, const char *method, const char *params_json,
                                      char **result_json, mcp_error *err);
 
 /*
@@ -222,8 +221,7 @@ MCP_EXTERN void mcp_client_options_free(mcp_client_options *o);
  * terminated, run without a shell (argv[0] is searched in PATH).
  * Returns MCP_EINVAL for an empty argv, MCP_ENOMEM.
  */
-MCP_EXTERN mcp_status mcp_client_options_set_stdio(mcp_client_options *o,
-                                                   const char *const *argv);
+MCP_EXTERN mcp_status mcp_client_options_set_stdio(mcp_client_options *o, const char *const *argv);
 /* How an HTTP server is spoken to. */
 typedef enum mcp_http_transport {
   /* Streamable HTTP; when the server answers initialize with 400, 404 or
@@ -251,11 +249,9 @@ typedef enum mcp_http_version {
  * Use an HTTP server at |url| (http or https) instead of a stdio one.
  * Returns MCP_EINVAL for a URL that does not parse, MCP_ENOMEM.
  */
-MCP_EXTERN mcp_status mcp_client_options_set_http(mcp_client_options *o,
-                                                  const char *url,
+MCP_EXTERN mcp_status mcp_client_options_set_http(mcp_client_options *o, const char *url,
                                                   mcp_http_transport kind);
-MCP_EXTERN void mcp_client_options_set_http_version(mcp_client_options *o,
-                                                    mcp_http_version v);
+MCP_EXTERN void mcp_client_options_set_http_version(mcp_client_options *o, mcp_http_version v);
 /*
  * Which era of MCP to speak.  MCP 2026-07-28 ("modern") is stateless: no
  * initialize, every request carries its version and capabilities in _meta;
@@ -273,24 +269,21 @@ MCP_EXTERN void mcp_client_options_set_http_version(mcp_client_options *o,
  * and "modern" makes mcp_client_connect() fail with MCP_ECONFIG.
  * Returns MCP_EINVAL for any other value (the options are unchanged).
  */
-MCP_EXTERN mcp_status mcp_client_options_set_protocol(mcp_client_options *o,
-                                                      const char *protocol);
+MCP_EXTERN mcp_status mcp_client_options_set_protocol(mcp_client_options *o, const char *protocol);
 /*
  * Adds a request header sent with every HTTP request (e.g. Authorization).
  * Returns MCP_EINVAL when the name or value holds CR, LF or NUL, or names a
  * header the transport owns (Content-Type, Accept, Host, Content-Length,
  * Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID).
  */
-MCP_EXTERN mcp_status mcp_client_options_add_header(mcp_client_options *o,
-                                                    const char *name,
+MCP_EXTERN mcp_status mcp_client_options_add_header(mcp_client_options *o, const char *name,
                                                     const char *value);
 /*
  * TLS: trust |ca_file| and/or |ca_dir| instead of the system store (NULL
  * keeps the system store).  Verification of the chain and the host name
  * is always on unless mcp_client_options_set_insecure(o, true).
  */
-MCP_EXTERN mcp_status mcp_client_options_set_ca(mcp_client_options *o,
-                                                const char *ca_file,
+MCP_EXTERN mcp_status mcp_client_options_set_ca(mcp_client_options *o, const char *ca_file,
                                                 const char *ca_dir);
 /* A client certificate and key (PEM files) for mutual TLS. */
 MCP_EXTERN mcp_status mcp_client_options_set_client_cert(mcp_client_options *o,
@@ -301,21 +294,17 @@ MCP_EXTERN mcp_status mcp_client_options_set_client_cert(mcp_client_options *o,
  * the server can then only reach the client on the response streams of the
  * client's own requests.  Default: enabled.
  */
-MCP_EXTERN void mcp_client_options_set_http_listener(mcp_client_options *o,
-                                                    bool enabled);
+MCP_EXTERN void mcp_client_options_set_http_listener(mcp_client_options *o, bool enabled);
 /* Turns certificate verification off.  Never the default; for tests. */
-MCP_EXTERN void mcp_client_options_set_insecure(mcp_client_options *o,
-                                               bool insecure);
+MCP_EXTERN void mcp_client_options_set_insecure(mcp_client_options *o, bool insecure);
 
 /* Working directory of the server process (default: the host's). */
-MCP_EXTERN mcp_status mcp_client_options_set_cwd(mcp_client_options *o,
-                                                 const char *cwd);
+MCP_EXTERN mcp_status mcp_client_options_set_cwd(mcp_client_options *o, const char *cwd);
 /*
  * Sets NAME=VALUE in the server's environment, merged over the host's own.
  * A NULL |value| removes NAME from the child's environment.
  */
-MCP_EXTERN mcp_status mcp_client_options_set_env(mcp_client_options *o,
-                                                 const char *name,
+MCP_EXTERN mcp_status mcp_client_options_set_env(mcp_client_options *o, const char *name,
                                                  const char *value);
 /*
  * Which of the host's environment variables a stdio server inherits.  The
@@ -344,12 +333,10 @@ typedef enum mcp_env_inherit {
  */
 MCP_EXTERN mcp_status mcp_client_options_set_env_inherit(mcp_client_options *o,
                                                          mcp_env_inherit policy);
-MCP_EXTERN mcp_status mcp_client_options_set_client_info(mcp_client_options *o,
-                                                         const char *name,
+MCP_EXTERN mcp_status mcp_client_options_set_client_info(mcp_client_options *o, const char *name,
                                                          const char *version);
 /* Default timeout of every request in ms (0 = none); also bounds connect. */
-MCP_EXTERN void mcp_client_options_set_timeout_ms(mcp_client_options *o,
-                                                  int64_t ms);
+MCP_EXTERN void mcp_client_options_set_timeout_ms(mcp_client_options *o, int64_t ms);
 /*
  * Largest message accepted from the server, in bytes (default 16 MiB).  A
  * response over it fails its request with MCP_ETOOBIG when the request is
@@ -359,8 +346,7 @@ MCP_EXTERN void mcp_client_options_set_timeout_ms(mcp_client_options *o,
  * is skipped with a warning naming the server and the size, and the
  * request it answered ends at its timeout.
  */
-MCP_EXTERN void mcp_client_options_set_max_message_bytes(mcp_client_options *o,
-                                                         size_t bytes);
+MCP_EXTERN void mcp_client_options_set_max_message_bytes(mcp_client_options *o, size_t bytes);
 /*
  * Limits of one list call (mcp_client_list_tools() and the other *_list
  * calls) as a whole: the pages it follows, the items it collects and the
@@ -368,10 +354,8 @@ MCP_EXTERN void mcp_client_options_set_max_message_bytes(mcp_client_options *o,
  * MCP_ETOOBIG.  0 keeps a limit at its default: 1000 pages, 100000 items,
  * 64 MiB.  (The call's timeout bounds the whole list too, not each page.)
  */
-MCP_EXTERN void mcp_client_options_set_list_limits(mcp_client_options *o,
-                                                   size_t max_pages,
-                                                   size_t max_items,
-                                                   size_t max_bytes);
+MCP_EXTERN void mcp_client_options_set_list_limits(mcp_client_options *o, size_t max_pages,
+                                                   size_t max_items, size_t max_bytes);
 /*
  * Most server messages (notifications, progress, requests for a host
  * handler) waiting for this client's callbacks, per server (0: the default
@@ -381,26 +365,24 @@ MCP_EXTERN void mcp_client_options_set_list_limits(mcp_client_options *o,
  * notifications are coalesced instead, and ping is answered without
  * queueing.  mcp_client_get_stats() counts them in inbound_dropped.
  */
-MCP_EXTERN void mcp_client_options_set_max_queued_messages(mcp_client_options *o,
-                                                           size_t n);
-MCP_EXTERN void mcp_client_options_set_log(mcp_client_options *o,
-                                           mcp_log_fn fn, void *user);
-MCP_EXTERN void mcp_client_options_set_notification_handler(
-    mcp_client_options *o, mcp_notification_fn fn, void *user);
+MCP_EXTERN void mcp_client_options_set_max_queued_messages(mcp_client_options *o, size_t n);
+MCP_EXTERN void mcp_client_options_set_log(mcp_client_options *o, mcp_log_fn fn, void *user);
+MCP_EXTERN void mcp_client_options_set_notification_handler(mcp_client_options *o,
+                                                            mcp_notification_fn fn, void *user);
 /*
  * Registers |fn| for server->client requests named |method|.  Registering
  * "roots/list", "sampling/createMessage" or "elicitation/create" also
  * declares the matching client capability in initialize.  Requests with no
  * handler are answered -32601 (ping is always answered {}).
  */
-MCP_EXTERN mcp_status mcp_client_options_set_request_handler(
-    mcp_client_options *o, const char *method, mcp_request_fn fn, void *user);
+MCP_EXTERN mcp_status mcp_client_options_set_request_handler(mcp_client_options *o,
+                                                             const char *method, mcp_request_fn fn,
+                                                             void *user);
 /*
  * Replaces the JSON object sent as `capabilities` for a capability the
  * library declares from a handler, e.g. ("elicitation", "{\"form\":{}}").
  */
-MCP_EXTERN mcp_status mcp_client_options_set_capability(mcp_client_options *o,
-                                                        const char *name,
+MCP_EXTERN mcp_status mcp_client_options_set_capability(mcp_client_options *o, const char *name,
                                                         const char *json);
 
 /* ------------------------------------------------------------------------ */
@@ -417,8 +399,8 @@ MCP_EXTERN mcp_status mcp_client_options_set_capability(mcp_client_options *o,
  * Returns: MCP_OK, MCP_ESPAWN, MCP_ETIMEDOUT, MCP_ECLOSED, MCP_EPROTO,
  *   MCP_ERPC, MCP_EVERSION, MCP_EINVAL, MCP_ENOMEM.
  */
-MCP_EXTERN mcp_status mcp_client_connect(const mcp_client_options *o,
-                                         mcp_client **out, mcp_error *err);
+MCP_EXTERN mcp_status mcp_client_connect(const mcp_client_options *o, mcp_client **out,
+                                         mcp_error *err);
 
 /*
  * mcp_client_close() shuts the connection down (stdio: close stdin, wait 2 s,
@@ -462,10 +444,9 @@ MCP_EXTERN bool mcp_client_is_open(const mcp_client *c);
  * Returns: MCP_OK, MCP_ETIMEDOUT, MCP_ECANCELLED, MCP_ECLOSED, MCP_ERPC,
  *   MCP_EPROTO, MCP_EINVAL, MCP_ETOOBIG, MCP_ENOMEM.
  */
-MCP_EXTERN mcp_status mcp_client_request(mcp_client *c, const char *method,
-                                         const char *params_json,
-                                         const mcp_call_options *opts,
-                                         char **result_json, mcp_error *err);
+MCP_EXTERN mcp_status mcp_client_request(mcp_client *c, const char *method, const char *params_json,
+                                         const mcp_call_options *opts, char **result_json,
+                                         mcp_error *err);
 
 /*
  * Completion of an async call.  Runs exactly once on a worker thread for a
@@ -473,23 +454,20 @@ MCP_EXTERN mcp_status mcp_client_request(mcp_client *c, const char *method,
  * timeout, cancel and close; never for a call that was refused.
  * |result_json| (NULL on error) and |err| are valid only during the call.
  */
-typedef void (*mcp_result_fn)(void *user, mcp_status status,
-                              const char *result_json, const mcp_error *err);
+typedef void (*mcp_result_fn)(void *user, mcp_status status, const char *result_json,
+                              const mcp_error *err);
 
 /*
  * mcp_client_request_async() is mcp_client_request() that returns at once.
  * Returns: MCP_OK (|fn| will run once), or an error (|fn| never runs).
  */
-MCP_EXTERN mcp_status mcp_client_request_async(mcp_client *c,
-                                               const char *method,
+MCP_EXTERN mcp_status mcp_client_request_async(mcp_client *c, const char *method,
                                                const char *params_json,
-                                               const mcp_call_options *opts,
-                                               mcp_result_fn fn, void *user,
-                                               mcp_error *err);
+                                               const mcp_call_options *opts, mcp_result_fn fn,
+                                               void *user, mcp_error *err);
 
 /* Sends a notification. Threads: any. */
-MCP_EXTERN mcp_status mcp_client_notify(mcp_client *c, const char *method,
-                                        const char *params_json,
+MCP_EXTERN mcp_status mcp_client_notify(mcp_client *c, const char *method, const char *params_json,
                                         mcp_error *err);
 
 /*
@@ -498,16 +476,13 @@ MCP_EXTERN mcp_status mcp_client_notify(mcp_client *c, const char *method,
  * isError: true returns MCP_ETOOLERROR and still sets *result_json.
  * Threads and ownership as mcp_client_request().
  */
-MCP_EXTERN mcp_status mcp_client_call_tool(mcp_client *c, const char *name,
-                                           const char *args_json,
-                                           const mcp_call_options *opts,
-                                           char **result_json, mcp_error *err);
-MCP_EXTERN mcp_status mcp_client_call_tool_async(mcp_client *c,
-                                                 const char *name,
+MCP_EXTERN mcp_status mcp_client_call_tool(mcp_client *c, const char *name, const char *args_json,
+                                           const mcp_call_options *opts, char **result_json,
+                                           mcp_error *err);
+MCP_EXTERN mcp_status mcp_client_call_tool_async(mcp_client *c, const char *name,
                                                  const char *args_json,
-                                                 const mcp_call_options *opts,
-                                                 mcp_result_fn fn, void *user,
-                                                 mcp_error *err);
+                                                 const mcp_call_options *opts, mcp_result_fn fn,
+                                                 void *user, mcp_error *err);
 
 /*
  * mcp_tool_result_text() gives the text of a CallToolResult, ready for a
@@ -531,8 +506,7 @@ MCP_EXTERN mcp_status mcp_client_call_tool_async(mcp_client *c,
  *   is not a string (err->message says which); MCP_EINVAL when |result_json|
  *   or |text| is NULL; MCP_ENOMEM.
  */
-MCP_EXTERN mcp_status mcp_tool_result_text(const char *result_json,
-                                           size_t len, char **text,
+MCP_EXTERN mcp_status mcp_tool_result_text(const char *result_json, size_t len, char **text,
                                            size_t *text_len, mcp_error *err);
 
 /*
@@ -545,34 +519,25 @@ MCP_EXTERN mcp_status mcp_tool_result_text(const char *result_json,
  *   MCP_EPROTO when a page has no array of items or the server repeats the
  *   cursor it was just given; the errors of mcp_client_request().
  */
-MCP_EXTERN mcp_status mcp_client_list_tools(mcp_client *c,
-                                            const mcp_call_options *opts,
+MCP_EXTERN mcp_status mcp_client_list_tools(mcp_client *c, const mcp_call_options *opts,
                                             char **tools_json, mcp_error *err);
-MCP_EXTERN mcp_status mcp_client_list_resources(mcp_client *c,
-                                                const mcp_call_options *opts,
-                                                char **resources_json,
-                                                mcp_error *err);
-MCP_EXTERN mcp_status mcp_client_list_resource_templates(
-    mcp_client *c, const mcp_call_options *opts, char **templates_json,
-    mcp_error *err);
-MCP_EXTERN mcp_status mcp_client_list_prompts(mcp_client *c,
-                                              const mcp_call_options *opts,
-                                              char **prompts_json,
-                                              mcp_error *err);
+MCP_EXTERN mcp_status mcp_client_list_resources(mcp_client *c, const mcp_call_options *opts,
+                                                char **resources_json, mcp_error *err);
+MCP_EXTERN mcp_status mcp_client_list_resource_templates(mcp_client *c,
+                                                         const mcp_call_options *opts,
+                                                         char **templates_json, mcp_error *err);
+MCP_EXTERN mcp_status mcp_client_list_prompts(mcp_client *c, const mcp_call_options *opts,
+                                              char **prompts_json, mcp_error *err);
 /* resources/read of |uri|; *result_json is the ReadResourceResult. */
 MCP_EXTERN mcp_status mcp_client_read_resource(mcp_client *c, const char *uri,
-                                               const mcp_call_options *opts,
-                                               char **result_json,
+                                               const mcp_call_options *opts, char **result_json,
                                                mcp_error *err);
 /* prompts/get of |name| with |args_json| (object of strings, or NULL). */
-MCP_EXTERN mcp_status mcp_client_get_prompt(mcp_client *c, const char *name,
-                                            const char *args_json,
-                                            const mcp_call_options *opts,
-                                            char **result_json, mcp_error *err);
+MCP_EXTERN mcp_status mcp_client_get_prompt(mcp_client *c, const char *name, const char *args_json,
+                                            const mcp_call_options *opts, char **result_json,
+                                            mcp_error *err);
 /* ping; MCP_OK when the server answered. */
-MCP_EXTERN mcp_status mcp_client_ping(mcp_client *c,
-                                      const mcp_call_options *opts,
-                                      mcp_error *err);
+MCP_EXTERN mcp_status mcp_client_ping(mcp_client *c, const mcp_call_options *opts, mcp_error *err);
 
 /*
  * Counters for diagnostics; all monotonic since connect.
@@ -599,8 +564,7 @@ typedef struct mcp_client_stats {
   uint64_t outbound_dropped;
 } mcp_client_stats;
 
-MCP_EXTERN void mcp_client_get_stats(const mcp_client *c,
-                                     mcp_client_stats *out);
+MCP_EXTERN void mcp_client_get_stats(const mcp_client *c, mcp_client_stats *out);
 
 /* ------------------------------------------------------------------------ */
 /* Manager: many servers, one namespaced tool list                          */
@@ -637,8 +601,7 @@ typedef enum mcp_manager_event {
 } mcp_manager_event;
 
 /* Runs on a worker thread; |server| and |detail_json| valid during the call. */
-typedef void (*mcp_manager_event_fn)(void *user, mcp_manager_event event,
-                                     const char *server,
+typedef void (*mcp_manager_event_fn)(void *user, mcp_manager_event event, const char *server,
                                      const char *detail_json);
 
 /*
@@ -651,11 +614,10 @@ typedef void (*mcp_manager_event_fn)(void *user, mcp_manager_event event,
 MCP_EXTERN mcp_manager_options *mcp_manager_options_new(void);
 MCP_EXTERN void mcp_manager_options_free(mcp_manager_options *o);
 /* Adds a config file read before every discovered one (first wins). */
-MCP_EXTERN mcp_status mcp_manager_options_add_config_file(
-    mcp_manager_options *o, const char *path);
+MCP_EXTERN mcp_status mcp_manager_options_add_config_file(mcp_manager_options *o, const char *path);
 /* Adds a server defined in code; it wins over every file. */
-MCP_EXTERN mcp_status mcp_manager_options_add_server(
-    mcp_manager_options *o, const char *name, const mcp_client_options *co);
+MCP_EXTERN mcp_status mcp_manager_options_add_server(mcp_manager_options *o, const char *name,
+                                                     const mcp_client_options *co);
 /*
  * Turns discovery of project and user files on or off (default: project
  * off, user on).  Project files (the nearest .mcp.json above the working
@@ -665,8 +627,7 @@ MCP_EXTERN mcp_status mcp_manager_options_add_server(
  * path and content before (see mcp_project_trust_fn) or the host's trust
  * callback allows it; any other is left out with a diagnostic.
  */
-MCP_EXTERN void mcp_manager_options_set_discovery(mcp_manager_options *o,
-                                                  bool project, bool user);
+MCP_EXTERN void mcp_manager_options_set_discovery(mcp_manager_options *o, bool project, bool user);
 /*
  * What a host decides about a project file nobody approved yet.
  *  MCP_TRUST_DENY    leave its servers out (asked again next time)
@@ -677,11 +638,7 @@ MCP_EXTERN void mcp_manager_options_set_discovery(mcp_manager_options *o,
  *                    path and the SHA-256 of its content: a changed or
  *                    moved file is asked about again.
  */
-typedef enum mcp_trust {
-  MCP_TRUST_DENY = 0,
-  MCP_TRUST_ONCE = 1,
-  MCP_TRUST_ALWAYS = 2
-} mcp_trust;
+typedef enum mcp_trust { MCP_TRUST_DENY = 0, MCP_TRUST_ONCE = 1, MCP_TRUST_ALWAYS = 2 } mcp_trust;
 
 /*
  * Asked about each project file that discovery finds, that has servers, and
@@ -698,15 +655,13 @@ typedef enum mcp_trust {
  *   mcp_project_trust_review()), during that call, with no library lock
  *   held; it may block (to ask the user).
  */
-typedef mcp_trust (*mcp_project_trust_fn)(void *user, const char *path,
-                                          const char *sha256,
+typedef mcp_trust (*mcp_project_trust_fn)(void *user, const char *path, const char *sha256,
                                           const char *servers_json);
 
 /* Sets the trust callback for project files (NULL: only approvals already
  * in the trust store count). */
 MCP_EXTERN void mcp_manager_options_set_project_trust(mcp_manager_options *o,
-                                                      mcp_project_trust_fn fn,
-                                                      void *user);
+                                                      mcp_project_trust_fn fn, void *user);
 
 /*
  * mcp_project_trust_review() finds the project files that discovery from
@@ -720,25 +675,18 @@ MCP_EXTERN void mcp_manager_options_set_project_trust(mcp_manager_options *o,
  *   left out here), MCP_EINVAL (NULL fn, relative cwd), MCP_EIO (the
  *   approval could not be stored; |err| says why), MCP_ENOMEM.
  */
-MCP_EXTERN mcp_status mcp_project_trust_review(const char *cwd,
-                                               unsigned imports,
-                                               mcp_project_trust_fn fn,
-                                               void *user, mcp_error *err);
+MCP_EXTERN mcp_status mcp_project_trust_review(const char *cwd, unsigned imports,
+                                               mcp_project_trust_fn fn, void *user, mcp_error *err);
 
 /* Imports other clients' files (MCP_IMPORT_* bits; default none). */
-MCP_EXTERN void mcp_manager_options_set_imports(mcp_manager_options *o,
-                                                unsigned imports);
+MCP_EXTERN void mcp_manager_options_set_imports(mcp_manager_options *o, unsigned imports);
 /* Directory discovery starts from (default: the process's). */
-MCP_EXTERN mcp_status mcp_manager_options_set_cwd(mcp_manager_options *o,
-                                                  const char *dir);
+MCP_EXTERN mcp_status mcp_manager_options_set_cwd(mcp_manager_options *o, const char *dir);
 /* Cache directory; NULL turns the deferred-tool cache off. */
-MCP_EXTERN mcp_status mcp_manager_options_set_cache_dir(
-    mcp_manager_options *o, const char *dir);
-MCP_EXTERN void mcp_manager_options_set_startup_gate_ms(
-    mcp_manager_options *o, int64_t ms);
+MCP_EXTERN mcp_status mcp_manager_options_set_cache_dir(mcp_manager_options *o, const char *dir);
+MCP_EXTERN void mcp_manager_options_set_startup_gate_ms(mcp_manager_options *o, int64_t ms);
 /* Timeout for servers whose config gives none (0: none). */
-MCP_EXTERN void mcp_manager_options_set_timeout_ms(mcp_manager_options *o,
-                                                   int64_t ms);
+MCP_EXTERN void mcp_manager_options_set_timeout_ms(mcp_manager_options *o, int64_t ms);
 /*
  * mcp_client_options_set_list_limits() for the servers of config files (a
  * server added with mcp_manager_options_add_server() keeps its own options'
@@ -747,10 +695,8 @@ MCP_EXTERN void mcp_manager_options_set_timeout_ms(mcp_manager_options *o,
  * default.  A server whose tool list is past a limit fails to connect with
  * that reason (MCP_ETOOBIG in its lastError).
  */
-MCP_EXTERN void mcp_manager_options_set_list_limits(mcp_manager_options *o,
-                                                    size_t max_pages,
-                                                    size_t max_items,
-                                                    size_t max_bytes);
+MCP_EXTERN void mcp_manager_options_set_list_limits(mcp_manager_options *o, size_t max_pages,
+                                                    size_t max_items, size_t max_bytes);
 /*
  * Circuit breaker: a server that closes more than 5 times in 30 s is
  * stopped (state "failed") for |first_ms| (default 30000), then one connect
@@ -759,9 +705,8 @@ MCP_EXTERN void mcp_manager_options_set_list_limits(mcp_manager_options *o,
  * |first_ms| 0: it stays stopped until mcp_manager_reconnect().
  */
 MCP_EXTERN void mcp_manager_options_set_breaker_cooldown_ms(mcp_manager_options *o,
-                                                          int64_t first_ms, int64_t max_ms);
-MCP_EXTERN void mcp_manager_options_set_worker_threads(mcp_manager_options *o,
-                                                       size_t n);
+                                                            int64_t first_ms, int64_t max_ms);
+MCP_EXTERN void mcp_manager_options_set_worker_threads(mcp_manager_options *o, size_t n);
 /*
  * Resending after a failure (RFC 9110 9.2.2).  By default the manager sends
  * a failed call once more (after reconnecting) only when the server cannot
@@ -778,14 +723,12 @@ MCP_EXTERN void mcp_manager_options_set_worker_threads(mcp_manager_options *o,
  * (at most once), for hosts whose tools are all safe to repeat.
  * Threads: one thread at a time per object.
  */
-MCP_EXTERN void mcp_manager_options_set_retry_non_idempotent(mcp_manager_options *o,
-                                                            bool on);
-MCP_EXTERN void mcp_manager_options_set_log(mcp_manager_options *o,
-                                            mcp_log_fn fn, void *user);
-MCP_EXTERN void mcp_manager_options_set_event_handler(
-    mcp_manager_options *o, mcp_manager_event_fn fn, void *user);
-MCP_EXTERN mcp_status mcp_manager_options_set_client_info(
-    mcp_manager_options *o, const char *name, const char *version);
+MCP_EXTERN void mcp_manager_options_set_retry_non_idempotent(mcp_manager_options *o, bool on);
+MCP_EXTERN void mcp_manager_options_set_log(mcp_manager_options *o, mcp_log_fn fn, void *user);
+MCP_EXTERN void mcp_manager_options_set_event_handler(mcp_manager_options *o,
+                                                      mcp_manager_event_fn fn, void *user);
+MCP_EXTERN mcp_status mcp_manager_options_set_client_info(mcp_manager_options *o, const char *name,
+                                                          const char *version);
 /*
  * Environment inheritance (see mcp_env_inherit) of the stdio servers whose
  * definition does not choose one (no "envInherit" in its config entry, or
@@ -813,8 +756,8 @@ MCP_EXTERN mcp_status mcp_manager_options_set_env_inherit(mcp_manager_options *o
  *   shown in mcp_manager_servers(); only a manager that cannot run fails.
  * Returns: MCP_OK, MCP_EINVAL, MCP_ENOMEM.
  */
-MCP_EXTERN mcp_status mcp_manager_start(const mcp_manager_options *o,
-                                        mcp_manager **out, mcp_error *err);
+MCP_EXTERN mcp_status mcp_manager_start(const mcp_manager_options *o, mcp_manager **out,
+                                        mcp_error *err);
 
 /*
  * mcp_manager_free() shuts down: no reconnect starts after it begins,
@@ -855,16 +798,12 @@ MCP_EXTERN bool mcp_tool_list_deferred(const mcp_tool_list *l, size_t i);
  * Ownership and results as mcp_client_call_tool().
  * Returns: as mcp_client_call_tool(), plus MCP_ENOTFOUND.
  */
-MCP_EXTERN mcp_status mcp_manager_call_tool(mcp_manager *m, const char *name,
-                                            const char *args_json,
-                                            const mcp_call_options *opts,
-                                            char **result_json,
+MCP_EXTERN mcp_status mcp_manager_call_tool(mcp_manager *m, const char *name, const char *args_json,
+                                            const mcp_call_options *opts, char **result_json,
                                             mcp_error *err);
 /* Any request to one server by name (waits for it like a tool call). */
-MCP_EXTERN mcp_status mcp_manager_request(mcp_manager *m, const char *server,
-                                          const char *method,
-                                          const char *params_json,
-                                          const mcp_call_options *opts,
+MCP_EXTERN mcp_status mcp_manager_request(mcp_manager *m, const char *server, const char *method,
+                                          const char *params_json, const mcp_call_options *opts,
                                           char **result_json, mcp_error *err);
 /*
  * mcp_manager_servers() describes every configured server as a JSON array
@@ -873,8 +812,7 @@ MCP_EXTERN mcp_status mcp_manager_request(mcp_manager *m, const char *server,
  * "deferred", "backoff", "failed", "closed".  Servers hidden by
  * "enabled": false or "disabledServers" are not listed.
  */
-MCP_EXTERN mcp_status mcp_manager_servers(mcp_manager *m, char **json,
-                                          mcp_error *err);
+MCP_EXTERN mcp_status mcp_manager_servers(mcp_manager *m, char **json, mcp_error *err);
 /*
  * mcp_manager_resources() and mcp_manager_prompts() return every ready
  * server's resources (resources/list) or prompts (prompts/list) as one JSON
@@ -883,10 +821,8 @@ MCP_EXTERN mcp_status mcp_manager_servers(mcp_manager *m, char **json,
  * notifications/resources/list_changed or notifications/prompts/list_changed.
  * Ownership: *json freed with mcp_free().  Threads: any.
  */
-MCP_EXTERN mcp_status mcp_manager_resources(mcp_manager *m, char **json,
-                                            mcp_error *err);
-MCP_EXTERN mcp_status mcp_manager_prompts(mcp_manager *m, char **json,
-                                          mcp_error *err);
+MCP_EXTERN mcp_status mcp_manager_resources(mcp_manager *m, char **json, mcp_error *err);
+MCP_EXTERN mcp_status mcp_manager_prompts(mcp_manager *m, char **json, mcp_error *err);
 
 /*
  * mcp_manager_diagnostics() returns what discovery had to say about the
@@ -898,16 +834,14 @@ MCP_EXTERN mcp_status mcp_manager_prompts(mcp_manager *m, char **json,
  * so a program need not match the wording of "message".
  * Ownership: *json freed with mcp_free().  Threads: any.
  */
-MCP_EXTERN mcp_status mcp_manager_diagnostics(mcp_manager *m, char **json,
-                                              mcp_error *err);
+MCP_EXTERN mcp_status mcp_manager_diagnostics(mcp_manager *m, char **json, mcp_error *err);
 
 /*
  * mcp_manager_reconnect() closes |server| if it is open and connects it
  * again now, resetting its backoff and circuit breaker.
  * Returns: MCP_OK, MCP_ENOTFOUND, MCP_ESTATE (shutting down).
  */
-MCP_EXTERN mcp_status mcp_manager_reconnect(mcp_manager *m, const char *server,
-                                            mcp_error *err);
+MCP_EXTERN mcp_status mcp_manager_reconnect(mcp_manager *m, const char *server, mcp_error *err);
 
 /* ------------------------------------------------------------------------ */
 /* OAuth                                                                     */
@@ -961,10 +895,8 @@ typedef enum mcp_oauth_grant {
  * yourself (the CLI gives a person at most 10 minutes); cancelling a
  * waiting request's token still ends it at once.
  */
-typedef mcp_status (*mcp_oauth_authorize_fn)(void *user,
-                                             const char *authorization_url,
-                                             const char *redirect_uri,
-                                             char **redirect_url,
+typedef mcp_status (*mcp_oauth_authorize_fn)(void *user, const char *authorization_url,
+                                             const char *redirect_uri, char **redirect_url,
                                              mcp_error *err);
 
 /*
@@ -975,10 +907,8 @@ typedef mcp_status (*mcp_oauth_authorize_fn)(void *user,
  * secret material) for |key|.  Both run on the auth thread, or on the
  * thread connecting the client (load).
  */
-typedef mcp_status (*mcp_oauth_store_load_fn)(void *user, const char *key,
-                                              char **data);
-typedef mcp_status (*mcp_oauth_store_save_fn)(void *user, const char *key,
-                                              const char *data);
+typedef mcp_status (*mcp_oauth_store_load_fn)(void *user, const char *key, char **data);
+typedef mcp_status (*mcp_oauth_store_save_fn)(void *user, const char *key, const char *data);
 
 /*
  * mcp_oauth_options_new() / _free(): a new, empty set of OAuth options
@@ -990,45 +920,35 @@ typedef mcp_status (*mcp_oauth_store_save_fn)(void *user, const char *key,
 MCP_EXTERN mcp_oauth_options *mcp_oauth_options_new(void);
 MCP_EXTERN void mcp_oauth_options_free(mcp_oauth_options *o);
 /* A pre-registered client: |client_id| and optional |client_secret|. */
-MCP_EXTERN mcp_status mcp_oauth_options_set_client(mcp_oauth_options *o,
-                                                   const char *client_id,
+MCP_EXTERN mcp_status mcp_oauth_options_set_client(mcp_oauth_options *o, const char *client_id,
                                                    const char *client_secret);
 /* An https URL of this client's Client ID Metadata Document, used as the
  * client id when the authorization server advertises
  * client_id_metadata_document_supported. */
-MCP_EXTERN mcp_status mcp_oauth_options_set_client_metadata_url(
-    mcp_oauth_options *o, const char *url);
+MCP_EXTERN mcp_status mcp_oauth_options_set_client_metadata_url(mcp_oauth_options *o,
+                                                                const char *url);
 /* client_name for dynamic registration (default "mcpconn"). */
-MCP_EXTERN mcp_status mcp_oauth_options_set_client_name(mcp_oauth_options *o,
-                                                        const char *name);
-MCP_EXTERN mcp_status mcp_oauth_options_set_redirect_uri(mcp_oauth_options *o,
-                                                         const char *uri);
+MCP_EXTERN mcp_status mcp_oauth_options_set_client_name(mcp_oauth_options *o, const char *name);
+MCP_EXTERN mcp_status mcp_oauth_options_set_redirect_uri(mcp_oauth_options *o, const char *uri);
 /* Space-separated scopes asked for when the server's challenge names none
  * (the server's scopes_supported is used when this is unset). */
-MCP_EXTERN mcp_status mcp_oauth_options_set_scopes(mcp_oauth_options *o,
-                                                   const char *scopes);
-MCP_EXTERN mcp_status mcp_oauth_options_set_grant(mcp_oauth_options *o,
-                                                  mcp_oauth_grant grant);
+MCP_EXTERN mcp_status mcp_oauth_options_set_scopes(mcp_oauth_options *o, const char *scopes);
+MCP_EXTERN mcp_status mcp_oauth_options_set_grant(mcp_oauth_options *o, mcp_oauth_grant grant);
 /* private_key_jwt client authentication: a PEM private key and its JWS
  * algorithm ("ES256" default, "ES384", "RS256", "RS384", "RS512", "PS256",
  * "EdDSA"). */
-MCP_EXTERN mcp_status mcp_oauth_options_set_private_key(mcp_oauth_options *o,
-                                                        const char *pem,
+MCP_EXTERN mcp_status mcp_oauth_options_set_private_key(mcp_oauth_options *o, const char *pem,
                                                         const char *alg);
 /* For MCP_OAUTH_GRANT_ID_JAG: the IdP's token endpoint, the client id at the
  * IdP (may be NULL) and the person's ID token from the IdP. */
 MCP_EXTERN mcp_status mcp_oauth_options_set_id_jag(mcp_oauth_options *o,
                                                    const char *idp_token_endpoint,
-                                                   const char *idp_client_id,
-                                                   const char *id_token);
-MCP_EXTERN void mcp_oauth_options_set_authorize(mcp_oauth_options *o,
-                                                mcp_oauth_authorize_fn fn,
+                                                   const char *idp_client_id, const char *id_token);
+MCP_EXTERN void mcp_oauth_options_set_authorize(mcp_oauth_options *o, mcp_oauth_authorize_fn fn,
                                                 void *user);
 /* Host token store (replaces a file store); |user| is passed to both. */
-MCP_EXTERN void mcp_oauth_options_set_store(mcp_oauth_options *o,
-                                            mcp_oauth_store_load_fn load,
-                                            mcp_oauth_store_save_fn save,
-                                            void *user);
+MCP_EXTERN void mcp_oauth_options_set_store(mcp_oauth_options *o, mcp_oauth_store_load_fn load,
+                                            mcp_oauth_store_save_fn save, void *user);
 /*
  * The default file store: one file per server (mode 0600, written
  * atomically) in |dir| (created 0700), or with |dir| NULL in
@@ -1038,8 +958,7 @@ MCP_EXTERN void mcp_oauth_options_set_store(mcp_oauth_options *o,
  * regular file) is refused: connecting fails with MCP_EIO and a message
  * naming the path.
  */
-MCP_EXTERN mcp_status mcp_oauth_options_set_file_store(mcp_oauth_options *o,
-                                                       const char *dir);
+MCP_EXTERN mcp_status mcp_oauth_options_set_file_store(mcp_oauth_options *o, const char *dir);
 
 /*
  * mcp_client_options_set_oauth() enables OAuth for the HTTP server of |o|

@@ -54,8 +54,7 @@ static struct timespec t_start;
 static void say(const char *fmt, ...) {
   struct timespec now;
   clock_gettime(CLOCK_MONOTONIC, &now);
-  double dt = (double)(now.tv_sec - t_start.tv_sec) +
-              (double)(now.tv_nsec - t_start.tv_nsec) / 1e9;
+  double dt = (double)(now.tv_sec - t_start.tv_sec) + (double)(now.tv_nsec - t_start.tv_nsec) / 1e9;
   fprintf(stderr, "[%s +%.3fs] ", PROG, dt);
   va_list ap;
   va_start(ap, fmt);
@@ -71,8 +70,7 @@ static void on_log(void *user, mcp_log_level level, const char *msg) {
     say("mcpconn %s: %s", names[level >= 0 && level <= 3 ? level : 3], msg);
 }
 
-static void on_notification(void *user, const char *method,
-                            const char *params_json) {
+static void on_notification(void *user, const char *method, const char *params_json) {
   (void)user;
   say("notification %s %s", method, params_json);
 }
@@ -114,9 +112,8 @@ static bool has_tool(const char *tools_json, const char *name) {
 /* ---- steps --------------------------------------------------------------- */
 
 static int fail_status(const char *what, mcp_status st, mcp_error *err) {
-  say("FAIL: %s: %s%s%s (http %d, rpc %d)", what, mcp_strerror(st),
-      err && err->message ? ": " : "", err && err->message ? err->message : "",
-      err ? err->http_status : 0, err ? err->rpc_code : 0);
+  say("FAIL: %s: %s%s%s (http %d, rpc %d)", what, mcp_strerror(st), err && err->message ? ": " : "",
+      err && err->message ? err->message : "", err ? err->http_status : 0, err ? err->rpc_code : 0);
   mcp_error_clear(err);
   return EXIT_FAIL;
 }
@@ -127,9 +124,8 @@ static int fail_status(const char *what, mcp_status st, mcp_error *err) {
  * defaults for omitted fields; mcpconn does that for every accepted
  * elicitation, so the handler returns an empty content object.
  */
-static mcp_status on_elicitation(void *user, const char *method,
-                                 const char *params_json, char **result_json,
-                                 mcp_error *err) {
+static mcp_status on_elicitation(void *user, const char *method, const char *params_json,
+                                 char **result_json, mcp_error *err) {
   (void)user;
   (void)err;
   say("server request %s %s: accepting with no fields filled in", method, params_json);
@@ -195,7 +191,8 @@ static mcp_status browser(void *user, const char *authorization_url, const char 
   char buf[16384];
   size_t n = 0;
   ssize_t r;
-  while (ok && n < sizeof(buf) - 1 && (r = read(fd, buf + n, sizeof(buf) - 1 - n)) > 0) n += (size_t)r;
+  while (ok && n < sizeof(buf) - 1 && (r = read(fd, buf + n, sizeof(buf) - 1 - n)) > 0)
+    n += (size_t)r;
   close(fd);
   buf[n] = '\0';
   char *end = strstr(buf, "\r\n\r\n");
@@ -234,7 +231,8 @@ static mcp_oauth_options *oauth_for(const char *scenario) {
   }
   mcp_status st = mcp_oauth_options_set_client_name(oa, PROG);
   if (st == MCP_OK)
-    st = mcp_oauth_options_set_client_metadata_url(oa, "https://conformance-test.local/client-metadata.json");
+    st = mcp_oauth_options_set_client_metadata_url(
+        oa, "https://conformance-test.local/client-metadata.json");
   if (st == MCP_OK) st = mcp_oauth_options_set_redirect_uri(oa, "http://localhost:3000/callback");
   mcp_oauth_options_set_authorize(oa, browser, NULL);
   const char *id = ctx_str(ctx, "client_id"), *secret = ctx_str(ctx, "client_secret");
@@ -250,7 +248,8 @@ static mcp_oauth_options *oauth_for(const char *scenario) {
     st = mcp_oauth_options_set_grant(oa, MCP_OAUTH_GRANT_ID_JAG);
     if (st == MCP_OK)
       st = mcp_oauth_options_set_id_jag(oa, ctx_str(ctx, "idp_token_endpoint"),
-                                        ctx_str(ctx, "idp_client_id"), ctx_str(ctx, "idp_id_token"));
+                                        ctx_str(ctx, "idp_client_id"),
+                                        ctx_str(ctx, "idp_id_token"));
   }
   json_object_put(ctx);
   if (st != MCP_OK) {
@@ -265,8 +264,7 @@ static mcp_oauth_options *oauth_for(const char *scenario) {
 static mcp_oauth_options *scenario_oauth;
 
 /* Connects to |url| over Streamable HTTP.  Returns NULL after saying why. */
-static mcp_client *connect_to(const char *url, const char *elicitation_handler_for,
-                              bool listener) {
+static mcp_client *connect_to(const char *url, const char *elicitation_handler_for, bool listener) {
   mcp_client_options *o = mcp_client_options_new();
   if (!o) {
     say("FAIL: out of memory");
@@ -409,7 +407,8 @@ static int scenario_auth(const char *url) {
   if (!c) return EXIT_FAIL;
   char *tools = NULL;
   int rc = list_tools(c, &tools);
-  if (rc == EXIT_PASS && has_tool(tools, "test-tool")) rc = call_expect(c, "test-tool", "{}", "test");
+  if (rc == EXIT_PASS && has_tool(tools, "test-tool"))
+    rc = call_expect(c, "test-tool", "{}", "test");
   mcp_free(tools);
   mcp_client_free(c);
   return rc;

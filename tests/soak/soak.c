@@ -324,10 +324,19 @@ static void peer_stop(http_peer *p) {
 
 /* ---- state ------------------------------------------------------------------- */
 
-enum { F_KILL_STDIO, F_STALL_STDIO, F_KILL_HTTP, F_DROP_HTTP, F_EXPIRE_HTTP, F_RECONNECT,
-       F_BREAKER_RESET, F_NONE_TARGET, NFAULTS };
+enum {
+  F_KILL_STDIO,
+  F_STALL_STDIO,
+  F_KILL_HTTP,
+  F_DROP_HTTP,
+  F_EXPIRE_HTTP,
+  F_RECONNECT,
+  F_BREAKER_RESET,
+  F_NONE_TARGET,
+  NFAULTS
+};
 static const char *const fault_names[NFAULTS] = {
-    "kill-9-stdio", "stall-stdio", "kill-9-http", "drop-http",
+    "kill-9-stdio", "stall-stdio", "kill-9-http",   "drop-http",
     "expire-http",  "reconnect",   "breaker-reset", "skipped (server down)"};
 
 typedef struct srv_def {
@@ -337,11 +346,11 @@ typedef struct srv_def {
   http_peer peer;       /* http */
   char tool[64];        /* "name/echo" */
   /* Hostile mode: */
-  const char *hostile;  /* mcp-hostile-server --mode, or NULL */
-  const char *suffix;   /* the server appends this to an echo */
-  bool utf8_prefix;     /* a success is valid UTF-8 starting with the text */
-  bool prompt;          /* answers at once: a full-deadline timeout is a bug */
-  bool must_succeed;    /* must answer at least one call */
+  const char *hostile; /* mcp-hostile-server --mode, or NULL */
+  const char *suffix;  /* the server appends this to an echo */
+  bool utf8_prefix;    /* a success is valid UTF-8 starting with the text */
+  bool prompt;         /* answers at once: a full-deadline timeout is a bug */
+  bool must_succeed;   /* must answer at least one call */
 } srv_def;
 
 static struct {
@@ -390,8 +399,11 @@ static bool utf8_valid(const char *s) {
   const unsigned char *p = (const unsigned char *)s;
   while (*p) {
     unsigned char c = *p;
-    size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3
-               : (c & 0xf8) == 0xf0 ? 4 : 0;
+    size_t len = c < 0x80             ? 1
+                 : (c & 0xe0) == 0xc0 ? 2
+                 : (c & 0xf0) == 0xe0 ? 3
+                 : (c & 0xf8) == 0xf0 ? 4
+                                      : 0;
     if (!len) return false;
     uint32_t v = len == 1 ? c : (uint32_t)(c & (0x7f >> len));
     for (size_t i = 1; i < len; i++) {
@@ -503,18 +515,21 @@ static void *host_thread(void *arg) {
     }
     if (g.hostile && dt > timeout + LATE_SLACK_MS) {
       if (atomic_fetch_add(&g.late, 1) < 5)
-        fprintf(stderr, "soak: LATE: a call to %s with a %" PRId64 " ms deadline returned after "
-                "%" PRId64 " ms (%s)\n", g.s[si].name, timeout, dt, mcp_strerror(st));
+        fprintf(stderr,
+                "soak: LATE: a call to %s with a %" PRId64 " ms deadline returned after "
+                "%" PRId64 " ms (%s)\n",
+                g.s[si].name, timeout, dt, mcp_strerror(st));
     }
     if (g.hostile && st == MCP_ETIMEDOUT && g.s[si].prompt && kind >= 2) {
       if (atomic_fetch_add(&g.prompt_timeouts, 1) < 5)
-        fprintf(stderr, "soak: TIMED OUT instead of a prompt error: %s answered at once, the "
-                "call waited %" PRId64 " ms: %s\n", g.s[si].name, dt,
-                err.message ? err.message : "(no message)");
+        fprintf(stderr,
+                "soak: TIMED OUT instead of a prompt error: %s answered at once, the "
+                "call waited %" PRId64 " ms: %s\n",
+                g.s[si].name, dt, err.message ? err.message : "(no message)");
     }
-    bool right = result && (g.hostile && strcmp(text, "relist") != 0
-                                ? hostile_matches(&g.s[si], result, text)
-                                : echo_matches(result, text));
+    bool right = result &&
+                 (g.hostile && strcmp(text, "relist") != 0 ? hostile_matches(&g.s[si], result, text)
+                                                           : echo_matches(result, text));
     if (st == MCP_OK) {
       if (right) {
         atomic_fetch_add(&g.succeeded, 1);
@@ -537,9 +552,10 @@ static void *host_thread(void *arg) {
         fprintf(stderr, "[call] %s: %s: %s\n", g.s[si].name, mcp_strerror(st), err.message);
     } else {
       if (atomic_fetch_add(&g.unclear, 1) < 5)
-      fprintf(stderr, "soak: UNCLEAR ERROR from %s: returned %d (%s), err.status %d, message %s\n",
-              g.s[si].name, (int)st, mcp_strerror(st), (int)err.status,
-              err.message ? err.message : "(null)");
+        fprintf(stderr,
+                "soak: UNCLEAR ERROR from %s: returned %d (%s), err.status %d, message %s\n",
+                g.s[si].name, (int)st, mcp_strerror(st), (int)err.status,
+                err.message ? err.message : "(null)");
     }
     mcp_free(result);
     mcp_error_clear(&err);
@@ -595,9 +611,8 @@ static void reconnect_failed(void) {
 static void chaos(int64_t end) {
   uint64_t rs = mix(g.seed) | 1;
   /* weights: kill-stdio 2, stall 2, kill-http 1, drop 2, expire 2, reconnect 1 */
-  static const int pick[] = {F_KILL_STDIO, F_KILL_STDIO, F_STALL_STDIO, F_STALL_STDIO,
-                             F_KILL_HTTP,  F_DROP_HTTP,  F_DROP_HTTP,   F_EXPIRE_HTTP,
-                             F_EXPIRE_HTTP, F_RECONNECT};
+  static const int pick[] = {F_KILL_STDIO, F_KILL_STDIO, F_STALL_STDIO, F_STALL_STDIO, F_KILL_HTTP,
+                             F_DROP_HTTP,  F_DROP_HTTP,  F_EXPIRE_HTTP, F_EXPIRE_HTTP, F_RECONNECT};
   /* Hostile mode: every server is stdio. */
   static const int pick_stdio[] = {F_KILL_STDIO, F_STALL_STDIO, F_RECONNECT, F_KILL_STDIO};
   while (now_ms() < end) {
@@ -632,8 +647,8 @@ static void chaos(int64_t end) {
     int f = pick[rnd(&rs) % (sizeof(pick) / sizeof(pick[0]))];
     int stdio_idx[] = {0, 1, 2}, http_idx[] = {3, 4, 5};
     srv_def *s = &g.s[f <= F_STALL_STDIO ? stdio_idx[rnd(&rs) % 3]
-                      : f == F_RECONNECT  ? (int)(rnd(&rs) % NSERVERS)
-                                          : http_idx[rnd(&rs) % 3]];
+                      : f == F_RECONNECT ? (int)(rnd(&rs) % NSERVERS)
+                                         : http_idx[rnd(&rs) % 3]];
     if (g.verbose) fprintf(stderr, "[chaos] %s %s\n", fault_names[f], s->name);
     switch (f) {
     case F_KILL_STDIO:
@@ -700,7 +715,8 @@ static void *warm_up(void *arg) { return arg; }
 
 static const char *env_or_die(const char *name) {
   const char *v = getenv(name);
-  if (!v || !*v) die("%s is not set (make check sets it; see the header of tests/soak/soak.c)", name);
+  if (!v || !*v)
+    die("%s is not set (make check sets it; see the header of tests/soak/soak.c)", name);
   return v;
 }
 
@@ -782,47 +798,52 @@ int main(int argc, char **argv) {
               {"non-object", NULL, false, true, false},
               {"malformed", NULL, false, true, false},
               {"stop-reading", NULL, false, false, false},
-              {"escape", "\x1b[2J\x1b]0;pwned\x07 \xe2\x80\xae \xc2\x9b" "31m", false, false,
-               true}};
+              {"escape",
+               "\x1b[2J\x1b]0;pwned\x07 \xe2\x80\xae \xc2\x9b"
+               "31m",
+               false, false, true}};
     for (int i = 1; i < g.n; i++) {
       srv_def *d = &g.s[i];
-      *d = (srv_def){.name = hm[i - 1].mode, .hostile = hm[i - 1].mode,
-                     .suffix = hm[i - 1].suffix, .utf8_prefix = hm[i - 1].utf8_prefix,
-                     .prompt = hm[i - 1].prompt, .must_succeed = hm[i - 1].must_succeed,
+      *d = (srv_def){.name = hm[i - 1].mode,
+                     .hostile = hm[i - 1].mode,
+                     .suffix = hm[i - 1].suffix,
+                     .utf8_prefix = hm[i - 1].utf8_prefix,
+                     .prompt = hm[i - 1].prompt,
+                     .must_succeed = hm[i - 1].must_succeed,
                      .argv = {hostile, "--mode", hm[i - 1].mode, "--fault-log", flog, NULL}};
     }
   } else {
-  g.s[1] = (srv_def){.name = "fault1",
-                     .argv = {fault, "--chaos", seeds[1], "--chaos-permille", "10",
-                              "--fault-log", flog, NULL}};
-  g.s[2] = (srv_def){.name = "fault2",
-                     .argv = {fault, "--chaos", seeds[2], "--chaos-permille", "10",
-                              "--fault-log", flog, "--stderr-flood", "1048576", NULL}};
-  for (int i = 3; i < NSERVERS; i++) {
-    g.s[i].http = true;
-    char **a = g.s[i].peer.argv;
-    int n = 0;
-    a[n++] = (char *)h2;
-    a[n++] = (char *)"--chaos";
-    a[n++] = seeds[i];
-    a[n++] = (char *)"--chaos-permille";
-    a[n++] = (char *)"20";
-    a[n++] = (char *)"--fault-log";
-    a[n++] = flog;
-    if (i != 3) { /* h2b and tls: every 3rd answer as an event stream */
-      a[n++] = (char *)"--sse-every";
-      a[n++] = (char *)"3";
+    g.s[1] = (srv_def){
+        .name = "fault1",
+        .argv = {fault, "--chaos", seeds[1], "--chaos-permille", "10", "--fault-log", flog, NULL}};
+    g.s[2] = (srv_def){.name = "fault2",
+                       .argv = {fault, "--chaos", seeds[2], "--chaos-permille", "10", "--fault-log",
+                                flog, "--stderr-flood", "1048576", NULL}};
+    for (int i = 3; i < NSERVERS; i++) {
+      g.s[i].http = true;
+      char **a = g.s[i].peer.argv;
+      int n = 0;
+      a[n++] = (char *)h2;
+      a[n++] = (char *)"--chaos";
+      a[n++] = seeds[i];
+      a[n++] = (char *)"--chaos-permille";
+      a[n++] = (char *)"20";
+      a[n++] = (char *)"--fault-log";
+      a[n++] = flog;
+      if (i != 3) { /* h2b and tls: every 3rd answer as an event stream */
+        a[n++] = (char *)"--sse-every";
+        a[n++] = (char *)"3";
+      }
+      if (i == 5) {
+        a[n++] = (char *)"--tls";
+        a[n++] = cert;
+        a[n++] = key;
+      }
     }
-    if (i == 5) {
-      a[n++] = (char *)"--tls";
-      a[n++] = cert;
-      a[n++] = key;
-    }
-  }
-  g.s[3].name = "h2a";
-  g.s[4].name = "h2b";
-  g.s[5].name = "tls";
-  for (int i = 0; i < NSERVERS; i++) g.s[i].must_succeed = true;
+    g.s[3].name = "h2a";
+    g.s[4].name = "h2b";
+    g.s[5].name = "tls";
+    for (int i = 0; i < NSERVERS; i++) g.s[i].must_succeed = true;
   }
   for (int i = 0; i < g.n; i++) snprintf(g.s[i].tool, sizeof(g.s[i].tool), "%s/echo", g.s[i].name);
 
@@ -853,15 +874,16 @@ int main(int argc, char **argv) {
       if (g.hostile) mcp_client_options_set_max_message_bytes(co, HOSTILE_MAX_MESSAGE);
     } else {
       char url[128];
-      snprintf(url, sizeof(url), "%s://%s:%d/mcp", i == 5 ? "https" : "http",
-               "127.0.0.1", g.s[i].peer.port);
+      snprintf(url, sizeof(url), "%s://%s:%d/mcp", i == 5 ? "https" : "http", "127.0.0.1",
+               g.s[i].peer.port);
       if (mcp_client_options_set_http(co, url, MCP_HTTP_TRANSPORT_STREAMABLE) != MCP_OK)
         die("set_http %s", url);
       mcp_client_options_set_http_version(co, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
       mcp_client_options_set_http_listener(co, i == 4);
       if (i == 5 && mcp_client_options_set_ca(co, ca, NULL) != MCP_OK) die("set_ca");
     }
-    if (mcp_manager_options_add_server(mo, g.s[i].name, co) != MCP_OK) die("add_server %s", g.s[i].name);
+    if (mcp_manager_options_add_server(mo, g.s[i].name, co) != MCP_OK)
+      die("add_server %s", g.s[i].name);
     mcp_client_options_free(co);
   }
   mcp_error err = MCP_ERROR_INIT;
@@ -940,7 +962,8 @@ int main(int argc, char **argv) {
 
   printf("soak: errors by status:");
   for (int i = 1; i < 32; i++)
-    if (atomic_load(&g.per_status[i])) printf(" %s %ld", mcp_strerror((mcp_status)-i), atomic_load(&g.per_status[i]));
+    if (atomic_load(&g.per_status[i]))
+      printf(" %s %ld", mcp_strerror((mcp_status)-i), atomic_load(&g.per_status[i]));
   printf("\nsoak: successes by server:");
   for (int i = 0; i < g.n; i++) printf(" %s %ld", g.s[i].name, atomic_load(&g.per_server_ok[i]));
   printf("\nsoak: calls with a 1-100 ms deadline %ld, cancel tokens fired %ld",
@@ -954,8 +977,8 @@ int main(int argc, char **argv) {
   printf("\nsoak: faults by the servers:");
   FILE *f = fopen(flog, "r");
   const char *kinds[] = {"stdio-crash", "stdio-garbage", "stdio-stall", "stdio-stderr-flood",
-                         "stdio-hang", "http-garbage", "http-stall", "http-drop",
-                         "http-reset", "http-503", "http-expire"};
+                         "stdio-hang",  "http-garbage",  "http-stall",  "http-drop",
+                         "http-reset",  "http-503",      "http-expire"};
   long kc[sizeof(kinds) / sizeof(kinds[0])] = {0};
   char line[128];
   /* Hostile mode: "hostile-<mode>-<variant>", counted by kind as seen. */
@@ -985,7 +1008,8 @@ int main(int argc, char **argv) {
   printf("\nsoak: manager log lines %ld; mcp_manager_free took %" PRId64 " ms\n",
          atomic_load(&g.log_lines), free_ms);
   printf("soak: fds %d -> %d, threads %d -> %d (settled in %" PRId64 " ms), child processes "
-         "%d -> %d\n", fds0, fds1, threads0, threads1, settle_ms, kids0, kids1);
+         "%d -> %d\n",
+         fds0, fds1, threads0, threads1, settle_ms, kids0, kids1);
 #ifdef SOAK_SANITIZER
   long hwm_kb = atomic_load(&heap_peak_kb);
   printf("soak: peak live heap %ld KiB (sanitizer build; RSS %ld KiB not judged)", hwm_kb,
@@ -996,9 +1020,9 @@ int main(int argc, char **argv) {
 #endif
   if (g.hostile)
     printf(" (ceiling %d); calls past their deadline + %d ms %ld; prompt answers that timed "
-           "out %ld; messages over %d bytes %ld", RSS_CEILING_KB, LATE_SLACK_MS,
-           atomic_load(&g.late), atomic_load(&g.prompt_timeouts), TEXT_BOUND,
-           atomic_load(&g.long_texts));
+           "out %ld; messages over %d bytes %ld",
+           RSS_CEILING_KB, LATE_SLACK_MS, atomic_load(&g.late), atomic_load(&g.prompt_timeouts),
+           TEXT_BOUND, atomic_load(&g.long_texts));
   printf("\n");
 
   /* Every check that failed, so one run shows them all. */
@@ -1007,9 +1031,10 @@ int main(int argc, char **argv) {
   int nr = 0;
   if (lost) reasons[nr++] = "lost calls";
   if (unclear) reasons[nr++] = "failures without a clear error";
-  if (wrong) reasons[nr++] = g.hostile ? "wrong answers taken as successes (another call's result, "
-                                         "invalid UTF-8, a result that is not an object)"
-                                       : "successes with another call's result";
+  if (wrong)
+    reasons[nr++] = g.hostile ? "wrong answers taken as successes (another call's result, "
+                                "invalid UTF-8, a result that is not an object)"
+                              : "successes with another call's result";
   if (atomic_load(&g.bad_requests))
     reasons[nr++] = "HTTP 400: the client sent a request the server could not take";
   if (fds1 != fds0) reasons[nr++] = "file descriptors leaked";
