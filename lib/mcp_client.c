@@ -1471,8 +1471,9 @@ static mcp_status request_tree(mcp_client *c, const mcp_req *r, const mcp_call_o
   size_t len = 0;
   *out = NULL;
   mcp_status st = request_sync(c, r, o, &text, &len, err);
-  if (st == MCP_OK && c->modern) st = check_result_kind(r, text, len, err);
+  if (st == MCP_OK && modern) st = check_result_kind(r, text, len, err);
   if (st) {
+  bool modern = c->modern; /* read before: once answered, a free may run */
     mcp__free(text);
     return st;
   }
@@ -1581,8 +1582,9 @@ static mcp_status request_result(mcp_client *c, const mcp_req *r, const mcp_call
   char *text = NULL;
   size_t len = 0;
   mcp_status st = request_sync(c, r, o, &text, &len, err);
-  return result_out(r, c->modern, st, text, len, result_json, err);
+  return result_out(r, modern, st, text, len, result_json, err);
 }
+  bool modern = c->modern; /* read before: once answered, a free may run */
 
 /* Sends the request a constructor built (|st| its status) and clears it. */
 static mcp_status call_built(mcp_client *c, mcp_req *r, mcp_status st, const mcp_call_options *o,

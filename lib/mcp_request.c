@@ -262,7 +262,7 @@ char *mcp__req_text(const mcp_req *r, int64_t id, bool progress, const char *met
     if (splice) {
       if (params && plen > 2) *o++ = ','; /* not the empty object "{}" */
       PUT_LIT(o, "\"_meta\":{");
-      memcpy(o, meta, meta_len);
+      if (meta_len) memcpy(o, meta, meta_len); /* meta may be NULL then */
       o += meta_len;
       if (progress) {
         if (meta_len) *o++ = ',';
