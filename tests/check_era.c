@@ -195,7 +195,11 @@ static char node[64] = "node";
 static char v2_server[4200], era_server[4200], exiter[4200];
 
 static void paths(void) {
-  snprintf(v2_server, sizeof(v2_server), "%s/v2-dual-stdio.mjs", test_env_path("MCP_INTEROP_DIR"));
+  /* MCP_INTEROP_HOME (distcheck): the source tree's copy, which has the
+   * node_modules the server imports. */
+  const char *home = getenv("MCP_INTEROP_HOME");
+  snprintf(v2_server, sizeof(v2_server), "%s/v2-dual-stdio.mjs",
+           home && *home ? home : test_env_path("MCP_INTEROP_DIR"));
   snprintf(era_server, sizeof(era_server), "%s/tests/era/era-server.mjs",
            test_env_path("MCP_SRCDIR"));
   snprintf(exiter, sizeof(exiter), "%s/tests/era/exit-on-probe.sh", test_env_path("MCP_SRCDIR"));
