@@ -1390,6 +1390,9 @@ static mcp_status send_req(mcp_client *c, const mcp_req *r, int64_t id, const mc
 static void abandoned(mcp_client *c, const char *method, int64_t id, mcp_status st) {
   if (st != MCP_ETIMEDOUT && st != MCP_ECANCELLED) return;
   mcp__transport_abandon(c->t, id);
+  /* Over modern HTTP closing the response stream is the cancellation (no
+   * client notifications are defined there). */
+  if (c->modern && c->opts->url) return;
   if (strcmp(method, "initialize") != 0)
     send_cancelled(c, id, st == MCP_ETIMEDOUT ? "timeout" : "cancelled by client");
 }
@@ -1470,10 +1473,10 @@ static mcp_status request_tree(mcp_client *c, const mcp_req *r, const mcp_call_o
   char *text = NULL;
   size_t len = 0;
   *out = NULL;
+  bool modern = c->modern; /* read before: once answered, a free may run */
   mcp_status st = request_sync(c, r, o, &text, &len, err);
   if (st == MCP_OK && modern) st = check_result_kind(r, text, len, err);
   if (st) {
-  bool modern = c->modern; /* read before: once answered, a free may run */
     mcp__free(text);
     return st;
   }
@@ -1581,10 +1584,10 @@ static mcp_status request_result(mcp_client *c, const mcp_req *r, const mcp_call
                                  char **result_json, mcp_error *err) {
   char *text = NULL;
   size_t len = 0;
+  bool modern = c->modern; /* read before: once answered, a free may run */
   mcp_status st = request_sync(c, r, o, &text, &len, err);
   return result_out(r, modern, st, text, len, result_json, err);
 }
-  bool modern = c->modern; /* read before: once answered, a free may run */
 
 /* Sends the request a constructor built (|st| its status) and clears it. */
 static mcp_status call_built(mcp_client *c, mcp_req *r, mcp_status st, const mcp_call_options *o,
@@ -2155,6 +2158,7 @@ static mcp_status probe(mcp_client *c, const char *version, char **text, size_t 
                         mcp_error *err) {
   mcp_status st = build_meta(c, version, err);
   if (st) return st;
+  if ((st = mcp__transport_set_era(c->t, version))) return mcp__error_set(err, st, "out of memory");
   bool was = c->modern;
   c->modern = true; /* the probe is a modern request */
   int64_t t = c->opts->timeout_ms;
@@ -2165,6 +2169,9 @@ static mcp_status probe(mcp_client *c, const char *version, char **text, size_t 
     st = request_sync(c, &r, &o, text, len, err);
   mcp__req_clear(&r);
   c->modern = was;
+  char stall[400];
+  if (st == MCP_ETIMEDOUT && c->opts->url && mcp__http_transport_stall(c->t, stall, sizeof(stall)))
+    return mcp__error_set(err, st, "%s", stall); /* which stage of the connection stalled */
   return st;
 }
 
@@ -2208,23 +2215,24 @@ static mcp_status respawn(mcp_client *c, mcp_error *err) {
 /*
  * Decides the server's era (mcp_era.h) and finishes the connect: the probe
  * and a modern start, or initialize.  Mode legacy never probes; mode modern
- * never falls back.  HTTP servers are spoken to in the legacy era until the
- * HTTP transport speaks the modern one: in mode auto they get initialize,
- * mode modern over HTTP is refused.
+ * never falls back.  The probe is the same over stdio and HTTP; what differs
+ * is what counts as evidence (mcp__era_judge) and that a stdio server is
+ * started again after a probe it did not survive.
  */
 static mcp_status probe_era(mcp_client *c, mcp_era_mode mode, const char *version, mcp_error *err);
 
 static mcp_status connect_era(mcp_client *c, mcp_error *err) {
   mcp_era_mode mode = (mcp_era_mode)c->opts->era_mode;
   const char *pinned = c->opts->era_pinned;
-  bool stdio = !c->opts->url;
-  if (mode == MCP_ERA_LEGACY || (mode == MCP_ERA_AUTO && !stdio))
-    return initialize(c, pinned ? pinned : mcp__protocol_versions[0], err);
-  if (!stdio)
+  /* The HTTP+SSE transport (2024-11-05) exists only in the legacy era. */
+  bool sse = c->opts->url && c->opts->http_kind == MCP_HTTP_TRANSPORT_LEGACY_SSE;
+  if (sse && mode == MCP_ERA_MODERN)
     return mcp__error_set(err, MCP_ECONFIG,
-                          "protocol \"modern\" is not supported over HTTP yet (stdio only); "
-                          "use \"auto\" or \"legacy\" for %s",
+                          "%s: the legacy HTTP+SSE transport cannot speak MCP 2026-07-28; "
+                          "use Streamable HTTP or protocol \"auto\"",
                           server_label(c));
+  if (mode == MCP_ERA_LEGACY || sse)
+    return initialize(c, pinned ? pinned : mcp__protocol_versions[0], err);
   const char *version = pinned ? pinned : mcp__modern_versions[0];
   atomic_store(&c->probing, true); /* a probe's close is no connection loss */
   mcp_status st = probe_era(c, mode, version, err);
@@ -2271,7 +2279,9 @@ static mcp_status probe_era(mcp_client *c, mcp_era_mode mode, const char *versio
                  : perr.message ? perr.message
                                 : mcp_strerror(st));
       mcp_error_clear(&perr);
-      if ((st == MCP_ETIMEDOUT || st == MCP_ECLOSED) && (st = respawn(c, err))) return st;
+      if (stdio && (st == MCP_ETIMEDOUT || st == MCP_ECLOSED) && (st = respawn(c, err))) return st;
+      if ((st = mcp__transport_set_era(c->t, NULL)))
+        return mcp__error_set(err, st, "out of memory");
       return initialize(c, mcp__protocol_versions[0], err);
     }
     mcp_status out = mcp__error_set(

@@ -155,3 +155,92 @@ mcp_result_kind mcp__era_result_kind(const char *text, size_t len) {
 #undef IS
   return MCP_RESULT_UNKNOWN;
 }
+
+/* ---- modern HTTP headers ----------------------------------------------------- */
+
+static const char b64_alphabet[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static bool header_safe(const char *s, size_t n) {
+  if (n == 0) return true;
+  if (s[0] == ' ' || s[n - 1] == ' ') return false;
+  for (size_t i = 0; i < n; i++)
+    if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] > 0x7e) return false;
+  /* A plain value that looks encoded is encoded, so it cannot be misread. */
+  if (n >= 11 && memcmp(s, "=?base64?", 9) == 0 && memcmp(s + n - 2, "?=", 2) == 0) return false;
+  return true;
+}
+
+char *mcp__era_header_value(const char *s, size_t n) {
+  if (header_safe(s, n)) return mcp__strndup(s, n);
+  char *out = mcp__malloc(9 + 4 * ((n + 2) / 3) + 3);
+  if (!out) return NULL;
+  char *o = out;
+  memcpy(o, "=?base64?", 9);
+  o += 9;
+  const unsigned char *p = (const unsigned char *)s;
+  size_t i = 0;
+  for (; i + 2 < n; i += 3) {
+    unsigned v = (unsigned)p[i] << 16 | (unsigned)p[i + 1] << 8 | p[i + 2];
+    *o++ = b64_alphabet[v >> 18 & 63];
+    *o++ = b64_alphabet[v >> 12 & 63];
+    *o++ = b64_alphabet[v >> 6 & 63];
+    *o++ = b64_alphabet[v & 63];
+  }
+  if (i < n) {
+    unsigned v = (unsigned)p[i] << 16 | (i + 1 < n ? (unsigned)p[i + 1] << 8 : 0);
+    *o++ = b64_alphabet[v >> 18 & 63];
+    *o++ = b64_alphabet[v >> 12 & 63];
+    *o++ = i + 1 < n ? b64_alphabet[v >> 6 & 63] : '=';
+    *o++ = '=';
+  }
+  memcpy(o, "?=", 3);
+  return out;
+}
+
+/* The string value at [v, v+n) (a JSON string with its quotes) decoded, as
+ * a header value.  Without escapes the bytes are taken as they are; with
+ * them json-c decodes (rare: names and URIs are mostly plain). */
+static char *header_from_json_string(const char *v, size_t n) {
+  if (n < 2 || v[0] != '"' || v[n - 1] != '"') return NULL;
+  if (!memchr(v, '\\', n)) return mcp__era_header_value(v + 1, n - 2);
+  json_object *o = mcp__jsonrpc_parse(v, n, NULL);
+  char *out = o && json_object_is_type(o, json_type_string)
+                  ? mcp__era_header_value(json_object_get_string(o),
+                                          (size_t)json_object_get_string_len(o))
+                  : NULL;
+  json_object_put(o);
+  return out;
+}
+
+mcp_status mcp__era_request_headers(const char *body, size_t len, char **method, char **name) {
+  *method = *name = NULL;
+  const char *v, *params;
+  size_t vn, pn;
+  if (!mcp__jscan_member(body, len, "method", &v, &vn) || vn < 2 || v[0] != '"') return MCP_EINVAL;
+  const char *key = NULL;
+  if ((vn == 12 && memcmp(v, "\"tools/call\"", 12) == 0) ||
+      (vn == 13 && memcmp(v, "\"prompts/get\"", 13) == 0))
+    key = "name";
+  else if (vn == 16 && memcmp(v, "\"resources/read\"", 16) == 0) key = "uri";
+  else if ((vn == 11 && memcmp(v, "\"tasks/get\"", 11) == 0) ||
+           (vn == 14 && memcmp(v, "\"tasks/update\"", 14) == 0) ||
+           (vn == 14 && memcmp(v, "\"tasks/cancel\"", 14) == 0))
+    key = "taskId";
+  if (!(*method = header_from_json_string(v, vn))) return MCP_ENOMEM;
+  if (!key) return MCP_OK;
+  const char *nv;
+  size_t nn;
+  if (!mcp__jscan_member(body, len, "params", &params, &pn) ||
+      !mcp__jscan_member(params, pn, key, &nv, &nn) || nn < 2 || nv[0] != '"') {
+    mcp__free(*method);
+    *method = NULL;
+    return MCP_EINVAL;
+  }
+  if (!(*name = header_from_json_string(nv, nn))) {
+    mcp__free(*method);
+    *method = NULL;
+    return MCP_ENOMEM;
+  }
+  return MCP_OK;
+}

@@ -83,4 +83,26 @@ typedef enum mcp_result_kind {
 /* mcp__era_result_kind() reads `resultType` of a result's compact text. */
 mcp_result_kind mcp__era_result_kind(const char *text, size_t len);
 
+/*
+ * mcp__era_header_value() returns |s| (|n| bytes, UTF-8) as the value of an
+ * Mcp-Name or Mcp-Param-* header (streamable-http "Value Encoding"): as it
+ * is when it is plain visible ASCII (0x20-0x7e) without leading or trailing
+ * space and does not look like the sentinel, else "=?base64?B64?=" of its
+ * bytes.  A new string (mcp__free), NULL when out of memory.
+ */
+char *mcp__era_header_value(const char *s, size_t n);
+
+/*
+ * mcp__era_request_headers() reads the values of the standard modern HTTP
+ * headers from a request body |body| (|len| bytes, compact JSON as the
+ * request builder prints it): *method for Mcp-Method, and *name for
+ * Mcp-Name (params.name of tools/call and prompts/get, params.uri of
+ * resources/read, params.taskId of tasks/get, tasks/update and
+ * tasks/cancel; NULL for other methods), encoded by
+ * mcp__era_header_value().  Both are new strings.  Returns MCP_OK,
+ * MCP_EINVAL (no string "method", or a missing name the method needs),
+ * MCP_ENOMEM.
+ */
+mcp_status mcp__era_request_headers(const char *body, size_t len, char **method, char **name);
+
 #endif /* MCP_ERA_H */

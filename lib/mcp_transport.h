@@ -147,6 +147,17 @@ typedef struct mcp_transport_ops {
    *   must be safe from an upcall (HTTP's send only queues the POST).
    */
   mcp_status (*post)(mcp_transport *t, const char *data, size_t len, mcp_error *err);
+  /*
+   * Optional (stdio has no wire difference between the eras).  With
+   * |modern_version| the transport speaks the modern, stateless wire from
+   * now on (HTTP: MCP-Protocol-Version, Mcp-Method and Mcp-Name on every
+   * POST, read from its body; no Mcp-Session-Id, no GET stream, no DELETE;
+   * an error status whose body answers the request is handed on as that
+   * JSON-RPC answer); NULL goes back to the legacy wire (the probe found a
+   * legacy server).  Called on the connecting thread, between requests.
+   * Returns MCP_OK or MCP_ENOMEM.
+   */
+  mcp_status (*set_era)(mcp_transport *t, const char *modern_version);
 } mcp_transport_ops;
 
 /* Every transport struct starts with this header. */
@@ -171,6 +182,9 @@ static inline mcp_status mcp__transport_post(mcp_transport *t, const char *data,
 }
 static inline void mcp__transport_ready(mcp_transport *t, const char *version) {
   if (t->ops->ready) t->ops->ready(t, version);
+}
+static inline mcp_status mcp__transport_set_era(mcp_transport *t, const char *modern_version) {
+  return t->ops->set_era ? t->ops->set_era(t, modern_version) : MCP_OK;
 }
 static inline void mcp__transport_abandon(mcp_transport *t, int64_t id) {
   if (t->ops->abandon) t->ops->abandon(t, id);

@@ -34,6 +34,7 @@
 
 #include "mcp_ossl.h"
 
+#include "mcp_era.h"
 #include "mcp_http.h"
 #include "mcp_jsonrpc.h"
 #include "mcp_oauth.h"
@@ -74,6 +75,8 @@ typedef struct exchange {
   unsigned flags;
   char *body; /* kept for a retry after 404 (requests only) */
   size_t body_len;
+  char *h_method; /* modern wire: Mcp-Method and Mcp-Name (NULL: none) */
+  char *h_name;
   bool sent_session;    /* an Mcp-Session-Id went with it */
   uint64_t session_gen; /* t->session_gen when it was sent */
   int attempt;          /* resumes so far */
@@ -131,6 +134,7 @@ struct http_transport {
   char *session;        /* Mcp-Session-Id */
   uint64_t session_gen; /* bumped whenever `session` changes */
   char *version;        /* negotiated; header sent once ready */
+  char *modern;         /* the modern wire at this version (set_era), or NULL */
   bool ready;
   bool closing;
   bool close_started, close_done; /* http_close() ran / finished */
@@ -186,7 +190,8 @@ static void wipe_str(char *s) { OPENSSL_cleanse(s, strlen(s)); }
 static bool reserved_header(const char *name) {
   static const char *const reserved[] = {"content-type",   "accept",         "host",
                                          "content-length", "mcp-session-id", "mcp-protocol-version",
-                                         "last-event-id",  "connection",     "transfer-encoding"};
+                                         "last-event-id",  "connection",     "transfer-encoding",
+                                         "mcp-method",     "mcp-name"};
   for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
     if (name_is(name, reserved[i])) return true;
   return name[0] == ':';
@@ -297,6 +302,8 @@ static bool schedule_locked(http_transport *t, int64_t ms, void (*fn)(http_trans
 static void exchange_free(exchange *x) {
   if (!x) return;
   mcp__free(x->body);
+  mcp__free(x->h_method);
+  mcp__free(x->h_name);
   mcp__free(x->www_authenticate);
   mcp__free(x->auth_server);
   mcp__free(x->session_header);
@@ -357,12 +364,17 @@ static mcp_status submit_locked(http_transport *t, exchange *x, const char *last
   }
   bool legacy = t->kind == MCP_HTTP_TRANSPORT_LEGACY_SSE;
   x->sent_session = false;
-  if (t->session && !legacy && x->kind != X_REINIT) {
+  if (t->modern) {
+    /* Stateless: the version and the routing fields on every POST. */
+    h[n++] = (mcp_http_header){"mcp-protocol-version", t->modern};
+    if (x->h_method) h[n++] = (mcp_http_header){"mcp-method", x->h_method};
+    if (x->h_name) h[n++] = (mcp_http_header){"mcp-name", x->h_name};
+  } else if (t->session && !legacy && x->kind != X_REINIT) {
     h[n++] = (mcp_http_header){"mcp-session-id", t->session};
     x->sent_session = true;
     x->session_gen = t->session_gen;
   }
-  if (t->ready && t->version && !legacy && x->kind != X_REINIT)
+  if (t->ready && t->version && !legacy && !t->modern && x->kind != X_REINIT)
     h[n++] = (mcp_http_header){"mcp-protocol-version", t->version};
   if (t->bearer) h[n++] = (mcp_http_header){"authorization", t->bearer};
   x->bearer_gen = t->bearer_gen;
@@ -961,6 +973,15 @@ static void request_done(http_transport *t, exchange *x, mcp_status st, const ch
     resume_or_fail(t, x, st == MCP_OK ? "stream closed" : (message ? message : "stream broken"));
     return;
   }
+  if (!ok2xx && t->modern && x->body_in.len > 0 &&
+      is_response_to(x->body_in.data, x->body_in.len, x->id) > 0) {
+    /* The modern wire answers a refused request with an error status and
+     * its JSON-RPC error (-32020, -32021, -32022, -32601...): that error is
+     * the answer. */
+    upcall_message(t, x->body_in.data, x->body_in.len);
+    exchange_free(x);
+    return;
+  }
   if (!ok2xx) {
     char *msg = http_error_message(x);
     fail_request(t, x, MCP_EHTTP, x->status, msg ? msg : "HTTP error");
@@ -1266,7 +1287,7 @@ static void start_reinit_locked(http_transport *t) {
 
 static void start_listener_locked(http_transport *t, int64_t delay_ms) {
   if (t->closing || t->listener || t->listener_disabled || t->no_listener || !t->ready ||
-      t->kind == MCP_HTTP_TRANSPORT_LEGACY_SSE)
+      t->modern || t->kind == MCP_HTTP_TRANSPORT_LEGACY_SSE)
     return;
   if (delay_ms > 0) {
     schedule_locked(t, delay_ms, listener_job, NULL);
@@ -1306,6 +1327,19 @@ static mcp_status http_send_request(mcp_transport *base, int64_t id, unsigned fl
   exchange *x = exchange_new(t, id ? X_REQUEST : X_MESSAGE, id, data, len);
   if (!x) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
   x->flags = flags & MCP_SEND_INITIALIZE;
+  /* t->modern changes only on the connecting thread between requests
+   * (set_era), which happens before any other thread sends. */
+  if (t->modern) {
+    mcp_status hs = mcp__era_request_headers(data, len, &x->h_method, &x->h_name);
+    if (hs != MCP_OK) {
+      exchange_free(x);
+      mcp__error_set(err, hs,
+                     hs == MCP_ENOMEM ? "out of memory"
+                                      : "request has no method or name for its headers");
+      mcp__error_mark_not_sent(err);
+      return hs;
+    }
+  }
   pthread_mutex_lock(&t->lock);
   mcp_status st = MCP_OK;
   if (t->closing || t->close_reported) {
@@ -1377,6 +1411,17 @@ static void http_ready(mcp_transport *base, const char *version) {
   t->ready = true;
   start_listener_locked(t, 0);
   pthread_mutex_unlock(&t->lock);
+}
+
+static mcp_status http_set_era(mcp_transport *base, const char *modern_version) {
+  http_transport *t = (http_transport *)base;
+  char *v = modern_version ? mcp__strdup(modern_version) : NULL;
+  if (modern_version && !v) return MCP_ENOMEM;
+  pthread_mutex_lock(&t->lock);
+  mcp__free(t->modern);
+  t->modern = v;
+  pthread_mutex_unlock(&t->lock);
+  return MCP_OK;
 }
 
 static void http_abandon(mcp_transport *base, int64_t id) {
@@ -1485,6 +1530,7 @@ static void http_free(mcp_transport *base) {
   mcp__url_free(t->url);
   mcp__url_free(t->endpoint);
   mcp__free(t->session);
+  mcp__free(t->modern);
   mcp__free(t->version);
   mcp__free(t->init_body);
   mcp__free(t->listener_last_id);
@@ -1504,7 +1550,8 @@ static const mcp_transport_ops http_ops = {.send = http_send,
                                            .free = http_free,
                                            .send_request = http_send_request,
                                            .ready = http_ready,
-                                           .abandon = http_abandon};
+                                           .abandon = http_abandon,
+                                           .set_era = http_set_era};
 
 /* Keeps the configured extra headers but those the transport sets itself,
  * names in lower case.  False when out of memory. */

@@ -258,15 +258,18 @@ MCP_EXTERN void mcp_client_options_set_http_version(mcp_client_options *o, mcp_h
  * 2025-11-25 and before ("legacy") start with initialize.  |protocol|:
  *  - "auto" (the default, also for NULL): probe with server/discover and
  *    fall back to initialize when the server is a legacy one (an error
- *    answer of any code, a result without 2026-07-28, silence for up to
- *    10 s, or exiting: a stdio server that exits or stays silent is started
- *    again for initialize);
+ *    answer of any code, a result without 2026-07-28; over HTTP a 4xx
+ *    other than 401/403 whose body is no JSON-RPC answer; over stdio
+ *    silence for up to 10 s or exiting: such a server is started again for
+ *    initialize).  Refused connections, TLS errors, 5xx and authorization
+ *    failures fail the connect with their cause: they say nothing of the
+ *    era;
  *  - "modern" or "2026-07-28": modern only, MCP_EVERSION when the server
  *    is not;
  *  - "legacy": initialize only, never a probe; "2025-11-25", "2025-06-18"
  *    or "2025-03-26": initialize offering that revision.
- * Over HTTP the modern era is not spoken yet: "auto" means legacy there,
- * and "modern" makes mcp_client_connect() fail with MCP_ECONFIG.
+ * On the modern HTTP wire every POST carries MCP-Protocol-Version,
+ * Mcp-Method and Mcp-Name; there is no session, GET stream or DELETE.
  * Returns MCP_EINVAL for any other value (the options are unchanged).
  */
 MCP_EXTERN mcp_status mcp_client_options_set_protocol(mcp_client_options *o, const char *protocol);
@@ -274,7 +277,7 @@ MCP_EXTERN mcp_status mcp_client_options_set_protocol(mcp_client_options *o, con
  * Adds a request header sent with every HTTP request (e.g. Authorization).
  * Returns MCP_EINVAL when the name or value holds CR, LF or NUL, or names a
  * header the transport owns (Content-Type, Accept, Host, Content-Length,
- * Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID).
+ * Mcp-Session-Id, MCP-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID).
  */
 MCP_EXTERN mcp_status mcp_client_options_add_header(mcp_client_options *o, const char *name,
                                                     const char *value);

@@ -64,7 +64,12 @@ const server = http.createServer((req, res) => {
         return setTimeout(answer, 1500);
       }
       const sid = req.headers['mcp-session-id'];
-      if (!sid) { stats.sessionless++; return json(res, 400, { error: 'missing Mcp-Session-Id' }); }
+      if (!sid) {
+        // The era probe (server/discover) has no session by design: a
+        // legacy server refuses it like this and the client runs initialize.
+        if (msg.method !== 'server/discover') stats.sessionless++;
+        return json(res, 400, { error: 'missing Mcp-Session-Id' });
+      }
       if (sid !== liveSession) return json(res, 404, { error: 'session expired' });
       if (msg.id === undefined) return res.writeHead(202).end();
       stats.toolCalls++;

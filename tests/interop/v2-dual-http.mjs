@@ -1,0 +1,73 @@
+// tests/interop/v2-dual-http.mjs: a server on the official TypeScript SDK v2
+// (@modelcontextprotocol/server createMcpHandler, its own code for both
+// eras) behind plain node:http on 127.0.0.1 and a free port, for
+// tests/check_era_http.c.  Prints "MCPCONN_TEST_PORT=<port>" once listening;
+// exits when stdin closes.
+//   LEGACY=reject   modern-only (legacy requests are refused)
+//   RECORD=FILE     appends one JSON line per HTTP request: its method, the
+//                   MCP headers and the body, so tests see the wire
+import http from 'node:http';
+import fs from 'node:fs';
+import { McpServer, createMcpHandler, fromJsonSchema } from '@modelcontextprotocol/server';
+
+const factory = () => {
+  const server = new McpServer({ name: 'v2-dual-http', version: '1.0.0' },
+                               { capabilities: { tools: {}, resources: {} } });
+  const text = fromJsonSchema({ type: 'object', properties: { text: { type: 'string' } },
+                                required: ['text'] });
+  server.registerTool('echo', { description: 'echo', inputSchema: text },
+    async ({ text }) => ({ content: [{ type: 'text', text }] }));
+  // A name outside the header-safe set: its Mcp-Name goes base64-encoded.
+  server.registerTool('écho', { description: 'echo, with an accent', inputSchema: text },
+    async ({ text }) => ({ content: [{ type: 'text', text: 'é' + text }] }));
+  server.registerTool('slow', { description: 'waits for ms', inputSchema:
+      fromJsonSchema({ type: 'object', properties: { ms: { type: 'integer' } } }) },
+    async ({ ms }) => { await new Promise((r) => setTimeout(r, ms ?? 1000));
+                        return { content: [{ type: 'text', text: 'slept' }] }; });
+  server.registerResource('note', 'mem://note', { mimeType: 'text/plain' },
+    async (uri) => ({ contents: [{ uri: uri.href, text: 'a note' }] }));
+  return server;
+};
+const handler = createMcpHandler(factory, process.env.LEGACY ? { legacy: process.env.LEGACY } : {});
+const record = process.env.RECORD;
+
+const srv = http.createServer(async (req, res) => {
+  const chunks = [];
+  for await (const c of req) chunks.push(c);
+  const body = Buffer.concat(chunks);
+  if (record) {
+    const h = {};
+    for (const [k, v] of Object.entries(req.headers))
+      if (k.startsWith('mcp-')) h[k] = v;
+    fs.appendFileSync(record, JSON.stringify({ method: req.method, headers: h,
+                                               body: body.toString('utf8') }) + '\n');
+  }
+  const url = `http://${req.headers.host}${req.url}`;
+  const init = { method: req.method, headers: req.headers };
+  if (req.method !== 'GET' && req.method !== 'HEAD') init.body = body;
+  let out;
+  try {
+    out = await handler.fetch(new Request(url, init));
+  } catch (e) {
+    res.writeHead(500).end(String(e));
+    return;
+  }
+  res.writeHead(out.status, Object.fromEntries(out.headers.entries()));
+  if (!out.body) { res.end(); return; }
+  const reader = out.body.getReader();
+  req.on('close', () => reader.cancel().catch(() => {}));
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      res.write(value);
+    }
+  } catch { /* the client went away */ }
+  res.end();
+});
+srv.listen(0, '127.0.0.1', () => {
+  process.stdout.write(`MCPCONN_TEST_PORT=${srv.address().port}\n`);
+});
+process.stdin.on('end', () => process.exit(0));
+process.stdin.on('error', () => process.exit(0));
+process.stdin.resume();
