@@ -544,6 +544,18 @@ static mcp_status discover(mcp_oauth *a, const mcp_oauth_challenge *ch, mcp_oaut
   return st;
 }
 
+/* True for a redirect to this machine (localhost, 127.0.0.0/8, [::1]) or
+ * to a custom scheme: what OIDC calls a native application's. */
+static bool redirect_is_native(const char *uri) {
+  const char *p;
+  if (strncasecmp(uri, "http://", 7) == 0) p = uri + 7;
+  else if (strncasecmp(uri, "https://", 8) == 0) p = uri + 8;
+  else return true; /* com.example.app:/callback */
+  size_t n = strcspn(p, ":/?#");
+  if (*p == '[') return strncmp(p, "[::1]", 5) == 0;
+  return (n == 9 && strncasecmp(p, "localhost", 9) == 0) || strncmp(p, "127.", 4) == 0;
+}
+
 /* Dynamic Client Registration (RFC 7591): we register as a public native
  * client (section 2: token_endpoint_auth_method "none"; RFC 8252 section
  * 7.3: a loopback redirect), for the code grant with refresh.  Section
@@ -567,6 +579,10 @@ static mcp_status register_client(mcp_oauth *a, const mcp_oauth_discovery *d, mc
   json_object_object_add(req, "grant_types", gt);
   json_object_object_add(req, "response_types", rt);
   add_str(req, "token_endpoint_auth_method", "none");
+  /* SEP-837 (OIDC Registration 1.0): a loopback or custom-scheme redirect
+   * is a native application; omitted, OIDC servers assume "web" and may
+   * refuse a loopback redirect. */
+  add_str(req, "application_type", redirect_is_native(redirect) ? "native" : "web");
   if (a->o->scopes) add_str(req, "scope", a->o->scopes);
   char *body = mcp__strdup(
       json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));

@@ -68,6 +68,12 @@ const server = http.createServer((req, res) => {
     if (req.method === 'POST' && path === '/register') {
       stats.register++;
       const m = JSON.parse(body || '{}');
+      // As an OIDC server enforces SEP-837: a loopback redirect is a native
+      // application's, and omitting application_type means "web".
+      const loopback = (m.redirect_uris || []).every((u) => /^http:\/\/(127\.|localhost|\[::1\])/.test(u));
+      if (loopback && m.application_type !== 'native')
+        return json(res, 400, { error: 'invalid_redirect_uri',
+                                error_description: `application_type ${m.application_type ?? '(omitted: web)'} with a loopback redirect` });
       return json(res, 201, { client_id: `client-${stats.register}`, redirect_uris: m.redirect_uris || [], token_endpoint_auth_method: 'none' });
     }
     if (req.method === 'GET' && path === '/authorize') {
