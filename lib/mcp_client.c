@@ -30,6 +30,7 @@
 #include "mcp_cancel.h"
 #include "mcp_client.h"
 #include "mcp_era.h"
+#include "mcp_mrtr.h"
 #include "mcp_jscan.h"
 #include "mcp_jsonrpc.h"
 #include "mcp_oauth.h"
@@ -891,6 +892,40 @@ static const mcp_handler_entry *find_handler(const mcp_client *c, const char *me
   return NULL;
 }
 
+/*
+ * Runs host handler |h| for a server's |method| request with |params|
+ * (borrowed; NULL for none), the one way both eras ask the host: a legacy
+ * server->client request and a modern input request (MRTR).  On MCP_OK
+ * *res is the handler's result as a tree (caller puts), with SEP-1034's
+ * defaults filled in for an elicitation; otherwise |herr| says why (the
+ * handler's own error, or its result that was not a JSON object).
+ * On a worker thread.
+ */
+static mcp_status call_handler(mcp_client *c, const mcp_handler_entry *h, const char *method,
+                               json_object *params, json_object **res, mcp_error *herr) {
+  *res = NULL;
+  const char *ptext = params ? json_object_to_json_string_ext(params, JSON_TEXT_FLAGS) : "{}";
+  char *result = NULL;
+  mcp_status st = h->fn(h->user, method, ptext ? ptext : "{}", &result, herr);
+  if (st == MCP_OK) {
+    const char *why = NULL;
+    *res = result ? mcp__jsonrpc_parse(result, strlen(result), &why) : json_object_new_object();
+    if (!*res || !json_object_is_type(*res, json_type_object)) {
+      client_log(c, MCP_LOG_ERROR, "handler for %s returned invalid JSON (%s)", method,
+                 why ? why : "not an object");
+      json_object_put(*res);
+      *res = NULL;
+      st = MCP_EPROTO;
+      mcp__error_set(herr, st, "client handler returned invalid JSON");
+    }
+  } else if (!herr->message) {
+    mcp__error_set(herr, st, "%s", mcp_strerror(st));
+  }
+  free(result); /* the handler allocated it with malloc() */
+  if (*res && strcmp(method, "elicitation/create") == 0) apply_elicitation_defaults(params, *res);
+  return st;
+}
+
 static void run_server_request(void *arg) {
   inbound_item *it = arg;
   mcp_client *c = it->c;
@@ -914,27 +949,10 @@ static void run_server_request(void *arg) {
                                &len);
     mcp__free(msg);
   } else {
-    const char *params = m.params ? json_object_to_json_string_ext(m.params, JSON_TEXT_FLAGS)
-                                  : "{}";
-    char *result = NULL;
-    mcp_error herr = MCP_ERROR_INIT;
-    mcp_status st = h->fn(h->user, m.method, params, &result, &herr);
     json_object *res = NULL;
+    mcp_error herr = MCP_ERROR_INIT;
+    mcp_status st = call_handler(c, h, m.method, m.params, &res, &herr);
     if (st == MCP_OK) {
-      const char *why = NULL;
-      res = result ? mcp__jsonrpc_parse(result, strlen(result), &why) : json_object_new_object();
-      if (!res || !json_object_is_type(res, json_type_object)) {
-        client_log(c, MCP_LOG_ERROR, "handler for %s returned invalid JSON (%s)", m.method,
-                   why ? why : "not an object");
-        json_object_put(res);
-        res = NULL;
-        st = MCP_EPROTO;
-        mcp__error_set(&herr, st, "client handler returned invalid JSON");
-      }
-    }
-    free(result); /* the handler allocated it with malloc() */
-    if (res) {
-      if (strcmp(m.method, "elicitation/create") == 0) apply_elicitation_defaults(m.params, res);
       reply = mcp__jsonrpc_result(m.id, res, &len);
       json_object_put(res);
     } else {
@@ -1464,7 +1482,8 @@ static mcp_status request_sync(mcp_client *c, const mcp_req *r, const mcp_call_o
 static mcp_status request_result(mcp_client *c, const mcp_req *r, const mcp_call_options *o,
                                  char **result_json, mcp_error *err);
 
-static mcp_status check_result_kind(const mcp_req *r, const char *text, size_t len, mcp_error *err);
+static mcp_status check_result_kind(const mcp_req *r, mcp_result_kind kind, mcp_error *err);
+static mcp_result_kind outcome_kind(bool modern, mcp_status st, const char *text, size_t len);
 
 /* The result of request |r| parsed as a tree (caller puts), for the few
  * callers that read several of its members (pages, initialize). */
@@ -1475,7 +1494,7 @@ static mcp_status request_tree(mcp_client *c, const mcp_req *r, const mcp_call_o
   *out = NULL;
   bool modern = c->modern; /* read before: once answered, a free may run */
   mcp_status st = request_sync(c, r, o, &text, &len, err);
-  if (st == MCP_OK && modern) st = check_result_kind(r, text, len, err);
+  if (st == MCP_OK && modern) st = check_result_kind(r, outcome_kind(modern, st, text, len), err);
   if (st) {
     mcp__free(text);
     return st;
@@ -1535,16 +1554,17 @@ static mcp_status check_tool_text(const char *text, size_t len, mcp_error *err) 
   return st;
 }
 
-/* A modern result's resultType (mcp_era.h): complete or absent goes on;
- * anything else is an error here.  MCP_OK or MCP_EPROTO. */
-static mcp_status check_result_kind(const mcp_req *r, const char *text, size_t len,
-                                    mcp_error *err) {
-  switch (mcp__era_result_kind(text, len)) {
+/* A modern result's resultType (mcp_era.h), |kind|: complete or absent
+ * goes on; anything else that reaches here is an error (input_required is
+ * answered before, on the methods that may ask).  MCP_OK or MCP_EPROTO. */
+static mcp_status check_result_kind(const mcp_req *r, mcp_result_kind kind, mcp_error *err) {
+  switch (kind) {
   case MCP_RESULT_COMPLETE: return MCP_OK;
   case MCP_RESULT_INPUT_REQUIRED:
     return mcp__error_set(err, MCP_EPROTO,
                           "%s: the server asked for input (resultType \"input_required\"), "
-                          "which mcpconn does not answer yet on 2026-07-28 connections",
+                          "which the specification allows only on tools/call, prompts/get "
+                          "and resources/read",
                           r->method);
   case MCP_RESULT_TASK:
     return mcp__error_set(err, MCP_EPROTO,
@@ -1556,13 +1576,18 @@ static mcp_status check_result_kind(const mcp_req *r, const char *text, size_t l
   }
 }
 
+/* The resultType of a successful modern outcome; complete otherwise. */
+static mcp_result_kind outcome_kind(bool modern, mcp_status st, const char *text, size_t len) {
+  return modern && st == MCP_OK ? mcp__era_result_kind(text, len) : MCP_RESULT_COMPLETE;
+}
+
 /* The outcome of request |r| for its caller, sync or async: |st| and the
- * result text (stolen) become the status and string the host gets; on a
- * |modern| connection the result's resultType is checked first. */
-static mcp_status result_out(const mcp_req *r, bool modern, mcp_status st, char *text, size_t len,
-                             char **result_json, mcp_error *err) {
+ * result text (stolen) become the status and string the host gets; |kind|
+ * is the result's resultType (outcome_kind()). */
+static mcp_status result_out(const mcp_req *r, mcp_result_kind kind, mcp_status st, char *text,
+                             size_t len, char **result_json, mcp_error *err) {
   *result_json = NULL;
-  if (st == MCP_OK && modern && (st = check_result_kind(r, text, len, err)) != MCP_OK) {
+  if (st == MCP_OK && (st = check_result_kind(r, kind, err)) != MCP_OK) {
     mcp__free(text);
     return st;
   }
@@ -1580,13 +1605,188 @@ static mcp_status result_out(const mcp_req *r, bool modern, mcp_status st, char 
   return tool_st;
 }
 
+/* ---- multi-round-trip requests (mcp_mrtr.h) ------------------------------ */
+
+/* At most this many input_required rounds per call (the TypeScript SDK's
+ * default); a server asking for more fails the call. */
+#define MRTR_MAX_ROUNDS 10
+
+/*
+ * Answers every input of round |rd| of a |method| request with the host's
+ * handlers, one after another, on the calling worker thread.  *out becomes
+ * the inputResponses object (caller puts; NULL when the round asked for no
+ * input).  A server asking for what no handler answers (it must not: the
+ * capability was not declared), or a handler failing, fails the call.
+ */
+static mcp_status fulfil_inputs(mcp_client *c, const char *method, const mcp_mrtr_round *rd,
+                                json_object **out, mcp_error *err) {
+  *out = NULL;
+  if (!rd->requests) return MCP_OK;
+  json_object *resp = json_object_new_object();
+  if (!resp) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  for (size_t i = 0; i < rd->ninputs; i++) {
+    const char *key, *im;
+    json_object *params = NULL, *res = NULL;
+    mcp__mrtr_input(rd, i, &key, &im, &params);
+    char qm[MCP_QUOTE_SHORT], qk[MCP_QUOTE_SHORT];
+    mcp__quote(qm, sizeof(qm), im, strlen(im));
+    mcp__quote(qk, sizeof(qk), key, strlen(key));
+    const mcp_handler_entry *h = find_handler(c, im);
+    if (!h) {
+      json_object_put(resp);
+      return mcp__error_set(err, MCP_EPROTO,
+                            "%s: the server asked for input \"%s\" by %s, which this client "
+                            "has no handler for (and did not declare)",
+                            method, qk, qm);
+    }
+    mcp_error herr = MCP_ERROR_INIT;
+    mcp_status st = call_handler(c, h, im, params, &res, &herr);
+    if (st != MCP_OK) {
+      json_object_put(resp);
+      mcp__error_set(err, st, "%s: the %s handler failed on input \"%s\": %s", method, qm, qk,
+                     herr.message ? herr.message : mcp_strerror(st));
+      if (err) err->rpc_code = herr.rpc_code;
+      mcp_error_clear(&herr);
+      return st;
+    }
+    mcp_error_clear(&herr);
+    if (mcp__json_add(resp, key, res)) {
+      json_object_put(resp);
+      return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+    }
+  }
+  *out = resp;
+  return MCP_OK;
+}
+
+/* A sync call's inputs answered on the client's lane, where every host
+ * callback runs (inline when the caller is already on it). */
+typedef struct lane_fulfil {
+  mcp_client *c;
+  const char *method;
+  const mcp_mrtr_round *rd;
+  json_object *out;
+  mcp_status st;
+  mcp_error err;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  bool done;
+} lane_fulfil;
+
+static void lane_fulfil_end(lane_fulfil *f) {
+  pthread_mutex_lock(&f->mu);
+  f->done = true;
+  pthread_cond_broadcast(&f->cv);
+  pthread_mutex_unlock(&f->mu);
+}
+
+static void run_fulfil(void *arg) {
+  lane_fulfil *f = arg;
+  f->st = fulfil_inputs(f->c, f->method, f->rd, &f->out, &f->err);
+  lane_fulfil_end(f);
+}
+
+static void drop_fulfil(void *arg) {
+  lane_fulfil *f = arg;
+  f->st = mcp__error_set(&f->err, MCP_ECLOSED, "%s: the client closed while answering input",
+                         f->method);
+  lane_fulfil_end(f);
+}
+
+static mcp_status fulfil_sync(mcp_client *c, const char *method, const mcp_mrtr_round *rd,
+                              json_object **out, mcp_error *err) {
+  *out = NULL;
+  if (!rd->requests) return MCP_OK;
+  if (mcp__lane_is_current(c->lane)) return fulfil_inputs(c, method, rd, out, err);
+  lane_fulfil f = {.c = c, .method = method, .rd = rd, .err = MCP_ERROR_INIT};
+  pthread_mutex_init(&f.mu, NULL);
+  pthread_cond_init(&f.cv, NULL);
+  int rc = mcp__lane_post(c->lane, run_fulfil, drop_fulfil, &f);
+  if (rc == MCP_OK) {
+    pthread_mutex_lock(&f.mu);
+    while (!f.done) pthread_cond_wait(&f.cv, &f.mu);
+    pthread_mutex_unlock(&f.mu);
+  } else {
+    f.st = rc == MCP_ENOMEM
+               ? mcp__error_set(&f.err, MCP_ENOMEM, "out of memory")
+               : mcp__error_set(&f.err, MCP_ECLOSED, "%s: the client is closing", method);
+  }
+  pthread_mutex_destroy(&f.mu);
+  pthread_cond_destroy(&f.cv);
+  if (f.st != MCP_OK) mcp__error_copy(err, &f.err);
+  mcp_error_clear(&f.err);
+  *out = f.out;
+  return f.st;
+}
+
+/*
+ * Between two rounds of a call made with |o|, started at |t0| (ms): what
+ * stops it going on.  A fired token is MCP_ECANCELLED; with max_total_ms,
+ * the rounds together (handlers included) are bounded by it.
+ */
+static mcp_status round_gate(const mcp_req *r, const mcp_call_options *o, int64_t t0, int round,
+                             mcp_error *err) {
+  if (round >= MRTR_MAX_ROUNDS)
+    return mcp__error_set(err, MCP_EPROTO, "%s: the server still asked for input after %d rounds",
+                          r->method, MRTR_MAX_ROUNDS);
+  if (o && o->cancel && mcp_cancel_is_fired(o->cancel))
+    return mcp__error_set(err, MCP_ECANCELLED, "%s: cancelled", r->method);
+  if (o && o->reset_on_progress && o->max_total_ms > 0 && mcp__now_ms() - t0 >= o->max_total_ms)
+    return mcp__error_set(err, MCP_ETIMEDOUT, "%s: timed out after %lld ms (max total)", r->method,
+                          (long long)o->max_total_ms);
+  return MCP_OK;
+}
+
+/*
+ * One round of MRTR for sync request |r| after result |text| (taken):
+ * the inputs answered on the lane, *retry the next request.
+ */
+static mcp_status next_round_sync(mcp_client *c, const mcp_req *r, char *text, size_t len,
+                                  mcp_req *retry, mcp_error *err) {
+  mcp_mrtr_round rd;
+  mcp_status st = mcp__mrtr_parse(r->method, text, len, &rd, err);
+  mcp__free(text);
+  if (st) return st;
+  json_object *responses = NULL;
+  if (!client_enter(c)) st = freeing_error(err);
+  else {
+    st = fulfil_sync(c, r->method, &rd, &responses, err);
+    client_leave(c);
+  }
+  mcp__req_clear(retry);
+  if (st == MCP_OK) st = mcp__mrtr_retry(r, &rd, responses, retry, err);
+  json_object_put(responses);
+  mcp__mrtr_clear(&rd);
+  return st;
+}
+
 static mcp_status request_result(mcp_client *c, const mcp_req *r, const mcp_call_options *o,
                                  char **result_json, mcp_error *err) {
-  char *text = NULL;
-  size_t len = 0;
   bool modern = c->modern; /* read before: once answered, a free may run */
-  mcp_status st = request_sync(c, r, o, &text, &len, err);
-  return result_out(r, modern, st, text, len, result_json, err);
+  bool mrtr = modern && mcp__mrtr_method(r->method);
+  int64_t t0 = mrtr ? mcp__now_ms() : 0;
+  mcp_req retry = {0};
+  const mcp_req *cur = r;
+  for (int round = 0;; round++) {
+    char *text = NULL;
+    size_t len = 0;
+    mcp_status st = request_sync(c, cur, o, &text, &len, err);
+    mcp_result_kind kind = outcome_kind(modern, st, text, len);
+    if (mrtr && kind == MCP_RESULT_INPUT_REQUIRED) {
+      if ((st = round_gate(r, o, t0, round, err)) == MCP_OK)
+        st = next_round_sync(c, r, text, len, &retry, err);
+      else mcp__free(text);
+      if (st == MCP_OK) {
+        cur = &retry;
+        continue;
+      }
+      mcp__req_clear(&retry);
+      *result_json = NULL;
+      return st;
+    }
+    mcp__req_clear(&retry);
+    return result_out(r, kind, st, text, len, result_json, err);
+  }
 }
 
 /* Sends the request a constructor built (|st| its status) and clears it. */
@@ -1821,11 +2021,28 @@ MCP_EXTERN mcp_status mcp_client_notify(mcp_client *c, const char *method, const
 /* ---- async --------------------------------------------------------------- */
 
 /* What an async call needs after it was sent: the call context for
- * progress, and the request's shape for its outcome. */
+ * progress, and the request's shape for its outcome.  A call that may ask
+ * for input (a modern tools/call, prompts/get or resources/read) also
+ * keeps what its retries need: the request's params and the call's
+ * options (the token referenced). */
 typedef struct async_ctx {
   call_ctx cc;   /* first: the pending entry's user is this */
-  mcp_req shape; /* method and tool_call only; no params */
+  mcp_req shape; /* method and tool_call; params only when |mrtr| */
+  char *method;  /* own copy: the host's string may go when the call returns */
+  bool modern;   /* read at send: once answered, a free may run */
+  bool mrtr;
+  int round;  /* input_required rounds answered so far */
+  int64_t t0; /* when the call was made (ms), for max_total_ms */
+  mcp_call_options opts;
 } async_ctx;
+
+static void free_ctx(async_ctx *ctx) {
+  if (!ctx) return;
+  mcp__free(ctx->shape.params);
+  mcp__free(ctx->method);
+  if (ctx->opts.cancel) mcp_cancel_unref(ctx->opts.cancel);
+  mcp__free(ctx);
+}
 
 typedef struct done_item {
   async_ctx *ctx;
@@ -1839,8 +2056,40 @@ typedef struct done_item {
 static void free_done(done_item *it) {
   mcp__free(it->text);
   mcp_error_clear(&it->err);
-  mcp__free(it->ctx);
+  free_ctx(it->ctx);
   mcp__free(it);
+}
+
+static mcp_status async_send(mcp_client *c, async_ctx *ctx, const mcp_req *r, mcp_error *err);
+
+/*
+ * On the lane, an async call's round |it| ended input_required: its inputs
+ * answered here (host callbacks run on the lane anyway), and the retry
+ * sent with the same context.  MCP_OK: the context went on with the retry
+ * (the callback runs when it ends).  Otherwise |err| says why the call
+ * ends now.
+ */
+static mcp_status next_round_async(done_item *it, mcp_error *err) {
+  async_ctx *ctx = it->ctx;
+  mcp_client *c = ctx->cc.c;
+  mcp_status st = round_gate(&ctx->shape, &ctx->opts, ctx->t0, ctx->round, err);
+  if (st) return st;
+  ctx->round++;
+  mcp_mrtr_round rd;
+  if ((st = mcp__mrtr_parse(ctx->shape.method, it->text, it->text_len, &rd, err))) return st;
+  json_object *responses = NULL;
+  mcp_req retry = {0};
+  st = fulfil_inputs(c, ctx->shape.method, &rd, &responses, err);
+  if (st == MCP_OK) st = mcp__mrtr_retry(&ctx->shape, &rd, responses, &retry, err);
+  json_object_put(responses);
+  mcp__mrtr_clear(&rd);
+  if (st == MCP_OK && !client_enter(c)) st = freeing_error(err);
+  else if (st == MCP_OK) {
+    st = async_send(c, ctx, &retry, err);
+    client_leave(c);
+  }
+  mcp__req_clear(&retry);
+  return st;
 }
 
 /* On the lane: the host's callback gets what a sync call would return. */
@@ -1848,9 +2097,22 @@ static void run_done(void *arg) {
   done_item *it = arg;
   async_ctx *ctx = it->ctx;
   abandoned(ctx->cc.c, ctx->shape.method, it->id, it->status);
+  mcp_result_kind kind = outcome_kind(ctx->modern, it->status, it->text, it->text_len);
+  if (ctx->mrtr && kind == MCP_RESULT_INPUT_REQUIRED) {
+    mcp_status st = next_round_async(it, &it->err);
+    if (st == MCP_OK) {
+      it->ctx = NULL; /* it lives on in the retry's pending entry */
+      free_done(it);
+      return;
+    }
+    it->err.status = st;
+    ctx->cc.fn(ctx->cc.user, st, NULL, &it->err);
+    free_done(it);
+    return;
+  }
   char *text = NULL;
-  mcp_status st = result_out(&ctx->shape, ctx->cc.c->modern, it->status, it->text, it->text_len,
-                             &text, &it->err);
+  mcp_status st = result_out(&ctx->shape, kind, it->status, it->text, it->text_len, &text,
+                             &it->err);
   it->text = NULL; /* result_out took it */
   if (st != MCP_OK) it->err.status = st;
   ctx->cc.fn(ctx->cc.user, st, text, st == MCP_OK ? NULL : &it->err);
@@ -1872,7 +2134,7 @@ static void on_async_done(void *user, int64_t id, mcp_status status, char *text,
     mcp__error_set(&e, MCP_ENOMEM, "out of memory");
     ctx->cc.fn(ctx->cc.user, MCP_ENOMEM, NULL, &e);
     mcp_error_clear(&e);
-    mcp__free(ctx);
+    free_ctx(ctx);
     return;
   }
   it->ctx = ctx;
@@ -1892,27 +2154,20 @@ static void on_async_done(void *user, int64_t id, mcp_status status, char *text,
   if (mcp__lane_post(ctx->cc.c->lane, run_done, drop_done, it) != MCP_OK) run_done(it);
 }
 
-/* Sends |r| (borrowed) without waiting; |fn| runs once with the outcome. */
-static mcp_status request_async_body(mcp_client *c, const mcp_req *r, const mcp_call_options *o,
-                                     mcp_result_fn fn, void *user, mcp_error *err) {
-  async_ctx *ctx = mcp__calloc(1, sizeof(*ctx));
-  if (!ctx) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
-  fill_call_ctx(&ctx->cc, c, o);
-  ctx->cc.fn = fn;
-  ctx->cc.user = user;
-  ctx->shape.method = r->method;
-  ctx->shape.tool_call = r->tool_call;
+/*
+ * Sends |r| for |ctx| without waiting.  MCP_OK: |ctx| belongs to the
+ * pending entry (its callback runs once, from run_done).  Otherwise it
+ * was not sent, |ctx| is still the caller's, and |err| says why.
+ */
+static mcp_status async_send(mcp_client *c, async_ctx *ctx, const mcp_req *r, mcp_error *err) {
+  const mcp_call_options *o = &ctx->opts;
   mcp_pending_req pr;
   fill_pending_req(&pr, c, o);
   pr.done = on_async_done;
   pr.user = ctx;
   int64_t id = 0;
   mcp_status st = mcp__pending_add(c->pending, &pr, &id, NULL, err);
-  if (st != MCP_OK) {
-    mcp__free(ctx);
-    return st;
-  }
-  /* From here on ctx belongs to the pending entry (freed by run_done). */
+  if (st != MCP_OK) return st;
   mcp_error serr = MCP_ERROR_INIT;
   if (send_req(c, r, id, o, pr.timeout_ms, &serr) == MCP_OK) {
     mcp__transport_need_reader(c->t); /* no caller will lead for it */
@@ -1921,7 +2176,6 @@ static mcp_status request_async_body(mcp_client *c, const mcp_req *r, const mcp_
   /* Not sent.  Withdraw it quietly, unless it already ended (closed or
    * cancelled meanwhile), in which case its callback runs as promised. */
   if (mcp__pending_remove(c->pending, id)) {
-    mcp__free(ctx);
     st = serr.status ? serr.status : MCP_EIO;
     if (err) {
       mcp__error_copy(err, &serr);
@@ -1932,6 +2186,40 @@ static mcp_status request_async_body(mcp_client *c, const mcp_req *r, const mcp_
   }
   mcp_error_clear(&serr);
   return MCP_OK;
+}
+
+/* Sends |r| (its params taken when the call may need retries) without
+ * waiting; |fn| runs once with the outcome. */
+static mcp_status request_async_body(mcp_client *c, mcp_req *r, const mcp_call_options *o,
+                                     mcp_result_fn fn, void *user, mcp_error *err) {
+  async_ctx *ctx = mcp__calloc(1, sizeof(*ctx));
+  if (!ctx) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  fill_call_ctx(&ctx->cc, c, o);
+  ctx->cc.fn = fn;
+  ctx->cc.user = user;
+  ctx->modern = c->modern;
+  ctx->mrtr = ctx->modern && mcp__mrtr_method(r->method);
+  ctx->opts = (mcp_call_options){.timeout_ms = -1};
+  if (o) ctx->opts = *o;
+  if (ctx->opts.cancel) mcp_cancel_ref(ctx->opts.cancel);
+  if (!(ctx->method = mcp__strdup(r->method))) {
+    free_ctx(ctx);
+    return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  }
+  ctx->shape.method = ctx->method;
+  ctx->shape.known = r->known;
+  ctx->shape.tool_call = r->tool_call;
+  if (ctx->mrtr) {
+    /* The params a retry needs, taken before the send: the answer may be
+     * handled on the lane before this returns. */
+    ctx->t0 = mcp__now_ms();
+    ctx->shape.params = r->params;
+    ctx->shape.params_len = r->params_len;
+    r->params = NULL;
+  }
+  mcp_status st = async_send(c, ctx, ctx->mrtr ? &ctx->shape : r, err);
+  if (st != MCP_OK) free_ctx(ctx); /* else it belongs to the pending entry */
+  return st;
 }
 
 /* Sends the request a constructor built (|st| its status) and clears it. */

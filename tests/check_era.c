@@ -11,6 +11,7 @@
  */
 #include "config.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,6 +165,9 @@ static int count_of(const char *s, const char *needle) {
 
 /* Connects with |protocol| to argv (after the tee wrapper that records to
  * tmpdir/sent and tmpdir/starts). */
+static mcp_request_fn handler_fn; /* registered for elicitation/create when set */
+static void *handler_user;
+
 static mcp_status connect_to(const char *protocol, const char *const *argv, int64_t timeout,
                              mcp_client **c, mcp_error *err) {
   char log[4200], mark[4200];
@@ -183,6 +187,10 @@ static mcp_status connect_to(const char *protocol, const char *const *argv, int6
   ck_assert_int_eq(mcp_client_options_set_protocol(o, protocol), MCP_OK);
   mcp_client_options_set_timeout_ms(o, timeout);
   mcp_client_options_set_client_info(o, "check_era", "9.9");
+  if (handler_fn)
+    ck_assert_int_eq(
+        mcp_client_options_set_request_handler(o, "elicitation/create", handler_fn, handler_user),
+        MCP_OK);
   *c = NULL;
   mcp_status st = mcp_client_connect(o, c, err);
   mcp_client_options_free(o);
@@ -261,16 +269,83 @@ START_TEST(legacy_demo_server_pays_one_probe) {
 }
 END_TEST
 
+/* ---- multi-round-trip requests (SEP-2322) -------------------------------- */
+
+typedef struct elicit_rec {
+  pthread_mutex_t mu;
+  int calls;
+  mcp_client *c;       /* when set, "unrelated" is called from the handler */
+  char unrelated[512]; /* its result */
+  bool fail;           /* answer with an error */
+  mcp_cancel *fire;    /* fired from the handler when set */
+} elicit_rec;
+
+static mcp_status on_elicit(void *user, const char *method, const char *params, char **result,
+                            mcp_error *err) {
+  elicit_rec *r = user;
+  ck_assert_str_eq(method, "elicitation/create");
+  ck_assert_ptr_nonnull(strstr(params, "\"requestedSchema\""));
+  pthread_mutex_lock(&r->mu);
+  r->calls++;
+  pthread_mutex_unlock(&r->mu);
+  if (r->c) {
+    /* Another call while this one waits for its retry: it must carry none
+     * of this call's input (conformance's parallel isolation). */
+    char *out = NULL;
+    mcp_error e = MCP_ERROR_INIT;
+    ck_assert_int_eq(mcp_client_call_tool(r->c, "unrelated", NULL, NULL, &out, &e), MCP_OK);
+    snprintf(r->unrelated, sizeof(r->unrelated), "%s", out);
+    free(out);
+  }
+  if (r->fire) mcp_cancel_fire(r->fire);
+  if (r->fail) {
+    err->status = MCP_ERPC;
+    err->rpc_code = -1;
+    err->message = strdup("the user said no");
+    return MCP_ERPC;
+  }
+  *result = strdup("{\"action\":\"accept\",\"content\":{\"ok\":true}}");
+  return MCP_OK;
+}
+
+typedef struct async_wait {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  bool done;
+  mcp_status st;
+  char out[1024];
+} async_wait;
+
+static void on_async(void *user, mcp_status st, const char *result, const mcp_error *err) {
+  async_wait *w = user;
+  pthread_mutex_lock(&w->mu);
+  w->st = st;
+  snprintf(w->out, sizeof(w->out), "%s",
+           result ? result : (err && err->message ? err->message : ""));
+  w->done = true;
+  pthread_cond_broadcast(&w->cv);
+  pthread_mutex_unlock(&w->mu);
+}
+
 START_TEST(v2_sdk_server_both_eras) {
   make_tmp();
   paths();
   const char *argv[] = {node, v2_server, NULL};
   mcp_client *c;
   mcp_error err = MCP_ERROR_INIT;
+  elicit_rec rec = {.mu = PTHREAD_MUTEX_INITIALIZER};
+  handler_fn = on_elicit;
+  handler_user = &rec;
   ck_assert_int_eq(connect_to("auto", argv, CONNECT_MS, &c, &err), MCP_OK);
   ck_assert_str_eq(mcp_client_protocol_version(c), "2026-07-28");
   ck_assert_ptr_nonnull(strstr(mcp_client_server_info(c), "\"supportedVersions\""));
   char *out = NULL;
+  /* The SDK's multi-round-trip tool: one input round, answered by the
+   * same handler a legacy elicitation reaches. */
+  ck_assert_int_eq(mcp_client_call_tool(c, "confirm", NULL, NULL, &out, &err), MCP_OK);
+  ck_assert_msg(strstr(out, "confirmed {\\\"ok\\\":true") != NULL, "%s", out);
+  free(out);
+  ck_assert_int_eq(rec.calls, 1);
   ck_assert_int_eq(mcp_client_call_tool(c, "echo", "{\"text\":\"hi\"}", NULL, &out, &err), MCP_OK);
   ck_assert_ptr_nonnull(strstr(out, "\"text\":\"hi\""));
   free(out);
@@ -283,16 +358,26 @@ START_TEST(v2_sdk_server_both_eras) {
   char *sent = slurp("sent");
   assert_all_modern(sent);
   ck_assert_int_eq(count_of(sent, "\"server/discover\""), 2);
+  /* The retry: the SDK's state echoed, the answer under its key. */
+  ck_assert_ptr_nonnull(strstr(sent, "\"inputResponses\":{\"c\":{\"action\":\"accept\""));
+  ck_assert_ptr_nonnull(strstr(sent, "\"requestState\":\"v2-state\""));
   free(sent);
   rm_tmp();
-  /* The same server in mode legacy: initialize, and no modern _meta. */
+  /* The same server in mode legacy: initialize, and no modern _meta; the
+   * same tool asks by a server->client elicitation/create. */
   make_tmp();
   ck_assert_int_eq(connect_to("legacy", argv, CONNECT_MS, &c, &err), MCP_OK);
   ck_assert_str_eq(mcp_client_protocol_version(c), "2025-11-25");
   ck_assert_int_eq(mcp_client_call_tool(c, "echo", "{\"text\":\"hi\"}", NULL, &out, &err), MCP_OK);
   free(out);
+  ck_assert_int_eq(mcp_client_call_tool(c, "confirm", NULL, NULL, &out, &err), MCP_OK);
+  ck_assert_msg(strstr(out, "confirmed {\\\"ok\\\":true") != NULL, "%s", out);
+  free(out);
+  ck_assert_int_eq(rec.calls, 2);
   mcp_client_free(c);
+  handler_fn = NULL;
   sent = slurp("sent");
+  ck_assert_ptr_null(strstr(sent, "inputResponses"));
   ck_assert_ptr_null(strstr(sent, "io.modelcontextprotocol/protocolVersion"));
   ck_assert_int_eq(count_of(sent, "\"initialize\""), 1);
   free(sent);
@@ -425,14 +510,103 @@ START_TEST(result_types_on_modern) {
   ck_assert_ptr_null(out);
   ck_assert_ptr_nonnull(strstr(err.message, "unknown resultType"));
   mcp_error_clear(&err);
+  /* Input the client has no handler for (and did not declare). */
   ck_assert_int_eq(mcp_client_call_tool(c, "ask", NULL, NULL, &out, &err), MCP_EPROTO);
-  ck_assert_ptr_nonnull(strstr(err.message, "input_required"));
+  ck_assert_ptr_nonnull(strstr(err.message, "input \"a\" by roots/list"));
+  ck_assert_ptr_nonnull(strstr(err.message, "no handler"));
   mcp_error_clear(&err);
   ck_assert_int_eq(mcp_client_list_tools(c, NULL, &out, &err), MCP_OK);
   free(out);
   mcp_client_free(c);
   char *sent = slurp("sent");
   assert_all_modern(sent);
+  free(sent);
+  rm_tmp();
+}
+END_TEST
+
+START_TEST(mrtr_rounds) {
+  make_tmp();
+  elicit_rec rec = {.mu = PTHREAD_MUTEX_INITIALIZER};
+  handler_fn = on_elicit;
+  handler_user = &rec;
+  mcp_client *c;
+  mcp_error err = MCP_ERROR_INIT;
+  ck_assert_int_eq(scripted("modern", "auto", &c, &err), MCP_OK);
+  /* The server checks each retry (state echoed exactly, a new id, this
+   * round's answers only) and says "ok" or "bad: why". */
+  char *out = NULL;
+  rec.c = c;
+  ck_assert_int_eq(mcp_client_call_tool(c, "confirm", NULL, NULL, &out, &err), MCP_OK);
+  ck_assert_msg(strstr(out, "\"text\":\"ok {") != NULL, "%s", out);
+  ck_assert_ptr_nonnull(strstr(out, "dflt")); /* SEP-1034 default filled in */
+  free(out);
+  ck_assert_int_eq(rec.calls, 1);
+  ck_assert_ptr_nonnull(strstr(rec.unrelated, "ok unrelated"));
+  rec.c = NULL;
+  /* Three rounds, each with its own key and state. */
+  ck_assert_int_eq(mcp_client_call_tool(c, "rounds", NULL, NULL, &out, &err), MCP_OK);
+  ck_assert_msg(strstr(out, "ok 3 rounds") != NULL, "%s", out);
+  free(out);
+  ck_assert_int_eq(rec.calls, 4);
+  /* A round with requestState only: retried at once, no handler, no
+   * inputResponses. */
+  ck_assert_int_eq(mcp_client_call_tool(c, "state-only", NULL, NULL, &out, &err), MCP_OK);
+  ck_assert_msg(strstr(out, "ok shed") != NULL, "%s", out);
+  free(out);
+  ck_assert_int_eq(rec.calls, 4);
+  /* prompts/get may ask too. */
+  ck_assert_int_eq(mcp_client_get_prompt(c, "p", NULL, NULL, &out, &err), MCP_OK);
+  ck_assert_msg(strstr(out, "ok {") != NULL, "%s", out);
+  free(out);
+  /* Async: the rounds run on the lane, the callback gets the end. */
+  async_wait w = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+  ck_assert_int_eq(mcp_client_call_tool_async(c, "confirm", NULL, NULL, on_async, &w, &err),
+                   MCP_OK);
+  pthread_mutex_lock(&w.mu);
+  while (!w.done) pthread_cond_wait(&w.cv, &w.mu);
+  pthread_mutex_unlock(&w.mu);
+  ck_assert_int_eq(w.st, MCP_OK);
+  ck_assert_msg(strstr(w.out, "\"text\":\"ok {") != NULL, "%s", w.out);
+  /* Bounded: a server that asks on every round fails the call after ten
+   * retries. */
+  ck_assert_int_eq(mcp_client_call_tool(c, "forever", NULL, NULL, &out, &err), MCP_EPROTO);
+  ck_assert_ptr_null(out);
+  ck_assert_ptr_nonnull(strstr(err.message, "after 10 rounds"));
+  mcp_error_clear(&err);
+  /* Neither inputRequests nor requestState: a protocol error, no retry. */
+  ck_assert_int_eq(mcp_client_call_tool(c, "empty", NULL, NULL, &out, &err), MCP_EPROTO);
+  ck_assert_ptr_nonnull(strstr(err.message, "neither inputRequests nor requestState"));
+  mcp_error_clear(&err);
+  /* No list may ask for input. */
+  ck_assert_int_eq(mcp_client_request(c, "tools/list", "{\"ask\":true}", NULL, &out, &err),
+                   MCP_EPROTO);
+  ck_assert_ptr_nonnull(strstr(err.message, "allows only on"));
+  mcp_error_clear(&err);
+  /* A handler's failure ends the call with it; no retry is sent. */
+  rec.fail = true;
+  ck_assert_int_eq(mcp_client_call_tool(c, "confirm", NULL, NULL, &out, &err), MCP_ERPC);
+  ck_assert_ptr_nonnull(strstr(err.message, "handler failed on input \"c\": the user said no"));
+  mcp_error_clear(&err);
+  rec.fail = false;
+  /* A token fired while the host answers: no retry. */
+  mcp_call_options *co = mcp_call_options_new();
+  rec.fire = mcp_cancel_new();
+  mcp_call_options_set_cancel(co, rec.fire);
+  ck_assert_int_eq(mcp_client_call_tool(c, "confirm", NULL, co, &out, &err), MCP_ECANCELLED);
+  mcp_error_clear(&err);
+  mcp_call_options_free(co);
+  mcp_cancel_unref(rec.fire);
+  rec.fire = NULL;
+  mcp_client_free(c);
+  handler_fn = NULL;
+  char *sent = slurp("sent");
+  assert_all_modern(sent);
+  /* forever: the first request and ten retries. */
+  ck_assert_int_eq(count_of(sent, "\"name\":\"forever\""), 11);
+  /* confirm: sync (2), async (2), failed (1: no retry), cancelled (1). */
+  ck_assert_int_eq(count_of(sent, "\"name\":\"confirm\""), 6);
+  ck_assert_int_eq(count_of(sent, "\"name\":\"empty\""), 1);
   free(sent);
   rm_tmp();
 }
@@ -454,6 +628,7 @@ static Suite *era_suite(void) {
   tcase_add_test(live, server_silent_on_probe);
   tcase_add_test(live, probe_answers);
   tcase_add_test(live, result_types_on_modern);
+  tcase_add_test(live, mrtr_rounds);
   suite_add_tcase(s, live);
   return s;
 }

@@ -16,6 +16,7 @@
 #include <arpa/inet.h>
 #include <json-c/json.h>
 #include <netinet/in.h>
+#include <stdatomic.h>
 #include <sys/socket.h>
 
 #include "check_interop_util.h"
@@ -124,9 +125,24 @@ static void stop(fixture *f) {
   interop_rm_rf(f->dir);
 }
 
+/* The host's elicitation answer: accept, {"ok":true}; counts its calls. */
+static atomic_int elicits;
+static mcp_status on_elicit(void *user, const char *method, const char *params, char **result,
+                            mcp_error *err) {
+  (void)user;
+  (void)err;
+  ck_assert_str_eq(method, "elicitation/create");
+  ck_assert_ptr_nonnull(strstr(params, "Go on?"));
+  atomic_fetch_add(&elicits, 1);
+  *result = strdup("{\"action\":\"accept\",\"content\":{\"ok\":true}}");
+  return MCP_OK;
+}
+
 static mcp_status connect_mode(fixture *f, const char *protocol, mcp_client **out, mcp_error *err) {
   mcp_client_options *o = mcp_client_options_new();
   ck_assert_ptr_nonnull(o);
+  ck_assert_int_eq(mcp_client_options_set_request_handler(o, "elicitation/create", on_elicit, NULL),
+                   MCP_OK);
   ck_assert_int_eq(mcp_client_options_set_http(o, f->url, MCP_HTTP_TRANSPORT_STREAMABLE), MCP_OK);
   ck_assert_int_eq(mcp_client_options_set_protocol(o, protocol), MCP_OK);
   mcp_client_options_set_timeout_ms(o, START_MS);
@@ -259,6 +275,26 @@ static int assert_modern_wire(const fixture *f) {
   json_object_put(arr);
   return calls;
 }
+
+/* The v2 SDK's multi-round-trip tool over HTTP: an input round answered
+ * by the host's handler and retried on the modern wire.  (Its legacy half
+ * is check_era's stdio test: createMcpHandler serves 2025 requests one at
+ * a time, without a session, so it cannot send the elicitation there.) */
+START_TEST(v2_mrtr_modern) {
+  fixture f;
+  start(&f, "v2-dual-http.mjs", NULL);
+  atomic_store(&elicits, 0);
+  connect_ok(&f, "auto");
+  ck_assert_str_eq(mcp_client_protocol_version(f.client), "2026-07-28");
+  char *t = call_text(f.client, "confirm", NULL);
+  ck_assert_str_eq(t, "confirmed {\"ok\":true}");
+  free(t);
+  ck_assert_int_eq(atomic_load(&elicits), 1);
+  /* The first call and its retry, both on the modern wire. */
+  ck_assert_int_eq(assert_modern_wire(&f), 2);
+  stop(&f);
+}
+END_TEST
 
 /* A dual-era v2 server in mode auto: modern, every request on the modern
  * wire, a non-ASCII tool name carried base64-encoded, resources read. */
@@ -411,6 +447,7 @@ int main(void) {
   tcase_add_test(live, v2_dual_auto_is_modern);
   tcase_add_test(live, v2_modern_only);
   tcase_add_test(live, v2_cancel_closes_stream);
+  tcase_add_test(live, v2_mrtr_modern);
   tcase_add_test(live, v1_legacy_fallback);
   tcase_add_test(live, refused_is_no_evidence);
   suite_add_tcase(s, live);

@@ -375,8 +375,17 @@ MCP_EXTERN void mcp_client_options_set_notification_handler(mcp_client_options *
 /*
  * Registers |fn| for server->client requests named |method|.  Registering
  * "roots/list", "sampling/createMessage" or "elicitation/create" also
- * declares the matching client capability in initialize.  Requests with no
+ * declares the matching client capability in initialize (and, on an MCP
+ * 2026-07-28 connection, in every request's _meta).  Requests with no
  * handler are answered -32601 (ping is always answered {}).
+ * On a 2026-07-28 connection servers send no requests; a tools/call,
+ * prompts/get or resources/read may instead end "input_required", and the
+ * same handlers answer each input it asks for (on the worker pool, one at
+ * a time per server, as always) before the library retries the call with
+ * the answers; the caller sees only the final outcome.  An input no
+ * handler answers, a handler's error, or more than 10 rounds fail the
+ * call.  The call's timeout applies to each round; a fired cancellation
+ * token ends it between rounds; max_total_ms bounds all rounds together.
  */
 MCP_EXTERN mcp_status mcp_client_options_set_request_handler(mcp_client_options *o,
                                                              const char *method, mcp_request_fn fn,

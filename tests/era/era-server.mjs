@@ -8,12 +8,22 @@
 //   alien-32022   server/discover: -32022 {supported:["2099-01-01"]}
 //   modern        server/discover: a result with 2026-07-28; tools/call by tool name:
 //                 "plain" no resultType, "weird" resultType "weird", "ask" input_required,
-//                 anything else resultType complete
+//                 anything else resultType complete; MRTR (SEP-2322) tools, each checking
+//                 the client's retry itself and answering "ok" or "bad: why":
+//                 "confirm" one elicitation round with an awkward requestState,
+//                 "rounds" three rounds (keys r1..r3, state "n"), "state-only" a round
+//                 with requestState and no inputRequests, "forever" input_required on
+//                 every round, "empty" input_required with neither field, "unrelated"
+//                 bad when it carries inputResponses or requestState; prompts/get "p"
+//                 one elicitation round; tools/list with params {"ask":true}
+//                 input_required (which no list may be)
 import { appendFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 
 const mode = process.argv[2] || 'modern';
 let discovers = 0;
+const minted = new Map(); // requestState -> the id of the request it answered
+const STATE = 'st\u00e9 "q" \\ / \u2028 {"nested":1}';
 const send = (m) => process.stdout.write(JSON.stringify(m) + '\n');
 const rl = createInterface({ input: process.stdin });
 rl.on('line', (line) => {
@@ -36,8 +46,54 @@ rl.on('line', (line) => {
   if (m.method === 'initialize')
     return ok({ protocolVersion: m.params.protocolVersion === '2025-06-18' ? '2025-06-18' : '2025-11-25',
                 capabilities: { tools: {} }, serverInfo: { name: 'era', version: '1' } });
+  const p = m.params || {}, ir = p.inputResponses, rs = p.requestState;
+  const text = (t) => ok({ content: [{ type: 'text', text: t }], resultType: 'complete' });
+  const ask = (inputRequests, requestState) => {
+    if (requestState !== undefined) minted.set(requestState, m.id);
+    ok({ resultType: 'input_required', ...(inputRequests && { inputRequests }), ...(requestState !== undefined && { requestState }) });
+  };
+  const elicit = (message) => ({ method: 'elicitation/create', params: { message, requestedSchema: { type: 'object',
+    properties: { ok: { type: 'boolean' }, who: { type: 'string', default: 'dflt' } } } } });
+  // A retry: the state echoed exactly, a new id, only this round's answers.
+  const retryProblem = (state, keys) => {
+    if (rs !== state) return `requestState ${JSON.stringify(rs)} != ${JSON.stringify(state)}`;
+    if (state !== undefined && minted.get(state) === m.id) return 'the retry reused the id';
+    const got = Object.keys(ir || {}).sort().join(',');
+    if (got !== keys.join(',')) return `inputResponses keys ${got} != ${keys.join(',')}`;
+    return null;
+  };
+  if (m.method === 'tools/list' && p.ask) return ask({ e: elicit('list?') }, 'l');
+  if (m.method === 'prompts/get' && p.name === 'p') {
+    if (!ir) return ask({ e: elicit('prompt?') }, 'ps');
+    const bad = retryProblem('ps', ['e']);
+    return ok({ messages: [{ role: 'user', content: { type: 'text', text: bad ? `bad: ${bad}` : `ok ${JSON.stringify(ir.e)}` } }], resultType: 'complete' });
+  }
   if (m.method === 'tools/call') {
     const name = m.params.name, content = [{ type: 'text', text: name }];
+    if (name === 'confirm') {
+      if (!ir) return ask({ c: elicit('Confirm?') }, STATE);
+      const bad = retryProblem(STATE, ['c']);
+      return text(bad ? `bad: ${bad}` : `ok ${JSON.stringify(ir.c)}`);
+    }
+    if (name === 'rounds') {
+      const n = rs === undefined ? 0 : Number(rs);
+      if (n > 0) {
+        const bad = retryProblem(rs, [`r${n}`]);
+        if (bad) return text(`bad: ${bad}`);
+        if (ir[`r${n}`].action !== 'accept') return text(`bad: round ${n} ${JSON.stringify(ir)}`);
+      }
+      if (n === 3) return text('ok 3 rounds');
+      return ask({ [`r${n + 1}`]: elicit(`round ${n + 1}`) }, String(n + 1));
+    }
+    if (name === 'state-only') {
+      if (rs === undefined) return ask(undefined, 'shed');
+      const bad = ir !== undefined ? 'inputResponses on a state-only round' : retryProblem('shed', []);
+      return text(bad ? `bad: ${bad}` : 'ok shed');
+    }
+    if (name === 'forever') return ask(undefined, `f${m.id}`);
+    if (name === 'empty') return ok({ resultType: 'input_required' });
+    if (name === 'unrelated')
+      return text(ir !== undefined || rs !== undefined ? 'bad: carried another call\'s input' : 'ok unrelated');
     if (name === 'plain') return ok({ content });
     if (name === 'weird') return ok({ content, resultType: 'weird' });
     if (name === 'ask') return ok({ resultType: 'input_required', inputRequests: { a: { method: 'roots/list', params: {} } }, requestState: 's' });

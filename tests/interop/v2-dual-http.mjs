@@ -8,7 +8,7 @@
 //                   MCP headers and the body, so tests see the wire
 import http from 'node:http';
 import fs from 'node:fs';
-import { McpServer, createMcpHandler, fromJsonSchema } from '@modelcontextprotocol/server';
+import { McpServer, acceptedContent, createMcpHandler, fromJsonSchema, inputRequired } from '@modelcontextprotocol/server';
 
 const factory = () => {
   const server = new McpServer({ name: 'v2-dual-http', version: '1.0.0' },
@@ -17,6 +17,19 @@ const factory = () => {
                                 required: ['text'] });
   server.registerTool('echo', { description: 'echo', inputSchema: text },
     async ({ text }) => ({ content: [{ type: 'text', text }] }));
+  // Multi-round-trip (SEP-2322): on 2026-07-28 an input_required result the
+  // client answers and retries; on 2025-11-25 the SDK's legacy shim sends
+  // the same elicitation as a server->client request.
+  server.registerTool('confirm', { description: 'asks the user first', inputSchema:
+      fromJsonSchema({ type: 'object', properties: {} }) },
+    async (_args, ctx) => {
+      const got = acceptedContent(ctx.mcpReq.inputResponses, 'c');
+      if (got === undefined)
+        return inputRequired({ inputRequests: { c: inputRequired.elicit({ message: 'Go on?',
+          requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } } } }) },
+          requestState: 'v2-state' });
+      return { content: [{ type: 'text', text: `confirmed ${JSON.stringify(got)}` }] };
+    });
   // A name outside the header-safe set: its Mcp-Name goes base64-encoded.
   server.registerTool('écho', { description: 'echo, with an accent', inputSchema: text },
     async ({ text }) => ({ content: [{ type: 'text', text: 'é' + text }] }));
