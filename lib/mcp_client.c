@@ -31,6 +31,7 @@
 #include "mcp_client.h"
 #include "mcp_era.h"
 #include "mcp_mrtr.h"
+#include "mcp_xhdr.h"
 #include "mcp_jscan.h"
 #include "mcp_jsonrpc.h"
 #include "mcp_oauth.h"
@@ -1853,6 +1854,37 @@ static mcp_status append_items(mcp_buf *buf, json_object *items, const mcp_clien
 }
 
 /*
+ * A modern tools/list page over HTTP (x-mcp-header, mcp_xhdr.h): tools whose
+ * annotations break the rules are taken out of |items| (the spec: the
+ * client MUST exclude them) with a warning naming the tool and the rule;
+ * the annotated ones go into |tab|.  MCP_OK or MCP_ENOMEM.
+ */
+static mcp_status filter_header_tools(mcp_client *c, json_object *items, mcp_xhdr_table *tab,
+                                      mcp_error *err) {
+  for (size_t i = json_object_array_length(items); i-- > 0;) {
+    json_object *tool = json_object_array_get_idx(items, i), *name = NULL, *schema = NULL;
+    if (!json_object_object_get_ex(tool, "name", &name) ||
+        !json_object_is_type(name, json_type_string) ||
+        !json_object_object_get_ex(tool, "inputSchema", &schema))
+      continue;
+    mcp_xhdr_tool *xt = NULL;
+    char why[160];
+    mcp_status st = mcp__xhdr_read(schema, &xt, why, sizeof(why));
+    if (st == MCP_ENOMEM || (xt && mcp__xhdr_table_add(tab, json_object_get_string(name), xt)))
+      return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+    if (st == MCP_EINVAL) {
+      char q[MCP_QUOTE_SHORT], w[MCP_QUOTE_LONG];
+      client_log(c, MCP_LOG_WARN, "tools/list: tool \"%s\" left out: %s",
+                 mcp__quote(q, sizeof(q), json_object_get_string(name),
+                            (size_t)json_object_get_string_len(name)),
+                 mcp__quote(w, sizeof(w), why, strlen(why)));
+      json_object_array_del_idx(items, i, 1);
+    }
+  }
+  return MCP_OK;
+}
+
+/*
  * Follows nextCursor; *out is one JSON array of every page's |key| items,
  * the text json-c prints for such an array.  The call's timeout (with
  * reset_on_progress: its max total) bounds the listing as a whole, each page
@@ -1876,6 +1908,13 @@ static mcp_status list_all(mcp_client *c, const char *method, const char *key,
   char *cursor = NULL;
   size_t count = 0, page = 0;
   mcp_status st = MCP_OK;
+  /* x-mcp-header matters on the modern HTTP wire only (stdio MAY ignore). */
+  mcp_xhdr_table *tab = NULL;
+  if (c->modern && c->opts->url && strcmp(method, "tools/list") == 0 &&
+      !(tab = mcp__calloc(1, sizeof(*tab)))) {
+    mcp__buf_free(&buf);
+    return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  }
   for (;; page++) {
     if (page >= lo->list_max_pages) {
       st = mcp__error_set(err, MCP_ETOOBIG, "%s: the list has more than %zu pages", method,
@@ -1903,7 +1942,8 @@ static mcp_status list_all(mcp_client *c, const char *method, const char *key,
       st = mcp__error_set(err, MCP_EPROTO, "%s result has no \"%s\" array", method, key);
       break;
     }
-    if ((st = append_items(&buf, items, lo, method, &count, err))) {
+    if ((tab && (st = filter_header_tools(c, items, tab, err))) ||
+        (st = append_items(&buf, items, lo, method, &count, err))) {
       json_object_put(result);
       break;
     }
@@ -1933,9 +1973,12 @@ static mcp_status list_all(mcp_client *c, const char *method, const char *key,
   if (st == MCP_OK && mcp__buf_append(&buf, "]", 1))
     st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
   if (st) {
+    mcp__xhdr_table_free(tab);
     mcp__buf_free(&buf);
     return st;
   }
+  /* The whole list read: its annotations are what calls mirror now. */
+  if (tab) mcp__transport_set_tool_headers(c->t, tab);
   *out = buf.data;
   return MCP_OK;
 }

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "mcp_int.h"
+#include "mcp_xhdr.h"
 
 typedef struct mcp_transport mcp_transport;
 
@@ -158,6 +159,13 @@ typedef struct mcp_transport_ops {
    * Returns MCP_OK or MCP_ENOMEM.
    */
   mcp_status (*set_era)(mcp_transport *t, const char *modern_version);
+  /*
+   * Optional (only HTTP mirrors parameters into headers).  Replaces the
+   * table of tools with x-mcp-header annotations (mcp_xhdr.h; taken, NULL
+   * for none): from now on a modern tools/call of one of them carries its
+   * Mcp-Param-* headers.  Threads: any.
+   */
+  void (*set_tool_headers)(mcp_transport *t, mcp_xhdr_table *table);
 } mcp_transport_ops;
 
 /* Every transport struct starts with this header. */
@@ -185,6 +193,11 @@ static inline void mcp__transport_ready(mcp_transport *t, const char *version) {
 }
 static inline mcp_status mcp__transport_set_era(mcp_transport *t, const char *modern_version) {
   return t->ops->set_era ? t->ops->set_era(t, modern_version) : MCP_OK;
+}
+/* |table| is freed when the transport has no use for it. */
+static inline void mcp__transport_set_tool_headers(mcp_transport *t, mcp_xhdr_table *table) {
+  if (t->ops->set_tool_headers) t->ops->set_tool_headers(t, table);
+  else mcp__xhdr_table_free(table);
 }
 static inline void mcp__transport_abandon(mcp_transport *t, int64_t id) {
   if (t->ops->abandon) t->ops->abandon(t, id);

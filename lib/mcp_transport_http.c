@@ -25,6 +25,7 @@
 #include "config.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <errno.h>
 #include <stdio.h>
@@ -77,6 +78,9 @@ typedef struct exchange {
   size_t body_len;
   char *h_method; /* modern wire: Mcp-Method and Mcp-Name (NULL: none) */
   char *h_name;
+  char *h_param_names[MCP_XHDR_MAX]; /* modern tools/call: its Mcp-Param-* */
+  char *h_param_values[MCP_XHDR_MAX];
+  size_t h_params;
   bool sent_session;    /* an Mcp-Session-Id went with it */
   uint64_t session_gen; /* t->session_gen when it was sent */
   int attempt;          /* resumes so far */
@@ -135,6 +139,8 @@ struct http_transport {
   uint64_t session_gen; /* bumped whenever `session` changes */
   char *version;        /* negotiated; header sent once ready */
   char *modern;         /* the modern wire at this version (set_era), or NULL */
+  mcp_xhdr_table *xhdr; /* tools with x-mcp-header annotations (modern) */
+  atomic_bool has_xhdr; /* xhdr has any: read without the lock */
   bool ready;
   bool closing;
   bool close_started, close_done; /* http_close() ran / finished */
@@ -304,6 +310,10 @@ static void exchange_free(exchange *x) {
   mcp__free(x->body);
   mcp__free(x->h_method);
   mcp__free(x->h_name);
+  for (size_t i = 0; i < x->h_params; i++) {
+    mcp__free(x->h_param_names[i]);
+    mcp__free(x->h_param_values[i]);
+  }
   mcp__free(x->www_authenticate);
   mcp__free(x->auth_server);
   mcp__free(x->session_header);
@@ -342,7 +352,7 @@ static const char *target_path(http_transport *t, xkind kind) {
  */
 static mcp_status submit_locked(http_transport *t, exchange *x, const char *last_event_id,
                                 mcp_error *err) {
-  mcp_http_header h[40];
+  mcp_http_header h[40 + MCP_XHDR_MAX];
   size_t n = 0;
   const char *method = "POST";
   switch (x->kind) {
@@ -369,6 +379,8 @@ static mcp_status submit_locked(http_transport *t, exchange *x, const char *last
     h[n++] = (mcp_http_header){"mcp-protocol-version", t->modern};
     if (x->h_method) h[n++] = (mcp_http_header){"mcp-method", x->h_method};
     if (x->h_name) h[n++] = (mcp_http_header){"mcp-name", x->h_name};
+    for (size_t i = 0; i < x->h_params; i++)
+      h[n++] = (mcp_http_header){x->h_param_names[i], x->h_param_values[i]};
   } else if (t->session && !legacy && x->kind != X_REINIT) {
     h[n++] = (mcp_http_header){"mcp-session-id", t->session};
     x->sent_session = true;
@@ -1340,10 +1352,30 @@ static mcp_status http_send_request(mcp_transport *base, int64_t id, unsigned fl
       return hs;
     }
   }
+  /* A tools/call of a tool with x-mcp-header annotations: its arguments
+   * parsed (only then) for the Mcp-Param-* headers. */
+  json_object *call = NULL, *tool_name = NULL, *args = NULL;
+  if (x->h_method && strcmp(x->h_method, "tools/call") == 0 && atomic_load(&t->has_xhdr)) {
+    json_object *params = NULL;
+    call = mcp__jsonrpc_parse(data, len, NULL);
+    if (call && json_object_object_get_ex(call, "params", &params) &&
+        json_object_object_get_ex(params, "name", &tool_name) &&
+        json_object_is_type(tool_name, json_type_string))
+      json_object_object_get_ex(params, "arguments", &args);
+    else tool_name = NULL;
+  }
   pthread_mutex_lock(&t->lock);
   mcp_status st = MCP_OK;
   if (t->closing || t->close_reported) {
     st = mcp__error_set(err, MCP_ECLOSED, "transport closed");
+    goto out;
+  }
+  const mcp_xhdr_tool *xt = tool_name
+                                ? mcp__xhdr_table_find(t->xhdr, json_object_get_string(tool_name))
+                                : NULL;
+  if (xt &&
+      mcp__xhdr_values(xt, args, x->h_param_names, x->h_param_values, &x->h_params) != MCP_OK) {
+    st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
     goto out;
   }
   if (flags & MCP_SEND_INITIALIZE) {
@@ -1393,9 +1425,20 @@ static mcp_status http_send_request(mcp_transport *base, int64_t id, unsigned fl
   if (st == MCP_OK) x = NULL;
 out:
   pthread_mutex_unlock(&t->lock);
+  json_object_put(call);
   exchange_free(x);
   if (st != MCP_OK) mcp__error_mark_not_sent(err); /* nothing was submitted */
   return st;
+}
+
+static void http_set_tool_headers(mcp_transport *base, mcp_xhdr_table *table) {
+  http_transport *t = (http_transport *)base;
+  pthread_mutex_lock(&t->lock);
+  mcp_xhdr_table *old = t->xhdr;
+  t->xhdr = table;
+  atomic_store(&t->has_xhdr, table && table->n > 0);
+  pthread_mutex_unlock(&t->lock);
+  mcp__xhdr_table_free(old);
 }
 
 static mcp_status http_send(mcp_transport *base, const char *data, size_t len, int64_t deadline,
@@ -1531,6 +1574,7 @@ static void http_free(mcp_transport *base) {
   mcp__url_free(t->endpoint);
   mcp__free(t->session);
   mcp__free(t->modern);
+  mcp__xhdr_table_free(t->xhdr);
   mcp__free(t->version);
   mcp__free(t->init_body);
   mcp__free(t->listener_last_id);
@@ -1551,7 +1595,8 @@ static const mcp_transport_ops http_ops = {.send = http_send,
                                            .send_request = http_send_request,
                                            .ready = http_ready,
                                            .abandon = http_abandon,
-                                           .set_era = http_set_era};
+                                           .set_era = http_set_era,
+                                           .set_tool_headers = http_set_tool_headers};
 
 /* Keeps the configured extra headers but those the transport sets itself,
  * names in lower case.  False when out of memory. */

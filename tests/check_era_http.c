@@ -21,6 +21,7 @@
 
 #include "check_interop_util.h"
 #include "mcp_era.h"
+#include "mcp_xhdr.h"
 #include "mcpconn.h"
 
 #define START_MS 60000 /* node's first start can be slow on a busy CI box */
@@ -92,6 +93,88 @@ START_TEST(routing_headers) {
                  NULL);
   assert_headers("{\"jsonrpc\":\"2.0\",\"id\":10,\"result\":{}}", MCP_EINVAL, NULL, NULL);
   assert_headers("{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":3}", MCP_EINVAL, NULL, NULL);
+}
+END_TEST
+
+/* x-mcp-header rules (mcp_xhdr.h): the ten invalid shapes of conformance's
+ * http-invalid-tool-headers are refused; conversions of a valid one. */
+static mcp_status xread(const char *props, mcp_xhdr_tool **t) {
+  char schema[1024], why[160];
+  snprintf(schema, sizeof(schema), "{\"type\":\"object\",\"properties\":%s}", props);
+  json_object *o = json_tokener_parse(schema);
+  ck_assert_ptr_nonnull(o);
+  mcp_status st = mcp__xhdr_read(o, t, why, sizeof(why));
+  if (st == MCP_EINVAL) ck_assert_uint_gt(strlen(why), 0);
+  json_object_put(o);
+  return st;
+}
+
+START_TEST(param_header_rules) {
+  static const char *const bad[] = {
+      "{\"a\":{\"type\":\"string\",\"x-mcp-header\":\"\"}}",
+      "{\"a\":{\"type\":\"object\",\"x-mcp-header\":\"A\"}}",
+      "{\"a\":{\"type\":\"array\",\"x-mcp-header\":\"A\"}}",
+      "{\"a\":{\"type\":\"null\",\"x-mcp-header\":\"A\"}}",
+      "{\"a\":{\"type\":\"number\",\"x-mcp-header\":\"A\"}}",
+      "{\"a\":{\"type\":\"string\",\"x-mcp-header\":\"A\"},\"b\":{\"type\":\"string\","
+      "\"x-mcp-header\":\"A\"}}",
+      "{\"a\":{\"type\":\"string\",\"x-mcp-header\":\"Ab\"},\"b\":{\"type\":\"string\","
+      "\"x-mcp-header\":\"aB\"}}",
+      "{\"a\":{\"type\":\"string\",\"x-mcp-header\":\"A B\"}}",
+      "{\"a\":{\"type\":\"string\",\"x-mcp-header\":\"A:B\"}}",
+      "{\"a\":{\"type\":\"string\",\"x-mcp-header\":\"R\\u00e9gion\"}}",
+      "{\"a\":{\"type\":\"string\",\"x-mcp-header\":\"A\\u0001\"}}",
+      "{\"a\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"x-mcp-header\":\"I\"}}}",
+      "{\"a\":{\"anyOf\":[{\"type\":\"string\",\"x-mcp-header\":\"I\"}]}}",
+  };
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    mcp_xhdr_tool *t = NULL;
+    ck_assert_msg(xread(bad[i], &t) == MCP_EINVAL, "accepted %s", bad[i]);
+    ck_assert_ptr_null(t);
+  }
+  mcp_xhdr_tool *t = NULL;
+  ck_assert_int_eq(xread("{\"q\":{\"type\":\"string\"}}", &t), MCP_OK);
+  ck_assert_ptr_null(t); /* no annotations: nothing to mirror */
+  ck_assert_int_eq(
+      xread("{\"r\":{\"type\":\"string\",\"x-mcp-header\":\"Region\"},\"m\":{\"type\":\"string\","
+            "\"x-mcp-header\":\"Method\"},\"n\":{\"type\":\"integer\",\"x-mcp-header\":\"N\"},"
+            "\"v\":{\"type\":\"boolean\",\"x-mcp-header\":\"V\"},\"e\":{\"type\":\"string\","
+            "\"x-mcp-header\":\"E\"},\"o\":{\"type\":\"object\",\"properties\":{\"d\":{\"type\":"
+            "\"string\",\"x-mcp-header\":\"Deep\"}}}}",
+            &t),
+      MCP_OK);
+  ck_assert_uint_eq(t->n, 6);
+  json_object *args = json_tokener_parse(
+      "{\"r\":\"us west 1\",\"m\":\"test-method\",\"n\":42,\"v\":false,\"e\":\"\",\"o\":{\"d\":"
+      "\"line1\\nline2\"},\"q\":\"SELECT 1\"}");
+  char *names[MCP_XHDR_MAX], *values[MCP_XHDR_MAX];
+  size_t n = 0;
+  ck_assert_int_eq(mcp__xhdr_values(t, args, names, values, &n), MCP_OK);
+  ck_assert_uint_eq(n, 6);
+  static const char *const want[][2] = {{"Mcp-Param-Region", "us west 1"},
+                                        {"Mcp-Param-Method", "test-method"},
+                                        {"Mcp-Param-N", "42"},
+                                        {"Mcp-Param-V", "false"},
+                                        {"Mcp-Param-E", ""},
+                                        {"Mcp-Param-Deep", "=?base64?bGluZTEKbGluZTI=?="}};
+  for (size_t i = 0; i < n; i++) {
+    bool found = false;
+    for (size_t k = 0; k < 6; k++)
+      if (strcmp(names[i], want[k][0]) == 0) {
+        ck_assert_str_eq(values[i], want[k][1]);
+        found = true;
+      }
+    ck_assert_msg(found, "unexpected %s", names[i]);
+    free(names[i]);
+    free(values[i]);
+  }
+  json_object_put(args);
+  /* null or absent: no header. */
+  args = json_tokener_parse("{\"r\":null}");
+  ck_assert_int_eq(mcp__xhdr_values(t, args, names, values, &n), MCP_OK);
+  ck_assert_uint_eq(n, 0);
+  json_object_put(args);
+  mcp__xhdr_free(t);
 }
 END_TEST
 
@@ -296,6 +379,48 @@ START_TEST(v2_mrtr_modern) {
 }
 END_TEST
 
+/* x-mcp-header: a tool whose annotation is no HTTP token is left out of
+ * the list; the annotated arguments of a call go as Mcp-Param-* headers
+ * (string as is, base64 when it has a trailing space; integer; boolean),
+ * which the SDK server checks against the body; a plain one does not. */
+START_TEST(v2_param_headers) {
+  fixture f;
+  start(&f, "v2-dual-http.mjs", NULL);
+  connect_ok(&f, "auto");
+  char *list = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  ck_assert_int_eq(mcp_client_list_tools(f.client, NULL, &list, &err), MCP_OK);
+  ck_assert_ptr_nonnull(strstr(list, "\"name\":\"route\""));
+  ck_assert_ptr_nonnull(strstr(list, "\"name\":\"echo\""));
+  ck_assert_ptr_null(strstr(list, "badhdr"));
+  free(list);
+  char *t = call_text(f.client, "route",
+                      "{\"region\":\"eu west \",\"n\":7,\"flag\":true,\"note\":\"x\"}");
+  ck_assert_str_eq(t, "routed eu west ");
+  free(t);
+  json_object *arr = read_record(&f);
+  bool seen = false;
+  for (size_t i = 0; i < json_object_array_length(arr); i++) {
+    json_object *rec = json_object_array_get_idx(arr, i);
+    const char *m = hdr(rec, "mcp-method"), *name = hdr(rec, "mcp-name");
+    if (!m || strcmp(m, "tools/call") != 0 || !name || strcmp(name, "route") != 0) continue;
+    seen = true;
+    ck_assert_ptr_nonnull(hdr(rec, "mcp-param-region"));
+    char *region = decode_value(hdr(rec, "mcp-param-region"));
+    ck_assert_str_eq(region, "eu west ");
+    ck_assert_str_ne(hdr(rec, "mcp-param-region"), "eu west "); /* encoded */
+    free(region);
+    ck_assert_str_eq(hdr(rec, "mcp-param-n"), "7");
+    ck_assert_str_eq(hdr(rec, "mcp-param-flag"), "true");
+    ck_assert_ptr_null(hdr(rec, "mcp-param-note"));
+  }
+  json_object_put(arr);
+  ck_assert(seen);
+  assert_modern_wire(&f);
+  stop(&f);
+}
+END_TEST
+
 /* A dual-era v2 server in mode auto: modern, every request on the modern
  * wire, a non-ASCII tool name carried base64-encoded, resources read. */
 START_TEST(v2_dual_auto_is_modern) {
@@ -441,6 +566,7 @@ int main(void) {
   TCase *pure = tcase_create("pure");
   tcase_add_test(pure, header_values);
   tcase_add_test(pure, routing_headers);
+  tcase_add_test(pure, param_header_rules);
   suite_add_tcase(s, pure);
   TCase *live = tcase_create("live");
   tcase_set_timeout(live, 240);
@@ -448,6 +574,7 @@ int main(void) {
   tcase_add_test(live, v2_modern_only);
   tcase_add_test(live, v2_cancel_closes_stream);
   tcase_add_test(live, v2_mrtr_modern);
+  tcase_add_test(live, v2_param_headers);
   tcase_add_test(live, v1_legacy_fallback);
   tcase_add_test(live, refused_is_no_evidence);
   suite_add_tcase(s, live);

@@ -37,6 +37,19 @@ const factory = () => {
       fromJsonSchema({ type: 'object', properties: { ms: { type: 'integer' } } }) },
     async ({ ms }) => { await new Promise((r) => setTimeout(r, ms ?? 1000));
                         return { content: [{ type: 'text', text: 'slept' }] }; });
+  // x-mcp-header (SEP-2243): the SDK checks that each Mcp-Param-* header
+  // matches the argument, and refuses a call whose headers are missing.
+  server.registerTool('route', { description: 'routes on headers', inputSchema: fromJsonSchema({
+      type: 'object', properties: {
+        region: { type: 'string', 'x-mcp-header': 'Region' },
+        n: { type: 'integer', 'x-mcp-header': 'N' },
+        flag: { type: 'boolean', 'x-mcp-header': 'Flag' },
+        note: { type: 'string' } } }) },
+    async ({ region }) => ({ content: [{ type: 'text', text: `routed ${region}` }] }));
+  // An annotation that is no HTTP token: clients must leave the tool out.
+  server.registerTool('badhdr', { description: 'invalid x-mcp-header', inputSchema: fromJsonSchema({
+      type: 'object', properties: { a: { type: 'string', 'x-mcp-header': 'has space' } } }) },
+    async () => ({ content: [{ type: 'text', text: 'should not be called' }] }));
   server.registerResource('note', 'mem://note', { mimeType: 'text/plain' },
     async (uri) => ({ contents: [{ uri: uri.href, text: 'a note' }] }));
   return server;
