@@ -53,8 +53,7 @@ static void one(const mcp_req *orig, const char *in, size_t size, bool inject) {
     FUZZ_CHECK(p && json_object_is_type(p, json_type_object));
     FUZZ_CHECK(json_object_object_get_ex(p, "name", &v) &&
                strcmp(json_object_get_string(v), "t") == 0);
-    FUZZ_CHECK(json_object_object_get_ex(p, "arguments", &v) &&
-               json_object_object_length(v) == 1);
+    FUZZ_CHECK(json_object_object_get_ex(p, "arguments", &v) && json_object_object_length(v) == 1);
     bool has_state = json_object_object_get_ex(p, "requestState", &v);
     FUZZ_CHECK(has_state == (rd.state != NULL));
     if (has_state)
@@ -78,10 +77,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   /* A request that already holds an earlier exchange's answers and state:
    * they must not ride along. */
   mcp_req orig;
-  FUZZ_CHECK(mcp__req_generic(&orig, "tools/call",
-                              "{\"name\":\"t\",\"arguments\":{\"a\":1},\"inputResponses\":{\"old\":1},"
-                              "\"requestState\":\"old\"}",
-                              NULL) == MCP_OK);
+  FUZZ_CHECK(
+      mcp__req_generic(&orig, "tools/call",
+                       "{\"name\":\"t\",\"arguments\":{\"a\":1},\"inputResponses\":{\"old\":1},"
+                       "\"requestState\":\"old\"}",
+                       NULL) == MCP_OK);
   one(&orig, (const char *)data, size, false);
   /* One of the library's allocations failing, picked from the input. */
   mcp__alloc_fail_after(size ? data[0] % 8 : 0);

@@ -28,8 +28,7 @@ void mcp__xhdr_free(mcp_xhdr_tool *t) {
 
 /* RFC 9110 token characters. */
 static bool is_tchar(unsigned char ch) {
-  if ((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z'))
-    return true;
+  if ((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z')) return true;
   return ch && strchr("!#$%&'*+-.^_`|~", ch) != NULL;
 }
 
@@ -70,8 +69,8 @@ static void add(walk *w, json_object *node, json_object *hv) {
                            json_object_is_type(type, json_type_string)
                        ? json_object_get_string(type)
                        : NULL;
-  if (!ty || (strcmp(ty, "string") != 0 && strcmp(ty, "integer") != 0 &&
-              strcmp(ty, "boolean") != 0)) {
+  if (!ty ||
+      (strcmp(ty, "string") != 0 && strcmp(ty, "integer") != 0 && strcmp(ty, "boolean") != 0)) {
     fail(w, MCP_EINVAL, "x-mcp-header on a property not string, integer or boolean: ", name);
     return;
   }
@@ -157,8 +156,8 @@ mcp_status mcp__xhdr_read(json_object *schema, mcp_xhdr_tool **out, char *why, s
 
 #define MAX_SAFE 9007199254740991LL /* 2^53 - 1 */
 
-mcp_status mcp__xhdr_values(const mcp_xhdr_tool *t, json_object *args, char **names,
-                            char **values, size_t *n) {
+mcp_status mcp__xhdr_values(const mcp_xhdr_tool *t, json_object *args, char **names, char **values,
+                            size_t *n) {
   *n = 0;
   for (size_t i = 0; i < t->n; i++) {
     json_object *v = args;

@@ -65,8 +65,8 @@ void mcp__xhdr_free(mcp_xhdr_tool *t);
  * most MCP_XHDR_MAX); every string is new (mcp__free each).  MCP_OK or
  * MCP_ENOMEM (nothing allocated).
  */
-mcp_status mcp__xhdr_values(const mcp_xhdr_tool *t, json_object *args, char **names,
-                            char **values, size_t *n);
+mcp_status mcp__xhdr_values(const mcp_xhdr_tool *t, json_object *args, char **names, char **values,
+                            size_t *n);
 
 /* The annotated tools of one server's list, by name. */
 typedef struct mcp_xhdr_table {
