@@ -1738,6 +1738,9 @@ static mcp_status round_gate(const mcp_req *r, const mcp_call_options *o, int64_
   return MCP_OK;
 }
 
+static mcp_status list_entered(mcp_client *c, const char *method, const char *key,
+                               const mcp_call_options *opts, char **out, mcp_error *err);
+
 /*
  * One round of MRTR for sync request |r| after result |text| (taken):
  * the inputs answered on the lane, *retry the next request.
@@ -1768,10 +1771,28 @@ static mcp_status request_result(mcp_client *c, const mcp_req *r, const mcp_call
   int64_t t0 = mrtr ? mcp__now_ms() : 0;
   mcp_req retry = {0};
   const mcp_req *cur = r;
+  bool relisted = false;
   for (int round = 0;; round++) {
     char *text = NULL;
     size_t len = 0;
     mcp_status st = request_sync(c, cur, o, &text, &len, err);
+    if (st == MCP_ERPC && err && err->rpc_code == MCP_RPC_HEADER_MISMATCH && modern &&
+        r->tool_call && c->opts->url && !relisted) {
+      /* -32020 on a tools/call over HTTP: likely Mcp-Param-* headers the
+       * client did not know (no list read on this connection, or the
+       * tool changed).  The spec's SHOULD: read the list, try once more. */
+      relisted = true;
+      char *list = NULL;
+      mcp_error lerr = MCP_ERROR_INIT;
+      mcp_status ls = list_entered(c, "tools/list", "tools", o, &list, &lerr);
+      mcp__free(list);
+      mcp_error_clear(&lerr);
+      if (ls == MCP_OK) {
+        mcp_error_clear(err);
+        round--;
+        continue;
+      }
+    }
     mcp_result_kind kind = outcome_kind(modern, st, text, len);
     if (mrtr && kind == MCP_RESULT_INPUT_REQUIRED) {
       if ((st = round_gate(r, o, t0, round, err)) == MCP_OK)

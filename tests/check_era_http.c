@@ -417,6 +417,26 @@ START_TEST(v2_param_headers) {
   json_object_put(arr);
   ck_assert(seen);
   assert_modern_wire(&f);
+  /* A client that calls before it lists (as from the tool cache): the
+   * server's -32020 makes it read the list and try once more. */
+  mcp_client_free(f.client);
+  f.client = NULL;
+  connect_ok(&f, "auto");
+  t = call_text(f.client, "route", "{\"region\":\"r2\",\"n\":1,\"flag\":false}");
+  ck_assert_str_eq(t, "routed r2");
+  free(t);
+  arr = read_record(&f);
+  int calls = 0, lists_between = 0;
+  for (size_t i = 0; i < json_object_array_length(arr); i++) {
+    const char *m = hdr(json_object_array_get_idx(arr, i), "mcp-method");
+    if (m && strcmp(m, "tools/call") == 0 &&
+        strstr(json_object_to_json_string(json_object_array_get_idx(arr, i)), "r2"))
+      calls++;
+    else if (calls == 1 && m && strcmp(m, "tools/list") == 0) lists_between++;
+  }
+  json_object_put(arr);
+  ck_assert_int_eq(calls, 2);
+  ck_assert_int_eq(lists_between, 1);
   stop(&f);
 }
 END_TEST
