@@ -2040,7 +2040,16 @@ MCP_EXTERN mcp_status mcp_client_read_resource(mcp_client *c, const char *uri,
   if (result_json) *result_json = NULL;
   if (!c || !uri || !result_json) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
   mcp_req r;
-  return call_built(c, &r, mcp__req_read_resource(&r, uri, err), opts, result_json, err);
+  mcp_status st = call_built(c, &r, mcp__req_read_resource(&r, uri, err), opts, result_json, err);
+  /* "Resource not found" is -32002 up to 2025-11-25 and -32602 (invalid
+   * params) from 2026-07-28; servers of either era use either.  Both are
+   * MCP_ENOTFOUND, the server's code and message kept in |err|. */
+  if (st == MCP_ERPC && err &&
+      (err->rpc_code == MCP_RPC_RESOURCE_NOT_FOUND || err->rpc_code == MCP_RPC_INVALID_PARAMS)) {
+    err->status = MCP_ENOTFOUND;
+    st = MCP_ENOTFOUND;
+  }
+  return st;
 }
 
 MCP_EXTERN mcp_status mcp_client_get_prompt(mcp_client *c, const char *name, const char *args_json,

@@ -123,6 +123,8 @@ char *mcp__json_dup_string(json_object *o, size_t *len);
 #define MCP_RPC_METHOD_NOT_FOUND (-32601)
 /* MCP 2026-07-28: an HTTP header disagrees with the body (or is missing). */
 #define MCP_RPC_HEADER_MISMATCH (-32020)
+/* MCP up to 2025-11-25: resources/read of an unknown URI. */
+#define MCP_RPC_RESOURCE_NOT_FOUND (-32002)
 #define MCP_RPC_INVALID_PARAMS (-32602)
 #define MCP_RPC_INTERNAL_ERROR (-32603)
 

@@ -517,6 +517,21 @@ START_TEST(result_types_on_modern) {
   mcp_error_clear(&err);
   ck_assert_int_eq(mcp_client_list_tools(c, NULL, &out, &err), MCP_OK);
   free(out);
+  /* Resource not found, by either era's code: MCP_ENOTFOUND, the code kept. */
+  ck_assert_int_eq(mcp_client_read_resource(c, "mem://here", NULL, &out, &err), MCP_OK);
+  free(out);
+  static const struct {
+    const char *uri;
+    int code;
+  } gone[] = {{"mem://gone", -32602}, {"mem://old", -32002}};
+  for (size_t i = 0; i < 2; i++) {
+    ck_assert_int_eq(mcp_client_read_resource(c, gone[i].uri, NULL, &out, &err), MCP_ENOTFOUND);
+    ck_assert_ptr_null(out);
+    ck_assert_int_eq(err.status, MCP_ENOTFOUND);
+    ck_assert_int_eq(err.rpc_code, gone[i].code);
+    ck_assert_ptr_nonnull(strstr(err.message, "Resource not found"));
+    mcp_error_clear(&err);
+  }
   mcp_client_free(c);
   char *sent = slurp("sent");
   assert_all_modern(sent);

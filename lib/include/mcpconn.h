@@ -540,7 +540,10 @@ MCP_EXTERN mcp_status mcp_client_list_resource_templates(mcp_client *c,
                                                          char **templates_json, mcp_error *err);
 MCP_EXTERN mcp_status mcp_client_list_prompts(mcp_client *c, const mcp_call_options *opts,
                                               char **prompts_json, mcp_error *err);
-/* resources/read of |uri|; *result_json is the ReadResourceResult. */
+/* resources/read of |uri|; *result_json is the ReadResourceResult.  An
+ * unknown resource is MCP_ENOTFOUND whichever code the server used for it
+ * (-32002 before 2026-07-28, -32602 from it); err->rpc_code and
+ * err->message are the server's. */
 MCP_EXTERN mcp_status mcp_client_read_resource(mcp_client *c, const char *uri,
                                                const mcp_call_options *opts, char **result_json,
                                                mcp_error *err);

@@ -16,7 +16,8 @@
 //                 every round, "empty" input_required with neither field, "unrelated"
 //                 bad when it carries inputResponses or requestState; prompts/get "p"
 //                 one elicitation round; tools/list with params {"ask":true}
-//                 input_required (which no list may be)
+//                 input_required (which no list may be); resources/read mem://gone
+//                 -32602 and mem://old -32002 (resource not found in each era)
 import { appendFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 
@@ -62,6 +63,11 @@ rl.on('line', (line) => {
     if (got !== keys.join(',')) return `inputResponses keys ${got} != ${keys.join(',')}`;
     return null;
   };
+  if (m.method === 'resources/read') {
+    if (p.uri === 'mem://gone') return fail(-32602, 'Resource not found', { uri: p.uri }); // 2026-07-28
+    if (p.uri === 'mem://old') return fail(-32002, 'Resource not found', { uri: p.uri }); // 2025
+    return ok({ contents: [{ uri: p.uri, text: 'here' }], resultType: 'complete' });
+  }
   if (m.method === 'tools/list' && p.ask) return ask({ e: elicit('list?') }, 'l');
   if (m.method === 'prompts/get' && p.name === 'p') {
     if (!ir) return ask({ e: elicit('prompt?') }, 'ps');
