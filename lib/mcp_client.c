@@ -2099,7 +2099,11 @@ MCP_EXTERN mcp_status mcp_client_notify(mcp_client *c, const char *method, const
  * keeps what its retries need: the request's params and the call's
  * options (the token referenced). */
 typedef struct async_ctx {
-  call_ctx cc;   /* first: the pending entry's user is this */
+  call_ctx cc; /* first: the pending entry's user is this */
+  /* One for the call (the caller's until it is sent, then the pending
+   * entry's), one more while a send is reading the context: the answer
+   * can complete the call on another thread before the send returns. */
+  atomic_int refs;
   mcp_req shape; /* method and tool_call; params only when |mrtr| */
   char *method;  /* own copy: the host's string may go when the call returns */
   bool modern;   /* read at send: once answered, a free may run */
@@ -2109,8 +2113,9 @@ typedef struct async_ctx {
   mcp_call_options opts;
 } async_ctx;
 
+/* Drops one reference; the last one frees. */
 static void free_ctx(async_ctx *ctx) {
-  if (!ctx) return;
+  if (!ctx || atomic_fetch_sub(&ctx->refs, 1) > 1) return;
   mcp__free(ctx->shape.params);
   mcp__free(ctx->method);
   if (ctx->opts.cancel) mcp_cancel_unref(ctx->opts.cancel);
@@ -2239,11 +2244,19 @@ static mcp_status async_send(mcp_client *c, async_ctx *ctx, const mcp_req *r, mc
   pr.done = on_async_done;
   pr.user = ctx;
   int64_t id = 0;
+  /* Once added, the entry can end (answer, close, token, deadline) and
+   * its callback free the call's reference at any moment; this send's
+   * own reference keeps |ctx|, and |r| when it is |ctx|'s, alive. */
+  atomic_fetch_add(&ctx->refs, 1);
   mcp_status st = mcp__pending_add(c->pending, &pr, &id, NULL, err);
-  if (st != MCP_OK) return st;
+  if (st != MCP_OK) {
+    free_ctx(ctx);
+    return st;
+  }
   mcp_error serr = MCP_ERROR_INIT;
   if (send_req(c, r, id, o, pr.timeout_ms, &serr) == MCP_OK) {
     mcp__transport_need_reader(c->t); /* no caller will lead for it */
+    free_ctx(ctx);
     return MCP_OK;
   }
   /* Not sent.  Withdraw it quietly, unless it already ended (closed or
@@ -2255,9 +2268,11 @@ static mcp_status async_send(mcp_client *c, async_ctx *ctx, const mcp_req *r, mc
       err->status = st;
     }
     mcp_error_clear(&serr);
+    free_ctx(ctx);
     return st;
   }
   mcp_error_clear(&serr);
+  free_ctx(ctx);
   return MCP_OK;
 }
 
@@ -2267,6 +2282,7 @@ static mcp_status request_async_body(mcp_client *c, mcp_req *r, const mcp_call_o
                                      mcp_result_fn fn, void *user, mcp_error *err) {
   async_ctx *ctx = mcp__calloc(1, sizeof(*ctx));
   if (!ctx) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  atomic_init(&ctx->refs, 1);
   fill_call_ctx(&ctx->cc, c, o);
   ctx->cc.fn = fn;
   ctx->cc.user = user;
