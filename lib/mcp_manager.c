@@ -1222,6 +1222,8 @@ static void publish(mcp_manager *m) {
   pthread_mutex_lock(&m->lock);
   mcp_tool_list *old = m->snap;
   m->snap = l;
+  /* Callers waiting for a tool name or for every server to settle. */
+  pthread_cond_broadcast(&m->changed);
   pthread_mutex_unlock(&m->lock);
   mcp_tool_list_unref(old);
   post_ev(m, MCP_MANAGER_EVENT_TOOLS_CHANGED, MCP_LOG_INFO, NULL,
@@ -1783,6 +1785,117 @@ static bool idem_request(mcp_manager *m, const server *s, const void *arg) {
   return method_idempotent(((const req_arg *)arg)->method);
 }
 
+/* Is a connect running, or a tool list not yet published?  Then a name
+ * missing from the tool list may still come.  Caller holds m->lock. */
+static bool unsettled_locked(const mcp_manager *m) {
+  if (m->publish_due) return true;
+  for (size_t i = 0; i < m->n; i++)
+    if (m->servers[i]->connecting) return true;
+  return false;
+}
+
+/*
+ * Looks |name| up in the tool list; while it is missing and some server is
+ * still connecting (or its tools not yet published), waits for the next
+ * change, up to |deadline| or |cancel|.  *s NULL when no server has it.
+ */
+static mcp_status find_tool(mcp_manager *m, const char *name, int64_t deadline, mcp_cancel *cancel,
+                            server **s, char **tool, mcp_error *err) {
+  mcp_cancel_listener wake = {0};
+  bool listening = false;
+  mcp_status st = MCP_OK;
+  *s = NULL;
+  *tool = NULL;
+  for (;;) {
+    mcp_tool_list *l = mcp_manager_tools(m);
+    for (size_t i = 0; l && i < l->n; i++) {
+      if (strcmp(l->e[i].name, name) == 0) {
+        *s = find_server(m, l->e[i].server);
+        if (!(*tool = mcp__strdup(l->e[i].tool)))
+          st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
+        break;
+      }
+    }
+    uint64_t seen = l ? l->version : 0;
+    mcp_tool_list_unref(l);
+    if (*s || st != MCP_OK) break;
+    if (!listening && cancel)
+      listening = mcp__cancel_listen(cancel, &wake, wake_waiters, m) == MCP_OK;
+    pthread_mutex_lock(&m->lock);
+    bool more = !m->stopping && unsettled_locked(m) && m->version == seen;
+    if (more && cancel && mcp_cancel_is_fired(cancel)) {
+      pthread_mutex_unlock(&m->lock);
+      st = mcp__error_set(err, MCP_ECANCELLED, "cancelled while waiting for tool \"%s\"", name);
+      break;
+    }
+    if (more && deadline != MCP_NO_DEADLINE && mcp__now_ms() >= deadline) {
+      pthread_mutex_unlock(&m->lock);
+      st = mcp__error_set(err, MCP_ETIMEDOUT,
+                          "no tool named \"%s\" yet: servers are still connecting", name);
+      break;
+    }
+    if (more) {
+      struct timespec ts = mcp__ts_from_ms(deadline);
+      if (deadline == MCP_NO_DEADLINE) pthread_cond_wait(&m->changed, &m->lock);
+      else pthread_cond_timedwait(&m->changed, &m->lock, &ts);
+    }
+    bool again = more || m->version != seen;
+    pthread_mutex_unlock(&m->lock);
+    if (!again) break;
+  }
+  if (listening) mcp__cancel_unlisten(cancel, &wake);
+  if (st != MCP_OK) {
+    mcp__free(*tool);
+    *tool = NULL;
+    *s = NULL;
+  }
+  return st;
+}
+
+MCP_EXTERN mcp_status mcp_manager_wait_ready(mcp_manager *m, const char *server_name,
+                                             int64_t timeout_ms, mcp_error *err) {
+  if (!m) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
+  int64_t deadline = mcp__deadline_in(timeout_ms < 0 ? m->o->timeout_ms : timeout_ms);
+  server *s = NULL;
+  if (server_name && !(s = find_server(m, server_name)))
+    return mcp__error_set(err, MCP_ENOTFOUND, "no server named \"%s\"", server_name);
+  mcp_status st = MCP_OK;
+  pthread_mutex_lock(&m->lock);
+  if (s) {
+    /* Ready, or the error of its first failed attempt (gen 1). */
+    mcp_error werr = MCP_ERROR_INIT;
+    conn *c = wait_conn_locked(s, deadline, NULL, 1, &werr);
+    if (c) {
+      conn_unref_locked(m, c);
+    } else {
+      st = werr.status ? werr.status : MCP_EIO;
+      if (err) mcp__error_copy(err, &werr);
+    }
+    mcp_error_clear(&werr);
+  }
+  while (st == MCP_OK && !m->stopping && (s ? m->publish_due : unsettled_locked(m))) {
+    if (deadline != MCP_NO_DEADLINE && mcp__now_ms() >= deadline) {
+      char names[256] = "";
+      size_t k = 0;
+      for (size_t i = 0; i < m->n && k + 4 < sizeof(names); i++) {
+        if (!m->servers[i]->connecting) continue;
+        int w = snprintf(names + k, sizeof(names) - k, "%s%s", k ? ", " : "", m->servers[i]->name);
+        k = w < 0 ? k : k + (size_t)w < sizeof(names) ? k + (size_t)w : sizeof(names) - 1;
+      }
+      st = mcp__error_set(err, MCP_ETIMEDOUT, "servers still connecting: %s",
+                          names[0] ? names : "(tool list not yet published)");
+      break;
+    }
+    struct timespec ts = mcp__ts_from_ms(deadline);
+    if (deadline == MCP_NO_DEADLINE) pthread_cond_wait(&m->changed, &m->lock);
+    else pthread_cond_timedwait(&m->changed, &m->lock, &ts);
+  }
+  if (st == MCP_OK && m->stopping)
+    st = mcp__error_set(err, MCP_ECLOSED, "the manager is shutting down");
+  pthread_mutex_unlock(&m->lock);
+  return st;
+}
+
 MCP_EXTERN mcp_status mcp_manager_call_tool(mcp_manager *m, const char *name, const char *args_json,
                                             const mcp_call_options *opts, char **result_json,
                                             mcp_error *err) {
@@ -1798,15 +1911,10 @@ MCP_EXTERN mcp_status mcp_manager_call_tool(mcp_manager *m, const char *name, co
     mcp__free(sname);
     tool = mcp__strdup(slash + 1);
   } else {
-    mcp_tool_list *l = mcp_manager_tools(m);
-    for (size_t i = 0; l && i < l->n; i++) {
-      if (strcmp(l->e[i].name, name) == 0) {
-        s = find_server(m, l->e[i].server);
-        tool = mcp__strdup(l->e[i].tool);
-        break;
-      }
-    }
-    mcp_tool_list_unref(l);
+    int64_t timeout = opts && opts->timeout_ms >= 0 ? opts->timeout_ms : m->o->timeout_ms;
+    mcp_status wst = find_tool(m, name, mcp__deadline_in(timeout), opts ? opts->cancel : NULL, &s,
+                               &tool, err);
+    if (wst != MCP_OK) return wst;
   }
   if (!s) {
     mcp__free(tool);

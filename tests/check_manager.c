@@ -283,6 +283,88 @@ static const char *fault(void) { return test_env_path("MCP_FAULT_SERVER"); }
 
 /* ---- tests ------------------------------------------------------------------- */
 
+/* mcp_manager_wait_ready() and calls by public name while servers are
+ * still connecting: the call waits for the server instead of "no tool",
+ * a failed server's wait returns its cause, and a timeout names who is
+ * still connecting. */
+START_TEST(wait_ready_and_early_calls) {
+  setup();
+  const char *f = fault();
+  write_file(tpath("mcp.json"),
+             "{\"mcpServers\": {"
+             "\"fast\": {\"command\": \"%s\"},"
+             "\"slow\": {\"command\": \"%s\", \"args\": [\"--slow-init\", \"1200\"]},"
+             "\"missing\": {\"command\": \"/nonexistent/mcp-server\"}"
+             "}}",
+             f, f);
+  mcp_manager_options *o = base_options(tpath("mcp.json"));
+  mcp_manager_options_set_startup_gate_ms(o, 100);
+  mcp_manager *m = start(o);
+  ck_assert(state_is(m, "slow", "connecting"));
+  /* Not in the list yet; the call waits for the slow server. */
+  mcp_tool_list *l = mcp_manager_tools(m);
+  ck_assert_int_lt(tool_index(l, "mcp__slow_echo"), 0);
+  mcp_tool_list_unref(l);
+  char *r = echo_via(m, "mcp__slow_echo", "early", MCP_OK);
+  ck_assert_ptr_nonnull(strstr(r, "early"));
+  mcp_free(r);
+  /* A named server that cannot start: its cause, at once. */
+  mcp_error err = MCP_ERROR_INIT;
+  long long t0 = test_now_ms();
+  mcp_status st = mcp_manager_wait_ready(m, "missing", 20000, &err);
+  ck_assert_int_ne(st, MCP_OK);
+  ck_assert_int_ne(st, MCP_ETIMEDOUT);
+  ck_assert_msg(strstr(err.message, "missing") && strstr(err.message, "/nonexistent/mcp-server"),
+                "%s", err.message);
+  ck_assert_int_lt(test_now_ms() - t0, 15000);
+  mcp_error_clear(&err);
+  ck_assert_int_eq(mcp_manager_wait_ready(m, "fast", 20000, &err), MCP_OK);
+  ck_assert_int_eq(mcp_manager_wait_ready(m, NULL, 20000, &err), MCP_OK);
+  ck_assert(state_is(m, "slow", "ready"));
+  ck_assert_int_eq(mcp_manager_wait_ready(m, "nosuch", 1000, &err), MCP_ENOTFOUND);
+  mcp_error_clear(&err);
+  /* Settled: an unknown name fails at once. */
+  char *res = NULL;
+  t0 = test_now_ms();
+  ck_assert_int_eq(mcp_manager_call_tool(m, "mcp__nosuch_tool", "{}", NULL, &res, &err),
+                   MCP_ENOTFOUND);
+  ck_assert_int_lt(test_now_ms() - t0, 5000);
+  mcp_error_clear(&err);
+  mcp_manager_free(m);
+  mcp_manager_options_free(o);
+
+  /* A server that never finishes connecting: the wait times out and names it;
+   * an unknown name waits for it up to the call's timeout. */
+  write_file(tpath("hung.json"),
+             "{\"mcpServers\": {\"hung\": {\"command\": \"%s\", \"args\": [\"--slow-init\", "
+             "\"30000\"]}}}",
+             f);
+  o = base_options(tpath("hung.json"));
+  mcp_manager_options_set_startup_gate_ms(o, 50);
+  m = start(o);
+  ck_assert_int_eq(mcp_manager_wait_ready(m, NULL, 300, &err), MCP_ETIMEDOUT);
+  ck_assert_msg(strstr(err.message, "hung") != NULL, "%s", err.message);
+  mcp_error_clear(&err);
+  mcp_call_options *co = mcp_call_options_new();
+  mcp_call_options_set_timeout_ms(co, 300);
+  ck_assert_int_eq(mcp_manager_call_tool(m, "mcp__hung_echo", "{}", co, &res, &err), MCP_ETIMEDOUT);
+  ck_assert_msg(strstr(err.message, "still connecting") != NULL, "%s", err.message);
+  mcp_error_clear(&err);
+  /* A fired token ends the wait too. */
+  mcp_cancel *tok = mcp_cancel_new();
+  mcp_cancel_fire(tok);
+  mcp_call_options_set_timeout_ms(co, 20000);
+  mcp_call_options_set_cancel(co, tok);
+  ck_assert_int_eq(mcp_manager_call_tool(m, "mcp__hung_echo", "{}", co, &res, &err),
+                   MCP_ECANCELLED);
+  mcp_error_clear(&err);
+  mcp_call_options_free(co);
+  mcp_cancel_unref(tok);
+  mcp_manager_free(m);
+  mcp_manager_options_free(o);
+}
+END_TEST
+
 START_TEST(ten_servers_in_parallel) {
   setup();
   const char *f = fault();
@@ -965,6 +1047,7 @@ static Suite *manager_suite(void) {
   tcase_set_timeout(tc, 120);
   tcase_add_checked_fixture(tc, NULL, teardown);
   tcase_add_test(tc, ten_servers_in_parallel);
+  tcase_add_test(tc, wait_ready_and_early_calls);
   tcase_add_test(tc, deferred_tools_from_cache);
   tcase_add_test(tc, corrupt_cache_is_ignored);
   tcase_add_test(tc, kill9_reconnects);

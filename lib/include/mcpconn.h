@@ -807,7 +807,9 @@ MCP_EXTERN bool mcp_tool_list_deferred(const mcp_tool_list *l, size_t i);
 /*
  * mcp_manager_call_tool() calls |name|: a public name from the tool list,
  * or "SERVER/TOOL".  A deferred tool waits for its server (up to the
- * timeout, or until the call's cancel token fires); a call that fails
+ * timeout, or until the call's cancel token fires), and so does a name not
+ * (yet) in the tool list while some server is still connecting: it fails
+ * with MCP_ENOTFOUND once every server has settled without it; a call that fails
  * because the connection went away
  * (MCP_ECLOSED, MCP_EIO, HTTP 404/502/503) reconnects and retries once.
  * Ownership and results as mcp_client_call_tool().
@@ -816,6 +818,23 @@ MCP_EXTERN bool mcp_tool_list_deferred(const mcp_tool_list *l, size_t i);
 MCP_EXTERN mcp_status mcp_manager_call_tool(mcp_manager *m, const char *name, const char *args_json,
                                             const mcp_call_options *opts, char **result_json,
                                             mcp_error *err);
+/*
+ * mcp_manager_wait_ready() waits, after mcp_manager_start(), until
+ *  - |server| is NULL: every server has settled (its first connect
+ *    finished, ready or not) and the tool list includes what they listed;
+ *  - |server| names one: that server is ready and its tools are in the
+ *    tool list, or its connect failed (the cause is returned at once while
+ *    reconnects go on in the background).
+ * |timeout_ms|: < 0 the manager's default timeout
+ * (mcp_manager_options_set_timeout_ms), 0 no limit.
+ * Threads: any, concurrently with calls.
+ * Returns: MCP_OK; MCP_ETIMEDOUT (err->message names the servers still
+ *   connecting); MCP_ENOTFOUND (no such server); a named server's connect
+ *   error (MCP_EIO, MCP_ESPAWN, MCP_ETLS, MCP_EHTTP, MCP_ECONFIG, ...);
+ *   MCP_ESTATE (it is disabled); MCP_ECLOSED (the manager is being freed).
+ */
+MCP_EXTERN mcp_status mcp_manager_wait_ready(mcp_manager *m, const char *server, int64_t timeout_ms,
+                                             mcp_error *err);
 /* Any request to one server by name (waits for it like a tool call). */
 MCP_EXTERN mcp_status mcp_manager_request(mcp_manager *m, const char *server, const char *method,
                                           const char *params_json, const mcp_call_options *opts,
