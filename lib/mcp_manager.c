@@ -1680,6 +1680,35 @@ typedef mcp_status (*conn_call_fn)(mcp_client *c, const void *arg, const mcp_cal
 /* Is the call |arg| of |fn| safe to repeat on |s|? */
 typedef bool (*conn_idem_fn)(mcp_manager *m, const server *s, const void *arg);
 
+/*
+ * A call on |c| failed with |st| / |e| and may be sent again: drop the
+ * connection (unless someone already did), reconnect now or open the
+ * breaker, and drop the caller's reference to |c|.  Returns the connect
+ * attempt the resend waits for (wait_conn_locked's |gen|).
+ */
+static uint64_t reconnect_for_resend(server *s, conn *c, mcp_status st, const mcp_error *e) {
+  mcp_manager *m = s->m;
+  pthread_mutex_lock(&m->lock);
+  if (s->conn == c) {
+    s->conn = NULL;
+    conn_unref_locked(m, c);
+    set_error_locked(s, e->message);
+    if (!breaker_due_locked(s, mcp__now_ms())) {
+      s->reconnects++;
+      connect_locked(s);
+    } else {
+      open_breaker_locked(s, e->message);
+    }
+  }
+  /* The attempt running now, or the next one the backoff starts. */
+  uint64_t gen = s->connecting ? s->attempt : s->attempt + 1;
+  conn_unref_locked(m, c);
+  pthread_mutex_unlock(&m->lock);
+  mlog(m, MCP_LOG_INFO, "%s: %s; reconnecting and retrying once", s->name,
+       e->message ? e->message : mcp_strerror(st));
+  return gen;
+}
+
 /* Runs |fn| on |s|'s connection, waiting for it, and once more after a
  * reconnect when the failure allows it (may_resend). */
 static mcp_status call_on_server(mcp_manager *m, server *s, conn_call_fn fn, conn_idem_fn idem,
@@ -1719,25 +1748,7 @@ static mcp_status call_on_server(mcp_manager *m, server *s, conn_call_fn fn, con
     mcp_error e2 = MCP_ERROR_INIT;
     st = fn(c->c, arg, &local, result, &e2);
     if (attempt == 0 && may_resend(m, idem(m, s, arg), st, &e2)) {
-      /* Reconnect now (unless someone already did) and retry once. */
-      pthread_mutex_lock(&m->lock);
-      if (s->conn == c) {
-        s->conn = NULL;
-        conn_unref_locked(m, c);
-        set_error_locked(s, e2.message);
-        if (!breaker_due_locked(s, mcp__now_ms())) {
-          s->reconnects++;
-          connect_locked(s);
-        } else {
-          open_breaker_locked(s, e2.message);
-        }
-      }
-      /* The attempt running now, or the next one the backoff starts. */
-      gen = s->connecting ? s->attempt : s->attempt + 1;
-      conn_unref_locked(m, c);
-      pthread_mutex_unlock(&m->lock);
-      mlog(m, MCP_LOG_INFO, "%s: %s; reconnecting and retrying once", s->name,
-           e2.message ? e2.message : mcp_strerror(st));
+      gen = reconnect_for_resend(s, c, st, &e2); /* takes our reference */
       mcp_error_clear(&e2);
       continue;
     }
@@ -1938,6 +1949,188 @@ MCP_EXTERN mcp_status mcp_manager_request(mcp_manager *m, const char *server_nam
   if (!s) return mcp__error_set(err, MCP_ENOTFOUND, "no server named \"%s\"", server_name);
   req_arg a = {method, params_json};
   return call_on_server(m, s, do_request, idem_request, &a, opts, result_json, err);
+}
+
+/* ---- async tool calls ----------------------------------------------------- */
+
+/*
+ * One mcp_manager_call_tool_async().  Fast path: the server is ready and
+ * the name listed, so the call goes out on its connection as an async
+ * client call and completes on that client's lane.  Otherwise (the server
+ * is still connecting, the name is not listed yet, or the first attempt
+ * failed in a way that allows a resend) a tracked thread does what the
+ * synchronous call does and the outcome runs on the manager's lane.
+ * Either way the call counts as a caller, so mcp_manager_free() ends it
+ * and waits for its callback.
+ */
+typedef struct acall {
+  mcp_manager *m;
+  server *s; /* NULL until resolved */
+  char *name, *tool, *args;
+  mcp_call_options opts; /* copy; the token referenced */
+  int64_t deadline;
+  mcp_result_fn fn;
+  void *user;
+  conn *c;      /* the fast path's connection (a reference) */
+  uint64_t gen; /* > 0: a resend waits for this connect attempt */
+  /* The slow path's outcome, for the lane. */
+  mcp_status st;
+  char *result;
+  mcp_error err;
+} acall;
+
+static void acall_free(acall *a) {
+  mcp_manager *m = a->m;
+  mcp__free(a->name);
+  mcp__free(a->tool);
+  mcp__free(a->args);
+  mcp__free(a->result);
+  mcp_error_clear(&a->err);
+  if (a->opts.cancel) mcp_cancel_unref(a->opts.cancel);
+  mcp__free(a);
+  pthread_mutex_lock(&m->lock);
+  if (--m->callers == 0 && m->stopping) pthread_cond_broadcast(&m->idle);
+  pthread_mutex_unlock(&m->lock);
+}
+
+/* The slow path's outcome, on the manager's lane. */
+static void acall_deliver(void *arg) {
+  acall *a = arg;
+  a->fn(a->user, a->st, a->st == MCP_OK ? a->result : NULL, a->st == MCP_OK ? NULL : &a->err);
+  acall_free(a);
+}
+
+/* The lane is being freed (never while callers remain): still run once. */
+static void acall_drop(void *arg) { acall_deliver(arg); }
+
+/* The time left before |a|'s deadline as a call timeout. */
+static mcp_call_options acall_opts(const acall *a) {
+  mcp_call_options o = a->opts;
+  if (a->deadline != MCP_NO_DEADLINE) {
+    int64_t left = a->deadline - mcp__now_ms();
+    o.timeout_ms = left > 0 ? left : 1;
+  }
+  return o;
+}
+
+/* On a tracked thread: resolve, wait, call (and the one resend). */
+static void acall_slow(void *arg) {
+  acall *a = arg;
+  mcp_manager *m = a->m;
+  mcp_call_options o = acall_opts(a);
+  if (a->gen) {
+    /* The fast path's attempt failed: wait for the reconnect, send once. */
+    pthread_mutex_lock(&m->lock);
+    conn *c = wait_conn_locked(a->s, a->deadline, a->opts.cancel, a->gen, &a->err);
+    pthread_mutex_unlock(&m->lock);
+    if (!c) {
+      a->st = a->err.status ? a->err.status : MCP_ECLOSED;
+    } else {
+      o = acall_opts(a);
+      a->st = mcp_client_call_tool(c->c, a->tool, a->args, &o, &a->result, &a->err);
+      conn_unref(m, c);
+    }
+  } else {
+    /* The caller's count is ours; the synchronous call counts itself too. */
+    a->st = mcp_manager_call_tool(m, a->name, a->args, &o, &a->result, &a->err);
+  }
+  if (a->st != MCP_OK && !a->err.status) a->err.status = a->st;
+  if (mcp__lane_post(m->lane, acall_deliver, acall_drop, a) != MCP_OK) acall_deliver(a);
+}
+
+/* The fast path's completion, on the client's lane. */
+static void acall_done(void *user, mcp_status st, const char *result, const mcp_error *err) {
+  acall *a = user;
+  mcp_manager *m = a->m;
+  conn *c = a->c;
+  a->c = NULL;
+  if (may_resend(m, tool_idempotent(m, a->s, a->tool), st, err)) {
+    mcp_error e = MCP_ERROR_INIT;
+    if (err) mcp__error_copy(&e, err);
+    a->gen = reconnect_for_resend(a->s, c, st, &e); /* drops our reference */
+    mcp_error_clear(&e);
+    pthread_mutex_lock(&m->lock);
+    bool spawned = !m->stopping && spawn_locked(m, acall_slow, a);
+    pthread_mutex_unlock(&m->lock);
+    if (spawned) return;
+    a->st = MCP_ECLOSED;
+    mcp__error_set(&a->err, MCP_ECLOSED, "server \"%s\": %s", a->s->name,
+                   err && err->message ? err->message : mcp_strerror(st));
+    acall_deliver(a);
+    return;
+  }
+  conn_unref(m, c);
+  a->fn(a->user, st, result, err);
+  acall_free(a);
+}
+
+MCP_EXTERN mcp_status mcp_manager_call_tool_async(mcp_manager *m, const char *name,
+                                                  const char *args_json,
+                                                  const mcp_call_options *opts, mcp_result_fn fn,
+                                                  void *user, mcp_error *err) {
+  if (!m || !name || !fn) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
+  acall *a = mcp__calloc(1, sizeof(*a));
+  if (!a) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  a->m = m;
+  a->fn = fn;
+  a->user = user;
+  a->opts = (mcp_call_options){.timeout_ms = -1};
+  if (opts) a->opts = *opts;
+  if (a->opts.cancel) mcp_cancel_ref(a->opts.cancel);
+  if (!(a->name = mcp__strdup(name)) || (args_json && !(a->args = mcp__strdup(args_json)))) {
+    a->m = NULL;
+    mcp__free(a->name);
+    if (a->opts.cancel) mcp_cancel_unref(a->opts.cancel);
+    mcp__free(a);
+    return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  }
+  pthread_mutex_lock(&m->lock);
+  bool stopping = m->stopping;
+  if (!stopping) m->callers++;
+  pthread_mutex_unlock(&m->lock);
+  if (stopping) {
+    mcp__free(a->name);
+    mcp__free(a->args);
+    if (a->opts.cancel) mcp_cancel_unref(a->opts.cancel);
+    mcp__free(a);
+    return mcp__error_set(err, MCP_ECLOSED, "the manager is shutting down");
+  }
+  /* Fast path: a listed name whose server is ready now. */
+  const char *slash = strchr(name, '/');
+  mcp_tool_list *l = slash ? NULL : mcp_manager_tools(m);
+  for (size_t i = 0; l && i < l->n; i++) {
+    if (strcmp(l->e[i].name, name) != 0) continue;
+    a->s = find_server(m, l->e[i].server);
+    a->tool = mcp__strdup(l->e[i].tool);
+    break;
+  }
+  mcp_tool_list_unref(l);
+  if (a->s && a->tool) {
+    pthread_mutex_lock(&m->lock);
+    if (a->s->conn && a->s->state == S_READY) a->c = conn_ref(a->s->conn);
+    pthread_mutex_unlock(&m->lock);
+  }
+  if (a->c) {
+    int64_t timeout = a->opts.timeout_ms >= 0 ? a->opts.timeout_ms : a->s->timeout_ms;
+    a->deadline = mcp__deadline_in(timeout);
+    mcp_call_options o = acall_opts(a);
+    mcp_error e = MCP_ERROR_INIT;
+    mcp_status st = mcp_client_call_tool_async(a->c->c, a->tool, a->args, &o, acall_done, a, &e);
+    if (st == MCP_OK) return MCP_OK;
+    /* Refused by the client (closed meanwhile, ...): the slow path. */
+    conn_unref(m, a->c);
+    a->c = NULL;
+    mcp_error_clear(&e);
+  }
+  a->deadline = MCP_NO_DEADLINE; /* the synchronous call keeps its own */
+  pthread_mutex_lock(&m->lock);
+  bool spawned = !m->stopping && spawn_locked(m, acall_slow, a);
+  pthread_mutex_unlock(&m->lock);
+  if (!spawned) {
+    acall_free(a);
+    return mcp__error_set(err, MCP_ENOMEM, "cannot start a thread for the call");
+  }
+  return MCP_OK;
 }
 
 MCP_EXTERN mcp_status mcp_manager_servers(mcp_manager *m, char **json, mcp_error *err) {

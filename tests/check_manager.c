@@ -365,6 +365,113 @@ START_TEST(wait_ready_and_early_calls) {
 }
 END_TEST
 
+/* Async outcomes, collected under a mutex and waited on with a condvar. */
+typedef struct outcomes {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  int n, ok, closed;
+  char last[256];
+} outcomes;
+
+static void on_outcome(void *user, mcp_status st, const char *result, const mcp_error *err) {
+  outcomes *o = user;
+  pthread_mutex_lock(&o->lock);
+  o->n++;
+  if (st == MCP_OK) o->ok++;
+  if (st == MCP_ECLOSED) o->closed++;
+  snprintf(o->last, sizeof(o->last), "%s", st == MCP_OK ? result : err ? err->message : "?");
+  pthread_cond_broadcast(&o->cond);
+  pthread_mutex_unlock(&o->lock);
+}
+
+static bool wait_outcomes(outcomes *o, int n, long long ms) {
+  long long end = test_now_ms() + ms;
+  pthread_mutex_lock(&o->lock);
+  while (o->n < n && test_now_ms() < end) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += 50 * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+      ts.tv_sec++;
+      ts.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(&o->cond, &o->lock, &ts);
+  }
+  bool r = o->n >= n;
+  pthread_mutex_unlock(&o->lock);
+  return r;
+}
+
+/* mcp_manager_call_tool_async(): a ready server's tool (the client's async
+ * call), a tool of a server still connecting (waits for it), a server that
+ * crashes every 3rd call (reconnect and one resend, as the sync call), and
+ * mcp_manager_free() with calls in flight (each ends MCP_ECLOSED, once). */
+START_TEST(async_calls) {
+  setup();
+  const char *f = fault();
+  write_file(tpath("mcp.json"),
+             "{\"mcpServers\": {"
+             "\"fast\": {\"command\": \"%s\"},"
+             "\"slow\": {\"command\": \"%s\", \"args\": [\"--slow-init\", \"1000\"]},"
+             "\"crashy\": {\"command\": \"%s\", \"args\": [\"--crash-every\", \"3\"]}"
+             "}}",
+             f, f, f);
+  mcp_manager_options *o = base_options(tpath("mcp.json"));
+  mcp_manager_options_set_startup_gate_ms(o, 100);
+  mcp_manager *m = start(o);
+  outcomes out = {.n = 0};
+  pthread_mutex_init(&out.lock, NULL);
+  pthread_cond_init(&out.cond, NULL);
+  mcp_error err = MCP_ERROR_INIT;
+  /* Before the slow server is listed: the call waits for it. */
+  ck_assert(state_is(m, "slow", "connecting"));
+  ck_assert_int_eq(mcp_manager_call_tool_async(m, "mcp__slow_echo", "{\"text\":\"s1\"}", NULL,
+                                               on_outcome, &out, &err),
+                   MCP_OK);
+  ck_assert(wait_outcomes(&out, 1, 20000));
+  ck_assert_int_eq(out.ok, 1);
+  ck_assert_ptr_nonnull(strstr(out.last, "s1"));
+  /* A ready server's listed tool. */
+  ck_assert_int_eq(mcp_manager_wait_ready(m, "fast", 20000, &err), MCP_OK);
+  ck_assert_int_eq(mcp_manager_call_tool_async(m, "mcp__fast_echo", "{\"text\":\"a1\"}", NULL,
+                                               on_outcome, &out, &err),
+                   MCP_OK);
+  ck_assert(wait_outcomes(&out, 2, 20000));
+  ck_assert_int_eq(out.ok, 2);
+  ck_assert_ptr_nonnull(strstr(out.last, "a1"));
+  /* A crash every third call: each call still succeeds, once. */
+  ck_assert_int_eq(mcp_manager_wait_ready(m, NULL, 20000, &err), MCP_OK);
+  int base = out.n, base_ok = out.ok;
+  for (int i = 0; i < 7; i++) {
+    ck_assert_int_eq(mcp_manager_call_tool_async(m, "mcp__crashy_echo", "{\"text\":\"c\"}", NULL,
+                                                 on_outcome, &out, &err),
+                     MCP_OK);
+    ck_assert(wait_outcomes(&out, base + i + 1, 20000));
+  }
+  ck_assert_int_eq(out.ok - base_ok, 7);
+  ck_assert_int_ge(status_int(m, "crashy", "reconnects"), 2);
+  /* Unknown once settled: the callback says so. */
+  base = out.n;
+  ck_assert_int_eq(
+      mcp_manager_call_tool_async(m, "mcp__nosuch", "{}", NULL, on_outcome, &out, &err), MCP_OK);
+  ck_assert(wait_outcomes(&out, base + 1, 20000));
+  ck_assert_ptr_nonnull(strstr(out.last, "no tool named"));
+  /* Free with calls in flight. */
+  base = out.n;
+  for (int i = 0; i < 4; i++)
+    ck_assert_int_eq(
+        mcp_manager_call_tool_async(m, "mcp__fast_hang", "{}", NULL, on_outcome, &out, &err),
+        MCP_OK);
+  mcp_manager_free(m);
+  ck_assert_int_eq(out.n, base + 4);
+  ck_assert_int_eq(out.closed, 4);
+  mcp_error_clear(&err);
+  mcp_manager_options_free(o);
+  pthread_mutex_destroy(&out.lock);
+  pthread_cond_destroy(&out.cond);
+}
+END_TEST
+
 START_TEST(ten_servers_in_parallel) {
   setup();
   const char *f = fault();
@@ -1048,6 +1155,7 @@ static Suite *manager_suite(void) {
   tcase_add_checked_fixture(tc, NULL, teardown);
   tcase_add_test(tc, ten_servers_in_parallel);
   tcase_add_test(tc, wait_ready_and_early_calls);
+  tcase_add_test(tc, async_calls);
   tcase_add_test(tc, deferred_tools_from_cache);
   tcase_add_test(tc, corrupt_cache_is_ignored);
   tcase_add_test(tc, kill9_reconnects);

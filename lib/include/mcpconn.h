@@ -835,6 +835,24 @@ MCP_EXTERN mcp_status mcp_manager_call_tool(mcp_manager *m, const char *name, co
  */
 MCP_EXTERN mcp_status mcp_manager_wait_ready(mcp_manager *m, const char *server, int64_t timeout_ms,
                                              mcp_error *err);
+/*
+ * mcp_manager_call_tool_async() is mcp_manager_call_tool() without waiting:
+ * it returns at once and |fn| runs exactly once on a worker thread with
+ * the outcome (as mcp_result_fn says), after the same waiting for a
+ * connecting server and the same one resend after a reconnect.  A call
+ * still running when mcp_manager_free() starts ends with MCP_ECLOSED, and
+ * mcp_manager_free() returns after its callback.  |fn| must not call
+ * mcp_manager_free().
+ * Ownership: |name|, |args_json| and |opts| are copied (the cancel token
+ *   referenced); |user| is passed through.
+ * Threads: any.
+ * Returns: MCP_OK (|fn| will run); MCP_EINVAL; MCP_ECLOSED (the manager is
+ *   being freed); MCP_ENOMEM.  Nothing runs |fn| after an error.
+ */
+MCP_EXTERN mcp_status mcp_manager_call_tool_async(mcp_manager *m, const char *name,
+                                                  const char *args_json,
+                                                  const mcp_call_options *opts, mcp_result_fn fn,
+                                                  void *user, mcp_error *err);
 /* Any request to one server by name (waits for it like a tool call). */
 MCP_EXTERN mcp_status mcp_manager_request(mcp_manager *m, const char *server, const char *method,
                                           const char *params_json, const mcp_call_options *opts,
