@@ -256,7 +256,7 @@ static mcp_oauth_options *oauth_for(const char *scenario) {
                                              ctx_str(ctx, "signing_algorithm"));
   } else if (st == MCP_OK && strcmp(scenario, "auth/client-credentials-basic") == 0) {
     st = mcp_oauth_options_set_grant(oa, MCP_OAUTH_GRANT_CLIENT_CREDENTIALS);
-  } else if (st == MCP_OK && strcmp(scenario, "auth/cross-app-access-complete-flow") == 0) {
+  } else if (st == MCP_OK && strcmp(scenario, "auth/enterprise-managed-authorization") == 0) {
     st = mcp_oauth_options_set_grant(oa, MCP_OAUTH_GRANT_ID_JAG);
     if (st == MCP_OK)
       st = mcp_oauth_options_set_id_jag(oa, ctx_str(ctx, "idp_token_endpoint"),
