@@ -3,15 +3,20 @@
  * conformance suite (@modelcontextprotocol/conformance, pinned in
  * tests/conformance/package.json) drives.  tests/conformance/run.sh runs
  *
+ *   conformance client --command "<this program>" --requirements <revision>
  *   conformance client --command "<this program>" --scenario <name>
  *
- * and the suite then starts a test server for the scenario and runs this
+ * and the suite then starts a test server per scenario and runs this
  * program with the server's URL as its last argument, the scenario's name in
  * MCP_CONFORMANCE_SCENARIO and, for some scenarios, a JSON context in
  * MCP_CONFORMANCE_CONTEXT.  The program does what the scenario asks through
- * the public API (mcpconn.h) only: every protocol behaviour the suite checks
- * (handshake, session and version headers, SSE resumption, elicitation
- * defaults) comes from the library itself, never from code here.
+ * the public API (mcpconn.h) only, in the library's default protocol mode
+ * (auto: it probes server/discover and falls back to initialize; the
+ * suite's MCP_CONFORMANCE_PROTOCOL_VERSION is not read).  Every protocol
+ * behaviour the suite checks (handshake or per-request _meta, version,
+ * session, Mcp-Method/Mcp-Name and Mcp-Param-* headers, -32022 retry, SSE
+ * resumption, elicitation defaults, input_required rounds, x-mcp-header
+ * tool filtering) comes from the library itself, never from code here.
  *
  * The OAuth scenarios (auth/...) run the library's OAuth engine: this program only
  * turns the scenario context (client id and secret, private key, IdP
@@ -42,8 +47,15 @@
 #include "mcpconn.h"
 
 #define PROG "mcpconn-conformance-client"
-/* Well inside the suite's default --timeout of 30 s. */
-#define REQUEST_TIMEOUT_MS 10000
+/*
+ * Timeout of each request (and of connect), in ms: MCPCONN_CONFORMANCE_TIMEOUT_MS,
+ * else 10 s, well inside the suite's default --timeout of 30 s.  run.sh
+ * raises both for the --requirements runs: those start every scenario of
+ * the set at once in one Node process, and on 2 cores its mock servers
+ * have been measured to take 12-14 s to answer a client's first request.
+ */
+#define REQUEST_TIMEOUT_MS_DEFAULT 10000
+static int64_t request_timeout_ms = REQUEST_TIMEOUT_MS_DEFAULT;
 
 enum { EXIT_PASS = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
@@ -244,7 +256,7 @@ static mcp_oauth_options *oauth_for(const char *scenario) {
                                              ctx_str(ctx, "signing_algorithm"));
   } else if (st == MCP_OK && strcmp(scenario, "auth/client-credentials-basic") == 0) {
     st = mcp_oauth_options_set_grant(oa, MCP_OAUTH_GRANT_CLIENT_CREDENTIALS);
-  } else if (st == MCP_OK && strcmp(scenario, "auth/cross-app-access-complete-flow") == 0) {
+  } else if (st == MCP_OK && strcmp(scenario, "auth/enterprise-managed-authorization") == 0) {
     st = mcp_oauth_options_set_grant(oa, MCP_OAUTH_GRANT_ID_JAG);
     if (st == MCP_OK)
       st = mcp_oauth_options_set_id_jag(oa, ctx_str(ctx, "idp_token_endpoint"),
@@ -282,7 +294,7 @@ static mcp_client *connect_to(const char *url, const char *elicitation_handler_f
   if (!listener) mcp_client_options_set_http_listener(o, false);
   if (st == MCP_OK)
     st = mcp_client_options_set_client_info(o, "mcpconn-conformance-client", mcp_version());
-  mcp_client_options_set_timeout_ms(o, REQUEST_TIMEOUT_MS);
+  mcp_client_options_set_timeout_ms(o, request_timeout_ms);
   mcp_client_options_set_log(o, on_log, NULL);
   mcp_client_options_set_notification_handler(o, on_notification, NULL);
   if (st == MCP_OK && scenario_oauth) st = mcp_client_options_set_oauth(o, scenario_oauth);
@@ -414,10 +426,330 @@ static int scenario_auth(const char *url) {
   return rc;
 }
 
+/* ---- 2026-07-28 scenarios ------------------------------------------------ */
+
+/* Parses |json| as an array; NULL (after saying why) when it is not one. */
+static json_object *parse_array(const char *what, const char *json) {
+  json_object *arr = json ? json_tokener_parse(json) : NULL;
+  if (!arr || !json_object_is_type(arr, json_type_array)) {
+    say("FAIL: %s: not a JSON array", what);
+    json_object_put(arr);
+    return NULL;
+  }
+  return arr;
+}
+
+/* The string member |key| of the |i|th item of |arr|, or NULL. */
+static const char *item_str(json_object *arr, size_t i, const char *key) {
+  json_object *v = NULL;
+  if (!json_object_object_get_ex(json_object_array_get_idx(arr, i), key, &v) ||
+      !json_object_is_type(v, json_type_string))
+    return NULL;
+  return json_object_get_string(v);
+}
+
+/* True when a list call failed only because the server has no such list. */
+static bool not_offered(mcp_status st, const mcp_error *err) {
+  return st == MCP_ERPC && err->rpc_code == -32601;
+}
+
+/* Calls every tool in the JSON array |tools_json| with no arguments; a
+ * tool error (isError) still counts as a call made. */
+static int call_every_tool(mcp_client *c, const char *tools_json) {
+  json_object *arr = parse_array("tools/list", tools_json);
+  if (!arr) return EXIT_FAIL;
+  int rc = EXIT_PASS;
+  for (size_t i = 0; i < json_object_array_length(arr) && rc == EXIT_PASS; i++) {
+    const char *name = item_str(arr, i, "name");
+    if (!name) continue;
+    char *res = NULL;
+    mcp_error err = MCP_ERROR_INIT;
+    say("calling %s {}", name);
+    mcp_status st = mcp_client_call_tool(c, name, "{}", NULL, &res, &err);
+    if (st == MCP_OK || st == MCP_ETOOLERROR) say("result of %s: %s", name, res ? res : "(none)");
+    else rc = fail_status(name, st, &err);
+    mcp_error_clear(&err);
+    mcp_free(res);
+  }
+  json_object_put(arr);
+  return rc;
+}
+
+/*
+ * Exercises every request that carries an Mcp-Name header, and the lists
+ * before them: tools/list and tools/call of each tool, resources/list and
+ * resources/read of each resource, prompts/list and prompts/get of each
+ * prompt.  A list the server does not offer (-32601) is skipped.
+ */
+static int exercise_everything(mcp_client *c) {
+  char *tools = NULL, *resources = NULL, *prompts = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  int rc = list_tools(c, &tools);
+  if (rc == EXIT_PASS) rc = call_every_tool(c, tools);
+  mcp_free(tools);
+  if (rc != EXIT_PASS) return rc;
+
+  mcp_status st = mcp_client_list_resources(c, NULL, &resources, &err);
+  if (st == MCP_OK) {
+    say("resources: %s", resources);
+    json_object *arr = parse_array("resources/list", resources);
+    if (!arr) rc = EXIT_FAIL;
+    for (size_t i = 0; arr && i < json_object_array_length(arr) && rc == EXIT_PASS; i++) {
+      const char *uri = item_str(arr, i, "uri");
+      if (!uri) continue;
+      char *res = NULL;
+      say("reading %s", uri);
+      st = mcp_client_read_resource(c, uri, NULL, &res, &err);
+      if (st == MCP_OK) say("read %s: %s", uri, res);
+      else rc = fail_status(uri, st, &err);
+      mcp_free(res);
+    }
+    json_object_put(arr);
+  } else if (not_offered(st, &err)) {
+    say("no resources: %s", err.message ? err.message : "");
+  } else {
+    rc = fail_status("resources/list", st, &err);
+  }
+  mcp_error_clear(&err);
+  mcp_free(resources);
+  if (rc != EXIT_PASS) return rc;
+
+  st = mcp_client_list_prompts(c, NULL, &prompts, &err);
+  if (st == MCP_OK) {
+    say("prompts: %s", prompts);
+    json_object *arr = parse_array("prompts/list", prompts);
+    if (!arr) rc = EXIT_FAIL;
+    for (size_t i = 0; arr && i < json_object_array_length(arr) && rc == EXIT_PASS; i++) {
+      const char *name = item_str(arr, i, "name");
+      if (!name) continue;
+      char *res = NULL;
+      say("getting prompt %s", name);
+      st = mcp_client_get_prompt(c, name, NULL, NULL, &res, &err);
+      if (st == MCP_OK) say("prompt %s: %s", name, res);
+      else rc = fail_status(name, st, &err);
+      mcp_free(res);
+    }
+    json_object_put(arr);
+  } else if (not_offered(st, &err)) {
+    say("no prompts: %s", err.message ? err.message : "");
+  } else {
+    rc = fail_status("prompts/list", st, &err);
+  }
+  mcp_error_clear(&err);
+  mcp_free(prompts);
+  return rc;
+}
+
+/* request-metadata: the server rejects the first request with -32022 and
+ * the supported versions; the library retries at one of them.  Then
+ * tools/list, so that a request after the retry is checked too. */
+static int scenario_request_metadata(const char *url) {
+  mcp_client *c = connect_to(url, NULL, true);
+  if (!c) return EXIT_FAIL;
+  char *tools = NULL;
+  int rc = list_tools(c, &tools);
+  mcp_free(tools);
+  mcp_client_free(c);
+  return rc;
+}
+
+/* http-standard-headers: Mcp-Method on every POST, Mcp-Name on tools/call,
+ * resources/read and prompts/get (names with '-', URIs with %20 and ?). */
+static int scenario_standard_headers(const char *url) {
+  mcp_client *c = connect_to(url, NULL, true);
+  if (!c) return EXIT_FAIL;
+  int rc = exercise_everything(c);
+  mcp_client_free(c);
+  return rc;
+}
+
+/* http-invalid-tool-headers: tools/list offers one valid tool and ten with
+ * invalid x-mcp-header annotations; the library drops those, and every
+ * tool left is called. */
+static int scenario_invalid_tool_headers(const char *url) {
+  mcp_client *c = connect_to(url, NULL, true);
+  if (!c) return EXIT_FAIL;
+  char *tools = NULL;
+  int rc = list_tools(c, &tools);
+  if (rc == EXIT_PASS) rc = call_every_tool(c, tools);
+  mcp_free(tools);
+  mcp_client_free(c);
+  return rc;
+}
+
+/* http-custom-headers: tools/list (which teaches the library the tools'
+ * x-mcp-header annotations), then the calls the context's toolCalls name,
+ * with their arguments as given; the library mirrors them as Mcp-Param-*. */
+static int scenario_custom_headers(const char *url) {
+  const char *raw = getenv("MCP_CONFORMANCE_CONTEXT");
+  json_object *ctx = raw && *raw ? json_tokener_parse(raw) : NULL, *calls = NULL;
+  if (!ctx || !json_object_object_get_ex(ctx, "toolCalls", &calls) ||
+      !json_object_is_type(calls, json_type_array)) {
+    say("FAIL: MCP_CONFORMANCE_CONTEXT has no toolCalls array");
+    json_object_put(ctx);
+    return EXIT_FAIL;
+  }
+  mcp_client *c = connect_to(url, NULL, true);
+  if (!c) {
+    json_object_put(ctx);
+    return EXIT_FAIL;
+  }
+  char *tools = NULL;
+  int rc = list_tools(c, &tools);
+  mcp_free(tools);
+  for (size_t i = 0; i < json_object_array_length(calls) && rc == EXIT_PASS; i++) {
+    json_object *call = json_object_array_get_idx(calls, i), *args = NULL;
+    const char *name = item_str(calls, i, "name");
+    if (!name) continue;
+    const char *args_json = json_object_object_get_ex(call, "arguments", &args)
+                                ? json_object_to_json_string_ext(
+                                      args, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+                                : "{}";
+    char *res = NULL;
+    mcp_error err = MCP_ERROR_INIT;
+    say("calling %s %s", name, args_json);
+    mcp_status st = mcp_client_call_tool(c, name, args_json, NULL, &res, &err);
+    if (st == MCP_OK || st == MCP_ETOOLERROR) say("result of %s: %s", name, res ? res : "(none)");
+    else rc = fail_status(name, st, &err);
+    mcp_error_clear(&err);
+    mcp_free(res);
+  }
+  mcp_client_free(c);
+  json_object_put(ctx);
+  return rc;
+}
+
+/* json-schema-ref-no-deref: list the tools (whose schema has a $ref to a
+ * canary URL the library must never fetch) and call them. */
+static int scenario_ref_no_deref(const char *url) {
+  mcp_client *c = connect_to(url, NULL, true);
+  if (!c) return EXIT_FAIL;
+  char *tools = NULL;
+  int rc = list_tools(c, &tools);
+  mcp_free(tools);
+  mcp_client_free(c);
+  return rc;
+}
+
+/*
+ * json-schema-2020-12-preservation: the inputSchema of
+ * json_schema_2020_12_tool must reach the host as the server sent it; send
+ * it back verbatim as the "schema" argument of json_schema_echo, and the
+ * server compares.
+ */
+static int scenario_schema_preservation(const char *url) {
+  mcp_client *c = connect_to(url, NULL, true);
+  if (!c) return EXIT_FAIL;
+  char *tools = NULL;
+  int rc = list_tools(c, &tools);
+  json_object *arr = rc == EXIT_PASS ? parse_array("tools/list", tools) : NULL, *schema = NULL;
+  if (rc == EXIT_PASS && !arr) rc = EXIT_FAIL;
+  for (size_t i = 0; arr && i < json_object_array_length(arr) && !schema; i++) {
+    const char *name = item_str(arr, i, "name");
+    if (name && strcmp(name, "json_schema_2020_12_tool") == 0)
+      json_object_object_get_ex(json_object_array_get_idx(arr, i), "inputSchema", &schema);
+  }
+  if (rc == EXIT_PASS && !schema) {
+    say("FAIL: no json_schema_2020_12_tool with an inputSchema");
+    rc = EXIT_FAIL;
+  }
+  if (rc == EXIT_PASS) {
+    json_object *args = json_object_new_object();
+    json_object_object_add(args, "schema", json_object_get(schema));
+    char *res = NULL;
+    mcp_error err = MCP_ERROR_INIT;
+    const char *args_json = json_object_to_json_string_ext(
+        args, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+    say("calling json_schema_echo %s", args_json);
+    mcp_status st = mcp_client_call_tool(c, "json_schema_echo", args_json, NULL, &res, &err);
+    if (st == MCP_OK) say("result: %s", res);
+    else rc = fail_status("json_schema_echo", st, &err);
+    mcp_free(res);
+    json_object_put(args);
+  }
+  json_object_put(arr);
+  mcp_free(tools);
+  mcp_client_free(c);
+  return rc;
+}
+
+/*
+ * sep-2322-client-request-state (MRTR): test_mrtr_echo_state and
+ * test_mrtr_no_state end input_required with an elicitation; the library
+ * asks on_mrtr_elicitation() and retries with the answer (and the
+ * requestState, when one came).  While the first round is open, the
+ * handler calls test_mrtr_unrelated, which must carry neither.
+ * test_mrtr_no_result_type answers without resultType: complete.
+ */
+static mcp_client *mrtr_client;
+static bool mrtr_unrelated_done;
+static int mrtr_unrelated_rc = EXIT_FAIL;
+
+static mcp_status on_mrtr_elicitation(void *user, const char *method, const char *params_json,
+                                      char **result_json, mcp_error *err) {
+  (void)user;
+  (void)err;
+  say("input request %s %s", method, params_json);
+  if (!mrtr_unrelated_done) {
+    mrtr_unrelated_done = true;
+    say("between rounds: calling test_mrtr_unrelated");
+    mrtr_unrelated_rc = call_expect(mrtr_client, "test_mrtr_unrelated", "{}", "unrelated-ok");
+  }
+  *result_json = strdup("{\"action\":\"accept\",\"content\":{\"confirmed\":true}}");
+  return *result_json ? MCP_OK : MCP_ENOMEM;
+}
+
+static int scenario_mrtr(const char *url) {
+  mcp_client_options *o = mcp_client_options_new();
+  if (!o) return EXIT_FAIL;
+  mcp_status st = mcp_client_options_set_http(o, url, MCP_HTTP_TRANSPORT_STREAMABLE);
+  if (st == MCP_OK)
+    st = mcp_client_options_set_client_info(o, "mcpconn-conformance-client", mcp_version());
+  if (st == MCP_OK)
+    st = mcp_client_options_set_request_handler(o, "elicitation/create", on_mrtr_elicitation, NULL);
+  mcp_client_options_set_timeout_ms(o, request_timeout_ms);
+  mcp_client_options_set_log(o, on_log, NULL);
+  mcp_error err = MCP_ERROR_INIT;
+  if (st == MCP_OK) {
+    say("connecting to %s", url);
+    st = mcp_client_connect(o, &mrtr_client, &err);
+  }
+  mcp_client_options_free(o);
+  if (st != MCP_OK) return fail_status("connect", st, &err);
+  say("connected: protocol %s", mcp_client_protocol_version(mrtr_client));
+  char *tools = NULL;
+  int rc = list_tools(mrtr_client, &tools);
+  mcp_free(tools);
+  if (rc == EXIT_PASS) rc = call_expect(mrtr_client, "test_mrtr_echo_state", "{}", "echo-state-ok");
+  if (rc == EXIT_PASS && !mrtr_unrelated_done) {
+    say("FAIL: test_mrtr_echo_state asked for no input");
+    rc = EXIT_FAIL;
+  }
+  if (rc == EXIT_PASS) rc = mrtr_unrelated_rc;
+  if (rc == EXIT_PASS) rc = call_expect(mrtr_client, "test_mrtr_no_state", "{}", "no-state-ok");
+  if (rc == EXIT_PASS) {
+    char *res = NULL;
+    say("calling test_mrtr_no_result_type {}");
+    st = mcp_client_call_tool(mrtr_client, "test_mrtr_no_result_type", "{}", NULL, &res, &err);
+    if (st == MCP_OK) say("result: %s", res);
+    else rc = fail_status("test_mrtr_no_result_type", st, &err);
+    mcp_free(res);
+  }
+  mcp_client_free(mrtr_client);
+  return rc;
+}
+
 static const struct {
   const char *name;
   int (*run)(const char *url);
 } scenarios[] = {
+    {"request-metadata", scenario_request_metadata},
+    {"http-standard-headers", scenario_standard_headers},
+    {"http-custom-headers", scenario_custom_headers},
+    {"http-invalid-tool-headers", scenario_invalid_tool_headers},
+    {"json-schema-ref-no-deref", scenario_ref_no_deref},
+    {"json-schema-2020-12-preservation", scenario_schema_preservation},
+    {"sep-2322-client-request-state", scenario_mrtr},
     {"initialize", scenario_initialize},
     {"tools_call", scenario_tools_call},
     {"elicitation-sep1034-client-defaults", scenario_elicitation_defaults},
@@ -428,6 +760,17 @@ int main(int argc, char **argv) {
   clock_gettime(CLOCK_MONOTONIC, &t_start);
   const char *dbg = getenv("MCPCONN_CONFORMANCE_DEBUG");
   debug_log = dbg && *dbg && strcmp(dbg, "0") != 0;
+  const char *tmo = getenv("MCPCONN_CONFORMANCE_TIMEOUT_MS");
+  if (tmo && *tmo) {
+    char *end = NULL;
+    long long v = strtoll(tmo, &end, 10);
+    if (*end || v <= 0) {
+      fprintf(stderr, "%s: MCPCONN_CONFORMANCE_TIMEOUT_MS=%s is not a positive number\n", PROG,
+              tmo);
+      return EXIT_USAGE;
+    }
+    request_timeout_ms = v;
+  }
   const char *scenario = getenv("MCP_CONFORMANCE_SCENARIO");
   if (argc < 2 || !scenario || !*scenario) {
     fprintf(stderr,
@@ -452,8 +795,6 @@ int main(int argc, char **argv) {
       return rc;
     }
   }
-  say("FAIL: unknown scenario \"%s\"; this client implements initialize, "
-      "tools_call, elicitation-sep1034-client-defaults, sse-retry and auth/*",
-      scenario);
+  say("FAIL: unknown scenario \"%s\"; see scenarios[] and auth/* in " PROG ".c", scenario);
   return EXIT_USAGE;
 }
