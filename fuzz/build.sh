@@ -55,6 +55,9 @@ for t in $targets; do
     jsonrpc)
       srcs="lib/mcp_jsonrpc.c lib/mcp_jscan.c"
       libs=$(pkg-config --cflags --libs json-c) ;;
+    listen)
+      srcs="lib/mcp_listen.c lib/mcp_jsonrpc.c lib/mcp_jscan.c"
+      libs=$(pkg-config --cflags --libs json-c) ;;
     oauth)
       # The pure OAuth parts only: linking nothing else shows they need no
       # I/O module, no threads and no OpenSSL.

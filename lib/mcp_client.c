@@ -34,6 +34,7 @@
 #include "mcp_xhdr.h"
 #include "mcp_jscan.h"
 #include "mcp_jsonrpc.h"
+#include "mcp_listen.h"
 #include "mcp_oauth.h"
 #include "mcp_pending.h"
 #include "mcp_request.h"
@@ -118,6 +119,17 @@ struct mcp_client {
   pthread_cond_t calls_cv; /* ncallers fell to 0 while freeing */
   size_t ncallers;         /* guarded by calls_mu */
   bool freeing;            /* guarded by calls_mu */
+  /* subscriptions/listen on a modern connection ("Listen" below). */
+  unsigned listen_kinds;     /* MCP_LISTEN_* asked for; 0: none (set at connect) */
+  int64_t listen_id;         /* the open listen's request id, 0: none (lock) */
+  int64_t listen_old;        /* the last one that ended: late messages dropped quietly (lock) */
+  int64_t listen_acked_at;   /* when listen_id was acknowledged (ms), 0: not yet (lock) */
+  unsigned listen_honoured;  /* what that acknowledgement honoured (lock) */
+  int listen_failures;       /* ends in a row without a listen that lasted (lane) */
+  atomic_int listen_entries; /* pending entries of the listen and its re-open timer */
+  atomic_bool sub_warned;    /* an unknown subscription id was logged */
+  atomic_bool sub_route;     /* modern: notifications are routed by subscription id (the
+                                reader reads it; |modern| is the connecting thread's) */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -991,6 +1003,8 @@ static void fail_invalid_response(mcp_client *c, int64_t id, const char *why) {
   client_log(c, MCP_LOG_WARN, "invalid response to request %lld: %s", (long long)id, why);
 }
 
+static bool listen_route(mcp_client *c, const mcp_msg *m);
+
 /* Takes ownership of |msg| (one element of a line of |cost| bytes). */
 static void dispatch(mcp_client *c, json_object *msg, size_t cost) {
   mcp_msg m;
@@ -1062,6 +1076,7 @@ static void dispatch(mcp_client *c, json_object *msg, size_t cost) {
   }
   case MCP_MSG_NOTIFICATION: {
     atomic_fetch_add(&c->n_notifications, 1);
+    if (atomic_load(&c->sub_route) && listen_route(c, &m)) break; /* the listen's, or dropped */
     if (strcmp(m.method, "notifications/progress") == 0) {
       handle_progress(c, m.params, cost);
       break;
@@ -1434,7 +1449,10 @@ static void lead_until_done(mcp_client *c, mcp_pending_entry *e) {
   lead_ctx l = {c->pending, e};
   mcp__pending_set_waker(c->pending, e, lead_wake, c->t);
   /* Requests of other threads still open: the reader reads for them. */
-  if (mcp__transport_lead(c->t, lead_done, &l) && mcp__pending_count(c->pending) > 0)
+  /* (The listen and its timer, always open, are not such requests: the
+   * reader takes stdout back by itself within 2 ms.) */
+  if (mcp__transport_lead(c->t, lead_done, &l) &&
+      mcp__pending_count(c->pending) > (size_t)atomic_load(&c->listen_entries))
     mcp__transport_need_reader(c->t);
 }
 
@@ -2344,6 +2362,315 @@ MCP_EXTERN mcp_status mcp_client_call_tool_async(mcp_client *c, const char *name
 }
 
 /* ------------------------------------------------------------------------ */
+/* Listen (subscriptions/listen, modern connections)                         */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A 2026-07-28 server sends change notifications only on a
+ * subscriptions/listen request's stream.  When the host set a
+ * notification handler (the manager always does) and the server's
+ * server/discover result advertises listChanged for tools, prompts or
+ * resources, the client keeps one listen open for exactly those kinds
+ * from the end of the connect until close; a server advertising none gets
+ * no listen.  It is an async request without a deadline whose entry ends
+ * only when the listen does.  Its notifications carry its id in
+ * _meta.subscriptionId: they take the path unsolicited notifications take
+ * on a legacy connection (list_changed coalesced, the host's handler on
+ * the lane), so hosts and the manager see the same methods in both eras.
+ * The acknowledgement is compared with what was asked, not handed on;
+ * notifications naming a subscription that is not ours are counted as
+ * protocol errors and dropped.
+ *
+ * How a listen ends, and what follows:
+ *  - refused (a JSON-RPC error such as -32601, or an HTTP 4xx): logged;
+ *    not sent again on this connection, which stays up (no list_changed
+ *    from that server, as with a legacy server that sends none);
+ *  - the server ends it (a listen result, its graceful end, or a
+ *    notifications/cancelled naming it): logged, and opened again after
+ *    the backoff below, unless its acknowledgement honoured nothing;
+ *  - the stream breaks without a result (HTTP: the listen's response
+ *    stream ended; a modern server has no resumption): opened again after
+ *    the backoff;
+ *  - the connection closes: nothing (a reconnect, e.g. the manager's after
+ *    a stdio server died, connects a new client, which opens its own).
+ * Backoff: 1 s doubling to 60 s, counted from the last listen that stayed
+ * acknowledged for 30 s; the wait is a pending entry that is never sent
+ * (its timeout is the timer), so close and free end it like any request.
+ * Closing the client ends the listen: stdio sends notifications/cancelled
+ * for it (waiting at most 100 ms for the pipe), HTTP closes its stream with
+ * the transport.
+ */
+#define LISTEN_BACKOFF_MIN_MS 1000
+#define LISTEN_BACKOFF_MAX_MS 60000
+#define LISTEN_STABLE_MS 30000
+#define LISTEN_CANCEL_WAIT_MS 100
+
+typedef struct listen_end {
+  mcp_client *c;
+  int64_t id;
+  mcp_status status;
+  mcp_error err;
+} listen_end;
+
+static void drop_listen_end(void *arg) {
+  listen_end *it = arg;
+  mcp_error_clear(&it->err);
+  mcp__free(it);
+}
+
+static void listen_open(mcp_client *c);
+
+static void run_listen_reopen(void *arg) {
+  mcp_client *c = arg;
+  if (atomic_load(&c->open)) listen_open(c);
+}
+
+/* The backoff timer ended (any thread). */
+static void listen_timer_done(void *user, int64_t id, mcp_status st, char *text, size_t len,
+                              const mcp_error *err) {
+  (void)id;
+  (void)len;
+  (void)err;
+  mcp_client *c = user;
+  mcp__free(text);
+  atomic_fetch_sub(&c->listen_entries, 1);
+  /* Only its own deadline re-opens; a close ends it with MCP_ECLOSED. */
+  if (st == MCP_ETIMEDOUT) (void)mcp__lane_post(c->lane, run_listen_reopen, NULL, c);
+}
+
+/* Opens the listen again after the backoff (on the lane). */
+static void listen_again(mcp_client *c, int64_t lived_ms) {
+  if (lived_ms >= LISTEN_STABLE_MS) c->listen_failures = 0;
+  int64_t delay = LISTEN_BACKOFF_MIN_MS;
+  for (int i = 0; i < c->listen_failures && delay < LISTEN_BACKOFF_MAX_MS; i++) delay *= 2;
+  if (delay > LISTEN_BACKOFF_MAX_MS) delay = LISTEN_BACKOFF_MAX_MS;
+  c->listen_failures++;
+  mcp_pending_req pr = {.timeout_ms = delay, .done = listen_timer_done, .user = c};
+  int64_t id = 0;
+  atomic_fetch_add(&c->listen_entries, 1);
+  if (mcp__pending_add(c->pending, &pr, &id, NULL, NULL) != MCP_OK) {
+    atomic_fetch_sub(&c->listen_entries, 1);
+    return; /* closed meanwhile */
+  }
+  client_log(c, MCP_LOG_INFO, "%s: opening subscriptions/listen again in %lld ms", server_label(c),
+             (long long)delay);
+}
+
+/* On the lane: listen |it->id| ended; see above for what follows. */
+static void run_listen_end(void *arg) {
+  listen_end *it = arg;
+  mcp_client *c = it->c;
+  pthread_mutex_lock(&c->lock);
+  bool current = c->listen_id == it->id;
+  if (current) {
+    c->listen_old = it->id;
+    c->listen_id = 0;
+  }
+  int64_t acked_at = c->listen_acked_at;
+  unsigned honoured = c->listen_honoured;
+  pthread_mutex_unlock(&c->lock);
+  if (!current || !atomic_load(&c->open) || it->status == MCP_ECLOSED) {
+    drop_listen_end(it);
+    return;
+  }
+  const char *label = server_label(c);
+  const char *why = it->err.message ? it->err.message : mcp_strerror(it->status);
+  int64_t lived = acked_at ? mcp__now_ms() - acked_at : 0;
+  if (it->status == MCP_ERPC ||
+      (it->status == MCP_EHTTP && it->err.http_status >= 400 && it->err.http_status < 500)) {
+    /* A server without listen: soft, the connection stays (fastmcp#4995). */
+    client_log(c, MCP_LOG_WARN,
+               "%s refused subscriptions/listen (%s%s%d): its list_changed notifications will "
+               "not arrive; the connection stays up",
+               label, why, it->status == MCP_ERPC ? ", code " : ", HTTP ",
+               it->status == MCP_ERPC ? it->err.rpc_code : it->err.http_status);
+  } else if (it->status == MCP_OK || it->status == MCP_ECANCELLED) {
+    client_log(c, MCP_LOG_INFO, "%s ended subscriptions/listen %lld (%s)", label, (long long)it->id,
+               it->status == MCP_OK ? "a listen result: a graceful end" : why);
+    if (acked_at && !honoured)
+      client_log(c, MCP_LOG_INFO, "%s: not opened again: the server honoured none of it", label);
+    else listen_again(c, lived);
+  } else {
+    client_log(c, MCP_LOG_INFO, "%s: subscriptions/listen %lld broke off: %s", label,
+               (long long)it->id, why);
+    listen_again(c, lived);
+  }
+  drop_listen_end(it);
+}
+
+/* The listen's pending entry ended (any thread): the rest on the lane. */
+static void listen_done(void *user, int64_t id, mcp_status st, char *text, size_t len,
+                        const mcp_error *err) {
+  (void)len;
+  mcp_client *c = user;
+  mcp__free(text);
+  atomic_fetch_sub(&c->listen_entries, 1);
+  listen_end *it = mcp__calloc(1, sizeof(*it));
+  if (!it) return;
+  it->c = c;
+  it->id = id;
+  it->status = st;
+  it->err = (mcp_error)MCP_ERROR_INIT;
+  if (err) mcp__error_copy(&it->err, err);
+  if (mcp__lane_post(c->lane, run_listen_end, drop_listen_end, it) != MCP_OK) drop_listen_end(it);
+}
+
+/* Sends a subscriptions/listen for c->listen_kinds (connecting thread or
+ * lane). */
+static void listen_open(mcp_client *c) {
+  char *params = mcp__listen_params(c->listen_kinds);
+  mcp_req r;
+  mcp_error err = MCP_ERROR_INIT;
+  mcp_status st = params ? mcp__req_generic(&r, "subscriptions/listen", params, &err)
+                         : mcp__error_set(&err, MCP_ENOMEM, "out of memory");
+  mcp__free(params);
+  if (st != MCP_OK) {
+    client_log(c, MCP_LOG_WARN, "%s: subscriptions/listen not sent: %s", server_label(c),
+               err.message ? err.message : mcp_strerror(st));
+    mcp_error_clear(&err);
+    return;
+  }
+  /* No deadline: it lasts as long as the subscription. */
+  mcp_pending_req pr = {.timeout_ms = 0, .done = listen_done, .user = c};
+  int64_t id = 0;
+  atomic_fetch_add(&c->listen_entries, 1);
+  if ((st = mcp__pending_add(c->pending, &pr, &id, NULL, &err)) != MCP_OK) {
+    atomic_fetch_sub(&c->listen_entries, 1);
+    mcp__req_clear(&r);
+    mcp_error_clear(&err);
+    return; /* closed */
+  }
+  pthread_mutex_lock(&c->lock);
+  c->listen_id = id;
+  c->listen_acked_at = 0;
+  c->listen_honoured = 0;
+  pthread_mutex_unlock(&c->lock);
+  st = send_req(c, &r, id, NULL, c->opts->timeout_ms, &err);
+  mcp__req_clear(&r);
+  if (st == MCP_OK) mcp__transport_need_reader(c->t);
+  else if (mcp__pending_remove(c->pending, id)) {
+    atomic_fetch_sub(&c->listen_entries, 1);
+    pthread_mutex_lock(&c->lock);
+    if (c->listen_id == id) c->listen_id = 0;
+    pthread_mutex_unlock(&c->lock);
+    if (st != MCP_ECLOSED)
+      client_log(c, MCP_LOG_WARN, "%s: subscriptions/listen not sent: %s", server_label(c),
+                 err.message ? err.message : mcp_strerror(st));
+  }
+  mcp_error_clear(&err);
+}
+
+/* After a modern connect: the listen the rule above calls for, if any. */
+static void listen_start(mcp_client *c) {
+  unsigned adv = c->server_info ? mcp__listen_advertised(c->server_info, strlen(c->server_info))
+                                : 0;
+  c->listen_kinds = c->opts->notify_fn ? adv : 0;
+  if (!c->listen_kinds) {
+    client_log(c, MCP_LOG_DEBUG, "%s: no subscriptions/listen (%s)", server_label(c),
+               c->opts->notify_fn ? "the server advertises no listChanged"
+                                  : "no notification handler");
+    return;
+  }
+  listen_open(c);
+}
+
+/* Closing: the open listen ends (see above).  Host thread, before the
+ * transport closes. */
+static void listen_stop(mcp_client *c) {
+  pthread_mutex_lock(&c->lock);
+  int64_t id = c->listen_id;
+  if (id) c->listen_old = id;
+  c->listen_id = 0;
+  pthread_mutex_unlock(&c->lock);
+  if (!id || c->opts->url) return; /* HTTP: closing the transport closes the stream */
+  json_object *params = json_object_new_object();
+  if (!params || mcp__json_add(params, "requestId", json_object_new_int64(id)) ||
+      mcp__json_add(params, "reason", json_object_new_string("client closed"))) {
+    json_object_put(params);
+    return;
+  }
+  size_t len = 0;
+  char *text = mcp__jsonrpc_notification("notifications/cancelled", params, &len);
+  json_object_put(params);
+  mcp_error err = MCP_ERROR_INIT;
+  (void)send_text(c, text, len, mcp__deadline_in(LISTEN_CANCEL_WAIT_MS), &err);
+  mcp_error_clear(&err);
+}
+
+/*
+ * On the upcall thread, for a notification |m| on a modern connection:
+ * true when it was the listen's own business (its acknowledgement, the
+ * server ending it) or is dropped (a subscription not ours); false when
+ * it goes on to the host like any notification.
+ */
+static bool listen_route(mcp_client *c, const mcp_msg *m) {
+  int64_t sid = 0;
+  int has = mcp__listen_sub_id(m->params, &sid);
+  if (has == 0) {
+    /* The server ends a listen with notifications/cancelled naming it. */
+    json_object *rid = NULL;
+    int64_t id = 0;
+    if (strcmp(m->method, "notifications/cancelled") != 0 || !m->params ||
+        !json_object_object_get_ex(m->params, "requestId", &rid) || !mcp__jsonrpc_id_int(rid, &id))
+      return false;
+    pthread_mutex_lock(&c->lock);
+    bool mine = id && id == c->listen_id;
+    pthread_mutex_unlock(&c->lock);
+    if (!mine) return false;
+    json_object *reason = NULL;
+    char q[MCP_QUOTE_SHORT] = "";
+    if (json_object_object_get_ex(m->params, "reason", &reason) &&
+        json_object_is_type(reason, json_type_string))
+      mcp__quote(q, sizeof(q), json_object_get_string(reason),
+                 (size_t)json_object_get_string_len(reason));
+    mcp_error e = MCP_ERROR_INIT;
+    mcp__error_set(&e, MCP_ECANCELLED, "notifications/cancelled from the server%s%s",
+                   q[0] ? ": " : "", q);
+    mcp__pending_complete(c->pending, id, MCP_ECANCELLED, NULL, 0, &e);
+    mcp_error_clear(&e);
+    return true;
+  }
+  pthread_mutex_lock(&c->lock);
+  bool mine = has > 0 && sid && sid == c->listen_id;
+  bool old = has > 0 && sid && sid == c->listen_old;
+  bool ack = mine && strcmp(m->method, "notifications/subscriptions/acknowledged") == 0;
+  unsigned honoured = 0;
+  if (ack) {
+    honoured = mcp__listen_honoured(m->params);
+    c->listen_acked_at = mcp__now_ms();
+    c->listen_honoured = honoured;
+  }
+  pthread_mutex_unlock(&c->lock);
+  if (ack) {
+    char asked[64], missing[64];
+    unsigned not_honoured = c->listen_kinds & ~honoured;
+    if (not_honoured)
+      client_log(c, MCP_LOG_INFO,
+                 "%s acknowledged subscriptions/listen %lld without %s (asked for %s): no "
+                 "notifications of those kinds will arrive",
+                 server_label(c), (long long)sid,
+                 mcp__listen_kind_names(not_honoured, missing, sizeof(missing)),
+                 mcp__listen_kind_names(c->listen_kinds, asked, sizeof(asked)));
+    else
+      client_log(c, MCP_LOG_DEBUG, "%s acknowledged subscriptions/listen %lld (%s)",
+                 server_label(c), (long long)sid,
+                 mcp__listen_kind_names(honoured, asked, sizeof(asked)));
+    return true;
+  }
+  if (mine) return false;
+  if (old) return true; /* a late one from a listen that ended */
+  atomic_fetch_add(&c->n_proto, 1);
+  if (!atomic_exchange(&c->sub_warned, true)) {
+    char q[MCP_QUOTE_SHORT];
+    client_log(c, MCP_LOG_WARN,
+               "%s sent %s for a subscription that is not ours; dropped (and any more such, "
+               "counted as protocol errors)",
+               server_label(c), mcp__quote(q, sizeof(q), m->method, strlen(m->method)));
+  }
+  return true;
+}
+
+/* ------------------------------------------------------------------------ */
 /* Lifecycle                                                                 */
 /* ------------------------------------------------------------------------ */
 
@@ -2555,6 +2882,7 @@ static mcp_status probe(mcp_client *c, const char *version, char **text, size_t 
 /* The probe said modern: adopt |version| and the discover result. */
 static mcp_status adopt_modern(mcp_client *c, const char *version, char *result, mcp_error *err) {
   c->modern = true;
+  atomic_store(&c->sub_route, true);
   mcp__free(c->protocol_version);
   mcp__free(c->server_info);
   c->protocol_version = mcp__strdup(version);
@@ -2679,6 +3007,7 @@ static void free_now(mcp_client *c) {
   c->freeing = true;
   pthread_mutex_unlock(&c->calls_mu);
   atomic_store(&c->open, false);
+  if (c->t) listen_stop(c);
   /* Closing wakes writers; closing the table ends every request (on_close
    * did already) and wakes every waiting caller and leader. */
   if (c->t) mcp__transport_close(c->t);
@@ -2703,6 +3032,9 @@ static void free_now(mcp_client *c) {
   mcp_client_options_free(c->opts);
   mcp__free(c);
 }
+
+static void listen_start(mcp_client *c);
+static void listen_stop(mcp_client *c);
 
 mcp_status mcp__client_connect_ex(const mcp_client_options *o, mcp_workers *workers,
                                   const mcp_client_hooks *hooks, mcp_client **out, mcp_error *err) {
@@ -2730,6 +3062,7 @@ mcp_status mcp__client_connect_ex(const mcp_client_options *o, mcp_workers *work
   if ((st = start_transport(c, hooks, err))) goto fail;
   if ((st = connect_era(c, err))) goto fail;
   c->hooks.connect_cancel = NULL; /* borrowed for the connect only */
+  if (c->modern) listen_start(c);
   *out = c;
   return MCP_OK;
 fail_nomem:
@@ -2747,6 +3080,7 @@ MCP_EXTERN mcp_status mcp_client_connect(const mcp_client_options *o, mcp_client
 MCP_EXTERN void mcp_client_close(mcp_client *c) {
   if (!c || !client_enter(c)) return; /* being freed: free closes it */
   atomic_store(&c->open, false);
+  listen_stop(c);
   mcp__transport_close(c->t);
   client_leave(c);
 }

@@ -18,11 +18,25 @@
 //                 one elicitation round; tools/list with params {"ask":true}
 //                 input_required (which no list may be); resources/read mem://gone
 //                 -32602 and mem://old -32002 (resource not found in each era)
+//   listen        modern, advertising tools.listChanged and prompts.listChanged, with
+//                 subscriptions/listen (tests/check_listen.c): the acknowledgement honours
+//                 tools only; tools "grow" (adds tool "extra" and sends tools/list_changed
+//                 on every open listen), "stranger" (a list_changed for subscription
+//                 999999), "end" (ends every listen with its result), "cancel" (ends every
+//                 listen with notifications/cancelled); notifications/cancelled from the
+//                 client ends the listen it names
+//   listen-refuse like listen, but subscriptions/listen is -32601
+// PIDFILE=FILE appends the server's pid to FILE.
 import { appendFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 
 const mode = process.argv[2] || 'modern';
 let discovers = 0;
+const subs = new Set(); // open listens: the request ids
+let grown = false;
+if (process.env.PIDFILE) appendFileSync(process.env.PIDFILE, `${process.pid}\n`);
+const SUB = 'io.modelcontextprotocol/subscriptionId';
+const note = (method, id, params = {}) => send({ jsonrpc: '2.0', method, params: { ...params, _meta: { [SUB]: id } } });
 const minted = new Map(); // requestState -> the id of the request it answered
 const STATE = 'st\u00e9 "q" \\ / \u2028 {"nested":1}';
 const send = (m) => process.stdout.write(JSON.stringify(m) + '\n');
@@ -31,7 +45,10 @@ rl.on('line', (line) => {
   if (process.env.LOG) appendFileSync(process.env.LOG, line + '\n');
   let m;
   try { m = JSON.parse(line); } catch { return; }
-  if (m.id === undefined) return; // notifications
+  if (m.id === undefined) { // notifications
+    if (m.method === 'notifications/cancelled') subs.delete(m.params?.requestId);
+    return;
+  }
   const ok = (result) => send({ jsonrpc: '2.0', id: m.id, result });
   const fail = (code, message, data) => send({ jsonrpc: '2.0', id: m.id, error: { code, message, data } });
   if (m.method === 'server/discover') {
@@ -41,7 +58,8 @@ rl.on('line', (line) => {
     if (mode === 'legacy-32022') return fail(-32022, 'Unsupported', { supported: ['2025-11-25'], requested: '2026-07-28' });
     if (mode === 'alien-32022') return fail(-32022, 'Unsupported', { supported: ['2099-01-01'], requested: '2026-07-28' });
     const versions = mode === 'legacy-list' ? ['2025-11-25'] : ['2026-07-28'];
-    return ok({ supportedVersions: versions, capabilities: { tools: {} }, resultType: 'complete', ttlMs: 0,
+    const capabilities = mode.startsWith('listen') ? { tools: { listChanged: true }, prompts: { listChanged: true } } : { tools: {} };
+    return ok({ supportedVersions: versions, capabilities, resultType: 'complete', ttlMs: 0,
                 cacheScope: 'private', _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'era', version: '1' } } });
   }
   if (m.method === 'initialize')
@@ -63,6 +81,26 @@ rl.on('line', (line) => {
     if (got !== keys.join(',')) return `inputResponses keys ${got} != ${keys.join(',')}`;
     return null;
   };
+  if (m.method === 'subscriptions/listen' && mode === 'listen') {
+    subs.add(m.id);
+    return note('notifications/subscriptions/acknowledged', m.id, { notifications: { toolsListChanged: true } });
+  }
+  if (mode === 'listen' && m.method === 'tools/call' && ['grow', 'stranger', 'end', 'cancel'].includes(m.params.name)) {
+    const name = m.params.name;
+    if (name === 'grow') {
+      grown = true;
+      for (const id of subs) note('notifications/tools/list_changed', id);
+    } else if (name === 'stranger') {
+      note('notifications/tools/list_changed', 999999);
+    } else {
+      for (const id of subs) {
+        if (name === 'end') send({ jsonrpc: '2.0', id, result: { resultType: 'complete', _meta: { [SUB]: id } } });
+        else send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'shutting down' } });
+      }
+      subs.clear();
+    }
+    return ok({ content: [{ type: 'text', text: name }], resultType: 'complete' });
+  }
   if (m.method === 'resources/read') {
     if (p.uri === 'mem://gone') return fail(-32602, 'Resource not found', { uri: p.uri }); // 2026-07-28
     if (p.uri === 'mem://old') return fail(-32002, 'Resource not found', { uri: p.uri }); // 2025
@@ -105,6 +143,10 @@ rl.on('line', (line) => {
     if (name === 'ask') return ok({ resultType: 'input_required', inputRequests: { a: { method: 'roots/list', params: {} } }, requestState: 's' });
     return ok({ content, resultType: 'complete' });
   }
-  if (m.method === 'tools/list') return ok({ tools: [{ name: 'plain', inputSchema: { type: 'object' } }], resultType: 'complete' });
+  if (m.method === 'tools/list') {
+    const tools = [{ name: 'plain', inputSchema: { type: 'object' } }];
+    if (grown) tools.push({ name: 'extra', inputSchema: { type: 'object' } });
+    return ok({ tools, resultType: 'complete' });
+  }
   fail(-32601, 'Method not found');
 });

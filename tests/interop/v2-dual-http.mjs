@@ -6,10 +6,16 @@
 //   LEGACY=reject   modern-only (legacy requests are refused)
 //   RECORD=FILE     appends one JSON line per HTTP request: its method, the
 //                   MCP headers and the body, so tests see the wire
+// Tools "grow" (adds the tool "extra" to every instance made from then on
+// and publishes tools/list_changed to the open subscriptions/listen
+// streams) and "drop" (breaks every open listen stream off, no result),
+// for tests/check_listen.c.
 import http from 'node:http';
 import fs from 'node:fs';
 import { McpServer, acceptedContent, createMcpHandler, fromJsonSchema, inputRequired } from '@modelcontextprotocol/server';
 
+let grown = false;
+const listens = new Set(); // the responses of open subscriptions/listen POSTs
 const factory = () => {
   const server = new McpServer({ name: 'v2-dual-http', version: '1.0.0' },
                                { capabilities: { tools: {}, resources: {} } });
@@ -50,6 +56,18 @@ const factory = () => {
   server.registerTool('badhdr', { description: 'invalid x-mcp-header', inputSchema: fromJsonSchema({
       type: 'object', properties: { a: { type: 'string', 'x-mcp-header': 'has space' } } }) },
     async () => ({ content: [{ type: 'text', text: 'should not be called' }] }));
+  server.registerTool('grow', { description: 'adds the tool "extra"', inputSchema:
+      fromJsonSchema({ type: 'object', properties: {} }) },
+    async () => { grown = true; handler.notify.toolsChanged();
+                  return { content: [{ type: 'text', text: 'grown' }] }; });
+  server.registerTool('drop', { description: 'breaks the listen streams off', inputSchema:
+      fromJsonSchema({ type: 'object', properties: {} }) },
+    async () => { for (const r of listens) r.destroy(); listens.clear();
+                  return { content: [{ type: 'text', text: 'dropped' }] }; });
+  if (grown)
+    server.registerTool('extra', { description: 'added at runtime', inputSchema:
+        fromJsonSchema({ type: 'object', properties: {} }) },
+      async () => ({ content: [{ type: 'text', text: 'extra' }] }));
   server.registerResource('note', 'mem://note', { mimeType: 'text/plain' },
     async (uri) => ({ contents: [{ uri: uri.href, text: 'a note' }] }));
   return server;
@@ -79,6 +97,8 @@ const srv = http.createServer(async (req, res) => {
     return;
   }
   res.writeHead(out.status, Object.fromEntries(out.headers.entries()));
+  const listen = req.headers['mcp-method'] === 'subscriptions/listen';
+  if (listen) { listens.add(res); res.on('close', () => listens.delete(res)); }
   if (!out.body) { res.end(); return; }
   const reader = out.body.getReader();
   req.on('close', () => reader.cancel().catch(() => {}));

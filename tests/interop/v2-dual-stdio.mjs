@@ -2,6 +2,7 @@
 // (@modelcontextprotocol/server) serving both eras over stdio (serveStdio);
 // LEGACY=reject makes it modern-only (initialize gets -32022); it
 // records nothing itself: tests/era/tee-stdin.sh records what it is sent.
+// Tool "grow" adds a tool "extra" at runtime (list_changed).
 import { McpServer, acceptedContent, fromJsonSchema, inputRequired } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 serveStdio(() => {
@@ -20,6 +21,16 @@ serveStdio(() => {
           requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } } } }) },
           requestState: 'v2-state' });
       return { content: [{ type: 'text', text: `confirmed ${JSON.stringify(got)}` }] };
+    });
+  // A tool added at runtime: the SDK sends tools/list_changed, on a modern
+  // connection only on an open subscriptions/listen (tests/check_listen.c).
+  server.registerTool('grow', { description: 'adds the tool "extra"', inputSchema:
+      fromJsonSchema({ type: 'object', properties: {} }) },
+    async () => {
+      server.registerTool('extra', { description: 'added at runtime', inputSchema:
+          fromJsonSchema({ type: 'object', properties: {} }) },
+        async () => ({ content: [{ type: 'text', text: 'extra' }] }));
+      return { content: [{ type: 'text', text: 'grown' }] };
     });
   return server;
 }, process.env.LEGACY ? { legacy: process.env.LEGACY } : {});

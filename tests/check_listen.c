@@ -1,0 +1,496 @@
+/*
+ * check_listen.c: change notifications on modern (2026-07-28) connections
+ * through subscriptions/listen (mcp_listen.h; "Listen" in mcp_client.c).
+ * The pure parts on fixed cases; then real servers: the scripted stdio
+ * server (tests/era/era-server.mjs, modes listen and listen-refuse) and the
+ * official TypeScript SDK v2 server over stdio and Streamable HTTP
+ * (tests/interop/v2-dual-*.mjs, tool "grow" adds a tool at runtime).  End
+ * to end through mcp_manager: a tool added at runtime reaches the
+ * manager's list by tools/list_changed on the listen, also after the stdio
+ * server was killed and started again (the new connection's listen).  And
+ * for one client: a refused listen leaves the connection working, the
+ * acknowledgement is compared with what was asked, a notification naming
+ * another subscription is dropped and counted, a server that ends the
+ * listen (result or notifications/cancelled) or breaks its HTTP stream off
+ * gets it opened again, and free with a listen open is prompt and, over
+ * stdio, tells the server.  What the client sent is read from the server's
+ * side.  No sleeps: conditions are waited for with deadlines.
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check_interop_util.h"
+#include "mcp_listen.h"
+#include "mcpconn.h"
+
+#define START_MS 60000 /* node's first start can be slow on a busy CI box */
+#define WAIT_MS 20000
+
+/* ---- pure --------------------------------------------------------------- */
+
+START_TEST(pure_parts) {
+  static const char disc[] = "{\"capabilities\":{\"tools\":{\"listChanged\":true},"
+                             "\"prompts\":{\"listChanged\":false},\"resources\":{\"listChanged\":"
+                             "true,\"subscribe\":true}}}";
+  ck_assert_uint_eq(mcp__listen_advertised(disc, strlen(disc)),
+                    MCP_LISTEN_TOOLS | MCP_LISTEN_RESOURCES);
+  ck_assert_uint_eq(mcp__listen_advertised("{\"capabilities\":{\"tools\":{}}}", 30), 0);
+  ck_assert_uint_eq(
+      mcp__listen_advertised("{\"capabilities\":{\"tools\":{\"listChanged\":1}}}", 45), 0);
+  ck_assert_uint_eq(mcp__listen_advertised("[", 1), 0);
+  char *p = mcp__listen_params(MCP_LISTEN_TOOLS | MCP_LISTEN_PROMPTS);
+  ck_assert_str_eq(p,
+                   "{\"notifications\":{\"toolsListChanged\":true,\"promptsListChanged\":true}}");
+  mcp_free(p);
+  p = mcp__listen_params(MCP_LISTEN_RESOURCES);
+  ck_assert_str_eq(p, "{\"notifications\":{\"resourcesListChanged\":true}}");
+  mcp_free(p);
+  int64_t id = 0;
+  json_object *o = json_tokener_parse("{\"_meta\":{\"" MCP_LISTEN_SUB_KEY "\":7}}");
+  ck_assert_int_eq(mcp__listen_sub_id(o, &id), 1);
+  ck_assert_int_eq(id, 7);
+  json_object_put(o);
+  o = json_tokener_parse("{\"_meta\":{\"" MCP_LISTEN_SUB_KEY "\":\"12\"}}");
+  ck_assert_int_eq(mcp__listen_sub_id(o, &id), 1);
+  ck_assert_int_eq(id, 12);
+  json_object_put(o);
+  o = json_tokener_parse("{\"_meta\":{\"" MCP_LISTEN_SUB_KEY "\":\"listen-1\"}}");
+  ck_assert_int_eq(mcp__listen_sub_id(o, &id), -1);
+  json_object_put(o);
+  o = json_tokener_parse("{\"_meta\":{\"other\":1}}");
+  ck_assert_int_eq(mcp__listen_sub_id(o, &id), 0);
+  ck_assert_int_eq(mcp__listen_sub_id(NULL, &id), 0);
+  json_object_put(o);
+  o = json_tokener_parse("{\"notifications\":{\"toolsListChanged\":true,"
+                         "\"promptsListChanged\":false,\"resourceSubscriptions\":[\"a\"]}}");
+  ck_assert_uint_eq(mcp__listen_honoured(o), MCP_LISTEN_TOOLS);
+  json_object_put(o);
+  ck_assert_uint_eq(mcp__listen_honoured(NULL), 0);
+  char buf[64];
+  ck_assert_str_eq(mcp__listen_kind_names(MCP_LISTEN_ALL, buf, sizeof(buf)),
+                   "tools, prompts, resources");
+  ck_assert_str_eq(mcp__listen_kind_names(0, buf, sizeof(buf)), "none");
+}
+END_TEST
+
+/* ---- helpers -------------------------------------------------------------- */
+
+static char dir[1024], log_path[1200], pid_path[1200];
+
+static void make_dir(void) {
+  interop_mkdtemp(dir, sizeof(dir), "listen");
+  snprintf(log_path, sizeof(log_path), "%s/sent.log", dir);
+  snprintf(pid_path, sizeof(pid_path), "%s/pids", dir);
+}
+
+static const char *era_server(void) {
+  static char p[4200];
+  snprintf(p, sizeof(p), "%s/tests/era/era-server.mjs", test_env_path("MCP_SRCDIR"));
+  return p;
+}
+
+/* The whole of |path| (caller frees); "" when it does not exist. */
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f) return strdup("");
+  char *buf = NULL;
+  size_t cap = 0, n = 0;
+  for (;;) {
+    if (n + 4096 + 1 > cap) buf = realloc(buf, cap = cap * 2 + 8192);
+    size_t r = fread(buf + n, 1, 4096, f);
+    n += r;
+    if (r == 0) break;
+  }
+  fclose(f);
+  buf[n] = '\0';
+  return buf;
+}
+
+static int count_of(const char *hay, const char *needle) {
+  int n = 0;
+  for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle)) n++;
+  return n;
+}
+
+static int file_count(const char *path, const char *needle) {
+  char *s = slurp(path);
+  int n = count_of(s, needle);
+  free(s);
+  return n;
+}
+
+/* What the client logged and the notifications it was given. */
+typedef struct seen {
+  pthread_mutex_t mu;
+  char logs[32768];
+  int list_changed;
+  int other;
+} seen;
+static seen S;
+
+static void seen_reset(void) {
+  pthread_mutex_lock(&S.mu);
+  S.logs[0] = '\0';
+  S.list_changed = S.other = 0;
+  pthread_mutex_unlock(&S.mu);
+}
+
+static void on_log(void *user, mcp_log_level level, const char *msg) {
+  (void)user;
+  (void)level;
+  pthread_mutex_lock(&S.mu);
+  size_t n = strlen(S.logs);
+  snprintf(S.logs + n, sizeof(S.logs) - n, "%s\n", msg);
+  pthread_mutex_unlock(&S.mu);
+}
+
+static void on_note(void *user, const char *method, const char *params) {
+  (void)user;
+  (void)params;
+  pthread_mutex_lock(&S.mu);
+  if (strcmp(method, "notifications/tools/list_changed") == 0) S.list_changed++;
+  else S.other++;
+  pthread_mutex_unlock(&S.mu);
+}
+
+static bool logged(const char *part) {
+  pthread_mutex_lock(&S.mu);
+  bool r = strstr(S.logs, part) != NULL;
+  pthread_mutex_unlock(&S.mu);
+  return r;
+}
+
+static int logged_count(const char *part) {
+  pthread_mutex_lock(&S.mu);
+  int n = count_of(S.logs, part);
+  pthread_mutex_unlock(&S.mu);
+  return n;
+}
+
+static int list_changed(void) {
+  pthread_mutex_lock(&S.mu);
+  int n = S.list_changed;
+  pthread_mutex_unlock(&S.mu);
+  return n;
+}
+
+static mcp_client_options *stdio_options(const char *mode, bool handler) {
+  mcp_client_options *o = mcp_client_options_new();
+  const char *argv[] = {interop_node(), era_server(), mode, NULL};
+  ck_assert_int_eq(mcp_client_options_set_stdio(o, argv), MCP_OK);
+  ck_assert_int_eq(mcp_client_options_set_env(o, "LOG", log_path), MCP_OK);
+  ck_assert_int_eq(mcp_client_options_set_env(o, "PIDFILE", pid_path), MCP_OK);
+  ck_assert_int_eq(mcp_client_options_set_client_info(o, "check_listen", "1"), MCP_OK);
+  mcp_client_options_set_timeout_ms(o, START_MS);
+  mcp_client_options_set_log(o, on_log, NULL);
+  if (handler) mcp_client_options_set_notification_handler(o, on_note, NULL);
+  return o;
+}
+
+static mcp_client *connect_opts(mcp_client_options *o) {
+  mcp_client *c = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  mcp_status st = mcp_client_connect(o, &c, &err);
+  ck_assert_msg(st == MCP_OK, "connect: %s (%s)", mcp_strerror(st), err.message ? err.message : "");
+  mcp_error_clear(&err);
+  mcp_client_options_free(o);
+  ck_assert_str_eq(mcp_client_protocol_version(c), "2026-07-28");
+  return c;
+}
+
+static void call_ok(mcp_client *c, const char *tool) {
+  char *out = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  mcp_status st = mcp_client_call_tool(c, tool, NULL, NULL, &out, &err);
+  ck_assert_msg(st == MCP_OK, "%s: %s (%s)", tool, mcp_strerror(st),
+                err.message ? err.message : "");
+  mcp_error_clear(&err);
+  free(out);
+}
+
+/* ---- the manager, end to end ---------------------------------------------- */
+
+static mcp_manager *manager_with(const char *name, mcp_client_options *co) {
+  mcp_manager_options *o = mcp_manager_options_new();
+  mcp_manager_options_set_discovery(o, false, false);
+  char cache[1300];
+  snprintf(cache, sizeof(cache), "%s/cache", dir);
+  mcp_manager_options_set_cache_dir(o, cache);
+  mcp_manager_options_set_timeout_ms(o, START_MS);
+  ck_assert_int_eq(mcp_manager_options_add_server(o, name, co), MCP_OK);
+  mcp_client_options_free(co);
+  mcp_manager *m = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  ck_assert_msg(mcp_manager_start(o, &m, &err) == MCP_OK, "start: %s",
+                err.message ? err.message : "");
+  mcp_manager_options_free(o);
+  return m;
+}
+
+static bool has_tool(mcp_manager *m, const char *name) {
+  mcp_tool_list *l = mcp_manager_tools(m);
+  bool has = false;
+  for (size_t i = 0; i < mcp_tool_list_count(l); i++)
+    if (strcmp(mcp_tool_list_name(l, i), name) == 0) has = true;
+  mcp_tool_list_unref(l);
+  return has;
+}
+
+static void manager_call(mcp_manager *m, const char *name) {
+  char *out = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  mcp_status st = mcp_manager_call_tool(m, name, NULL, NULL, &out, &err);
+  ck_assert_msg(st == MCP_OK, "%s: %s (%s)", name, mcp_strerror(st),
+                err.message ? err.message : "");
+  mcp_error_clear(&err);
+  mcp_free(out);
+}
+
+/* The manager lists s/plain (or s/echo), then s/grow makes the server add
+ * "extra", which reaches the manager's list only by tools/list_changed on
+ * the listen (a modern server sends it nowhere else). */
+static void grow_reaches_manager(mcp_manager *m, const char *first, const char *extra) {
+  ck_assert_msg(WAIT_UNTIL(has_tool(m, first), START_MS), "no %s", first);
+  ck_assert(!has_tool(m, extra));
+  manager_call(m, "s/grow");
+  ck_assert_msg(WAIT_UNTIL(has_tool(m, extra), WAIT_MS), "%s never listed", extra);
+}
+
+START_TEST(stdio_manager_list_changed_and_respawn) {
+  make_dir();
+  mcp_manager *m = manager_with("s", stdio_options("listen", false));
+  grow_reaches_manager(m, "mcp__s_plain", "mcp__s_extra");
+  /* The listen asked for what the server advertises, tools and prompts. */
+  ck_assert_int_eq(file_count(log_path, "\"method\":\"subscriptions/listen\""), 1);
+  ck_assert_int_eq(file_count(log_path, "{\"notifications\":{\"toolsListChanged\":true,"
+                                        "\"promptsListChanged\":true}"),
+                   1);
+  /* Killed: the manager starts it again, whose listen is new. */
+  char *pids = slurp(pid_path);
+  pid_t pid = (pid_t)atol(pids);
+  free(pids);
+  ck_assert_int_gt(pid, 0);
+  ck_assert_int_eq(kill(pid, SIGKILL), 0);
+  ck_assert(WAIT_UNTIL(file_count(pid_path, "\n") == 2, WAIT_MS));
+  ck_assert(WAIT_UNTIL(file_count(log_path, "\"method\":\"subscriptions/listen\"") == 2, WAIT_MS));
+  /* The new process starts without "extra": once the manager has re-listed
+   * that, growing it again must be seen on the new listen. */
+  ck_assert(WAIT_UNTIL(!has_tool(m, "mcp__s_extra"), WAIT_MS));
+  grow_reaches_manager(m, "mcp__s_plain", "mcp__s_extra");
+  mcp_manager_free(m);
+  interop_rm_rf(dir);
+}
+END_TEST
+
+START_TEST(v2_stdio_manager_list_changed) {
+  make_dir();
+  mcp_client_options *co = mcp_client_options_new();
+  const char *argv[] = {interop_node(), interop_path("v2-dual-stdio.mjs"), NULL};
+  ck_assert_int_eq(mcp_client_options_set_stdio(co, argv), MCP_OK);
+  ck_assert_int_eq(mcp_client_options_set_protocol(co, "modern"), MCP_OK);
+  mcp_manager *m = manager_with("s", co);
+  grow_reaches_manager(m, "mcp__s_echo", "mcp__s_extra");
+  manager_call(m, "mcp__s_extra");
+  mcp_manager_free(m);
+  interop_rm_rf(dir);
+}
+END_TEST
+
+typedef struct http_fixture {
+  node_server server;
+  char url[256];
+  char record[1200];
+} http_fixture;
+
+static void http_start(http_fixture *f) {
+  memset(f, 0, sizeof(*f));
+  make_dir();
+  snprintf(f->record, sizeof(f->record), "%s/record.jsonl", dir);
+  char rec_env[1300];
+  snprintf(rec_env, sizeof(rec_env), "RECORD=%s", f->record);
+  const char *env[] = {rec_env, NULL};
+  const char *args[] = {interop_path("v2-dual-http.mjs"), NULL};
+  node_server_start(&f->server, env, START_MS, args);
+  snprintf(f->url, sizeof(f->url), "http://127.0.0.1:%d/mcp", f->server.port);
+}
+
+static void http_stop(http_fixture *f) {
+  node_server_stop(&f->server);
+  interop_rm_rf(dir);
+}
+
+static mcp_client_options *http_options(const http_fixture *f, bool handler) {
+  mcp_client_options *o = mcp_client_options_new();
+  ck_assert_int_eq(mcp_client_options_set_http(o, f->url, MCP_HTTP_TRANSPORT_STREAMABLE), MCP_OK);
+  mcp_client_options_set_timeout_ms(o, START_MS);
+  mcp_client_options_set_log(o, on_log, NULL);
+  if (handler) mcp_client_options_set_notification_handler(o, on_note, NULL);
+  return o;
+}
+
+START_TEST(v2_http_manager_list_changed) {
+  http_fixture f;
+  http_start(&f);
+  mcp_manager *m = manager_with("s", http_options(&f, false));
+  grow_reaches_manager(m, "mcp__s_echo", "mcp__s_extra");
+  manager_call(m, "mcp__s_extra");
+  ck_assert_int_ge(file_count(f.record, "\"mcp-method\":\"subscriptions/listen\""), 1);
+  /* The listen did not hold the other requests up: they were answered
+   * while its stream stayed open. */
+  mcp_manager_free(m);
+  http_stop(&f);
+}
+END_TEST
+
+/* ---- one client ------------------------------------------------------------ */
+
+START_TEST(refused_listen_is_soft) {
+  make_dir();
+  seen_reset();
+  mcp_client *c = connect_opts(stdio_options("listen-refuse", true));
+  ck_assert(WAIT_UNTIL(logged("refused subscriptions/listen"), WAIT_MS));
+  ck_assert(logged("code -32601"));
+  ck_assert(mcp_client_is_open(c));
+  call_ok(c, "plain");
+  char *out = NULL;
+  ck_assert_int_eq(mcp_client_list_tools(c, NULL, &out, NULL), MCP_OK);
+  free(out);
+  /* Not tried again. */
+  ck_assert_int_eq(file_count(log_path, "\"method\":\"subscriptions/listen\""), 1);
+  mcp_client_free(c);
+  interop_rm_rf(dir);
+}
+END_TEST
+
+START_TEST(no_handler_no_listen) {
+  make_dir();
+  seen_reset();
+  mcp_client *c = connect_opts(stdio_options("listen", false));
+  call_ok(c, "plain");
+  mcp_client_free(c);
+  ck_assert_int_eq(file_count(log_path, "subscriptions/listen"), 0);
+  interop_rm_rf(dir);
+}
+END_TEST
+
+START_TEST(ack_unknown_and_server_ends) {
+  make_dir();
+  seen_reset();
+  mcp_client *c = connect_opts(stdio_options("listen", true));
+  /* The server honours tools only, of tools and prompts asked for. */
+  ck_assert(WAIT_UNTIL(logged("without prompts"), WAIT_MS));
+  /* Another subscription's notification: dropped, counted. */
+  mcp_client_stats st0, st1;
+  mcp_client_get_stats(c, &st0);
+  call_ok(c, "stranger");
+  call_ok(c, "grow");
+  ck_assert(WAIT_UNTIL(list_changed() == 1, WAIT_MS));
+  mcp_client_get_stats(c, &st1);
+  ck_assert_uint_eq(st1.protocol_errors, st0.protocol_errors + 1);
+  ck_assert(logged("for a subscription that is not ours"));
+  ck_assert_int_eq(list_changed(), 1); /* the stranger's never reached the host */
+  /* A graceful end (the listen's result): visible, and opened again. */
+  call_ok(c, "end");
+  ck_assert(WAIT_UNTIL(logged("a graceful end"), WAIT_MS));
+  ck_assert(WAIT_UNTIL(file_count(log_path, "\"method\":\"subscriptions/listen\"") == 2, WAIT_MS));
+  call_ok(c, "grow");
+  ck_assert(WAIT_UNTIL(list_changed() == 2, WAIT_MS));
+  /* Ended by notifications/cancelled: the same. */
+  call_ok(c, "cancel");
+  ck_assert_msg(
+      WAIT_UNTIL(logged("notifications/cancelled from the server: shutting down"), WAIT_MS), "%s",
+      S.logs);
+  ck_assert(WAIT_UNTIL(file_count(log_path, "\"method\":\"subscriptions/listen\"") == 3, WAIT_MS));
+  call_ok(c, "grow");
+  ck_assert(WAIT_UNTIL(list_changed() == 3, WAIT_MS));
+  ck_assert(mcp_client_is_open(c));
+  mcp_client_free(c);
+  interop_rm_rf(dir);
+}
+END_TEST
+
+START_TEST(stdio_free_is_prompt_and_cancels) {
+  make_dir();
+  seen_reset();
+  mcp_client *c = connect_opts(stdio_options("listen", true));
+  ck_assert(WAIT_UNTIL(logged("without prompts"), WAIT_MS)); /* acknowledged: it is open */
+  long long t0 = test_now_ms();
+  mcp_client_free(c);
+  long long took = test_now_ms() - t0;
+  ck_assert_msg(took < 2000, "free took %lld ms", took);
+  /* The server was told, by the listen's id. */
+  ck_assert(
+      WAIT_UNTIL(file_count(log_path, "\"method\":\"notifications/cancelled\"") == 1, WAIT_MS));
+  char *sent = slurp(log_path);
+  /* The cancelled names the listen request's id. */
+  char *line = strstr(sent, "subscriptions/listen");
+  ck_assert_ptr_nonnull(line);
+  while (line > sent && line[-1] != '\n') line--;
+  char *nl = strchr(line, '\n');
+  if (nl) *nl = '\0';
+  json_object *req = json_tokener_parse(line);
+  if (nl) *nl = '\n';
+  ck_assert_ptr_nonnull(req);
+  char want[64];
+  snprintf(want, sizeof(want), "\"requestId\":%lld",
+           (long long)json_object_get_int64(json_object_object_get(req, "id")));
+  json_object_put(req);
+  ck_assert_msg(strstr(sent, want), "no %s in %s", want, sent);
+  free(sent);
+  interop_rm_rf(dir);
+}
+END_TEST
+
+START_TEST(http_drop_reopens_and_free_is_prompt) {
+  http_fixture f;
+  http_start(&f);
+  seen_reset();
+  mcp_client *c = connect_opts(http_options(&f, true));
+  ck_assert(WAIT_UNTIL(logged("acknowledged subscriptions/listen"), WAIT_MS));
+  call_ok(c, "grow");
+  ck_assert(WAIT_UNTIL(list_changed() == 1, WAIT_MS));
+  /* The server breaks the stream off (no result): opened again. */
+  call_ok(c, "drop");
+  ck_assert(WAIT_UNTIL(logged("broke off"), WAIT_MS));
+  ck_assert(
+      WAIT_UNTIL(file_count(f.record, "\"mcp-method\":\"subscriptions/listen\"") == 2, WAIT_MS));
+  ck_assert(WAIT_UNTIL(logged_count("acknowledged subscriptions/listen") == 2, WAIT_MS));
+  call_ok(c, "grow");
+  ck_assert(WAIT_UNTIL(list_changed() == 2, WAIT_MS));
+  long long t0 = test_now_ms();
+  mcp_client_free(c);
+  long long took = test_now_ms() - t0;
+  ck_assert_msg(took < 2000, "free took %lld ms", took);
+  http_stop(&f);
+}
+END_TEST
+
+static Suite *listen_suite(void) {
+  Suite *s = suite_create("listen");
+  TCase *tc = tcase_create("pure");
+  tcase_add_test(tc, pure_parts);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("live");
+  tcase_set_timeout(tc, 180);
+  tcase_add_test(tc, stdio_manager_list_changed_and_respawn);
+  tcase_add_test(tc, v2_stdio_manager_list_changed);
+  tcase_add_test(tc, v2_http_manager_list_changed);
+  tcase_add_test(tc, refused_listen_is_soft);
+  tcase_add_test(tc, no_handler_no_listen);
+  tcase_add_test(tc, ack_unknown_and_server_ends);
+  tcase_add_test(tc, stdio_free_is_prompt_and_cancels);
+  tcase_add_test(tc, http_drop_reopens_and_free_is_prompt);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  pthread_mutex_init(&S.mu, NULL);
+  return run_suite(listen_suite());
+}
