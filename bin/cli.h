@@ -92,6 +92,8 @@ struct srv {
   const char *type; /* or NULL */
   const char *state;
   const char *last_error; /* or NULL */
+  const char *protocol;   /* the negotiated MCP revision, or NULL */
+  const char *era;        /* "modern", "legacy", or NULL before a connect */
   int64_t tools;
   bool selected; /* used by this run (see --server) */
 };

@@ -281,6 +281,7 @@ int cmd_servers(bool as_json, bool check, bool wait) {
 
 struct ping_job {
   const char *name;
+  bool modern; /* 2026-07-28 has no ping: server/discover checks liveness */
   mcp_status status;
   mcp_error err;
   double ms;
@@ -293,7 +294,8 @@ static void *ping_run(void *arg) {
   char *result = NULL;
   struct timespec a, b;
   clock_gettime(CLOCK_MONOTONIC, &a);
-  j->status = co ? mcp_manager_request(g_mgr, j->name, "ping", NULL, co, &result, &j->err)
+  j->status = co ? mcp_manager_request(g_mgr, j->name, j->modern ? "server/discover" : "ping", NULL,
+                                       co, &result, &j->err)
                  : MCP_ENOMEM;
   clock_gettime(CLOCK_MONOTONIC, &b);
   j->ms = (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6;
@@ -313,6 +315,7 @@ int cmd_ping(void) {
     const struct srv *s = &st.v[i];
     if (!s->selected || !state_is(s, "ready")) continue;
     memset(&jobs[n], 0, sizeof(jobs[n]));
+    jobs[n].modern = s->era && strcmp(s->era, "modern") == 0;
     jobs[n++].name = s->name;
   }
   atomic_store(&g_cancellable, true);

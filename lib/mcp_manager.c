@@ -36,6 +36,7 @@
 #include "mcp_ossl.h"
 #include "mcp_config.h"
 #include "mcp_discover.h"
+#include "mcp_era.h"
 #include "mcp_secret.h"
 #include "mcp_server_options.h"
 #include "mcp_jsonrpc.h"
@@ -459,6 +460,13 @@ static json_object *status_locked(server *s) {
                          s->last_error ? json_object_new_string(s->last_error) : NULL);
   json_object_object_add(o, "protocolVersion",
                          s->protocol_version ? json_object_new_string(s->protocol_version) : NULL);
+  mcp_era_mode era; /* the negotiated revision says which era the server speaks */
+  const char *pinned;
+  json_object_object_add(o, "era",
+                         s->protocol_version &&
+                                 mcp__era_parse_mode(s->protocol_version, &era, &pinned)
+                             ? json_object_new_string(era == MCP_ERA_MODERN ? "modern" : "legacy")
+                             : NULL);
   size_t ntools = 0;
   if (s->tools_json) {
     json_object *arr = json_tokener_parse(s->tools_json);
