@@ -1279,6 +1279,8 @@ START_TEST(test_cli_servers) {
   char *off = table_line(r.out, "off");
   ck_assert_msg(good && strstr(good, "stdio") && strstr(good, "ready") && strstr(good, " 4"), "%s",
                 r.out);
+  /* The era and the revision negotiated; none for a server never reached. */
+  ck_assert_msg(strstr(r.out, "PROTOCOL") && strstr(good, "  modern 2026-07-28  "), "%s", r.out);
   ck_assert_msg(bad && strstr(bad, "failed") && strstr(bad, "mcpconn-no-such-server"), "%s", r.out);
   ck_assert_msg(off && strstr(off, "disabled"), "%s", r.out);
   free(good);
@@ -1301,10 +1303,14 @@ START_TEST(test_cli_servers) {
       ck_assert_str_eq(state, "ready");
       ck_assert_int_eq(jint(s, "tools", -1), 4);
       ck_assert_str_eq(jstr(s, "type"), "stdio");
+      ck_assert_str_eq(jstr(s, "protocolVersion"), "2026-07-28");
+      ck_assert_str_eq(jstr(s, "era"), "modern");
       seen |= 1;
     } else if (strcmp(name, "bad") == 0) {
       ck_assert_str_eq(state, "failed");
       ck_assert_ptr_nonnull(jstr(s, "lastError"));
+      ck_assert_ptr_null(jstr(s, "era"));
+      ck_assert_ptr_null(jstr(s, "protocolVersion"));
       seen |= 2;
     } else if (strcmp(name, "off") == 0) {
       ck_assert_str_eq(state, "disabled");
@@ -2822,11 +2828,11 @@ START_TEST(test_cli_tty_width) {
 
   /* servers cuts the last error. */
   const char *servers[] = {"-q", "--stdio", "/nonexistent/bin/x", "servers", "--wait", NULL};
-  g_tty_cols = 50;
+  g_tty_cols = 60; /* 38 columns before LAST ERROR */
   unsetenv("COLUMNS");
   run_cli_tty(&r, servers);
   ASSERT_EXIT(&r, 0);
-  ck_assert_msg(widest_line(r.out) <= 50, "wider than 50:\n%s", r.out);
+  ck_assert_msg(widest_line(r.out) <= 60, "wider than 60:\n%s", r.out);
   ck_assert_msg(strstr(r.out, "cannot run") && strstr(r.out, "...") &&
                     !strstr(r.out, "No such file"),
                 "%s", r.out);
