@@ -67,6 +67,7 @@ struct cli {
   struct strv only;    /* --server names */
   int64_t timeout_ms;
   bool timeout_given;
+  const char *protocol; /* --protocol MODE, or NULL (auto) */
   bool quiet;
   bool verbose;
   bool no_project;

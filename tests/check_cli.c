@@ -1249,6 +1249,92 @@ START_TEST(test_cli_call_public_name) {
 }
 END_TEST
 
+/* The server |name| of `servers --json` run with |argv|: "era protocolVersion"
+ * or "state lastError" when it is not ready; a new string. */
+static char *era_of(const char *const *argv, const char *name) {
+  struct run r;
+  run_cli(&r, argv);
+  ASSERT_EXIT(&r, 0);
+  json_object *a = parse_out(&r);
+  char *out = NULL;
+  for (size_t i = 0; i < json_object_array_length(a); i++) {
+    json_object *s = json_object_array_get_idx(a, i);
+    if (strcmp(jstr(s, "name"), name) != 0) continue;
+    const char *era = jstr(s, "era"), *v = jstr(s, "protocolVersion");
+    const char *state = jstr(s, "state"), *e = jstr(s, "lastError");
+    ck_assert_int_ge(asprintf(&out, "%s %s", era ? era : state, era ? v : e ? e : "-"), 0);
+  }
+  json_object_put(a);
+  run_free(&r);
+  ck_assert_msg(out, "no server %s", name);
+  return out;
+}
+
+#define ASSERT_ERA(want, name, ...) \
+  do { \
+    const char *argv_[] = {__VA_ARGS__, NULL}; \
+    char *got_ = era_of(argv_, name); \
+    ck_assert_msg(strstr(got_, want), "%s: %s, want %s", name, got_, want); \
+    free(got_); \
+  } while (0)
+
+/* --protocol and the "protocol" field: what each server ends in. */
+START_TEST(test_cli_protocol) {
+  const char *demo = test_env_path("MCP_DEMO_SERVER");
+  char legacy_demo[4200];
+  snprintf(legacy_demo, sizeof(legacy_demo), "'%s' --protocol legacy", demo);
+  /* The bundled demo server speaks both eras: auto ends modern. */
+  ASSERT_ERA("modern 2026-07-28", "demo", "servers", "--json");
+  ASSERT_ERA("legacy 2025-11-25", "demo", "--protocol", "legacy", "servers", "--json");
+  ASSERT_ERA("legacy 2025-06-18", "demo", "--protocol", "2025-06-18", "servers", "--json");
+  ASSERT_ERA("legacy 2025-11-25", "old", "--stdio", legacy_demo, "--name", "old", "servers",
+             "--json");
+  /* Mode modern against a legacy server: an error naming the revision. */
+  ASSERT_ERA("does not speak MCP 2026-07-28", "old", "--protocol", "modern", "--stdio", legacy_demo,
+             "--name", "old", "servers", "--json");
+
+  /* Config entries: the field wins; --protocol is the default of the rest. */
+  char text[8192];
+  snprintf(text, sizeof(text),
+           "{\"mcpServers\": {\n"
+           "  \"plain\": {\"command\": \"%s\"},\n"
+           "  \"pinned\": {\"command\": \"%s\", \"protocol\": \"legacy\"},\n"
+           "  \"new\": {\"command\": \"%s\", \"protocol\": \"modern\"}}}\n",
+           demo, demo, demo);
+  char *cfg = write_temp("protocol.json", text);
+  ASSERT_ERA("modern 2026-07-28", "plain", "--config", cfg, "servers", "--json");
+  ASSERT_ERA("legacy 2025-11-25", "pinned", "--config", cfg, "servers", "--json");
+  ASSERT_ERA("legacy 2025-06-18", "plain", "--protocol", "2025-06-18", "--config", cfg, "servers",
+             "--json");
+  ASSERT_ERA("legacy 2025-11-25", "pinned", "--protocol", "modern", "--config", cfg, "servers",
+             "--json");
+  ASSERT_ERA("modern 2026-07-28", "new", "--protocol", "legacy", "--config", cfg, "servers",
+             "--json");
+  unlink(cfg);
+  free(cfg);
+
+  /* Bad values: a usage error, and a config error naming file, server and
+   * field. */
+  struct run r;
+  RUN(&r, "--protocol", "latest", "servers");
+  ASSERT_EXIT(&r, 2);
+  assert_one_reason(&r);
+  ck_assert_msg(strstr(r.err, "--protocol") && strstr(r.err, "'latest'"), "%s", r.err);
+  run_free(&r);
+  char *bad = write_temp("badproto.json", "{\"mcpServers\": {\"x\": {\"command\": \"true\", "
+                                          "\"protocol\": \"2024-11-05\"}}}");
+  RUN(&r, "--config", bad, "servers");
+  ASSERT_EXIT(&r, 2);
+  assert_one_reason(&r);
+  ck_assert_msg(strstr(r.err, bad) && strstr(r.err, "server \"x\"") &&
+                    strstr(r.err, "field \"protocol\" must be"),
+                "%s", r.err);
+  run_free(&r);
+  unlink(bad);
+  free(bad);
+}
+END_TEST
+
 /* A config with a good, a failing (unknown command) and a disabled server. */
 static char *write_status_config(void) {
   char text[8192];
@@ -3019,6 +3105,7 @@ static Suite *cli_suite(void) {
   tcase_add_test(cli, test_cli_sigint_cancels);
   tcase_add_test(cli, test_cli_call_public_name);
   tcase_add_test(cli, test_cli_servers);
+  tcase_add_test(cli, test_cli_protocol);
   tcase_add_test(cli, test_cli_discovery);
   tcase_add_test(cli, test_cli_import);
   tcase_add_test(cli, test_cli_trust);
