@@ -146,6 +146,15 @@ const refTitles = {
 };
 const refs = refIds.map((id) => ({ id, title: refTitles[id], ...summarize(runsOf(id, 'ref')) }));
 const ref = Object.fromEntries(refs.map((r) => [r.id, r]));
+// mcpconn alone against the (dual-era) demo server in each MCP era.
+const eraTitles = {
+  'era-legacy-seq': 'mcpconn vs the demo server, legacy (2025-11-25), sequential',
+  'era-modern-seq': 'mcpconn vs the demo server, modern (2026-07-28), sequential',
+  'era-legacy-64': 'mcpconn vs the demo server, legacy (2025-11-25), 64 in flight',
+  'era-modern-64': 'mcpconn vs the demo server, modern (2026-07-28), 64 in flight'
+};
+const eras = Object.keys(eraTitles).map((id) => ({ id, title: eraTitles[id], ...summarize(runsOf(id, 'era')) }))
+  .filter((e) => e.runs);
 const byId = Object.fromEntries(cases.map((c) => [c.id, c]));
 
 // ---- callgrind -----------------------------------------------------------------
@@ -189,6 +198,15 @@ let callgrind = null;
       inclusive_top: top(a, b, 25),
       self_top: sa && sb ? top(sa, sb, 20) : []
     };
+    // The same count with the client in the modern era (2026-07-28).
+    const ma = cgParse(path.join(WORK, 'callgrind.modern.1000.incl.txt'));
+    const mb = cgParse(path.join(WORK, 'callgrind.modern.3000.incl.txt'));
+    if (ma?.total && mb?.total) {
+      callgrind.modern_ir_per_call = per(ma.total, mb.total);
+      callgrind.modern_library_ir_per_call =
+        per(ma.fns.get('mcp_client_call_tool') ?? 0, mb.fns.get('mcp_client_call_tool') ?? 0) +
+        per(ma.fns.get('reader_main') ?? 0, mb.fns.get('reader_main') ?? 0);
+    }
   }
 }
 
@@ -243,7 +261,7 @@ const meta = {
   // or the TS SDK one with --node-http.
   http_server: (read(path.join(WORK, 'http-server.txt')) ?? '').trim() || null
 };
-const results = { meta, cases, references: refs, callgrind, targets };
+const results = { meta, cases, references: refs, eras, callgrind, targets };
 fs.mkdirSync(path.join(SRC, 'bench', 'results'), { recursive: true });
 const resultsFile = path.join(SRC, 'bench', 'results', opt.quick ? 'quick.json' : 'latest.json');
 fs.writeFileSync(resultsFile, JSON.stringify(results, (k, v) => (k === 'latency_file' ? undefined : v), 1) + '\n');
@@ -260,6 +278,8 @@ for (const c of cases) {
 }
 const refLines = ['| reference | calls/s | p50 µs | p99 µs | CPU s per 1000 |', '|---|---:|---:|---:|---:|'];
 for (const r of refs) refLines.push(`| ${r.id}: ${r.title} | ${fmt(r.calls_per_s)} | ${fmt(r.lat_us?.p50)} | ${fmt(r.lat_us?.p99)} | ${fmt(r.cpu_s_per_1000)} |`);
+const eraLines = ['| era | calls/s | p50 µs | p99 µs | CPU s per 1000 | failed runs |', '|---|---:|---:|---:|---:|---:|'];
+for (const e of eras) eraLines.push(`| ${e.id}: ${e.title} | ${fmt(e.calls_per_s)} | ${fmt(e.lat_us?.p50)} | ${fmt(e.lat_us?.p99)} | ${fmt(e.cpu_s_per_1000)} | ${e.failed}/${e.runs} |`);
 const tLines = ['| target | where it stands | goal | met |', '|---|---|---|---|'];
 for (const x of targets) tLines.push(`| ${x.name} | ${fmt(x.value)}${x.note ? ` (${x.note})` : ''} | ${x.goal} | ${x.met ? 'yes' : '**no**'} |`);
 const cgLines = [];
@@ -267,12 +287,14 @@ if (callgrind) {
   cgLines.push(`Client instructions per stdio call: **${callgrind.ir_per_call}** (${callgrind.what}). ` +
     `Of these, **${callgrind.library_ir_per_call}** are the library's mcp_client_call_tool (on the stdio path the caller reads its own answer, ` +
     `so this includes reading and routing it) and ${callgrind.harness_check_ir_per_call} the benchmark's own check of each result ` +
-    `(mcp_tool_result_text() on the result, compared with T_i).`, '');
+    `(mcp_tool_result_text() on the result, compared with T_i).` +
+    (callgrind.modern_ir_per_call ? ` That is the legacy era (2025-11-25); in the modern era (2026-07-28, every request carrying its _meta) ` +
+      `it is **${callgrind.modern_ir_per_call}** (library: ${callgrind.modern_library_ir_per_call}).` : ''), '');
   cgLines.push('| function (inclusive) | instructions per call |', '|---|---:|');
   for (const f of callgrind.inclusive_top.slice(0, 18)) cgLines.push(`| ${f.fn} | ${f.ir_per_call} |`);
 }
 const httpCases = cases.some((c) => /^h[12]/.test(c.id));
-process.stdout.write([...(meta.http_server && httpCases ? [`HTTP server: ${meta.http_server}`, ''] : []), ...lines, '', ...refLines, '', ...tLines, '', ...cgLines, ''].join('\n'));
+process.stdout.write([...(meta.http_server && httpCases ? [`HTTP server: ${meta.http_server}`, ''] : []), ...lines, '', ...refLines, '', ...(eras.length ? [...eraLines, ''] : []), ...tLines, '', ...cgLines, ''].join('\n'));
 
 // ---- plot -----------------------------------------------------------------------------------
 let plotted = false;
@@ -329,6 +351,7 @@ if (opt.docs && !opt.quick) {
     '',
     ...refLines,
     '',
+    ...(eras.length ? ['### MCP eras (mcpconn alone, the demo server speaks both)', '', ...eraLines, ''] : []),
     '### Targets (issue #6)',
     '',
     ...tLines,

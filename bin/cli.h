@@ -67,6 +67,7 @@ struct cli {
   struct strv only;    /* --server names */
   int64_t timeout_ms;
   bool timeout_given;
+  const char *protocol; /* --protocol MODE, or NULL (auto) */
   bool quiet;
   bool verbose;
   bool no_project;
@@ -92,6 +93,8 @@ struct srv {
   const char *type; /* or NULL */
   const char *state;
   const char *last_error; /* or NULL */
+  const char *protocol;   /* the negotiated MCP revision, or NULL */
+  const char *era;        /* "modern", "legacy", or NULL before a connect */
   int64_t tools;
   bool selected; /* used by this run (see --server) */
 };

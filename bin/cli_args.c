@@ -111,7 +111,8 @@ static void usage(FILE *f) {
              "                         \"headers\": {...}, \"http2\": \"auto\"|\"off\"|\n"
              "                         \"prior-knowledge\", \"caFile\", \"caDir\",\n"
              "                         \"clientCert\", \"clientKey\", \"insecure\"}, plus\n"
-             "                         \"timeout\" (ms) and \"enabled\"}, \"disabledServers\":\n"
+             "                         \"timeout\" (ms), \"protocol\" (auto, modern, legacy\n"
+             "                         or a revision) and \"enabled\"}, \"disabledServers\":\n"
              "                         [...]}; ${VAR} and ${VAR:-default} are expanded, and\n"
              "                         an env or header value \"!cmd\" is cmd's output\n"
              "  --no-project-config    skip project files (.mcp.json, and those --import\n"
@@ -142,6 +143,11 @@ static void usage(FILE *f) {
              "  --timeout MS           timeout of connects, of each request and of waiting\n"
              "                         for servers, in ms (default: a config entry's\n"
              "                         \"timeout\", else 30000; 0: none)\n"
+             "  --protocol MODE        MCP era: auto (the default: probe with\n"
+             "                         server/discover, fall back to initialize), modern\n"
+             "                         (2026-07-28 only), legacy (initialize only) or a\n"
+             "                         revision; for --stdio and --url servers, and config\n"
+             "                         entries without a \"protocol\" field\n"
              "  -q, --quiet            no notices, warnings or progress on stderr\n"
              "  -v, --verbose          also print the library's log on stderr\n"
              "  -h, --help             show this help and exit\n"
@@ -602,6 +608,7 @@ enum {
   OPT_HTTP11,
   OPT_H2C,
   OPT_TIMEOUT,
+  OPT_PROTOCOL,
   OPT_VERSION,
   OPT_CLIENT_ID,
   OPT_CLIENT_SECRET,
@@ -631,6 +638,7 @@ static const struct option long_options[] = {
     {"client-secret", required_argument, NULL, OPT_CLIENT_SECRET},
     {"server", required_argument, NULL, 's'},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"protocol", required_argument, NULL, OPT_PROTOCOL},
     {"quiet", no_argument, NULL, 'q'},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
@@ -725,6 +733,17 @@ void parse_options(int argc, char **argv) {
         usage_error("--timeout needs a number of milliseconds, not '%s'", optarg);
       g_cli.timeout_ms = ms;
       g_cli.timeout_given = true;
+      break;
+    }
+    case OPT_PROTOCOL: {
+      mcp_client_options *t = mcp_client_options_new();
+      mcp_status st = t ? mcp_client_options_set_protocol(t, optarg) : MCP_ENOMEM;
+      mcp_client_options_free(t);
+      if (st != MCP_OK || !*optarg)
+        usage_error("--protocol needs auto, modern, legacy or an MCP revision (2026-07-28, "
+                    "2025-11-25, 2025-06-18, 2025-03-26), not '%s'",
+                    optarg);
+      g_cli.protocol = optarg;
       break;
     }
     case 'q': g_cli.quiet = true; break;

@@ -225,7 +225,16 @@ int cmd_servers(bool as_json, bool check, bool wait) {
     json_object_put(out);
   } else {
     size_t w_name = strlen("NAME"), w_type = strlen("TYPE");
-    size_t w_state = strlen("STATE");
+    size_t w_state = strlen("STATE"), w_proto = strlen("PROTOCOL");
+    /* PROTOCOL: the era and the revision negotiated ("modern 2026-07-28"). */
+    char(*proto)[48] = xmalloc((st.n ? st.n : 1) * sizeof(*proto));
+    for (size_t i = 0; i < st.n; i++) {
+      const struct srv *s = &st.v[i];
+      if (s->protocol && s->era)
+        snprintf(proto[i], sizeof(proto[i]), "%.8s %.30s", s->era, s->protocol);
+      else snprintf(proto[i], sizeof(proto[i]), "-");
+      if (s->selected && safe_width(proto[i]) > w_proto) w_proto = safe_width(proto[i]);
+    }
     for (size_t i = 0; i < st.n; i++) {
       const struct srv *s = &st.v[i];
       if (!s->selected) continue;
@@ -233,12 +242,12 @@ int cmd_servers(bool as_json, bool check, bool wait) {
       if (s->type && safe_width(s->type) > w_type) w_type = safe_width(s->type);
       if (safe_width(s->state) > w_state) w_state = safe_width(s->state);
     }
-    printf("%-*s  %-*s  %-*s  %5s  %s\n", (int)w_name, "NAME", (int)w_type, "TYPE", (int)w_state,
-           "STATE", "TOOLS", "LAST ERROR");
+    printf("%-*s  %-*s  %-*s  %-*s  %5s  %s\n", (int)w_name, "NAME", (int)w_type, "TYPE",
+           (int)w_state, "STATE", (int)w_proto, "PROTOCOL", "TOOLS", "LAST ERROR");
     /* On a terminal, errors are cut to fit its width. */
     size_t cols = term_columns(), room = SIZE_MAX;
     if (cols) {
-      size_t used = w_name + 2 + w_type + 2 + w_state + 2 + 5 + 2;
+      size_t used = w_name + 2 + w_type + 2 + w_state + 2 + w_proto + 2 + 5 + 2;
       room = cols > used ? cols - used : 0;
     }
     for (size_t i = 0; i < st.n; i++) {
@@ -249,6 +258,8 @@ int cmd_servers(bool as_json, bool check, bool wait) {
       print_cell(s->type ? s->type : "-", w_type);
       fputs("  ", stdout);
       print_cell(s->state, w_state);
+      fputs("  ", stdout);
+      print_cell(proto[i], w_proto);
       printf("  %5lld", (long long)s->tools);
       if (s->last_error && room) {
         fputs("  ", stdout);
@@ -257,6 +268,7 @@ int cmd_servers(bool as_json, bool check, bool wait) {
       putchar('\n');
     }
     fflush(stdout);
+    free(proto);
   }
 
   int rc = EXIT_OK;
@@ -281,6 +293,7 @@ int cmd_servers(bool as_json, bool check, bool wait) {
 
 struct ping_job {
   const char *name;
+  bool modern; /* 2026-07-28 has no ping: server/discover checks liveness */
   mcp_status status;
   mcp_error err;
   double ms;
@@ -293,7 +306,8 @@ static void *ping_run(void *arg) {
   char *result = NULL;
   struct timespec a, b;
   clock_gettime(CLOCK_MONOTONIC, &a);
-  j->status = co ? mcp_manager_request(g_mgr, j->name, "ping", NULL, co, &result, &j->err)
+  j->status = co ? mcp_manager_request(g_mgr, j->name, j->modern ? "server/discover" : "ping", NULL,
+                                       co, &result, &j->err)
                  : MCP_ENOMEM;
   clock_gettime(CLOCK_MONOTONIC, &b);
   j->ms = (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6;
@@ -313,6 +327,7 @@ int cmd_ping(void) {
     const struct srv *s = &st.v[i];
     if (!s->selected || !state_is(s, "ready")) continue;
     memset(&jobs[n], 0, sizeof(jobs[n]));
+    jobs[n].modern = s->era && strcmp(s->era, "modern") == 0;
     jobs[n++].name = s->name;
   }
   atomic_store(&g_cancellable, true);

@@ -68,6 +68,7 @@ static mcp_manager_options *base_options(void) {
     return NULL;
   }
   mcp_manager_options_set_timeout_ms(o, g_cli.timeout_ms);
+  if (g_cli.protocol) (void)mcp_manager_options_set_protocol(o, g_cli.protocol); /* checked */
   mcp_manager_options_set_log(o, on_log, NULL);
   mcp_manager_options_set_event_handler(o, on_event, NULL);
   /* Configured HTTP servers get the same browser step and token store as
@@ -115,7 +116,9 @@ static int start_configured(bool *discovery_only) {
   for (size_t i = 0; o && i < g_cli.n_adhoc; i++) {
     struct adhoc *a = &g_cli.adhoc[i];
     mcp_client_options_set_timeout_ms(a->co, g_cli.timeout_ms);
-    mcp_status st = mcp_manager_options_add_server(o, a->name, a->co);
+    mcp_status st = g_cli.protocol ? mcp_client_options_set_protocol(a->co, g_cli.protocol)
+                                   : MCP_OK;
+    if (st == MCP_OK) st = mcp_manager_options_add_server(o, a->name, a->co);
     if (st != MCP_OK) {
       mcp_manager_options_free(o);
       complain("server %s: %s", a->name, mcp_strerror(st));
@@ -152,7 +155,8 @@ static int start_demo(void) {
   bool ok = o && co && mcp_client_options_set_stdio(co, argv) == MCP_OK;
   if (ok) {
     mcp_client_options_set_timeout_ms(co, g_cli.timeout_ms);
-    ok = mcp_manager_options_add_server(o, DEMO_SERVER_NAME, co) == MCP_OK;
+    ok = (!g_cli.protocol || mcp_client_options_set_protocol(co, g_cli.protocol) == MCP_OK) &&
+         mcp_manager_options_add_server(o, DEMO_SERVER_NAME, co) == MCP_OK;
     mcp_manager_options_set_discovery(o, false, false);
   }
   mcp_client_options_free(co);

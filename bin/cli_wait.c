@@ -297,6 +297,7 @@ bool status_load(struct status *st) {
     json_object_object_add(o, "state", json_object_new_string("disabled"));
     json_object_object_add(o, "lastError", NULL);
     json_object_object_add(o, "protocolVersion", NULL);
+    json_object_object_add(o, "era", NULL);
     json_object_object_add(o, "tools", json_object_new_int(0));
     json_object_object_add(o, "deferred", json_object_new_boolean(false));
     json_object_object_add(o, "reconnects", json_object_new_int(0));
@@ -313,6 +314,8 @@ bool status_load(struct status *st) {
     if (!s->name || !s->state) continue;
     s->type = jstring(o, "type");
     s->last_error = jstring(o, "lastError");
+    s->protocol = jstring(o, "protocolVersion");
+    s->era = jstring(o, "era");
     s->tools = json_object_object_get_ex(o, "tools", &v) ? json_object_get_int64(v) : 0;
     s->selected = selected(s->name);
     st->n++;

@@ -91,6 +91,7 @@ typedef struct bench_cfg {
   long max_seconds;
   long servers;            /* > 0: manager mode with this many servers */
   const char *latency_out; /* file for every measured latency, or NULL */
+  const char *protocol;    /* --protocol: era mode, or NULL (auto) */
   bool verbose;
 } bench_cfg;
 
@@ -118,6 +119,7 @@ typedef struct bench_slot {
 typedef struct bench {
   const bench_cfg *cfg;
   const char *transport; /* "stdio", "http1.1", "h2", "h2c" */
+  char protocol[32];     /* the revision negotiated (the first server's) */
   mcp_client *client;    /* single-server mode */
   mcp_manager *manager;  /* --servers mode */
   char **call_names;     /* manager mode: "s<k>/<tool>" for each server */
@@ -451,6 +453,8 @@ static void usage(FILE *f) {
              "  --servers K        K copies of the server through the manager; calls\n"
              "                     go round-robin, one thread per in-flight call\n"
              "  --latency-out FILE write every measured latency (us), one a line\n"
+             "  --protocol MODE    MCP era: auto (probe, the default), modern\n"
+             "                     (2026-07-28), legacy (initialize) or a revision\n"
              "  --verbose          library logs at every level on stderr\n"
              "\n"
              "--stdio runs /bin/sh -c 'exec <command line>'.  https URLs use HTTP/2\n"
@@ -506,6 +510,7 @@ static int parse_args(int argc, char **argv, bench_cfg *cfg) {
     STR("--tool", tool)
     STR("--cacert", cacert)
     STR("--latency-out", latency_out)
+    STR("--protocol", protocol)
 #undef NUM
 #undef STR
     if (strcmp(a, "--http1.1") == 0) {
@@ -523,6 +528,15 @@ static int parse_args(int argc, char **argv, bench_cfg *cfg) {
       return -1;
     } else {
       logf_("unknown option '%s' (see --help)", a);
+      return BENCH_EXIT_USAGE;
+    }
+  }
+  if (cfg->protocol) {
+    mcp_client_options *t = mcp_client_options_new();
+    mcp_status st = t ? mcp_client_options_set_protocol(t, cfg->protocol) : MCP_ENOMEM;
+    mcp_client_options_free(t);
+    if (st != MCP_OK || !*cfg->protocol) {
+      logf_("--protocol wants auto, modern, legacy or an MCP revision, not '%s'", cfg->protocol);
       return BENCH_EXIT_USAGE;
     }
   }
@@ -600,6 +614,7 @@ static int connect_all(bench *b, double *init_ms) {
   b->transport = setup_transport(cfg, o, &st);
   if (st != MCP_OK) goto out;
   mcp_client_options_set_timeout_ms(o, cfg->timeout_ms);
+  if (cfg->protocol && (st = mcp_client_options_set_protocol(o, cfg->protocol))) goto out;
   mcp_client_options_set_log(o, on_lib_log, (void *)cfg);
   st = mcp_client_options_set_client_info(o, "mcpconn-bench", MCP_VERSION);
   if (st != MCP_OK) goto out;
@@ -608,7 +623,10 @@ static int connect_all(bench *b, double *init_ms) {
   if (cfg->servers == 0) {
     st = mcp_client_connect(o, &b->client, &err);
     *init_ms = (double)(now_ns() - t0) / 1e6;
-    if (st == MCP_OK) rc = 0;
+    if (st == MCP_OK) {
+      rc = 0;
+      snprintf(b->protocol, sizeof(b->protocol), "%s", mcp_client_protocol_version(b->client));
+    }
     goto out;
   }
 
@@ -645,10 +663,12 @@ static int connect_all(bench *b, double *init_ms) {
   json_object *arr = json_tokener_parse(servers_json);
   long ready = 0;
   for (size_t k = 0; arr && k < json_object_array_length(arr); k++) {
-    json_object *state = NULL;
-    if (json_object_object_get_ex(json_object_array_get_idx(arr, k), "state", &state) &&
+    json_object *state = NULL, *v = NULL, *s = json_object_array_get_idx(arr, k);
+    if (json_object_object_get_ex(s, "state", &state) &&
         strcmp(json_object_get_string(state), "ready") == 0)
       ready++;
+    if (k == 0 && json_object_object_get_ex(s, "protocolVersion", &v) && v)
+      snprintf(b->protocol, sizeof(b->protocol), "%s", json_object_get_string(v));
   }
   json_object_put(arr);
   if (ready != cfg->servers) {
@@ -751,12 +771,12 @@ int mcpconn_bench_main(int argc, char **argv) {
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
   double us = 1e3;
-  printf("{\"client\":\"mcpconn/%s\",\"transport\":\"%s\",\"calls\":%ld,"
+  printf("{\"client\":\"mcpconn/%s\",\"transport\":\"%s\",\"protocol\":\"%s\",\"calls\":%ld,"
          "\"concurrency\":%ld,\"threads\":%ld,\"ok\":%ld,\"errors\":%ld,"
          "\"wall_s\":%.6f,\"calls_per_s\":%.1f,\"lat_us\":{\"mean\":%.1f,"
          "\"p50\":%.1f,\"p90\":%.1f,\"p99\":%.1f,\"max\":%.1f},"
          "\"init_ms\":%.3f,\"rss_peak_kb\":%ld,\"cpu_s\":%.3f}\n",
-         mcp_version(), b.transport, cfg.calls, cfg.concurrency,
+         mcp_version(), b.transport, b.protocol, cfg.calls, cfg.concurrency,
          cfg.servers ? cfg.concurrency : cfg.threads, ok, errors, wall_s,
          wall_s > 0 ? (double)n / wall_s : 0.0, n ? sum / (double)n / us : 0.0,
          n ? pct(lat, n, 50) / us : 0.0, n ? pct(lat, n, 90) / us : 0.0,

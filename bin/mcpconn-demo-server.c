@@ -8,6 +8,18 @@
  *
  * Tools: echo, add, sleep and fail (see TOOLS_JSON below).
  *
+ * Eras: by default it speaks both MCP eras on one process, as the spec's
+ * dual-era servers do.  A request whose params._meta carries
+ * io.modelcontextprotocol/protocolVersion (and server/discover) is modern
+ * (2026-07-28, stateless): no initialize needed, _meta must also carry
+ * clientCapabilities (else -32602), a version other than 2026-07-28 gets
+ * -32022 with data {supported, requested}, every result carries
+ * resultType "complete", and ping does not exist.  Any other request is
+ * legacy and answered exactly as a 2025-11-25 server (after initialize, or
+ * not: like most servers it does not insist).  --protocol legacy makes it a
+ * legacy-only server (server/discover is -32601), --protocol modern a
+ * modern-only one (initialize is refused with -32022).
+ *
  * Shape: one thread and one poll loop.  Input is read in large chunks and
  * split into lines; every line is parsed once with a reused json_tokener.
  * Replies are appended to an output buffer that is written with as few
@@ -60,8 +72,19 @@
 #define RPC_INVALID_REQUEST (-32600)
 #define RPC_METHOD_NOT_FOUND (-32601)
 #define RPC_INVALID_PARAMS (-32602)
+#define RPC_UNSUPPORTED_VERSION (-32022)
 
 static const char *const SUPPORTED_PROTOCOLS[] = {"2025-11-25", "2025-06-18", "2025-03-26"};
+
+/* The modern revision and the _meta keys a modern request carries. */
+#define MODERN_PROTOCOL "2026-07-28"
+#define META_VERSION "io.modelcontextprotocol/protocolVersion"
+#define META_CAPS "io.modelcontextprotocol/clientCapabilities"
+/* ttlMs of the cacheable results (discover, tools/list): they never change. */
+#define RESULT_TTL "60000"
+
+/* --protocol: which eras are spoken. */
+enum proto_mode { PROTO_DUAL, PROTO_LEGACY, PROTO_MODERN };
 
 /* The tools/list result, parsed once at start-up. */
 static const char TOOLS_JSON[] =
@@ -101,6 +124,7 @@ struct sleeper {
   int64_t end_ms;           /* CLOCK_MONOTONIC */
   int64_t next_progress_ms; /* CLOCK_MONOTONIC; unused without token */
   int64_t total_ms;
+  bool modern; /* the call was a modern request */
 };
 
 struct server {
@@ -115,6 +139,8 @@ struct server {
   size_t in_scan;                  /* bytes of |in| known to hold no newline */
   bool skipping;                   /* discarding an over-long line up to its newline */
   bool no_fast;                    /* --no-fast-path */
+  enum proto_mode proto;           /* --protocol */
+  bool modern_reply;               /* the request being answered is modern */
   unsigned long lines, fast_lines; /* handled, and by fast_echo() */
 
   char *out; /* replies not yet written */
@@ -265,17 +291,25 @@ static void send_result(struct server *s, json_object *id, json_object *result) 
   json_object_put(result);
 }
 
-/* Sends a JSON-RPC error for |id| (NULL: id null). */
-static void send_error(struct server *s, json_object *id, int code, const char *message) {
+/* Sends a JSON-RPC error for |id| (NULL: id null) with |data| (owned;
+ * NULL for none). */
+static void send_error_data(struct server *s, json_object *id, int code, const char *message,
+                            json_object *data) {
   json_object *err = json_object_new_object();
   json_object_object_add(err, "code", json_object_new_int(code));
   json_object_object_add(err, "message", json_object_new_string(message));
+  if (data) json_object_object_add(err, "data", data);
   begin_reply(s, id);
   out_append_str(s, ",\"error\":");
   out_append_json(s, err);
   out_append(s, "}", 1);
   out_end_message(s);
   json_object_put(err);
+}
+
+/* Sends a JSON-RPC error for |id| (NULL: id null). */
+static void send_error(struct server *s, json_object *id, int code, const char *message) {
+  send_error_data(s, id, code, message, NULL);
 }
 
 /* Appends |len| bytes as a JSON string literal (quotes included). */
@@ -346,6 +380,7 @@ static void tool_result_tail(struct server *s, const struct tool_result *r) {
     out_append(s, "}", 1);
   }
   if (r->is_error) out_append_str(s, ",\"isError\":true");
+  if (s->modern_reply) out_append_str(s, ",\"resultType\":\"complete\"");
   out_append(s, "}}", 2);
   out_end_message(s);
 }
@@ -478,6 +513,7 @@ static void tool_sleep(struct server *s, json_object *id, json_object *params, j
   sl->end_ms = sl->start_ms + ms;
   sl->next_progress_ms = sl->start_ms + PROGRESS_EVERY_MS;
   sl->total_ms = ms;
+  sl->modern = s->modern_reply;
 }
 
 static void remove_sleeper(struct server *s, size_t i) {
@@ -507,6 +543,7 @@ static void run_timers(struct server *s) {
   for (size_t i = 0; i < s->n_sleeps;) {
     struct sleeper *sl = &s->sleeps[i];
     if (now >= sl->end_ms) {
+      s->modern_reply = sl->modern;
       send_slept(s, sl->id, sl->total_ms);
       remove_sleeper(s, i);
       continue;
@@ -534,6 +571,10 @@ static int next_timeout(const struct server *s) {
 
 /* ---- methods ---------------------------------------------------------- */
 
+#define INSTRUCTIONS \
+  "A demo server bundled with mcpconn. Tools: echo, add, sleep (with progress and cancellation) " \
+  "and fail."
+
 static void do_initialize(struct server *s, json_object *id, json_object *params) {
   json_object *v = get_typed(params, "protocolVersion", json_type_string);
   if (!v) {
@@ -556,10 +597,7 @@ static void do_initialize(struct server *s, json_object *id, json_object *params
   json_object_object_add(result, "protocolVersion", json_object_new_string(version));
   json_object_object_add(result, "capabilities", caps);
   json_object_object_add(result, "serverInfo", info);
-  json_object_object_add(result, "instructions",
-                         json_object_new_string("A demo server bundled with mcpconn. Tools: echo, "
-                                                "add, sleep (with progress and cancellation) and "
-                                                "fail."));
+  json_object_object_add(result, "instructions", json_object_new_string(INSTRUCTIONS));
   send_result(s, id, result);
 }
 
@@ -570,7 +608,77 @@ static void do_tools_list(struct server *s, json_object *id, json_object *params
     send_error(s, id, RPC_INVALID_PARAMS, "Invalid params: unknown cursor");
     return;
   }
-  send_result_text(s, id, s->tools_text, s->tools_len);
+  if (!s->modern_reply) {
+    send_result_text(s, id, s->tools_text, s->tools_len);
+    return;
+  }
+  /* A modern tools/list is cacheable: resultType, ttlMs and cacheScope
+   * before the tools ({"tools":[...]} without its first brace). */
+  begin_reply(s, id);
+  out_append_str(s, ",\"result\":{\"resultType\":\"complete\",\"ttlMs\":" RESULT_TTL
+                    ",\"cacheScope\":\"public\",");
+  out_append(s, s->tools_text + 1, s->tools_len - 1);
+  out_append(s, "}", 1);
+  out_end_message(s);
+}
+
+/* The versions this server speaks, newest first, as a JSON array. */
+static json_object *supported_versions(const struct server *s) {
+  json_object *a = json_object_new_array();
+  if (s->proto != PROTO_LEGACY) json_object_array_add(a, json_object_new_string(MODERN_PROTOCOL));
+  if (s->proto != PROTO_MODERN)
+    for (size_t i = 0; i < sizeof(SUPPORTED_PROTOCOLS) / sizeof(*SUPPORTED_PROTOCOLS); i++)
+      json_object_array_add(a, json_object_new_string(SUPPORTED_PROTOCOLS[i]));
+  return a;
+}
+
+/* -32022 for a request at |requested| (NULL: none given). */
+static void send_unsupported(struct server *s, json_object *id, const char *requested,
+                             const char *message) {
+  json_object *data = json_object_new_object();
+  json_object_object_add(data, "supported", supported_versions(s));
+  json_object_object_add(data, "requested",
+                         requested ? json_object_new_string(requested) : json_object_new_null());
+  send_error_data(s, id, RPC_UNSUPPORTED_VERSION, message, data);
+}
+
+/* A modern request's _meta is well formed and at our version; otherwise
+ * the error has been sent and false is returned. */
+static bool modern_meta_ok(struct server *s, json_object *id, json_object *params) {
+  json_object *meta = get_typed(params, "_meta", json_type_object);
+  json_object *v = get_typed(meta, META_VERSION, json_type_string);
+  if (!v || !get_typed(meta, META_CAPS, json_type_object)) {
+    send_error(s, id, RPC_INVALID_PARAMS,
+               "Invalid params: a " MODERN_PROTOCOL " request needs params._meta with "
+               "\"" META_VERSION "\" (a string) and \"" META_CAPS "\" (an object)");
+    return false;
+  }
+  if (strcmp(json_object_get_string(v), MODERN_PROTOCOL) != 0) {
+    send_unsupported(s, id, json_object_get_string(v), "Unsupported protocol version");
+    return false;
+  }
+  return true;
+}
+
+static void do_discover(struct server *s, json_object *id) {
+  json_object *tools = json_object_new_object();
+  json_object_object_add(tools, "listChanged", json_object_new_boolean(0));
+  json_object *caps = json_object_new_object();
+  json_object_object_add(caps, "tools", tools);
+  json_object *info = json_object_new_object();
+  json_object_object_add(info, "name", json_object_new_string(SERVER_NAME));
+  json_object_object_add(info, "version", json_object_new_string(VERSION));
+  json_object *meta = json_object_new_object();
+  json_object_object_add(meta, "io.modelcontextprotocol/serverInfo", info);
+  json_object *result = json_object_new_object();
+  json_object_object_add(result, "resultType", json_object_new_string("complete"));
+  json_object_object_add(result, "ttlMs", json_object_new_int(atoi(RESULT_TTL)));
+  json_object_object_add(result, "cacheScope", json_object_new_string("public"));
+  json_object_object_add(result, "supportedVersions", supported_versions(s));
+  json_object_object_add(result, "capabilities", caps);
+  json_object_object_add(result, "instructions", json_object_new_string(INSTRUCTIONS));
+  json_object_object_add(result, "_meta", meta);
+  send_result(s, id, result);
 }
 
 static void do_tools_call(struct server *s, json_object *id, json_object *params) {
@@ -663,8 +771,18 @@ static void dispatch(struct server *s, json_object *msg) {
     return;
   }
 
-  bool known = strcmp(method, "initialize") == 0 || strcmp(method, "ping") == 0 ||
-               strcmp(method, "tools/list") == 0 || strcmp(method, "tools/call") == 0;
+  /* Which era the request is (see the head comment). */
+  bool initialize = strcmp(method, "initialize") == 0;
+  bool discover = strcmp(method, "server/discover") == 0;
+  bool modern = s->proto == PROTO_MODERN;
+  if (s->proto == PROTO_DUAL && !initialize) {
+    json_object *meta = params_ok ? get_typed(params, "_meta", json_type_object) : NULL;
+    modern = discover || (meta && json_object_object_get_ex(meta, META_VERSION, NULL));
+  }
+  s->modern_reply = modern;
+
+  bool known = strcmp(method, "tools/list") == 0 || strcmp(method, "tools/call") == 0 ||
+               (modern ? discover || initialize : initialize || strcmp(method, "ping") == 0);
   if (!known) {
     send_error(s, id, RPC_METHOD_NOT_FOUND, "Method not found");
     return;
@@ -673,7 +791,16 @@ static void dispatch(struct server *s, json_object *msg) {
     send_error(s, id, RPC_INVALID_PARAMS, "Invalid params: params must be an object");
     return;
   }
-  if (strcmp(method, "ping") == 0) send_result(s, id, json_object_new_object());
+  if (modern && initialize) { /* --protocol modern: there is no handshake */
+    json_object *v = get_typed(params, "protocolVersion", json_type_string);
+    send_unsupported(s, id, v ? json_object_get_string(v) : NULL,
+                     "Unsupported protocol version: this server speaks only " MODERN_PROTOCOL
+                     " (no initialize)");
+    return;
+  }
+  if (modern && !modern_meta_ok(s, id, params)) return;
+  if (discover) do_discover(s, id);
+  else if (strcmp(method, "ping") == 0) send_result(s, id, json_object_new_object());
   else if (strcmp(method, "tools/call") == 0) do_tools_call(s, id, params);
   else if (strcmp(method, "tools/list") == 0) do_tools_list(s, id, params);
   else do_initialize(s, id, params);
@@ -855,19 +982,30 @@ static bool f_plain_int(struct fspan v) {
 
 static bool fast_echo(struct server *s, const char *line, size_t len) {
   static const char *const top_keys[] = {"jsonrpc", "id", "method", "params"};
-  static const char *const params_keys[] = {"name", "arguments"};
+  static const char *const params_keys[] = {"name", "arguments", "_meta"};
   static const char *const args_keys[] = {"text"};
-  struct fspan top[4] = {{0}}, params[2] = {{0}}, args[1] = {{0}};
+  static const char *const meta_keys[] = {META_VERSION, META_CAPS};
+  struct fspan top[4] = {{0}}, params[3] = {{0}}, args[1] = {{0}}, meta[2] = {{0}};
   struct fscan f = {line, line + len, 0};
   f_ws(&f);
   if (!f_object(&f, top_keys, top, 4)) return false;
   f_ws(&f);
   if (f.p != f.end || !f_is(top[0], "2.0") || !f_plain_int(top[1]) || !f_is(top[2], "tools/call") ||
-      !f_members(top[3], params_keys, params, 2) || !f_is(params[0], "echo") ||
+      !f_members(top[3], params_keys, params, 3) || !f_is(params[0], "echo") ||
       !f_members(params[1], args_keys, args, 1))
     return false;
   struct fspan text = args[0];
   if (!text.p || text.p[0] != '"' || memchr(text.p, '\\', text.n)) return false;
+  /* The era, as dispatch() decides it; a modern request with anything but
+   * a well-formed _meta at our version is left to the general path. */
+  bool modern = s->proto == PROTO_MODERN;
+  if (s->proto != PROTO_LEGACY && params[2].p) {
+    if (!f_members(params[2], meta_keys, meta, 2)) return false;
+    if (meta[0].p) modern = true;
+  }
+  if (modern && (!f_is(meta[0], MODERN_PROTOCOL) || !meta[1].p || meta[1].p[0] != '{'))
+    return false;
+  s->modern_reply = modern;
   struct tool_result r = {0};
   set_text(&r, text.p + 1, text.n - 2, false);
   out_append_str(s, "{\"jsonrpc\":\"2.0\",\"id\":");
@@ -955,11 +1093,15 @@ static ssize_t read_input(struct server *s) {
 
 static void usage(FILE *f) {
   fprintf(f, "Usage: " SERVER_NAME " [--help] [--version] [--no-fast-path]\n"
+             "       [--protocol legacy|modern|dual]\n"
              "\n"
              "A small MCP server on stdio, bundled with mcpconn.  It reads\n"
              "newline-delimited JSON-RPC 2.0 on stdin, answers on stdout and logs\n"
              "to stderr.  It exits 0 when stdin reaches end of file.\n"
              "\n"
+             "  --protocol MODE  the MCP eras it speaks: dual (the default: 2026-07-28\n"
+             "                   and 2025-11-25/06-18/03-26 side by side), legacy\n"
+             "                   (initialize only) or modern (2026-07-28 only)\n"
              "  --no-fast-path   parse every message with json-c, also plain echo\n"
              "                   calls (for tests: the answers are the same)\n"
              "\n"
@@ -973,9 +1115,21 @@ static void usage(FILE *f) {
 
 int main(int argc, char **argv) {
   bool no_fast = false;
+  enum proto_mode proto = PROTO_DUAL;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--no-fast-path") == 0) {
       no_fast = true;
+      continue;
+    }
+    if (strcmp(argv[i], "--protocol") == 0 || strncmp(argv[i], "--protocol=", 11) == 0) {
+      const char *v = argv[i][10] == '=' ? argv[i] + 11 : i + 1 < argc ? argv[++i] : "";
+      if (strcmp(v, "dual") == 0) proto = PROTO_DUAL;
+      else if (strcmp(v, "legacy") == 0) proto = PROTO_LEGACY;
+      else if (strcmp(v, "modern") == 0) proto = PROTO_MODERN;
+      else {
+        fprintf(stderr, SERVER_NAME ": --protocol wants legacy, modern or dual, not '%s'\n", v);
+        return 2;
+      }
       continue;
     }
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -996,6 +1150,7 @@ int main(int argc, char **argv) {
   struct server s;
   memset(&s, 0, sizeof(s));
   s.no_fast = no_fast;
+  s.proto = proto;
   s.tok = json_tokener_new();
   if (!s.tok) {
     logmsg("out of memory");

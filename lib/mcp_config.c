@@ -23,6 +23,7 @@
 
 #include "mcp_config.h"
 #include "mcp_config_int.h"
+#include "mcp_era.h"
 #include "mcp_jsonrpc.h"
 
 /* Deepest nesting of ${A:-${B:-...}} defaults that is expanded. */
@@ -410,6 +411,7 @@ enum field_id {
   F_SERVERURL,
   F_OAUTH,
   F_ENVINHERIT,
+  F_PROTOCOL,
   F_COUNT
 };
 
@@ -440,6 +442,7 @@ static const struct field_info {
     [F_SERVERURL] = {"serverUrl", SCOPE_HTTP, true},
     [F_OAUTH] = {"oauth", SCOPE_HTTP, false},
     [F_ENVINHERIT] = {"envInherit", SCOPE_STDIO, false},
+    [F_PROTOCOL] = {"protocol", SCOPE_ALL, false},
 };
 
 static int bad(mcp_parse_ctx *c, const char *server, const char *field, const char *fmt, ...)
@@ -725,6 +728,17 @@ static int read_fields(mcp_parse_ctx *c, const char *name, json_object **f, mcp_
                  "field \"timeout\" must be a "
                  "non-negative integer (ms)");
     d->timeout_ms = json_object_get_int64(f[F_TIMEOUT]);
+  }
+  if (f[F_PROTOCOL]) {
+    /* The era mode (mcp_era.h); kept as the table's static spelling. */
+    static const char *const modes[] = {"auto", "modern", "legacy"};
+    const char *m = mcp__config_plain_string(f[F_PROTOCOL]), *pinned = NULL;
+    mcp_era_mode mode;
+    if (!m || !*m || !mcp__era_parse_mode(m, &mode, &pinned))
+      return bad(c, name, "protocol",
+                 "field \"protocol\" must be \"auto\", \"modern\", \"legacy\" or an MCP "
+                 "revision (2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26)");
+    d->protocol = pinned ? pinned : modes[mode];
   }
   if (f[F_ENABLED]) {
     if (!json_object_is_type(f[F_ENABLED], json_type_boolean))

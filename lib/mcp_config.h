@@ -138,6 +138,10 @@ typedef struct mcp_server_def {
   bool insecure;
   mcp_config_oauth *oauth; /* http and sse: "oauth", or NULL */
   int64_t timeout_ms;      /* ms; 0: none; -1: not given (the host's default) */
+  /* "protocol": "auto", "modern", "legacy" or a revision, as
+   * mcp_client_options_set_protocol() takes it; a static string (never
+   * freed); NULL: not given (the host's default). */
+  const char *protocol;
   /* Where the definition came from: a file path, for ~/.claude.json's
    * per-project entries followed by " (project <dir>)". */
   char *source;

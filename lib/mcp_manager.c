@@ -36,6 +36,7 @@
 #include "mcp_ossl.h"
 #include "mcp_config.h"
 #include "mcp_discover.h"
+#include "mcp_era.h"
 #include "mcp_secret.h"
 #include "mcp_server_options.h"
 #include "mcp_jsonrpc.h"
@@ -83,6 +84,7 @@ struct mcp_manager_options {
   bool cache_off;
   int64_t gate_ms;
   int64_t timeout_ms;
+  const char *protocol; /* era mode of config servers without one; NULL: auto */
   int64_t breaker_cooldown_ms, breaker_cooldown_max_ms; /* 0: by hand only */
   size_t workers;
   mcp_logger log;
@@ -230,6 +232,16 @@ MCP_EXTERN void mcp_manager_options_set_startup_gate_ms(mcp_manager_options *o, 
 
 MCP_EXTERN void mcp_manager_options_set_timeout_ms(mcp_manager_options *o, int64_t ms) {
   if (o) o->timeout_ms = ms < 0 ? 0 : ms;
+}
+
+MCP_EXTERN mcp_status mcp_manager_options_set_protocol(mcp_manager_options *o,
+                                                       const char *protocol) {
+  static const char *const modes[] = {"auto", "modern", "legacy"};
+  mcp_era_mode mode;
+  const char *pinned;
+  if (!o || !mcp__era_parse_mode(protocol, &mode, &pinned)) return MCP_EINVAL;
+  o->protocol = pinned ? pinned : modes[mode]; /* static: nothing to free */
+  return MCP_OK;
 }
 
 MCP_EXTERN void mcp_manager_options_set_list_limits(mcp_manager_options *o, size_t max_pages,
@@ -459,6 +471,13 @@ static json_object *status_locked(server *s) {
                          s->last_error ? json_object_new_string(s->last_error) : NULL);
   json_object_object_add(o, "protocolVersion",
                          s->protocol_version ? json_object_new_string(s->protocol_version) : NULL);
+  mcp_era_mode era; /* the negotiated revision says which era the server speaks */
+  const char *pinned;
+  json_object_object_add(o, "era",
+                         s->protocol_version &&
+                                 mcp__era_parse_mode(s->protocol_version, &era, &pinned)
+                             ? json_object_new_string(era == MCP_ERA_MODERN ? "modern" : "legacy")
+                             : NULL);
   size_t ntools = 0;
   if (s->tools_json) {
     json_object *arr = json_tokener_parse(s->tools_json);
@@ -739,6 +758,8 @@ static mcp_status build_options(server *s, mcp_client_options **out, mcp_error *
   st = mcp__config_client_options(resolved, out, err);
   mcp__server_def_free(resolved);
   if (st == MCP_OK) mcp_client_options_set_timeout_ms(*out, s->timeout_ms);
+  if (st == MCP_OK && !s->def->protocol && m->o->protocol)
+    st = mcp_client_options_set_protocol(*out, m->o->protocol);
   if (st == MCP_OK && !(*out)->env_inherit)
     (*out)->env_inherit = s->def->project ? m->o->env_project : m->o->env_other;
   if (st == MCP_OK)
@@ -1292,6 +1313,7 @@ static mcp_manager_options *options_dup(const mcp_manager_options *o) {
   d->cache_off = o->cache_off;
   d->gate_ms = o->gate_ms;
   d->timeout_ms = o->timeout_ms;
+  d->protocol = o->protocol; /* static */
   d->breaker_cooldown_ms = o->breaker_cooldown_ms;
   d->breaker_cooldown_max_ms = o->breaker_cooldown_max_ms;
   d->retry_non_idempotent = o->retry_non_idempotent;

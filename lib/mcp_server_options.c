@@ -135,6 +135,11 @@ mcp_status mcp__config_client_options(const mcp_server_def *def, mcp_client_opti
                           mcp_strerror(st));
   }
   if (def->timeout_ms >= 0) mcp_client_options_set_timeout_ms(co, def->timeout_ms);
+  if (def->protocol && (st = mcp_client_options_set_protocol(co, def->protocol))) {
+    mcp_client_options_free(co); /* the parser let through only valid modes */
+    return mcp__error_set(err, st, "%s: server \"%s\": cannot use \"protocol\": %s",
+                          def->source ? def->source : "<config>", def->name, mcp_strerror(st));
+  }
   *out = co;
   return MCP_OK;
 }

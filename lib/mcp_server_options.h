@@ -14,8 +14,8 @@
  * the URL with MCP_HTTP_TRANSPORT_AUTO (Streamable HTTP, falling back to the
  * legacy transport as the specification asks); sse: the URL with
  * MCP_HTTP_TRANSPORT_LEGACY_SSE; both: the HTTP version, each header, the CA
- * file/dir, the client certificate and key, insecure.  Then the timeout,
- * when given.  Pass the resolved definition (see
+ * file/dir, the client certificate and key, insecure.  Then the timeout
+ * and the protocol (era mode), when given.  Pass the resolved definition (see
  * mcp__config_resolve_secrets); values are used as they are.  Logging,
  * handlers and client info are the manager's to add.
  * Ownership: |def| borrowed.  On MCP_OK *out is new, freed with

@@ -989,10 +989,16 @@ START_TEST(test_cli_request) {
   json_object_put(res);
   run_free(&r);
 
+  /* 2026-07-28 has no ping (the demo server speaks it): a raw request
+   * goes as it is. */
   RUN(&r, "request", "ping", "{}");
+  ASSERT_EXIT(&r, 3);
+  ck_assert_msg(strstr(r.err, "-32601"), "%s", r.err);
+  run_free(&r);
+  RUN(&r, "request", "server/discover", "{}");
   ASSERT_EXIT(&r, 0);
   res = parse_out(&r);
-  ck_assert(json_object_is_type(res, json_type_object));
+  ck_assert(json_object_is_type(jpath(res, "supportedVersions"), json_type_array));
   json_object_put(res);
   run_free(&r);
 
@@ -1243,6 +1249,92 @@ START_TEST(test_cli_call_public_name) {
 }
 END_TEST
 
+/* The server |name| of `servers --json` run with |argv|: "era protocolVersion"
+ * or "state lastError" when it is not ready; a new string. */
+static char *era_of(const char *const *argv, const char *name) {
+  struct run r;
+  run_cli(&r, argv);
+  ASSERT_EXIT(&r, 0);
+  json_object *a = parse_out(&r);
+  char *out = NULL;
+  for (size_t i = 0; i < json_object_array_length(a); i++) {
+    json_object *s = json_object_array_get_idx(a, i);
+    if (strcmp(jstr(s, "name"), name) != 0) continue;
+    const char *era = jstr(s, "era"), *v = jstr(s, "protocolVersion");
+    const char *state = jstr(s, "state"), *e = jstr(s, "lastError");
+    ck_assert_int_ge(asprintf(&out, "%s %s", era ? era : state, era ? v : e ? e : "-"), 0);
+  }
+  json_object_put(a);
+  run_free(&r);
+  ck_assert_msg(out, "no server %s", name);
+  return out;
+}
+
+#define ASSERT_ERA(want, name, ...) \
+  do { \
+    const char *argv_[] = {__VA_ARGS__, NULL}; \
+    char *got_ = era_of(argv_, name); \
+    ck_assert_msg(strstr(got_, want), "%s: %s, want %s", name, got_, want); \
+    free(got_); \
+  } while (0)
+
+/* --protocol and the "protocol" field: what each server ends in. */
+START_TEST(test_cli_protocol) {
+  const char *demo = test_env_path("MCP_DEMO_SERVER");
+  char legacy_demo[4200];
+  snprintf(legacy_demo, sizeof(legacy_demo), "'%s' --protocol legacy", demo);
+  /* The bundled demo server speaks both eras: auto ends modern. */
+  ASSERT_ERA("modern 2026-07-28", "demo", "servers", "--json");
+  ASSERT_ERA("legacy 2025-11-25", "demo", "--protocol", "legacy", "servers", "--json");
+  ASSERT_ERA("legacy 2025-06-18", "demo", "--protocol", "2025-06-18", "servers", "--json");
+  ASSERT_ERA("legacy 2025-11-25", "old", "--stdio", legacy_demo, "--name", "old", "servers",
+             "--json");
+  /* Mode modern against a legacy server: an error naming the revision. */
+  ASSERT_ERA("does not speak MCP 2026-07-28", "old", "--protocol", "modern", "--stdio", legacy_demo,
+             "--name", "old", "servers", "--json");
+
+  /* Config entries: the field wins; --protocol is the default of the rest. */
+  char text[8192];
+  snprintf(text, sizeof(text),
+           "{\"mcpServers\": {\n"
+           "  \"plain\": {\"command\": \"%s\"},\n"
+           "  \"pinned\": {\"command\": \"%s\", \"protocol\": \"legacy\"},\n"
+           "  \"new\": {\"command\": \"%s\", \"protocol\": \"modern\"}}}\n",
+           demo, demo, demo);
+  char *cfg = write_temp("protocol.json", text);
+  ASSERT_ERA("modern 2026-07-28", "plain", "--config", cfg, "servers", "--json");
+  ASSERT_ERA("legacy 2025-11-25", "pinned", "--config", cfg, "servers", "--json");
+  ASSERT_ERA("legacy 2025-06-18", "plain", "--protocol", "2025-06-18", "--config", cfg, "servers",
+             "--json");
+  ASSERT_ERA("legacy 2025-11-25", "pinned", "--protocol", "modern", "--config", cfg, "servers",
+             "--json");
+  ASSERT_ERA("modern 2026-07-28", "new", "--protocol", "legacy", "--config", cfg, "servers",
+             "--json");
+  unlink(cfg);
+  free(cfg);
+
+  /* Bad values: a usage error, and a config error naming file, server and
+   * field. */
+  struct run r;
+  RUN(&r, "--protocol", "latest", "servers");
+  ASSERT_EXIT(&r, 2);
+  assert_one_reason(&r);
+  ck_assert_msg(strstr(r.err, "--protocol") && strstr(r.err, "'latest'"), "%s", r.err);
+  run_free(&r);
+  char *bad = write_temp("badproto.json", "{\"mcpServers\": {\"x\": {\"command\": \"true\", "
+                                          "\"protocol\": \"2024-11-05\"}}}");
+  RUN(&r, "--config", bad, "servers");
+  ASSERT_EXIT(&r, 2);
+  assert_one_reason(&r);
+  ck_assert_msg(strstr(r.err, bad) && strstr(r.err, "server \"x\"") &&
+                    strstr(r.err, "field \"protocol\" must be"),
+                "%s", r.err);
+  run_free(&r);
+  unlink(bad);
+  free(bad);
+}
+END_TEST
+
 /* A config with a good, a failing (unknown command) and a disabled server. */
 static char *write_status_config(void) {
   char text[8192];
@@ -1273,6 +1365,8 @@ START_TEST(test_cli_servers) {
   char *off = table_line(r.out, "off");
   ck_assert_msg(good && strstr(good, "stdio") && strstr(good, "ready") && strstr(good, " 4"), "%s",
                 r.out);
+  /* The era and the revision negotiated; none for a server never reached. */
+  ck_assert_msg(strstr(r.out, "PROTOCOL") && strstr(good, "  modern 2026-07-28  "), "%s", r.out);
   ck_assert_msg(bad && strstr(bad, "failed") && strstr(bad, "mcpconn-no-such-server"), "%s", r.out);
   ck_assert_msg(off && strstr(off, "disabled"), "%s", r.out);
   free(good);
@@ -1295,10 +1389,14 @@ START_TEST(test_cli_servers) {
       ck_assert_str_eq(state, "ready");
       ck_assert_int_eq(jint(s, "tools", -1), 4);
       ck_assert_str_eq(jstr(s, "type"), "stdio");
+      ck_assert_str_eq(jstr(s, "protocolVersion"), "2026-07-28");
+      ck_assert_str_eq(jstr(s, "era"), "modern");
       seen |= 1;
     } else if (strcmp(name, "bad") == 0) {
       ck_assert_str_eq(state, "failed");
       ck_assert_ptr_nonnull(jstr(s, "lastError"));
+      ck_assert_ptr_null(jstr(s, "era"));
+      ck_assert_ptr_null(jstr(s, "protocolVersion"));
       seen |= 2;
     } else if (strcmp(name, "off") == 0) {
       ck_assert_str_eq(state, "disabled");
@@ -2816,11 +2914,11 @@ START_TEST(test_cli_tty_width) {
 
   /* servers cuts the last error. */
   const char *servers[] = {"-q", "--stdio", "/nonexistent/bin/x", "servers", "--wait", NULL};
-  g_tty_cols = 50;
+  g_tty_cols = 60; /* 38 columns before LAST ERROR */
   unsetenv("COLUMNS");
   run_cli_tty(&r, servers);
   ASSERT_EXIT(&r, 0);
-  ck_assert_msg(widest_line(r.out) <= 50, "wider than 50:\n%s", r.out);
+  ck_assert_msg(widest_line(r.out) <= 60, "wider than 60:\n%s", r.out);
   ck_assert_msg(strstr(r.out, "cannot run") && strstr(r.out, "...") &&
                     !strstr(r.out, "No such file"),
                 "%s", r.out);
@@ -3007,6 +3105,7 @@ static Suite *cli_suite(void) {
   tcase_add_test(cli, test_cli_sigint_cancels);
   tcase_add_test(cli, test_cli_call_public_name);
   tcase_add_test(cli, test_cli_servers);
+  tcase_add_test(cli, test_cli_protocol);
   tcase_add_test(cli, test_cli_discovery);
   tcase_add_test(cli, test_cli_import);
   tcase_add_test(cli, test_cli_trust);

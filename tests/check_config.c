@@ -21,6 +21,7 @@
 #include "mcp_client.h"
 #include "mcp_config.h"
 #include "mcp_discover.h"
+#include "mcp_era.h"
 #include "mcp_secret.h"
 #include "mcp_server_options.h"
 
@@ -185,6 +186,12 @@ static const struct bad_case {
     {"{\"command\":\"x\",\"url\":\"http://h\"}", "url", "both \"command\" and \"url\""},
     {"{\"type\":\"grpc\",\"command\":\"x\"}", "type", "unknown type \"grpc\""},
     {"{\"type\":5,\"command\":\"x\"}", "type", "unknown type"},
+    {"{\"command\":\"x\",\"protocol\":\"latest\"}", "protocol",
+     "field \"protocol\" must be \"auto\", \"modern\", \"legacy\" or an MCP revision"},
+    {"{\"command\":\"x\",\"protocol\":20260728}", "protocol", "field \"protocol\" must be"},
+    {"{\"url\":\"http://h\",\"protocol\":\"\"}", "protocol", "field \"protocol\" must be"},
+    {"{\"url\":\"http://h\",\"protocol\":\"2024-11-05\"}", "protocol", "(2026-07-28, 2025-11-25"},
+    {"{\"command\":\"x\",\"protocol\":\"Modern\"}", "protocol", "field \"protocol\" must be"},
     {"{\"url\":\"http://h\",\"headers\":{\"X-A\":\"a\\r\\nb\"}}", "headers",
      "value of \"X-A\" contains CR or LF"},
     {"{\"url\":\"http://h\",\"headers\":{\"X-A\":\"${NL}\"}}", "headers", "contains CR or LF"},
@@ -1313,6 +1320,46 @@ START_TEST(test_client_options_round_trip) {
 }
 END_TEST
 
+/* "protocol": parsed to the era mode and carried to the client options. */
+START_TEST(test_protocol_field) {
+  mcp_config_set *set = parse(
+      "{\"mcpServers\": {\"a\": {\"command\": \"x\", \"protocol\": \"auto\"}, "
+      "\"m\": {\"url\": \"https://h\", \"protocol\": \"modern\"}, "
+      "\"l\": {\"command\": \"x\", \"protocol\": \"legacy\"}, "
+      "\"p\": {\"command\": \"x\", \"protocol\": \"2025-06-18\"}, "
+      "\"q\": {\"type\": \"http\", \"url\": \"https://h\", \"protocol\": \"2026-07-28\"}, "
+      "\"n\": {\"command\": \"x\"}}}");
+  ck_assert_uint_eq(set->ndiags, 0);
+  static const struct {
+    const char *name, *field;
+    int mode;
+    const char *pinned;
+  } want[] = {{"a", "auto", MCP_ERA_AUTO, NULL},
+              {"m", "modern", MCP_ERA_MODERN, NULL},
+              {"l", "legacy", MCP_ERA_LEGACY, NULL},
+              {"p", "2025-06-18", MCP_ERA_LEGACY, "2025-06-18"},
+              {"q", "2026-07-28", MCP_ERA_MODERN, "2026-07-28"},
+              {"n", NULL, MCP_ERA_AUTO, NULL}};
+  for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+    const mcp_server_def *d = must_find(set, want[i].name);
+    if (want[i].field) ck_assert_str_eq(d->protocol, want[i].field);
+    else ck_assert_ptr_null(d->protocol);
+    /* A copy keeps it (a static string: nothing to free). */
+    mcp_server_def *dup = mcp__server_def_dup(d);
+    ck_assert_ptr_eq(dup->protocol, d->protocol);
+    mcp__server_def_free(dup);
+    mcp_client_options *co = NULL;
+    mcp_error err = MCP_ERROR_INIT;
+    ck_assert_int_eq(mcp__config_client_options(d, &co, &err), MCP_OK);
+    ck_assert_int_eq(co->era_mode, want[i].mode);
+    if (want[i].pinned) ck_assert_str_eq(co->era_pinned, want[i].pinned);
+    else ck_assert_ptr_null(co->era_pinned);
+    mcp_client_options_free(co);
+  }
+  mcp__config_free(set);
+}
+END_TEST
+
 START_TEST(test_client_options_http) {
   mcp_config_set *set = parse(
       "{\"mcpServers\": {\"h\": {\"type\": \"http\", \"url\": "
@@ -1475,6 +1522,7 @@ static Suite *config_suite(void) {
   tcase_add_test(tc, test_hash_stability);
   tcase_add_test(tc, test_canonical_form);
   tcase_add_test(tc, test_client_options_round_trip);
+  tcase_add_test(tc, test_protocol_field);
   tcase_add_test(tc, test_client_options_http);
   tcase_add_test(tc, test_def_dup);
   tcase_add_test(tc, test_alloc_failures);

@@ -229,7 +229,7 @@ static void assert_all_modern(const char *sent) {
 
 START_TEST(legacy_demo_server_pays_one_probe) {
   make_tmp();
-  const char *argv[] = {demo(), NULL};
+  const char *argv[] = {demo(), "--protocol", "legacy", NULL};
   mcp_client *c;
   mcp_error err = MCP_ERROR_INIT;
   ck_assert_int_eq(connect_to("auto", argv, CONNECT_MS, &c, &err), MCP_OK);

@@ -703,6 +703,15 @@ MCP_EXTERN void mcp_manager_options_set_startup_gate_ms(mcp_manager_options *o, 
 /* Timeout for servers whose config gives none (0: none). */
 MCP_EXTERN void mcp_manager_options_set_timeout_ms(mcp_manager_options *o, int64_t ms);
 /*
+ * Protocol mode, as mcp_client_options_set_protocol() takes it ("auto",
+ * "modern", "legacy" or a revision), for the servers of config files whose
+ * entry has no "protocol" (default "auto").  A server added with
+ * mcp_manager_options_add_server() keeps its own options' mode.
+ * Returns MCP_EINVAL for any other value (the options are unchanged).
+ */
+MCP_EXTERN mcp_status mcp_manager_options_set_protocol(mcp_manager_options *o,
+                                                       const char *protocol);
+/*
  * mcp_client_options_set_list_limits() for the servers of config files (a
  * server added with mcp_manager_options_add_server() keeps its own options'
  * limits): every tools/list, resources/list and prompts/list the manager
