@@ -41,6 +41,11 @@ typedef struct mcp_parse_ctx {
   mcp_config_dialect dialect;
   mcp_config_getenv_fn lookup;
   void *user;
+  mcp_config_getenv_fn input; /* ${input:id}, or NULL */
+  void *input_user;
+  const char *base_dir;  /* project root, or NULL */
+  const char *home;      /* ${userHome}, or NULL: $HOME */
+  const char *workspace; /* ${workspaceFolder}, or NULL */
   mcp_diag_list *diags;
 } mcp_parse_ctx;
 

@@ -65,6 +65,7 @@ typedef struct discovery {
   size_t nuntrusted;
   size_t capuntrusted;
   char *trust_error;
+  const char *workspace; /* the project root of cwd (a dirs[] entry) */
 } discovery;
 
 static bool grow(void **v, size_t *cap, size_t need, size_t size) {
@@ -190,7 +191,8 @@ static int note_file(discovery *dc, const char *path) {
  * are |path|'s content, already read.
  */
 static int load_and_merge(discovery *dc, const char *path, mcp_config_dialect dialect,
-                          bool quiet_missing, bool claude_projects, const char *text, size_t len) {
+                          bool quiet_missing, bool claude_projects, const char *text, size_t len,
+                          const char *base_dir) {
   mcp_parse_ctx c;
   mcp_config_parse_opts po;
   json_object *root = NULL;
@@ -202,6 +204,11 @@ static int load_and_merge(discovery *dc, const char *path, mcp_config_dialect di
   po.dialect = dialect;
   po.getenv = dc->lookup;
   po.getenv_user = dc->user;
+  po.input = dc->o->input;
+  po.input_user = dc->o->input_user;
+  po.base_dir = base_dir;
+  po.home = dc->user_home;
+  po.workspace = dc->workspace;
   mcp__config_ctx_init(&c, &dc->diags, path, &po);
   /* A file reached twice (cwd inside home, an explicit file that is also
    * the project file) is read once, at its higher priority. */
@@ -233,6 +240,7 @@ static int load_and_merge(discovery *dc, const char *path, mcp_config_dialect di
       goto out;
     }
     c.source = source;
+    c.base_dir = c.workspace = dir; /* Claude Code runs them in that project */
     if ((r = note_file(dc, source)) != CHECK_OK) goto out;
     json_object *map = NULL;
     if (!json_object_object_get_ex(proj, "mcpServers", &map)) goto out;
@@ -267,13 +275,43 @@ static const import_file imports[] = {
     {MCP_IMPORT_CLAUDE, false, ".claude.json", MCP_CONFIG_FOREIGN, true},
     {MCP_IMPORT_CLAUDE, true, ".claude/mcp.json", MCP_CONFIG_FOREIGN, false},
     {MCP_IMPORT_CLAUDE, false, ".claude.json", MCP_CONFIG_FOREIGN, false},
-    {MCP_IMPORT_CURSOR, true, ".cursor/mcp.json", MCP_CONFIG_FOREIGN, false},
-    {MCP_IMPORT_CURSOR, false, ".cursor/mcp.json", MCP_CONFIG_FOREIGN, false},
+    {MCP_IMPORT_CURSOR, true, ".cursor/mcp.json", MCP_CONFIG_CURSOR, false},
+    {MCP_IMPORT_CURSOR, false, ".cursor/mcp.json", MCP_CONFIG_CURSOR, false},
     {MCP_IMPORT_VSCODE, true, ".vscode/mcp.json", MCP_CONFIG_VSCODE, false},
-    {MCP_IMPORT_WINDSURF, false, ".codeium/windsurf/mcp_config.json", MCP_CONFIG_FOREIGN, false},
+    {MCP_IMPORT_WINDSURF, false, ".codeium/windsurf/mcp_config.json", MCP_CONFIG_WINDSURF, false},
     {MCP_IMPORT_GEMINI, true, ".gemini/settings.json", MCP_CONFIG_GEMINI, false},
     {MCP_IMPORT_GEMINI, false, ".gemini/settings.json", MCP_CONFIG_GEMINI, false},
 };
+
+static int load_project(discovery *dc, const char *path, mcp_config_dialect dialect,
+                        const char *user_rel);
+
+/*
+ * Reads the other clients' files of one scope, in the table's order.  The
+ * project scope is each client's project file (searched upwards from cwd)
+ * and Claude Code's per-project entry in ~/.claude.json (its "local"
+ * scope, kept in the home); the user scope is the rest.
+ */
+static int import_pass(discovery *dc, bool project_scope) {
+  for (size_t i = 0; i < sizeof(imports) / sizeof(imports[0]); i++) {
+    const import_file *im = &imports[i];
+    char *path = NULL;
+    int r = CHECK_OK;
+    if (!(dc->o->imports & im->bit) || (im->project || im->claude_projects) != project_scope)
+      continue;
+    if (im->project) {
+      if (dc->o->no_project) continue;
+      if ((r = find_upward(dc, im->rel, &path)) != CHECK_OK) return r;
+      if (path) r = load_project(dc, path, im->dialect, im->rel);
+    } else if (dc->home && !(im->claude_projects && dc->o->no_user)) {
+      if (!(path = mcp__asprintf("%s/%s", dc->home, im->rel))) return CHECK_OOM;
+      r = load_and_merge(dc, path, im->dialect, true, im->claude_projects, NULL, 0, NULL);
+    }
+    mcp__free(path);
+    if (r != CHECK_OK) return r;
+  }
+  return CHECK_OK;
+}
 
 static void discovery_clear(discovery *dc) {
   mcp__config_diags_free(dc->diags.v, dc->diags.n);
@@ -763,7 +801,8 @@ static int load_project(discovery *dc, const char *path, mcp_config_dialect dial
     bool same = strcmp(u, path) == 0;
     mcp__free(u);
     if (same)
-      return dc->o->no_user ? CHECK_OK : load_and_merge(dc, path, dialect, true, false, NULL, 0);
+      return dc->o->no_user ? CHECK_OK
+                            : load_and_merge(dc, path, dialect, true, false, NULL, 0, NULL);
   }
   for (size_t i = 0; i < dc->nfiles; i++)
     if (strcmp(dc->files[i], path) == 0) return CHECK_OK;
@@ -778,8 +817,22 @@ static int load_project(discovery *dc, const char *path, mcp_config_dialect dial
   }
   bool use = false;
   size_t first = dc->nclaims;
+  /* The project root: the directory that holds |rel| (".mcp.json",
+   * ".cursor/mcp.json", ...). */
+  const char *rel = user_rel ? user_rel : ".mcp.json";
+  size_t plen = strlen(path), rlen = strlen(rel);
+  char *root = plen > rlen ? mcp__strndup(path, plen - rlen - 1) : NULL;
+  if (root && !*root) {
+    mcp__free(root);
+    root = mcp__strdup("/");
+  }
+  if (!root) {
+    mcp__free(text);
+    return CHECK_OOM;
+  }
   r = decide_trust(dc, path, dialect, text, len, &use);
-  if (r == CHECK_OK && use) r = load_and_merge(dc, path, dialect, true, false, text, len);
+  if (r == CHECK_OK && use) r = load_and_merge(dc, path, dialect, true, false, text, len, root);
+  mcp__free(root);
   for (size_t i = first; r == CHECK_OK && i < dc->nclaims; i++)
     if (dc->claims[i].def) dc->claims[i].def->project = true;
   mcp__free(text);
@@ -875,6 +928,10 @@ mcp_status mcp__config_discover(const mcp_discovery_opts *o, mcp_config_set **ou
     goto out;
   }
   if ((r = list_dirs(&dc, cwd)) != CHECK_OK) goto out;
+  /* The workspace of user-level files: the directory with ".git", else
+   * cwd. */
+  dc.workspace = strcmp(dc.dirs[dc.ndirs - 1], "/") != 0 || dc.ndirs == 1 ? dc.dirs[dc.ndirs - 1]
+                                                                          : dc.dirs[0];
   if ((r = find_home(&dc)) != CHECK_OK) goto out;
   if (dc.home && !(dc.user_home = mcp__strdup(dc.home))) {
     r = CHECK_OOM;
@@ -887,17 +944,18 @@ mcp_status mcp__config_discover(const mcp_discovery_opts *o, mcp_config_set **ou
   /* 1. Explicit files. */
   for (size_t i = 0; i < dc.o->nfiles; i++) {
     if (!dc.o->files[i]) continue;
-    r = load_and_merge(&dc, dc.o->files[i], MCP_CONFIG_NATIVE, false, false, NULL, 0);
+    r = load_and_merge(&dc, dc.o->files[i], MCP_CONFIG_NATIVE, false, false, NULL, 0, NULL);
     if (r != CHECK_OK) goto out;
   }
-  /* 2. Project. */
+  /* 2. Project scope: ours, then the other clients'. */
   if (!dc.o->no_project) {
     if ((r = find_upward(&dc, ".mcp.json", &path)) != CHECK_OK) goto out;
     if (path && (r = load_project(&dc, path, MCP_CONFIG_NATIVE, NULL))) goto out;
     mcp__free(path);
     path = NULL;
   }
-  /* 3. User. */
+  if ((r = import_pass(&dc, true)) != CHECK_OK) goto out;
+  /* 3. User scope: ours, then the other clients'. */
   const char *xdg = dc.o->xdg_config_home;
   if (dc.o->no_user) {
     /* Nothing under home: the user file and user-level imports go. */
@@ -913,33 +971,11 @@ mcp_status mcp__config_discover(const mcp_discovery_opts *o, mcp_config_set **ou
       r = CHECK_OOM;
       goto out;
     }
-    if ((r = load_and_merge(&dc, path, MCP_CONFIG_NATIVE, true, false, NULL, 0))) goto out;
+    if ((r = load_and_merge(&dc, path, MCP_CONFIG_NATIVE, true, false, NULL, 0, NULL))) goto out;
   }
   mcp__free(path);
   path = NULL;
-  /* 4. Other clients' files. */
-  for (size_t i = 0; i < sizeof(imports) / sizeof(imports[0]); i++) {
-    const import_file *im = &imports[i];
-    if (!(dc.o->imports & im->bit)) continue;
-    if (im->project) {
-      if (dc.o->no_project) continue;
-      if ((r = find_upward(&dc, im->rel, &path)) != CHECK_OK) goto out;
-      if (path && (r = load_project(&dc, path, im->dialect, im->rel))) goto out;
-      mcp__free(path);
-      path = NULL;
-      continue;
-    } else if (dc.home) {
-      path = mcp__asprintf("%s/%s", dc.home, im->rel);
-      if (!path) {
-        r = CHECK_OOM;
-        goto out;
-      }
-    }
-    if (path && (r = load_and_merge(&dc, path, im->dialect, true, im->claude_projects, NULL, 0)))
-      goto out;
-    mcp__free(path);
-    path = NULL;
-  }
+  if ((r = import_pass(&dc, false)) != CHECK_OK) goto out;
   st = finish(&dc, out);
 out:
   if (r == CHECK_OOM) st = mcp__error_set(err, MCP_ENOMEM, "out of memory");

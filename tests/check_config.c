@@ -103,7 +103,7 @@ static void mkdirs(const char *rel) {
 }
 
 static mcp_config_set *parse_as(const char *text, mcp_config_dialect d) {
-  mcp_config_parse_opts o = {d, table_getenv, NULL};
+  mcp_config_parse_opts o = {.dialect = d, .getenv = table_getenv};
   mcp_config_set *set = NULL;
   ck_assert_int_eq(mcp__config_parse_text(text, strlen(text), SRC, &o, &set), MCP_OK);
   ck_assert_ptr_nonnull(set);
@@ -266,11 +266,15 @@ START_TEST(test_names) {
            "\"\": {\"command\": \"x\"}}}",
            longname);
   mcp_config_set *set = parse(text);
-  ck_assert_uint_eq(set->ndefs, 1);
-  ck_assert_str_eq(set->defs[0]->name, "A-z_0.9:x");
-  ck_assert_uint_eq(count_level(set, MCP_LOG_WARN), 3);
-  ck_assert_ptr_nonnull(find_diag(set, MCP_LOG_WARN, "bad name", "invalid server name"));
-  ck_assert_ptr_nonnull(find_diag(set, MCP_LOG_WARN, longname, "invalid server name"));
+  /* Invalid names are folded into valid ones, never fatal; the file's name
+   * is kept for display. */
+  ck_assert_uint_eq(set->ndefs, 4);
+  ck_assert_uint_eq(count_level(set, MCP_LOG_WARN), 0);
+  ck_assert_ptr_null(must_find(set, "A-z_0.9:x")->display_name);
+  ck_assert_str_eq(must_find(set, "bad_name")->display_name, "bad name");
+  ck_assert_str_eq(must_find(set, "server")->display_name, "");
+  ck_assert_ptr_nonnull(find_diag(set, MCP_LOG_DEBUG, "bad_name", "used as"));
+  for (size_t i = 0; i < set->ndefs; i++) ck_assert(mcp__config_name_is_valid(set->defs[i]->name));
   mcp__config_free(set);
 
   longname[100] = '\0';
@@ -470,7 +474,9 @@ START_TEST(test_foreign_dialects) {
   ck_assert_int_eq(must_find(set, "f")->type, MCP_SERVER_STDIO);
   ck_assert_ptr_nonnull(find_diag(set, MCP_LOG_WARN, "g", "both"));
   ck_assert_ptr_nonnull(find_diag(set, MCP_LOG_WARN, "h", "unknown type"));
-  ck_assert_uint_eq(set->ndiags, 2);
+  ck_assert_uint_eq(count_level(set, MCP_LOG_WARN), 2);
+  /* Unknown fields are debug notes, never warnings. */
+  ck_assert_ptr_nonnull(find_diag(set, MCP_LOG_DEBUG, "a", "\"alwaysAllow\" is not read"));
   mcp__config_free(set);
 
   set = parse_as("{\"mcpServers\": {\"s\": {\"url\": \"https://h/sse\"}, "
@@ -480,12 +486,20 @@ START_TEST(test_foreign_dialects) {
   ck_assert_int_eq(must_find(set, "h")->type, MCP_SERVER_HTTP);
   mcp__config_free(set);
 
+  /* An ${input:...} without a value is never sent as text: the server is
+   * left out with a warning naming file, server, field and input. */
   set = parse_as("{\"inputs\": [], \"servers\": {\"v\": {\"type\": \"http\", "
-                 "\"url\": \"https://v\", \"headers\": {\"A\": \"${input:x}\"}"
-                 "}}, \"mcpServers\": {\"ignored\": {\"command\": \"x\"}}}",
+                 "\"url\": \"https://v\", \"headers\": {\"A\": \"Bearer ${input:api-key}\"}"
+                 "}, \"w\": {\"type\": \"http\", \"url\": \"https://w\"}}, "
+                 "\"mcpServers\": {\"ignored\": {\"command\": \"x\"}}}",
                  MCP_CONFIG_VSCODE);
   ck_assert_uint_eq(set->ndefs, 1);
-  ck_assert_str_eq(header_of(must_find(set, "v"), "A"), "${input:x}");
+  ck_assert_ptr_null(mcp__config_find(set, "v"));
+  const mcp_config_diag *dg = find_diag(set, MCP_LOG_WARN, "v", "${input:api-key}");
+  ck_assert_ptr_nonnull(dg);
+  ck_assert_str_eq(dg->field, "headers");
+  ck_assert_str_eq(dg->source, SRC);
+  ck_assert_ptr_nonnull(strstr(dg->message, "--input api-key=VALUE"));
   mcp__config_free(set);
 }
 END_TEST
@@ -952,8 +966,15 @@ START_TEST(test_discovery_precedence) {
   ck_assert_uint_ge(set->nfiles, 4);
   ck_assert_str_eq(set->files[0], files[0]);
   ck_assert_str_eq(set->files[1], tpath("proj/.mcp.json"));
-  ck_assert_str_eq(set->files[2], tpath("xdg/mcpconn/mcp.json"));
-  ck_assert_str_eq(set->files[3], want);
+  /* Project scope (ours, then the clients') before user scope. */
+  ck_assert_str_eq(set->files[2], want);
+  size_t xdg_at = 0, cursor_proj_at = 0;
+  for (size_t i = 0; i < set->nfiles; i++) {
+    if (strcmp(set->files[i], tpath("xdg/mcpconn/mcp.json")) == 0) xdg_at = i;
+    if (strcmp(set->files[i], tpath("proj/.gemini/settings.json")) == 0) cursor_proj_at = i;
+  }
+  ck_assert_uint_gt(xdg_at, cursor_proj_at);
+  ck_assert_uint_gt(cursor_proj_at, 2);
   mcp__config_free(set);
 
   /* Without imports only our own files count. */
@@ -1180,7 +1201,8 @@ END_TEST
 static char *hash_of(const char *server_json, const char *const *env) {
   char text[2048];
   snprintf(text, sizeof(text), "{\"mcpServers\": {\"s\": %s}}", server_json);
-  mcp_config_parse_opts o = {MCP_CONFIG_NATIVE, table_getenv, (void *)env};
+  mcp_config_parse_opts o = {
+      .dialect = MCP_CONFIG_NATIVE, .getenv = table_getenv, .getenv_user = (void *)env};
   mcp_config_set *set = NULL;
   ck_assert_int_eq(mcp__config_parse_text(text, strlen(text), SRC, &o, &set), MCP_OK);
   if (set->ndiags) dump_diags(set);
@@ -1396,7 +1418,7 @@ START_TEST(test_alloc_failures) {
   mcp_discovery_opts o;
   base_opts(&o, files, 1);
   o.imports = MCP_IMPORT_ALL;
-  const char *text = "{\"mcpServers\": {\"a\": {\"command\": \"${A}\", \"args\": [\"x\"], "
+  const char *text = "{\"mcpServers\": {\"a\": {\"command\": \"${A:-a}\", \"args\": [\"x\"], "
                      "\"env\": {\"K\": \"v\"}}, \"b\": {\"url\": \"https://h\", \"headers\": "
                      "{\"H\": \"v\"}}, \"bad\": {\"x\": 1}}, \"disabledServers\": [\"z\"]}";
   bool parsed = false, found = false;
@@ -1457,6 +1479,203 @@ START_TEST(test_parse_mutations) {
 }
 END_TEST
 
+/* ---- other clients' files as those clients read them ------------------------- */
+
+static const char *input_lookup(void *user, const char *id) {
+  (void)user;
+  return strcmp(id, "api-key") == 0 ? "k3y" : NULL;
+}
+
+/* One string in "args" of a stdio entry, in |d|'s dialect: its expansion,
+ * or NULL when the entry is left out (then with a warning naming the field). */
+static char *expand_in(mcp_config_dialect d, const char *value) {
+  char text[512];
+  snprintf(text, sizeof(text), "{\"%s\": {\"s\": {\"command\": \"x\", \"args\": [\"%s\"]}}}",
+           d == MCP_CONFIG_VSCODE ? "servers" : "mcpServers", value);
+  mcp_config_parse_opts o = {.dialect = d,
+                             .getenv = table_getenv,
+                             .input = input_lookup,
+                             .home = "/home/h",
+                             .workspace = "/w/proj"};
+  mcp_config_set *set = NULL;
+  ck_assert_int_eq(mcp__config_parse_text(text, strlen(text), SRC, &o, &set), MCP_OK);
+  const mcp_server_def *s = mcp__config_find(set, "s");
+  char *out = s ? strdup(s->argv[1]) : NULL;
+  if (!s) {
+    const mcp_config_diag *dg = find_diag(set, MCP_LOG_WARN, "s", "cannot be resolved");
+    if (!dg) dump_diags(set);
+    ck_assert_ptr_nonnull(dg);
+    ck_assert_str_eq(dg->field, "args");
+  }
+  mcp__config_free(set);
+  return out;
+}
+
+START_TEST(test_variables_per_client) {
+  static const struct {
+    mcp_config_dialect d;
+    const char *in, *out; /* out NULL: the server is not usable */
+  } cases[] = {
+      /* mcpconn: ${VAR}, ${VAR:-default}, $${ escapes */
+      {MCP_CONFIG_NATIVE, "${A}/${UNSET:-d}", "1/d"},
+      {MCP_CONFIG_NATIVE, "$${A} $A ${1}", "${A} $A ${1}"},
+      {MCP_CONFIG_NATIVE, "${UNSET}", NULL},
+      /* Claude Code: ${VAR} and ${VAR:-default} (code.claude.com/docs/en/mcp) */
+      {MCP_CONFIG_FOREIGN, "${A}-${UNSET:-x}", "1-x"},
+      {MCP_CONFIG_FOREIGN, "$A", "$A"},
+      {MCP_CONFIG_FOREIGN, "${UNSET}", NULL},
+      {MCP_CONFIG_FOREIGN, "${env:A}", NULL},
+      /* VS Code: ${env:}, ${input:}, predefined variables */
+      {MCP_CONFIG_VSCODE, "${env:A}:${input:api-key}", "1:k3y"},
+      {MCP_CONFIG_VSCODE, "${userHome}|${workspaceFolder}|${workspaceFolderBasename}",
+       "/home/h|/w/proj|proj"},
+      {MCP_CONFIG_VSCODE, "a${/}b${pathSeparator}c", "a/b/c"},
+      {MCP_CONFIG_VSCODE, "Bearer ${input:other}", NULL},
+      {MCP_CONFIG_VSCODE, "${env:UNSET}", NULL},
+      {MCP_CONFIG_VSCODE, "${A}", NULL},
+      {MCP_CONFIG_VSCODE, "$A and ${ not a ref}", "$A and ${ not a ref}"},
+      /* Gemini CLI: $VAR and ${VAR} */
+      {MCP_CONFIG_GEMINI, "$A-${B}", "1-2"},
+      {MCP_CONFIG_GEMINI, "$UNSET", NULL},
+      {MCP_CONFIG_GEMINI, "${UNSET}", NULL},
+      {MCP_CONFIG_GEMINI, "cost: 5$", "cost: 5$"},
+      /* Cursor: ${env:}, ${userHome}, ${workspaceFolder} */
+      {MCP_CONFIG_CURSOR, "${env:TOKEN}@${userHome}", "t0k@/home/h"},
+      {MCP_CONFIG_CURSOR, "${input:api-key}", NULL},
+      /* Windsurf: ${env:} */
+      {MCP_CONFIG_WINDSURF, "${env:TOKEN}", "t0k"},
+      {MCP_CONFIG_WINDSURF, "${file:/etc/key}", NULL},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    char *got = expand_in(cases[i].d, cases[i].in);
+    ck_assert_msg((got == NULL) == (cases[i].out == NULL) &&
+                      (!got || strcmp(got, cases[i].out) == 0),
+                  "case %zu (%d) '%s': got '%s', want '%s'", i, cases[i].d, cases[i].in,
+                  got ? got : "(unusable)", cases[i].out ? cases[i].out : "(unusable)");
+    free(got);
+  }
+  /* Every string field is covered, not only args: a header, env, the url. */
+  mcp_config_set *set = parse_as(
+      "{\"servers\": {\"h\": {\"type\": \"http\", \"url\": \"https://x/${input:nope}\"},"
+      " \"e\": {\"command\": \"x\", \"env\": {\"K\": \"${env:UNSET}\"}}}}",
+      MCP_CONFIG_VSCODE);
+  ck_assert_uint_eq(set->ndefs, 0);
+  ck_assert_str_eq(find_diag(set, MCP_LOG_WARN, "h", "${input:nope}")->field, "url");
+  const mcp_config_diag *dg = find_diag(set, MCP_LOG_WARN, "e", "${env:UNSET}");
+  ck_assert_str_eq(dg->field, "env");
+  ck_assert_ptr_nonnull(strstr(dg->message, "(K)"));
+  mcp__config_free(set);
+}
+END_TEST
+
+START_TEST(test_disabled_and_unknown_fields) {
+  /* "disabled": true and "enabled": false hide an entry, in every dialect;
+   * a --config file (native) accepts "disabled" too. */
+  for (int d = 0; d < MCP_CONFIG_DIALECTS; d++) {
+    mcp_config_set *set = parse_as(
+        d == MCP_CONFIG_VSCODE
+            ? "{\"servers\": {\"off\": {\"command\": \"x\", \"disabled\": true}, "
+              "\"on\": {\"command\": \"x\", \"disabled\": false}, "
+              "\"no\": {\"command\": \"x\", \"enabled\": false}}}"
+            : "{\"mcpServers\": {\"off\": {\"command\": \"x\", \"disabled\": true}, "
+              "\"on\": {\"command\": \"x\", \"disabled\": false}, "
+              "\"no\": {\"command\": \"x\", \"enabled\": false}}}",
+        (mcp_config_dialect)d);
+    ck_assert_uint_eq(count_level(set, MCP_LOG_WARN), 0);
+    ck_assert(!must_find(set, "off")->enabled);
+    ck_assert(must_find(set, "on")->enabled);
+    ck_assert(!must_find(set, "no")->enabled);
+    mcp__config_free(set);
+  }
+  /* Claude Code's own fields do not cost the entry: headersHelper and
+   * oauth.callbackPort are skipped with debug notes. */
+  mcp_config_set *set = parse_as(
+      "{\"mcpServers\": {\"c\": {\"type\": \"http\", \"url\": \"https://h/mcp\", "
+      "\"headersHelper\": \"/bin/get-headers\", "
+      "\"oauth\": {\"clientId\": \"id\", \"callbackPort\": 8080}}}}",
+      MCP_CONFIG_FOREIGN);
+  ck_assert_uint_eq(count_level(set, MCP_LOG_WARN), 0);
+  ck_assert_str_eq(must_find(set, "c")->oauth->client_id, "id");
+  ck_assert_ptr_nonnull(find_diag(set, MCP_LOG_DEBUG, "c", "headersHelper"));
+  ck_assert_ptr_nonnull(find_diag(set, MCP_LOG_DEBUG, "c", "callbackPort"));
+  mcp__config_free(set);
+  /* ...but in mcpconn's own file an unknown field is still an error. */
+  set = parse("{\"mcpServers\": {\"c\": {\"command\": \"x\", \"alwaysAllow\": []}}}");
+  ck_assert_ptr_nonnull(find_diag(set, MCP_LOG_WARN, "c", "unknown field"));
+  mcp__config_free(set);
+}
+END_TEST
+
+START_TEST(test_name_folding) {
+  /* Names other clients allow are folded; collisions get -2, -3 in file
+   * order, and never take a name the file uses as written. */
+  mcp_config_set *set = parse_as("{\"mcpServers\": {"
+                                 "\"My Server\": {\"command\": \"a\"},"
+                                 "\"@scope/name\": {\"command\": \"b\"},"
+                                 "\"My/Server\": {\"command\": \"c\"},"
+                                 "\"My_Server-2\": {\"command\": \"d\"},"
+                                 "\"io.github.x/y\": {\"command\": \"e\"},"
+                                 "\"\\u30b5\\u30fc\\u30d0\": {\"command\": \"f\"}}}",
+                                 MCP_CONFIG_FOREIGN);
+  ck_assert_uint_eq(set->ndefs, 6);
+  ck_assert_str_eq(cmd_of(set, "My_Server"), "a");
+  ck_assert_str_eq(must_find(set, "My_Server")->display_name, "My Server");
+  ck_assert_str_eq(cmd_of(set, "scope_name"), "b");
+  ck_assert_str_eq(cmd_of(set, "My_Server-3"), "c");
+  ck_assert_str_eq(cmd_of(set, "My_Server-2"), "d");
+  ck_assert_ptr_null(must_find(set, "My_Server-2")->display_name);
+  ck_assert_str_eq(cmd_of(set, "io.github.x_y"), "e");
+  ck_assert_str_eq(cmd_of(set, "server"), "f");
+  /* The display name never enters the hash: a rename is the same server. */
+  mcp_config_set *plain = parse_as("{\"mcpServers\": {\"My_Server\": {\"command\": \"a\"}}}",
+                                   MCP_CONFIG_FOREIGN);
+  ck_assert_str_eq(must_find(plain, "My_Server")->hash, must_find(set, "My_Server")->hash);
+  mcp_server_def *dup = mcp__server_def_dup(must_find(set, "My_Server"));
+  ck_assert_str_eq(dup->display_name, "My Server");
+  mcp__server_def_free(dup);
+  mcp__config_free(plain);
+  mcp__config_free(set);
+}
+END_TEST
+
+START_TEST(test_discovery_project_root_and_scope) {
+  mkdirs("proj/.git");
+  mkdirs("proj/sub/dir");
+  /* A project file's servers run in the project root, whatever the cwd. */
+  put("proj/.mcp.json", "{\"mcpServers\": {\"root\": {\"command\": \"./bin/s\"}, "
+                        "\"rel\": {\"command\": \"x\", \"cwd\": \"tools\"}, "
+                        "\"abs\": {\"command\": \"x\", \"cwd\": \"/opt\"}}}");
+  put("proj/.cursor/mcp.json",
+      "{\"mcpServers\": {\"cur\": {\"command\": \"x\", \"args\": [\"${workspaceFolder}/a\"]}}}");
+  /* A user-level Cursor file and a project-level VS Code file: the project
+   * wins, whichever client wrote it. */
+  put("home/.cursor/mcp.json",
+      "{\"mcpServers\": {\"both\": {\"command\": \"cursor-user\"}, "
+      "\"ws\": {\"command\": \"x\", \"args\": [\"${workspaceFolder}\"]}}}");
+  put("proj/.vscode/mcp.json", "{\"servers\": {\"both\": {\"command\": \"vscode-project\"}}}");
+  mcp_discovery_opts o;
+  base_opts(&o, NULL, 0);
+  o.imports = MCP_IMPORT_ALL;
+  mcp_config_set *set = discover(&o);
+  if (count_level(set, MCP_LOG_WARN)) dump_diags(set);
+  ck_assert_uint_eq(count_level(set, MCP_LOG_WARN), 0);
+  ck_assert_str_eq(must_find(set, "root")->cwd, tpath("proj"));
+  ck_assert_str_eq(must_find(set, "rel")->cwd, tpath("proj/tools"));
+  ck_assert_str_eq(must_find(set, "abs")->cwd, "/opt");
+  ck_assert_str_eq(must_find(set, "cur")->cwd, tpath("proj"));
+  char want[1100];
+  snprintf(want, sizeof(want), "%s/a", tpath("proj"));
+  ck_assert_str_eq(must_find(set, "cur")->argv[1], want);
+  ck_assert_str_eq(cmd_of(set, "both"), "vscode-project");
+  ck_assert_ptr_nonnull(find_diag(set, MCP_LOG_DEBUG, "both", "already defined"));
+  /* A user file's ${workspaceFolder} is the project of cwd; its servers
+   * keep the host's cwd. */
+  ck_assert_str_eq(must_find(set, "ws")->argv[1], tpath("proj"));
+  ck_assert_ptr_null(must_find(set, "ws")->cwd);
+  mcp__config_free(set);
+}
+END_TEST
+
 static Suite *config_suite(void) {
   Suite *s = suite_create("config");
   TCase *tc = tcase_create("parse");
@@ -1502,7 +1721,16 @@ static Suite *config_suite(void) {
   tcase_add_test(td, test_discovery_disabled_and_hidden);
   tcase_add_test(td, test_discovery_invalid_entry_claims_name);
   tcase_add_test(td, test_discovery_defaults);
+  tcase_add_test(td, test_discovery_project_root_and_scope);
   suite_add_tcase(s, td);
+
+  TCase *tk = tcase_create("clients");
+  tcase_add_checked_fixture(tk, setup, teardown);
+  tcase_set_timeout(tk, 60);
+  tcase_add_test(tk, test_variables_per_client);
+  tcase_add_test(tk, test_disabled_and_unknown_fields);
+  tcase_add_test(tk, test_name_folding);
+  suite_add_tcase(s, tk);
   return s;
 }
 
