@@ -143,7 +143,8 @@ enum {
   SX_INPUT = 0x20,   /* ${input:id} */
   SX_VSVARS = 0x40,  /* ${userHome}, ${workspaceFolder}, ${workspaceFolderBasename},
                         ${pathSeparator}, ${/} */
-  SX_STRICT = 0x80   /* remember the first reference that stays unresolved */
+  SX_STRICT = 0x80,  /* remember the first reference that stays unresolved */
+  SX_OCODE = 0x100   /* OpenCode: {env:NAME} (and {file:path}, not read) */
 };
 
 /* One expansion: the syntax, where values come from, and the first
@@ -168,6 +169,10 @@ static unsigned dialect_syntax(mcp_config_dialect d) {
   case MCP_CONFIG_GEMINI: return SX_BRACE | SX_BARE;
   case MCP_CONFIG_CURSOR: return SX_ENV | SX_VSVARS;
   case MCP_CONFIG_WINDSURF: return SX_ENV;
+  case MCP_CONFIG_CLAUDE_DESKTOP:
+  case MCP_CONFIG_CLINE:
+  case MCP_CONFIG_ZED: return 0;
+  case MCP_CONFIG_OPENCODE: return SX_OCODE;
   }
   return SX_BRACE | SX_DEFAULT | SX_ESCAPE;
 }
@@ -259,10 +264,30 @@ static int expand_into(mcp_buf *b, const char *s, size_t n, xctx *x, int depth) 
   size_t i = 0;
   while (i < n) {
     const char *dollar = memchr(s + i, '$', n - i);
+    if (x->syn & SX_OCODE) {
+      const char *brace = memchr(s + i, '{', dollar ? (size_t)(dollar - (s + i)) : n - i);
+      if (brace) dollar = brace;
+    }
     size_t lit = dollar ? (size_t)(dollar - (s + i)) : n - i;
     if (mcp__buf_append(b, s + i, lit)) return MCP_ENOMEM;
     i += lit;
     if (i >= n) break;
+    if (s[i] == '{') {
+      /* OpenCode: {env:NAME}; {file:...} and the like are not read here. */
+      const char *close = memchr(s + i, '}', n - i);
+      size_t clen = close ? (size_t)(close - (s + i)) - 1 : 0;
+      if (close && clen > 4 && memcmp(s + i + 1, "env:", 4) == 0 && is_name(s + i + 5, clen - 4)) {
+        const char *val = lookup_n(x->lookup, x->user, s + i + 5, clen - 4);
+        if (!val) note_bad(x, s + i, clen + 2);
+        if (mcp__buf_append(b, val ? val : s + i, val ? strlen(val) : clen + 2)) return MCP_ENOMEM;
+        i += clen + 2;
+      } else {
+        if (close && clen > 5 && memcmp(s + i + 1, "file:", 5) == 0) note_bad(x, s + i, clen + 2);
+        if (mcp__buf_append(b, "{", 1)) return MCP_ENOMEM;
+        i++;
+      }
+      continue;
+    }
     /* s[i] == '$' */
     if ((x->syn & SX_ESCAPE) && i + 2 < n && s[i + 1] == '$' && s[i + 2] == '{') {
       if (mcp__buf_append(b, "${", 2)) return MCP_ENOMEM;
@@ -962,11 +987,22 @@ static int read_fields(mcp_parse_ctx *c, const char *name, json_object **f, mcp_
   return CHECK_OK;
 }
 
+static int parse_shaped(mcp_parse_ctx *c, const char *name, json_object *obj, mcp_server_def **out);
+
 /*
  * Parses one entry.  On CHECK_OK *out is the definition; on CHECK_BAD a
  * warning was added and *out is NULL.
  */
 static int parse_server(mcp_parse_ctx *c, const char *name, json_object *obj,
+                        mcp_server_def **out) {
+  json_object *n = mcp__config_normalize(c->dialect, obj);
+  if (!n) return CHECK_OOM;
+  int r = parse_shaped(c, name, n, out);
+  json_object_put(n);
+  return r;
+}
+
+static int parse_shaped(mcp_parse_ctx *c, const char *name, json_object *obj,
                         mcp_server_def **out) {
   json_object *f[F_COUNT];
   bool native = c->dialect == MCP_CONFIG_NATIVE;
@@ -976,6 +1012,10 @@ static int parse_server(mcp_parse_ctx *c, const char *name, json_object *obj,
   if (!json_object_is_type(obj, json_type_object))
     return bad(c, name, NULL, "definition must be a JSON object");
   json_object_object_foreach(obj, key, val) {
+    if (c->dialect == MCP_CONFIG_ZED && strcmp(key, "source") == 0) continue;
+    if (c->dialect == MCP_CONFIG_OPENCODE && strcmp(key, "oauth") == 0 &&
+        !json_object_is_type(val, json_type_object))
+      continue; /* "oauth": false turns OpenCode's automatic OAuth off */
     int id = -1;
     for (int i = 0; i < F_COUNT; i++)
       if (strcmp(key, field_table[i].key) == 0 && !(native && field_table[i].foreign_only)) id = i;
@@ -1027,7 +1067,8 @@ static int parse_server(mcp_parse_ctx *c, const char *name, json_object *obj,
       goto fail;
     }
   } else if (!has_cmd && has_url) {
-    bool sse = c->dialect == MCP_CONFIG_GEMINI && f[F_URL] && !f[F_HTTPURL];
+    bool sse = (c->dialect == MCP_CONFIG_GEMINI || c->dialect == MCP_CONFIG_CLINE) && f[F_URL] &&
+               !f[F_HTTPURL];
     d->type = sse ? MCP_SERVER_SSE : MCP_SERVER_HTTP;
   } else {
     d->type = MCP_SERVER_STDIO;
@@ -1143,6 +1184,13 @@ int mcp__config_collect_servers(mcp_parse_ctx *c, json_object *map, mcp_file_res
   if (!fr->v) return CHECK_OOM;
   json_object_object_foreach(map, name, val) {
     char *folded = NULL;
+    json_object *src = NULL;
+    if (c->dialect == MCP_CONFIG_ZED && json_object_object_get_ex(val, "source", &src) &&
+        mcp__config_plain_string(src) && strcmp(json_object_get_string(src), "extension") == 0) {
+      /* Run by a Zed extension, which mcpconn cannot run. */
+      if (note(c, name, "source", "a Zed extension's server: not read")) return CHECK_OOM;
+      continue;
+    }
     if (!mcp__config_name_is_valid(name)) {
       if (!(folded = fold_name(map, fr, name))) return CHECK_OOM;
       char *q = mcp__config_quote(name);
@@ -1195,7 +1243,89 @@ static int collect_disabled(mcp_parse_ctx *c, json_object *arr, mcp_file_result 
 }
 
 const char *mcp__config_servers_key(mcp_config_dialect d) {
-  return d == MCP_CONFIG_VSCODE ? "servers" : "mcpServers";
+  return d == MCP_CONFIG_VSCODE     ? "servers"
+         : d == MCP_CONFIG_ZED      ? "context_servers"
+         : d == MCP_CONFIG_OPENCODE ? "mcp"
+                                    : "mcpServers";
+}
+
+/* Copies |from|'s member |key| (when present) to |to| as |as|; false: OOM. */
+static bool copy_member(json_object *to, json_object *from, const char *key, const char *as) {
+  json_object *v = NULL;
+  if (!json_object_object_get_ex(from, key, &v)) return true;
+  return json_object_object_add(to, as, json_object_get(v)) == 0;
+}
+
+json_object *mcp__config_normalize(mcp_config_dialect d, json_object *e) {
+  if (!json_object_is_type(e, json_type_object)) return json_object_get(e);
+  json_object *cmd = NULL, *t = NULL;
+  json_object_object_get_ex(e, "command", &cmd);
+  json_object_object_get_ex(e, "type", &t);
+  if (d == MCP_CONFIG_CLINE) {
+    json_object *to = NULL;
+    if (!json_object_object_get_ex(e, "timeout", &to) || !json_object_is_type(to, json_type_int))
+      return json_object_get(e);
+    int64_t sec = json_object_get_int64(to);
+    json_object *n = json_object_new_object();
+    if (!n) return NULL;
+    json_object_object_foreach(e, k, v) {
+      json_object *nv = strcmp(k, "timeout") == 0
+                            ? json_object_new_int64(sec < 0 || sec > INT64_MAX / 1000 ? -1
+                                                                                      : sec * 1000)
+                            : json_object_get(v);
+      if (!nv || json_object_object_add(n, k, nv)) {
+        json_object_put(n);
+        return NULL;
+      }
+    }
+    return n;
+  }
+  bool oc = d == MCP_CONFIG_OPENCODE && json_object_is_type(cmd, json_type_array);
+  bool zed = d == MCP_CONFIG_ZED && json_object_is_type(cmd, json_type_object);
+  bool octype = d == MCP_CONFIG_OPENCODE && t;
+  if (!oc && !zed && !octype && !(d == MCP_CONFIG_OPENCODE)) return json_object_get(e);
+  json_object *n = json_object_new_object();
+  if (!n) return NULL;
+  bool ok = true;
+  json_object_object_foreach(e, k, v) {
+    if (strcmp(k, "command") == 0 ||
+        (d == MCP_CONFIG_OPENCODE && (strcmp(k, "type") == 0 || strcmp(k, "environment") == 0)))
+      continue;
+    ok = ok && json_object_object_add(n, k, json_object_get(v)) == 0;
+  }
+  if (oc) {
+    /* ["prog", "arg", ...] */
+    size_t len = json_object_array_length(cmd);
+    json_object *args = json_object_new_array();
+    ok = ok && args && json_object_object_add(n, "args", args) == 0;
+    if (!ok) json_object_put(args);
+    if (ok && len)
+      ok = json_object_object_add(n, "command",
+                                  json_object_get(json_object_array_get_idx(cmd, 0))) == 0;
+    for (size_t i = 1; ok && i < len; i++)
+      ok = json_object_array_add(args, json_object_get(json_object_array_get_idx(cmd, i))) == 0;
+  } else if (zed) {
+    /* {"path": "prog", "args": [...], "env": {...}} */
+    ok = ok && copy_member(n, cmd, "path", "command") && copy_member(n, cmd, "args", "args") &&
+         copy_member(n, cmd, "env", "env");
+  } else if (cmd) {
+    ok = ok && json_object_object_add(n, "command", json_object_get(cmd)) == 0;
+  }
+  if (d == MCP_CONFIG_OPENCODE) {
+    const char *ts = mcp__config_plain_string(t);
+    const char *mapped = !t                                ? NULL
+                         : ts && strcmp(ts, "local") == 0  ? "stdio"
+                         : ts && strcmp(ts, "remote") == 0 ? "http"
+                                                           : NULL;
+    if (mapped) ok = ok && json_object_object_add(n, "type", json_object_new_string(mapped)) == 0;
+    else if (t) ok = ok && json_object_object_add(n, "type", json_object_get(t)) == 0;
+    ok = ok && copy_member(n, e, "environment", "env");
+  }
+  if (!ok) {
+    json_object_put(n);
+    return NULL;
+  }
+  return n;
 }
 
 /*
@@ -1217,8 +1347,13 @@ int mcp__config_collect_root(mcp_parse_ctx *c, json_object *root, mcp_file_resul
   }
   int r = CHECK_OK;
   if (map) r = mcp__config_collect_servers(c, map, fr);
-  json_object *dis = NULL;
+  json_object *dis = NULL, *mcp = NULL;
   if (r == CHECK_OK && json_object_object_get_ex(root, "disabledServers", &dis))
+    r = collect_disabled(c, dis, fr);
+  /* Gemini CLI: "mcp": {"excluded": [names]} switches servers off. */
+  if (r == CHECK_OK && c->dialect == MCP_CONFIG_GEMINI && !fr->disabled &&
+      json_object_object_get_ex(root, "mcp", &mcp) && json_object_is_type(mcp, json_type_object) &&
+      json_object_object_get_ex(mcp, "excluded", &dis))
     r = collect_disabled(c, dis, fr);
   return r;
 }

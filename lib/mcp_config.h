@@ -205,16 +205,20 @@ typedef const char *(*mcp_config_getenv_fn)(void *user, const char *name);
 
 /* Which client wrote a file, and so how strictly it is read. */
 typedef enum mcp_config_dialect {
-  MCP_CONFIG_NATIVE = 0,  /* mcpconn's own: "mcpServers", strict */
-  MCP_CONFIG_FOREIGN = 1, /* Claude Code: "mcpServers", ${VAR} */
-  MCP_CONFIG_VSCODE = 2,  /* VS Code: "servers", ${env:VAR}, ${input:id} */
-  MCP_CONFIG_GEMINI = 3,  /* Gemini CLI: "mcpServers", $VAR, "url" means sse */
-  MCP_CONFIG_CURSOR = 4,  /* Cursor: "mcpServers", ${env:VAR}, ${userHome} */
-  MCP_CONFIG_WINDSURF = 5 /* Windsurf: "mcpServers", ${env:VAR} */
+  MCP_CONFIG_NATIVE = 0,         /* mcpconn's own: "mcpServers", strict */
+  MCP_CONFIG_FOREIGN = 1,        /* Claude Code: "mcpServers", ${VAR} */
+  MCP_CONFIG_VSCODE = 2,         /* VS Code: "servers", ${env:VAR}, ${input:id} */
+  MCP_CONFIG_GEMINI = 3,         /* Gemini CLI: "mcpServers", $VAR, "url" means sse */
+  MCP_CONFIG_CURSOR = 4,         /* Cursor: "mcpServers", ${env:VAR}, ${userHome} */
+  MCP_CONFIG_WINDSURF = 5,       /* Windsurf: "mcpServers", ${env:VAR} */
+  MCP_CONFIG_CLAUDE_DESKTOP = 6, /* Claude Desktop: "mcpServers", no variables */
+  MCP_CONFIG_CLINE = 7,          /* Cline: "mcpServers", no variables, timeout in s */
+  MCP_CONFIG_ZED = 8,            /* Zed: "context_servers", no variables */
+  MCP_CONFIG_OPENCODE = 9        /* OpenCode: "mcp", {env:VAR}, command arrays */
 } mcp_config_dialect;
 
 /* How many dialects there are (for fuzzing and tables). */
-#define MCP_CONFIG_DIALECTS 6
+#define MCP_CONFIG_DIALECTS 10
 
 typedef struct mcp_config_parse_opts {
   mcp_config_dialect dialect;

@@ -86,6 +86,15 @@ void mcp__config_ctx_init(mcp_parse_ctx *c, mcp_diag_list *dl, const char *sourc
                           const mcp_config_parse_opts *o);
 /* A JSON string without NUL bytes, or NULL. */
 const char *mcp__config_plain_string(json_object *o);
+/*
+ * |entry| of a |d| file in the shape mcpconn reads ("command" a string with
+ * "args", "env", "type" stdio/http/sse, "timeout" in ms): OpenCode's
+ * "local"/"remote" with a command array and "environment", Zed's command
+ * object {path, args, env}, Cline's timeout in seconds.  A new reference
+ * (json_object_put() it), |entry| itself with a new reference when nothing
+ * changes, or NULL when out of memory.  Pure, no diagnostics.
+ */
+json_object *mcp__config_normalize(mcp_config_dialect d, json_object *entry);
 /* The key of the server map in |d|'s files: "servers" or "mcpServers". */
 const char *mcp__config_servers_key(mcp_config_dialect d);
 /* "stdio", "http" or "sse". */

@@ -281,6 +281,31 @@ static const import_file imports[] = {
     {MCP_IMPORT_WINDSURF, false, ".codeium/windsurf/mcp_config.json", MCP_CONFIG_WINDSURF, false},
     {MCP_IMPORT_GEMINI, true, ".gemini/settings.json", MCP_CONFIG_GEMINI, false},
     {MCP_IMPORT_GEMINI, false, ".gemini/settings.json", MCP_CONFIG_GEMINI, false},
+    {MCP_IMPORT_ZED, true, ".zed/settings.json", MCP_CONFIG_ZED, false},
+    {MCP_IMPORT_ZED, false, ".config/zed/settings.json", MCP_CONFIG_ZED, false},
+    {MCP_IMPORT_OPENCODE, true, "opencode.json", MCP_CONFIG_OPENCODE, false},
+    {MCP_IMPORT_OPENCODE, true, "opencode.jsonc", MCP_CONFIG_OPENCODE, false},
+    {MCP_IMPORT_OPENCODE, false, ".config/opencode/opencode.json", MCP_CONFIG_OPENCODE, false},
+    {MCP_IMPORT_OPENCODE, false, ".config/opencode/opencode.jsonc", MCP_CONFIG_OPENCODE, false},
+    /* VS Code's user profile (Linux, then macOS). */
+    {MCP_IMPORT_VSCODE, false, ".config/Code/User/mcp.json", MCP_CONFIG_VSCODE, false},
+    {MCP_IMPORT_VSCODE, false, "Library/Application Support/Code/User/mcp.json", MCP_CONFIG_VSCODE,
+     false},
+    {MCP_IMPORT_CLAUDE_DESKTOP, false, ".config/Claude/claude_desktop_config.json",
+     MCP_CONFIG_CLAUDE_DESKTOP, false},
+    {MCP_IMPORT_CLAUDE_DESKTOP, false,
+     "Library/Application Support/Claude/claude_desktop_config.json", MCP_CONFIG_CLAUDE_DESKTOP,
+     false},
+    /* Cline: the VS Code extension's storage (Linux, macOS), then its CLI. */
+    {MCP_IMPORT_CLINE, false,
+     ".config/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json",
+     MCP_CONFIG_CLINE, false},
+    {MCP_IMPORT_CLINE, false,
+     "Library/Application Support/Code/User/globalStorage/saoudrizwan.claude-dev/settings/"
+     "cline_mcp_settings.json",
+     MCP_CONFIG_CLINE, false},
+    {MCP_IMPORT_CLINE, false, ".cline/data/settings/cline_mcp_settings.json", MCP_CONFIG_CLINE,
+     false},
 };
 
 static int load_project(discovery *dc, const char *path, mcp_config_dialect dialect,
@@ -617,15 +642,27 @@ static bool add_commands(json_object *o, const char *field, json_object *cmds) {
 static int project_summary(json_object *map, mcp_config_dialect dialect, char **out) {
   static const char *const url_keys[] = {"url", "httpUrl", "serverUrl"};
   *out = NULL;
-  json_object *arr = json_object_new_array();
-  if (!arr) return CHECK_OOM;
-  json_object_object_foreach(map, name, val) {
+  json_object *arr = json_object_new_array(), *keep = json_object_new_array();
+  if (!arr || !keep) {
+    json_object_put(arr);
+    json_object_put(keep);
+    return CHECK_OOM;
+  }
+  json_object_object_foreach(map, name, raw) {
     json_object *s = json_object_new_object();
     if (!s || json_object_array_add(arr, s) != 0) {
       json_object_put(s);
       goto oom;
     }
     if (json_object_object_add(s, "name", json_object_new_string(name))) goto oom;
+    /* In the shape mcpconn reads (OpenCode's command arrays, Zed's command
+     * objects), so the host sees the program that would run. */
+    json_object *val = mcp__config_normalize(dialect, raw);
+    if (!val) goto oom;
+    if (json_object_array_add(keep, val)) {
+      json_object_put(val);
+      goto oom;
+    }
     if (!json_object_is_type(val, json_type_object)) continue;
     const char *type = str_member(val, "type");
     const char *cmd = str_member(val, "command");
@@ -668,9 +705,11 @@ static int project_summary(json_object *map, mcp_config_dialect dialect, char **
                                                              JSON_C_TO_STRING_NOSLASHESCAPE);
   if (!text || !(*out = mcp__strdup(text))) goto oom;
   json_object_put(arr);
+  json_object_put(keep);
   return CHECK_OK;
 oom:
   json_object_put(arr);
+  json_object_put(keep);
   return CHECK_OOM;
 }
 

@@ -52,13 +52,18 @@ typedef struct mcp_discovery_opts {
  *        nearest dir from cwd upwards (this lives in the user's home, so it
  *        needs no trust), then .claude/mcp.json;
  *      Cursor: .cursor/mcp.json; VS Code: .vscode/mcp.json (key "servers");
- *      Gemini CLI: .gemini/settings.json
+ *      Gemini CLI: .gemini/settings.json; Zed: .zed/settings.json;
+ *      OpenCode: opencode.json, opencode.jsonc
  *      (project files are searched upwards like ".mcp.json");
  *   4. user: $XDG_CONFIG_HOME/mcpconn/mcp.json, else
  *      ~/.config/mcpconn/mcp.json (native);
  *   5. the imports' user scope: ~/.claude.json "mcpServers",
  *      ~/.cursor/mcp.json, ~/.codeium/windsurf/mcp_config.json,
- *      ~/.gemini/settings.json.
+ *      ~/.gemini/settings.json, ~/.config/zed/settings.json,
+ *      ~/.config/opencode/opencode.json[c], VS Code's user mcp.json, Claude
+ *      Desktop's claude_desktop_config.json, Cline's
+ *      cline_mcp_settings.json (Linux paths, then the macOS ones under
+ *      ~/Library/Application Support).
  * Project files are parsed with their project root (the directory holding
  * ".mcp.json" or the client's directory) as base_dir, user files with the
  * project root of cwd (the directory with ".git", else cwd) as workspace;

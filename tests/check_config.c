@@ -7,6 +7,7 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -1572,15 +1573,16 @@ START_TEST(test_disabled_and_unknown_fields) {
   /* "disabled": true and "enabled": false hide an entry, in every dialect;
    * a --config file (native) accepts "disabled" too. */
   for (int d = 0; d < MCP_CONFIG_DIALECTS; d++) {
-    mcp_config_set *set = parse_as(
-        d == MCP_CONFIG_VSCODE
-            ? "{\"servers\": {\"off\": {\"command\": \"x\", \"disabled\": true}, "
-              "\"on\": {\"command\": \"x\", \"disabled\": false}, "
-              "\"no\": {\"command\": \"x\", \"enabled\": false}}}"
-            : "{\"mcpServers\": {\"off\": {\"command\": \"x\", \"disabled\": true}, "
-              "\"on\": {\"command\": \"x\", \"disabled\": false}, "
-              "\"no\": {\"command\": \"x\", \"enabled\": false}}}",
-        (mcp_config_dialect)d);
+    char text[512];
+    snprintf(text, sizeof(text),
+             "{\"%s\": {\"off\": {\"command\": \"x\", \"disabled\": true}, "
+             "\"on\": {\"command\": \"x\", \"disabled\": false}, "
+             "\"no\": {\"command\": \"x\", \"enabled\": false}}}",
+             d == MCP_CONFIG_VSCODE     ? "servers"
+             : d == MCP_CONFIG_ZED      ? "context_servers"
+             : d == MCP_CONFIG_OPENCODE ? "mcp"
+                                        : "mcpServers");
+    mcp_config_set *set = parse_as(text, (mcp_config_dialect)d);
     ck_assert_uint_eq(count_level(set, MCP_LOG_WARN), 0);
     ck_assert(!must_find(set, "off")->enabled);
     ck_assert(must_find(set, "on")->enabled);
@@ -1676,6 +1678,232 @@ START_TEST(test_discovery_project_root_and_scope) {
 }
 END_TEST
 
+/* ---- the corpus of real-shaped files (tests/config-corpus) ------------------- */
+
+static const char *const corpus_env[] = {"A",       "1",     "TOKEN", "t0k", "HOME",
+                                         "/home/u", "EMPTY", "",      NULL};
+
+static const struct {
+  const char *dir;
+  mcp_config_dialect d;
+} corpus_dirs[] = {
+    {"mcpconn", MCP_CONFIG_NATIVE},
+    {"claude-code", MCP_CONFIG_FOREIGN},
+    {"vscode", MCP_CONFIG_VSCODE},
+    {"gemini", MCP_CONFIG_GEMINI},
+    {"cursor", MCP_CONFIG_CURSOR},
+    {"windsurf", MCP_CONFIG_WINDSURF},
+    {"claude-desktop", MCP_CONFIG_CLAUDE_DESKTOP},
+    {"cline", MCP_CONFIG_CLINE},
+    {"zed", MCP_CONFIG_ZED},
+    {"opencode", MCP_CONFIG_OPENCODE},
+};
+
+static void corpus_put(mcp_buf *b, const char *s) {
+  ck_assert_int_eq(mcp__buf_append(b, s, strlen(s)), MCP_OK);
+}
+
+/* What was read from one file, in the .expect format (README). */
+static char *corpus_render(const mcp_config_set *set) {
+  mcp_buf b;
+  mcp__buf_init(&b);
+  char num[64];
+  for (size_t i = 0; i < set->ndefs; i++) {
+    const mcp_server_def *d = set->defs[i];
+    corpus_put(&b, d->name);
+    corpus_put(&b, " ");
+    corpus_put(&b, d->type == MCP_SERVER_STDIO  ? "stdio"
+                   : d->type == MCP_SERVER_HTTP ? "http"
+                                                : "sse");
+    corpus_put(&b, " ");
+    if (d->url) corpus_put(&b, d->url);
+    for (size_t k = 0; k < d->argc; k++) {
+      if (k) corpus_put(&b, " ");
+      corpus_put(&b, d->argv[k]);
+    }
+    if (d->display_name) {
+      corpus_put(&b, " display=\"");
+      corpus_put(&b, d->display_name);
+      corpus_put(&b, "\"");
+    }
+    if (!d->enabled) corpus_put(&b, " off");
+    if (d->timeout_ms >= 0) {
+      snprintf(num, sizeof(num), " timeout=%lld", (long long)d->timeout_ms);
+      corpus_put(&b, num);
+    }
+    if (d->cwd) {
+      corpus_put(&b, " cwd=");
+      corpus_put(&b, d->cwd);
+    }
+    for (size_t k = 0; k < d->nenv; k++) {
+      corpus_put(&b, " env:");
+      corpus_put(&b, d->env[k].name);
+      corpus_put(&b, "=");
+      corpus_put(&b, d->env[k].value);
+    }
+    for (size_t k = 0; k < d->nheaders; k++) {
+      corpus_put(&b, " header:");
+      corpus_put(&b, d->headers[k].name);
+      corpus_put(&b, "=");
+      corpus_put(&b, d->headers[k].value);
+    }
+    corpus_put(&b, "\n");
+  }
+  for (size_t i = 0; i < set->ndisabled; i++) {
+    corpus_put(&b, "disabled ");
+    corpus_put(&b, set->disabled[i]);
+    corpus_put(&b, "\n");
+  }
+  for (size_t i = 0; i < set->ndiags; i++) {
+    const mcp_config_diag *g = &set->diags[i];
+    if (g->level != MCP_LOG_WARN) continue;
+    if (!g->server) {
+      corpus_put(&b, "file-warning\n");
+      continue;
+    }
+    corpus_put(&b, "warning ");
+    corpus_put(&b, g->server);
+    corpus_put(&b, " ");
+    corpus_put(&b, g->field ? g->field : "-");
+    corpus_put(&b, "\n");
+  }
+  corpus_put(&b, "");
+  ck_assert_int_eq(mcp__buf_append(&b, "", 1), MCP_OK);
+  return b.data;
+}
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  char *buf = malloc(1 << 20);
+  size_t n = fread(buf, 1, (1 << 20) - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  return buf;
+}
+
+START_TEST(test_corpus) {
+  const char *src = getenv("MCP_SRCDIR");
+  ck_assert_msg(src && *src, "MCP_SRCDIR not set (run through make check)");
+  size_t nfiles = 0;
+  for (size_t i = 0; i < sizeof(corpus_dirs) / sizeof(corpus_dirs[0]); i++) {
+    char dir[1024];
+    snprintf(dir, sizeof(dir), "%s/tests/config-corpus/%s", src, corpus_dirs[i].dir);
+    DIR *dh = opendir(dir);
+    ck_assert_msg(dh != NULL, "no corpus directory %s", dir);
+    size_t here = 0;
+    for (struct dirent *de; (de = readdir(dh));) {
+      size_t len = strlen(de->d_name);
+      if (len < 6 || strcmp(de->d_name + len - 5, ".json") != 0) continue;
+      char path[1400], expect_path[1400];
+      snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+      snprintf(expect_path, sizeof(expect_path), "%s/%.*s.expect", dir, (int)(len - 5), de->d_name);
+      bool project = strncmp(de->d_name, "project-", 8) == 0;
+      mcp_config_parse_opts o = {.dialect = corpus_dirs[i].d,
+                                 .getenv = table_getenv,
+                                 .getenv_user = (void *)corpus_env,
+                                 .input = input_lookup,
+                                 .base_dir = project ? "/w/proj" : NULL,
+                                 .workspace = "/w/proj"};
+      mcp_config_set *set = NULL;
+      ck_assert_int_eq(mcp__config_parse_file(path, &o, &set), MCP_OK);
+      char *got = corpus_render(set);
+      mcp__config_free(set);
+      if (getenv("MCP_CORPUS_UPDATE")) {
+        FILE *f = fopen(expect_path, "w");
+        ck_assert_ptr_nonnull(f);
+        fputs(got, f);
+        fclose(f);
+      }
+      char *want = slurp(expect_path);
+      ck_assert_msg(want != NULL, "missing %s", expect_path);
+      ck_assert_msg(strcmp(got, want) == 0, "%s:\n--- got\n%s--- want (%s)\n%s", path, got,
+                    expect_path, want);
+      free(want);
+      mcp__free(got);
+      here++;
+    }
+    closedir(dh);
+    ck_assert_msg(here > 0, "no .json file in %s", dir);
+    nfiles += here;
+  }
+  ck_assert_uint_ge(nfiles, 11);
+}
+END_TEST
+
+/* Records the summaries the trust callback was shown; trusts for the run. */
+static char trust_seen[8192];
+static mcp_trust trust_record(void *user, const char *path, const char *sha256,
+                              const char *servers_json) {
+  (void)user, (void)path, (void)sha256;
+  strncat(trust_seen, servers_json, sizeof(trust_seen) - strlen(trust_seen) - 1);
+  return MCP_TRUST_ONCE;
+}
+
+START_TEST(test_discovery_new_clients) {
+  mkdirs("proj/.git");
+  mkdirs("proj/sub/dir");
+  put("home/.config/Claude/claude_desktop_config.json",
+      "{\"mcpServers\": {\"desk\": {\"command\": \"desk\"}}}");
+  put("home/Library/Application Support/Claude/claude_desktop_config.json",
+      "{\"mcpServers\": {\"deskmac\": {\"command\": \"deskmac\"}}}");
+  put("home/.config/Code/User/mcp.json",
+      "{\"servers\": {\"vsu\": {\"type\": \"http\", \"url\": \"https://vsu/${workspaceFolderBasename}\"}}}");
+  put("home/.config/Code/User/globalStorage/saoudrizwan.claude-dev/settings/"
+      "cline_mcp_settings.json",
+      "{\"mcpServers\": {\"cline\": {\"command\": \"cline\", \"timeout\": 10, "
+      "\"autoApprove\": []}}}");
+  put("home/.config/zed/settings.json",
+      "// zed\n{\"context_servers\": {\"zedu\": {\"command\": {\"path\": \"zedu\", \"args\": []}}}}");
+  put("proj/.zed/settings.json", "{\"context_servers\": {\"zedp\": {\"command\": \"zedp\"}}}");
+  put("home/.config/opencode/opencode.json",
+      "{\"mcp\": {\"ocu\": {\"type\": \"remote\", \"url\": \"https://ocu/mcp\"}}}");
+  put("proj/opencode.json", "{\"mcp\": {\"ocp\": {\"type\": \"local\", \"command\": "
+                            "[\"bun\", \"x\", \"ocp\"]}}}");
+  mcp_discovery_opts o;
+  base_opts(&o, NULL, 0);
+  o.imports = MCP_IMPORT_ALL;
+  o.trust = trust_record;
+  trust_seen[0] = '\0';
+  mcp_config_set *set = discover(&o);
+  if (count_level(set, MCP_LOG_WARN)) dump_diags(set);
+  ck_assert_uint_eq(count_level(set, MCP_LOG_WARN), 0);
+  ck_assert_str_eq(cmd_of(set, "desk"), "desk");
+  ck_assert_str_eq(cmd_of(set, "deskmac"), "deskmac");
+  ck_assert_str_eq(cmd_of(set, "vsu"), "https://vsu/proj");
+  ck_assert_str_eq(cmd_of(set, "cline"), "cline");
+  ck_assert_int_eq(must_find(set, "cline")->timeout_ms, 10000); /* seconds in Cline's file */
+  ck_assert_str_eq(cmd_of(set, "zedu"), "zedu");
+  ck_assert_str_eq(cmd_of(set, "zedp"), "zedp");
+  ck_assert_str_eq(cmd_of(set, "ocu"), "https://ocu/mcp");
+  ck_assert_str_eq(cmd_of(set, "ocp"), "bun");
+  ck_assert_str_eq(must_find(set, "ocp")->argv[2], "ocp");
+  ck_assert_str_eq(must_find(set, "ocp")->cwd, tpath("proj"));
+  ck_assert(must_find(set, "ocp")->project);
+  ck_assert(!must_find(set, "ocu")->project);
+  /* The trust prompt shows what would run, in every client's shape. */
+  ck_assert_ptr_nonnull(strstr(trust_seen, "\"command\":\"bun\""));
+  ck_assert_ptr_nonnull(strstr(trust_seen, "\"command\":\"zedp\""));
+  mcp__config_free(set);
+
+  /* Without trust, the project files of Zed and OpenCode start nothing. */
+  o.trust = NULL;
+  set = discover(&o);
+  ck_assert_ptr_null(cmd_of(set, "zedp"));
+  ck_assert_ptr_null(cmd_of(set, "ocp"));
+  ck_assert_str_eq(cmd_of(set, "ocu"), "https://ocu/mcp");
+  ck_assert_uint_eq(set->nuntrusted, 2);
+  mcp__config_free(set);
+
+  /* One client only. */
+  o.imports = MCP_IMPORT_CLINE;
+  set = discover(&o);
+  ck_assert_uint_eq(set->ndefs, 1);
+  ck_assert_str_eq(set->defs[0]->name, "cline");
+  mcp__config_free(set);
+}
+END_TEST
+
 static Suite *config_suite(void) {
   Suite *s = suite_create("config");
   TCase *tc = tcase_create("parse");
@@ -1722,6 +1950,7 @@ static Suite *config_suite(void) {
   tcase_add_test(td, test_discovery_invalid_entry_claims_name);
   tcase_add_test(td, test_discovery_defaults);
   tcase_add_test(td, test_discovery_project_root_and_scope);
+  tcase_add_test(td, test_discovery_new_clients);
   suite_add_tcase(s, td);
 
   TCase *tk = tcase_create("clients");
@@ -1730,6 +1959,7 @@ static Suite *config_suite(void) {
   tcase_add_test(tk, test_variables_per_client);
   tcase_add_test(tk, test_disabled_and_unknown_fields);
   tcase_add_test(tk, test_name_folding);
+  tcase_add_test(tk, test_corpus);
   suite_add_tcase(s, tk);
   return s;
 }
