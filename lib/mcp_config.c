@@ -24,6 +24,7 @@
 #include "mcp_config.h"
 #include "mcp_config_int.h"
 #include "mcp_jsonrpc.h"
+#include "mcp_toml.h"
 
 /* Deepest nesting of ${A:-${B:-...}} defaults that is expanded. */
 #define EXPAND_MAX_DEPTH 8
@@ -173,6 +174,9 @@ static unsigned dialect_syntax(mcp_config_dialect d) {
   case MCP_CONFIG_CLINE:
   case MCP_CONFIG_ZED: return 0;
   case MCP_CONFIG_OPENCODE: return SX_OCODE;
+  case MCP_CONFIG_CODEX:
+    return SX_BRACE; /* what bearer_token_env_var and
+                                              env_http_headers become */
   }
   return SX_BRACE | SX_DEFAULT | SX_ESCAPE;
 }
@@ -1246,6 +1250,7 @@ const char *mcp__config_servers_key(mcp_config_dialect d) {
   return d == MCP_CONFIG_VSCODE     ? "servers"
          : d == MCP_CONFIG_ZED      ? "context_servers"
          : d == MCP_CONFIG_OPENCODE ? "mcp"
+         : d == MCP_CONFIG_CODEX    ? "mcp_servers"
                                     : "mcpServers";
 }
 
@@ -1254,6 +1259,59 @@ static bool copy_member(json_object *to, json_object *from, const char *key, con
   json_object *v = NULL;
   if (!json_object_object_get_ex(from, key, &v)) return true;
   return json_object_object_add(to, as, json_object_get(v)) == 0;
+}
+
+/*
+ * A Codex [mcp_servers.NAME] table in mcpconn's shape: http_headers are
+ * headers, bearer_token_env_var NAME is "Authorization: Bearer ${NAME}",
+ * env_http_headers {H = NAME} are "H: ${NAME}", tool_timeout_sec is the
+ * timeout (s to ms); every other member is copied as it is.
+ */
+static json_object *codex_normalize(json_object *e) {
+  json_object *n = json_object_new_object(), *h = json_object_new_object(), *v = NULL;
+  bool ok = n && h;
+  json_object_object_foreach(e, k, val) {
+    if (!ok) break;
+    if (strcmp(k, "http_headers") == 0 && json_object_is_type(val, json_type_object)) {
+      json_object_object_foreach(val, hk, hv) {
+        if (ok) ok = json_object_object_add(h, hk, json_object_get(hv)) == 0;
+      }
+    } else if (strcmp(k, "tool_timeout_sec") == 0 && json_object_is_type(val, json_type_int)) {
+      int64_t sec = json_object_get_int64(val);
+      ok = json_object_object_add(
+               n, "timeout",
+               json_object_new_int64(sec < 0 || sec > INT64_MAX / 1000 ? -1 : sec * 1000)) == 0;
+    } else if (strcmp(k, "http_headers") != 0 && strcmp(k, "bearer_token_env_var") != 0 &&
+               strcmp(k, "env_http_headers") != 0) {
+      ok = json_object_object_add(n, k, json_object_get(val)) == 0;
+    }
+  }
+  if (ok && json_object_object_get_ex(e, "env_http_headers", &v) &&
+      json_object_is_type(v, json_type_object)) {
+    json_object_object_foreach(v, hk, hv) {
+      const char *var = mcp__config_plain_string(hv);
+      /* A missing name becomes "${/}": unresolvable, so never sent. */
+      char *ref = mcp__asprintf("${%s}", var && *var ? var : "/");
+      ok = ok && ref && json_object_object_add(h, hk, json_object_new_string(ref)) == 0;
+      mcp__free(ref);
+    }
+  }
+  if (ok && json_object_object_get_ex(e, "bearer_token_env_var", &v)) {
+    const char *var = mcp__config_plain_string(v);
+    char *ref = mcp__asprintf("Bearer ${%s}", var && *var ? var : "/");
+    ok = ref && json_object_object_add(h, "Authorization", json_object_new_string(ref)) == 0;
+    mcp__free(ref);
+  }
+  if (ok && json_object_object_length(h) > 0) {
+    ok = json_object_object_add(n, "headers", h) == 0;
+    if (ok) h = NULL;
+  }
+  json_object_put(h);
+  if (!ok) {
+    json_object_put(n);
+    return NULL;
+  }
+  return n;
 }
 
 json_object *mcp__config_normalize(mcp_config_dialect d, json_object *e) {
@@ -1280,6 +1338,7 @@ json_object *mcp__config_normalize(mcp_config_dialect d, json_object *e) {
     }
     return n;
   }
+  if (d == MCP_CONFIG_CODEX) return codex_normalize(e);
   bool oc = d == MCP_CONFIG_OPENCODE && json_object_is_type(cmd, json_type_array);
   bool zed = d == MCP_CONFIG_ZED && json_object_is_type(cmd, json_type_object);
   bool octype = d == MCP_CONFIG_OPENCODE && t;
@@ -1360,6 +1419,16 @@ int mcp__config_collect_root(mcp_parse_ctx *c, json_object *root, mcp_file_resul
 
 int mcp__config_parse_root(mcp_parse_ctx *c, const char *text, size_t len, json_object **root) {
   char why[160];
+  if (c->dialect == MCP_CONFIG_CODEX) {
+    *root = mcp__toml_parse(text, len, why, sizeof(why));
+    if (!*root && strcmp(why, "out of memory") == 0) return CHECK_OOM;
+    if (!*root) {
+      mcp__config_diag_add(c->diags, MCP_LOG_WARN, c->source, NULL, NULL,
+                           "TOML not read (%s); file ignored", why);
+      return c->diags->oom ? CHECK_OOM : CHECK_BAD;
+    }
+    return CHECK_OK;
+  }
   *root = mcp__json_parse_document(text, len, MCP_CONFIG_JSON_DEPTH, "", why, sizeof(why));
   if (!*root) {
     mcp__config_diag_add(c->diags, MCP_LOG_WARN, c->source, NULL, NULL,

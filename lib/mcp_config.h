@@ -214,11 +214,12 @@ typedef enum mcp_config_dialect {
   MCP_CONFIG_CLAUDE_DESKTOP = 6, /* Claude Desktop: "mcpServers", no variables */
   MCP_CONFIG_CLINE = 7,          /* Cline: "mcpServers", no variables, timeout in s */
   MCP_CONFIG_ZED = 8,            /* Zed: "context_servers", no variables */
-  MCP_CONFIG_OPENCODE = 9        /* OpenCode: "mcp", {env:VAR}, command arrays */
+  MCP_CONFIG_OPENCODE = 9,       /* OpenCode: "mcp", {env:VAR}, command arrays */
+  MCP_CONFIG_CODEX = 10          /* Codex: config.toml (a TOML subset), "mcp_servers" */
 } mcp_config_dialect;
 
 /* How many dialects there are (for fuzzing and tables). */
-#define MCP_CONFIG_DIALECTS 10
+#define MCP_CONFIG_DIALECTS 11
 
 typedef struct mcp_config_parse_opts {
   mcp_config_dialect dialect;

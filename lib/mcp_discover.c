@@ -306,6 +306,8 @@ static const import_file imports[] = {
      MCP_CONFIG_CLINE, false},
     {MCP_IMPORT_CLINE, false, ".cline/data/settings/cline_mcp_settings.json", MCP_CONFIG_CLINE,
      false},
+    {MCP_IMPORT_CODEX, true, ".codex/config.toml", MCP_CONFIG_CODEX, false},
+    {MCP_IMPORT_CODEX, false, ".codex/config.toml", MCP_CONFIG_CODEX, false},
 };
 
 static int load_project(discovery *dc, const char *path, mcp_config_dialect dialect,

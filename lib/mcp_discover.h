@@ -53,7 +53,7 @@ typedef struct mcp_discovery_opts {
  *        needs no trust), then .claude/mcp.json;
  *      Cursor: .cursor/mcp.json; VS Code: .vscode/mcp.json (key "servers");
  *      Gemini CLI: .gemini/settings.json; Zed: .zed/settings.json;
- *      OpenCode: opencode.json, opencode.jsonc
+ *      OpenCode: opencode.json, opencode.jsonc; Codex: .codex/config.toml
  *      (project files are searched upwards like ".mcp.json");
  *   4. user: $XDG_CONFIG_HOME/mcpconn/mcp.json, else
  *      ~/.config/mcpconn/mcp.json (native);
@@ -63,7 +63,7 @@ typedef struct mcp_discovery_opts {
  *      ~/.config/opencode/opencode.json[c], VS Code's user mcp.json, Claude
  *      Desktop's claude_desktop_config.json, Cline's
  *      cline_mcp_settings.json (Linux paths, then the macOS ones under
- *      ~/Library/Application Support).
+ *      ~/Library/Application Support), Codex's ~/.codex/config.toml.
  * Project files are parsed with their project root (the directory holding
  * ".mcp.json" or the client's directory) as base_dir, user files with the
  * project root of cwd (the directory with ".git", else cwd) as workspace;

@@ -24,6 +24,7 @@
 #include "mcp_discover.h"
 #include "mcp_secret.h"
 #include "mcp_server_options.h"
+#include "mcp_toml.h"
 
 #define SRC "/home/u/.mcp.json"
 
@@ -1573,6 +1574,7 @@ START_TEST(test_disabled_and_unknown_fields) {
   /* "disabled": true and "enabled": false hide an entry, in every dialect;
    * a --config file (native) accepts "disabled" too. */
   for (int d = 0; d < MCP_CONFIG_DIALECTS; d++) {
+    if (d == MCP_CONFIG_CODEX) continue; /* TOML: test_toml_reader */
     char text[512];
     snprintf(text, sizeof(text),
              "{\"%s\": {\"off\": {\"command\": \"x\", \"disabled\": true}, "
@@ -1697,6 +1699,7 @@ static const struct {
     {"cline", MCP_CONFIG_CLINE},
     {"zed", MCP_CONFIG_ZED},
     {"opencode", MCP_CONFIG_OPENCODE},
+    {"codex", MCP_CONFIG_CODEX},
 };
 
 static void corpus_put(mcp_buf *b, const char *s) {
@@ -1794,7 +1797,9 @@ START_TEST(test_corpus) {
     size_t here = 0;
     for (struct dirent *de; (de = readdir(dh));) {
       size_t len = strlen(de->d_name);
-      if (len < 6 || strcmp(de->d_name + len - 5, ".json") != 0) continue;
+      if (len < 6 || (strcmp(de->d_name + len - 5, ".json") != 0 &&
+                      strcmp(de->d_name + len - 5, ".toml") != 0))
+        continue;
       char path[1400], expect_path[1400];
       snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
       snprintf(expect_path, sizeof(expect_path), "%s/%.*s.expect", dir, (int)(len - 5), de->d_name);
@@ -1827,7 +1832,7 @@ START_TEST(test_corpus) {
     ck_assert_msg(here > 0, "no .json file in %s", dir);
     nfiles += here;
   }
-  ck_assert_uint_ge(nfiles, 11);
+  ck_assert_uint_ge(nfiles, 12);
 }
 END_TEST
 
@@ -1860,6 +1865,9 @@ START_TEST(test_discovery_new_clients) {
       "{\"mcp\": {\"ocu\": {\"type\": \"remote\", \"url\": \"https://ocu/mcp\"}}}");
   put("proj/opencode.json", "{\"mcp\": {\"ocp\": {\"type\": \"local\", \"command\": "
                             "[\"bun\", \"x\", \"ocp\"]}}}");
+  put("home/.codex/config.toml", "model = 'o3'\n[mcp_servers.codex]\ncommand = 'codex-srv'\n"
+                                 "tool_timeout_sec = 5\n[mcp_servers.codex.env]\nK = 'v'\n");
+  put("proj/.codex/config.toml", "[mcp_servers.codexp]\ncommand = 'codexp'\n");
   mcp_discovery_opts o;
   base_opts(&o, NULL, 0);
   o.imports = MCP_IMPORT_ALL;
@@ -1876,6 +1884,11 @@ START_TEST(test_discovery_new_clients) {
   ck_assert_str_eq(cmd_of(set, "zedu"), "zedu");
   ck_assert_str_eq(cmd_of(set, "zedp"), "zedp");
   ck_assert_str_eq(cmd_of(set, "ocu"), "https://ocu/mcp");
+  ck_assert_str_eq(cmd_of(set, "codex"), "codex-srv");
+  ck_assert_int_eq(must_find(set, "codex")->timeout_ms, 5000);
+  ck_assert_str_eq(env_of(must_find(set, "codex"), "K"), "v");
+  ck_assert_str_eq(cmd_of(set, "codexp"), "codexp");
+  ck_assert_ptr_nonnull(strstr(trust_seen, "\"command\":\"codexp\""));
   ck_assert_str_eq(cmd_of(set, "ocp"), "bun");
   ck_assert_str_eq(must_find(set, "ocp")->argv[2], "ocp");
   ck_assert_str_eq(must_find(set, "ocp")->cwd, tpath("proj"));
@@ -1891,8 +1904,9 @@ START_TEST(test_discovery_new_clients) {
   set = discover(&o);
   ck_assert_ptr_null(cmd_of(set, "zedp"));
   ck_assert_ptr_null(cmd_of(set, "ocp"));
+  ck_assert_ptr_null(cmd_of(set, "codexp"));
   ck_assert_str_eq(cmd_of(set, "ocu"), "https://ocu/mcp");
-  ck_assert_uint_eq(set->nuntrusted, 2);
+  ck_assert_uint_eq(set->nuntrusted, 3);
   mcp__config_free(set);
 
   /* One client only. */
@@ -1900,6 +1914,76 @@ START_TEST(test_discovery_new_clients) {
   set = discover(&o);
   ck_assert_uint_eq(set->ndefs, 1);
   ck_assert_str_eq(set->defs[0]->name, "cline");
+  mcp__config_free(set);
+}
+END_TEST
+
+START_TEST(test_toml_reader) {
+  static const struct {
+    const char *in, *out; /* out: the JSON, or "!" and a part of the error */
+  } cases[] = {
+      {"", "{}"},
+      {"# only a comment\n\n", "{}"},
+      {"a = 1\nb = -2\nc = +3_000\n", "{\"a\":1,\"b\":-2,\"c\":3000}"},
+      {"a = true\nb = false # x\n", "{\"a\":true,\"b\":false}"},
+      {"s = \"x\\ty\\u00e9\\\"\"\nl = 'C:\\path'\n",
+       "{\"s\":\"x\\ty\u00e9\\\"\",\"l\":\"C:\\\\path\"}"},
+      {"[t.u]\nk = 'v'\n[t.\"a b\"]\nk = 1\n", "{\"t\":{\"u\":{\"k\":\"v\"},\"a b\":{\"k\":1}}}"},
+      {"a.b = 1\na.c = [1, [2], {x = 3}]\n", "{\"a\":{\"b\":1,\"c\":[1,[2],{\"x\":3}]}}"},
+      {"arr = [\n  'a', # one\n  'b',\n]\r\n", "{\"arr\":[\"a\",\"b\"]}"},
+      {"t = { a = 1, b.c = 'x' }\n", "{\"t\":{\"a\":1,\"b\":{\"c\":\"x\"}}}"},
+      {"x = 9223372036854775807\ny = -9223372036854775808\n",
+       "{\"x\":9223372036854775807,\"y\":-9223372036854775808}"},
+      {"x = 9223372036854775808\n", "!line 1: integer out of range"},
+      {"f = 1.5\n", "!line 1: floats"},
+      {"d = 1979-05-27\n", "!line 1: floats, dates"},
+      {"\n\n[[servers]]\n", "!line 3: arrays of tables"},
+      {"s = \"\"\"\nx\"\"\"\n", "!line 1: multi-line strings"},
+      {"k = 1\nk = 2\n", "!line 2: key \"k\" is defined twice"},
+      {"a = 1\n[a]\n", "!line 2: key \"a\" is already a value"},
+      {"k = \"open\n", "!line 1: unterminated string"},
+      {"k = 1 2\n", "!line 1: unexpected text"},
+      {"k = \"\\q\"\n", "!line 1: unknown escape"},
+      {"k = \"\\u0000\"\n", "!line 1: escape is not a Unicode scalar value"},
+      {"k = 01\n", "!line 1: leading zeros"},
+      {"k = nan\n", "!line 1: floats"},
+      {"= 1\n", "!line 1: expected a key"},
+      {"k = [1,\n2\n", "!line 3: expected"},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    char why[200];
+    json_object *o = mcp__toml_parse(cases[i].in, strlen(cases[i].in), why, sizeof(why));
+    if (cases[i].out[0] == '!') {
+      ck_assert_msg(o == NULL, "case %zu parsed", i);
+      ck_assert_msg(strstr(why, cases[i].out + 1) != NULL, "case %zu: '%s', want '%s'", i, why,
+                    cases[i].out + 1);
+    } else {
+      ck_assert_msg(o != NULL, "case %zu: %s", i, why);
+      const char *got = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+                                                              JSON_C_TO_STRING_NOSLASHESCAPE);
+      ck_assert_msg(strcmp(got, cases[i].out) == 0, "case %zu: %s, want %s", i, got, cases[i].out);
+      json_object_put(o);
+    }
+  }
+  /* A NUL byte is refused; nesting is bounded. */
+  ck_assert_ptr_null(mcp__toml_parse("k = 1\0", 6, NULL, 0));
+  char deep[400];
+  memset(deep, '[', sizeof(deep));
+  memcpy(deep, "k = ", 4);
+  char why[200];
+  ck_assert_ptr_null(mcp__toml_parse(deep, sizeof(deep), why, sizeof(why)));
+  ck_assert_ptr_nonnull(strstr(why, "nested deeper"));
+
+  /* A Codex file: disabled servers, a file that is not TOML. */
+  mcp_config_set *set = parse_as("[mcp_servers.a]\ncommand = 'x'\nenabled = false\n"
+                                 "[mcp_servers.b]\ncommand = 'y'\n",
+                                 MCP_CONFIG_CODEX);
+  ck_assert(!must_find(set, "a")->enabled);
+  ck_assert(must_find(set, "b")->enabled);
+  mcp__config_free(set);
+  set = parse_as("{\"mcpServers\": {}}", MCP_CONFIG_CODEX);
+  ck_assert_uint_eq(set->ndefs, 0);
+  ck_assert_ptr_nonnull(find_diag(set, MCP_LOG_WARN, NULL, "TOML not read (line 1:"));
   mcp__config_free(set);
 }
 END_TEST
@@ -1960,6 +2044,7 @@ static Suite *config_suite(void) {
   tcase_add_test(tk, test_disabled_and_unknown_fields);
   tcase_add_test(tk, test_name_folding);
   tcase_add_test(tk, test_corpus);
+  tcase_add_test(tk, test_toml_reader);
   suite_add_tcase(s, tk);
   return s;
 }

@@ -607,7 +607,8 @@ typedef struct mcp_tool_list mcp_tool_list;
 #define MCP_IMPORT_CLINE 0x40u
 #define MCP_IMPORT_ZED 0x80u
 #define MCP_IMPORT_OPENCODE 0x100u
-#define MCP_IMPORT_ALL 0x1ffu
+#define MCP_IMPORT_CODEX 0x200u
+#define MCP_IMPORT_ALL 0x3ffu
 
 typedef enum mcp_manager_event {
   /* A new tool list is published; |detail_json| is {"version":N,"count":M}. */
