@@ -625,17 +625,22 @@ const char *mcp__config_plain_string(json_object *o) {
 /* Why |ref| (|n| bytes, as written) could not be resolved, into |buf|. */
 static void unresolved_why(const mcp_parse_ctx *c, const char *ref, size_t n, char *buf,
                            size_t size) {
-  const char *in = n > 3 ? ref + 2 : "";
-  size_t inlen = n > 3 ? n - 3 : 0;
+  /* ${...}, {...} (OpenCode) or $NAME (Gemini): the part inside. */
+  const char *in = ref[0] == '{' ? ref + 1 : ref[1] == '{' ? ref + 2 : ref + 1;
+  size_t inlen = ref[0] == '{' ? n - 2 : ref[1] == '{' ? n - 3 : n - 1;
   if (inlen > 6 && memcmp(in, "input:", 6) == 0)
-    snprintf(buf, size, "no value for input \"%.*s\" (the host supplies it: --input %.*s=VALUE)",
-             (int)(inlen - 6 > 100 ? 100 : inlen - 6), in + 6,
+    snprintf(buf, size, "no value for input \"%.*s\" (the host supplies input values)",
              (int)(inlen - 6 > 100 ? 100 : inlen - 6), in + 6);
+  else if (inlen > 5 && memcmp(in, "file:", 5) == 0)
+    snprintf(buf, size, "file references are not read");
   else if (content_is(in, inlen, "workspaceFolder") ||
            content_is(in, inlen, "workspaceFolderBasename"))
     snprintf(buf, size, "no workspace folder for this file");
-  else if (ref[1] != '{' || is_name(in, inlen) ||
-           (inlen > 4 && memcmp(in, "env:", 4) == 0 && is_name(in + 4, inlen - 4)))
+  else if ((ref[1] != '{' && ref[0] == '$') ||
+           (is_name(in, inlen) && (dialect_syntax(c->dialect) & SX_BRACE)) ||
+           (ref[0] == '{' && inlen > 4 && memcmp(in, "env:", 4) == 0) ||
+           (inlen > 4 && memcmp(in, "env:", 4) == 0 && is_name(in + 4, inlen - 4) &&
+            (dialect_syntax(c->dialect) & SX_ENV)))
     snprintf(buf, size, "the variable is not set");
   else
     snprintf(buf, size, "not a variable this file's client expands (%s)",
@@ -643,6 +648,8 @@ static void unresolved_why(const mcp_parse_ctx *c, const char *ref, size_t n, ch
                  ? "${env:NAME}, ${userHome}, ${workspaceFolder}..."
              : c->dialect == MCP_CONFIG_WINDSURF ? "${env:NAME}"
              : c->dialect == MCP_CONFIG_GEMINI   ? "$NAME or ${NAME}"
+             : c->dialect == MCP_CONFIG_OPENCODE ? "{env:NAME}"
+             : !dialect_syntax(c->dialect)       ? "none"
                                                  : "${NAME} or ${NAME:-default}");
 }
 
@@ -1244,6 +1251,54 @@ static int collect_disabled(mcp_parse_ctx *c, json_object *arr, mcp_file_result 
     fr->ndisabled++;
   }
   return CHECK_OK;
+}
+
+/* True when some entry of the object |map| has member |key|. */
+static bool some_entry_has(json_object *map, const char *key) {
+  json_object_object_foreach(map, name, v) {
+    (void)name;
+    if (json_object_is_type(v, json_type_object) && json_object_object_get_ex(v, key, NULL))
+      return true;
+  }
+  return false;
+}
+
+mcp_config_dialect mcp__config_detect(json_object *root) {
+  json_object *m = NULL;
+  if (!json_object_is_type(root, json_type_object)) return MCP_CONFIG_NATIVE;
+  if (json_object_object_get_ex(root, "mcpServers", &m) &&
+      json_object_is_type(m, json_type_object)) {
+    static const struct {
+      const char *key;
+      mcp_config_dialect d;
+    } marks[] = {
+        {"autoApprove", MCP_CONFIG_CLINE},     {"alwaysAllow", MCP_CONFIG_CLINE},
+        {"serverUrl", MCP_CONFIG_WINDSURF},    {"disabledTools", MCP_CONFIG_WINDSURF},
+        {"httpUrl", MCP_CONFIG_GEMINI},        {"includeTools", MCP_CONFIG_GEMINI},
+        {"excludeTools", MCP_CONFIG_GEMINI},   {"trust", MCP_CONFIG_GEMINI},
+        {"headersHelper", MCP_CONFIG_FOREIGN},
+    };
+    for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++)
+      if (some_entry_has(m, marks[i].key)) return marks[i].d;
+    return MCP_CONFIG_NATIVE;
+  }
+  if (json_object_object_get_ex(root, "servers", &m) && json_object_is_type(m, json_type_object))
+    return MCP_CONFIG_VSCODE;
+  if (json_object_object_get_ex(root, "context_servers", &m) &&
+      json_object_is_type(m, json_type_object))
+    return MCP_CONFIG_ZED;
+  if (json_object_object_get_ex(root, "mcp", &m) && json_object_is_type(m, json_type_object) &&
+      some_entry_has(m, "type"))
+    return MCP_CONFIG_OPENCODE;
+  return MCP_CONFIG_NATIVE;
+}
+
+static const char *const dialect_names[MCP_CONFIG_DIALECTS] = {
+    "mcpconn",        "Claude Code", "VS Code", "Gemini CLI", "Cursor", "Windsurf",
+    "Claude Desktop", "Cline",       "Zed",     "OpenCode",   "Codex"};
+
+const char *mcp__config_dialect_name(mcp_config_dialect d) {
+  return (unsigned)d < MCP_CONFIG_DIALECTS ? dialect_names[d] : "mcpconn";
 }
 
 const char *mcp__config_servers_key(mcp_config_dialect d) {

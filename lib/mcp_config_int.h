@@ -95,6 +95,18 @@ const char *mcp__config_plain_string(json_object *o);
  * changes, or NULL when out of memory.  Pure, no diagnostics.
  */
 json_object *mcp__config_normalize(mcp_config_dialect d, json_object *entry);
+/*
+ * The dialect an explicit (--config) file is written in, from its parsed
+ * |root|: "servers" is VS Code's, "context_servers" Zed's, "mcp" with
+ * OpenCode's entries OpenCode's; in "mcpServers", fields only one client
+ * writes pick it (autoApprove, alwaysAllow: Cline; serverUrl, disabledTools:
+ * Windsurf; httpUrl, includeTools, excludeTools, trust: Gemini;
+ * headersHelper: Claude Code); anything else is mcpconn's own, read
+ * strictly.  A path ending in ".toml" is Codex's (decided before parsing).
+ */
+mcp_config_dialect mcp__config_detect(json_object *root);
+/* The client a dialect belongs to, for messages ("VS Code", ...). */
+const char *mcp__config_dialect_name(mcp_config_dialect d);
 /* The key of the server map in |d|'s files: "servers" or "mcpServers". */
 const char *mcp__config_servers_key(mcp_config_dialect d);
 /* "stdio", "http" or "sse". */

@@ -185,14 +185,27 @@ static int note_file(discovery *dc, const char *path) {
 }
 
 /*
- * Reads |path| in |dialect| and merges it.  With |claude_projects|, it
+ * Reads |path| in |dialect| and merges it; with |detect| (an explicit
+ * file), in the dialect its name or shape shows (mcp__config_detect()).
+ * With |claude_projects|, it
  * merges ~/.claude.json's projects[dir] entry for the nearest project
  * directory instead of the top-level map.  With |text|, those |len| bytes
  * are |path|'s content, already read.
  */
+static int load_and_merge_as(discovery *dc, const char *path, mcp_config_dialect dialect,
+                             bool quiet_missing, bool claude_projects, const char *text, size_t len,
+                             const char *base_dir, bool detect);
+
 static int load_and_merge(discovery *dc, const char *path, mcp_config_dialect dialect,
                           bool quiet_missing, bool claude_projects, const char *text, size_t len,
                           const char *base_dir) {
+  return load_and_merge_as(dc, path, dialect, quiet_missing, claude_projects, text, len, base_dir,
+                           false);
+}
+
+static int load_and_merge_as(discovery *dc, const char *path, mcp_config_dialect dialect,
+                             bool quiet_missing, bool claude_projects, const char *text, size_t len,
+                             const char *base_dir, bool detect) {
   mcp_parse_ctx c;
   mcp_config_parse_opts po;
   json_object *root = NULL;
@@ -214,9 +227,21 @@ static int load_and_merge(discovery *dc, const char *path, mcp_config_dialect di
    * the project file) is read once, at its higher priority. */
   for (size_t i = 0; !claude_projects && i < dc->nfiles; i++)
     if (strcmp(dc->files[i], path) == 0) return CHECK_OK;
+  /* An explicit file may be in any client's format. */
+  size_t plen = strlen(path);
+  if (detect && plen > 5 && strcmp(path + plen - 5, ".toml") == 0) c.dialect = MCP_CONFIG_CODEX;
   if (text) r = mcp__config_parse_root(&c, text, len, &root);
   else r = mcp__config_load_root(&c, path, quiet_missing, &root);
   if (r != CHECK_OK || !root) goto out;
+  if (detect && c.dialect == MCP_CONFIG_NATIVE) c.dialect = mcp__config_detect(root);
+  if (detect && c.dialect != MCP_CONFIG_NATIVE) {
+    mcp__config_diag_add(c.diags, MCP_LOG_DEBUG, path, NULL, NULL, "read in %s's format",
+                         mcp__config_dialect_name(c.dialect));
+    if (c.diags->oom) {
+      r = CHECK_OOM;
+      goto out;
+    }
+  }
   if (!claude_projects && (r = note_file(dc, path)) != CHECK_OK) goto out;
   if (claude_projects) {
     json_object *projects = NULL, *proj = NULL;
@@ -985,7 +1010,8 @@ mcp_status mcp__config_discover(const mcp_discovery_opts *o, mcp_config_set **ou
   /* 1. Explicit files. */
   for (size_t i = 0; i < dc.o->nfiles; i++) {
     if (!dc.o->files[i]) continue;
-    r = load_and_merge(&dc, dc.o->files[i], MCP_CONFIG_NATIVE, false, false, NULL, 0, NULL);
+    r = load_and_merge_as(&dc, dc.o->files[i], MCP_CONFIG_NATIVE, false, false, NULL, 0, NULL,
+                          true);
     if (r != CHECK_OK) goto out;
   }
   /* 2. Project scope: ours, then the other clients'. */

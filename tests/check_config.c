@@ -501,7 +501,7 @@ START_TEST(test_foreign_dialects) {
   ck_assert_ptr_nonnull(dg);
   ck_assert_str_eq(dg->field, "headers");
   ck_assert_str_eq(dg->source, SRC);
-  ck_assert_ptr_nonnull(strstr(dg->message, "--input api-key=VALUE"));
+  ck_assert_ptr_nonnull(strstr(dg->message, "no value for input \"api-key\""));
   mcp__config_free(set);
 }
 END_TEST
@@ -1988,6 +1988,42 @@ START_TEST(test_toml_reader) {
 }
 END_TEST
 
+START_TEST(test_explicit_file_formats) {
+  /* A --config file may be any client's file: its shape says which. */
+  mkdirs("proj/.git");
+  mkdirs("proj/sub/dir");
+  put("cline.json", "{\"mcpServers\": {\"c\": {\"command\": \"x\", \"autoApprove\": [], "
+                    "\"timeout\": 2}}}");
+  put("vscode.json", "{\"servers\": {\"v\": {\"command\": \"${env:A}\"}}}");
+  put("zed.json", "{\"context_servers\": {\"z\": {\"command\": {\"path\": \"zp\"}}}}");
+  put("opencode.json", "{\"mcp\": {\"o\": {\"type\": \"local\", \"command\": [\"oc\"]}}}");
+  put("codex.toml", "[mcp_servers.t]\ncommand = 'tm'\n");
+  put("gemini.json", "{\"mcpServers\": {\"g\": {\"url\": \"https://g/sse\", \"trust\": true}}}");
+  put("claude.json", "{\"mcpServers\": {\"My Server\": {\"command\": \"cc\", \"disabled\": "
+                     "false}}}");
+  put("typo.json", "{\"mcpServers\": {\"t\": {\"comand\": \"x\"}}}");
+  const char *files[] = {tpath("cline.json"),    tpath("vscode.json"), tpath("zed.json"),
+                         tpath("opencode.json"), tpath("codex.toml"),  tpath("gemini.json"),
+                         tpath("claude.json"),   tpath("typo.json")};
+  mcp_discovery_opts o;
+  base_opts(&o, files, sizeof(files) / sizeof(files[0]));
+  o.getenv_user = (void *)corpus_env;
+  mcp_config_set *set = discover(&o);
+  ck_assert_int_eq(must_find(set, "c")->timeout_ms, 2000);
+  ck_assert_str_eq(cmd_of(set, "v"), "1");
+  ck_assert_str_eq(cmd_of(set, "z"), "zp");
+  ck_assert_str_eq(cmd_of(set, "o"), "oc");
+  ck_assert_str_eq(cmd_of(set, "t"), "tm");
+  ck_assert_int_eq(must_find(set, "g")->type, MCP_SERVER_SSE);
+  ck_assert_str_eq(cmd_of(set, "My_Server"), "cc");
+  ck_assert_ptr_nonnull(find_diag(set, MCP_LOG_DEBUG, NULL, "read in Cline's format"));
+  /* A file in mcpconn's own shape is still read strictly: typos show. */
+  ck_assert_ptr_nonnull(find_diag(set, MCP_LOG_WARN, "t", "unknown field \"comand\""));
+  ck_assert_uint_eq(count_level(set, MCP_LOG_WARN), 1);
+  mcp__config_free(set);
+}
+END_TEST
+
 static Suite *config_suite(void) {
   Suite *s = suite_create("config");
   TCase *tc = tcase_create("parse");
@@ -2045,6 +2081,7 @@ static Suite *config_suite(void) {
   tcase_add_test(tk, test_name_folding);
   tcase_add_test(tk, test_corpus);
   tcase_add_test(tk, test_toml_reader);
+  tcase_add_test(tk, test_explicit_file_formats);
   suite_add_tcase(s, tk);
   return s;
 }
