@@ -114,15 +114,19 @@ static void usage(FILE *f) {
              "                         \"timeout\" (ms), \"protocol\" (auto, modern, legacy\n"
              "                         or a revision) and \"enabled\"}, \"disabledServers\":\n"
              "                         [...]}; ${VAR} and ${VAR:-default} are expanded, and\n"
-             "                         an env or header value \"!cmd\" is cmd's output\n"
+             "                         an env or header value \"!cmd\" is cmd's output.\n"
+             "                         Another client's file (Claude Code, VS Code, Cline,\n"
+             "                         Zed, OpenCode, Codex .toml, ...) is read in its own\n"
+             "                         format, known from its shape\n"
              "  --no-project-config    skip project files (.mcp.json, and those --import\n"
              "                         finds in the project)\n"
              "  --trust-project        use the project files for this run without asking\n"
              "  --no-user-config       skip the user's files (the user file, and those\n"
              "                         --import finds in the home directory)\n"
              "  --import LIST          also read other clients' files; LIST is a comma-\n"
-             "                         separated list of claude, cursor, vscode, windsurf,\n"
-             "                         gemini, or all\n"
+             "                         separated list of claude, claude-desktop, cline,\n"
+             "                         codex, cursor, vscode, windsurf, gemini, opencode,\n"
+             "                         zed, or all\n"
              "\n"
              "Discovery reads the nearest .mcp.json from the working directory upwards\n"
              "(stopping at a folder holding .git) and $XDG_CONFIG_HOME/mcpconn/mcp.json\n"
@@ -522,9 +526,17 @@ static unsigned parse_imports(const char *list) {
   static const struct {
     const char *name;
     unsigned bit;
-  } names[] = {{"claude", MCP_IMPORT_CLAUDE}, {"cursor", MCP_IMPORT_CURSOR},
-               {"vscode", MCP_IMPORT_VSCODE}, {"windsurf", MCP_IMPORT_WINDSURF},
-               {"gemini", MCP_IMPORT_GEMINI}, {"all", MCP_IMPORT_ALL}};
+  } names[] = {{"claude", MCP_IMPORT_CLAUDE},
+               {"claude-desktop", MCP_IMPORT_CLAUDE_DESKTOP},
+               {"cline", MCP_IMPORT_CLINE},
+               {"codex", MCP_IMPORT_CODEX},
+               {"cursor", MCP_IMPORT_CURSOR},
+               {"vscode", MCP_IMPORT_VSCODE},
+               {"windsurf", MCP_IMPORT_WINDSURF},
+               {"gemini", MCP_IMPORT_GEMINI},
+               {"opencode", MCP_IMPORT_OPENCODE},
+               {"zed", MCP_IMPORT_ZED},
+               {"all", MCP_IMPORT_ALL}};
   unsigned bits = 0;
   const char *p = list;
   for (;;) {
@@ -533,9 +545,10 @@ static unsigned parse_imports(const char *list) {
     for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
       if (strlen(names[i].name) == len && strncasecmp(p, names[i].name, len) == 0) break;
     if (i == sizeof(names) / sizeof(names[0]))
-      usage_error("--import '%s': unknown client '%.*s' (use claude, cursor, "
-                  "vscode, windsurf, gemini or all, separated by commas)",
-                  list, (int)len, p);
+      usage_error(
+          "--import '%s': unknown client '%.*s' (use claude, claude-desktop, cline, "
+          "codex, cursor, vscode, windsurf, gemini, opencode, zed or all, separated by commas)",
+          list, (int)len, p);
     bits |= names[i].bit;
     if (!p[len]) break;
     p += len + 1;

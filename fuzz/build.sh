@@ -63,6 +63,10 @@ for t in $targets; do
       # I/O module, no threads and no OpenSSL.
       srcs="lib/mcp_oauth_parse.c lib/mcp_url.c lib/mcp_sha256.c lib/mcp_jsonrpc.c lib/mcp_jscan.c"
       libs=$(pkg-config --cflags --libs json-c) ;;
+    toml)
+      # The TOML-subset reader alone: it needs json-c and nothing else.
+      srcs="lib/mcp_toml.c"
+      libs=$(pkg-config --cflags --libs json-c) ;;
     *)
       [ -f "$src/fuzz/fuzz_$t.c" ] || { echo "unknown target: $t" >&2; exit 2; }
       srcs=$(cd "$src" && ls lib/mcp_*.c | grep -v '^lib/mcp_util\.c$' | tr '\n' ' ')

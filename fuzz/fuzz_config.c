@@ -1,8 +1,8 @@
 /*
  * fuzz_config.c: libFuzzer target for config parsing and ${VAR} expansion.
  *
- * Input: the first byte picks the dialect (native, foreign, VS Code,
- * Gemini); the rest is a config file's text.  Every parsed definition is
+ * Input: the first byte picks the dialect (native, Claude Code, VS Code,
+ * Gemini, Cursor, Windsurf); the rest is a config file's text.  Every parsed definition is
  * checked for the invariants the manager relies on, copied, serialised and
  * turned into client options (setters only: nothing connects).  The same bytes also go through
  * mcp__config_expand() as one string.  Secrets are never resolved here: that
@@ -27,9 +27,19 @@ static const char *fuzz_getenv(void *user, const char *name) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* Whether |s| holds a complete "${input:...}" reference. */
+static int has_input_ref(const char *s) {
+  const char *p = strstr(s, "${input:");
+  return p && strchr(p, '}') != NULL;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 1) return 0;
-  mcp_config_parse_opts o = {(mcp_config_dialect)(data[0] % 4), fuzz_getenv, NULL};
+  /* The first byte also says whether the file is a project file (with a
+   * base directory). */
+  mcp_config_parse_opts o = {.dialect = (mcp_config_dialect)(data[0] % MCP_CONFIG_DIALECTS),
+                             .getenv = fuzz_getenv,
+                             .base_dir = (data[0] / MCP_CONFIG_DIALECTS) % 2 ? "/fuzz" : NULL};
   const char *text = (const char *)data + 1;
   size_t len = size - 1;
 
@@ -44,6 +54,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       if (d->type != MCP_SERVER_STDIO && (!d->url || d->argv)) abort();
       for (size_t k = 0; k < d->nheaders; k++)
         if (d->headers[k].value[0] != '!' && strpbrk(d->headers[k].value, "\r\n")) abort();
+      /* No input has a value here, so no reference may be sent as text. */
+      if (o.dialect == MCP_CONFIG_VSCODE) {
+        for (size_t k = 0; k < d->nheaders; k++)
+          if (has_input_ref(d->headers[k].value)) abort();
+        for (size_t k = 0; k < d->argc; k++)
+          if (has_input_ref(d->argv[k])) abort();
+        if (d->url && has_input_ref(d->url)) abort();
+      }
+      if (d->display_name && mcp__config_name_is_valid(d->display_name)) abort();
+      if (o.base_dir && d->type == MCP_SERVER_STDIO && (!d->cwd || d->cwd[0] != '/')) abort();
       mcp_client_options *co = NULL;
       if (mcp__config_client_options(d, &co, NULL) == MCP_OK && !co) abort();
       mcp_client_options_free(co);

@@ -23,7 +23,10 @@
  *   { "mcpServers": { "<name>": { ...server... } },
  *     "disabledServers": ["<name>", ...] }
  *
- * Names match [A-Za-z0-9_.:-]{1,100}.  Server fields:
+ * Names match [A-Za-z0-9_.:-]{1,100}; another name is folded into one
+ * (runs of other bytes become "_", trimmed; "server" when nothing is left;
+ * "-2", "-3"... against collisions, in file order) and kept as the
+ * definition's display_name.  Server fields:
  *   type        "stdio" (default), "http" (Streamable HTTP) or "sse"
  *               (legacy HTTP+SSE).  Without "type", an entry that has "url"
  *               and no "command" is "http".
@@ -44,6 +47,7 @@
  *   timeout     ms, a non-negative integer; 0 means no timeout.  Absent: the
  *               host's default.
  *   enabled     boolean, default true; false hides the entry.
+ *   disabled    boolean, default false; true hides the entry.
  *   http2       http/sse: "auto" (default: ALPN over TLS, HTTP/1.1 on
  *               cleartext), "prior-knowledge" (HTTP/2 without negotiation,
  *               h2c on cleartext) or "off" (HTTP/1.1 only).
@@ -60,10 +64,17 @@
  *
  * In mcpconn's own files an unknown field, a field of the other transport,
  * or both "command" and "url" is an error.  In other clients' files
- * ("foreign" files) unknown and other-transport fields are ignored, and a
+ * ("foreign" files) unknown fields are skipped with a debug note and
+ * other-transport fields are ignored, and a
  * few aliases are read: "httpUrl" and "serverUrl" mean "url" with type http,
  * type "streamable-http" or "streamableHttp" means "http", and in Gemini's
  * settings a "url" without a type means "sse".
+ *
+ * Variables are expanded in the dialect's syntax (mcp_config_dialect); a
+ * reference that cannot be resolved makes the entry invalid with a warning
+ * naming the file, the server and the field: it is never passed on as text.
+ * With a base_dir (a project file), a stdio server without "cwd" runs
+ * there and relative "cwd" and TLS paths are taken from there.
  *
  * An invalid entry is left out with a warning, but it still claims its name:
  * a lower-priority definition of that name is not used instead.  A file that
@@ -114,8 +125,11 @@ typedef struct mcp_config_kv {
  */
 typedef struct mcp_server_def {
   char *name;
+  /* The name as the file wrote it when that was not a valid server name
+   * and |name| is its folded form; NULL otherwise. */
+  char *display_name;
   mcp_server_type type;
-  bool enabled; /* false: hidden ("enabled": false) */
+  bool enabled; /* false: hidden ("enabled": false or "disabled": true) */
   bool foreign; /* from another client's file: `!` values stay literal */
   bool project; /* from a project-level file the user trusted (discovery);
                     stdio servers then default to envInherit "default" */
@@ -195,20 +209,46 @@ typedef const char *(*mcp_config_getenv_fn)(void *user, const char *name);
 
 /* Which client wrote a file, and so how strictly it is read. */
 typedef enum mcp_config_dialect {
-  MCP_CONFIG_NATIVE = 0,  /* mcpconn's own: "mcpServers", strict */
-  MCP_CONFIG_FOREIGN = 1, /* Claude Code, Cursor, Windsurf: "mcpServers" */
-  MCP_CONFIG_VSCODE = 2,  /* VS Code: "servers" */
-  MCP_CONFIG_GEMINI = 3   /* Gemini CLI: "mcpServers", "url" means sse */
+  MCP_CONFIG_NATIVE = 0,         /* mcpconn's own: "mcpServers", strict */
+  MCP_CONFIG_FOREIGN = 1,        /* Claude Code: "mcpServers", ${VAR} */
+  MCP_CONFIG_VSCODE = 2,         /* VS Code: "servers", ${env:VAR}, ${input:id} */
+  MCP_CONFIG_GEMINI = 3,         /* Gemini CLI: "mcpServers", $VAR, "url" means sse */
+  MCP_CONFIG_CURSOR = 4,         /* Cursor: "mcpServers", ${env:VAR}, ${userHome} */
+  MCP_CONFIG_WINDSURF = 5,       /* Windsurf: "mcpServers", ${env:VAR} */
+  MCP_CONFIG_CLAUDE_DESKTOP = 6, /* Claude Desktop: "mcpServers", no variables */
+  MCP_CONFIG_CLINE = 7,          /* Cline: "mcpServers", no variables, timeout in s */
+  MCP_CONFIG_ZED = 8,            /* Zed: "context_servers", no variables */
+  MCP_CONFIG_OPENCODE = 9,       /* OpenCode: "mcp", {env:VAR}, command arrays */
+  MCP_CONFIG_CODEX = 10          /* Codex: config.toml (a TOML subset), "mcp_servers" */
 } mcp_config_dialect;
+
+/* How many dialects there are (for fuzzing and tables). */
+#define MCP_CONFIG_DIALECTS 11
 
 typedef struct mcp_config_parse_opts {
   mcp_config_dialect dialect;
   mcp_config_getenv_fn getenv; /* NULL: getenv(3) */
   void *getenv_user;
+  /* ${input:id} values (VS Code); NULL: none, so such a reference makes
+   * its server unusable. */
+  mcp_config_getenv_fn input;
+  void *input_user;
+  /* The workspace folder (${workspaceFolder}) and the base of relative
+   * paths: a project file's project root.  When set, a stdio server
+   * without "cwd" runs there and a relative "cwd" or TLS path is taken
+   * from there.  NULL: no workspace; relative paths are left as written. */
+  const char *base_dir;
+  /* ${userHome}; NULL: $HOME through |getenv|. */
+  const char *home;
+  /* ${workspaceFolder} when |base_dir| is NULL (a user-level file read for
+   * a project); NULL: none. */
+  const char *workspace;
 } mcp_config_parse_opts;
 
 /*
- * mcp__config_expand() expands ${VAR} and ${VAR:-default} in |in|.
+ * mcp__config_expand() expands ${VAR} and ${VAR:-default} in |in|, in
+ * mcpconn's own syntax (parsing a file also applies each client's syntax and
+ * refuses what stays unresolved; this function leaves it literal).
  *  - VAR is [A-Za-z_][A-Za-z0-9_]*.  ${VAR} is the variable's value when it
  *    is set (even empty), else it stays literally "${VAR}".
  *  - ${VAR:-default} is the value when set and non-empty, else |default|,

@@ -41,6 +41,11 @@ typedef struct mcp_parse_ctx {
   mcp_config_dialect dialect;
   mcp_config_getenv_fn lookup;
   void *user;
+  mcp_config_getenv_fn input; /* ${input:id}, or NULL */
+  void *input_user;
+  const char *base_dir;  /* project root, or NULL */
+  const char *home;      /* ${userHome}, or NULL: $HOME */
+  const char *workspace; /* ${workspaceFolder}, or NULL */
   mcp_diag_list *diags;
 } mcp_parse_ctx;
 
@@ -81,6 +86,27 @@ void mcp__config_ctx_init(mcp_parse_ctx *c, mcp_diag_list *dl, const char *sourc
                           const mcp_config_parse_opts *o);
 /* A JSON string without NUL bytes, or NULL. */
 const char *mcp__config_plain_string(json_object *o);
+/*
+ * |entry| of a |d| file in the shape mcpconn reads ("command" a string with
+ * "args", "env", "type" stdio/http/sse, "timeout" in ms): OpenCode's
+ * "local"/"remote" with a command array and "environment", Zed's command
+ * object {path, args, env}, Cline's timeout in seconds.  A new reference
+ * (json_object_put() it), |entry| itself with a new reference when nothing
+ * changes, or NULL when out of memory.  Pure, no diagnostics.
+ */
+json_object *mcp__config_normalize(mcp_config_dialect d, json_object *entry);
+/*
+ * The dialect an explicit (--config) file is written in, from its parsed
+ * |root|: "servers" is VS Code's, "context_servers" Zed's, "mcp" with
+ * OpenCode's entries OpenCode's; in "mcpServers", fields only one client
+ * writes pick it (autoApprove, alwaysAllow: Cline; serverUrl, disabledTools:
+ * Windsurf; httpUrl, includeTools, excludeTools, trust: Gemini;
+ * headersHelper: Claude Code); anything else is mcpconn's own, read
+ * strictly.  A path ending in ".toml" is Codex's (decided before parsing).
+ */
+mcp_config_dialect mcp__config_detect(json_object *root);
+/* The client a dialect belongs to, for messages ("VS Code", ...). */
+const char *mcp__config_dialect_name(mcp_config_dialect d);
 /* The key of the server map in |d|'s files: "servers" or "mcpServers". */
 const char *mcp__config_servers_key(mcp_config_dialect d);
 /* "stdio", "http" or "sse". */

@@ -65,6 +65,7 @@ typedef struct discovery {
   size_t nuntrusted;
   size_t capuntrusted;
   char *trust_error;
+  const char *workspace; /* the project root of cwd (a dirs[] entry) */
 } discovery;
 
 static bool grow(void **v, size_t *cap, size_t need, size_t size) {
@@ -184,13 +185,27 @@ static int note_file(discovery *dc, const char *path) {
 }
 
 /*
- * Reads |path| in |dialect| and merges it.  With |claude_projects|, it
+ * Reads |path| in |dialect| and merges it; with |detect| (an explicit
+ * file), in the dialect its name or shape shows (mcp__config_detect()).
+ * With |claude_projects|, it
  * merges ~/.claude.json's projects[dir] entry for the nearest project
  * directory instead of the top-level map.  With |text|, those |len| bytes
  * are |path|'s content, already read.
  */
+static int load_and_merge_as(discovery *dc, const char *path, mcp_config_dialect dialect,
+                             bool quiet_missing, bool claude_projects, const char *text, size_t len,
+                             const char *base_dir, bool detect);
+
 static int load_and_merge(discovery *dc, const char *path, mcp_config_dialect dialect,
-                          bool quiet_missing, bool claude_projects, const char *text, size_t len) {
+                          bool quiet_missing, bool claude_projects, const char *text, size_t len,
+                          const char *base_dir) {
+  return load_and_merge_as(dc, path, dialect, quiet_missing, claude_projects, text, len, base_dir,
+                           false);
+}
+
+static int load_and_merge_as(discovery *dc, const char *path, mcp_config_dialect dialect,
+                             bool quiet_missing, bool claude_projects, const char *text, size_t len,
+                             const char *base_dir, bool detect) {
   mcp_parse_ctx c;
   mcp_config_parse_opts po;
   json_object *root = NULL;
@@ -202,14 +217,31 @@ static int load_and_merge(discovery *dc, const char *path, mcp_config_dialect di
   po.dialect = dialect;
   po.getenv = dc->lookup;
   po.getenv_user = dc->user;
+  po.input = dc->o->input;
+  po.input_user = dc->o->input_user;
+  po.base_dir = base_dir;
+  po.home = dc->user_home;
+  po.workspace = dc->workspace;
   mcp__config_ctx_init(&c, &dc->diags, path, &po);
   /* A file reached twice (cwd inside home, an explicit file that is also
    * the project file) is read once, at its higher priority. */
   for (size_t i = 0; !claude_projects && i < dc->nfiles; i++)
     if (strcmp(dc->files[i], path) == 0) return CHECK_OK;
+  /* An explicit file may be in any client's format. */
+  size_t plen = strlen(path);
+  if (detect && plen > 5 && strcmp(path + plen - 5, ".toml") == 0) c.dialect = MCP_CONFIG_CODEX;
   if (text) r = mcp__config_parse_root(&c, text, len, &root);
   else r = mcp__config_load_root(&c, path, quiet_missing, &root);
   if (r != CHECK_OK || !root) goto out;
+  if (detect && c.dialect == MCP_CONFIG_NATIVE) c.dialect = mcp__config_detect(root);
+  if (detect && c.dialect != MCP_CONFIG_NATIVE) {
+    mcp__config_diag_add(c.diags, MCP_LOG_DEBUG, path, NULL, NULL, "read in %s's format",
+                         mcp__config_dialect_name(c.dialect));
+    if (c.diags->oom) {
+      r = CHECK_OOM;
+      goto out;
+    }
+  }
   if (!claude_projects && (r = note_file(dc, path)) != CHECK_OK) goto out;
   if (claude_projects) {
     json_object *projects = NULL, *proj = NULL;
@@ -233,6 +265,7 @@ static int load_and_merge(discovery *dc, const char *path, mcp_config_dialect di
       goto out;
     }
     c.source = source;
+    c.base_dir = c.workspace = dir; /* Claude Code runs them in that project */
     if ((r = note_file(dc, source)) != CHECK_OK) goto out;
     json_object *map = NULL;
     if (!json_object_object_get_ex(proj, "mcpServers", &map)) goto out;
@@ -267,13 +300,70 @@ static const import_file imports[] = {
     {MCP_IMPORT_CLAUDE, false, ".claude.json", MCP_CONFIG_FOREIGN, true},
     {MCP_IMPORT_CLAUDE, true, ".claude/mcp.json", MCP_CONFIG_FOREIGN, false},
     {MCP_IMPORT_CLAUDE, false, ".claude.json", MCP_CONFIG_FOREIGN, false},
-    {MCP_IMPORT_CURSOR, true, ".cursor/mcp.json", MCP_CONFIG_FOREIGN, false},
-    {MCP_IMPORT_CURSOR, false, ".cursor/mcp.json", MCP_CONFIG_FOREIGN, false},
+    {MCP_IMPORT_CURSOR, true, ".cursor/mcp.json", MCP_CONFIG_CURSOR, false},
+    {MCP_IMPORT_CURSOR, false, ".cursor/mcp.json", MCP_CONFIG_CURSOR, false},
     {MCP_IMPORT_VSCODE, true, ".vscode/mcp.json", MCP_CONFIG_VSCODE, false},
-    {MCP_IMPORT_WINDSURF, false, ".codeium/windsurf/mcp_config.json", MCP_CONFIG_FOREIGN, false},
+    {MCP_IMPORT_WINDSURF, false, ".codeium/windsurf/mcp_config.json", MCP_CONFIG_WINDSURF, false},
     {MCP_IMPORT_GEMINI, true, ".gemini/settings.json", MCP_CONFIG_GEMINI, false},
     {MCP_IMPORT_GEMINI, false, ".gemini/settings.json", MCP_CONFIG_GEMINI, false},
+    {MCP_IMPORT_ZED, true, ".zed/settings.json", MCP_CONFIG_ZED, false},
+    {MCP_IMPORT_ZED, false, ".config/zed/settings.json", MCP_CONFIG_ZED, false},
+    {MCP_IMPORT_OPENCODE, true, "opencode.json", MCP_CONFIG_OPENCODE, false},
+    {MCP_IMPORT_OPENCODE, true, "opencode.jsonc", MCP_CONFIG_OPENCODE, false},
+    {MCP_IMPORT_OPENCODE, false, ".config/opencode/opencode.json", MCP_CONFIG_OPENCODE, false},
+    {MCP_IMPORT_OPENCODE, false, ".config/opencode/opencode.jsonc", MCP_CONFIG_OPENCODE, false},
+    /* VS Code's user profile (Linux, then macOS). */
+    {MCP_IMPORT_VSCODE, false, ".config/Code/User/mcp.json", MCP_CONFIG_VSCODE, false},
+    {MCP_IMPORT_VSCODE, false, "Library/Application Support/Code/User/mcp.json", MCP_CONFIG_VSCODE,
+     false},
+    {MCP_IMPORT_CLAUDE_DESKTOP, false, ".config/Claude/claude_desktop_config.json",
+     MCP_CONFIG_CLAUDE_DESKTOP, false},
+    {MCP_IMPORT_CLAUDE_DESKTOP, false,
+     "Library/Application Support/Claude/claude_desktop_config.json", MCP_CONFIG_CLAUDE_DESKTOP,
+     false},
+    /* Cline: the VS Code extension's storage (Linux, macOS), then its CLI. */
+    {MCP_IMPORT_CLINE, false,
+     ".config/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json",
+     MCP_CONFIG_CLINE, false},
+    {MCP_IMPORT_CLINE, false,
+     "Library/Application Support/Code/User/globalStorage/saoudrizwan.claude-dev/settings/"
+     "cline_mcp_settings.json",
+     MCP_CONFIG_CLINE, false},
+    {MCP_IMPORT_CLINE, false, ".cline/data/settings/cline_mcp_settings.json", MCP_CONFIG_CLINE,
+     false},
+    {MCP_IMPORT_CODEX, true, ".codex/config.toml", MCP_CONFIG_CODEX, false},
+    {MCP_IMPORT_CODEX, false, ".codex/config.toml", MCP_CONFIG_CODEX, false},
 };
+
+static int load_project(discovery *dc, const char *path, mcp_config_dialect dialect,
+                        const char *user_rel);
+
+/*
+ * Reads the other clients' files of one scope, in the table's order.  The
+ * project scope is each client's project file (searched upwards from cwd)
+ * and Claude Code's per-project entry in ~/.claude.json (its "local"
+ * scope, kept in the home); the user scope is the rest.
+ */
+static int import_pass(discovery *dc, bool project_scope) {
+  for (size_t i = 0; i < sizeof(imports) / sizeof(imports[0]); i++) {
+    const import_file *im = &imports[i];
+    char *path = NULL;
+    int r = CHECK_OK;
+    if (!(dc->o->imports & im->bit) || (im->project || im->claude_projects) != project_scope)
+      continue;
+    if (im->project) {
+      if (dc->o->no_project) continue;
+      if ((r = find_upward(dc, im->rel, &path)) != CHECK_OK) return r;
+      if (path) r = load_project(dc, path, im->dialect, im->rel);
+    } else if (dc->home && !(im->claude_projects && dc->o->no_user)) {
+      if (!(path = mcp__asprintf("%s/%s", dc->home, im->rel))) return CHECK_OOM;
+      r = load_and_merge(dc, path, im->dialect, true, im->claude_projects, NULL, 0, NULL);
+    }
+    mcp__free(path);
+    if (r != CHECK_OK) return r;
+  }
+  return CHECK_OK;
+}
 
 static void discovery_clear(discovery *dc) {
   mcp__config_diags_free(dc->diags.v, dc->diags.n);
@@ -579,15 +669,27 @@ static bool add_commands(json_object *o, const char *field, json_object *cmds) {
 static int project_summary(json_object *map, mcp_config_dialect dialect, char **out) {
   static const char *const url_keys[] = {"url", "httpUrl", "serverUrl"};
   *out = NULL;
-  json_object *arr = json_object_new_array();
-  if (!arr) return CHECK_OOM;
-  json_object_object_foreach(map, name, val) {
+  json_object *arr = json_object_new_array(), *keep = json_object_new_array();
+  if (!arr || !keep) {
+    json_object_put(arr);
+    json_object_put(keep);
+    return CHECK_OOM;
+  }
+  json_object_object_foreach(map, name, raw) {
     json_object *s = json_object_new_object();
     if (!s || json_object_array_add(arr, s) != 0) {
       json_object_put(s);
       goto oom;
     }
     if (json_object_object_add(s, "name", json_object_new_string(name))) goto oom;
+    /* In the shape mcpconn reads (OpenCode's command arrays, Zed's command
+     * objects), so the host sees the program that would run. */
+    json_object *val = mcp__config_normalize(dialect, raw);
+    if (!val) goto oom;
+    if (json_object_array_add(keep, val)) {
+      json_object_put(val);
+      goto oom;
+    }
     if (!json_object_is_type(val, json_type_object)) continue;
     const char *type = str_member(val, "type");
     const char *cmd = str_member(val, "command");
@@ -630,9 +732,11 @@ static int project_summary(json_object *map, mcp_config_dialect dialect, char **
                                                              JSON_C_TO_STRING_NOSLASHESCAPE);
   if (!text || !(*out = mcp__strdup(text))) goto oom;
   json_object_put(arr);
+  json_object_put(keep);
   return CHECK_OK;
 oom:
   json_object_put(arr);
+  json_object_put(keep);
   return CHECK_OOM;
 }
 
@@ -763,7 +867,8 @@ static int load_project(discovery *dc, const char *path, mcp_config_dialect dial
     bool same = strcmp(u, path) == 0;
     mcp__free(u);
     if (same)
-      return dc->o->no_user ? CHECK_OK : load_and_merge(dc, path, dialect, true, false, NULL, 0);
+      return dc->o->no_user ? CHECK_OK
+                            : load_and_merge(dc, path, dialect, true, false, NULL, 0, NULL);
   }
   for (size_t i = 0; i < dc->nfiles; i++)
     if (strcmp(dc->files[i], path) == 0) return CHECK_OK;
@@ -778,8 +883,22 @@ static int load_project(discovery *dc, const char *path, mcp_config_dialect dial
   }
   bool use = false;
   size_t first = dc->nclaims;
+  /* The project root: the directory that holds |rel| (".mcp.json",
+   * ".cursor/mcp.json", ...). */
+  const char *rel = user_rel ? user_rel : ".mcp.json";
+  size_t plen = strlen(path), rlen = strlen(rel);
+  char *root = plen > rlen ? mcp__strndup(path, plen - rlen - 1) : NULL;
+  if (root && !*root) {
+    mcp__free(root);
+    root = mcp__strdup("/");
+  }
+  if (!root) {
+    mcp__free(text);
+    return CHECK_OOM;
+  }
   r = decide_trust(dc, path, dialect, text, len, &use);
-  if (r == CHECK_OK && use) r = load_and_merge(dc, path, dialect, true, false, text, len);
+  if (r == CHECK_OK && use) r = load_and_merge(dc, path, dialect, true, false, text, len, root);
+  mcp__free(root);
   for (size_t i = first; r == CHECK_OK && i < dc->nclaims; i++)
     if (dc->claims[i].def) dc->claims[i].def->project = true;
   mcp__free(text);
@@ -875,6 +994,10 @@ mcp_status mcp__config_discover(const mcp_discovery_opts *o, mcp_config_set **ou
     goto out;
   }
   if ((r = list_dirs(&dc, cwd)) != CHECK_OK) goto out;
+  /* The workspace of user-level files: the directory with ".git", else
+   * cwd. */
+  dc.workspace = strcmp(dc.dirs[dc.ndirs - 1], "/") != 0 || dc.ndirs == 1 ? dc.dirs[dc.ndirs - 1]
+                                                                          : dc.dirs[0];
   if ((r = find_home(&dc)) != CHECK_OK) goto out;
   if (dc.home && !(dc.user_home = mcp__strdup(dc.home))) {
     r = CHECK_OOM;
@@ -887,17 +1010,19 @@ mcp_status mcp__config_discover(const mcp_discovery_opts *o, mcp_config_set **ou
   /* 1. Explicit files. */
   for (size_t i = 0; i < dc.o->nfiles; i++) {
     if (!dc.o->files[i]) continue;
-    r = load_and_merge(&dc, dc.o->files[i], MCP_CONFIG_NATIVE, false, false, NULL, 0);
+    r = load_and_merge_as(&dc, dc.o->files[i], MCP_CONFIG_NATIVE, false, false, NULL, 0, NULL,
+                          true);
     if (r != CHECK_OK) goto out;
   }
-  /* 2. Project. */
+  /* 2. Project scope: ours, then the other clients'. */
   if (!dc.o->no_project) {
     if ((r = find_upward(&dc, ".mcp.json", &path)) != CHECK_OK) goto out;
     if (path && (r = load_project(&dc, path, MCP_CONFIG_NATIVE, NULL))) goto out;
     mcp__free(path);
     path = NULL;
   }
-  /* 3. User. */
+  if ((r = import_pass(&dc, true)) != CHECK_OK) goto out;
+  /* 3. User scope: ours, then the other clients'. */
   const char *xdg = dc.o->xdg_config_home;
   if (dc.o->no_user) {
     /* Nothing under home: the user file and user-level imports go. */
@@ -913,33 +1038,11 @@ mcp_status mcp__config_discover(const mcp_discovery_opts *o, mcp_config_set **ou
       r = CHECK_OOM;
       goto out;
     }
-    if ((r = load_and_merge(&dc, path, MCP_CONFIG_NATIVE, true, false, NULL, 0))) goto out;
+    if ((r = load_and_merge(&dc, path, MCP_CONFIG_NATIVE, true, false, NULL, 0, NULL))) goto out;
   }
   mcp__free(path);
   path = NULL;
-  /* 4. Other clients' files. */
-  for (size_t i = 0; i < sizeof(imports) / sizeof(imports[0]); i++) {
-    const import_file *im = &imports[i];
-    if (!(dc.o->imports & im->bit)) continue;
-    if (im->project) {
-      if (dc.o->no_project) continue;
-      if ((r = find_upward(&dc, im->rel, &path)) != CHECK_OK) goto out;
-      if (path && (r = load_project(&dc, path, im->dialect, im->rel))) goto out;
-      mcp__free(path);
-      path = NULL;
-      continue;
-    } else if (dc.home) {
-      path = mcp__asprintf("%s/%s", dc.home, im->rel);
-      if (!path) {
-        r = CHECK_OOM;
-        goto out;
-      }
-    }
-    if (path && (r = load_and_merge(&dc, path, im->dialect, true, im->claude_projects, NULL, 0)))
-      goto out;
-    mcp__free(path);
-    path = NULL;
-  }
+  if ((r = import_pass(&dc, false)) != CHECK_OK) goto out;
   st = finish(&dc, out);
 out:
   if (r == CHECK_OOM) st = mcp__error_set(err, MCP_ENOMEM, "out of memory");

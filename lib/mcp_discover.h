@@ -34,27 +34,40 @@ typedef struct mcp_discovery_opts {
    * mcp_project_trust_fn); NULL: such files are left out with a warning. */
   mcp_project_trust_fn trust;
   void *trust_user;
+  /* ${input:id} values for VS Code files; NULL: none (such a server is
+   * left out with a warning). */
+  mcp_config_getenv_fn input;
+  void *input_user;
 } mcp_discovery_opts;
 
 /*
  * mcp__config_discover() reads every config file in priority order and
  * merges them.  The first definition of a name wins; later ones are ignored
- * with a debug note.  Order:
+ * with a debug note.  Order, project scope before user scope:
  *   1. the explicit files, in the order given (native dialect);
  *   2. project: the nearest ".mcp.json" from cwd upwards, stopping after the
  *      first directory that holds ".git" (native);
- *   3. user: $XDG_CONFIG_HOME/mcpconn/mcp.json, else
- *      ~/.config/mcpconn/mcp.json (native);
- *   4. imports, when their bit is set, each client's project file before its
- *      user file (project files are searched upwards like ".mcp.json"):
+ *   3. the imports' project scope, when their bit is set, in this order:
  *      Claude Code: ~/.claude.json "projects"[dir]."mcpServers" for the
  *        nearest dir from cwd upwards (this lives in the user's home, so it
- *        is not project-level), then .claude/mcp.json, then ~/.claude.json
- *        "mcpServers";
- *      Cursor: .cursor/mcp.json, ~/.cursor/mcp.json;
- *      VS Code: .vscode/mcp.json (key "servers");
- *      Windsurf: ~/.codeium/windsurf/mcp_config.json;
- *      Gemini CLI: .gemini/settings.json, ~/.gemini/settings.json.
+ *        needs no trust), then .claude/mcp.json;
+ *      Cursor: .cursor/mcp.json; VS Code: .vscode/mcp.json (key "servers");
+ *      Gemini CLI: .gemini/settings.json; Zed: .zed/settings.json;
+ *      OpenCode: opencode.json, opencode.jsonc; Codex: .codex/config.toml
+ *      (project files are searched upwards like ".mcp.json");
+ *   4. user: $XDG_CONFIG_HOME/mcpconn/mcp.json, else
+ *      ~/.config/mcpconn/mcp.json (native);
+ *   5. the imports' user scope: ~/.claude.json "mcpServers",
+ *      ~/.cursor/mcp.json, ~/.codeium/windsurf/mcp_config.json,
+ *      ~/.gemini/settings.json, ~/.config/zed/settings.json,
+ *      ~/.config/opencode/opencode.json[c], VS Code's user mcp.json, Claude
+ *      Desktop's claude_desktop_config.json, Cline's
+ *      cline_mcp_settings.json (Linux paths, then the macOS ones under
+ *      ~/Library/Application Support), Codex's ~/.codex/config.toml.
+ * Project files are parsed with their project root (the directory holding
+ * ".mcp.json" or the client's directory) as base_dir, user files with the
+ * project root of cwd (the directory with ".git", else cwd) as workspace;
+ * ${input:id} values come from |o->input|.
  * Project-level files (2., and the project files of 4.: those found
  * upwards from cwd, unless the same path is that client's user file) are
  * trusted only when the trust store ($XDG_CONFIG_HOME/mcpconn/

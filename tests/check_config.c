@@ -7,6 +7,7 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -24,6 +25,7 @@
 #include "mcp_era.h"
 #include "mcp_secret.h"
 #include "mcp_server_options.h"
+#include "mcp_toml.h"
 
 #define SRC "/home/u/.mcp.json"
 
@@ -104,7 +106,7 @@ static void mkdirs(const char *rel) {
 }
 
 static mcp_config_set *parse_as(const char *text, mcp_config_dialect d) {
-  mcp_config_parse_opts o = {d, table_getenv, NULL};
+  mcp_config_parse_opts o = {.dialect = d, .getenv = table_getenv};
   mcp_config_set *set = NULL;
   ck_assert_int_eq(mcp__config_parse_text(text, strlen(text), SRC, &o, &set), MCP_OK);
   ck_assert_ptr_nonnull(set);
@@ -273,11 +275,15 @@ START_TEST(test_names) {
            "\"\": {\"command\": \"x\"}}}",
            longname);
   mcp_config_set *set = parse(text);
-  ck_assert_uint_eq(set->ndefs, 1);
-  ck_assert_str_eq(set->defs[0]->name, "A-z_0.9:x");
-  ck_assert_uint_eq(count_level(set, MCP_LOG_WARN), 3);
-  ck_assert_ptr_nonnull(find_diag(set, MCP_LOG_WARN, "bad name", "invalid server name"));
-  ck_assert_ptr_nonnull(find_diag(set, MCP_LOG_WARN, longname, "invalid server name"));
+  /* Invalid names are folded into valid ones, never fatal; the file's name
+   * is kept for display. */
+  ck_assert_uint_eq(set->ndefs, 4);
+  ck_assert_uint_eq(count_level(set, MCP_LOG_WARN), 0);
+  ck_assert_ptr_null(must_find(set, "A-z_0.9:x")->display_name);
+  ck_assert_str_eq(must_find(set, "bad_name")->display_name, "bad name");
+  ck_assert_str_eq(must_find(set, "server")->display_name, "");
+  ck_assert_ptr_nonnull(find_diag(set, MCP_LOG_DEBUG, "bad_name", "used as"));
+  for (size_t i = 0; i < set->ndefs; i++) ck_assert(mcp__config_name_is_valid(set->defs[i]->name));
   mcp__config_free(set);
 
   longname[100] = '\0';
@@ -477,7 +483,9 @@ START_TEST(test_foreign_dialects) {
   ck_assert_int_eq(must_find(set, "f")->type, MCP_SERVER_STDIO);
   ck_assert_ptr_nonnull(find_diag(set, MCP_LOG_WARN, "g", "both"));
   ck_assert_ptr_nonnull(find_diag(set, MCP_LOG_WARN, "h", "unknown type"));
-  ck_assert_uint_eq(set->ndiags, 2);
+  ck_assert_uint_eq(count_level(set, MCP_LOG_WARN), 2);
+  /* Unknown fields are debug notes, never warnings. */
+  ck_assert_ptr_nonnull(find_diag(set, MCP_LOG_DEBUG, "a", "\"alwaysAllow\" is not read"));
   mcp__config_free(set);
 
   set = parse_as("{\"mcpServers\": {\"s\": {\"url\": \"https://h/sse\"}, "
@@ -487,12 +495,20 @@ START_TEST(test_foreign_dialects) {
   ck_assert_int_eq(must_find(set, "h")->type, MCP_SERVER_HTTP);
   mcp__config_free(set);
 
+  /* An ${input:...} without a value is never sent as text: the server is
+   * left out with a warning naming file, server, field and input. */
   set = parse_as("{\"inputs\": [], \"servers\": {\"v\": {\"type\": \"http\", "
-                 "\"url\": \"https://v\", \"headers\": {\"A\": \"${input:x}\"}"
-                 "}}, \"mcpServers\": {\"ignored\": {\"command\": \"x\"}}}",
+                 "\"url\": \"https://v\", \"headers\": {\"A\": \"Bearer ${input:api-key}\"}"
+                 "}, \"w\": {\"type\": \"http\", \"url\": \"https://w\"}}, "
+                 "\"mcpServers\": {\"ignored\": {\"command\": \"x\"}}}",
                  MCP_CONFIG_VSCODE);
   ck_assert_uint_eq(set->ndefs, 1);
-  ck_assert_str_eq(header_of(must_find(set, "v"), "A"), "${input:x}");
+  ck_assert_ptr_null(mcp__config_find(set, "v"));
+  const mcp_config_diag *dg = find_diag(set, MCP_LOG_WARN, "v", "${input:api-key}");
+  ck_assert_ptr_nonnull(dg);
+  ck_assert_str_eq(dg->field, "headers");
+  ck_assert_str_eq(dg->source, SRC);
+  ck_assert_ptr_nonnull(strstr(dg->message, "no value for input \"api-key\""));
   mcp__config_free(set);
 }
 END_TEST
@@ -959,8 +975,15 @@ START_TEST(test_discovery_precedence) {
   ck_assert_uint_ge(set->nfiles, 4);
   ck_assert_str_eq(set->files[0], files[0]);
   ck_assert_str_eq(set->files[1], tpath("proj/.mcp.json"));
-  ck_assert_str_eq(set->files[2], tpath("xdg/mcpconn/mcp.json"));
-  ck_assert_str_eq(set->files[3], want);
+  /* Project scope (ours, then the clients') before user scope. */
+  ck_assert_str_eq(set->files[2], want);
+  size_t xdg_at = 0, cursor_proj_at = 0;
+  for (size_t i = 0; i < set->nfiles; i++) {
+    if (strcmp(set->files[i], tpath("xdg/mcpconn/mcp.json")) == 0) xdg_at = i;
+    if (strcmp(set->files[i], tpath("proj/.gemini/settings.json")) == 0) cursor_proj_at = i;
+  }
+  ck_assert_uint_gt(xdg_at, cursor_proj_at);
+  ck_assert_uint_gt(cursor_proj_at, 2);
   mcp__config_free(set);
 
   /* Without imports only our own files count. */
@@ -1187,7 +1210,8 @@ END_TEST
 static char *hash_of(const char *server_json, const char *const *env) {
   char text[2048];
   snprintf(text, sizeof(text), "{\"mcpServers\": {\"s\": %s}}", server_json);
-  mcp_config_parse_opts o = {MCP_CONFIG_NATIVE, table_getenv, (void *)env};
+  mcp_config_parse_opts o = {
+      .dialect = MCP_CONFIG_NATIVE, .getenv = table_getenv, .getenv_user = (void *)env};
   mcp_config_set *set = NULL;
   ck_assert_int_eq(mcp__config_parse_text(text, strlen(text), SRC, &o, &set), MCP_OK);
   if (set->ndiags) dump_diags(set);
@@ -1443,7 +1467,7 @@ START_TEST(test_alloc_failures) {
   mcp_discovery_opts o;
   base_opts(&o, files, 1);
   o.imports = MCP_IMPORT_ALL;
-  const char *text = "{\"mcpServers\": {\"a\": {\"command\": \"${A}\", \"args\": [\"x\"], "
+  const char *text = "{\"mcpServers\": {\"a\": {\"command\": \"${A:-a}\", \"args\": [\"x\"], "
                      "\"env\": {\"K\": \"v\"}}, \"b\": {\"url\": \"https://h\", \"headers\": "
                      "{\"H\": \"v\"}}, \"bad\": {\"x\": 1}}, \"disabledServers\": [\"z\"]}";
   bool parsed = false, found = false;
@@ -1504,6 +1528,549 @@ START_TEST(test_parse_mutations) {
 }
 END_TEST
 
+/* ---- other clients' files as those clients read them ------------------------- */
+
+static const char *input_lookup(void *user, const char *id) {
+  (void)user;
+  return strcmp(id, "api-key") == 0 ? "k3y" : NULL;
+}
+
+/* One string in "args" of a stdio entry, in |d|'s dialect: its expansion,
+ * or NULL when the entry is left out (then with a warning naming the field). */
+static char *expand_in(mcp_config_dialect d, const char *value) {
+  char text[512];
+  snprintf(text, sizeof(text), "{\"%s\": {\"s\": {\"command\": \"x\", \"args\": [\"%s\"]}}}",
+           d == MCP_CONFIG_VSCODE ? "servers" : "mcpServers", value);
+  mcp_config_parse_opts o = {.dialect = d,
+                             .getenv = table_getenv,
+                             .input = input_lookup,
+                             .home = "/home/h",
+                             .workspace = "/w/proj"};
+  mcp_config_set *set = NULL;
+  ck_assert_int_eq(mcp__config_parse_text(text, strlen(text), SRC, &o, &set), MCP_OK);
+  const mcp_server_def *s = mcp__config_find(set, "s");
+  char *out = s ? strdup(s->argv[1]) : NULL;
+  if (!s) {
+    const mcp_config_diag *dg = find_diag(set, MCP_LOG_WARN, "s", "cannot be resolved");
+    if (!dg) dump_diags(set);
+    ck_assert_ptr_nonnull(dg);
+    ck_assert_str_eq(dg->field, "args");
+  }
+  mcp__config_free(set);
+  return out;
+}
+
+START_TEST(test_variables_per_client) {
+  static const struct {
+    mcp_config_dialect d;
+    const char *in, *out; /* out NULL: the server is not usable */
+  } cases[] = {
+      /* mcpconn: ${VAR}, ${VAR:-default}, $${ escapes */
+      {MCP_CONFIG_NATIVE, "${A}/${UNSET:-d}", "1/d"},
+      {MCP_CONFIG_NATIVE, "$${A} $A ${1}", "${A} $A ${1}"},
+      {MCP_CONFIG_NATIVE, "${UNSET}", NULL},
+      /* Claude Code: ${VAR} and ${VAR:-default} (code.claude.com/docs/en/mcp) */
+      {MCP_CONFIG_FOREIGN, "${A}-${UNSET:-x}", "1-x"},
+      {MCP_CONFIG_FOREIGN, "$A", "$A"},
+      {MCP_CONFIG_FOREIGN, "${UNSET}", NULL},
+      {MCP_CONFIG_FOREIGN, "${env:A}", NULL},
+      /* VS Code: ${env:}, ${input:}, predefined variables */
+      {MCP_CONFIG_VSCODE, "${env:A}:${input:api-key}", "1:k3y"},
+      {MCP_CONFIG_VSCODE, "${userHome}|${workspaceFolder}|${workspaceFolderBasename}",
+       "/home/h|/w/proj|proj"},
+      {MCP_CONFIG_VSCODE, "a${/}b${pathSeparator}c", "a/b/c"},
+      {MCP_CONFIG_VSCODE, "Bearer ${input:other}", NULL},
+      {MCP_CONFIG_VSCODE, "${env:UNSET}", NULL},
+      {MCP_CONFIG_VSCODE, "${A}", NULL},
+      {MCP_CONFIG_VSCODE, "$A and ${ not a ref}", "$A and ${ not a ref}"},
+      /* Gemini CLI: $VAR and ${VAR} */
+      {MCP_CONFIG_GEMINI, "$A-${B}", "1-2"},
+      {MCP_CONFIG_GEMINI, "$UNSET", NULL},
+      {MCP_CONFIG_GEMINI, "${UNSET}", NULL},
+      {MCP_CONFIG_GEMINI, "cost: 5$", "cost: 5$"},
+      /* Cursor: ${env:}, ${userHome}, ${workspaceFolder} */
+      {MCP_CONFIG_CURSOR, "${env:TOKEN}@${userHome}", "t0k@/home/h"},
+      {MCP_CONFIG_CURSOR, "${input:api-key}", NULL},
+      /* Windsurf: ${env:} */
+      {MCP_CONFIG_WINDSURF, "${env:TOKEN}", "t0k"},
+      {MCP_CONFIG_WINDSURF, "${file:/etc/key}", NULL},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    char *got = expand_in(cases[i].d, cases[i].in);
+    ck_assert_msg((got == NULL) == (cases[i].out == NULL) &&
+                      (!got || strcmp(got, cases[i].out) == 0),
+                  "case %zu (%d) '%s': got '%s', want '%s'", i, cases[i].d, cases[i].in,
+                  got ? got : "(unusable)", cases[i].out ? cases[i].out : "(unusable)");
+    free(got);
+  }
+  /* Every string field is covered, not only args: a header, env, the url. */
+  mcp_config_set *set = parse_as(
+      "{\"servers\": {\"h\": {\"type\": \"http\", \"url\": \"https://x/${input:nope}\"},"
+      " \"e\": {\"command\": \"x\", \"env\": {\"K\": \"${env:UNSET}\"}}}}",
+      MCP_CONFIG_VSCODE);
+  ck_assert_uint_eq(set->ndefs, 0);
+  ck_assert_str_eq(find_diag(set, MCP_LOG_WARN, "h", "${input:nope}")->field, "url");
+  const mcp_config_diag *dg = find_diag(set, MCP_LOG_WARN, "e", "${env:UNSET}");
+  ck_assert_str_eq(dg->field, "env");
+  ck_assert_ptr_nonnull(strstr(dg->message, "(K)"));
+  mcp__config_free(set);
+}
+END_TEST
+
+START_TEST(test_disabled_and_unknown_fields) {
+  /* "disabled": true and "enabled": false hide an entry, in every dialect;
+   * a --config file (native) accepts "disabled" too. */
+  for (int d = 0; d < MCP_CONFIG_DIALECTS; d++) {
+    if (d == MCP_CONFIG_CODEX) continue; /* TOML: test_toml_reader */
+    char text[512];
+    snprintf(text, sizeof(text),
+             "{\"%s\": {\"off\": {\"command\": \"x\", \"disabled\": true}, "
+             "\"on\": {\"command\": \"x\", \"disabled\": false}, "
+             "\"no\": {\"command\": \"x\", \"enabled\": false}}}",
+             d == MCP_CONFIG_VSCODE     ? "servers"
+             : d == MCP_CONFIG_ZED      ? "context_servers"
+             : d == MCP_CONFIG_OPENCODE ? "mcp"
+                                        : "mcpServers");
+    mcp_config_set *set = parse_as(text, (mcp_config_dialect)d);
+    ck_assert_uint_eq(count_level(set, MCP_LOG_WARN), 0);
+    ck_assert(!must_find(set, "off")->enabled);
+    ck_assert(must_find(set, "on")->enabled);
+    ck_assert(!must_find(set, "no")->enabled);
+    mcp__config_free(set);
+  }
+  /* Claude Code's own fields do not cost the entry: headersHelper and
+   * oauth.callbackPort are skipped with debug notes. */
+  mcp_config_set *set = parse_as(
+      "{\"mcpServers\": {\"c\": {\"type\": \"http\", \"url\": \"https://h/mcp\", "
+      "\"headersHelper\": \"/bin/get-headers\", "
+      "\"oauth\": {\"clientId\": \"id\", \"callbackPort\": 8080}}}}",
+      MCP_CONFIG_FOREIGN);
+  ck_assert_uint_eq(count_level(set, MCP_LOG_WARN), 0);
+  ck_assert_str_eq(must_find(set, "c")->oauth->client_id, "id");
+  ck_assert_ptr_nonnull(find_diag(set, MCP_LOG_DEBUG, "c", "headersHelper"));
+  ck_assert_ptr_nonnull(find_diag(set, MCP_LOG_DEBUG, "c", "callbackPort"));
+  mcp__config_free(set);
+  /* ...but in mcpconn's own file an unknown field is still an error. */
+  set = parse("{\"mcpServers\": {\"c\": {\"command\": \"x\", \"alwaysAllow\": []}}}");
+  ck_assert_ptr_nonnull(find_diag(set, MCP_LOG_WARN, "c", "unknown field"));
+  mcp__config_free(set);
+}
+END_TEST
+
+START_TEST(test_name_folding) {
+  /* Names other clients allow are folded; collisions get -2, -3 in file
+   * order, and never take a name the file uses as written. */
+  mcp_config_set *set = parse_as("{\"mcpServers\": {"
+                                 "\"My Server\": {\"command\": \"a\"},"
+                                 "\"@scope/name\": {\"command\": \"b\"},"
+                                 "\"My/Server\": {\"command\": \"c\"},"
+                                 "\"My_Server-2\": {\"command\": \"d\"},"
+                                 "\"io.github.x/y\": {\"command\": \"e\"},"
+                                 "\"\\u30b5\\u30fc\\u30d0\": {\"command\": \"f\"}}}",
+                                 MCP_CONFIG_FOREIGN);
+  ck_assert_uint_eq(set->ndefs, 6);
+  ck_assert_str_eq(cmd_of(set, "My_Server"), "a");
+  ck_assert_str_eq(must_find(set, "My_Server")->display_name, "My Server");
+  ck_assert_str_eq(cmd_of(set, "scope_name"), "b");
+  ck_assert_str_eq(cmd_of(set, "My_Server-3"), "c");
+  ck_assert_str_eq(cmd_of(set, "My_Server-2"), "d");
+  ck_assert_ptr_null(must_find(set, "My_Server-2")->display_name);
+  ck_assert_str_eq(cmd_of(set, "io.github.x_y"), "e");
+  ck_assert_str_eq(cmd_of(set, "server"), "f");
+  /* The display name never enters the hash: a rename is the same server. */
+  mcp_config_set *plain = parse_as("{\"mcpServers\": {\"My_Server\": {\"command\": \"a\"}}}",
+                                   MCP_CONFIG_FOREIGN);
+  ck_assert_str_eq(must_find(plain, "My_Server")->hash, must_find(set, "My_Server")->hash);
+  mcp_server_def *dup = mcp__server_def_dup(must_find(set, "My_Server"));
+  ck_assert_str_eq(dup->display_name, "My Server");
+  mcp__server_def_free(dup);
+  mcp__config_free(plain);
+  mcp__config_free(set);
+}
+END_TEST
+
+START_TEST(test_discovery_project_root_and_scope) {
+  mkdirs("proj/.git");
+  mkdirs("proj/sub/dir");
+  /* A project file's servers run in the project root, whatever the cwd. */
+  put("proj/.mcp.json", "{\"mcpServers\": {\"root\": {\"command\": \"./bin/s\"}, "
+                        "\"rel\": {\"command\": \"x\", \"cwd\": \"tools\"}, "
+                        "\"abs\": {\"command\": \"x\", \"cwd\": \"/opt\"}}}");
+  put("proj/.cursor/mcp.json",
+      "{\"mcpServers\": {\"cur\": {\"command\": \"x\", \"args\": [\"${workspaceFolder}/a\"]}}}");
+  /* A user-level Cursor file and a project-level VS Code file: the project
+   * wins, whichever client wrote it. */
+  put("home/.cursor/mcp.json",
+      "{\"mcpServers\": {\"both\": {\"command\": \"cursor-user\"}, "
+      "\"ws\": {\"command\": \"x\", \"args\": [\"${workspaceFolder}\"]}}}");
+  put("proj/.vscode/mcp.json", "{\"servers\": {\"both\": {\"command\": \"vscode-project\"}}}");
+  mcp_discovery_opts o;
+  base_opts(&o, NULL, 0);
+  o.imports = MCP_IMPORT_ALL;
+  mcp_config_set *set = discover(&o);
+  if (count_level(set, MCP_LOG_WARN)) dump_diags(set);
+  ck_assert_uint_eq(count_level(set, MCP_LOG_WARN), 0);
+  ck_assert_str_eq(must_find(set, "root")->cwd, tpath("proj"));
+  ck_assert_str_eq(must_find(set, "rel")->cwd, tpath("proj/tools"));
+  ck_assert_str_eq(must_find(set, "abs")->cwd, "/opt");
+  ck_assert_str_eq(must_find(set, "cur")->cwd, tpath("proj"));
+  char want[1100];
+  snprintf(want, sizeof(want), "%s/a", tpath("proj"));
+  ck_assert_str_eq(must_find(set, "cur")->argv[1], want);
+  ck_assert_str_eq(cmd_of(set, "both"), "vscode-project");
+  ck_assert_ptr_nonnull(find_diag(set, MCP_LOG_DEBUG, "both", "already defined"));
+  /* A user file's ${workspaceFolder} is the project of cwd; its servers
+   * keep the host's cwd. */
+  ck_assert_str_eq(must_find(set, "ws")->argv[1], tpath("proj"));
+  ck_assert_ptr_null(must_find(set, "ws")->cwd);
+  mcp__config_free(set);
+}
+END_TEST
+
+/* ---- the corpus of real-shaped files (tests/config-corpus) ------------------- */
+
+static const char *const corpus_env[] = {"A",       "1",     "TOKEN", "t0k", "HOME",
+                                         "/home/u", "EMPTY", "",      NULL};
+
+static const struct {
+  const char *dir;
+  mcp_config_dialect d;
+} corpus_dirs[] = {
+    {"mcpconn", MCP_CONFIG_NATIVE},
+    {"claude-code", MCP_CONFIG_FOREIGN},
+    {"vscode", MCP_CONFIG_VSCODE},
+    {"gemini", MCP_CONFIG_GEMINI},
+    {"cursor", MCP_CONFIG_CURSOR},
+    {"windsurf", MCP_CONFIG_WINDSURF},
+    {"claude-desktop", MCP_CONFIG_CLAUDE_DESKTOP},
+    {"cline", MCP_CONFIG_CLINE},
+    {"zed", MCP_CONFIG_ZED},
+    {"opencode", MCP_CONFIG_OPENCODE},
+    {"codex", MCP_CONFIG_CODEX},
+};
+
+static void corpus_put(mcp_buf *b, const char *s) {
+  ck_assert_int_eq(mcp__buf_append(b, s, strlen(s)), MCP_OK);
+}
+
+/* What was read from one file, in the .expect format (README). */
+static char *corpus_render(const mcp_config_set *set) {
+  mcp_buf b;
+  mcp__buf_init(&b);
+  char num[64];
+  for (size_t i = 0; i < set->ndefs; i++) {
+    const mcp_server_def *d = set->defs[i];
+    corpus_put(&b, d->name);
+    corpus_put(&b, " ");
+    corpus_put(&b, d->type == MCP_SERVER_STDIO  ? "stdio"
+                   : d->type == MCP_SERVER_HTTP ? "http"
+                                                : "sse");
+    corpus_put(&b, " ");
+    if (d->url) corpus_put(&b, d->url);
+    for (size_t k = 0; k < d->argc; k++) {
+      if (k) corpus_put(&b, " ");
+      corpus_put(&b, d->argv[k]);
+    }
+    if (d->display_name) {
+      corpus_put(&b, " display=\"");
+      corpus_put(&b, d->display_name);
+      corpus_put(&b, "\"");
+    }
+    if (!d->enabled) corpus_put(&b, " off");
+    if (d->timeout_ms >= 0) {
+      snprintf(num, sizeof(num), " timeout=%lld", (long long)d->timeout_ms);
+      corpus_put(&b, num);
+    }
+    if (d->cwd) {
+      corpus_put(&b, " cwd=");
+      corpus_put(&b, d->cwd);
+    }
+    for (size_t k = 0; k < d->nenv; k++) {
+      corpus_put(&b, " env:");
+      corpus_put(&b, d->env[k].name);
+      corpus_put(&b, "=");
+      corpus_put(&b, d->env[k].value);
+    }
+    for (size_t k = 0; k < d->nheaders; k++) {
+      corpus_put(&b, " header:");
+      corpus_put(&b, d->headers[k].name);
+      corpus_put(&b, "=");
+      corpus_put(&b, d->headers[k].value);
+    }
+    corpus_put(&b, "\n");
+  }
+  for (size_t i = 0; i < set->ndisabled; i++) {
+    corpus_put(&b, "disabled ");
+    corpus_put(&b, set->disabled[i]);
+    corpus_put(&b, "\n");
+  }
+  for (size_t i = 0; i < set->ndiags; i++) {
+    const mcp_config_diag *g = &set->diags[i];
+    if (g->level != MCP_LOG_WARN) continue;
+    if (!g->server) {
+      corpus_put(&b, "file-warning\n");
+      continue;
+    }
+    corpus_put(&b, "warning ");
+    corpus_put(&b, g->server);
+    corpus_put(&b, " ");
+    corpus_put(&b, g->field ? g->field : "-");
+    corpus_put(&b, "\n");
+  }
+  corpus_put(&b, "");
+  ck_assert_int_eq(mcp__buf_append(&b, "", 1), MCP_OK);
+  return b.data;
+}
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  char *buf = malloc(1 << 20);
+  size_t n = fread(buf, 1, (1 << 20) - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  return buf;
+}
+
+START_TEST(test_corpus) {
+  const char *src = getenv("MCP_SRCDIR");
+  ck_assert_msg(src && *src, "MCP_SRCDIR not set (run through make check)");
+  size_t nfiles = 0;
+  for (size_t i = 0; i < sizeof(corpus_dirs) / sizeof(corpus_dirs[0]); i++) {
+    char dir[1024];
+    snprintf(dir, sizeof(dir), "%s/tests/config-corpus/%s", src, corpus_dirs[i].dir);
+    DIR *dh = opendir(dir);
+    ck_assert_msg(dh != NULL, "no corpus directory %s", dir);
+    size_t here = 0;
+    for (struct dirent *de; (de = readdir(dh));) {
+      size_t len = strlen(de->d_name);
+      if (len < 6 || (strcmp(de->d_name + len - 5, ".json") != 0 &&
+                      strcmp(de->d_name + len - 5, ".toml") != 0))
+        continue;
+      char path[1400], expect_path[1400];
+      snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+      snprintf(expect_path, sizeof(expect_path), "%s/%.*s.expect", dir, (int)(len - 5), de->d_name);
+      bool project = strncmp(de->d_name, "project-", 8) == 0;
+      mcp_config_parse_opts o = {.dialect = corpus_dirs[i].d,
+                                 .getenv = table_getenv,
+                                 .getenv_user = (void *)corpus_env,
+                                 .input = input_lookup,
+                                 .base_dir = project ? "/w/proj" : NULL,
+                                 .workspace = "/w/proj"};
+      mcp_config_set *set = NULL;
+      ck_assert_int_eq(mcp__config_parse_file(path, &o, &set), MCP_OK);
+      char *got = corpus_render(set);
+      mcp__config_free(set);
+      if (getenv("MCP_CORPUS_UPDATE")) {
+        FILE *f = fopen(expect_path, "w");
+        ck_assert_ptr_nonnull(f);
+        fputs(got, f);
+        fclose(f);
+      }
+      char *want = slurp(expect_path);
+      ck_assert_msg(want != NULL, "missing %s", expect_path);
+      ck_assert_msg(strcmp(got, want) == 0, "%s:\n--- got\n%s--- want (%s)\n%s", path, got,
+                    expect_path, want);
+      free(want);
+      mcp__free(got);
+      here++;
+    }
+    closedir(dh);
+    ck_assert_msg(here > 0, "no .json file in %s", dir);
+    nfiles += here;
+  }
+  ck_assert_uint_ge(nfiles, 12);
+}
+END_TEST
+
+/* Records the summaries the trust callback was shown; trusts for the run. */
+static char trust_seen[8192];
+static mcp_trust trust_record(void *user, const char *path, const char *sha256,
+                              const char *servers_json) {
+  (void)user, (void)path, (void)sha256;
+  strncat(trust_seen, servers_json, sizeof(trust_seen) - strlen(trust_seen) - 1);
+  return MCP_TRUST_ONCE;
+}
+
+START_TEST(test_discovery_new_clients) {
+  mkdirs("proj/.git");
+  mkdirs("proj/sub/dir");
+  put("home/.config/Claude/claude_desktop_config.json",
+      "{\"mcpServers\": {\"desk\": {\"command\": \"desk\"}}}");
+  put("home/Library/Application Support/Claude/claude_desktop_config.json",
+      "{\"mcpServers\": {\"deskmac\": {\"command\": \"deskmac\"}}}");
+  put("home/.config/Code/User/mcp.json",
+      "{\"servers\": {\"vsu\": {\"type\": \"http\", \"url\": \"https://vsu/${workspaceFolderBasename}\"}}}");
+  put("home/.config/Code/User/globalStorage/saoudrizwan.claude-dev/settings/"
+      "cline_mcp_settings.json",
+      "{\"mcpServers\": {\"cline\": {\"command\": \"cline\", \"timeout\": 10, "
+      "\"autoApprove\": []}}}");
+  put("home/.config/zed/settings.json",
+      "// zed\n{\"context_servers\": {\"zedu\": {\"command\": {\"path\": \"zedu\", \"args\": []}}}}");
+  put("proj/.zed/settings.json", "{\"context_servers\": {\"zedp\": {\"command\": \"zedp\"}}}");
+  put("home/.config/opencode/opencode.json",
+      "{\"mcp\": {\"ocu\": {\"type\": \"remote\", \"url\": \"https://ocu/mcp\"}}}");
+  put("proj/opencode.json", "{\"mcp\": {\"ocp\": {\"type\": \"local\", \"command\": "
+                            "[\"bun\", \"x\", \"ocp\"]}}}");
+  put("home/.codex/config.toml", "model = 'o3'\n[mcp_servers.codex]\ncommand = 'codex-srv'\n"
+                                 "tool_timeout_sec = 5\n[mcp_servers.codex.env]\nK = 'v'\n");
+  put("proj/.codex/config.toml", "[mcp_servers.codexp]\ncommand = 'codexp'\n");
+  mcp_discovery_opts o;
+  base_opts(&o, NULL, 0);
+  o.imports = MCP_IMPORT_ALL;
+  o.trust = trust_record;
+  trust_seen[0] = '\0';
+  mcp_config_set *set = discover(&o);
+  if (count_level(set, MCP_LOG_WARN)) dump_diags(set);
+  ck_assert_uint_eq(count_level(set, MCP_LOG_WARN), 0);
+  ck_assert_str_eq(cmd_of(set, "desk"), "desk");
+  ck_assert_str_eq(cmd_of(set, "deskmac"), "deskmac");
+  ck_assert_str_eq(cmd_of(set, "vsu"), "https://vsu/proj");
+  ck_assert_str_eq(cmd_of(set, "cline"), "cline");
+  ck_assert_int_eq(must_find(set, "cline")->timeout_ms, 10000); /* seconds in Cline's file */
+  ck_assert_str_eq(cmd_of(set, "zedu"), "zedu");
+  ck_assert_str_eq(cmd_of(set, "zedp"), "zedp");
+  ck_assert_str_eq(cmd_of(set, "ocu"), "https://ocu/mcp");
+  ck_assert_str_eq(cmd_of(set, "codex"), "codex-srv");
+  ck_assert_int_eq(must_find(set, "codex")->timeout_ms, 5000);
+  ck_assert_str_eq(env_of(must_find(set, "codex"), "K"), "v");
+  ck_assert_str_eq(cmd_of(set, "codexp"), "codexp");
+  ck_assert_ptr_nonnull(strstr(trust_seen, "\"command\":\"codexp\""));
+  ck_assert_str_eq(cmd_of(set, "ocp"), "bun");
+  ck_assert_str_eq(must_find(set, "ocp")->argv[2], "ocp");
+  ck_assert_str_eq(must_find(set, "ocp")->cwd, tpath("proj"));
+  ck_assert(must_find(set, "ocp")->project);
+  ck_assert(!must_find(set, "ocu")->project);
+  /* The trust prompt shows what would run, in every client's shape. */
+  ck_assert_ptr_nonnull(strstr(trust_seen, "\"command\":\"bun\""));
+  ck_assert_ptr_nonnull(strstr(trust_seen, "\"command\":\"zedp\""));
+  mcp__config_free(set);
+
+  /* Without trust, the project files of Zed and OpenCode start nothing. */
+  o.trust = NULL;
+  set = discover(&o);
+  ck_assert_ptr_null(cmd_of(set, "zedp"));
+  ck_assert_ptr_null(cmd_of(set, "ocp"));
+  ck_assert_ptr_null(cmd_of(set, "codexp"));
+  ck_assert_str_eq(cmd_of(set, "ocu"), "https://ocu/mcp");
+  ck_assert_uint_eq(set->nuntrusted, 3);
+  mcp__config_free(set);
+
+  /* One client only. */
+  o.imports = MCP_IMPORT_CLINE;
+  set = discover(&o);
+  ck_assert_uint_eq(set->ndefs, 1);
+  ck_assert_str_eq(set->defs[0]->name, "cline");
+  mcp__config_free(set);
+}
+END_TEST
+
+START_TEST(test_toml_reader) {
+  static const struct {
+    const char *in, *out; /* out: the JSON, or "!" and a part of the error */
+  } cases[] = {
+      {"", "{}"},
+      {"# only a comment\n\n", "{}"},
+      {"a = 1\nb = -2\nc = +3_000\n", "{\"a\":1,\"b\":-2,\"c\":3000}"},
+      {"a = true\nb = false # x\n", "{\"a\":true,\"b\":false}"},
+      {"s = \"x\\ty\\u00e9\\\"\"\nl = 'C:\\path'\n",
+       "{\"s\":\"x\\ty\u00e9\\\"\",\"l\":\"C:\\\\path\"}"},
+      {"[t.u]\nk = 'v'\n[t.\"a b\"]\nk = 1\n", "{\"t\":{\"u\":{\"k\":\"v\"},\"a b\":{\"k\":1}}}"},
+      {"a.b = 1\na.c = [1, [2], {x = 3}]\n", "{\"a\":{\"b\":1,\"c\":[1,[2],{\"x\":3}]}}"},
+      {"arr = [\n  'a', # one\n  'b',\n]\r\n", "{\"arr\":[\"a\",\"b\"]}"},
+      {"t = { a = 1, b.c = 'x' }\n", "{\"t\":{\"a\":1,\"b\":{\"c\":\"x\"}}}"},
+      {"x = 9223372036854775807\ny = -9223372036854775808\n",
+       "{\"x\":9223372036854775807,\"y\":-9223372036854775808}"},
+      {"x = 9223372036854775808\n", "!line 1: integer out of range"},
+      {"f = 1.5\n", "!line 1: floats"},
+      {"d = 1979-05-27\n", "!line 1: floats, dates"},
+      {"\n\n[[servers]]\n", "!line 3: arrays of tables"},
+      {"s = \"\"\"\nx\"\"\"\n", "!line 1: multi-line strings"},
+      {"k = 1\nk = 2\n", "!line 2: key \"k\" is defined twice"},
+      {"a = 1\n[a]\n", "!line 2: key \"a\" is already a value"},
+      {"k = \"open\n", "!line 1: unterminated string"},
+      {"k = 1 2\n", "!line 1: unexpected text"},
+      {"k = \"\\q\"\n", "!line 1: unknown escape"},
+      {"k = \"\\u0000\"\n", "!line 1: escape is not a Unicode scalar value"},
+      {"k = 01\n", "!line 1: leading zeros"},
+      {"k = nan\n", "!line 1: floats"},
+      {"= 1\n", "!line 1: expected a key"},
+      {"k = [1,\n2\n", "!line 3: expected"},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    char why[200];
+    json_object *o = mcp__toml_parse(cases[i].in, strlen(cases[i].in), why, sizeof(why));
+    if (cases[i].out[0] == '!') {
+      ck_assert_msg(o == NULL, "case %zu parsed", i);
+      ck_assert_msg(strstr(why, cases[i].out + 1) != NULL, "case %zu: '%s', want '%s'", i, why,
+                    cases[i].out + 1);
+    } else {
+      ck_assert_msg(o != NULL, "case %zu: %s", i, why);
+      const char *got = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+                                                              JSON_C_TO_STRING_NOSLASHESCAPE);
+      ck_assert_msg(strcmp(got, cases[i].out) == 0, "case %zu: %s, want %s", i, got, cases[i].out);
+      json_object_put(o);
+    }
+  }
+  /* A NUL byte is refused; nesting is bounded. */
+  ck_assert_ptr_null(mcp__toml_parse("k = 1\0", 6, NULL, 0));
+  char deep[400];
+  memset(deep, '[', sizeof(deep));
+  memcpy(deep, "k = ", 4);
+  char why[200];
+  ck_assert_ptr_null(mcp__toml_parse(deep, sizeof(deep), why, sizeof(why)));
+  ck_assert_ptr_nonnull(strstr(why, "nested deeper"));
+
+  /* A Codex file: disabled servers, a file that is not TOML. */
+  mcp_config_set *set = parse_as("[mcp_servers.a]\ncommand = 'x'\nenabled = false\n"
+                                 "[mcp_servers.b]\ncommand = 'y'\n",
+                                 MCP_CONFIG_CODEX);
+  ck_assert(!must_find(set, "a")->enabled);
+  ck_assert(must_find(set, "b")->enabled);
+  mcp__config_free(set);
+  set = parse_as("{\"mcpServers\": {}}", MCP_CONFIG_CODEX);
+  ck_assert_uint_eq(set->ndefs, 0);
+  ck_assert_ptr_nonnull(find_diag(set, MCP_LOG_WARN, NULL, "TOML not read (line 1:"));
+  mcp__config_free(set);
+}
+END_TEST
+
+START_TEST(test_explicit_file_formats) {
+  /* A --config file may be any client's file: its shape says which. */
+  mkdirs("proj/.git");
+  mkdirs("proj/sub/dir");
+  put("cline.json", "{\"mcpServers\": {\"c\": {\"command\": \"x\", \"autoApprove\": [], "
+                    "\"timeout\": 2}}}");
+  put("vscode.json", "{\"servers\": {\"v\": {\"command\": \"${env:A}\"}}}");
+  put("zed.json", "{\"context_servers\": {\"z\": {\"command\": {\"path\": \"zp\"}}}}");
+  put("opencode.json", "{\"mcp\": {\"o\": {\"type\": \"local\", \"command\": [\"oc\"]}}}");
+  put("codex.toml", "[mcp_servers.t]\ncommand = 'tm'\n");
+  put("gemini.json", "{\"mcpServers\": {\"g\": {\"url\": \"https://g/sse\", \"trust\": true}}}");
+  put("claude.json", "{\"mcpServers\": {\"My Server\": {\"command\": \"cc\", \"disabled\": "
+                     "false}}}");
+  put("typo.json", "{\"mcpServers\": {\"t\": {\"comand\": \"x\"}}}");
+  const char *files[] = {tpath("cline.json"),    tpath("vscode.json"), tpath("zed.json"),
+                         tpath("opencode.json"), tpath("codex.toml"),  tpath("gemini.json"),
+                         tpath("claude.json"),   tpath("typo.json")};
+  mcp_discovery_opts o;
+  base_opts(&o, files, sizeof(files) / sizeof(files[0]));
+  o.getenv_user = (void *)corpus_env;
+  mcp_config_set *set = discover(&o);
+  ck_assert_int_eq(must_find(set, "c")->timeout_ms, 2000);
+  ck_assert_str_eq(cmd_of(set, "v"), "1");
+  ck_assert_str_eq(cmd_of(set, "z"), "zp");
+  ck_assert_str_eq(cmd_of(set, "o"), "oc");
+  ck_assert_str_eq(cmd_of(set, "t"), "tm");
+  ck_assert_int_eq(must_find(set, "g")->type, MCP_SERVER_SSE);
+  ck_assert_str_eq(cmd_of(set, "My_Server"), "cc");
+  ck_assert_ptr_nonnull(find_diag(set, MCP_LOG_DEBUG, NULL, "read in Cline's format"));
+  /* A file in mcpconn's own shape is still read strictly: typos show. */
+  ck_assert_ptr_nonnull(find_diag(set, MCP_LOG_WARN, "t", "unknown field \"comand\""));
+  ck_assert_uint_eq(count_level(set, MCP_LOG_WARN), 1);
+  mcp__config_free(set);
+}
+END_TEST
+
 static Suite *config_suite(void) {
   Suite *s = suite_create("config");
   TCase *tc = tcase_create("parse");
@@ -1550,7 +2117,20 @@ static Suite *config_suite(void) {
   tcase_add_test(td, test_discovery_disabled_and_hidden);
   tcase_add_test(td, test_discovery_invalid_entry_claims_name);
   tcase_add_test(td, test_discovery_defaults);
+  tcase_add_test(td, test_discovery_project_root_and_scope);
+  tcase_add_test(td, test_discovery_new_clients);
   suite_add_tcase(s, td);
+
+  TCase *tk = tcase_create("clients");
+  tcase_add_checked_fixture(tk, setup, teardown);
+  tcase_set_timeout(tk, 60);
+  tcase_add_test(tk, test_variables_per_client);
+  tcase_add_test(tk, test_disabled_and_unknown_fields);
+  tcase_add_test(tk, test_name_folding);
+  tcase_add_test(tk, test_corpus);
+  tcase_add_test(tk, test_toml_reader);
+  tcase_add_test(tk, test_explicit_file_formats);
+  suite_add_tcase(s, tk);
   return s;
 }
 

@@ -842,7 +842,7 @@ static const char *cfg_env(void *user, const char *name) {
 }
 
 static mcp_config_set *parse_cfg(const char *text) {
-  mcp_config_parse_opts o = {MCP_CONFIG_NATIVE, cfg_env, NULL};
+  mcp_config_parse_opts o = {.dialect = MCP_CONFIG_NATIVE, .getenv = cfg_env};
   mcp_config_set *set = NULL;
   ck_assert_int_eq(mcp__config_parse_text(text, strlen(text), "test.json", &o, &set), MCP_OK);
   return set;

@@ -409,7 +409,8 @@ END_TEST
 START_TEST(test_imports_need_trust) {
   put("proj/.claude/mcp.json", "{\"mcpServers\": {\"c1\": {\"command\": \"x\"}}}");
   put("proj/.cursor/mcp.json", "{\"mcpServers\": {\"c2\": {\"command\": \"x\"}}}");
-  put("proj/.vscode/mcp.json", "{\"servers\": {\"c3\": {\"url\": \"https://h/${SECRET}\"}}}");
+  put("proj/.vscode/mcp.json",
+      "{\"servers\": {\"c3\": {\"url\": \"https://h/${workspaceFolderBasename}\"}}}");
   put("proj/.gemini/settings.json", "{\"mcpServers\": {\"c4\": {\"httpUrl\": \"https://h\"}}}");
   put("home/.cursor/mcp.json", "{\"mcpServers\": {\"u1\": {\"command\": \"x\"}}}");
   put("home/.gemini/settings.json", "{\"mcpServers\": {\"u2\": {\"command\": \"x\"}}}");

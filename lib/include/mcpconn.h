@@ -603,7 +603,12 @@ typedef struct mcp_tool_list mcp_tool_list;
 #define MCP_IMPORT_VSCODE 0x04u
 #define MCP_IMPORT_WINDSURF 0x08u
 #define MCP_IMPORT_GEMINI 0x10u
-#define MCP_IMPORT_ALL 0x1fu
+#define MCP_IMPORT_CLAUDE_DESKTOP 0x20u
+#define MCP_IMPORT_CLINE 0x40u
+#define MCP_IMPORT_ZED 0x80u
+#define MCP_IMPORT_OPENCODE 0x100u
+#define MCP_IMPORT_CODEX 0x200u
+#define MCP_IMPORT_ALL 0x3ffu
 
 typedef enum mcp_manager_event {
   /* A new tool list is published; |detail_json| is {"version":N,"count":M}. */
