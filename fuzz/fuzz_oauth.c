@@ -6,11 +6,13 @@
  *   0  a WWW-Authenticate header value (mcp__oauth_parse_challenge);
  *   1  "<server url>\n<PRM JSON>" (mcp__oauth_use_prm, mcp__oauth_as_urls);
  *   2  "<AS base url>\n<AS metadata JSON>" (mcp__oauth_use_as,
- *      mcp__oauth_pick_auth_method);
+ *      mcp__oauth_pick_auth_method, mcp__oauth_check_as_issuer);
  *   3  "<HTTP status>\n<token response body>"
  *      (mcp__oauth_parse_token_response);
  *   4  "<name>\n<value>\n<url>": form encoding must round-trip through
- *      mcp__oauth_query_param; any url's query is searched;
+ *      mcp__oauth_query_param; any url's query is searched; the url as an
+ *      authorization response checked against issuer <value>
+ *      (mcp__oauth_check_iss); mcp__oauth_scope_union of name and value;
  *   5  "<server url>\n<resource>": the well-known URL lists, the canonical
  *      resource and resource_allowed;
  *   6  "<client id>\n<audience>\n<jti>": the JWT signing input must decode
@@ -141,6 +143,15 @@ static void fuzz_as(char *s, bool oom) {
                (secret && strcmp(m, "client_secret_post") == 0));
   }
   mcp_error_clear(&err);
+  /* RFC 8414 section 3.3: refused exactly when the issuer is there and is
+   * not the base URL. */
+  json_object *iv = NULL;
+  bool has = d.as && json_object_object_get_ex(d.as, "issuer", &iv);
+  st = mcp__oauth_check_as_issuer(d.as, s, &err);
+  FUZZ_CHECK((st == MCP_OK) == (!has || (json_object_is_type(iv, json_type_string) &&
+                                         strcmp(json_object_get_string(iv), s) == 0)));
+  FUZZ_CHECK(st == MCP_OK || err.message);
+  mcp_error_clear(&err);
   mcp__oauth_discovery_clear(&d);
 }
 
@@ -190,6 +201,44 @@ static void fuzz_form(char *s, bool oom) {
   }
   mcp__buf_free(&b);
   if (url) mcp__free(mcp__oauth_query_param(url, s));
+  /* RFC 9207: |value| is the recorded issuer, |url| the redirect; the
+   * first byte of |s| says whether iss was advertised.  Accepted means
+   * absent and not advertised, or a decoded iss equal to the issuer. */
+  if (url) {
+    bool adv = *s & 1;
+    mcp_error err = MCP_ERROR_INIT;
+    mcp_status st = mcp__oauth_check_iss(url, value, adv, &err);
+    mcp__alloc_fail_after(-1);
+    char *iss = mcp__oauth_query_param(url, "iss");
+    if (st == MCP_OK) FUZZ_CHECK(iss ? strcmp(iss, value) == 0 : !adv);
+    else {
+      FUZZ_CHECK(err.message && (st == MCP_EPROTO || (oom && st == MCP_ENOMEM)));
+      if (st == MCP_EPROTO) FUZZ_CHECK(iss ? strcmp(iss, value) != 0 || strstr(url, "%00") : adv);
+    }
+    mcp__free(iss);
+    mcp_error_clear(&err);
+  }
+  /* SEP-2350: every scope token of either list is in the union, once. */
+  char *u = mcp__oauth_scope_union(s, value);
+  FUZZ_CHECK(u || oom);
+  if (u) {
+    for (int k = 0; k < 2; k++)
+      for (const char *p = k ? value : s; *p;) {
+        while (*p == ' ') p++;
+        size_t n = strcspn(p, " ");
+        if (!n) break;
+        int hits = 0;
+        for (const char *q = u; *q;) {
+          while (*q == ' ') q++;
+          size_t m = strcspn(q, " ");
+          hits += m == n && memcmp(p, q, n) == 0;
+          q += m;
+        }
+        FUZZ_CHECK(hits == 1);
+        p += n;
+      }
+    mcp__free(u);
+  }
 }
 
 static void fuzz_urls(char *s, bool oom) {

@@ -215,6 +215,7 @@ struct mcp_oauth {
   char *issuer, *token_endpoint;
   char *client_id, *client_secret, *auth_method;
   char *reg_issuer; /* whom the client was registered with (DCR) */
+  char *req_scope;  /* the scope of our last authorization request (SEP-2350) */
 };
 
 static bool cancelled(mcp_oauth *a) { return atomic_load(&a->cancelled); }
@@ -358,6 +359,7 @@ static void save_state(mcp_oauth *a) {
   add_str(o, "access_token", a->access_token);
   add_str(o, "refresh_token", a->refresh_token);
   add_str(o, "scope", a->scope);
+  add_str(o, "requested_scope", a->req_scope);
   if (a->expires_at) json_object_object_add(o, "expires_at", json_object_new_int64(a->expires_at));
   add_str(o, "issuer", a->issuer);
   add_str(o, "token_endpoint", a->token_endpoint);
@@ -397,6 +399,7 @@ static mcp_status load_state(mcp_oauth *a, mcp_error *err) {
     set_field(&a->access_token, mcp__oauth_jstr(o, "access_token"));
     set_field(&a->refresh_token, mcp__oauth_jstr(o, "refresh_token"));
     set_field(&a->scope, mcp__oauth_jstr(o, "scope"));
+    set_field(&a->req_scope, mcp__oauth_jstr(o, "requested_scope"));
     set_field(&a->issuer, mcp__oauth_jstr(o, "issuer"));
     set_field(&a->token_endpoint, mcp__oauth_jstr(o, "token_endpoint"));
     json_object *e = NULL;
@@ -475,6 +478,7 @@ void mcp__oauth_free(mcp_oauth *a) {
   mcp__free(a->client_id);
   mcp__free(a->auth_method);
   mcp__free(a->reg_issuer);
+  mcp__free(a->req_scope);
   pthread_mutex_destroy(&a->mu);
   mcp__free(a);
 }
@@ -530,11 +534,27 @@ static mcp_status discover(mcp_oauth *a, const mcp_oauth_challenge *ch, mcp_oaut
     mcp__free(as_base);
     return mcp__error_set(err, st, "bad authorization server URL");
   }
+  /* RFC 8414 section 3.3: a document whose issuer is not the one we built
+   * its URL from is not used; the next candidate may still be good (an
+   * OIDC document beside a bad RFC 8414 one), but when every document
+   * found was refused there is no falling back to default endpoints. */
+  mcp_error bad = MCP_ERROR_INIT;
+  bool refused = false;
   for (char **u = urls; *u && !d->as; u++) {
     d->as = fetch_json(a, *u, &st, err);
     if (st) break;
+    if (d->as && mcp__oauth_check_as_issuer(d->as, as_base, refused ? NULL : &bad)) {
+      json_object_put(d->as);
+      d->as = NULL;
+      refused = true;
+    }
   }
   mcp__oauth_strv_free(urls);
+  if (!st && !d->as && refused)
+    st = mcp__error_set(err, MCP_EPROTO, "%s",
+                        bad.message ? bad.message
+                                    : "the authorization server metadata names another issuer");
+  mcp_error_clear(&bad);
   if (st) {
     mcp__free(as_base);
     return st;
@@ -741,12 +761,23 @@ static char *select_scope(mcp_oauth *a, const mcp_oauth_challenge *ch, const mcp
                      : a->o->scopes                    ? a->o->scopes
                      : d->prm_scopes && *d->prm_scopes ? d->prm_scopes
                                                        : NULL;
+  /* SEP-2350: a challenge after an authorization (step-up) asks for the
+   * union of what we asked before and what the challenge names, so that a
+   * token good for one operation does not lose the others. */
+  char *un = NULL;
+  if (ch->scope && *ch->scope && a->req_scope && *a->req_scope) {
+    if (!(un = mcp__oauth_scope_union(a->req_scope, ch->scope))) return NULL;
+    base = un;
+  }
   bool add_offline = want_refresh &&
                      mcp__oauth_json_array_has(d->as, "scopes_supported", "offline_access") &&
                      !(base && scope_has(base, "offline_access"));
-  if (!base && !add_offline) return NULL;
-  if (!base) return mcp__strdup("offline_access");
-  return add_offline ? mcp__asprintf("%s offline_access", base) : mcp__strdup(base);
+  char *out = !base && !add_offline ? NULL
+              : !base               ? mcp__strdup("offline_access")
+              : add_offline         ? mcp__asprintf("%s offline_access", base)
+                                    : mcp__strdup(base);
+  mcp__free(un);
+  return out;
 }
 
 /* The authorization code grant with PKCE (OAuth 2.1 section 4.1): the
@@ -774,6 +805,15 @@ static mcp_status grant_authorization_code(mcp_oauth *a, const mcp_oauth_challen
   const char *redirect = a->o->redirect_uri ? a->o->redirect_uri : DEFAULT_REDIRECT;
   char *verifier = NULL, *challenge = NULL, *state = NULL, *scope = NULL, *url = NULL;
   char *redirect_got = NULL, *code = NULL, *auth_header = NULL;
+  /* SEP-2468: the issuer of the validated metadata is recorded with the
+   * verifier and the state, for the redirect's iss (RFC 9207). */
+  char *issuer = mcp__strdup(d->issuer);
+  json_object *iss_sup = NULL;
+  bool iss_advertised = d->as &&
+                        json_object_object_get_ex(
+                            d->as, "authorization_response_iss_parameter_supported", &iss_sup) &&
+                        json_object_is_type(iss_sup, json_type_boolean) &&
+                        json_object_get_boolean(iss_sup);
   mcp_buf q, form;
   mcp__buf_init(&q);
   mcp__buf_init(&form);
@@ -787,7 +827,7 @@ static mcp_status grant_authorization_code(mcp_oauth *a, const mcp_oauth_challen
    * the authorization and the token request, as MCP requires. */
   state = mcp__oauth_random(24);
   scope = select_scope(a, ch, d, true);
-  if (!state || mcp__oauth_form_add(&q, "response_type", "code") ||
+  if (!issuer || !state || mcp__oauth_form_add(&q, "response_type", "code") ||
       mcp__oauth_form_add(&q, "client_id", a->client_id) ||
       mcp__oauth_form_add(&q, "redirect_uri", redirect) ||
       mcp__oauth_form_add(&q, "code_challenge", challenge) ||
@@ -815,6 +855,9 @@ static mcp_status grant_authorization_code(mcp_oauth *a, const mcp_oauth_challen
     goto out;
   }
   mcp_error_clear(&cberr);
+  /* RFC 9207 first: a response from another server (mix-up) is neither
+   * redeemed nor read for its error. */
+  if ((st = mcp__oauth_check_iss(redirect_got, issuer, iss_advertised, err))) goto out;
   char *got_state = mcp__oauth_query_param(redirect_got, "state");
   char *e = mcp__oauth_query_param(redirect_got, "error");
   if (e) {
@@ -848,11 +891,16 @@ out:
   if (auth_header) OPENSSL_cleanse(auth_header, strlen(auth_header));
   mcp__buf_free(&q);
   mcp__buf_free(&form);
+  if (st == MCP_OK) set_field(&a->req_scope, scope);
+  if (verifier) OPENSSL_cleanse(verifier, strlen(verifier));
+  if (code) OPENSSL_cleanse(code, strlen(code));
+  if (redirect_got) OPENSSL_cleanse(redirect_got, strlen(redirect_got));
   mcp__free(verifier);
   mcp__free(challenge);
   mcp__free(state);
   mcp__free(scope);
   mcp__free(url);
+  mcp__free(issuer);
   mcp_free(redirect_got);
   mcp__free(code);
   mcp__free(auth_header);

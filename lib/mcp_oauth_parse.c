@@ -359,7 +359,7 @@ static int hexval(char c) {
 /* application/x-www-form-urlencoded decoding (RFC 6749 appendix B, which
  * refers to the HTML form encoding; the WHATWG URL standard's section 5.1):
  * '+' is a space, %XX a byte, a '%' not followed by two hex digits itself. */
-static char *form_decode(const char *s, size_t n) {
+static char *form_decode(const char *s, size_t n, size_t *outn) {
   char *out = mcp__malloc(n + 1);
   if (!out) return NULL;
   size_t k = 0;
@@ -371,14 +371,17 @@ static char *form_decode(const char *s, size_t n) {
     } else out[k++] = s[i];
   }
   out[k] = '\0';
+  if (outn) *outn = k;
   return out;
 }
 
 /* RFC 6749 section 4.1.2: the code and state come back in the redirect
- * URI's query.  Section 3.1: a parameter occurs at most once; the first wins. */
-char *mcp__oauth_query_param(const char *url, const char *name) {
+ * URI's query.  Section 3.1: a parameter occurs at most once; the first wins.
+ * *out is NULL when |name| is absent; MCP_ENOMEM tells the two apart. */
+static mcp_status query_find(const char *url, const char *name, char **out, size_t *outn) {
+  *out = NULL;
   const char *q = strchr(url, '?');
-  if (!q) return NULL;
+  if (!q) return MCP_OK;
   q++;
   size_t end = strcspn(q, "#");
   size_t nlen = strlen(name);
@@ -388,14 +391,112 @@ char *mcp__oauth_query_param(const char *url, const char *name) {
     const char *e = amp ? amp : stop;
     const char *eq = memchr(p, '=', (size_t)(e - p));
     const char *kend = eq ? eq : e;
-    char *key = form_decode(p, (size_t)(kend - p));
-    if (!key) return NULL;
-    bool hit = strlen(key) == nlen && memcmp(key, name, nlen) == 0;
+    size_t klen = 0;
+    char *key = form_decode(p, (size_t)(kend - p), &klen);
+    if (!key) return MCP_ENOMEM;
+    bool hit = klen == nlen && memcmp(key, name, nlen) == 0;
     mcp__free(key);
-    if (hit) return eq ? form_decode(eq + 1, (size_t)(e - eq - 1)) : mcp__strdup("");
+    if (hit) {
+      if (outn) *outn = 0;
+      *out = eq ? form_decode(eq + 1, (size_t)(e - eq - 1), outn) : mcp__strdup("");
+      return *out ? MCP_OK : MCP_ENOMEM;
+    }
     p = amp ? amp + 1 : stop;
   }
-  return NULL;
+  return MCP_OK;
+}
+
+char *mcp__oauth_query_param(const char *url, const char *name) {
+  char *v = NULL;
+  (void)query_find(url, name, &v, NULL);
+  return v;
+}
+
+/* RFC 9207 section 2.4 and MCP 2026-07-28 (SEP-2468): the iss of the
+ * authorization response, form-decoded, must be exactly the issuer we
+ * recorded from the validated metadata: a byte comparison, no URL
+ * normalization (case, default port, trailing slash, percent-encoding).
+ * Absent, it is refused only when the metadata promised it.  The message
+ * never carries the response's error or error_description: a response
+ * from the wrong server is not to be acted on or shown. */
+mcp_status mcp__oauth_check_iss(const char *redirect, const char *issuer, bool advertised,
+                                mcp_error *err) {
+  char *iss = NULL;
+  size_t iss_len = 0;
+  if (query_find(redirect, "iss", &iss, &iss_len) != MCP_OK)
+    return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  mcp_status st = MCP_OK;
+  if (!iss) {
+    if (advertised)
+      st = mcp__error_set(err, MCP_EPROTO,
+                          "the authorization response has no iss although %s advertises "
+                          "authorization_response_iss_parameter_supported (RFC 9207): "
+                          "not redeeming the code",
+                          issuer ? issuer : "the authorization server");
+  } else if (!issuer || iss_len != strlen(issuer) || memcmp(iss, issuer, iss_len) != 0) {
+    /* (a decoded %00 makes the lengths differ) */
+    char q[MCP_QUOTE_SHORT], r[MCP_QUOTE_SHORT];
+    st = mcp__error_set(err, MCP_EPROTO,
+                        "the authorization response comes from issuer %s, not from %s "
+                        "(RFC 9207 mix-up defence): not redeeming the code",
+                        mcp__quote(q, sizeof(q), iss, strlen(iss)),
+                        issuer ? mcp__quote(r, sizeof(r), issuer, strlen(issuer))
+                               : "the recorded issuer");
+  }
+  mcp__free(iss);
+  return st;
+}
+
+/* RFC 8414 section 3.3: the metadata's issuer must be identical to the
+ * issuer its well-known URL was built from, else the metadata is not to
+ * be used (MCP 2026-07-28).  An absent issuer (RFC 8414 makes it
+ * REQUIRED, some servers omit it) is tolerated: |as_base| stands in. */
+mcp_status mcp__oauth_check_as_issuer(json_object *as, const char *as_base, mcp_error *err) {
+  json_object *v = NULL;
+  if (!as || !json_object_object_get_ex(as, "issuer", &v)) return MCP_OK;
+  const char *iss = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+  if (iss && strcmp(iss, as_base) == 0) return MCP_OK;
+  char q[MCP_QUOTE_SHORT], b[MCP_QUOTE_SHORT];
+  return mcp__error_set(err, MCP_EPROTO,
+                        "the authorization server metadata of %s names issuer %s (RFC 8414 "
+                        "section 3.3 requires the same): not using it",
+                        mcp__quote(b, sizeof(b), as_base, strlen(as_base)),
+                        iss ? mcp__quote(q, sizeof(q), iss, strlen(iss)) : "(not a string)");
+}
+
+/* Appends the space-separated scope tokens of |s| missing from |b|. */
+static int scope_append(mcp_buf *b, const char *s) {
+  for (const char *p = s; p && *p;) {
+    while (*p == ' ') p++;
+    size_t n = strcspn(p, " ");
+    if (n == 0) break;
+    bool dup = false;
+    for (const char *q = b->data; q && *q && !dup;) {
+      while (*q == ' ') q++;
+      size_t m = strcspn(q, " ");
+      dup = m == n && memcmp(q, p, n) == 0;
+      q += m;
+    }
+    if (!dup && ((b->len && mcp__buf_append(b, " ", 1)) || mcp__buf_append(b, p, n))) return -1;
+    p += n;
+  }
+  return 0;
+}
+
+/* SEP-2350: a step-up asks for the union of the scopes asked for before
+ * and the challenge's, the former first, each once. */
+char *mcp__oauth_scope_union(const char *before, const char *now) {
+  mcp_buf b;
+  mcp__buf_init(&b);
+  if (scope_append(&b, before) || scope_append(&b, now)) {
+    mcp__buf_free(&b);
+    return NULL;
+  }
+  if (!b.len) {
+    mcp__buf_free(&b);
+    return mcp__strdup("");
+  }
+  return b.data;
 }
 
 /* ---- JWT ------------------------------------------------------------------ */

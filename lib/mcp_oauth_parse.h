@@ -101,6 +101,36 @@ char *mcp__oauth_urlencode(const char *s);
 char *mcp__oauth_query_param(const char *url, const char *name);
 
 /*
+ * mcp__oauth_check_iss() applies RFC 9207 / MCP 2026-07-28 (SEP-2468) to
+ * the authorization response |redirect| (the URL the browser came back
+ * to): its form-decoded iss must equal |issuer| byte for byte (no
+ * normalization); absent, it is refused only when |advertised| (the
+ * metadata's authorization_response_iss_parameter_supported is true).
+ * Call it before looking at code or error.  Threads: any.
+ * Returns: MCP_OK (proceed); MCP_EPROTO (do not redeem the code nor act
+ *   on the response's error; the message names both issuers and never the
+ *   response's error text); MCP_ENOMEM.
+ */
+mcp_status mcp__oauth_check_iss(const char *redirect, const char *issuer, bool advertised,
+                                mcp_error *err);
+
+/*
+ * mcp__oauth_check_as_issuer(): RFC 8414 section 3.3, the metadata |as|'s
+ * issuer must be identical to |as_base|, the issuer its well-known URL was
+ * built from.  A metadata without issuer passes (|as_base| stands in).
+ * Threads: any.  Returns: MCP_OK; MCP_EPROTO naming both issuers.
+ */
+mcp_status mcp__oauth_check_as_issuer(json_object *as, const char *as_base, mcp_error *err);
+
+/*
+ * mcp__oauth_scope_union() is the space-separated union of the scope lists
+ * |before| and |now| (either may be NULL), |before|'s tokens first, each
+ * once (SEP-2350 step-up).  Ownership: a new string ("" when both are
+ * empty) or NULL when out of memory.
+ */
+char *mcp__oauth_scope_union(const char *before, const char *now);
+
+/*
  * mcp__oauth_jwt_signing_input() is the JWS signing input of an RFC 7523
  * client assertion (RFC 7515 section 5.1): BASE64URL(header) "."
  * BASE64URL(claims), header {"alg":alg,"typ":"JWT"}, claims

@@ -407,6 +407,117 @@ START_TEST(test_options_validation) {
 }
 END_TEST
 
+/* RFC 9207 / SEP-2468: the four rows of the table, form-decoding, and no
+ * normalization of any kind. */
+START_TEST(test_iss_table) {
+  const char *is = "https://as.example.com";
+  mcp_error err = MCP_ERROR_INIT;
+  /* advertised + present and equal: proceed. */
+  ck_assert_int_eq(mcp__oauth_check_iss("http://127.0.0.1:1/cb?code=x&state=s&iss=https%3A%2F%2Fas."
+                                        "example.com",
+                                        is, true, &err),
+                   MCP_OK);
+  /* advertised + absent: reject. */
+  ck_assert_int_eq(mcp__oauth_check_iss("http://127.0.0.1:1/cb?code=x&state=s", is, true, &err),
+                   MCP_EPROTO);
+  ck_assert_ptr_nonnull(strstr(err.message, "no iss"));
+  ck_assert_ptr_nonnull(strstr(err.message, is));
+  mcp_error_clear(&err);
+  /* not advertised + present: compared anyway; wrong is refused. */
+  ck_assert_int_eq(
+      mcp__oauth_check_iss("http://x/cb?code=x&iss=https://evil.example.com", is, false, &err),
+      MCP_EPROTO);
+  ck_assert_ptr_nonnull(strstr(err.message, "evil.example.com"));
+  ck_assert_ptr_nonnull(strstr(err.message, "not redeeming"));
+  mcp_error_clear(&err);
+  ck_assert_int_eq(
+      mcp__oauth_check_iss("http://x/cb?code=x&iss=https://as.example.com", is, false, &err),
+      MCP_OK);
+  /* not advertised + absent: proceed. */
+  ck_assert_int_eq(mcp__oauth_check_iss("http://x/cb?code=x", is, false, &err), MCP_OK);
+  ck_assert_int_eq(mcp__oauth_check_iss("http://x/cb", is, false, &err), MCP_OK);
+  /* Only byte equality after form-decoding: trailing slash, case, default
+   * port, percent-encoding and an empty iss all differ. */
+  const char *near[] = {
+      "iss=https://as.example.com/",
+      "iss=HTTPS://AS.EXAMPLE.COM",
+      "iss=https://As.example.com",
+      "iss=https://as.example.com:443",
+      "iss=https%3A%2F%2Fas.example.com%2F",
+      "iss=https://as.example.co%256d",
+      "iss=",
+      "iss",
+      "iss=https://as.example.com%00",
+      "iss=+https://as.example.com",
+  };
+  for (size_t i = 0; i < sizeof(near) / sizeof(*near); i++) {
+    char url[256];
+    snprintf(url, sizeof(url), "http://x/cb?code=x&state=s&%s", near[i]);
+    for (int adv = 0; adv < 2; adv++) {
+      ck_assert_msg(mcp__oauth_check_iss(url, is, adv, &err) == MCP_EPROTO, "%s accepted", url);
+      mcp_error_clear(&err);
+    }
+  }
+  /* The first iss counts (RFC 6749 section 3.1); one in the fragment is
+   * not in the response. */
+  ck_assert_int_eq(mcp__oauth_check_iss("http://x/cb?iss=https://evil&iss=https://as.example.com",
+                                        is, true, &err),
+                   MCP_EPROTO);
+  mcp_error_clear(&err);
+  ck_assert_int_eq(
+      mcp__oauth_check_iss("http://x/cb?code=x#iss=https://as.example.com", is, true, &err),
+      MCP_EPROTO);
+  mcp_error_clear(&err);
+  /* An error response from the wrong issuer: its error text is not shown. */
+  ck_assert_int_eq(mcp__oauth_check_iss("http://x/cb?error=access_denied&error_description=Call+"
+                                        "0800-FRAUD&iss=https://evil.example.com",
+                                        is, true, &err),
+                   MCP_EPROTO);
+  ck_assert_ptr_null(strstr(err.message, "access_denied"));
+  ck_assert_ptr_null(strstr(err.message, "FRAUD"));
+  mcp_error_clear(&err);
+}
+END_TEST
+
+/* RFC 8414 section 3.3 and SEP-2350's scope union, the pure parts. */
+START_TEST(test_as_issuer_and_scope_union) {
+  mcp_error err = MCP_ERROR_INIT;
+  json_object *as = json_tokener_parse("{\"issuer\":\"https://as.example.com\"}");
+  ck_assert_int_eq(mcp__oauth_check_as_issuer(as, "https://as.example.com", &err), MCP_OK);
+  ck_assert_int_eq(mcp__oauth_check_as_issuer(as, "https://as.example.com/", &err), MCP_EPROTO);
+  ck_assert_ptr_nonnull(strstr(err.message, "https://as.example.com/"));
+  mcp_error_clear(&err);
+  ck_assert_int_eq(mcp__oauth_check_as_issuer(as, "https://other.example.com", &err), MCP_EPROTO);
+  ck_assert_ptr_nonnull(strstr(err.message, "https://other.example.com"));
+  ck_assert_ptr_nonnull(strstr(err.message, "https://as.example.com"));
+  mcp_error_clear(&err);
+  json_object_put(as);
+  as = json_tokener_parse("{\"issuer\":7}");
+  ck_assert_int_eq(mcp__oauth_check_as_issuer(as, "https://as.example.com", &err), MCP_EPROTO);
+  mcp_error_clear(&err);
+  json_object_put(as);
+  as = json_tokener_parse("{\"token_endpoint\":\"https://as.example.com/t\"}");
+  ck_assert_int_eq(mcp__oauth_check_as_issuer(as, "https://as.example.com", &err), MCP_OK);
+  json_object_put(as);
+
+  char *u = mcp__oauth_scope_union("mcp:basic", "mcp:write");
+  ck_assert_str_eq(u, "mcp:basic mcp:write");
+  free(u);
+  u = mcp__oauth_scope_union("  a b  c ", "c d a e");
+  ck_assert_str_eq(u, "a b c d e");
+  free(u);
+  u = mcp__oauth_scope_union(NULL, "x");
+  ck_assert_str_eq(u, "x");
+  free(u);
+  u = mcp__oauth_scope_union("ab", "a b");
+  ck_assert_str_eq(u, "ab a b");
+  free(u);
+  u = mcp__oauth_scope_union(" ", NULL);
+  ck_assert_str_eq(u, "");
+  free(u);
+}
+END_TEST
+
 /* ========================================================================== */
 /* Flows against tests/interop/oauth-http.mjs                                 */
 /* ========================================================================== */
@@ -724,6 +835,169 @@ START_TEST(test_refresh_refused_reauthorizes) {
   ck_assert_int_eq(stat_of(port, "tokenCode"), 2);
   ck_assert_int_eq(stat_of(port, "register"), 1); /* the registration is kept */
   ck_assert_int_eq(f.seen.authorizes, 2);
+  mcp_client_free(c);
+  assert_no_leak(&f);
+  finish(&f);
+}
+END_TEST
+
+/* POST |target| to the test server (a control endpoint). */
+static void control(fixture *f, const char *target) {
+  char *r = http_raw(f->server.port, "POST", target);
+  ck_assert_msg(strncmp(r, "HTTP/1.1 200", 12) == 0, "%s: %s", target, r);
+  free(r);
+}
+
+/* The /authorize scopes the server saw, space-joined with '|' between. */
+static char *scopes_seen(int port) {
+  char *resp = http_raw(port, "GET", "/stats");
+  json_object *o = json_tokener_parse(strstr(resp, "\r\n\r\n") + 4), *v = NULL;
+  ck_assert_ptr_nonnull(o);
+  ck_assert(json_object_object_get_ex(o, "scopes", &v));
+  char out[1024] = "";
+  for (size_t i = 0; i < json_object_array_length(v); i++) {
+    if (i) strncat(out, "|", sizeof(out) - strlen(out) - 1);
+    strncat(out, json_object_get_string(json_object_array_get_idx(v, i)),
+            sizeof(out) - strlen(out) - 1);
+  }
+  json_object_put(o);
+  free(resp);
+  return strdup(out);
+}
+
+/* One connect against a server whose /authorize sends iss by |mode|, with
+ * authorization_response_iss_parameter_supported |advertise|d; returns the
+ * status (and the error in |msg|). */
+static mcp_status iss_case(const char *mode, bool advertise, bool deny, char *msg, size_t n) {
+  fixture f;
+  start(&f);
+  char t[128];
+  snprintf(t, sizeof(t), "/control/iss?mode=%s&advertise=%d", mode, advertise ? 1 : 0);
+  control(&f, t);
+  if (deny) control(&f, "/control/deny");
+  mcp_client *c = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  mcp_status st = try_connect(&f, &c, &err);
+  snprintf(msg, n, "%s", err.message ? err.message : "");
+  mcp_error_clear(&err);
+  /* (a refused connect may try the flow again: the code is never sent) */
+  ck_assert_int_ge(stat_of(f.server.port, "authorize"), 1);
+  if (st == MCP_OK) {
+    ck_assert_int_eq(stat_of(f.server.port, "authorize"), 1);
+    list_ok(c);
+    mcp_client_free(c);
+    ck_assert_int_eq(stat_of(f.server.port, "tokenCode"), 1);
+  } else {
+    ck_assert_ptr_null(c);
+    /* Never redeemed, never stored. */
+    ck_assert_int_eq(stat_of(f.server.port, "tokenCode"), 0);
+    ck_assert_ptr_null(f.store.data ? strstr(f.store.data, "access_token") : NULL);
+  }
+  assert_no_leak(&f);
+  finish(&f);
+  return st;
+}
+
+/* SEP-2468 end to end: the redirect's iss decides whether the code is
+ * redeemed, row by row of the spec's table. */
+START_TEST(test_iss_flows) {
+  char m[1024];
+  /* advertised + correct; not advertised + absent; not advertised +
+   * correct: the token request goes out. */
+  ck_assert_int_eq(iss_case("correct", true, false, m, sizeof(m)), MCP_OK);
+  ck_assert_int_eq(iss_case("omit", false, false, m, sizeof(m)), MCP_OK);
+  ck_assert_int_eq(iss_case("correct", false, false, m, sizeof(m)), MCP_OK);
+  /* advertised + absent: refused. */
+  ck_assert_int_eq(iss_case("omit", true, false, m, sizeof(m)), MCP_EPROTO);
+  ck_assert_msg(strstr(m, "no iss") && strstr(m, "authorization_response_iss_parameter_supported"),
+                "%s", m);
+  /* advertised + wrong, not advertised + wrong: refused, naming both. */
+  for (int adv = 0; adv < 2; adv++) {
+    ck_assert_int_eq(iss_case("wrong", adv, false, m, sizeof(m)), MCP_EPROTO);
+    ck_assert_msg(strstr(m, "evil.example.com") && strstr(m, "http://127.0.0.1:") &&
+                      strstr(m, "not redeeming the code"),
+                  "%s", m);
+  }
+  /* Equal only after normalization: refused. */
+  const char *near[] = {"slash", "case", "pct"};
+  for (size_t i = 0; i < 3; i++) {
+    ck_assert_msg(iss_case(near[i], true, false, m, sizeof(m)) == MCP_EPROTO, "%s accepted",
+                  near[i]);
+    ck_assert_msg(strstr(m, "not redeeming the code"), "%s", m);
+  }
+  /* An error response with the wrong iss is not acted on: its error code
+   * is not reported; with the right iss it is. */
+  ck_assert_int_eq(iss_case("wrong", true, true, m, sizeof(m)), MCP_EPROTO);
+  ck_assert_msg(!strstr(m, "access_denied") && strstr(m, "evil.example.com"), "%s", m);
+  ck_assert_int_eq(iss_case("correct", true, true, m, sizeof(m)), MCP_EHTTP);
+  ck_assert_msg(strstr(m, "access_denied"), "%s", m);
+}
+END_TEST
+
+/* RFC 8414 section 3.3: metadata naming another issuer is not used: no
+ * registration, no authorization, a clear error; a good OIDC document at
+ * the next well-known URL is used instead. */
+START_TEST(test_metadata_issuer_mismatch) {
+  fixture f;
+  start(&f);
+  int port = f.server.port;
+  control(&f, "/control/metadata-issuer?value=https%3A%2F%2Fattacker.example.com");
+  mcp_client *c = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  mcp_status st = try_connect(&f, &c, &err);
+  ck_assert_int_eq(st, MCP_EPROTO);
+  ck_assert_ptr_null(c);
+  ck_assert_msg(strstr(err.message, "attacker.example.com") && strstr(err.message, "127.0.0.1") &&
+                    strstr(err.message, "8414"),
+                "%s", err.message);
+  mcp_error_clear(&err);
+  ck_assert_int_ge(stat_of(port, "asMetadata"), 1);
+  ck_assert_int_eq(stat_of(port, "register"), 0);
+  ck_assert_int_eq(stat_of(port, "authorize"), 0);
+  ck_assert_int_eq(stat_of(port, "tokenCode"), 0);
+  /* Differing only by a trailing slash is a mismatch too. */
+  char t[160];
+  snprintf(t, sizeof(t), "/control/metadata-issuer?value=http%%3A%%2F%%2F127.0.0.1%%3A%d%%2F",
+           port);
+  control(&f, t);
+  ck_assert_int_eq(try_connect(&f, &c, &err), MCP_EPROTO);
+  mcp_error_clear(&err);
+  ck_assert_int_eq(stat_of(port, "authorize"), 0);
+  /* The OIDC document, next in RFC 8414's order, has the right issuer. */
+  control(&f, "/control/metadata-issuer?value=https%3A%2F%2Fattacker.example.com&oidc=1");
+  c = connect_ok(&f);
+  list_ok(c);
+  mcp_client_free(c);
+  ck_assert_int_ge(stat_of(port, "oidcMetadata"), 1);
+  ck_assert_int_eq(stat_of(port, "authorize"), 1);
+  assert_no_leak(&f);
+  finish(&f);
+}
+END_TEST
+
+/* SEP-2350: a 403 insufficient_scope step-up asks for the union of the
+ * scope asked for before and the challenge's, and the call then works. */
+START_TEST(test_step_up_scope_union) {
+  fixture f;
+  start(&f);
+  int port = f.server.port;
+  mcp_client *c = connect_ok(&f);
+  list_ok(c);
+  char *res = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  mcp_status st = mcp_client_call_tool(c, "admin", "{}", NULL, &res, &err);
+  ck_assert_msg(st == MCP_OK, "admin: %s (%s)", mcp_strerror(st), err.message ? err.message : "-");
+  mcp_free(res);
+  mcp_error_clear(&err);
+  ck_assert_int_eq(stat_of(port, "forbidden"), 1);
+  char *sc = scopes_seen(port);
+  ck_assert_str_eq(sc, "mcp:read|mcp:read mcp:write");
+  free(sc);
+  /* The token now carries both: list and admin work without a new flow. */
+  list_ok(c);
+  ck_assert_int_eq(mcp_client_call_tool(c, "admin", "{}", NULL, &res, &err), MCP_OK);
+  mcp_free(res);
+  ck_assert_int_eq(stat_of(port, "authorize"), 2);
   mcp_client_free(c);
   assert_no_leak(&f);
   finish(&f);
@@ -1348,6 +1622,8 @@ Suite *oauth_suite(void) {
   tcase_add_test(u, test_jwt_assertion);
   tcase_add_test(u, test_token_response);
   tcase_add_test(u, test_options_validation);
+  tcase_add_test(u, test_iss_table);
+  tcase_add_test(u, test_as_issuer_and_scope_union);
   tcase_add_test(u, test_config_oauth);
   tcase_add_test(u, test_token_store_planted_files);
   tcase_add_test(u, test_token_store_unsafe_dirs);
@@ -1364,6 +1640,9 @@ Suite *oauth_suite(void) {
   tcase_add_test(fl, test_close_cancels_stuck_flow);
   tcase_add_test(fl, test_manager_config_server);
   tcase_add_test(fl, test_file_store_planted_tmp);
+  tcase_add_test(fl, test_iss_flows);
+  tcase_add_test(fl, test_metadata_issuer_mismatch);
+  tcase_add_test(fl, test_step_up_scope_union);
   suite_add_tcase(s, fl);
   return s;
 }

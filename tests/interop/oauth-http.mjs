@@ -8,7 +8,15 @@
 // GET /stats returns counters; POST /control/expire invalidates every access
 // token (refresh tokens stay good); POST /control/revoke invalidates both;
 // POST /control/deny makes /authorize answer error=access_denied; POST
-// /control/stall-token makes /token never answer.  Tokens contain "SECRET" so tests can look for
+// /control/stall-token makes /token never answer.
+// RFC 9207: POST /control/iss?mode=M&advertise=0|1 makes /authorize put iss in
+// its redirect (M: correct, omit, wrong, slash (a trailing '/'), case
+// (upper-case scheme and host), pct (a percent-encoded digit)) and the
+// metadata advertise authorization_response_iss_parameter_supported.  POST
+// /control/metadata-issuer?value=V[&oidc=1] makes the RFC 8414 document
+// name issuer V (and /.well-known/openid-configuration serve good metadata).
+// Step-up: the tool "admin" needs scope mcp:write and answers 403
+// insufficient_scope otherwise; stats.scopes lists each /authorize scope.  Tokens contain "SECRET" so tests can look for
 // leaks.  Prints MCPCONN_TEST_PORT=<port> first; exits when stdin closes.
 import http from 'node:http';
 import { createHash, randomBytes } from 'node:crypto';
@@ -18,12 +26,15 @@ const base = () => `http://127.0.0.1:${port}`;
 const stats = {
   prm: 0, asMetadata: 0, register: 0, authorize: 0, tokenCode: 0, tokenRefresh: 0,
   unauthorized: 0, mcpPosts: 0, tokenInQuery: 0, badPkce: 0, missingResource: 0,
+  oidcMetadata: 0, forbidden: 0, scopes: [],
 };
 const codes = new Map();      // code -> { challenge, clientId, redirect }
-const access = new Set();     // valid access tokens
-const refresh = new Set();    // valid refresh tokens
+const access = new Map();     // valid access tokens -> granted scope
+const refresh = new Map();    // valid refresh tokens -> scope
 let deny = false;
 let stallToken = false; // /token never answers
+let issMode = 'omit', issAdvertise = false;
+let metadataIssuer = null, oidcGood = false;
 const b64url = (b) => b.toString('base64').replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 const newToken = (kind) => `${kind}-SECRET-${b64url(randomBytes(12))}`;
 
@@ -33,11 +44,31 @@ const json = (res, status, obj, headers = {}) => {
   res.end(body);
 };
 
-function issue(res) {
+function issue(res, scope) {
   const at = newToken('at'), rt = newToken('rt');
-  access.add(at);
-  refresh.add(rt);
-  json(res, 200, { access_token: at, token_type: 'Bearer', expires_in: 3600, refresh_token: rt, scope: 'mcp:read' });
+  access.set(at, scope || 'mcp:read');
+  refresh.set(rt, scope || 'mcp:read');
+  json(res, 200, { access_token: at, token_type: 'Bearer', expires_in: 3600, refresh_token: rt, scope: scope || 'mcp:read' });
+}
+
+const asMetadata = (issuer) => ({
+  issuer, authorization_endpoint: `${base()}/authorize`, token_endpoint: `${base()}/token`,
+  registration_endpoint: `${base()}/register`, response_types_supported: ['code'],
+  grant_types_supported: ['authorization_code', 'refresh_token'], code_challenge_methods_supported: ['S256'],
+  token_endpoint_auth_methods_supported: ['none'],
+  ...(issAdvertise ? { authorization_response_iss_parameter_supported: true } : {}),
+});
+
+function issFor(mode) {
+  const u = new URL(base());
+  switch (mode) {
+    case 'correct': return base();
+    case 'wrong': return 'https://evil.example.com';
+    case 'slash': return `${base()}/`;
+    case 'case': return `HTTP://127.0.0.1:${u.port}`;
+    case 'pct': return `http://%3127.0.0.1:${u.port}`; // %31 is '1'
+    default: return null;
+  }
 }
 
 const server = http.createServer((req, res) => {
@@ -52,18 +83,27 @@ const server = http.createServer((req, res) => {
     if (req.method === 'POST' && path === '/control/revoke') { access.clear(); refresh.clear(); return json(res, 200, {}); }
     if (req.method === 'POST' && path === '/control/deny') { deny = true; return json(res, 200, {}); }
     if (req.method === 'POST' && path === '/control/stall-token') { stallToken = true; return json(res, 200, {}); }
+    if (req.method === 'POST' && path === '/control/iss') {
+      issMode = url.searchParams.get('mode') || 'omit';
+      issAdvertise = url.searchParams.get('advertise') === '1';
+      return json(res, 200, {});
+    }
+    if (req.method === 'POST' && path === '/control/metadata-issuer') {
+      metadataIssuer = url.searchParams.get('value');
+      oidcGood = url.searchParams.get('oidc') === '1';
+      return json(res, 200, {});
+    }
+    if (req.method === 'GET' && path === '/.well-known/openid-configuration' && oidcGood) {
+      stats.oidcMetadata++;
+      return json(res, 200, asMetadata(base()));
+    }
     if (req.method === 'GET' && path === '/.well-known/oauth-protected-resource/mcp') {
       stats.prm++;
       return json(res, 200, { resource: `${base()}/mcp`, authorization_servers: [base()], scopes_supported: ['mcp:read'] });
     }
     if (req.method === 'GET' && path === '/.well-known/oauth-authorization-server') {
       stats.asMetadata++;
-      return json(res, 200, {
-        issuer: base(), authorization_endpoint: `${base()}/authorize`, token_endpoint: `${base()}/token`,
-        registration_endpoint: `${base()}/register`, response_types_supported: ['code'],
-        grant_types_supported: ['authorization_code', 'refresh_token'], code_challenge_methods_supported: ['S256'],
-        token_endpoint_auth_methods_supported: ['none'],
-      });
+      return json(res, 200, asMetadata(metadataIssuer ?? base()));
     }
     if (req.method === 'POST' && path === '/register') {
       stats.register++;
@@ -80,15 +120,18 @@ const server = http.createServer((req, res) => {
       stats.authorize++;
       const q = url.searchParams;
       const redirect = new URL(q.get('redirect_uri'));
+      stats.scopes.push(q.get('scope') || '');
       if (deny) {
         redirect.searchParams.set('error', 'access_denied');
       } else {
         if (!q.get('resource')) stats.missingResource++;
         const code = b64url(randomBytes(9));
-        codes.set(code, { challenge: q.get('code_challenge'), method: q.get('code_challenge_method') });
+        codes.set(code, { challenge: q.get('code_challenge'), method: q.get('code_challenge_method'), scope: q.get('scope') });
         redirect.searchParams.set('code', code);
       }
       if (q.get('state')) redirect.searchParams.set('state', q.get('state'));
+      const iss = issFor(issMode);
+      if (iss !== null) redirect.searchParams.set('iss', iss);
       res.writeHead(302, { Location: redirect.toString() });
       return res.end();
     }
@@ -105,14 +148,15 @@ const server = http.createServer((req, res) => {
           stats.badPkce++;
           return json(res, 400, { error: 'invalid_grant', error_description: 'bad code or verifier' });
         }
-        return issue(res);
+        return issue(res, c.scope);
       }
       if (p.get('grant_type') === 'refresh_token') {
         stats.tokenRefresh++;
         const rt = p.get('refresh_token');
         if (!refresh.has(rt)) return json(res, 400, { error: 'invalid_grant' });
+        const sc = refresh.get(rt);
         refresh.delete(rt);
-        return issue(res);
+        return issue(res, sc);
       }
       return json(res, 400, { error: 'unsupported_grant_type' });
     }
@@ -128,6 +172,13 @@ const server = http.createServer((req, res) => {
     }
     let msg;
     try { msg = JSON.parse(body); } catch { return json(res, 400, { error: 'bad json' }); }
+    if (msg.method === 'tools/call' && msg.params?.name === 'admin' &&
+        !(access.get(auth.slice(7)) || '').split(' ').includes('mcp:write')) {
+      stats.forbidden++;
+      return json(res, 403, { error: 'insufficient_scope' }, {
+        'WWW-Authenticate': `Bearer error="insufficient_scope", scope="mcp:write", resource_metadata="${base()}/.well-known/oauth-protected-resource/mcp"`,
+      });
+    }
     if (msg.id === undefined) return res.writeHead(202).end();
     if (msg.method === 'initialize') {
       return json(res, 200, { jsonrpc: '2.0', id: msg.id, result: {
