@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/bighost.c: the cost of spawning stdio servers from a big host.
  * Touches N GiB of heap (so the host has that many resident, private pages

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcpconn-bench-dev: `mcpconn bench` as a program of its own, for working on
  * bin/mcpconn-bench.c before (or without) the CLI's dispatch.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pingpong.c: the physical limit a stdio (or TCP) MCP client is measured
  * against.  It sends a JSON line of the same size as the tools/call request

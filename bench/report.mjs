@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // report.mjs: turns the raw runs of bench/run into medians, ratios and
 // target verdicts: bench/results/latest.json (machine-readable), the
 // generated part of docs/PERFORMANCE.md (between its markers) and

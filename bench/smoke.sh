@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bench/smoke.sh: a `make check` smoke test of `mcpconn bench` (not a
 # measurement): 200 calls against the demo server, sequential and with 8 in
 # flight from 2 threads, and in each MCP era (--protocol: the demo server

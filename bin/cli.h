@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cli.h: what the files of the mcpconn command line share (bin/mcpconn.c
  * and bin/cli_*.c).  Internal to the CLI: nothing here is installed, and

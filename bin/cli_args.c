@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cli_args.c: the command line: the --help text, option parsing into
  * g_cli, and the ad-hoc server definitions (--stdio with its -e

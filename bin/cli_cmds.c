@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cli_cmds.c: the commands that talk to servers: tools, servers, ping,
  * request and call (with resolve_tool(), which finds the server of a tool

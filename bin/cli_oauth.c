@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cli_oauth.c: the browser step of OAuth for the CLI.  One listening
  * socket on 127.0.0.1 catches the authorization server's redirect (RFC

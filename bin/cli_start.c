@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cli_start.c: starting the manager for a run: the manager options every
  * run shares, the servers of the command line and the config files, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cli_trust.c: project trust in the CLI.  A project file (a checkout's
  * .mcp.json) runs its servers only after a decision: --trust-project,

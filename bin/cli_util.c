@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cli_util.c: the CLI's small helpers: allocation that exits with code 3
  * when memory runs out (x*), a growable string array (strv) and string

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cli_wait.c: what the manager tells the CLI, and waiting on it: the event
  * and log callbacks, the config diagnostics of the running manager (read

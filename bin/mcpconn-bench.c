@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcpconn-bench.c: `mcpconn bench`, the library's own load generator.
  *

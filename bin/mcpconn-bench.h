@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcpconn-bench.h: the `mcpconn bench` subcommand, the library's own load
  * generator (bin/mcpconn-bench.c).  It uses the public API only.

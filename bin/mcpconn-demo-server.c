@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcpconn-demo-server: a small MCP server on stdio, bundled with mcpconn.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcpconn-text.c: server-chosen text made safe for a terminal, for the CLI
  * (bin/mcpconn.c) and `mcpconn bench` (bin/mcpconn-bench.c); see

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcpconn-text.h: the one way the command-line programs print text that a
  * server chose.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcpconn: the command-line client.  It talks to MCP servers through the
  * public API only (mcpconn.h) and uses json-c just to check and print JSON.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * async_host: an event-driven host.  It starts many tool calls without
  * waiting for any of them; each call's completion callback runs later on a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * multithreaded_host: several host threads call tools through one
  * mcp_manager at the same time, while another call shows progress and is

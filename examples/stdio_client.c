@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * stdio_client: the smallest useful host.  One mcp_client on one stdio
  * server, no manager: connect, list the tools, call some, and read the three

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # fuzz/build.sh: builds the libFuzzer targets with clang, ASan and UBSan,
 # straight from the library sources (no configure needed), and runs each
 # for a while on a work copy of its committed corpus.

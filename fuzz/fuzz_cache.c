@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_cache.c: libFuzzer target for the deferred-tool cache reader.
  *

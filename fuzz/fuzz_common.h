@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_common.h: helpers shared by the libFuzzer targets in fuzz/: the
  * entry point's prototype, a byte log that records what a parser reported

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_config.c: libFuzzer target for config parsing and ${VAR} expansion.
  *

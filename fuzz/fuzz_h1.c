@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_h1.c: libFuzzer target for mcp_h1.
  *

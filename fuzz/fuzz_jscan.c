@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_jscan.c: libFuzzer target for mcp_jscan, with json-c as the oracle.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_jsonl.c: libFuzzer target for mcp_jsonl.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_jsonrpc.c: libFuzzer target for mcp_jsonrpc.
  *

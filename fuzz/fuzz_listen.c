@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_listen.c: libFuzzer target for the pure parts of subscriptions/listen
  * (mcp_listen.h).  The input is one JSON text, read three ways: as a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_mrtr.c: libFuzzer target for the multi-round-trip pieces
  * (mcp_mrtr.h): mcp__mrtr_parse() on any text, and for what it accepts,

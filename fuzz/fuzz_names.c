@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_names.c: libFuzzer target for tool-name folding and collision
  * handling.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_oauth.c: libFuzzer target for the pure parts of OAuth
  * (lib/mcp_oauth_parse.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_result.c: libFuzzer target for mcp_tool_result_text(), with a json-c
  * reference in fuzz/result_ref.h (tests/check_result.c uses it too).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_sse.c: libFuzzer target for mcp_sse.
  *

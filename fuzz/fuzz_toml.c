@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_toml.c: libFuzzer target for the TOML-subset reader (mcp_toml.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_xhdr.c: libFuzzer target for x-mcp-header (mcp_xhdr.h).  The input
  * is "SCHEMA\nARGS": SCHEMA a tool's inputSchema, ARGS a call's arguments.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * replay.c: runs one fuzz target's LLVMFuzzerTestOneInput over files,
  * without libFuzzer, so that `make check` (with gcc, under any sanitizer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * result_ref.h: the reference for mcp_tool_result_text(), shared by
  * tests/check_result.c and fuzz/fuzz_result.c.  Written apart from the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_cache.c: the deferred-tool cache on disk: one versioned JSON file per
  * server, written atomically, judged strictly when read.  No threads, no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_cache.h: the deferred-tool cache on disk.  After each successful
  * tools/list the manager stores the server's tools, so that on the next

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_cancel.c: cancellation tokens.  A token is refcounted (C11 atomics),
  * fires at most once, and runs its listeners on the firing thread under its

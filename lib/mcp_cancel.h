@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_cancel.h: refcounted cancellation tokens (the public mcp_cancel) and
  * the internal listener hook the pending table uses.  Knows nothing of MCP.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_client.c: the MCP client.  Owns the lifecycle (initialize, version
  * negotiation, initialized), requests with timeout, cancel and progress,

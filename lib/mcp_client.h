@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_client.h: internal view of the MCP client (lifecycle, requests,
  * server->client requests, notifications).  The option structs are defined

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_config.c: one config file's text into server definitions: parsing,
  * ${VAR} expansion, validation (each error names the file, the server and

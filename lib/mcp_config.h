@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_config.h: server definitions, and the pure part of the config
  * module.  Parses mcpconn's own config files and the files other MCP

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_config_canon.c: the canonical JSON form of a server definition and
  * the definition's hash (the SHA-256 of that form), which keys the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_config_int.h: what the config files share and nobody else uses: the
  * diagnostics list, the parse context of one file, one file's entries, and

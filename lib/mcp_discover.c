@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_discover.c: config discovery.  Finds the config files in priority
  * order (explicit files, the project's .mcp.json, the user's file, then

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_discover.h: config discovery (mcp_discover.c): the files in priority
  * order, merged into one set, with project files kept out until the user

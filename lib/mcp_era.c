@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_era.c: era modes, the modern `_meta`, the probe's verdict and
  * `resultType` (see mcp_era.h).  The probe's result and error data are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_era.h: which MCP era a server speaks, and the pieces of the modern
  * (2026-07-28, stateless) wire that do not depend on a connection.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_fsafe.c: the "private file or directory" rule of the cache and the
  * token store (see mcp_fsafe.h): check a directory, open a file without

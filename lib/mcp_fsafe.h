@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_fsafe.h: private files and directories on disk, the one rule shared
  * by the tool cache (mcp_cache.c) and the OAuth token store (mcp_oauth.c).

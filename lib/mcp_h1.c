@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_h1.c: HTTP/1.1 response parser (client side) and request serialiser.
  *

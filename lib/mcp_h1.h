@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_h1.h: HTTP/1.1 for the Streamable HTTP transport's fallback when a
  * server does not speak HTTP/2: an incremental response parser (client

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_h1_conn.c: the HTTP/1.1 glue of the HTTP connection layer, as
  * mcp_h2.c is its HTTP/2 glue: it drives one connection's mcp_h1 parser

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_h1_conn.h: the HTTP/1.1 glue of the HTTP connection layer, as
  * mcp_h2.h is its HTTP/2 glue.  It drives the pure parser and serialiser of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_h2.c: the nghttp2 glue of the HTTP connection layer.  Requests
  * become streams on the connection's client session; response HEADERS,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_h2.h: the nghttp2 glue of the HTTP connection layer.  One mcp_h2
  * wraps the client-side nghttp2_session of one connection: it turns

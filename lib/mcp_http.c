@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_http.c: the HTTP connection layer: one I/O thread per client, the
  * command queue that feeds it, name resolution, non-blocking connect, the

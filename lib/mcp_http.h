@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_http.h: the HTTP connection layer under the Streamable HTTP transport.
  * One mcp_http_client per origin (scheme, host, port) owns one I/O thread,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_http_int.h: the structures the HTTP connection layer's files share:
  * a request (mcp_http_req), a connection (mcp_http_conn), and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_int.h: internal helpers shared by every module: allocation wrappers
  * (so tests can fail the Nth allocation), monotonic time, error filling and

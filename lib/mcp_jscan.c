@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_jscan.c: the tree-less JSON scanner (see mcp_jscan.h).
  *

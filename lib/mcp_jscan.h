@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_jscan.h: a JSON scanner that builds no tree.  The hot path of a call
  * uses it to route a response by id and hand the caller the result's text,

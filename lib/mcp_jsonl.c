@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_jsonl.c: newline-delimited framing with a size cap.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_jsonl.h: newline-delimited framing with a size cap.  Pure: bytes in,
  * lines out; no I/O, no threads.  Fuzzable on its own.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_jsonrpc.c: parse, classify and build JSON-RPC 2.0 messages.
  * Pure: no I/O and no threads.  json-c trees made here are handed to the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_jsonrpc.h: JSON-RPC 2.0 message shapes.  Parses text into json-c
  * trees, classifies them (request, notification, response, error) and

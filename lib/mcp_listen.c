@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_listen.c: the pure parts of subscriptions/listen (mcp_listen.h).
  * Owns the shapes of the listen request's filter, the acknowledgement and

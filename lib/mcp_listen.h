@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_listen.h: the pure parts of subscriptions/listen (MCP 2026-07-28),
  * the one way a modern server sends change notifications: which

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_manager.c: the manager.  Owns server discovery (through mcp_config),
  * parallel connects, the server state machine, the namespaced tool registry

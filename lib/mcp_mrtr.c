@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_mrtr.c: reading an input_required result and building its retry
  * (see mcp_mrtr.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_mrtr.h: multi-round-trip requests (MCP 2026-07-28, SEP-2322), the
  * pure part.  On a modern connection a server never sends requests of its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_names.c: folding (server, tool) pairs into public tool names and
  * resolving collisions deterministically.  Pure: no I/O, no threads, no

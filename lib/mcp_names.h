@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_names.h: public tool names.  Folds (server, tool) pairs into names a
  * model provider accepts, `mcp__<server>_<tool>` matching

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_oauth.c: the OAuth engine (see mcp_oauth.h): randomness and the
  * private_key_jwt signature, blocking HTTP for the flow, the engine's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_oauth.h: OAuth 2.1 authorization for Streamable HTTP servers, as the
  * MCP authorization spec (2025-11-25, with the 2025-03-26 fallbacks) asks.

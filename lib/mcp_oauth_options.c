@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_oauth_options.c: the public mcp_oauth_options (mcpconn.h): setters,
  * and the library's internal dup and fill (mcp_oauth.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_oauth_parse.c: the pure parts of OAuth (see mcp_oauth_parse.h): the
  * WWW-Authenticate Bearer challenge, the well-known metadata URLs, what the

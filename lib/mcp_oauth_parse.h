@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_oauth_parse.h: the pure parts of OAuth (lib/mcp_oauth_parse.c),
  * internal to the library.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_oauth_store.c: the file token store of OAuth (see mcp_oauth.h): one
  * private file per server, <sha256(key) hex>.json, in a private directory,

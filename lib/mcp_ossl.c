@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_ossl.c: loads OpenSSL on first use (see mcp_ossl.h).
  */

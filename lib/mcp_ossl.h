@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_ossl.h: OpenSSL, loaded on first use.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_pending.c: the in-flight request table (see mcp_pending.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_pending.h: the table of in-flight requests.  Maps our integer request
  * ids to entries holding a deadline, a cancel token, the outcome and a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_request.c: one builder per request method (see mcp_request.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_request.h: the one builder of every request the client sends.  Each
  * method has one constructor, shared by the sync and the async call: it

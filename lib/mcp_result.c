@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_result.c: mcp_tool_result_text(), the text of a CallToolResult.
  *

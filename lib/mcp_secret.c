@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_secret.c: `!command` secrets.  Makes the definition to connect with
  * by replacing each env or header value that starts with "!" by the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_secret.h: `!command` secrets (mcp_secret.c), resolved at connect
  * time, with a process-wide cache.  The definition and diagnostic types

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_server_options.c: the bridge from a server definition (mcp_config.h)
  * to client options: mcp__config_client_options() calls the public

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_server_options.h: from a server definition to client options, on
  * the manager's side of the config module (mcp_server_options.c).

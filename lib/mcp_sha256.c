@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_sha256.c: SHA-256 (FIPS 180-4), see mcp_sha256.h.
  */

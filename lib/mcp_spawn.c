@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_spawn.c: starting child processes on posix_spawn() (see
  * mcp_spawn.h).  glibc implements posix_spawn() with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_spawn.h: starting child processes, for the stdio transport and for
  * `!command` secrets.  One place decides what a child gets from the host:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_sse.c: incremental text/event-stream parser (WHATWG HTML, "server-sent
  * events", section "Interpreting an event stream").

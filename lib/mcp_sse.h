@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_sse.h: an incremental text/event-stream (server-sent events) parser
  * following the WHATWG HTML "event stream interpretation" rules.  Pure:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_tls.c: OpenSSL 3 glue for the HTTP connection layer: the per-client
  * SSL_CTX (trust, client certificate, ALPN offer) and non-blocking

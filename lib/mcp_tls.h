@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_tls.h: the OpenSSL glue of the HTTP connection layer.  One
  * mcp_tls_ctx per mcp_http_client holds the SSL_CTX (trust store, client

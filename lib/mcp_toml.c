@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_toml.c: the subset of TOML that Codex writes in config.toml, read into
  * a json-c tree (mcp_toml.h says what is read and what is refused).

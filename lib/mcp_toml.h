@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_toml.h: a reader for the subset of TOML that Codex writes in its
  * config.toml (mcp_toml.c), into a json-c tree so that the config module

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_transport.h: the transport interface.  A transport moves whole
  * messages (one JSON-RPC message as bytes) between the client and one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_transport_http.c: the Streamable HTTP transport (MCP 2025-11-25) and
  * the legacy HTTP+SSE transport (2024-11-05), on the connection layer in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_transport_stdio.c: the stdio transport.  Spawns the server with its
  * stdin, stdout and stderr on pipes, frames stdout as JSON lines, keeps the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_url.c: absolute http/https URLs: parse, validate, normalise, resolve.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_url.h: absolute http/https URLs for the Streamable HTTP transport:
  * split, validate, normalise, and resolve a relative reference (the legacy

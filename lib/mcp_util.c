@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_util.c: allocation wrappers, monotonic time, mcp_error, logging,
  * the growable buffer, errno text and reading a whole file with a cap.

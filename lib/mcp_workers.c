@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_workers.c: a fixed pool of threads running host callbacks, with
  * per-server ordered lanes.  One lane's items run one at a time in posting

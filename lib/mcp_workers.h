@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_workers.h: a fixed pool of threads running host callbacks.  Work is
  * posted to a *lane*; one lane's items run one at a time in posting order,

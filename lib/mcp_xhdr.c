@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_xhdr.c: reading x-mcp-header annotations and a call's header values
  * (see mcp_xhdr.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp_xhdr.h: `x-mcp-header` (MCP 2026-07-28, SEP-2243), the pure part.  A
  * tool's inputSchema may annotate a property with "x-mcp-header": NAME;

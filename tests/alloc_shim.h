@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * alloc_shim.h: a malloc interposer for allocation-failure tests.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check_allocfail.c: allocation-failure sweeps through a whole client
  * session.  For N = 1, 2, ... the N-th allocation call of the process

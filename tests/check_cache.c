@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check_cache.c: the deferred-tool cache: write/read round trip, misses
  * (hash change, stale, future-dated), corrupt files that must never crash

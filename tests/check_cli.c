@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check_cli.c: the demo server, driven directly over pipes, and the mcpconn
  * command-line tool, run as a subprocess with its output and exit status

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check_client.c: the MCP client end to end against real child processes:
  * the bundled demo server and the scripted fault server.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check_config.c: server definitions: validation messages that name file,
  * server and field; malformed files; ${VAR} expansion; `!command` secrets

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check_demo_fast.c: the demo server's fast path (fast_echo() in
  * bin/mcpconn-demo-server.c, which answers plain echo calls from a scan of

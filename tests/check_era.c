@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check_era.c: which era a server speaks, decided the way the spec's
  * backward-compatibility rules say (mcp_era.h), and the modern wire that

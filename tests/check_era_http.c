@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check_era_http.c: the modern (2026-07-28) HTTP wire and the era probe over
  * HTTP.  The pure parts on fixed cases (the header value encoding with the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # check_exports.sh: the dynamic symbols of the built libmcpconn.so must be
 # exactly the names in lib/mcpconn.exports, so that no public symbol is
 # added or removed by accident.  Run by make check from the build directory

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check_h1.c: the HTTP/1.1 response parser and request builder.  Every
  * framing (Content-Length, chunked with extensions and trailers,

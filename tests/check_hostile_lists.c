@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check_hostile_lists.c: what a hostile server can do to list calls and to
  * the responses the client accepts, against the scripted fault server

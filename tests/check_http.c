@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check_http.c: the HTTP connection layer (mcp_http, mcp_h2, mcp_tls and
  * the HTTP/1.1 glue) against tests/mcp-h2-test-server on loopback, with a

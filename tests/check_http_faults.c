@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check_http_faults.c: the Streamable HTTP transport against a server that
  * misbehaves on purpose (tests/interop/fault-http.mjs, plain node:http over

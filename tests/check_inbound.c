@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check_inbound.c: a hostile server on stdio against the client's inbound
  * and outbound bounds (tests/mcp-fault-server.c --flood-*, --stop-reading,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check_interop.c: mcpconn against the official MCP reference server
  * (@modelcontextprotocol/server-everything, pinned in tests/interop) over

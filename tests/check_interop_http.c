@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check_interop_http.c: mcpconn's HTTP transports against real servers,
  * each a Node process on 127.0.0.1 started per test:

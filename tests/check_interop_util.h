@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check_interop_util.h: helpers for the interop suites (check_interop.c,
  * check_interop_http.c): finding node and the pinned npm packages under

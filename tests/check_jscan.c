@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check_jscan.c: the tree-less JSON scanner.  Its promise is that whatever
  * it accepts, json-c (strict) accepts too and prints byte for byte as the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check_jsonl.c: the JSONL framer.  Every split of the input must give the
  * same lines; CRLF, empty lines, oversize lines, bounded memory, stopping

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_jsonrpc.c: parse, classify and build JSON-RPC 2.0 messages. */
 #include "config.h"
 

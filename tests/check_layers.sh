@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # check_layers.sh: no file in lib/ includes a header of a module in a
 # higher layer than its own.  The layers are docs/layers.txt (described in
 # docs/ARCHITECTURE.md); every file of lib/ must be in one of them and every

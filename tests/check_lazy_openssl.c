@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check_lazy_openssl: with the default configure (MCP_LAZY_OPENSSL), a host
  * linked only against libmcpconn does not have OpenSSL in memory until it

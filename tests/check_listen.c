@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check_listen.c: change notifications on modern (2026-07-28) connections
  * through subscriptions/listen (mcp_listen.h; "Listen" in mcp_client.c).

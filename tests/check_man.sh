@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # check_man.sh: the man pages render without groff warnings, and they
 # document exactly the options the programs' --help shows (and the demo
 # server's tools), so a new flag cannot go undocumented and a removed one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check_manager.c: the manager end to end against real child processes:
  * parallel connects behind the startup gate, the deferred-tool cache,

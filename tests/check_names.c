@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check_names.c: tool-name folding, the 64-byte cap with its hash, prefix
  * de-duplication, and collision handling that does not depend on input

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check_oauth.c: OAuth (lib/mcp_oauth.c and the HTTP transport's 401
  * handling).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check_pending.c: the in-flight table and cancellation tokens.  Every way a
  * request can end (reply, timeout, cancel, close, withdrawal) races the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check_redact.c: secrets never reach logs, error messages, diagnostics or
  * the CLI's output.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check_request.c: the request builders (mcp_request.h).  Whatever path
  * built a request (the scanner's text, or json-c for what it refuses), the

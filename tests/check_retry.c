@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check_retry.c: when the manager sends a failed call again (RFC 9110
  * 9.2.2).  Real servers count how often a call ran (--run-log of

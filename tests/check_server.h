@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check_server.h: starting a test server (mcp-h2-test-server and the like:
  * a child that prints "PORT <n>\n" on stdout once it listens and stops when

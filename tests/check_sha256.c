@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check_sha256.c: our SHA-256 against the FIPS 180-4 / NIST example vectors
  * and against OpenSSL on every length around the block and padding

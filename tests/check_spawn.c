@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check_spawn.c: the spawn module (lib/mcp_spawn.c) against the behaviour
  * the fork()-based children had: process group, signal mask and

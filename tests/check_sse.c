@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check_sse.c: the text/event-stream parser.  Every split of the input must
  * give the same events; line endings (CR, LF, CRLF, CR|LF across feeds),

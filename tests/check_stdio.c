@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check_stdio.c: the stdio transport against real children: the fault
  * server (MCP_FAULT_SERVER), /bin/sh, cat, true, ls.  Upcalls land in a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check_trust.c: project config files need trust (lib/mcp_config.c,
  * "project trust"; the manager's options).  A checkout's .mcp.json, or the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check_url.c: URL parsing, normalisation and resolution.  Table-driven
  * good and bad URLs, IPv6 forms, ports, the RFC 3986 section 5.4 resolution

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check_util.h: small helpers shared by the Check suites: a standard main(),
  * environment lookups for peer programs, and waiting on a condition with a

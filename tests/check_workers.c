@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check_workers.c: the worker pool and its ordered lanes (lib/mcp_workers.c):
  * per-lane ordering under load, lanes in parallel, lane_free draining (from

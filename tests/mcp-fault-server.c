@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp-fault-server: a scriptable MCP server on stdio for tests.
  *

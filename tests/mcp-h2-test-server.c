@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp-h2-test-server.c: a scriptable HTTP test server for the connection
  * layer and the Streamable HTTP transport tests.  Single-threaded poll

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp-hostile-server: a stdio MCP server that attacks its client, for the
  * soak's hostile mode (tests/soak/soak.c --hostile).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // client.mjs: the TypeScript SDK client of mcpconn's benchmark.  It follows
 // the contract of `mcpconn bench` (bench/README.md): same options, same
 // sequence, same checks, same one-line JSON result, so bench/run can put

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // h2-session.mjs: opens an MCP session on the bench HTTP/2 server for
 // h2load (which cannot initialize one itself) and prints its id.
 //

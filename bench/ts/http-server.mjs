@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // http-server.mjs: a Streamable HTTP server built on the official
 // TypeScript SDK (@modelcontextprotocol/sdk, pinned in package.json), for
 // `bench/run --node-http` (by default the HTTP cases use the C server,

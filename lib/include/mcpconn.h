@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcpconn.h: the public API of libmcpconn, an MCP (Model Context Protocol)
  * client library for multi-threaded C and C++ hosts.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcpconn-conformance-client: the client program that the official MCP
  * conformance suite (@modelcontextprotocol/conformance, pinned in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // tests/conformance/report.mjs: the per-scenario table of a run.sh run.
 //
 //   node report.mjs BASELINE OUTDIR [SUMMARY]

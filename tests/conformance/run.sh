@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # tests/conformance/run.sh: run the official MCP conformance suite
 # (@modelcontextprotocol/conformance, pinned in package.json beside this
 # script) against mcpconn's conformance client, the way CI does (.ci/run,
@@ -65,7 +66,7 @@ EXTRA=(
   tools_call@2025-06-18
 )
 
-usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '3,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
 
 while [ $# -gt 0 ]; do
   case "$1" in

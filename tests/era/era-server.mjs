@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // tests/era/era-server.mjs: a scripted stdio MCP server for tests/check_era.c.
 // It answers the era probe (server/discover) the way argv[2] says, serves
 // initialize (legacy, 2025-11-25) and tools/call, and appends every line it

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/era/exit-on-probe.sh MARK BEHAVIOUR SERVER...: a legacy stdio server
 # that, when its first message is not initialize, exits (BEHAVIOUR "exit",
 # as rmcp-based servers do) or never answers ("silent"); a start appends a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // everything-http.mjs: runs @modelcontextprotocol/server-everything's own
 // Streamable HTTP transport (dist/transports/streamableHttp.js, unchanged)
 // for tests/check_interop_http.c, on 127.0.0.1 and a free port instead of

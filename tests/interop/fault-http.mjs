@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // fault-http.mjs: a minimal Streamable HTTP server (plain node:http) that
 // misbehaves on purpose, for tests/check_http_faults.c.  POST /mcp/<scenario>
 // picks the fault; the tool name picks stall or echo.  GET /stats returns

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // oauth-http.mjs: an MCP server that requires OAuth, with its own
 // authorization server on the same origin (plain node:http), for
 // tests/check_oauth.c.  Serves RFC 9728 metadata, RFC 8414 metadata,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/interop/run.sh: the pinned MCP reference server used by
 # tests/check_interop.c (see package.json for the exact versions).
 #   run.sh install   npm ci (what `npm ci --prefix tests/interop` does)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // sdk-server.mjs: an MCP server built on the official TypeScript SDK
 // (@modelcontextprotocol/sdk, pinned in package.json), for
 // tests/check_interop_http.c.  One process serves one transport flavour:

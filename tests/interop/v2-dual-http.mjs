@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // tests/interop/v2-dual-http.mjs: a server on the official TypeScript SDK v2
 // (@modelcontextprotocol/server createMcpHandler, its own code for both
 // eras) behind plain node:http on 127.0.0.1 and a free port, for

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // tests/interop/v2-dual-stdio.mjs: a server on the official TypeScript SDK v2
 // (@modelcontextprotocol/server) serving both eras over stdio (serveStdio);
 // LEGACY=reject makes it modern-only (initialize gets -32022); it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/soak/soak: the fault-injection soak of the manager.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // fs-with-globsync.mjs: node:fs plus a small globSync for Node 20.  The
 // conformance CLI uses it only as globSync('**/checks.json', {cwd}) (its
 // tier-check command); this supports '**', '*', '?' and literal segments,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // globsync-hooks.mjs: module resolve hook (see node20-globsync.mjs).  Only
 // imports of "fs" made from inside @modelcontextprotocol/conformance are
 // redirected; everything else resolves as usual.

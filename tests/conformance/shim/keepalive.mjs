@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // keepalive.mjs: the suite's mock servers keep idle connections open for
 // 60 s instead of Node's 5 s.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // node20-globsync.mjs: lets @modelcontextprotocol/conformance (0.1.16 and
 // 0.2.0-alpha.12 alike) run on Node 20.  Its CLI does
 // `import { globSync } from "fs"`, an export Node 20 lacks (it arrived in
