@@ -1227,15 +1227,18 @@ static bool stdio_lead(mcp_transport *base, bool (*done)(void *, int64_t *), voi
       break;
     }
     int r = read_stdout(t);
-    if (r > 0) continue;
-    if (r == 0 && spin_until && now_ns() < spin_until) continue;
     if (r < 0) {
       /* EOF or a read error: the reader sees it again and does the rest. */
       ended = true;
       break;
     }
+    /* Checked after every read, not only when stdout runs dry: a server
+     * that writes faster than we read (a flood of pings) would otherwise
+     * hold its caller past the deadline for as long as the flood lasts. */
     int64_t now = mcp__now_ms();
     if (deadline != MCP_NO_DEADLINE && now >= deadline) break;
+    if (r > 0) continue;
+    if (spin_until && now_ns() < spin_until) continue;
     int timeout = -1;
     if (deadline != MCP_NO_DEADLINE)
       timeout = deadline - now > 60000 ? 60000 : (int)(deadline - now);

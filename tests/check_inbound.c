@@ -318,6 +318,39 @@ START_TEST(cancel_after_timeout_returns_at_deadline) {
 }
 END_TEST
 
+/*
+ * A server that floods pings while the caller waits for its answer: the
+ * caller, reading the server's messages itself (the transport's leader),
+ * must still return at its deadline.  Before the fix the leader read on
+ * as long as there was something to read, and the soak saw a 3000 ms call
+ * return after 7041 ms; here the call waited out the whole flood and then
+ * succeeded.
+ */
+START_TEST(flood_during_call_returns_at_deadline) {
+  char nbuf[32];
+  snprintf(nbuf, sizeof(nbuf), "%d", scale(3000000));
+  mcp_client *c = connect_fault(NULL, "--flood-before-answer", nbuf, NULL);
+  /* A ping first (no flood): the next request's caller then leads. */
+  ck_assert_int_eq(mcp_client_ping(c, NULL, NULL), MCP_OK);
+  mcp_call_options *co = timeout_opts(300);
+  char *res = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  long long t0 = test_now_ms();
+  mcp_status st = mcp_client_call_tool(c, "echo", "{\"text\":\"x\"}", co, &res, &err);
+  long long took = test_now_ms() - t0;
+  ck_assert_msg(st == MCP_ETIMEDOUT, "got %d after %lld ms: %s", st, took,
+                err.message ? err.message : "");
+  ck_assert_msg(took < 300 + 1000, "returned %lld ms after a 300 ms deadline", took);
+  mcp_free(res);
+  mcp_error_clear(&err);
+  mcp_client_stats stats;
+  mcp_client_get_stats(c, &stats);
+  ck_assert_uint_gt(stats.server_requests, 0); /* the flood was being read */
+  mcp_call_options_free(co);
+  mcp_client_free(c);
+}
+END_TEST
+
 /* ---- item: oversized responses ------------------------------------------- */
 
 /* A response over the limit fails its request at once with MCP_ETOOBIG
@@ -553,6 +586,7 @@ static Suite *inbound_suite(void) {
   TCase *cancel = tcase_create("cancel");
   tcase_set_timeout(cancel, 60);
   tcase_add_test(cancel, cancel_after_timeout_returns_at_deadline);
+  tcase_add_test(cancel, flood_during_call_returns_at_deadline);
   suite_add_tcase(s, cancel);
   TCase *big = tcase_create("oversize");
   tcase_set_timeout(big, 60);

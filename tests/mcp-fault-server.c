@@ -76,6 +76,8 @@
  *                        bytes: {"jsonrpc","id","result":{"content":[{"text":
  *                        "xxx..."}]}} with the id before the result
  *   --oversize-id-last   ... with the id after the result instead
+ *   --flood-before-answer N  before each tools/call answer send N ping
+ *                        requests (ids 2000000...), without reading stdin
  *
  * Chaos, for the soak (tests/soak):
  *   --chaos SEED         each tools/call, with probability P/1000, gets one
@@ -140,6 +142,7 @@ static struct {
   const char *bad_response;  /* NULL: off */
   long long hang_list_after; /* 0: off */
   long long flood_pings, flood_notifications, flood_requests;
+  long long flood_before_answer; /* pings before each tools/call answer */
   long long oversize_response;
   bool oversize_id_last;
 } opt;
@@ -206,6 +209,7 @@ static void parse_args(int argc, char **argv) {
       if (i + 1 >= argc) usage();
       opt.run_log = argv[++i];
     } else if (!strcmp(a, "--flood-pings")) opt.flood_pings = num_arg(argc, argv, &i);
+    else if (!strcmp(a, "--flood-before-answer")) opt.flood_before_answer = num_arg(argc, argv, &i);
     else if (!strcmp(a, "--flood-notifications")) opt.flood_notifications = num_arg(argc, argv, &i);
     else if (!strcmp(a, "--flood-requests")) opt.flood_requests = num_arg(argc, argv, &i);
     else if (!strcmp(a, "--oversize-response")) opt.oversize_response = num_arg(argc, argv, &i);
@@ -713,6 +717,24 @@ static void flood(void) {
   send_call(NULL, "notifications/message", p);
 }
 
+/* --flood-before-answer: the pings, formatted by hand and written in
+ * 64 KiB chunks, so that the server writes faster than a client reads and
+ * the client always finds more to read. */
+static void flood_before_answer(void) {
+  static char buf[65536];
+  size_t used = 0;
+  for (long long i = 0; i < opt.flood_before_answer; i++) {
+    if (used > sizeof(buf) - 128) {
+      write_all(1, buf, used);
+      used = 0;
+    }
+    used += (size_t)snprintf(buf + used, sizeof(buf) - used,
+                             "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"method\":\"ping\"}\n",
+                             2000000 + i);
+  }
+  write_all(1, buf, used);
+}
+
 /* ask: ping, roots/list and x/unknown to the client; answers with the
  * result-or-error of each, in that order, as compact JSON text. */
 static void tool_ask(json_object *id) {
@@ -999,6 +1021,7 @@ static void handle(json_object *m) {
     do_tools_list(id, params);
     if (opt.exit_after_list) exit(0);
   } else if (!strcmp(method, "tools/call")) {
+    if (opt.flood_before_answer) flood_before_answer();
     do_tools_call(id, params);
   } else if (!strcmp(method, "resources/list") || !strcmp(method, "prompts/list")) {
     /* One item, two once `grow` ran. */
