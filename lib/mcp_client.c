@@ -2323,6 +2323,7 @@ static mcp_status request_async_body(mcp_client *c, mcp_req *r, const mcp_call_o
     ctx->t0 = mcp__now_ms();
     ctx->shape.params = r->params;
     ctx->shape.params_len = r->params_len;
+    ctx->shape.no_meta = r->no_meta;
     r->params = NULL;
   }
   mcp_status st = async_send(c, ctx, ctx->mrtr ? &ctx->shape : r, err);

@@ -423,6 +423,22 @@ no:
   return false;
 }
 
+/* The closing quote of the string whose first byte is |p| (the byte after
+ * its opening quote), or |end|.  memchr finds each candidate quote; one
+ * preceded by an odd run of backslashes is escaped.  The run never reaches
+ * before |p|: the byte before |p| is a quote (the opening one, or an
+ * escaped one this skipped). */
+static const char *string_end(const char *p, const char *end) {
+  for (;;) {
+    const char *q = p < end ? memchr(p, '"', (size_t)(end - p)) : NULL;
+    if (!q) return end;
+    const char *b = q;
+    while (b > p && b[-1] == '\\') b--;
+    if (((q - b) & 1) == 0) return q;
+    p = q + 1;
+  }
+}
+
 bool mcp__jscan_member(const char *obj, size_t len, const char *key, const char **val,
                        size_t *val_len) {
   /* The text is compact and valid: walk the top-level members, skipping
@@ -433,8 +449,7 @@ bool mcp__jscan_member(const char *obj, size_t len, const char *key, const char 
   p++;
   while (p < end && *p == '"') {
     const char *k = p + 1;
-    p++;
-    while (p < end && *p != '"') p += *p == '\\' ? 2 : 1;
+    p = string_end(k, end);
     if (p >= end) return false;
     bool match = (size_t)(p - k) == klen && memcmp(k, key, klen) == 0;
     p++; /* closing quote */
@@ -445,9 +460,7 @@ bool mcp__jscan_member(const char *obj, size_t len, const char *key, const char 
     while (p < end) {
       char c = *p;
       if (c == '"') {
-        p++;
-        while (p < end && *p != '"') p += *p == '\\' ? 2 : 1;
-        p++;
+        p = string_end(p + 1, end) + 1;
         continue;
       }
       if (c == '{' || c == '[') depth++;

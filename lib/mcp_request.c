@@ -21,6 +21,7 @@ void mcp__req_clear(mcp_req *r) {
   mcp__free(r->params);
   r->params = NULL;
   r->params_len = 0;
+  r->no_meta = false;
 }
 
 static mcp_status nomem(mcp_error *err) { return mcp__error_set(err, MCP_ENOMEM, "out of memory"); }
@@ -97,6 +98,7 @@ static mcp_status put_params(mcp_req *r, const char *k1, const char *s1, const c
   *o = '\0';
   r->params = t;
   r->params_len = (size_t)(o - t);
+  r->no_meta = true; /* the keys are the callers' literals, never "_meta" */
   return MCP_OK;
 }
 
@@ -149,6 +151,7 @@ static mcp_status put_named(mcp_req *r, const char *name, const char *key, const
   *o = '\0';
   r->params = t;
   r->params_len = (size_t)(o - t);
+  r->no_meta = true; /* "name" and |key| only */
   return MCP_OK;
 }
 
@@ -232,7 +235,7 @@ char *mcp__req_text(const mcp_req *r, int64_t id, bool progress, const char *met
   if (!meta) meta_len = 0;
   bool adding = progress || meta_len; /* members for the params' _meta */
   bool splice = false;                /* add "_meta" before the params' last brace */
-  if (adding && params && mcp__jscan_member(params, plen, "_meta", &v, &vn)) {
+  if (adding && params && !r->no_meta && mcp__jscan_member(params, plen, "_meta", &v, &vn)) {
     if (!(tree_params = params_with_meta_tree(r, meta, meta_len, progress, id, &plen))) return NULL;
     params = tree_params;
   } else if (adding) {

@@ -37,6 +37,8 @@ typedef struct mcp_req {
   char *params;       /* compact JSON object text (own), or NULL for none */
   size_t params_len;
   bool tool_call; /* the result is a CallToolResult (isError is read) */
+  bool no_meta;   /* |params| was built here from fixed keys, none of them
+                     "_meta": mcp__req_text() need not look for one */
 } mcp_req;
 
 void mcp__req_clear(mcp_req *r);

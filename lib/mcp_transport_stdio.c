@@ -1216,6 +1216,7 @@ static bool stdio_lead(mcp_transport *base, bool (*done)(void *, int64_t *), voi
   tls_leading = t;
   bool ended = false, answered = false;
   int64_t start = now_ns(), spin_until = 0;
+  unsigned reads = 0; /* reads that brought bytes */
   if (spin_pays() && t->lead_avg_ns <= STDIO_LEAD_SPIN_NS) {
     int64_t spin = 2 * t->lead_avg_ns + STDIO_LEAD_SPIN_MIN_NS;
     spin_until = start + (spin < STDIO_LEAD_SPIN_NS ? spin : STDIO_LEAD_SPIN_NS);
@@ -1232,13 +1233,17 @@ static bool stdio_lead(mcp_transport *base, bool (*done)(void *, int64_t *), voi
       ended = true;
       break;
     }
-    /* Checked after every read, not only when stdout runs dry: a server
-     * that writes faster than we read (a flood of pings) would otherwise
-     * hold its caller past the deadline for as long as the flood lasts. */
+    if (r > 0) {
+      /* The deadline is checked after every read but the first (which
+       * usually brings the answer), not only when stdout runs dry: a
+       * server that writes faster than we read (a flood of pings) would
+       * otherwise hold its caller past the deadline while the flood lasts. */
+      if (++reads > 1 && deadline != MCP_NO_DEADLINE && mcp__now_ms() >= deadline) break;
+      continue;
+    }
+    if (spin_until && now_ns() < spin_until) continue;
     int64_t now = mcp__now_ms();
     if (deadline != MCP_NO_DEADLINE && now >= deadline) break;
-    if (r > 0) continue;
-    if (spin_until && now_ns() < spin_until) continue;
     int timeout = -1;
     if (deadline != MCP_NO_DEADLINE)
       timeout = deadline - now > 60000 ? 60000 : (int)(deadline - now);

@@ -112,6 +112,17 @@ START_TEST(result_kinds_and_meta) {
   ck_assert_int_eq(KIND("{\"resultType\":1}"), MCP_RESULT_UNKNOWN);
   /* Only the top level counts. */
   ck_assert_int_eq(KIND("{\"x\":{\"resultType\":\"task\"}}"), MCP_RESULT_COMPLETE);
+  /* "complete" first or last is read without a walk; nested, or inside a
+   * string, it must not hide the real kind. */
+  ck_assert_int_eq(KIND("{\"a\":[1],\"resultType\":\"complete\"}"), MCP_RESULT_COMPLETE);
+  ck_assert_int_eq(KIND("{\"resultType\":\"complete\",\"a\":[1]}"), MCP_RESULT_COMPLETE);
+  ck_assert_int_eq(KIND("{\"resultType\":\"input_required\",\"a\":{\"resultType\":\"complete\"}}"),
+                   MCP_RESULT_INPUT_REQUIRED);
+  ck_assert_int_eq(KIND("{\"resultType\":\"task\",\"t\":\",\\\"resultType\\\":\\\"complete\\\"\"}"),
+                   MCP_RESULT_TASK);
+  ck_assert_int_eq(KIND("{\"x\":{\"resultType\":\"complete\",\"y\":1},\"resultType\":\"task\"}"),
+                   MCP_RESULT_TASK);
+  ck_assert_int_eq(KIND("{\"xresultType\":\"complete\",\"resultType\":\"task\"}"), MCP_RESULT_TASK);
 #undef KIND
   size_t len = 0;
   char *m = mcp__era_meta("2026-07-28", "{\"roots\":{}}", "h\"o", "1.0", &len);

@@ -454,6 +454,14 @@ START_TEST(test_member_and_put_string) {
   ck_assert(!mcp__jscan_member(o, strlen(o), "type", &v, &n));
   ck_assert(!mcp__jscan_member("{}", 2, "isError", &v, &n));
   ck_assert(!mcp__jscan_member("[]", 2, "isError", &v, &n));
+  /* Runs of backslashes before a quote: odd escapes it, even does not. */
+  const char *b = "{\"a\\\\\":\"x\\\\\",\"s\":\"\\\\\\\",\\\"k\\\":1\",\"k\":2}";
+  ck_assert(mcp__jscan_member(b, strlen(b), "k", &v, &n));
+  ck_assert_uint_eq(n, 1);
+  ck_assert(*v == '2');
+  ck_assert(mcp__jscan_member(b, strlen(b), "a\\\\", &v, &n));
+  ck_assert_uint_eq(n, strlen("\"x\\\\\""));
+  ck_assert(!mcp__jscan_member("{\"k\":\"open", 11, "z", &v, &n)); /* unterminated */
 
   /* Every byte value, as json-c prints it. */
   char in[256], out[6 * 256 + 2];
