@@ -19,6 +19,7 @@
 
 #include "fuzz_common.h"
 #include "mcp_int.h"
+#include "mcp_jscan.h"
 #include "mcp_jsonrpc.h"
 #include "mcp_listen.h"
 
@@ -36,6 +37,27 @@ static void one(const char *in, size_t size, json_object *o, bool inject) {
     json_object_put(back);
     mcp__free(p);
   }
+  /* The input as one URI: the params carry it back exactly. */
+  bool sub = mcp__listen_can_subscribe(in, size);
+  char *uri = mcp__strndup(in, size);
+  const char *uris[1] = {uri};
+  char *ps = uri ? mcp__listen_params_subs(adv, uris, 1) : NULL;
+  FUZZ_CHECK((uri && ps) || inject);
+  if (ps && strlen(uri) == size && mcp__jscan_utf8_valid(uri, size)) {
+    json_object *back = mcp__jsonrpc_parse(ps, strlen(ps), NULL), *n = NULL, *a = NULL;
+    FUZZ_CHECK(back || inject);
+    if (back) {
+      FUZZ_CHECK(json_object_object_get_ex(back, "notifications", &n) &&
+                 json_object_object_get_ex(n, "resourceSubscriptions", &a) &&
+                 json_object_array_length(a) == 1 &&
+                 strcmp(json_object_get_string(json_object_array_get_idx(a, 0)), uri) == 0);
+      FUZZ_CHECK(mcp__listen_honoured(back) == adv);
+    }
+    json_object_put(back);
+  }
+  mcp__free(ps);
+  mcp__free(uri);
+  if (sub) FUZZ_CHECK(o != NULL || inject);
   int64_t id = 0;
   int r = mcp__listen_sub_id(o, &id);
   FUZZ_CHECK(r >= -1 && r <= 1);

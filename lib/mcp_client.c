@@ -128,8 +128,14 @@ struct mcp_client {
   unsigned listen_honoured;  /* what that acknowledgement honoured (lock) */
   int listen_failures;       /* ends in a row without a listen that lasted (lane) */
   atomic_int listen_entries; /* pending entries of the listen and its re-open timer */
-  atomic_bool sub_warned;    /* an unknown subscription id was logged */
-  atomic_bool sub_route;     /* modern: notifications are routed by subscription id (the
+  /* Resource subscriptions (mcp_client_subscribe_resource): on a modern
+   * connection the URIs the listen carries.  |subs_mu| serialises every
+   * decision to open a listen and guards |subs|; taken before |lock|. */
+  pthread_mutex_t subs_mu;
+  char **subs;
+  size_t nsubs;
+  atomic_bool sub_warned; /* an unknown subscription id was logged */
+  atomic_bool sub_route;  /* modern: notifications are routed by subscription id (the
                                 reader reads it; |modern| is the connecting thread's) */
 };
 
@@ -2424,7 +2430,12 @@ static void listen_open(mcp_client *c);
 
 static void run_listen_reopen(void *arg) {
   mcp_client *c = arg;
-  if (atomic_load(&c->open)) listen_open(c);
+  pthread_mutex_lock(&c->subs_mu);
+  pthread_mutex_lock(&c->lock);
+  bool open = c->listen_id != 0; /* the host opened one meanwhile */
+  pthread_mutex_unlock(&c->lock);
+  if (!open && atomic_load(&c->open)) listen_open(c);
+  pthread_mutex_unlock(&c->subs_mu);
 }
 
 /* The backoff timer ended (any thread). */
@@ -2517,10 +2528,11 @@ static void listen_done(void *user, int64_t id, mcp_status st, char *text, size_
   if (mcp__lane_post(c->lane, run_listen_end, drop_listen_end, it) != MCP_OK) drop_listen_end(it);
 }
 
-/* Sends a subscriptions/listen for c->listen_kinds (connecting thread or
- * lane). */
+/* Sends a subscriptions/listen for c->listen_kinds and c->subs
+ * (connecting thread, lane or a host thread in a subscribe call; the
+ * caller holds subs_mu, except while connecting). */
 static void listen_open(mcp_client *c) {
-  char *params = mcp__listen_params(c->listen_kinds);
+  char *params = mcp__listen_params_subs(c->listen_kinds, (const char *const *)c->subs, c->nsubs);
   mcp_req r;
   mcp_error err = MCP_ERROR_INIT;
   mcp_status st = params ? mcp__req_generic(&r, "subscriptions/listen", params, &err)
@@ -2597,6 +2609,111 @@ static void listen_stop(mcp_client *c) {
   mcp_error err = MCP_ERROR_INIT;
   (void)send_text(c, text, len, mcp__deadline_in(LISTEN_CANCEL_WAIT_MS), &err);
   mcp_error_clear(&err);
+}
+
+/*
+ * Resource subscriptions.  Legacy: resources/subscribe and
+ * resources/unsubscribe, the updates arriving unsolicited.  Modern: the
+ * URIs are carried by the listen (its "resourceSubscriptions"); a change
+ * ends the open listen (stdio: notifications/cancelled; HTTP: its stream
+ * closes) and opens one with the new set at once.  Either way the updates
+ * (notifications/resources/updated) reach the notification handler.  The
+ * set belongs to this connection (a new connection starts empty).
+ */
+static void listen_restart(mcp_client *c) {
+  pthread_mutex_lock(&c->lock);
+  int64_t id = c->listen_id;
+  if (id) c->listen_old = id;
+  c->listen_id = 0;
+  pthread_mutex_unlock(&c->lock);
+  if (id) {
+    mcp__transport_abandon(c->t, id);
+    if (!c->opts->url) {
+      json_object *params = json_object_new_object();
+      if (params && !mcp__json_add(params, "requestId", json_object_new_int64(id)) &&
+          !mcp__json_add(params, "reason", json_object_new_string("subscriptions changed"))) {
+        size_t len = 0;
+        char *text = mcp__jsonrpc_notification("notifications/cancelled", params, &len);
+        post_text(c, text, len, "notifications/cancelled");
+      }
+      json_object_put(params);
+    }
+    mcp_error e = MCP_ERROR_INIT;
+    mcp__error_set(&e, MCP_ECANCELLED, "ended by the client: its subscriptions changed");
+    mcp__pending_complete(c->pending, id, MCP_ECANCELLED, NULL, 0, &e);
+    mcp_error_clear(&e);
+  }
+  if (c->listen_kinds || c->nsubs) listen_open(c);
+}
+
+static mcp_status change_subscription(mcp_client *c, const char *uri, bool on,
+                                      const mcp_call_options *opts, mcp_error *err) {
+  if (!c || !uri) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
+  if (!c->opts->notify_fn)
+    return mcp__error_set(err, MCP_ESTATE,
+                          "no notification handler to receive resource updates "
+                          "(mcp_client_options_set_notification_handler)");
+  if (!c->modern) {
+    json_object *p = json_object_new_object();
+    if (!p || mcp__json_add(p, "uri", json_object_new_string(uri))) {
+      json_object_put(p);
+      return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+    }
+    char *params = mcp__json_dup_string(p, NULL);
+    json_object_put(p);
+    if (!params) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+    char *res = NULL;
+    mcp_status st = mcp_client_request(c, on ? "resources/subscribe" : "resources/unsubscribe",
+                                       params, opts, &res, err);
+    mcp__free(params);
+    mcp_free(res);
+    return st;
+  }
+  if (!client_enter(c)) return mcp__error_set(err, MCP_ECLOSED, "client closed");
+  mcp_status st = MCP_OK;
+  if (on &&
+      !mcp__listen_can_subscribe(c->server_info, c->server_info ? strlen(c->server_info) : 0)) {
+    st = mcp__error_set(err, MCP_ESTATE,
+                        "%s does not offer resource subscriptions "
+                        "(no capabilities.resources.subscribe)",
+                        server_label(c));
+    client_leave(c);
+    return st;
+  }
+  pthread_mutex_lock(&c->subs_mu);
+  size_t i = 0;
+  while (i < c->nsubs && strcmp(c->subs[i], uri) != 0) i++;
+  bool changed = false;
+  if (on && i == c->nsubs) {
+    char **n = mcp__realloc(c->subs, (c->nsubs + 1) * sizeof(*n));
+    char *u = n ? mcp__strdup(uri) : NULL;
+    if (n) c->subs = n;
+    if (!u) st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
+    else {
+      c->subs[c->nsubs++] = u;
+      changed = true;
+    }
+  } else if (!on && i < c->nsubs) {
+    mcp__free(c->subs[i]);
+    c->subs[i] = c->subs[--c->nsubs];
+    changed = true;
+  }
+  if (changed && atomic_load(&c->open)) listen_restart(c);
+  else if (!atomic_load(&c->open)) st = mcp__error_set(err, MCP_ECLOSED, "connection closed");
+  pthread_mutex_unlock(&c->subs_mu);
+  client_leave(c);
+  return st;
+}
+
+MCP_EXTERN mcp_status mcp_client_subscribe_resource(mcp_client *c, const char *uri,
+                                                    const mcp_call_options *opts, mcp_error *err) {
+  return change_subscription(c, uri, true, opts, err);
+}
+
+MCP_EXTERN mcp_status mcp_client_unsubscribe_resource(mcp_client *c, const char *uri,
+                                                      const mcp_call_options *opts,
+                                                      mcp_error *err) {
+  return change_subscription(c, uri, false, opts, err);
 }
 
 /*
@@ -3025,6 +3142,9 @@ static void free_now(mcp_client *c) {
   mcp__pending_free(c->pending);
   if (c->workers) mcp__workers_unref(c->workers);
   pthread_mutex_destroy(&c->lock);
+  pthread_mutex_destroy(&c->subs_mu);
+  for (size_t i = 0; i < c->nsubs; i++) mcp__free(c->subs[i]);
+  mcp__free(c->subs);
   pthread_cond_destroy(&c->calls_cv);
   pthread_mutex_destroy(&c->calls_mu);
   mcp__free(c->close_message);
@@ -3048,6 +3168,7 @@ mcp_status mcp__client_connect_ex(const mcp_client_options *o, mcp_workers *work
   mcp_client *c = mcp__calloc(1, sizeof(*c));
   if (!c) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
   pthread_mutex_init(&c->lock, NULL);
+  pthread_mutex_init(&c->subs_mu, NULL);
   pthread_mutex_init(&c->calls_mu, NULL);
   pthread_cond_init(&c->calls_cv, NULL);
   atomic_init(&c->open, true);

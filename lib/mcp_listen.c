@@ -52,6 +52,45 @@ unsigned mcp__listen_advertised(const char *result, size_t len) {
 }
 
 char *mcp__listen_params(unsigned kinds_wanted) {
+  return mcp__listen_params_subs(kinds_wanted, NULL, 0);
+}
+
+bool mcp__listen_can_subscribe(const char *result, size_t len) {
+  json_object *r = result ? mcp__jsonrpc_parse(result, len, NULL) : NULL;
+  json_object *caps = NULL, *res = NULL;
+  bool yes = r && json_object_is_type(r, json_type_object) &&
+             json_object_object_get_ex(r, "capabilities", &caps) &&
+             json_object_is_type(caps, json_type_object) &&
+             json_object_object_get_ex(caps, "resources", &res) && is_true(res, "subscribe");
+  json_object_put(r);
+  return yes;
+}
+
+char *mcp__listen_params_subs(unsigned kinds_wanted, const char *const *uris, size_t nuris) {
+  if (nuris) {
+    /* URIs need escaping: json-c prints them. */
+    json_object *p = json_object_new_object(), *f = json_object_new_object();
+    json_object *a = json_object_new_array();
+    bool ok = p && f && a;
+    for (size_t i = 0; ok && i < NKINDS; i++)
+      if (kinds_wanted & kinds[i].bit)
+        ok = !mcp__json_add(f, kinds[i].filter, json_object_new_boolean(1));
+    for (size_t i = 0; ok && i < nuris; i++) {
+      json_object *u = json_object_new_string(uris[i]);
+      if (!u || json_object_array_add(a, u)) {
+        json_object_put(u);
+        ok = false;
+      }
+    }
+    /* Each add takes its value, also when it fails. */
+    if (ok) ok = !mcp__json_add(f, "resourceSubscriptions", a);
+    else json_object_put(a);
+    if (ok) ok = !mcp__json_add(p, "notifications", f);
+    else json_object_put(f);
+    char *out = ok ? mcp__json_dup_string(p, NULL) : NULL;
+    json_object_put(p);
+    return out;
+  }
   char buf[160];
   size_t n = (size_t)snprintf(buf, sizeof(buf), "{\"notifications\":{");
   bool first = true;

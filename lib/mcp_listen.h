@@ -12,6 +12,7 @@
 #define MCP_LISTEN_H
 
 #include <json-c/json.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,6 +40,18 @@ unsigned mcp__listen_advertised(const char *result, size_t len);
  * mcp__free); NULL when out of memory.
  */
 char *mcp__listen_params(unsigned kinds);
+
+/*
+ * The same with "resourceSubscriptions": the |n| URIs |uris| (each a
+ * NUL-terminated string, JSON-escaped here), left out when |n| is 0.
+ */
+char *mcp__listen_params_subs(unsigned kinds, const char *const *uris, size_t n);
+
+/*
+ * True when the server/discover (or initialize) result |result| (|len|
+ * bytes) advertises capabilities.resources.subscribe: true.
+ */
+bool mcp__listen_can_subscribe(const char *result, size_t len);
 
 /*
  * The subscription id notification |params| (may be NULL) carries in

@@ -132,6 +132,7 @@ typedef struct seen {
   char logs[32768];
   int list_changed;
   int other;
+  char updated[4096]; /* the uri of every notifications/resources/updated, each + "\n" */
 } seen;
 static seen S;
 
@@ -139,6 +140,7 @@ static void seen_reset(void) {
   pthread_mutex_lock(&S.mu);
   S.logs[0] = '\0';
   S.list_changed = S.other = 0;
+  S.updated[0] = '\0';
   pthread_mutex_unlock(&S.mu);
 }
 
@@ -153,10 +155,15 @@ static void on_log(void *user, mcp_log_level level, const char *msg) {
 
 static void on_note(void *user, const char *method, const char *params) {
   (void)user;
-  (void)params;
   pthread_mutex_lock(&S.mu);
   if (strcmp(method, "notifications/tools/list_changed") == 0) S.list_changed++;
-  else S.other++;
+  else if (strcmp(method, "notifications/resources/updated") == 0) {
+    json_object *p = params ? json_tokener_parse(params) : NULL, *u = NULL;
+    size_t n = strlen(S.updated);
+    snprintf(S.updated + n, sizeof(S.updated) - n, "%s\n",
+             p && json_object_object_get_ex(p, "uri", &u) ? json_object_get_string(u) : "?");
+    json_object_put(p);
+  } else S.other++;
   pthread_mutex_unlock(&S.mu);
 }
 
@@ -472,6 +479,149 @@ START_TEST(http_drop_reopens_and_free_is_prompt) {
 }
 END_TEST
 
+/* ---- resource subscriptions ----------------------------------------------- */
+
+/* How many notifications/resources/updated named |uri|. */
+static int updated(const char *uri) {
+  char line[512];
+  snprintf(line, sizeof(line), "%s\n", uri);
+  pthread_mutex_lock(&S.mu);
+  int n = 0;
+  for (const char *p = S.updated; (p = strstr(p, line)); p += strlen(line))
+    if (p == S.updated || p[-1] == '\n') n++;
+  pthread_mutex_unlock(&S.mu);
+  return n;
+}
+
+/* The text of tool |tool| with |args| (NULL: none). */
+static char *tool_text(mcp_client *c, const char *tool, const char *args) {
+  char *out = NULL, *text = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  mcp_status st = mcp_client_call_tool(c, tool, args, NULL, &out, &err);
+  ck_assert_msg(st == MCP_OK, "%s: %s (%s)", tool, mcp_strerror(st),
+                err.message ? err.message : "");
+  ck_assert_int_eq(mcp_tool_result_text(out, strlen(out), &text, NULL, &err), MCP_OK);
+  free(out);
+  return text;
+}
+
+static void touch(mcp_client *c, const char *uri_json) {
+  char args[512];
+  snprintf(args, sizeof(args), "{\"uri\":%s}", uri_json);
+  free(tool_text(c, "touch", args));
+}
+
+static void server_subs_are(mcp_client *c, const char *want) {
+  char *t = tool_text(c, "subs", NULL);
+  ck_assert_str_eq(t, want);
+  free(t);
+}
+
+static void sub(mcp_client *c, const char *uri, bool on) {
+  mcp_error err = MCP_ERROR_INIT;
+  mcp_status st = on ? mcp_client_subscribe_resource(c, uri, NULL, &err)
+                     : mcp_client_unsubscribe_resource(c, uri, NULL, &err);
+  ck_assert_msg(st == MCP_OK, "%s %s: %s", on ? "subscribe" : "unsubscribe", uri,
+                err.message ? err.message : mcp_strerror(st));
+  mcp_error_clear(&err);
+}
+
+/*
+ * Modern: the URIs ride on subscriptions/listen (resourceSubscriptions);
+ * each change re-opens the listen with the new set and cancels the old
+ * one, so the server always holds exactly one listen with the current set
+ * (read from its side by the "subs" tool, which the one ordered stdio
+ * stream delivers after the change).  Updates reach the handler; after an
+ * unsubscribe none come (a later touch of a URI still subscribed arrives,
+ * and would have come after it).
+ */
+START_TEST(resource_subscriptions_modern) {
+  make_dir();
+  seen_reset();
+  mcp_client *c = connect_opts(stdio_options("subs", true));
+  /* No listChanged advertised: no listen until a subscription. */
+  server_subs_are(c, " open=0");
+  ck_assert_int_eq(file_count(log_path, "\"method\":\"subscriptions/listen\""), 0);
+  sub(c, "mem://a", true);
+  server_subs_are(c, "mem://a open=1");
+  touch(c, "\"mem://a\"");
+  ck_assert(WAIT_UNTIL(updated("mem://a") == 1, WAIT_MS));
+  /* A URI that needs escaping; the old listen is cancelled. */
+  sub(c, "mem://b \"q\"", true);
+  server_subs_are(c, "mem://a,mem://b \"q\" open=1");
+  ck_assert_int_eq(file_count(log_path, "\"method\":\"subscriptions/listen\""), 2);
+  ck_assert_int_eq(file_count(log_path, "subscriptions changed"), 1);
+  /* Subscribing again changes nothing: no third listen. */
+  sub(c, "mem://a", true);
+  server_subs_are(c, "mem://a,mem://b \"q\" open=1");
+  ck_assert_int_eq(file_count(log_path, "\"method\":\"subscriptions/listen\""), 2);
+  touch(c, "\"mem://b \\\"q\\\"\"");
+  ck_assert(WAIT_UNTIL(updated("mem://b \"q\"") == 1, WAIT_MS));
+  sub(c, "mem://a", false);
+  server_subs_are(c, "mem://b \"q\" open=1");
+  touch(c, "\"mem://a\"");
+  touch(c, "\"mem://b \\\"q\\\"\"");
+  ck_assert(WAIT_UNTIL(updated("mem://b \"q\"") == 2, WAIT_MS));
+  ck_assert_int_eq(updated("mem://a"), 1);
+  /* The last one gone: no listen left open. */
+  sub(c, "mem://b \"q\"", false);
+  server_subs_are(c, " open=0");
+  ck_assert(mcp_client_is_open(c));
+  ck_assert(!logged("broke off"));
+  mcp_client_free(c);
+  interop_rm_rf(dir);
+}
+END_TEST
+
+/* Legacy: resources/subscribe and resources/unsubscribe; the updates come
+ * unsolicited to the same handler. */
+START_TEST(resource_subscriptions_legacy) {
+  make_dir();
+  seen_reset();
+  mcp_client_options *o = stdio_options("subs", true);
+  ck_assert_int_eq(mcp_client_options_set_protocol(o, "legacy"), MCP_OK);
+  mcp_client *c = NULL;
+  ck_assert_int_eq(mcp_client_connect(o, &c, NULL), MCP_OK);
+  mcp_client_options_free(o);
+  ck_assert_str_eq(mcp_client_protocol_version(c), "2025-11-25");
+  sub(c, "mem://a", true);
+  ck_assert_int_eq(file_count(log_path, "\"method\":\"resources/subscribe\""), 1);
+  server_subs_are(c, "mem://a open=0");
+  touch(c, "\"mem://a\"");
+  ck_assert(WAIT_UNTIL(updated("mem://a") == 1, WAIT_MS));
+  sub(c, "mem://a", false);
+  ck_assert_int_eq(file_count(log_path, "\"method\":\"resources/unsubscribe\""), 1);
+  server_subs_are(c, " open=0");
+  ck_assert_int_eq(file_count(log_path, "subscriptions/listen"), 0);
+  mcp_client_free(c);
+  interop_rm_rf(dir);
+}
+END_TEST
+
+/* Refused before anything is sent: no handler to deliver updates to, or a
+ * modern server that does not offer subscriptions. */
+START_TEST(resource_subscriptions_refused) {
+  make_dir();
+  seen_reset();
+  mcp_client *c = connect_opts(stdio_options("subs", false));
+  mcp_error err = MCP_ERROR_INIT;
+  ck_assert_int_eq(mcp_client_subscribe_resource(c, "mem://a", NULL, &err), MCP_ESTATE);
+  ck_assert_msg(strstr(err.message, "no notification handler"), "%s", err.message);
+  mcp_error_clear(&err);
+  mcp_client_free(c);
+  c = connect_opts(stdio_options("modern", true));
+  ck_assert_int_eq(mcp_client_subscribe_resource(c, "mem://a", NULL, &err), MCP_ESTATE);
+  ck_assert_msg(strstr(err.message, "does not offer resource subscriptions") &&
+                    strstr(err.message, "node"),
+                "%s", err.message);
+  mcp_error_clear(&err);
+  ck_assert_int_eq(mcp_client_subscribe_resource(c, NULL, NULL, NULL), MCP_EINVAL);
+  ck_assert_int_eq(file_count(log_path, "subscriptions/listen"), 0);
+  mcp_client_free(c);
+  interop_rm_rf(dir);
+}
+END_TEST
+
 static Suite *listen_suite(void) {
   Suite *s = suite_create("listen");
   TCase *tc = tcase_create("pure");
@@ -487,6 +637,9 @@ static Suite *listen_suite(void) {
   tcase_add_test(tc, ack_unknown_and_server_ends);
   tcase_add_test(tc, stdio_free_is_prompt_and_cancels);
   tcase_add_test(tc, http_drop_reopens_and_free_is_prompt);
+  tcase_add_test(tc, resource_subscriptions_modern);
+  tcase_add_test(tc, resource_subscriptions_legacy);
+  tcase_add_test(tc, resource_subscriptions_refused);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -548,6 +548,29 @@ MCP_EXTERN mcp_status mcp_client_list_prompts(mcp_client *c, const mcp_call_opti
 MCP_EXTERN mcp_status mcp_client_read_resource(mcp_client *c, const char *uri,
                                                const mcp_call_options *opts, char **result_json,
                                                mcp_error *err);
+/*
+ * Resource subscriptions: after mcp_client_subscribe_resource() the server
+ * sends notifications/resources/updated {"uri": ...} when |uri| changes;
+ * they reach the notification handler (which must be set:
+ * mcp_client_options_set_notification_handler()).  On a 2025 connection
+ * this is resources/subscribe (unsubscribe: resources/unsubscribe) and the
+ * server's answer or error is returned.  On a 2026-07-28 connection the
+ * URIs are carried by the client's subscriptions/listen: the call changes
+ * the set and re-opens the listen with it at once (stdio: the old one is
+ * cancelled; HTTP: its stream closes), returning before the server's
+ * acknowledgement.  Subscribing twice to a URI, or unsubscribing from one
+ * not subscribed to, changes nothing (modern) or is up to the server
+ * (legacy).  Subscriptions belong to the connection: a new connection
+ * starts with none.
+ * Ownership: |uri| borrowed.  Threads: any.
+ * Returns: MCP_OK; MCP_ESTATE (no notification handler; a modern server
+ *   that does not advertise capabilities.resources.subscribe); MCP_EINVAL;
+ *   MCP_ECLOSED; MCP_ENOMEM; a legacy request's errors.
+ */
+MCP_EXTERN mcp_status mcp_client_subscribe_resource(mcp_client *c, const char *uri,
+                                                    const mcp_call_options *opts, mcp_error *err);
+MCP_EXTERN mcp_status mcp_client_unsubscribe_resource(mcp_client *c, const char *uri,
+                                                      const mcp_call_options *opts, mcp_error *err);
 /* prompts/get of |name| with |args_json| (object of strings, or NULL). */
 MCP_EXTERN mcp_status mcp_client_get_prompt(mcp_client *c, const char *name, const char *args_json,
                                             const mcp_call_options *opts, char **result_json,

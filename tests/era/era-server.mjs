@@ -27,6 +27,13 @@
 //                 listen with notifications/cancelled); notifications/cancelled from the
 //                 client ends the listen it names
 //   listen-refuse like listen, but subscriptions/listen is -32601
+//   subs          resource subscriptions in both eras: capabilities.resources.subscribe;
+//                 modern: subscriptions/listen records each listen's resourceSubscriptions
+//                 (acknowledged as asked), notifications/cancelled ends one; legacy:
+//                 resources/subscribe and resources/unsubscribe; tool "touch" {uri}
+//                 sends notifications/resources/updated {uri} to every subscriber of
+//                 uri; tool "subs" answers the subscribed URIs, sorted, joined with ","
+//                 ("open=N" after them for the open listens)
 // PIDFILE=FILE appends the server's pid to FILE.
 import { appendFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
@@ -35,6 +42,8 @@ const mode = process.argv[2] || 'modern';
 let discovers = 0;
 const subs = new Set(); // open listens: the request ids
 let grown = false;
+const listens = new Map(); // mode subs: open listen id -> its resourceSubscriptions
+const legacySubs = new Set(); // mode subs, legacy: resources/subscribe
 if (process.env.PIDFILE) appendFileSync(process.env.PIDFILE, `${process.pid}\n`);
 const SUB = 'io.modelcontextprotocol/subscriptionId';
 const note = (method, id, params = {}) => send({ jsonrpc: '2.0', method, params: { ...params, _meta: { [SUB]: id } } });
@@ -47,7 +56,10 @@ rl.on('line', (line) => {
   let m;
   try { m = JSON.parse(line); } catch { return; }
   if (m.id === undefined) { // notifications
-    if (m.method === 'notifications/cancelled') subs.delete(m.params?.requestId);
+    if (m.method === 'notifications/cancelled') {
+      subs.delete(m.params?.requestId);
+      listens.delete(m.params?.requestId);
+    }
     return;
   }
   const ok = (result) => send({ jsonrpc: '2.0', id: m.id, result });
@@ -59,13 +71,15 @@ rl.on('line', (line) => {
     if (mode === 'legacy-32022') return fail(-32022, 'Unsupported', { supported: ['2025-11-25'], requested: '2026-07-28' });
     if (mode === 'alien-32022') return fail(-32022, 'Unsupported', { supported: ['2099-01-01'], requested: '2026-07-28' });
     const versions = mode === 'legacy-list' ? ['2025-11-25'] : ['2026-07-28'];
-    const capabilities = mode.startsWith('listen') ? { tools: { listChanged: true }, prompts: { listChanged: true } } : { tools: {} };
+    const capabilities = mode.startsWith('listen') ? { tools: { listChanged: true }, prompts: { listChanged: true } }
+      : mode === 'subs' ? { tools: {}, resources: { subscribe: true } } : { tools: {} };
     return ok({ supportedVersions: versions, capabilities, resultType: 'complete', ttlMs: 0,
                 cacheScope: 'private', _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'era', version: '1' } } });
   }
   if (m.method === 'initialize')
     return ok({ protocolVersion: m.params.protocolVersion === '2025-06-18' ? '2025-06-18' : '2025-11-25',
-                capabilities: { tools: {} }, serverInfo: { name: 'era', version: '1' } });
+                capabilities: mode === 'subs' ? { tools: {}, resources: { subscribe: true } } : { tools: {} },
+                serverInfo: { name: 'era', version: '1' } });
   const p = m.params || {}, ir = p.inputResponses, rs = p.requestState;
   const text = (t) => ok({ content: [{ type: 'text', text: t }], resultType: 'complete' });
   const ask = (inputRequests, requestState) => {
@@ -82,6 +96,27 @@ rl.on('line', (line) => {
     if (got !== keys.join(',')) return `inputResponses keys ${got} != ${keys.join(',')}`;
     return null;
   };
+  if (mode === 'subs') {
+    if (m.method === 'subscriptions/listen') {
+      const uris = m.params?.notifications?.resourceSubscriptions || [];
+      listens.set(m.id, uris);
+      return note('notifications/subscriptions/acknowledged', m.id, { notifications: { resourceSubscriptions: uris } });
+    }
+    if (m.method === 'resources/subscribe') { legacySubs.add(p.uri); return ok({}); }
+    if (m.method === 'resources/unsubscribe') { legacySubs.delete(p.uri); return ok({}); }
+    if (m.method === 'tools/call' && p.name === 'touch') {
+      const uri = p.arguments?.uri;
+      for (const [id, uris] of listens)
+        if (uris.includes(uri)) note('notifications/resources/updated', id, { uri });
+      if (legacySubs.has(uri)) send({ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri } });
+      return text('touched');
+    }
+    if (m.method === 'tools/call' && p.name === 'subs') {
+      const all = new Set(legacySubs);
+      for (const uris of listens.values()) for (const u of uris) all.add(u);
+      return text(`${[...all].sort().join(',')} open=${listens.size}`);
+    }
+  }
   if (m.method === 'subscriptions/listen' && mode === 'listen') {
     subs.add(m.id);
     return note('notifications/subscriptions/acknowledged', m.id, { notifications: { toolsListChanged: true } });
