@@ -393,12 +393,101 @@ START_TEST(test_demo_tools) {
 }
 END_TEST
 
+/*
+ * Prompts and resources, in both eras: the capabilities say so, the lists
+ * and reads answer, an unknown URI is -32002 (legacy) or -32602 (modern).
+ */
+#define MODERN_META \
+  "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"," \
+  "\"io.modelcontextprotocol/clientCapabilities\":{}}"
+
+START_TEST(test_demo_prompts_resources) {
+  for (int modern = 0; modern < 2; modern++) {
+    struct child c;
+    demo_start(&c);
+    const char *meta = modern ? MODERN_META : "\"x\":0";
+    if (modern)
+      child_sendf(&c,
+                  "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\","
+                  "\"params\":{%s}}",
+                  meta);
+    else child_sendf(&c, INIT_LINE, "2025-11-25");
+    json_object *r = child_read_json(&c, REPLY_MS);
+    ck_assert_ptr_nonnull(jpath(r, "result.capabilities.prompts"));
+    ck_assert_ptr_nonnull(jpath(r, "result.capabilities.resources"));
+    ck_assert_ptr_nonnull(jpath(r, "result.capabilities.tools"));
+    json_object_put(r);
+
+    child_sendf(&c, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"prompts/list\",\"params\":{%s}}",
+                meta);
+    r = child_read_json(&c, REPLY_MS);
+    ck_assert_str_eq(jstr(r, "result.prompts.0.name"), "greet");
+    ck_assert_str_eq(jstr(r, "result.prompts.0.arguments.0.name"), "name");
+    ck_assert(jtrue(r, "result.prompts.0.arguments.0.required"));
+    ck_assert_str_eq(jstr(r, "result.prompts.1.name"), "summarize");
+    if (modern) ck_assert_str_eq(jstr(r, "result.resultType"), "complete");
+    else ck_assert_ptr_null(jpath(r, "result.resultType"));
+    json_object_put(r);
+
+    child_sendf(&c,
+                "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"prompts/get\",\"params\":{%s,"
+                "\"name\":\"greet\",\"arguments\":{\"name\":\"Ann\",\"style\":\"formal\"}}}",
+                meta);
+    r = child_read_json(&c, REPLY_MS);
+    ck_assert_str_eq(jstr(r, "result.messages.0.role"), "user");
+    ck_assert_str_eq(jstr(r, "result.messages.0.content.text"), "Write a formal greeting for Ann.");
+    json_object_put(r);
+    child_sendf(&c,
+                "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"prompts/get\",\"params\":{%s,"
+                "\"name\":\"greet\"}}",
+                meta);
+    r = child_read_json(&c, REPLY_MS);
+    ck_assert_int_eq(jint(r, "error.code", 0), -32602);
+    json_object_put(r);
+
+    child_sendf(&c, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"resources/list\",\"params\":{%s}}",
+                meta);
+    r = child_read_json(&c, REPLY_MS);
+    ck_assert_str_eq(jstr(r, "result.resources.0.uri"), "demo://readme");
+    ck_assert_str_eq(jstr(r, "result.resources.1.uri"), "demo://config.json");
+    json_object_put(r);
+    child_sendf(&c,
+                "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"resources/templates/list\","
+                "\"params\":{%s}}",
+                meta);
+    r = child_read_json(&c, REPLY_MS);
+    ck_assert_str_eq(jstr(r, "result.resourceTemplates.0.uriTemplate"), "demo://echo/{text}");
+    json_object_put(r);
+    child_sendf(&c,
+                "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"resources/read\",\"params\":{%s,"
+                "\"uri\":\"demo://echo/abc\"}}",
+                meta);
+    r = child_read_json(&c, REPLY_MS);
+    ck_assert_str_eq(jstr(r, "result.contents.0.text"), "abc");
+    ck_assert_str_eq(jstr(r, "result.contents.0.uri"), "demo://echo/abc");
+    json_object_put(r);
+    child_sendf(&c,
+                "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"resources/read\",\"params\":{%s,"
+                "\"uri\":\"demo://none\"}}",
+                meta);
+    r = child_read_json(&c, REPLY_MS);
+    ck_assert_int_eq(jint(r, "error.code", 0), modern ? -32602 : -32002);
+    ck_assert_str_eq(jstr(r, "error.data.uri"), "demo://none");
+    json_object_put(r);
+    child_close_stdin(&c);
+    int st = child_wait(&c, REPLY_MS);
+    ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    child_free(&c);
+  }
+}
+END_TEST
+
 START_TEST(test_demo_protocol_errors) {
   struct child c;
   demo_start(&c);
   demo_handshake(&c);
 
-  child_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"resources/list\"}");
+  child_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"completion/complete\"}");
   json_object *r = child_read_json(&c, REPLY_MS);
   ck_assert_int_eq(jint(r, "id", -1), 2);
   ck_assert_int_eq(jint(r, "error.code", 0), -32601);
@@ -3077,6 +3166,7 @@ static Suite *cli_suite(void) {
   tcase_add_test(demo, test_demo_tools_list);
   tcase_add_test(demo, test_demo_tools);
   tcase_add_test(demo, test_demo_protocol_errors);
+  tcase_add_test(demo, test_demo_prompts_resources);
   tcase_add_test(demo, test_demo_huge_line);
   tcase_add_test(demo, test_demo_sleep_concurrent);
   tcase_add_test(demo, test_demo_sleep_progress_cancel);
