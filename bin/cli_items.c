@@ -122,8 +122,7 @@ bool items_parse(const char *cmd, char **args, int nargs) {
       g_items.target = words[1];
       if (n > 2) g_items.args_json = prompt_arguments(words + 2, n - 2);
     } else {
-      usage_error("prompts: unexpected argument '%s' (prompts [--json], or prompts get NAME)",
-                  sub);
+      usage_error("prompts: unexpected argument '%s' (prompts [--json], or prompts get NAME)", sub);
     }
   } else {
     if (!sub) {
@@ -328,7 +327,8 @@ static char *argument_names(json_object *prompt) {
       json_object *a = json_object_array_get_idx(args, i), *req = NULL;
       const char *name = jstring(a, "name");
       if (!name) continue;
-      bool required = json_object_object_get_ex(a, "required", &req) && json_object_get_boolean(req);
+      bool required = json_object_object_get_ex(a, "required", &req) &&
+                      json_object_get_boolean(req);
       sbuf_add(&b, "%s%s%s", b.len ? ", " : "", name, required ? "" : "?");
     }
   }
@@ -408,7 +408,8 @@ static int list_command(void) {
 /*
  * The server |target| names for `prompts get` (SERVER/NAME: *rest is NAME)
  * or `resources read` (SERVER, or NULL with one server): a new string once
- * it is ready, else NULL with the reason printed and *rc set.
+ * it is ready (waiting for that server only), else NULL with the reason
+ * printed and *rc set.
  */
 static char *pick_server(const char *target, bool split, const char **rest, int *rc) {
   struct status st;
@@ -446,7 +447,8 @@ static char *pick_server(const char *target, bool split, const char **rest, int 
       }
     if (n == 1) name = xstrdup(only->name);
     else
-      complain("%s: name the server (%s), as %zu are in use", split ? "prompts get" : "resources read",
+      complain("%s: name the server (%s), as %zu are in use",
+               split ? "prompts get" : "resources read",
                split ? "SERVER/NAME" : "resources read SERVER URI", n);
   } else if (!name) {
     complain("resources read: no server named %s", target);
@@ -477,8 +479,8 @@ static void print_content(json_object *c) {
   if (type && strcmp(type, "text") == 0 && jstring(c, "text")) {
     const char *t = jstring(c, "text");
     print_block(t, strlen(t));
-  } else if (type && strcmp(type, "resource") == 0 && json_object_object_get_ex(c, "resource", &res) &&
-             jstring(res, "text")) {
+  } else if (type && strcmp(type, "resource") == 0 &&
+             json_object_object_get_ex(c, "resource", &res) && jstring(res, "text")) {
     const char *t = jstring(res, "text");
     print_block(t, strlen(t));
   } else {
@@ -513,7 +515,6 @@ static char *prompt_names(const char *server) {
 
 static int prompts_get(void) {
   int rc = EXIT_OK;
-  wait_for(servers_settled, NULL, settle_deadline());
   const char *prompt;
   char *server = pick_server(g_items.target, true, &prompt, &rc);
   if (!server) return rc;
@@ -575,7 +576,6 @@ static int prompts_get(void) {
 
 static int resources_read(void) {
   int rc = EXIT_OK;
-  wait_for(servers_settled, NULL, settle_deadline());
   const char *unused;
   char *server = pick_server(g_items.target, false, &unused, &rc);
   if (!server) return rc;
