@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <json-c/json.h>
 
@@ -71,6 +72,7 @@ struct cli {
   const char *protocol; /* --protocol MODE, or NULL (auto) */
   bool quiet;
   bool verbose;
+  bool no_color; /* --no-color */
   bool no_project;
   bool no_user;
   bool trust_project; /* --trust-project */
@@ -215,6 +217,38 @@ int cmd_servers(bool as_json, bool check, bool wait);
 int cmd_ping(void);
 int cmd_request(const char *method, const char *params);
 int cmd_call(const char *spec, const char *args);
+/* What the commands share: a request's options (--timeout, the cancel
+ * token), whether a failure was Ctrl-C, its exit code, its one line on
+ * stderr ("NAME: STEP: why"), and waiting for one server to be ready
+ * (false: why not printed, *rc set). */
+mcp_call_options *new_call_options(void);
+bool interrupted(mcp_status st);
+int exit_code(mcp_status st);
+void report(const char *prefix, const char *name, const char *step, mcp_status st,
+            const mcp_error *err);
+bool server_ready(const char *name, int *rc);
+
+/* cli_items.c: prompts and resources.  items_parse() takes the arguments
+ * of `prompts` and `resources` (false for another command; exits 2 on a
+ * bad one); cmd_items() runs the command it parsed. */
+bool items_parse(const char *cmd, char **args, int nargs);
+int cmd_items(void);
+
+/* cli_color.c: colour on a terminal (stdout and stderr each decide for
+ * themselves) unless NO_COLOR is set and not empty, --no-color, or TERM is
+ * "dumb".  Colour codes come only from here, never from a server's text. */
+#define COLOR_BOLD "1"
+#define COLOR_RED "31"
+#define COLOR_GREEN "32"
+#define COLOR_YELLOW "33"
+#define COLOR_DIM "2"
+#define COLOR_ERROR "1;31"
+bool color_enabled(FILE *f);
+/* Starts SGR |sgr| on |f| when colour is on there; color_off() ends it. */
+void color_on(FILE *f, const char *sgr);
+void color_off(FILE *f);
+/* The colour of a server state ("ready" green, "failed" red, ...). */
+const char *state_color(const char *state);
 
 /* mcpconn.c: interruption */
 /* SIGINT fires g_cancel, which the request in flight carries, while

@@ -62,6 +62,24 @@ static void usage(FILE *f) {
              "  ping           ping every server\n"
              "  bench ...      load generator: calls/s and latency as one JSON line\n"
              "                 (mcpconn bench --help)\n"
+             "  prompts [--json]\n"
+             "                 list every server's prompts: server, name, arguments\n"
+             "                 (optional ones marked '?') and description.  Waits like\n"
+             "                 tools; --json prints a JSON array of {name (SERVER/NAME),\n"
+             "                 server, prompt, description, arguments, ...}\n"
+             "  prompts get SERVER/NAME [ARGS_JSON | KEY=VALUE ...] [--json]\n"
+             "                 get a prompt and print its messages, one \"ROLE: text\"\n"
+             "                 each (--json: the GetPromptResult).  With one server,\n"
+             "                 NAME alone will do.  Arguments are strings\n"
+             "  resources [--json]\n"
+             "                 list every server's resources: server, URI, name, MIME\n"
+             "                 type and description (--json: a JSON array, each item\n"
+             "                 with its server)\n"
+             "  resources templates [--json]\n"
+             "                 list every server's resource templates, likewise\n"
+             "  resources read SERVER URI [--json]\n"
+             "                 read a resource and print its text (--json: the\n"
+             "                 ReadResourceResult).  With one server, URI alone will do\n"
              "  request METHOD [PARAMS_JSON]\n"
              "                 send any request to one server, print the result JSON\n"
              "  trust          trust the project files found from here (the nearest\n"
@@ -155,6 +173,7 @@ static void usage(FILE *f) {
              "                         entries without a \"protocol\" field\n"
              "  -q, --quiet            no notices, warnings or progress on stderr\n"
              "  -v, --verbose          also print the library's log on stderr\n"
+             "  --no-color             no colour on a terminal (as NO_COLOR=1 does)\n"
              "  -h, --help             show this help and exit\n"
              "  --version              show the version and exit\n"
              "\n"
@@ -163,8 +182,9 @@ static void usage(FILE *f) {
              "\n"
              "Exit status: 0 success; 1 the tool reported an error (isError: true; the\n"
              "result is still printed); 2 usage or configuration error (bad option, bad\n"
-             "JSON, unknown or ambiguous tool, invalid or unreadable --config file); 3\n"
-             "connection, protocol or timeout error; 130 interrupted.\n");
+             "JSON, unknown or ambiguous tool, unknown prompt or resource, invalid or\n"
+             "unreadable --config file); 3 connection, protocol or timeout error; 130\n"
+             "interrupted.\n");
 }
 
 /* ---- the command line ------------------------------------------------- */
@@ -626,7 +646,8 @@ enum {
   OPT_VERSION,
   OPT_CLIENT_ID,
   OPT_CLIENT_SECRET,
-  OPT_TRUST_PROJECT
+  OPT_TRUST_PROJECT,
+  OPT_NO_COLOR
 };
 
 static const struct option long_options[] = {
@@ -655,6 +676,7 @@ static const struct option long_options[] = {
     {"protocol", required_argument, NULL, OPT_PROTOCOL},
     {"quiet", no_argument, NULL, 'q'},
     {"verbose", no_argument, NULL, 'v'},
+    {"no-color", no_argument, NULL, OPT_NO_COLOR},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0}};
@@ -762,6 +784,7 @@ void parse_options(int argc, char **argv) {
     }
     case 'q': g_cli.quiet = true; break;
     case 'v': g_cli.verbose = true; break;
+    case OPT_NO_COLOR: g_cli.no_color = true; break;
     case 'h': usage(stdout); exit(EXIT_OK);
     case OPT_VERSION:
       printf(PROG " %s (libmcpconn %s)\n", MCP_VERSION, mcp_version());

@@ -30,7 +30,7 @@
 
 /* Options for one request; each thread makes its own object.  Without
  * --timeout, each server's own timeout applies (its config's, or 30 s). */
-static mcp_call_options *new_call_options(void) {
+mcp_call_options *new_call_options(void) {
   mcp_call_options *o = mcp_call_options_new();
   if (!o) return NULL;
   if (g_cli.timeout_given) mcp_call_options_set_timeout_ms(o, g_cli.timeout_ms);
@@ -38,12 +38,10 @@ static mcp_call_options *new_call_options(void) {
   return o;
 }
 
-static bool interrupted(mcp_status st) {
-  return st == MCP_ECANCELLED && atomic_load(&g_interrupted);
-}
+bool interrupted(mcp_status st) { return st == MCP_ECANCELLED && atomic_load(&g_interrupted); }
 
 /* Exit code for a failed library call. */
-static int exit_code(mcp_status st) {
+int exit_code(mcp_status st) {
   switch (st) {
   case MCP_OK: return EXIT_OK;
   case MCP_ETOOLERROR: return EXIT_TOOL_ERROR;
@@ -58,8 +56,8 @@ static int exit_code(mcp_status st) {
  * Prints the one-line reason for a failure of |step| on server |name|,
  * after |prefix| ("" or e.g. "warning: ").
  */
-static void report(const char *prefix, const char *name, const char *step, mcp_status st,
-                   const mcp_error *err) {
+void report(const char *prefix, const char *name, const char *step, mcp_status st,
+            const mcp_error *err) {
   const char *msg = err && err->message ? err->message : mcp_strerror(st);
   if (interrupted(st)) {
     complain("%sinterrupted", prefix);
@@ -149,8 +147,11 @@ int cmd_tools(bool as_json, bool wait) {
       rows++;
     }
     if (rows) {
-      printf("%-*s  %-*s  %-*s  %s\n", (int)w_server, "SERVER", (int)w_tool, "TOOL", (int)w_name,
+      color_on(stdout, COLOR_BOLD);
+      printf("%-*s  %-*s  %-*s  %s", (int)w_server, "SERVER", (int)w_tool, "TOOL", (int)w_name,
              "NAME", "DESCRIPTION");
+      color_off(stdout);
+      putchar('\n');
     }
     /* On a terminal, descriptions are cut to fit its width. */
     size_t cols = term_columns(), room = SIZE_MAX;
@@ -178,7 +179,9 @@ int cmd_tools(bool as_json, bool wait) {
       size_t left = room;
       if (deferred) {
         const char *mark = dlen ? "(deferred) " : "(deferred)";
+        color_on(stdout, COLOR_YELLOW);
         fputs(mark, stdout);
+        color_off(stdout);
         if (left != SIZE_MAX) left = left > strlen(mark) ? left - strlen(mark) : 0;
       }
       if (left) print_clipped(desc ? desc : "", dlen, left);
@@ -243,8 +246,11 @@ int cmd_servers(bool as_json, bool check, bool wait) {
       if (s->type && safe_width(s->type) > w_type) w_type = safe_width(s->type);
       if (safe_width(s->state) > w_state) w_state = safe_width(s->state);
     }
-    printf("%-*s  %-*s  %-*s  %-*s  %5s  %s\n", (int)w_name, "NAME", (int)w_type, "TYPE",
+    color_on(stdout, COLOR_BOLD);
+    printf("%-*s  %-*s  %-*s  %-*s  %5s  %s", (int)w_name, "NAME", (int)w_type, "TYPE",
            (int)w_state, "STATE", (int)w_proto, "PROTOCOL", "TOOLS", "LAST ERROR");
+    color_off(stdout);
+    putchar('\n');
     /* On a terminal, errors are cut to fit its width. */
     size_t cols = term_columns(), room = SIZE_MAX;
     if (cols) {
@@ -258,13 +264,18 @@ int cmd_servers(bool as_json, bool check, bool wait) {
       fputs("  ", stdout);
       print_cell(s->type ? s->type : "-", w_type);
       fputs("  ", stdout);
-      print_cell(s->state, w_state);
+      color_on(stdout, state_color(s->state));
+      print_clean(s->state, SIZE_MAX);
+      color_off(stdout);
+      print_cell("", w_state - safe_width(s->state));
       fputs("  ", stdout);
       print_cell(proto[i], w_proto);
       printf("  %5lld", (long long)s->tools);
       if (s->last_error && room) {
         fputs("  ", stdout);
+        color_on(stdout, COLOR_RED);
         print_clipped(s->last_error, strcspn(s->last_error, "\r\n"), room);
+        color_off(stdout);
       }
       putchar('\n');
     }
@@ -371,7 +382,7 @@ int cmd_ping(void) {
  * Waits for |name| to settle.  Returns true when it is ready; else prints
  * why it is not and sets *rc.
  */
-static bool server_ready(const char *name, int *rc) {
+bool server_ready(const char *name, int *rc) {
   wait_for(servers_settled, (void *)name, settle_deadline());
   struct status st;
   if (!status_load(&st)) {

@@ -114,7 +114,10 @@ void complain(const char *fmt, ...) {
   va_end(ap);
   pthread_mutex_lock(&g_stderr_lock);
   status_line_erase_locked();
-  fputs(PROG ": ", stderr);
+  color_on(stderr, COLOR_ERROR);
+  fputs(PROG ":", stderr);
+  color_off(stderr);
+  fputc(' ', stderr);
   safe_puts(stderr, line, SAFE_LINE);
   fputc('\n', stderr);
   pthread_mutex_unlock(&g_stderr_lock);

@@ -7,7 +7,10 @@
  * featureful.  It speaks newline-delimited JSON-RPC 2.0 on stdin/stdout
  * (compact JSON, one message per line) and logs only to stderr.
  *
- * Tools: echo, add, sleep and fail (see TOOLS_JSON below).
+ * Tools: echo, add, sleep and fail (see TOOLS_JSON below).  Prompts: greet
+ * (arguments name, style) and summarize.  Resources: demo://readme,
+ * demo://config.json and the template demo://echo/{text}; an unknown URI
+ * is -32002 (legacy) or -32602 (modern), as each era's spec says.
  *
  * Eras: by default it speaks both MCP eras on one process, as the spec's
  * dual-era servers do.  A request whose params._meta carries
@@ -74,6 +77,7 @@
 #define RPC_METHOD_NOT_FOUND (-32601)
 #define RPC_INVALID_PARAMS (-32602)
 #define RPC_UNSUPPORTED_VERSION (-32022)
+#define RPC_RESOURCE_NOT_FOUND (-32002)
 
 static const char *const SUPPORTED_PROTOCOLS[] = {"2025-11-25", "2025-06-18", "2025-03-26"};
 
@@ -574,7 +578,25 @@ static int next_timeout(const struct server *s) {
 
 #define INSTRUCTIONS \
   "A demo server bundled with mcpconn. Tools: echo, add, sleep (with progress and cancellation) " \
-  "and fail."
+  "and fail. Prompts: greet, summarize. Resources: demo://readme, demo://config.json and the " \
+  "template demo://echo/{text}."
+
+/* The capabilities both eras advertise (initialize, server/discover): what
+ * this server has, none of which ever changes. */
+static json_object *build_capabilities(void) {
+  json_object *caps = json_object_new_object();
+  json_object *tools = json_object_new_object();
+  json_object_object_add(tools, "listChanged", json_object_new_boolean(0));
+  json_object_object_add(caps, "tools", tools);
+  json_object *prompts = json_object_new_object();
+  json_object_object_add(prompts, "listChanged", json_object_new_boolean(0));
+  json_object_object_add(caps, "prompts", prompts);
+  json_object *resources = json_object_new_object();
+  json_object_object_add(resources, "subscribe", json_object_new_boolean(0));
+  json_object_object_add(resources, "listChanged", json_object_new_boolean(0));
+  json_object_object_add(caps, "resources", resources);
+  return caps;
+}
 
 static void do_initialize(struct server *s, json_object *id, json_object *params) {
   json_object *v = get_typed(params, "protocolVersion", json_type_string);
@@ -587,10 +609,7 @@ static void do_initialize(struct server *s, json_object *id, json_object *params
     if (strcmp(json_object_get_string(v), SUPPORTED_PROTOCOLS[i]) == 0)
       version = SUPPORTED_PROTOCOLS[i];
 
-  json_object *tools = json_object_new_object();
-  json_object_object_add(tools, "listChanged", json_object_new_boolean(0));
-  json_object *caps = json_object_new_object();
-  json_object_object_add(caps, "tools", tools);
+  json_object *caps = build_capabilities();
   json_object *info = json_object_new_object();
   json_object_object_add(info, "name", json_object_new_string(SERVER_NAME));
   json_object_object_add(info, "version", json_object_new_string(VERSION));
@@ -662,10 +681,7 @@ static bool modern_meta_ok(struct server *s, json_object *id, json_object *param
 }
 
 static void do_discover(struct server *s, json_object *id) {
-  json_object *tools = json_object_new_object();
-  json_object_object_add(tools, "listChanged", json_object_new_boolean(0));
-  json_object *caps = json_object_new_object();
-  json_object_object_add(caps, "tools", tools);
+  json_object *caps = build_capabilities();
   json_object *info = json_object_new_object();
   json_object_object_add(info, "name", json_object_new_string(SERVER_NAME));
   json_object_object_add(info, "version", json_object_new_string(VERSION));
@@ -712,6 +728,155 @@ static void do_tools_call(struct server *s, json_object *id, json_object *params
     snprintf(msg, sizeof(msg), "Unknown tool: %.200s", n);
     send_error(s, id, RPC_INVALID_PARAMS, msg);
   }
+}
+
+/* ---- prompts and resources --------------------------------------------- */
+
+/* The lists, as their results (one page each; never changing). */
+static const char PROMPTS_JSON[] =
+    "{\"prompts\":["
+    "{\"name\":\"greet\",\"title\":\"Greet\","
+    "\"description\":\"Asks for a greeting for someone.\","
+    "\"arguments\":[{\"name\":\"name\",\"description\":\"Who to greet.\",\"required\":true},"
+    "{\"name\":\"style\",\"description\":\"formal or casual (default: casual).\","
+    "\"required\":false}]},"
+    "{\"name\":\"summarize\",\"title\":\"Summarize\","
+    "\"description\":\"Asks for a one-sentence summary of demo://readme.\"}"
+    "]}";
+static const char RESOURCES_JSON[] =
+    "{\"resources\":["
+    "{\"uri\":\"demo://readme\",\"name\":\"readme\",\"title\":\"Read me\","
+    "\"description\":\"What this server is.\",\"mimeType\":\"text/plain\"},"
+    "{\"uri\":\"demo://config.json\",\"name\":\"config\","
+    "\"description\":\"The server's settings.\",\"mimeType\":\"application/json\"}"
+    "]}";
+static const char TEMPLATES_JSON[] =
+    "{\"resourceTemplates\":["
+    "{\"uriTemplate\":\"demo://echo/{text}\",\"name\":\"echo\","
+    "\"description\":\"Reads back the text in the URI.\",\"mimeType\":\"text/plain\"}"
+    "]}";
+#define README_TEXT \
+  "mcpconn-demo-server is a small MCP server bundled with mcpconn.\n" \
+  "It has four tools, two prompts and three resources.\n"
+#define ECHO_PREFIX "demo://echo/"
+
+/* Sends |text| (one of the lists above) for a list request; modern results
+ * carry resultType. */
+static void send_list(struct server *s, json_object *id, json_object *params, const char *text) {
+  json_object *cursor;
+  if (params && json_object_object_get_ex(params, "cursor", &cursor) && cursor) {
+    send_error(s, id, RPC_INVALID_PARAMS, "Invalid params: unknown cursor");
+    return;
+  }
+  json_object *result = json_tokener_parse(text);
+  if (s->modern_reply)
+    json_object_object_add(result, "resultType", json_object_new_string("complete"));
+  send_result(s, id, result);
+}
+
+/* A result of one user message holding |text|. */
+static json_object *prompt_result(const char *description, const char *text) {
+  json_object *content = json_object_new_object();
+  json_object_object_add(content, "type", json_object_new_string("text"));
+  json_object_object_add(content, "text", json_object_new_string(text));
+  json_object *msg = json_object_new_object();
+  json_object_object_add(msg, "role", json_object_new_string("user"));
+  json_object_object_add(msg, "content", content);
+  json_object *messages = json_object_new_array();
+  json_object_array_add(messages, msg);
+  json_object *result = json_object_new_object();
+  json_object_object_add(result, "description", json_object_new_string(description));
+  json_object_object_add(result, "messages", messages);
+  return result;
+}
+
+static void do_prompts_get(struct server *s, json_object *id, json_object *params) {
+  json_object *name = get_typed(params, "name", json_type_string);
+  if (!name) {
+    send_error(s, id, RPC_INVALID_PARAMS, "Invalid params: name must be a string");
+    return;
+  }
+  json_object *args = NULL;
+  if (json_object_object_get_ex(params, "arguments", &args) && args) {
+    if (!json_object_is_type(args, json_type_object)) {
+      send_error(s, id, RPC_INVALID_PARAMS, "Invalid params: arguments must be an object");
+      return;
+    }
+    json_object_object_foreach(args, key, val) {
+      (void)key;
+      if (!json_object_is_type(val, json_type_string)) {
+        send_error(s, id, RPC_INVALID_PARAMS, "Invalid params: prompt arguments are strings");
+        return;
+      }
+    }
+  }
+  const char *n = json_object_get_string(name);
+  json_object *result;
+  char msg[512];
+  if (strcmp(n, "greet") == 0) {
+    json_object *who = get_typed(args, "name", json_type_string);
+    json_object *style = get_typed(args, "style", json_type_string);
+    const char *st = style ? json_object_get_string(style) : "casual";
+    if (!who) {
+      send_error(s, id, RPC_INVALID_PARAMS,
+                 "Invalid params: prompt greet needs the argument 'name'");
+      return;
+    }
+    if (strcmp(st, "formal") != 0 && strcmp(st, "casual") != 0) {
+      send_error(s, id, RPC_INVALID_PARAMS, "Invalid params: style must be 'formal' or 'casual'");
+      return;
+    }
+    snprintf(msg, sizeof(msg), "Write a %s greeting for %.400s.", st, json_object_get_string(who));
+    result = prompt_result("A greeting", msg);
+  } else if (strcmp(n, "summarize") == 0) {
+    result = prompt_result("A summary of demo://readme",
+                           "Summarize this text in one sentence:\n\n" README_TEXT);
+  } else {
+    snprintf(msg, sizeof(msg), "Unknown prompt: %.200s", n);
+    send_error(s, id, RPC_INVALID_PARAMS, msg);
+    return;
+  }
+  if (s->modern_reply)
+    json_object_object_add(result, "resultType", json_object_new_string("complete"));
+  send_result(s, id, result);
+}
+
+static void do_resources_read(struct server *s, json_object *id, json_object *params) {
+  json_object *uri = get_typed(params, "uri", json_type_string);
+  if (!uri) {
+    send_error(s, id, RPC_INVALID_PARAMS, "Invalid params: uri must be a string");
+    return;
+  }
+  const char *u = json_object_get_string(uri);
+  const char *mime = "text/plain", *text = NULL;
+  if (strcmp(u, "demo://readme") == 0) {
+    text = README_TEXT;
+  } else if (strcmp(u, "demo://config.json") == 0) {
+    mime = "application/json";
+    text = "{\"greeting\": \"hello\", \"sleepMaxMs\": 600000}";
+  } else if (strncmp(u, ECHO_PREFIX, strlen(ECHO_PREFIX)) == 0 && u[strlen(ECHO_PREFIX)]) {
+    text = u + strlen(ECHO_PREFIX);
+  } else {
+    /* Not found: -32002 up to 2025-11-25, -32602 from 2026-07-28. */
+    char msg[256];
+    snprintf(msg, sizeof(msg), "Resource not found: %.200s", u);
+    json_object *data = json_object_new_object();
+    json_object_object_add(data, "uri", json_object_new_string(u));
+    send_error_data(s, id, s->modern_reply ? RPC_INVALID_PARAMS : RPC_RESOURCE_NOT_FOUND, msg,
+                    data);
+    return;
+  }
+  json_object *item = json_object_new_object();
+  json_object_object_add(item, "uri", json_object_new_string(u));
+  json_object_object_add(item, "mimeType", json_object_new_string(mime));
+  json_object_object_add(item, "text", json_object_new_string(text));
+  json_object *contents = json_object_new_array();
+  json_object_array_add(contents, item);
+  json_object *result = json_object_new_object();
+  json_object_object_add(result, "contents", contents);
+  if (s->modern_reply)
+    json_object_object_add(result, "resultType", json_object_new_string("complete"));
+  send_result(s, id, result);
 }
 
 static void do_notification(struct server *s, const char *method, json_object *params) {
@@ -782,8 +947,16 @@ static void dispatch(struct server *s, json_object *msg) {
   }
   s->modern_reply = modern;
 
-  bool known = strcmp(method, "tools/list") == 0 || strcmp(method, "tools/call") == 0 ||
-               (modern ? discover || initialize : initialize || strcmp(method, "ping") == 0);
+  static const char *const both[] = {"tools/list",
+                                     "tools/call",
+                                     "prompts/list",
+                                     "prompts/get",
+                                     "resources/list",
+                                     "resources/read",
+                                     "resources/templates/list"};
+  bool known = modern ? discover || initialize : initialize || strcmp(method, "ping") == 0;
+  for (size_t i = 0; !known && i < sizeof(both) / sizeof(*both); i++)
+    known = strcmp(method, both[i]) == 0;
   if (!known) {
     send_error(s, id, RPC_METHOD_NOT_FOUND, "Method not found");
     return;
@@ -804,6 +977,12 @@ static void dispatch(struct server *s, json_object *msg) {
   else if (strcmp(method, "ping") == 0) send_result(s, id, json_object_new_object());
   else if (strcmp(method, "tools/call") == 0) do_tools_call(s, id, params);
   else if (strcmp(method, "tools/list") == 0) do_tools_list(s, id, params);
+  else if (strcmp(method, "prompts/list") == 0) send_list(s, id, params, PROMPTS_JSON);
+  else if (strcmp(method, "prompts/get") == 0) do_prompts_get(s, id, params);
+  else if (strcmp(method, "resources/list") == 0) send_list(s, id, params, RESOURCES_JSON);
+  else if (strcmp(method, "resources/templates/list") == 0)
+    send_list(s, id, params, TEMPLATES_JSON);
+  else if (strcmp(method, "resources/read") == 0) do_resources_read(s, id, params);
   else do_initialize(s, id, params);
 }
 
@@ -1111,7 +1290,11 @@ static void usage(FILE *f) {
              "  add  {a, b}      returns the sum (text, and structuredContent.sum)\n"
              "  sleep {ms}       waits ms milliseconds; sends notifications/progress\n"
              "                   every 100 ms when asked; honours notifications/cancelled\n"
-             "  fail {message?}  always returns a tool error (isError: true)\n");
+             "  fail {message?}  always returns a tool error (isError: true)\n"
+             "\n"
+             "Prompts: greet {name, style?} and summarize.\n"
+             "Resources: demo://readme, demo://config.json, and demo://echo/{text}\n"
+             "(a template: reads back the text).\n");
 }
 
 int main(int argc, char **argv) {

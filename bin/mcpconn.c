@@ -207,6 +207,8 @@ int main(int argc, char **argv) {
     int trc = cmd_trust();
     free_cli(&g_cli);
     return trc;
+  } else if (items_parse(cmd, args, nargs)) {
+    /* prompts, resources: cli_items.c */
   } else {
     usage_error("unknown command '%s'", cmd);
   }
@@ -234,6 +236,8 @@ int main(int argc, char **argv) {
     rc = cmd_call(args[0], call_args);
   } else if (strcmp(cmd, "ping") == 0) {
     rc = cmd_ping();
+  } else if (strcmp(cmd, "prompts") == 0 || strcmp(cmd, "resources") == 0) {
+    rc = cmd_items();
   } else {
     rc = cmd_request(args[0], nargs == 2 ? args[1] : NULL);
   }

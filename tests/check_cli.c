@@ -393,12 +393,101 @@ START_TEST(test_demo_tools) {
 }
 END_TEST
 
+/*
+ * Prompts and resources, in both eras: the capabilities say so, the lists
+ * and reads answer, an unknown URI is -32002 (legacy) or -32602 (modern).
+ */
+#define MODERN_META \
+  "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"," \
+  "\"io.modelcontextprotocol/clientCapabilities\":{}}"
+
+START_TEST(test_demo_prompts_resources) {
+  for (int modern = 0; modern < 2; modern++) {
+    struct child c;
+    demo_start(&c);
+    const char *meta = modern ? MODERN_META : "\"x\":0";
+    if (modern)
+      child_sendf(&c,
+                  "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\","
+                  "\"params\":{%s}}",
+                  meta);
+    else child_sendf(&c, INIT_LINE, "2025-11-25");
+    json_object *r = child_read_json(&c, REPLY_MS);
+    ck_assert_ptr_nonnull(jpath(r, "result.capabilities.prompts"));
+    ck_assert_ptr_nonnull(jpath(r, "result.capabilities.resources"));
+    ck_assert_ptr_nonnull(jpath(r, "result.capabilities.tools"));
+    json_object_put(r);
+
+    child_sendf(&c, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"prompts/list\",\"params\":{%s}}",
+                meta);
+    r = child_read_json(&c, REPLY_MS);
+    ck_assert_str_eq(jstr(r, "result.prompts.0.name"), "greet");
+    ck_assert_str_eq(jstr(r, "result.prompts.0.arguments.0.name"), "name");
+    ck_assert(jtrue(r, "result.prompts.0.arguments.0.required"));
+    ck_assert_str_eq(jstr(r, "result.prompts.1.name"), "summarize");
+    if (modern) ck_assert_str_eq(jstr(r, "result.resultType"), "complete");
+    else ck_assert_ptr_null(jpath(r, "result.resultType"));
+    json_object_put(r);
+
+    child_sendf(&c,
+                "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"prompts/get\",\"params\":{%s,"
+                "\"name\":\"greet\",\"arguments\":{\"name\":\"Ann\",\"style\":\"formal\"}}}",
+                meta);
+    r = child_read_json(&c, REPLY_MS);
+    ck_assert_str_eq(jstr(r, "result.messages.0.role"), "user");
+    ck_assert_str_eq(jstr(r, "result.messages.0.content.text"), "Write a formal greeting for Ann.");
+    json_object_put(r);
+    child_sendf(&c,
+                "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"prompts/get\",\"params\":{%s,"
+                "\"name\":\"greet\"}}",
+                meta);
+    r = child_read_json(&c, REPLY_MS);
+    ck_assert_int_eq(jint(r, "error.code", 0), -32602);
+    json_object_put(r);
+
+    child_sendf(&c, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"resources/list\",\"params\":{%s}}",
+                meta);
+    r = child_read_json(&c, REPLY_MS);
+    ck_assert_str_eq(jstr(r, "result.resources.0.uri"), "demo://readme");
+    ck_assert_str_eq(jstr(r, "result.resources.1.uri"), "demo://config.json");
+    json_object_put(r);
+    child_sendf(&c,
+                "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"resources/templates/list\","
+                "\"params\":{%s}}",
+                meta);
+    r = child_read_json(&c, REPLY_MS);
+    ck_assert_str_eq(jstr(r, "result.resourceTemplates.0.uriTemplate"), "demo://echo/{text}");
+    json_object_put(r);
+    child_sendf(&c,
+                "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"resources/read\",\"params\":{%s,"
+                "\"uri\":\"demo://echo/abc\"}}",
+                meta);
+    r = child_read_json(&c, REPLY_MS);
+    ck_assert_str_eq(jstr(r, "result.contents.0.text"), "abc");
+    ck_assert_str_eq(jstr(r, "result.contents.0.uri"), "demo://echo/abc");
+    json_object_put(r);
+    child_sendf(&c,
+                "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"resources/read\",\"params\":{%s,"
+                "\"uri\":\"demo://none\"}}",
+                meta);
+    r = child_read_json(&c, REPLY_MS);
+    ck_assert_int_eq(jint(r, "error.code", 0), modern ? -32602 : -32002);
+    ck_assert_str_eq(jstr(r, "error.data.uri"), "demo://none");
+    json_object_put(r);
+    child_close_stdin(&c);
+    int st = child_wait(&c, REPLY_MS);
+    ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    child_free(&c);
+  }
+}
+END_TEST
+
 START_TEST(test_demo_protocol_errors) {
   struct child c;
   demo_start(&c);
   demo_handshake(&c);
 
-  child_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"resources/list\"}");
+  child_send(&c, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"completion/complete\"}");
   json_object *r = child_read_json(&c, REPLY_MS);
   ck_assert_int_eq(jint(r, "id", -1), 2);
   ck_assert_int_eq(jint(r, "error.code", 0), -32601);
@@ -772,6 +861,8 @@ static void make_dir(const char *fmt, ...) {
 }
 
 static void cli_setup(void) {
+  /* Plain output unless a test asks for colour (test_cli_color). */
+  setenv("NO_COLOR", "1", 1);
   interop_mkdtemp(g_dir, sizeof(g_dir), "check_cli");
   snprintf(g_home, sizeof(g_home), "%s/home", g_dir);
   snprintf(g_work, sizeof(g_work), "%s/work", g_dir);
@@ -3069,6 +3160,303 @@ START_TEST(test_cli_call_key_value) {
 }
 END_TEST
 
+/* ---- prompts and resources ---------------------------------------------- */
+
+/* `prompts` and `resources` against the demo server of each era: lists,
+ * get, read and templates, on a pipe (plain lines) and as JSON. */
+START_TEST(test_cli_prompts_resources) {
+  const char *demo = test_env_path("MCP_DEMO_SERVER");
+  for (int modern = 0; modern < 2; modern++) {
+    char stdio[2048];
+    snprintf(stdio, sizeof(stdio), "'%s' --protocol %s", demo, modern ? "modern" : "legacy");
+    const char *era = modern ? "modern" : "legacy";
+    struct run r;
+#define RUN_D(...) RUN(&r, "-q", "--stdio", stdio, "--name", "d", __VA_ARGS__)
+    /* The era really is the one asked for. */
+    RUN_D("servers", "--json");
+    ASSERT_EXIT(&r, 0);
+    json_object *o = parse_out(&r);
+    ck_assert_str_eq(jstr(o, "0.era"), era);
+    json_object_put(o);
+    run_free(&r);
+
+    RUN_D("prompts");
+    ASSERT_EXIT(&r, 0);
+    ck_assert_msg(strncmp(r.out, "SERVER  PROMPT     ARGUMENTS     DESCRIPTION\n", 45) == 0, "%s",
+                  r.out);
+    ck_assert_msg(strstr(r.out, "\nd       greet      name, style?  Asks for a greeting for "
+                                "someone.\n") &&
+                      strstr(r.out, "\nd       summarize  -             Asks for a one-sentence "
+                                    "summary of demo://readme.\n"),
+                  "%s", r.out);
+    ck_assert_msg(!strchr(r.out, '\033'), "colour on a pipe: %s", r.out);
+    ck_assert_str_eq(r.err, "");
+    run_free(&r);
+
+    RUN_D("prompts", "--json");
+    ASSERT_EXIT(&r, 0);
+    o = parse_out(&r);
+    ck_assert_int_eq(json_object_array_length(o), 2);
+    ck_assert_str_eq(jstr(o, "0.name"), "d/greet");
+    ck_assert_str_eq(jstr(o, "0.prompt"), "greet");
+    ck_assert_str_eq(jstr(o, "0.server"), "d");
+    ck_assert_str_eq(jstr(o, "0.arguments.1.name"), "style");
+    ck_assert_str_eq(jstr(o, "1.name"), "d/summarize");
+    json_object_put(o);
+    run_free(&r);
+
+    RUN_D("prompts", "get", "d/greet", "name=Ann", "style=formal");
+    ASSERT_EXIT(&r, 0);
+    ck_assert_str_eq(r.out, "user: Write a formal greeting for Ann.\n");
+    run_free(&r);
+    /* A JSON object, and a bare name with one server. */
+    RUN_D("prompts", "get", "greet", "{\"name\":\"Bo\"}", "--json");
+    ASSERT_EXIT(&r, 0);
+    o = parse_out(&r);
+    ck_assert_str_eq(jstr(o, "messages.0.content.text"), "Write a casual greeting for Bo.");
+    json_object_put(o);
+    run_free(&r);
+    RUN_D("prompts", "get", "d/summarize");
+    ASSERT_EXIT(&r, 0);
+    ck_assert_msg(strncmp(r.out,
+                          "user: Summarize this text in one sentence:\n\nmcpconn-demo-server "
+                          "is a small MCP server",
+                          68) == 0,
+                  "%s", r.out);
+    run_free(&r);
+
+    RUN_D("resources");
+    ASSERT_EXIT(&r, 0);
+    ck_assert_msg(strstr(r.out,
+                         "SERVER  URI                 NAME    TYPE              DESCRIPTION\n"
+                         "d       demo://readme       readme  text/plain        What this "
+                         "server is.\n"
+                         "d       demo://config.json  config  application/json  The "
+                         "server's settings.\n"),
+                  "%s", r.out);
+    run_free(&r);
+    RUN_D("resources", "--json");
+    ASSERT_EXIT(&r, 0);
+    o = parse_out(&r);
+    ck_assert_int_eq(json_object_array_length(o), 2);
+    ck_assert_str_eq(jstr(o, "1.uri"), "demo://config.json");
+    ck_assert_str_eq(jstr(o, "1.server"), "d");
+    json_object_put(o);
+    run_free(&r);
+
+    RUN_D("resources", "templates");
+    ASSERT_EXIT(&r, 0);
+    ck_assert_msg(strstr(r.out, "SERVER  URI TEMPLATE        NAME  TYPE        DESCRIPTION\n"
+                                "d       demo://echo/{text}  echo  text/plain  Reads back the "
+                                "text in the URI.\n"),
+                  "%s", r.out);
+    run_free(&r);
+
+    RUN_D("resources", "read", "d", "demo://echo/hello there");
+    ASSERT_EXIT(&r, 0);
+    ck_assert_str_eq(r.out, "hello there\n");
+    run_free(&r);
+    RUN_D("resources", "read", "demo://readme");
+    ASSERT_EXIT(&r, 0);
+    ck_assert_str_eq(r.out, "mcpconn-demo-server is a small MCP server bundled with mcpconn.\n"
+                            "It has four tools, two prompts and three resources.\n");
+    run_free(&r);
+    RUN_D("resources", "read", "d", "demo://config.json", "--json");
+    ASSERT_EXIT(&r, 0);
+    o = parse_out(&r);
+    ck_assert_str_eq(jstr(o, "contents.0.mimeType"), "application/json");
+    ck_assert_str_eq(jstr(o, "contents.0.text"),
+                     "{\"greeting\": \"hello\", \"sleepMaxMs\": 600000}");
+    json_object_put(o);
+    run_free(&r);
+
+    /* Errors: one line naming the server and the cause; exit 2. */
+    RUN_D("prompts", "get", "d/nope");
+    ASSERT_EXIT(&r, 2);
+    assert_one_reason(&r);
+    ck_assert_str_eq(r.err, "mcpconn: unknown prompt 'nope' on server d (it has: greet, "
+                            "summarize)\n");
+    ck_assert_str_eq(r.out, "");
+    run_free(&r);
+    RUN_D("prompts", "get", "d/greet");
+    ASSERT_EXIT(&r, 2);
+    assert_one_reason(&r);
+    ck_assert_msg(strstr(r.err, "d: prompts/get: ") &&
+                      strstr(r.err, "needs the argument 'name' (JSON-RPC error -32602)"),
+                  "%s", r.err);
+    run_free(&r);
+    RUN_D("resources", "read", "d", "demo://none");
+    ASSERT_EXIT(&r, 2);
+    assert_one_reason(&r);
+    char want[256];
+    snprintf(want, sizeof(want),
+             "mcpconn: unknown resource 'demo://none' on server d (Resource not found: "
+             "demo://none; JSON-RPC error %d)\n",
+             modern ? -32602 : -32002);
+    ck_assert_str_eq(r.err, want);
+    run_free(&r);
+    RUN_D("resources", "read", "x", "demo://readme");
+    ASSERT_EXIT(&r, 2);
+    assert_one_reason(&r);
+    ck_assert_msg(strstr(r.err, "no server named x"), "%s", r.err);
+    run_free(&r);
+#undef RUN_D
+  }
+
+  /* Usage errors, before any server starts. */
+  struct run r;
+  const char *const bad[][6] = {{"prompts", "bogus"},
+                                {"prompts", "get"},
+                                {"prompts", "get", "greet", "name:=3"},
+                                {"prompts", "get", "greet", "{\"name\":3}"},
+                                {"resources", "read"},
+                                {"resources", "templates", "x"},
+                                {"resources", "x"}};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+    run_cli(&r, bad[i]);
+    ASSERT_EXIT(&r, 2);
+    assert_one_reason(&r);
+    run_free(&r);
+  }
+}
+END_TEST
+
+/* A server without prompts or resources has none to list (-32601 is no
+ * error); a server that is down is named, exit 3. */
+START_TEST(test_cli_items_servers) {
+  char server[1200];
+  snprintf(server, sizeof(server), "%s", test_env_path("MCP_FAULT_SERVER"));
+  struct run r;
+  RUN(&r, "-q", "--stdio", server, "--name", "f", "--stdio", test_env_path("MCP_DEMO_SERVER"),
+      "--name", "d", "prompts");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "\nd       greet ") && strstr(r.out, "\nf       prompt0 "), "%s",
+                r.out);
+  ck_assert_str_eq(r.err, "");
+  run_free(&r);
+  /* The fault server has no templates (-32601): only d's, and no error. */
+  RUN(&r, "-q", "--stdio", server, "--name", "f", "--stdio", test_env_path("MCP_DEMO_SERVER"),
+      "--name", "d", "resources", "templates", "--json");
+  ASSERT_EXIT(&r, 0);
+  json_object *o = parse_out(&r);
+  ck_assert_int_eq(json_object_array_length(o), 1);
+  ck_assert_str_eq(jstr(o, "0.server"), "d");
+  json_object_put(o);
+  ck_assert_str_eq(r.err, "");
+  run_free(&r);
+  /* With two servers, a bare prompt name is ambiguous. */
+  RUN(&r, "-q", "--stdio", test_env_path("MCP_DEMO_SERVER"), "--name", "a", "--stdio",
+      test_env_path("MCP_DEMO_SERVER"), "--name", "b", "prompts", "get", "greet", "name=x");
+  ASSERT_EXIT(&r, 2);
+  assert_one_reason(&r);
+  ck_assert_msg(strstr(r.err, "SERVER/NAME"), "%s", r.err);
+  run_free(&r);
+  RUN(&r, "-q", "--stdio", test_env_path("MCP_DEMO_SERVER"), "--name", "a", "--stdio",
+      test_env_path("MCP_DEMO_SERVER"), "--name", "b", "prompts", "get", "b/greet", "name=x");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_str_eq(r.out, "user: Write a casual greeting for x.\n");
+  run_free(&r);
+  RUN(&r, "--stdio", "/nonexistent/bin/x", "--name", "gone", "--stdio",
+      test_env_path("MCP_DEMO_SERVER"), "--name", "d", "resources");
+  ASSERT_EXIT(&r, 3);
+  ck_assert_msg(strstr(r.out, "demo://readme"), "%s", r.out);
+  ck_assert_msg(strncmp(r.err, "mcpconn: gone: ", 15) == 0, "%s", r.err);
+  run_free(&r);
+}
+END_TEST
+
+/* Colour: on a terminal (bold headers, coloured states, red "mcpconn:"),
+ * never with NO_COLOR set and not empty, --no-color or on a pipe. */
+START_TEST(test_cli_color) {
+  const char *demo = test_env_path("MCP_DEMO_SERVER");
+  char cmd[2048];
+  snprintf(cmd, sizeof(cmd), "'%s'", demo);
+  struct run r;
+  unsetenv("NO_COLOR");
+  setenv("TERM", "xterm", 1);
+  const char *servers[] = {"-q", "--stdio", cmd, "--name", "d", "servers", NULL};
+  run_cli_tty(&r, servers);
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "\033[1mNAME "), "no bold header: %s", r.out);
+  ck_assert_msg(strstr(r.out, "\033[32mready\033[0m"), "no green state: %s", r.out);
+  run_free(&r);
+  const char *prompts[] = {"-q", "--stdio", cmd, "--name", "d", "prompts", NULL};
+  run_cli_tty(&r, prompts);
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "\033[1mSERVER  PROMPT"), "no bold header: %s", r.out);
+  ck_assert_msg(strstr(r.out, "greet"), "%s", r.out);
+  run_free(&r);
+  const char *tools[] = {"-q", "--stdio", cmd, "--name", "d", "tools", NULL};
+  run_cli_tty(&r, tools);
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "\033[1mSERVER"), "no bold header: %s", r.out);
+  run_free(&r);
+  /* An error on a terminal's stderr: a red prefix. */
+  const char *bad[] = {"-q",        "--stdio", cmd,           "--name", "d",
+                       "resources", "read",    "demo://none", NULL};
+  g_tty_stderr = true;
+  run_cli_tty(&r, bad);
+  ASSERT_EXIT(&r, 2);
+  ck_assert_msg(strstr(r.out, "\033[1;31mmcpconn:\033[0m unknown resource"), "%s", r.out);
+  run_free(&r);
+
+  /* With colour on, a hostile server's text still gets no escape through:
+   * without our own SGR sequences, the output is terminal-safe. */
+  char evil[1200];
+  snprintf(evil, sizeof(evil), "%s --evil-text", test_env_path("MCP_FAULT_SERVER"));
+  const char *evil_cmds[][3] = {{"tools"}, {"servers"}, {"prompts"}, {"resources"}};
+  for (size_t i = 0; i < sizeof(evil_cmds) / sizeof(*evil_cmds); i++) {
+    const char *args[] = {"-q", "--stdio", evil, "--name", "evil", evil_cmds[i][0], NULL};
+    run_cli_tty(&r, args);
+    static const char *const ours[] = {"\033[1;31m", "\033[1m",  "\033[0m", "\033[2m",
+                                       "\033[31m",   "\033[32m", "\033[33m"};
+    size_t found = 0;
+    for (size_t k = 0; k < sizeof(ours) / sizeof(*ours); k++)
+      for (char *p; (p = strstr(r.out, ours[k]));) {
+        memmove(p, p + strlen(ours[k]), strlen(p + strlen(ours[k])) + 1);
+        found++;
+      }
+    ck_assert_msg(found > 0, "%s: no colour: %s", evil_cmds[i][0], r.out);
+    assert_terminal_safe(evil_cmds[i][0], r.out);
+    run_free(&r);
+  }
+
+  /* NO_COLOR=1, --no-color: none at all, on stdout or stderr. */
+  setenv("NO_COLOR", "1", 1);
+  run_cli_tty(&r, servers);
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(!strchr(r.out, '\033') && strstr(r.out, "ready"), "%s", r.out);
+  run_free(&r);
+  run_cli_tty(&r, bad);
+  ASSERT_EXIT(&r, 2);
+  ck_assert_msg(!strchr(r.out, '\033') && strstr(r.out, "mcpconn: unknown resource"), "%s", r.out);
+  run_free(&r);
+  /* An empty NO_COLOR does not count. */
+  setenv("NO_COLOR", "", 1);
+  run_cli_tty(&r, servers);
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "\033[32mready"), "%s", r.out);
+  run_free(&r);
+  unsetenv("NO_COLOR");
+  const char *plain[] = {"-q", "--no-color", "--stdio", cmd, "--name", "d", "servers", NULL};
+  run_cli_tty(&r, plain);
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(!strchr(r.out, '\033') && strstr(r.out, "ready"), "%s", r.out);
+  run_free(&r);
+  g_tty_stderr = false;
+
+  /* A pipe: none. */
+  run_cli(&r, servers);
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(!strchr(r.out, '\033') && strstr(r.out, "ready"), "%s", r.out);
+  run_free(&r);
+  run_cli(&r, bad);
+  ASSERT_EXIT(&r, 2);
+  ck_assert_msg(!strchr(r.err, '\033'), "%s", r.err);
+  run_free(&r);
+}
+END_TEST
+
 static Suite *cli_suite(void) {
   Suite *s = suite_create("cli");
   TCase *demo = tcase_create("demo-server");
@@ -3077,6 +3465,7 @@ static Suite *cli_suite(void) {
   tcase_add_test(demo, test_demo_tools_list);
   tcase_add_test(demo, test_demo_tools);
   tcase_add_test(demo, test_demo_protocol_errors);
+  tcase_add_test(demo, test_demo_prompts_resources);
   tcase_add_test(demo, test_demo_huge_line);
   tcase_add_test(demo, test_demo_sleep_concurrent);
   tcase_add_test(demo, test_demo_sleep_progress_cancel);
@@ -3125,6 +3514,9 @@ static Suite *cli_suite(void) {
   tcase_add_test(cli, test_cli_default_names);
   tcase_add_test(cli, test_cli_stdio_env);
   tcase_add_test(cli, test_cli_call_key_value);
+  tcase_add_test(cli, test_cli_prompts_resources);
+  tcase_add_test(cli, test_cli_items_servers);
+  tcase_add_test(cli, test_cli_color);
   suite_add_tcase(s, cli);
 
   /* Against the TypeScript SDK's servers (tests/interop). */
