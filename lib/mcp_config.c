@@ -54,6 +54,11 @@ enum field_id {
   F_ENVINHERIT,
   F_PROTOCOL,
   F_DISABLED,
+  F_INCLUDETOOLS,
+  F_EXCLUDETOOLS,
+  F_DISABLEDTOOLS,
+  F_ENABLED_TOOLS,
+  F_DISABLED_TOOLS,
   F_COUNT
 };
 
@@ -86,6 +91,11 @@ static const struct field_info {
     [F_ENVINHERIT] = {"envInherit", SCOPE_STDIO, false},
     [F_PROTOCOL] = {"protocol", SCOPE_ALL, false},
     [F_DISABLED] = {"disabled", SCOPE_ALL, false},
+    [F_INCLUDETOOLS] = {"includeTools", SCOPE_ALL, true},
+    [F_EXCLUDETOOLS] = {"excludeTools", SCOPE_ALL, true},
+    [F_DISABLEDTOOLS] = {"disabledTools", SCOPE_ALL, true},
+    [F_ENABLED_TOOLS] = {"enabled_tools", SCOPE_ALL, true},
+    [F_DISABLED_TOOLS] = {"disabled_tools", SCOPE_ALL, true},
 };
 
 static int bad(mcp_parse_ctx *c, const char *server, const char *field, const char *fmt, ...)
@@ -308,6 +318,51 @@ static int rebase_paths(const mcp_parse_ctx *c, mcp_server_def *d) {
   return CHECK_OK;
 }
 
+/*
+ * Appends the tool names of array field |id| to *v: the tool filters of
+ * other clients' files (includeTools, excludeTools, disabledTools,
+ * enabled_tools, disabled_tools).  A filter that cannot be read makes the
+ * server invalid rather than expose tools the user filtered out.
+ */
+static int read_tool_list(mcp_parse_ctx *c, const char *name, json_object *a, int id, char ***v,
+                          size_t *n) {
+  const char *key = field_table[id].key;
+  if (!json_object_is_type(a, json_type_array))
+    return bad(c, name, key, "field \"%s\" must be an array of tool names", key);
+  size_t len = json_object_array_length(a);
+  char **nv = mcp__reallocarray(*v, *n + len + 1, sizeof(char *));
+  if (!nv) return CHECK_OOM;
+  *v = nv;
+  for (size_t i = 0; i < len; i++) {
+    const char *t = mcp__config_plain_string(json_object_array_get_idx(a, i));
+    if (!t)
+      return bad(c, name, key, "field \"%s\": element %zu must be a string without NUL bytes", key,
+                 i);
+    if (!(nv[*n] = mcp__strdup(t))) return CHECK_OOM;
+    (*n)++;
+  }
+  return CHECK_OK;
+}
+
+/* The tool filters of |f| into |d|. */
+static int read_tool_filters(mcp_parse_ctx *c, const char *name, json_object **f,
+                             mcp_server_def *d) {
+  static const int only[] = {F_INCLUDETOOLS, F_ENABLED_TOOLS};
+  static const int off[] = {F_EXCLUDETOOLS, F_DISABLEDTOOLS, F_DISABLED_TOOLS};
+  int r;
+  for (size_t i = 0; i < sizeof(only) / sizeof(only[0]); i++) {
+    if (!f[only[i]]) continue;
+    d->tools_only_set = true;
+    if ((r = read_tool_list(c, name, f[only[i]], only[i], &d->tools_only, &d->ntools_only)))
+      return r;
+  }
+  for (size_t i = 0; i < sizeof(off) / sizeof(off[0]); i++)
+    if (f[off[i]] &&
+        (r = read_tool_list(c, name, f[off[i]], off[i], &d->tools_off, &d->ntools_off)))
+      return r;
+  return CHECK_OK;
+}
+
 /* Reads the non-type fields of |f| into |d|.  The type is already known. */
 static int read_fields(mcp_parse_ctx *c, const char *name, json_object **f, mcp_server_def *d) {
   int r;
@@ -430,6 +485,7 @@ static int read_fields(mcp_parse_ctx *c, const char *name, json_object **f, mcp_
                  "revision (2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26)");
     d->protocol = pinned ? pinned : modes[mode];
   }
+  if ((r = read_tool_filters(c, name, f, d)) != CHECK_OK) return r;
   if ((r = rebase_paths(c, d)) != CHECK_OK) return r;
   static const int onoff[] = {F_ENABLED, F_DISABLED};
   for (size_t i = 0; i < 2; i++) {

@@ -115,7 +115,6 @@ oom:
   mcp__free(qs);
 }
 
-
 /* ---- definitions -------------------------------------------------------- */
 
 static void kv_free(mcp_config_kv *kv, size_t n) {
@@ -140,6 +139,32 @@ static void oauth_free(mcp_config_oauth *o) {
   mcp__free(o);
 }
 
+static void strv_free(char **v, size_t n) {
+  for (size_t i = 0; v && i < n; i++) mcp__free(v[i]);
+  mcp__free(v);
+}
+
+/* Copies |n| strings of |src| into *dst (NULL when |src| is); false: OOM,
+ * with *dst partly filled (NULLs after the copies) for strv_free(). */
+static bool strv_dup(char ***dst, char *const *src, size_t n) {
+  *dst = NULL;
+  if (!src) return true;
+  char **v = mcp__calloc(n ? n : 1, sizeof(char *));
+  if (!v) return false;
+  *dst = v;
+  for (size_t i = 0; i < n; i++)
+    if (!(v[i] = mcp__strdup(src[i]))) return false;
+  return true;
+}
+
+bool mcp__config_tool_allowed(const mcp_server_def *def, const char *tool) {
+  if (!def || !tool) return true;
+  bool in = !def->tools_only_set;
+  for (size_t i = 0; !in && i < def->ntools_only; i++) in = strcmp(def->tools_only[i], tool) == 0;
+  for (size_t i = 0; in && i < def->ntools_off; i++) in = strcmp(def->tools_off[i], tool) != 0;
+  return in;
+}
+
 void mcp__server_def_free(mcp_server_def *def) {
   if (!def) return;
   mcp__free(def->name);
@@ -156,6 +181,8 @@ void mcp__server_def_free(mcp_server_def *def) {
   mcp__free(def->client_cert);
   mcp__free(def->client_key);
   oauth_free(def->oauth);
+  strv_free(def->tools_only, def->ntools_only);
+  strv_free(def->tools_off, def->ntools_off);
   mcp__free(def->source);
   mcp__free(def);
 }
@@ -192,6 +219,7 @@ mcp_server_def *mcp__server_def_dup(const mcp_server_def *def) {
   d->client_cert = d->client_key = d->source = NULL;
   d->oauth = NULL;
   d->argv = NULL;
+  d->tools_only = d->tools_off = NULL;
   d->env = d->headers = NULL;
   bool ok = dup_opt(&d->name, def->name) && dup_opt(&d->display_name, def->display_name) &&
             dup_opt(&d->cwd, def->cwd) && dup_opt(&d->url, def->url) &&
@@ -209,6 +237,8 @@ mcp_server_def *mcp__server_def_dup(const mcp_server_def *def) {
          dup_opt(&c->signing_alg, o->signing_alg);
     if (c) c->client_credentials = o->client_credentials;
   }
+  ok = ok && strv_dup(&d->tools_only, def->tools_only, def->ntools_only);
+  ok = ok && strv_dup(&d->tools_off, def->tools_off, def->ntools_off);
   /* kv_dup leaves a partial array in place; the counts free it. */
   ok = ok && kv_dup(&d->env, def->env, def->nenv);
   if (!d->env) d->nenv = 0;
@@ -264,4 +294,53 @@ int mcp__config_env_inherit_value(const char *name) {
   return 0;
 }
 
+/* ---- host-supplied ${input:id} values ----------------------------------- */
 
+static void input_wipe(mcp_config_kv *e) {
+  mcp__free(e->name);
+  if (e->value) memset(e->value, 0, strlen(e->value));
+  mcp__free(e->value);
+}
+
+mcp_status mcp__config_inputs_set(mcp_config_inputs *in, const char *id, const char *value) {
+  if (!in || !id || !*id) return MCP_EINVAL;
+  size_t i = 0;
+  while (i < in->n && strcmp(in->v[i].name, id) != 0) i++;
+  if (!value) {
+    if (i == in->n) return MCP_OK;
+    input_wipe(&in->v[i]);
+    in->v[i] = in->v[--in->n];
+    return MCP_OK;
+  }
+  char *copy = mcp__strdup(value);
+  if (!copy) return MCP_ENOMEM;
+  if (i == in->n) {
+    mcp_config_kv *v = mcp__reallocarray(in->v, in->n + 1, sizeof(*v));
+    if (v) in->v = v;
+    if (!v || !(v[i].name = mcp__strdup(id))) {
+      mcp__free(copy);
+      return MCP_ENOMEM;
+    }
+    v[i].value = NULL;
+    in->n++;
+  }
+  if (in->v[i].value) memset(in->v[i].value, 0, strlen(in->v[i].value));
+  mcp__free(in->v[i].value);
+  in->v[i].value = copy;
+  return MCP_OK;
+}
+
+const char *mcp__config_inputs_get(void *inputs, const char *id) {
+  const mcp_config_inputs *in = inputs;
+  for (size_t i = 0; in && i < in->n; i++)
+    if (strcmp(in->v[i].name, id) == 0) return in->v[i].value;
+  return NULL;
+}
+
+void mcp__config_inputs_clear(mcp_config_inputs *in) {
+  if (!in) return;
+  for (size_t i = 0; i < in->n; i++) input_wipe(&in->v[i]);
+  mcp__free(in->v);
+  in->v = NULL;
+  in->n = 0;
+}

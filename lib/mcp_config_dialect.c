@@ -208,4 +208,16 @@ json_object *mcp__config_normalize(mcp_config_dialect d, json_object *e) {
   return n;
 }
 
+/* The names a host or --config-format gives a file's format, by dialect. */
+static const char *const format_names[MCP_CONFIG_DIALECTS] = {
+    "mcpconn",        "claude-code", "vscode", "gemini",   "cursor", "windsurf",
+    "claude-desktop", "cline",       "zed",    "opencode", "codex"};
 
+bool mcp__config_dialect_by_name(const char *name, mcp_config_dialect *out) {
+  for (int i = 0; name && i < MCP_CONFIG_DIALECTS; i++)
+    if (strcmp(name, format_names[i]) == 0) {
+      *out = (mcp_config_dialect)i;
+      return true;
+    }
+  return false;
+}

@@ -282,7 +282,6 @@ mcp_status mcp__config_expand(const char *in, mcp_config_getenv_fn lookup, void 
   return expand_with(in, &x, out);
 }
 
-
 /* Why |ref| (|n| bytes, as written) could not be resolved, into |buf|. */
 static void unresolved_why(const mcp_parse_ctx *c, const char *ref, size_t n, char *buf,
                            size_t size) {
@@ -344,4 +343,3 @@ int mcp__config_expand_value(mcp_parse_ctx *c, const char *server, const char *f
                        (int)(x.badlen > 120 ? 120 : x.badlen), x.bad, why);
   return c->diags->oom ? CHECK_OOM : CHECK_BAD;
 }
-
