@@ -65,8 +65,10 @@ struct cli {
   struct adhoc *adhoc;
   size_t n_adhoc;
   size_t cap_adhoc;
-  struct strv configs; /* --config files, in order */
-  struct strv only;    /* --server names */
+  struct strv configs;       /* --config files, in order */
+  struct strv only;          /* --server names */
+  struct strv inputs;        /* --input ID=VALUE, as given */
+  const char *config_format; /* --config-format FORMAT, or NULL: detect */
   int64_t timeout_ms;
   bool timeout_given;
   const char *protocol; /* --protocol MODE, or NULL (auto) */
@@ -93,7 +95,8 @@ struct cli {
  * the status's JSON. */
 struct srv {
   const char *name;
-  const char *type; /* or NULL */
+  const char *display_name; /* the config file's own name, or NULL */
+  const char *type;         /* or NULL */
   const char *state;
   const char *last_error; /* or NULL */
   const char *protocol;   /* the negotiated MCP revision, or NULL */
@@ -116,8 +119,10 @@ struct status {
  * any command runs; read-only after.
  */
 struct cli_diag {
-  struct strv errors;   /* warnings about --config files */
+  struct strv errors;   /* warnings about --config files, not about a server */
+  struct strv skipped;  /* warnings about a server of a --config file */
   struct strv warnings; /* warnings about discovered files */
+  size_t found_skipped; /* of them, those about a server (left out) */
   struct strv hidden;   /* NAME, SOURCE, ...: servers left out, disabled */
 };
 
@@ -185,6 +190,7 @@ bool enabled(const struct srv *s);
 bool status_load(struct status *st);
 void status_free(struct status *st);
 const struct srv *status_find(const struct status *st, const char *name);
+const struct srv *status_find_any(const struct status *st, const char *name);
 bool servers_settled(void *arg);
 bool ready_listed(void *arg);
 bool connects_pending(void);

@@ -136,7 +136,13 @@ static void usage(FILE *f) {
              "                         an env or header value \"!cmd\" is cmd's output.\n"
              "                         Another client's file (Claude Code, VS Code, Cline,\n"
              "                         Zed, OpenCode, Codex .toml, ...) is read in its own\n"
-             "                         format, known from its shape\n"
+             "                         format, known from its shape or --config-format\n"
+             "  --config-format FORMAT read every --config file as FORMAT: claude-code,\n"
+             "                         claude-desktop, cursor, vscode, windsurf, gemini,\n"
+             "                         codex, opencode, cline, zed or mcpconn\n"
+             "  --input ID=VALUE       the value of ${input:ID} in config files (VS Code's\n"
+             "                         prompted inputs); repeatable.  A server that needs\n"
+             "                         an input without one is skipped with a warning\n"
              "  --no-project-config    skip project files (.mcp.json, and those --import\n"
              "                         finds in the project)\n"
              "  --trust-project        use the project files for this run without asking\n"
@@ -201,6 +207,7 @@ void free_cli(struct cli *cli) {
   free(cli->adhoc);
   strv_free(&cli->configs);
   strv_free(&cli->only);
+  strv_free(&cli->inputs);
 }
 
 /*
@@ -631,6 +638,8 @@ enum {
   OPT_SSE,
   OPT_NAME,
   OPT_CONFIG,
+  OPT_CONFIG_FORMAT,
+  OPT_INPUT,
   OPT_NO_PROJECT,
   OPT_NO_USER,
   OPT_IMPORT,
@@ -658,6 +667,8 @@ static const struct option long_options[] = {
     {"env", required_argument, NULL, 'e'},
     {"name", required_argument, NULL, OPT_NAME},
     {"config", required_argument, NULL, OPT_CONFIG},
+    {"config-format", required_argument, NULL, OPT_CONFIG_FORMAT},
+    {"input", required_argument, NULL, OPT_INPUT},
     {"no-project-config", no_argument, NULL, OPT_NO_PROJECT},
     {"no-user-config", no_argument, NULL, OPT_NO_USER},
     {"trust-project", no_argument, NULL, OPT_TRUST_PROJECT},
@@ -737,6 +748,23 @@ void parse_options(int argc, char **argv) {
       if (!*optarg) usage_error("--config needs a file");
       strv_push(&g_cli.configs, xstrdup(optarg));
       break;
+    case OPT_CONFIG_FORMAT: {
+      mcp_manager_options *t = mcp_manager_options_new();
+      mcp_status st = t ? mcp_manager_options_set_config_format(t, optarg) : MCP_ENOMEM;
+      mcp_manager_options_free(t);
+      if (st != MCP_OK)
+        usage_error("--config-format: unknown format '%s' (use claude-code, claude-desktop, "
+                    "cursor, vscode, windsurf, gemini, codex, opencode, cline, zed or mcpconn)",
+                    optarg);
+      g_cli.config_format = optarg;
+      break;
+    }
+    case OPT_INPUT: {
+      const char *eq = strchr(optarg, '=');
+      if (!eq || eq == optarg) usage_error("--input needs ID=VALUE, not '%s'", optarg);
+      strv_push(&g_cli.inputs, xstrdup(optarg));
+      break;
+    }
     case OPT_NO_PROJECT: g_cli.no_project = true; break;
     case OPT_TRUST_PROJECT: g_cli.trust_project = true; break;
     case OPT_NO_USER: g_cli.no_user = true; break;

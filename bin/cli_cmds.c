@@ -499,8 +499,14 @@ static int resolve_tool(const char *spec, char **server, char **tool) {
   if (slash) {
     struct status st;
     if (!status_load(&st)) return EXIT_CONNECTION;
-    char *prefix = xstrndup(spec, (size_t)(slash - spec));
-    const struct srv *s = status_find(&st, prefix);
+    /* SERVER/TOOL; SERVER may be a display name with slashes of its own. */
+    const struct srv *s = NULL;
+    for (const char *p = slash; p && !s; p = strchr(p + 1, '/')) {
+      char *cand = xstrndup(spec, (size_t)(p - spec));
+      if ((s = status_find_any(&st, cand))) slash = p;
+      free(cand);
+    }
+    char *prefix = s ? xstrdup(s->name) : xstrndup(spec, (size_t)(slash - spec));
     bool is_server = s && s->selected;
     status_free(&st);
     if (is_server) {

@@ -2,9 +2,11 @@
 /*
  * cli_start.c: starting the manager for a run: the manager options every
  * run shares, the servers of the command line and the config files, the
- * bundled demo server when nothing is configured, and setup(), which
- * turns the config diagnostics into a usage error (an invalid --config
- * file or entry) or warnings, and checks --server names.
+ * bundled demo server when nothing is configured (not when config files
+ * were read and every server in them was skipped: then which files and
+ * why), and setup(), which turns the config diagnostics into a usage error
+ * (an invalid --config file; a --config entry when no server is usable)
+ * or warnings (a skipped server), and checks --server names.
  *
  * Threads: the main thread only; it owns g_mgr's lifetime.
  */
@@ -136,6 +138,17 @@ static int start_configured(bool *discovery_only) {
                                       discovery && !g_cli.no_user);
     mcp_manager_options_set_project_trust(o, cli_trust, NULL);
     mcp_manager_options_set_imports(o, g_cli.imports);
+    if (g_cli.config_format) (void)mcp_manager_options_set_config_format(o, g_cli.config_format);
+  }
+  for (size_t i = 0; o && i < g_cli.inputs.n; i++) {
+    char *id = g_cli.inputs.v[i], *eq = strchr(id, '=');
+    *eq = '\0';
+    mcp_status st = mcp_manager_options_set_input(o, id, eq + 1);
+    *eq = '=';
+    if (st != MCP_OK) {
+      mcp_manager_options_free(o);
+      o = NULL;
+    }
   }
   return start_manager(o);
 }
@@ -197,6 +210,52 @@ static void complain_config(const char *diag) {
 }
 
 /*
+ * The servers of --config files that were skipped (an invalid entry, an
+ * unresolved variable): a warning each, naming the file and the server,
+ * when another server is usable; else they are the error (exit 2).
+ */
+static int check_skipped(void) {
+  if (!g_diag.skipped.n) return EXIT_OK;
+  struct status st;
+  if (!status_load(&st)) return EXIT_CONNECTION;
+  size_t n_usable = 0;
+  for (size_t i = 0; i < st.n; i++) n_usable += enabled(&st.v[i]);
+  status_free(&st);
+  for (size_t i = 0; i < g_diag.skipped.n; i++)
+    if (!n_usable) complain("%s", g_diag.skipped.v[i]);
+    else if (!g_cli.quiet) complain("warning: %s; skipped", g_diag.skipped.v[i]);
+  return n_usable ? EXIT_OK : EXIT_USAGE;
+}
+
+/*
+ * When config files were read but none of their servers is usable: which
+ * files were read (mcp_manager_config_files()), and why each server was
+ * skipped (the diagnostics, printed as warnings unless -q: repeated here
+ * with -q, since they are the error).  Returns EXIT_USAGE.
+ */
+static int report_unusable(void) {
+  char *json = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  struct sbuf files = {0};
+  if (mcp_manager_config_files(g_mgr, &json, &err) == MCP_OK) {
+    json_object *arr = json_tokener_parse(json);
+    for (size_t i = 0; i < json_object_array_length(arr); i++)
+      sbuf_add(&files, "%s%s", i ? ", " : "",
+               json_object_get_string(json_object_array_get_idx(arr, i)));
+    json_object_put(arr);
+  }
+  mcp_free(json);
+  mcp_error_clear(&err);
+  for (size_t i = 0; g_cli.quiet && i < g_diag.warnings.n; i++)
+    complain("warning: %s", g_diag.warnings.v[i]);
+  complain("no usable server: every server of the config files read (%s) was skipped; "
+           "the warnings say why",
+           files.s ? files.s : "none");
+  free(files.s);
+  return EXIT_USAGE;
+}
+
+/*
  * Starts the manager for this run and checks what it found.  Returns an
  * exit code; EXIT_OK with g_mgr running.
  */
@@ -211,6 +270,7 @@ int setup(bool status_only) {
   }
   for (size_t i = 0; !g_cli.quiet && i < g_diag.warnings.n; i++)
     complain("warning: %s", g_diag.warnings.v[i]);
+  if ((rc = check_skipped()) != EXIT_OK) return rc;
 
   struct status st;
   if (!status_load(&st)) return EXIT_CONNECTION;
@@ -223,6 +283,9 @@ int setup(bool status_only) {
       complain("no servers: the project's servers are not trusted");
       return EXIT_USAGE;
     }
+  } else if (n_all == 0 && discovery_only && g_diag.found_skipped) {
+    /* Not the demo server either: the user's servers are broken. */
+    return report_unusable();
   } else if (n_all == 0 && discovery_only) {
     mcp_manager_free(g_mgr);
     g_mgr = NULL;

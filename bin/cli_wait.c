@@ -182,7 +182,9 @@ struct cli_diag g_diag;
 /* Forgets an earlier manager's diagnostics. */
 void diag_reset(void) {
   strv_free(&g_diag.errors);
+  strv_free(&g_diag.skipped);
   strv_free(&g_diag.warnings);
+  g_diag.found_skipped = 0;
   strv_free(&g_diag.hidden);
 }
 
@@ -210,9 +212,14 @@ bool diag_load(void) {
     json_object *o = json_object_array_get_idx(arr, i);
     const char *level = jstring(o, "level"), *message = jstring(o, "message");
     if (json_object_object_get_ex(o, "hidden", &v) && json_object_get_boolean(v)) note_hidden(o);
-    else if (message && level && (strcmp(level, "warning") == 0 || strcmp(level, "error") == 0))
-      strv_push(is_config_file(jstring(o, "source")) ? &g_diag.errors : &g_diag.warnings,
+    else if (message && level && (strcmp(level, "warning") == 0 || strcmp(level, "error") == 0)) {
+      /* A warning naming a server means that server was left out. */
+      bool server = jstring(o, "server") != NULL;
+      bool explicit = is_config_file(jstring(o, "source"));
+      strv_push(explicit ? (server ? &g_diag.skipped : &g_diag.errors) : &g_diag.warnings,
                 xstrdup(message));
+      g_diag.found_skipped += server && !explicit;
+    }
   }
   json_object_put(arr);
   return true;
@@ -313,6 +320,7 @@ bool status_load(struct status *st) {
     s->name = jstring(o, "name");
     s->state = jstring(o, "state");
     if (!s->name || !s->state) continue;
+    s->display_name = jstring(o, "displayName");
     s->type = jstring(o, "type");
     s->last_error = jstring(o, "lastError");
     s->protocol = jstring(o, "protocolVersion");
@@ -334,6 +342,15 @@ const struct srv *status_find(const struct status *st, const char *name) {
   for (size_t i = 0; i < st->n; i++)
     if (strcmp(st->v[i].name, name) == 0) return &st->v[i];
   return NULL;
+}
+
+/* The server named |name|, or else the one whose config file calls it
+ * |name| (its display name, before folding: "My Server"). */
+const struct srv *status_find_any(const struct status *st, const char *name) {
+  const struct srv *s = status_find(st, name);
+  for (size_t i = 0; !s && i < st->n; i++)
+    if (st->v[i].display_name && strcmp(st->v[i].display_name, name) == 0) s = &st->v[i];
+  return s;
 }
 
 /*

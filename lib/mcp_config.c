@@ -1,16 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * mcp_config.c: one config file's text into server definitions: parsing,
- * ${VAR} expansion, validation (each error names the file, the server and
- * the field), the diagnostics that carry those errors, and the definition
- * type's dup and free.
+ * mcp_config.c: one config file's text into server definitions: reading
+ * each entry's fields (a table of the keys each transport takes),
+ * validation (each error names the file, the server and the field), name
+ * folding, "disabledServers", and the sorted set of one file.
  *
  * Pure: no threads, no globals, no I/O except reading the one file that
- * mcp__config_parse_file() names.  Fuzzed by fuzz/fuzz_config.c.  Finding
- * the files and trusting project files is mcp_discover.c's; the canonical
- * form and hash are mcp_config_canon.c's; `!command` secrets are
- * mcp_secret.c's.  Knows nothing of processes, transports, the client or
- * the manager.
+ * mcp__config_parse_file() names.  Fuzzed by fuzz/fuzz_config.c.  Beside
+ * it: variable expansion is mcp_config_expand.c's, other clients' file
+ * shapes mcp_config_dialect.c's, the diagnostics list and the definition
+ * type's dup/free mcp_config_def.c's, the canonical form and hash
+ * mcp_config_canon.c's; finding files and trusting project files is
+ * mcp_discover.c's, `!command` secrets are mcp_secret.c's.  Knows nothing
+ * of processes, transports, the client or the manager.
  */
 #include "config.h"
 
@@ -27,513 +29,6 @@
 #include "mcp_era.h"
 #include "mcp_jsonrpc.h"
 #include "mcp_toml.h"
-
-/* Deepest nesting of ${A:-${B:-...}} defaults that is expanded. */
-#define EXPAND_MAX_DEPTH 8
-
-const char *mcp__config_getenv_default(void *user, const char *name) {
-  (void)user;
-  return getenv(name);
-}
-
-/* ---- diagnostics -------------------------------------------------------- */
-
-/*
- * Quotes |s| for a message: "..." with backslash, quote and control bytes
- * escaped, cut after 120 bytes.  NULL when out of memory.
- */
-char *mcp__config_quote(const char *s) {
-  mcp_buf b;
-  mcp__buf_init(&b);
-  int rc = mcp__buf_append(&b, "\"", 1);
-  size_t i = 0;
-  for (; s[i] && i < 120 && rc == MCP_OK; i++) {
-    unsigned char c = (unsigned char)s[i];
-    char tmp[8];
-    if (c == '"' || c == '\\') {
-      tmp[0] = '\\';
-      tmp[1] = (char)c;
-      rc = mcp__buf_append(&b, tmp, 2);
-    } else if (c < 0x20 || c == 0x7f) {
-      snprintf(tmp, sizeof(tmp), "\\x%02x", c);
-      rc = mcp__buf_append(&b, tmp, 4);
-    } else {
-      rc = mcp__buf_append(&b, &s[i], 1);
-    }
-  }
-  if (rc == MCP_OK && s[i]) rc = mcp__buf_append(&b, "...", 3);
-  if (rc == MCP_OK) rc = mcp__buf_append(&b, "\"", 1);
-  if (rc != MCP_OK) {
-    mcp__buf_free(&b);
-    return NULL;
-  }
-  return b.data;
-}
-
-static void diag_clear(mcp_config_diag *d) {
-  mcp__free(d->source);
-  mcp__free(d->server);
-  mcp__free(d->field);
-  mcp__free(d->message);
-  memset(d, 0, sizeof(*d));
-}
-
-void mcp__config_diags_free(mcp_config_diag *diags, size_t n) {
-  if (!diags) return;
-  for (size_t i = 0; i < n; i++) diag_clear(&diags[i]);
-  mcp__free(diags);
-}
-
-/*
- * Appends a diagnostic whose message is "<source>: server <q>: <text>",
- * leaving out the parts that are NULL.
- */
-void mcp__config_diag_add(mcp_diag_list *dl, mcp_log_level level, const char *source,
-                          const char *server, const char *field, const char *fmt, ...) {
-  mcp_config_diag d;
-  char *text = NULL, *qs = NULL;
-  memset(&d, 0, sizeof(d));
-  if (dl->oom) return;
-  if (dl->n == dl->cap) {
-    size_t cap = dl->cap ? dl->cap * 2 : 8;
-    mcp_config_diag *v = mcp__reallocarray(dl->v, cap, sizeof(*v));
-    if (!v) goto oom;
-    dl->v = v;
-    dl->cap = cap;
-  }
-  va_list ap, ap2;
-  va_start(ap, fmt);
-  va_copy(ap2, ap);
-  int len = vsnprintf(NULL, 0, fmt, ap2);
-  va_end(ap2);
-  if (len >= 0) {
-    text = mcp__malloc((size_t)len + 1);
-    if (text) vsnprintf(text, (size_t)len + 1, fmt, ap);
-  }
-  va_end(ap);
-  if (!text) goto oom;
-  d.level = level;
-  if (server) {
-    qs = mcp__config_quote(server);
-    if (!qs) goto oom;
-  }
-  d.message = mcp__asprintf("%s%s%s%s%s%s", source ? source : "", source ? ": " : "",
-                            qs ? "server " : "", qs ? qs : "", qs ? ": " : "", text);
-  d.source = source ? mcp__strdup(source) : NULL;
-  d.server = server ? mcp__strdup(server) : NULL;
-  d.field = field ? mcp__strdup(field) : NULL;
-  if (!d.message || (source && !d.source) || (server && !d.server) || (field && !d.field)) goto oom;
-  dl->v[dl->n++] = d;
-  mcp__free(text);
-  mcp__free(qs);
-  return;
-oom:
-  dl->oom = true;
-  diag_clear(&d);
-  mcp__free(text);
-  mcp__free(qs);
-}
-
-/* ---- expansion ---------------------------------------------------------- */
-
-/* Which variable syntaxes a dialect expands. */
-enum {
-  SX_BRACE = 0x01,   /* ${NAME} */
-  SX_DEFAULT = 0x02, /* ${NAME:-default} */
-  SX_ESCAPE = 0x04,  /* "$${" writes "${" */
-  SX_BARE = 0x08,    /* $NAME */
-  SX_ENV = 0x10,     /* ${env:NAME} */
-  SX_INPUT = 0x20,   /* ${input:id} */
-  SX_VSVARS = 0x40,  /* ${userHome}, ${workspaceFolder}, ${workspaceFolderBasename},
-                        ${pathSeparator}, ${/} */
-  SX_STRICT = 0x80,  /* remember the first reference that stays unresolved */
-  SX_OCODE = 0x100   /* OpenCode: {env:NAME} (and {file:path}, not read) */
-};
-
-/* One expansion: the syntax, where values come from, and the first
- * unresolved reference (pointing into the text being expanded). */
-typedef struct xctx {
-  unsigned syn;
-  mcp_config_getenv_fn lookup;
-  void *user;
-  mcp_config_getenv_fn input;
-  void *input_user;
-  const char *home;
-  const char *workspace;
-  const char *bad; /* first unresolved reference, or NULL */
-  size_t badlen;
-} xctx;
-
-static unsigned dialect_syntax(mcp_config_dialect d) {
-  switch (d) {
-  case MCP_CONFIG_NATIVE: return SX_BRACE | SX_DEFAULT | SX_ESCAPE;
-  case MCP_CONFIG_FOREIGN: return SX_BRACE | SX_DEFAULT;
-  case MCP_CONFIG_VSCODE: return SX_ENV | SX_INPUT | SX_VSVARS;
-  case MCP_CONFIG_GEMINI: return SX_BRACE | SX_BARE;
-  case MCP_CONFIG_CURSOR: return SX_ENV | SX_VSVARS;
-  case MCP_CONFIG_WINDSURF: return SX_ENV;
-  case MCP_CONFIG_CLAUDE_DESKTOP:
-  case MCP_CONFIG_CLINE:
-  case MCP_CONFIG_ZED: return 0;
-  case MCP_CONFIG_OPENCODE: return SX_OCODE;
-  case MCP_CONFIG_CODEX:
-    return SX_BRACE; /* what bearer_token_env_var and
-                                              env_http_headers become */
-  }
-  return SX_BRACE | SX_DEFAULT | SX_ESCAPE;
-}
-
-static bool is_name_start(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
-}
-
-static bool is_name_char(char c) { return is_name_start(c) || (c >= '0' && c <= '9'); }
-
-/* True when the |n| bytes at |s| are a variable name. */
-static bool is_name(const char *s, size_t n) {
-  if (n == 0 || !is_name_start(s[0])) return false;
-  for (size_t i = 1; i < n; i++)
-    if (!is_name_char(s[i])) return false;
-  return true;
-}
-
-/*
- * Finds the "}" that ends a default starting at |p| (inside ${VAR:-...}).
- * Returns its offset from |p| or -1 when unterminated.
- */
-static ptrdiff_t default_end(const char *p, size_t n) {
-  size_t depth = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (p[i] == '$' && i + 2 < n && p[i + 1] == '$' && p[i + 2] == '{') {
-      i += 2; /* an escaped "${" opens nothing */
-    } else if (p[i] == '$' && i + 1 < n && p[i + 1] == '{') {
-      depth++;
-      i++;
-    } else if (p[i] == '}') {
-      if (depth == 0) return (ptrdiff_t)i;
-      depth--;
-    }
-  }
-  return -1;
-}
-
-/* Looks up a name of |n| bytes through |fn|; NULL when unset or too long. */
-static const char *lookup_n(mcp_config_getenv_fn fn, void *user, const char *s, size_t n) {
-  char name[256];
-  if (!fn || n >= sizeof(name)) return NULL;
-  memcpy(name, s, n);
-  name[n] = '\0';
-  return fn(user, name);
-}
-
-static bool content_is(const char *s, size_t n, const char *word) {
-  return strlen(word) == n && memcmp(s, word, n) == 0;
-}
-
-/* The value of the reference ${<s, n>} in |x|'s syntax, or NULL. */
-static const char *resolve_ref(xctx *x, const char *s, size_t n) {
-  if ((x->syn & SX_ENV) && n > 4 && memcmp(s, "env:", 4) == 0 && is_name(s + 4, n - 4))
-    return lookup_n(x->lookup, x->user, s + 4, n - 4);
-  if ((x->syn & SX_INPUT) && n > 6 && memcmp(s, "input:", 6) == 0)
-    return lookup_n(x->input, x->input_user, s + 6, n - 6);
-  if (x->syn & SX_VSVARS) {
-    if (content_is(s, n, "userHome")) return x->home ? x->home : x->lookup(x->user, "HOME");
-    if (content_is(s, n, "workspaceFolder")) return x->workspace;
-    if (content_is(s, n, "workspaceFolderBasename")) {
-      const char *w = x->workspace, *slash = w ? strrchr(w, '/') : NULL;
-      return slash && slash[1] ? slash + 1 : w;
-    }
-    if (content_is(s, n, "pathSeparator") || content_is(s, n, "/")) return "/";
-  }
-  if ((x->syn & SX_BRACE) && is_name(s, n)) return lookup_n(x->lookup, x->user, s, n);
-  return NULL;
-}
-
-/* Whether an unresolved ${<s, n>} reads as a reference (strict mode). */
-static bool ref_shaped(const char *s, size_t n) {
-  if ((n > 4 && memcmp(s, "env:", 4) == 0) || (n > 6 && memcmp(s, "input:", 6) == 0)) return true;
-  if (n == 0 || !(is_name_start(s[0]) || s[0] == '/')) return false;
-  for (size_t i = 0; i < n; i++)
-    if (s[i] == ' ' || s[i] == '\t' || s[i] == '{' || s[i] == '$') return false;
-  return true;
-}
-
-static void note_bad(xctx *x, const char *s, size_t n) {
-  if ((x->syn & SX_STRICT) && !x->bad) {
-    x->bad = s;
-    x->badlen = n;
-  }
-}
-
-/* Expands |n| bytes at |s| into |b|.  Returns MCP_OK or MCP_ENOMEM. */
-static int expand_into(mcp_buf *b, const char *s, size_t n, xctx *x, int depth) {
-  size_t i = 0;
-  while (i < n) {
-    const char *dollar = memchr(s + i, '$', n - i);
-    if (x->syn & SX_OCODE) {
-      const char *brace = memchr(s + i, '{', dollar ? (size_t)(dollar - (s + i)) : n - i);
-      if (brace) dollar = brace;
-    }
-    size_t lit = dollar ? (size_t)(dollar - (s + i)) : n - i;
-    if (mcp__buf_append(b, s + i, lit)) return MCP_ENOMEM;
-    i += lit;
-    if (i >= n) break;
-    if (s[i] == '{') {
-      /* OpenCode: {env:NAME}; {file:...} and the like are not read here. */
-      const char *close = memchr(s + i, '}', n - i);
-      size_t clen = close ? (size_t)(close - (s + i)) - 1 : 0;
-      if (close && clen > 4 && memcmp(s + i + 1, "env:", 4) == 0 && is_name(s + i + 5, clen - 4)) {
-        const char *val = lookup_n(x->lookup, x->user, s + i + 5, clen - 4);
-        if (!val) note_bad(x, s + i, clen + 2);
-        if (mcp__buf_append(b, val ? val : s + i, val ? strlen(val) : clen + 2)) return MCP_ENOMEM;
-        i += clen + 2;
-      } else {
-        if (close && clen > 5 && memcmp(s + i + 1, "file:", 5) == 0) note_bad(x, s + i, clen + 2);
-        if (mcp__buf_append(b, "{", 1)) return MCP_ENOMEM;
-        i++;
-      }
-      continue;
-    }
-    /* s[i] == '$' */
-    if ((x->syn & SX_ESCAPE) && i + 2 < n && s[i + 1] == '$' && s[i + 2] == '{') {
-      if (mcp__buf_append(b, "${", 2)) return MCP_ENOMEM;
-      i += 3;
-      continue;
-    }
-    if ((x->syn & SX_BARE) && i + 1 < n && is_name_start(s[i + 1])) {
-      size_t j = i + 1;
-      while (j < n && is_name_char(s[j])) j++;
-      const char *val = lookup_n(x->lookup, x->user, s + i + 1, j - i - 1);
-      if (!val) note_bad(x, s + i, j - i);
-      if (mcp__buf_append(b, val ? val : s + i, val ? strlen(val) : j - i)) return MCP_ENOMEM;
-      i = j;
-      continue;
-    }
-    if (i + 1 >= n || s[i + 1] != '{') {
-      if (mcp__buf_append(b, "$", 1)) return MCP_ENOMEM;
-      i++;
-      continue;
-    }
-    size_t name_at = i + 2, j = name_at;
-    while (j < n && is_name_char(s[j])) j++;
-    if ((x->syn & SX_DEFAULT) && j > name_at && is_name_start(s[name_at]) && j + 1 < n &&
-        s[j] == ':' && s[j + 1] == '-') {
-      /* ${VAR:-default} */
-      ptrdiff_t e = default_end(s + j + 2, n - (j + 2));
-      if (e < 0) {
-        if (mcp__buf_append(b, "$", 1)) return MCP_ENOMEM;
-        i++;
-        continue;
-      }
-      size_t def_at = j + 2, def_len = (size_t)e;
-      const char *val = lookup_n(x->lookup, x->user, s + name_at, j - name_at);
-      if (val && *val) {
-        if (mcp__buf_append(b, val, strlen(val))) return MCP_ENOMEM;
-      } else if (depth >= EXPAND_MAX_DEPTH) {
-        if (mcp__buf_append(b, s + def_at, def_len)) return MCP_ENOMEM;
-      } else if (expand_into(b, s + def_at, def_len, x, depth + 1)) {
-        return MCP_ENOMEM;
-      }
-      i = def_at + def_len + 1;
-      continue;
-    }
-    const char *close = memchr(s + name_at, '}', n - name_at);
-    if (!close) {
-      if (mcp__buf_append(b, "$", 1)) return MCP_ENOMEM;
-      i++;
-      continue;
-    }
-    size_t clen = (size_t)(close - (s + name_at)), end = name_at + clen + 1;
-    const char *val = resolve_ref(x, s + name_at, clen);
-    if (val) {
-      if (mcp__buf_append(b, val, strlen(val))) return MCP_ENOMEM;
-    } else if (ref_shaped(s + name_at, clen)) {
-      /* Unresolved: the reference stays as written (strict: noted). */
-      note_bad(x, s + i, end - i);
-      if (mcp__buf_append(b, s + i, end - i)) return MCP_ENOMEM;
-    } else {
-      /* Not a reference: the "$" is literal and the rest is read on. */
-      if (mcp__buf_append(b, "$", 1)) return MCP_ENOMEM;
-      i++;
-      continue;
-    }
-    i = end;
-  }
-  return MCP_OK;
-}
-
-/* Expands |in| with |x| into *out (new); MCP_OK or MCP_ENOMEM. */
-static mcp_status expand_with(const char *in, xctx *x, char **out) {
-  mcp_buf b;
-  mcp__buf_init(&b);
-  *out = NULL;
-  if (mcp__buf_reserve(&b, strlen(in)) || expand_into(&b, in, strlen(in), x, 0)) {
-    mcp__buf_free(&b);
-    return MCP_ENOMEM;
-  }
-  b.data[b.len] = '\0'; /* reserve() alone does not terminate */
-  *out = b.data;
-  return MCP_OK;
-}
-
-mcp_status mcp__config_expand(const char *in, mcp_config_getenv_fn lookup, void *user, char **out) {
-  if (!in || !out) return MCP_EINVAL;
-  *out = NULL;
-  xctx x;
-  memset(&x, 0, sizeof(x));
-  x.syn = dialect_syntax(MCP_CONFIG_NATIVE);
-  x.lookup = lookup ? lookup : mcp__config_getenv_default;
-  x.user = user;
-  return expand_with(in, &x, out);
-}
-
-/* ---- definitions -------------------------------------------------------- */
-
-static void kv_free(mcp_config_kv *kv, size_t n) {
-  if (!kv) return;
-  for (size_t i = 0; i < n; i++) {
-    mcp__free(kv[i].name);
-    mcp__free(kv[i].value);
-  }
-  mcp__free(kv);
-}
-
-static void oauth_free(mcp_config_oauth *o) {
-  if (!o) return;
-  mcp__free(o->client_id);
-  if (o->client_secret) memset(o->client_secret, 0, strlen(o->client_secret));
-  mcp__free(o->client_secret);
-  mcp__free(o->scopes);
-  mcp__free(o->redirect_uri);
-  mcp__free(o->client_metadata_url);
-  mcp__free(o->private_key_file);
-  mcp__free(o->signing_alg);
-  mcp__free(o);
-}
-
-void mcp__server_def_free(mcp_server_def *def) {
-  if (!def) return;
-  mcp__free(def->name);
-  mcp__free(def->display_name);
-  if (def->argv)
-    for (size_t i = 0; i < def->argc; i++) mcp__free(def->argv[i]);
-  mcp__free(def->argv);
-  kv_free(def->env, def->nenv);
-  mcp__free(def->cwd);
-  mcp__free(def->url);
-  kv_free(def->headers, def->nheaders);
-  mcp__free(def->ca_file);
-  mcp__free(def->ca_dir);
-  mcp__free(def->client_cert);
-  mcp__free(def->client_key);
-  oauth_free(def->oauth);
-  mcp__free(def->source);
-  mcp__free(def);
-}
-
-/* Copies |s| (NULL stays NULL) into *dst; false when out of memory. */
-static bool dup_opt(char **dst, const char *s) {
-  *dst = NULL;
-  if (!s) return true;
-  *dst = mcp__strdup(s);
-  return *dst != NULL;
-}
-
-static bool kv_dup(mcp_config_kv **dst, const mcp_config_kv *src, size_t n) {
-  *dst = NULL;
-  if (!src || !n) return true;
-  mcp_config_kv *kv = mcp__calloc(n, sizeof(*kv));
-  if (!kv) return false;
-  *dst = kv;
-  for (size_t i = 0; i < n; i++) {
-    kv[i].name = mcp__strdup(src[i].name);
-    kv[i].value = mcp__strdup(src[i].value);
-    if (!kv[i].name || !kv[i].value) return false;
-  }
-  return true;
-}
-
-mcp_server_def *mcp__server_def_dup(const mcp_server_def *def) {
-  if (!def) return NULL;
-  mcp_server_def *d = mcp__calloc(1, sizeof(*d));
-  if (!d) return NULL;
-  *d = *def;
-  /* Clear every pointer first so a partial copy frees cleanly. */
-  d->name = d->display_name = d->cwd = d->url = d->ca_file = d->ca_dir = NULL;
-  d->client_cert = d->client_key = d->source = NULL;
-  d->oauth = NULL;
-  d->argv = NULL;
-  d->env = d->headers = NULL;
-  bool ok = dup_opt(&d->name, def->name) && dup_opt(&d->display_name, def->display_name) &&
-            dup_opt(&d->cwd, def->cwd) && dup_opt(&d->url, def->url) &&
-            dup_opt(&d->ca_file, def->ca_file) && dup_opt(&d->ca_dir, def->ca_dir) &&
-            dup_opt(&d->client_cert, def->client_cert) &&
-            dup_opt(&d->client_key, def->client_key) && dup_opt(&d->source, def->source);
-  if (ok && def->oauth) {
-    mcp_config_oauth *o = def->oauth, *c = mcp__calloc(1, sizeof(*c));
-    d->oauth = c;
-    ok = c && dup_opt(&c->client_id, o->client_id) &&
-         dup_opt(&c->client_secret, o->client_secret) && dup_opt(&c->scopes, o->scopes) &&
-         dup_opt(&c->redirect_uri, o->redirect_uri) &&
-         dup_opt(&c->client_metadata_url, o->client_metadata_url) &&
-         dup_opt(&c->private_key_file, o->private_key_file) &&
-         dup_opt(&c->signing_alg, o->signing_alg);
-    if (c) c->client_credentials = o->client_credentials;
-  }
-  /* kv_dup leaves a partial array in place; the counts free it. */
-  ok = ok && kv_dup(&d->env, def->env, def->nenv);
-  if (!d->env) d->nenv = 0;
-  ok = ok && kv_dup(&d->headers, def->headers, def->nheaders);
-  if (!d->headers) d->nheaders = 0;
-  if (ok && def->argv) {
-    d->argv = mcp__calloc(def->argc + 1, sizeof(char *));
-    ok = d->argv != NULL;
-    for (size_t i = 0; ok && i < def->argc; i++) {
-      d->argv[i] = mcp__strdup(def->argv[i]);
-      ok = d->argv[i] != NULL;
-    }
-  }
-  if (!d->argv) d->argc = 0;
-  if (!ok) {
-    mcp__server_def_free(d);
-    return NULL;
-  }
-  return d;
-}
-
-bool mcp__config_name_is_valid(const char *name) {
-  if (!name) return false;
-  size_t n = 0;
-  for (; name[n]; n++) {
-    char c = name[n];
-    bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '.' || c == ':' || c == '-';
-    if (!ok || n >= MCP_CONFIG_NAME_MAX) return false;
-  }
-  return n >= 1;
-}
-
-const char *mcp__config_type_name(mcp_server_type t) {
-  switch (t) {
-  case MCP_SERVER_HTTP: return "http";
-  case MCP_SERVER_SSE: return "sse";
-  case MCP_SERVER_STDIO: break;
-  }
-  return "stdio";
-}
-
-/* "envInherit" names, as mcp_env_inherit values (0: not a name). */
-static const char *const env_inherit_names[] = {NULL, "all", "default", "none"};
-
-const char *mcp__config_env_inherit_name(int v) {
-  return v > 0 && v <= MCP_ENV_INHERIT_NONE ? env_inherit_names[v] : NULL;
-}
-
-static int env_inherit_value(const char *name) {
-  for (int i = MCP_ENV_INHERIT_ALL; name && i <= MCP_ENV_INHERIT_NONE; i++)
-    if (strcmp(name, env_inherit_names[i]) == 0) return i;
-  return 0;
-}
 
 /* ---- parsing one server entry ------------------------------------------- */
 
@@ -559,6 +54,11 @@ enum field_id {
   F_ENVINHERIT,
   F_PROTOCOL,
   F_DISABLED,
+  F_INCLUDETOOLS,
+  F_EXCLUDETOOLS,
+  F_DISABLEDTOOLS,
+  F_ENABLED_TOOLS,
+  F_DISABLED_TOOLS,
   F_COUNT
 };
 
@@ -591,6 +91,11 @@ static const struct field_info {
     [F_ENVINHERIT] = {"envInherit", SCOPE_STDIO, false},
     [F_PROTOCOL] = {"protocol", SCOPE_ALL, false},
     [F_DISABLED] = {"disabled", SCOPE_ALL, false},
+    [F_INCLUDETOOLS] = {"includeTools", SCOPE_ALL, true},
+    [F_EXCLUDETOOLS] = {"excludeTools", SCOPE_ALL, true},
+    [F_DISABLEDTOOLS] = {"disabledTools", SCOPE_ALL, true},
+    [F_ENABLED_TOOLS] = {"enabled_tools", SCOPE_ALL, true},
+    [F_DISABLED_TOOLS] = {"disabled_tools", SCOPE_ALL, true},
 };
 
 static int bad(mcp_parse_ctx *c, const char *server, const char *field, const char *fmt, ...)
@@ -626,66 +131,6 @@ const char *mcp__config_plain_string(json_object *o) {
   return s;
 }
 
-/* Why |ref| (|n| bytes, as written) could not be resolved, into |buf|. */
-static void unresolved_why(const mcp_parse_ctx *c, const char *ref, size_t n, char *buf,
-                           size_t size) {
-  /* ${...}, {...} (OpenCode) or $NAME (Gemini): the part inside. */
-  const char *in = ref[0] == '{' ? ref + 1 : ref[1] == '{' ? ref + 2 : ref + 1;
-  size_t inlen = ref[0] == '{' ? n - 2 : ref[1] == '{' ? n - 3 : n - 1;
-  if (inlen > 6 && memcmp(in, "input:", 6) == 0)
-    snprintf(buf, size, "no value for input \"%.*s\" (the host supplies input values)",
-             (int)(inlen - 6 > 100 ? 100 : inlen - 6), in + 6);
-  else if (inlen > 5 && memcmp(in, "file:", 5) == 0)
-    snprintf(buf, size, "file references are not read");
-  else if (content_is(in, inlen, "workspaceFolder") ||
-           content_is(in, inlen, "workspaceFolderBasename"))
-    snprintf(buf, size, "no workspace folder for this file");
-  else if ((ref[1] != '{' && ref[0] == '$') ||
-           (is_name(in, inlen) && (dialect_syntax(c->dialect) & SX_BRACE)) ||
-           (ref[0] == '{' && inlen > 4 && memcmp(in, "env:", 4) == 0) ||
-           (inlen > 4 && memcmp(in, "env:", 4) == 0 && is_name(in + 4, inlen - 4) &&
-            (dialect_syntax(c->dialect) & SX_ENV)))
-    snprintf(buf, size, "the variable is not set");
-  else
-    snprintf(buf, size, "not a variable this file's client expands (%s)",
-             c->dialect == MCP_CONFIG_VSCODE || c->dialect == MCP_CONFIG_CURSOR
-                 ? "${env:NAME}, ${userHome}, ${workspaceFolder}..."
-             : c->dialect == MCP_CONFIG_WINDSURF ? "${env:NAME}"
-             : c->dialect == MCP_CONFIG_GEMINI   ? "$NAME or ${NAME}"
-             : c->dialect == MCP_CONFIG_OPENCODE ? "{env:NAME}"
-             : !dialect_syntax(c->dialect)       ? "none"
-                                                 : "${NAME} or ${NAME:-default}");
-}
-
-/*
- * Expands |in| (field |field| of server |server|, |key| naming a map entry
- * or NULL) in the file's dialect into *out.  A reference that cannot be
- * resolved is never passed on as text: it makes the entry invalid, with a
- * warning naming the file, the server, the field and the reference.
- */
-static int expand_value(mcp_parse_ctx *c, const char *server, const char *field, const char *key,
-                        const char *in, char **out) {
-  xctx x;
-  memset(&x, 0, sizeof(x));
-  x.syn = dialect_syntax(c->dialect) | SX_STRICT;
-  x.lookup = c->lookup;
-  x.user = c->user;
-  x.input = c->input;
-  x.input_user = c->input_user;
-  x.home = c->home;
-  x.workspace = c->workspace;
-  *out = NULL;
-  if (expand_with(in, &x, out) != MCP_OK) return CHECK_OOM;
-  if (!x.bad) return CHECK_OK;
-  mcp__free(*out);
-  *out = NULL;
-  char why[300];
-  unresolved_why(c, x.bad, x.badlen, why, sizeof(why));
-  return bad(c, server, field, "field \"%s\"%s%s%s: %.*s cannot be resolved: %s; server not used",
-             field, key ? " (" : "", key ? key : "", key ? ")" : "",
-             (int)(x.badlen > 120 ? 120 : x.badlen), x.bad, why);
-}
-
 /* Expands string field |o| into *out; reports a non-string. */
 static int expand_field(mcp_parse_ctx *c, const char *server, const char *field, json_object *o,
                         char **out) {
@@ -695,7 +140,7 @@ static int expand_field(mcp_parse_ctx *c, const char *server, const char *field,
                "field \"%s\" must be a string without NUL "
                "bytes",
                field);
-  return expand_value(c, server, field, NULL, s, out);
+  return mcp__config_expand_value(c, server, field, NULL, s, out);
 }
 
 static bool is_tchar(char ch) {
@@ -763,7 +208,7 @@ static int read_map(mcp_parse_ctx *c, const char *server, const char *field, jso
       return r;
     }
     mcp_config_kv *e = &(*kv)[*n];
-    int r = expand_value(c, server, field, key, s, &e->value);
+    int r = mcp__config_expand_value(c, server, field, key, s, &e->value);
     if (r != CHECK_OK) return r;
     e->name = mcp__strdup(key);
     if (!e->name) {
@@ -873,6 +318,51 @@ static int rebase_paths(const mcp_parse_ctx *c, mcp_server_def *d) {
   return CHECK_OK;
 }
 
+/*
+ * Appends the tool names of array field |id| to *v: the tool filters of
+ * other clients' files (includeTools, excludeTools, disabledTools,
+ * enabled_tools, disabled_tools).  A filter that cannot be read makes the
+ * server invalid rather than expose tools the user filtered out.
+ */
+static int read_tool_list(mcp_parse_ctx *c, const char *name, json_object *a, int id, char ***v,
+                          size_t *n) {
+  const char *key = field_table[id].key;
+  if (!json_object_is_type(a, json_type_array))
+    return bad(c, name, key, "field \"%s\" must be an array of tool names", key);
+  size_t len = json_object_array_length(a);
+  char **nv = mcp__reallocarray(*v, *n + len + 1, sizeof(char *));
+  if (!nv) return CHECK_OOM;
+  *v = nv;
+  for (size_t i = 0; i < len; i++) {
+    const char *t = mcp__config_plain_string(json_object_array_get_idx(a, i));
+    if (!t)
+      return bad(c, name, key, "field \"%s\": element %zu must be a string without NUL bytes", key,
+                 i);
+    if (!(nv[*n] = mcp__strdup(t))) return CHECK_OOM;
+    (*n)++;
+  }
+  return CHECK_OK;
+}
+
+/* The tool filters of |f| into |d|. */
+static int read_tool_filters(mcp_parse_ctx *c, const char *name, json_object **f,
+                             mcp_server_def *d) {
+  static const int only[] = {F_INCLUDETOOLS, F_ENABLED_TOOLS};
+  static const int off[] = {F_EXCLUDETOOLS, F_DISABLEDTOOLS, F_DISABLED_TOOLS};
+  int r;
+  for (size_t i = 0; i < sizeof(only) / sizeof(only[0]); i++) {
+    if (!f[only[i]]) continue;
+    d->tools_only_set = true;
+    if ((r = read_tool_list(c, name, f[only[i]], only[i], &d->tools_only, &d->ntools_only)))
+      return r;
+  }
+  for (size_t i = 0; i < sizeof(off) / sizeof(off[0]); i++)
+    if (f[off[i]] &&
+        (r = read_tool_list(c, name, f[off[i]], off[i], &d->tools_off, &d->ntools_off)))
+      return r;
+  return CHECK_OK;
+}
+
 /* Reads the non-type fields of |f| into |d|.  The type is already known. */
 static int read_fields(mcp_parse_ctx *c, const char *name, json_object **f, mcp_server_def *d) {
   int r;
@@ -913,7 +403,7 @@ static int read_fields(mcp_parse_ctx *c, const char *name, json_object **f, mcp_
     if (f[F_CWD] && (r = expand_field(c, name, "cwd", f[F_CWD], &d->cwd))) return r;
     if (f[F_ENVINHERIT]) {
       const char *m = mcp__config_plain_string(f[F_ENVINHERIT]);
-      d->env_inherit = env_inherit_value(m);
+      d->env_inherit = mcp__config_env_inherit_value(m);
       if (!d->env_inherit)
         return bad(c, name, "envInherit",
                    "field \"envInherit\" must be \"all\", "
@@ -995,6 +485,7 @@ static int read_fields(mcp_parse_ctx *c, const char *name, json_object **f, mcp_
                  "revision (2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26)");
     d->protocol = pinned ? pinned : modes[mode];
   }
+  if ((r = read_tool_filters(c, name, f, d)) != CHECK_OK) return r;
   if ((r = rebase_paths(c, d)) != CHECK_OK) return r;
   static const int onoff[] = {F_ENABLED, F_DISABLED};
   for (size_t i = 0; i < 2; i++) {
@@ -1266,195 +757,6 @@ static int collect_disabled(mcp_parse_ctx *c, json_object *arr, mcp_file_result 
     fr->ndisabled++;
   }
   return CHECK_OK;
-}
-
-/* True when some entry of the object |map| has member |key|. */
-static bool some_entry_has(json_object *map, const char *key) {
-  json_object_object_foreach(map, name, v) {
-    (void)name;
-    if (json_object_is_type(v, json_type_object) && json_object_object_get_ex(v, key, NULL))
-      return true;
-  }
-  return false;
-}
-
-mcp_config_dialect mcp__config_detect(json_object *root) {
-  json_object *m = NULL;
-  if (!json_object_is_type(root, json_type_object)) return MCP_CONFIG_NATIVE;
-  if (json_object_object_get_ex(root, "mcpServers", &m) &&
-      json_object_is_type(m, json_type_object)) {
-    static const struct {
-      const char *key;
-      mcp_config_dialect d;
-    } marks[] = {
-        {"autoApprove", MCP_CONFIG_CLINE},     {"alwaysAllow", MCP_CONFIG_CLINE},
-        {"serverUrl", MCP_CONFIG_WINDSURF},    {"disabledTools", MCP_CONFIG_WINDSURF},
-        {"httpUrl", MCP_CONFIG_GEMINI},        {"includeTools", MCP_CONFIG_GEMINI},
-        {"excludeTools", MCP_CONFIG_GEMINI},   {"trust", MCP_CONFIG_GEMINI},
-        {"headersHelper", MCP_CONFIG_FOREIGN},
-    };
-    for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++)
-      if (some_entry_has(m, marks[i].key)) return marks[i].d;
-    return MCP_CONFIG_NATIVE;
-  }
-  if (json_object_object_get_ex(root, "servers", &m) && json_object_is_type(m, json_type_object))
-    return MCP_CONFIG_VSCODE;
-  if (json_object_object_get_ex(root, "context_servers", &m) &&
-      json_object_is_type(m, json_type_object))
-    return MCP_CONFIG_ZED;
-  if (json_object_object_get_ex(root, "mcp", &m) && json_object_is_type(m, json_type_object) &&
-      some_entry_has(m, "type"))
-    return MCP_CONFIG_OPENCODE;
-  return MCP_CONFIG_NATIVE;
-}
-
-static const char *const dialect_names[MCP_CONFIG_DIALECTS] = {
-    "mcpconn",        "Claude Code", "VS Code", "Gemini CLI", "Cursor", "Windsurf",
-    "Claude Desktop", "Cline",       "Zed",     "OpenCode",   "Codex"};
-
-const char *mcp__config_dialect_name(mcp_config_dialect d) {
-  return (unsigned)d < MCP_CONFIG_DIALECTS ? dialect_names[d] : "mcpconn";
-}
-
-const char *mcp__config_servers_key(mcp_config_dialect d) {
-  return d == MCP_CONFIG_VSCODE     ? "servers"
-         : d == MCP_CONFIG_ZED      ? "context_servers"
-         : d == MCP_CONFIG_OPENCODE ? "mcp"
-         : d == MCP_CONFIG_CODEX    ? "mcp_servers"
-                                    : "mcpServers";
-}
-
-/* Copies |from|'s member |key| (when present) to |to| as |as|; false: OOM. */
-static bool copy_member(json_object *to, json_object *from, const char *key, const char *as) {
-  json_object *v = NULL;
-  if (!json_object_object_get_ex(from, key, &v)) return true;
-  return json_object_object_add(to, as, json_object_get(v)) == 0;
-}
-
-/*
- * A Codex [mcp_servers.NAME] table in mcpconn's shape: http_headers are
- * headers, bearer_token_env_var NAME is "Authorization: Bearer ${NAME}",
- * env_http_headers {H = NAME} are "H: ${NAME}", tool_timeout_sec is the
- * timeout (s to ms); every other member is copied as it is.
- */
-static json_object *codex_normalize(json_object *e) {
-  json_object *n = json_object_new_object(), *h = json_object_new_object(), *v = NULL;
-  bool ok = n && h;
-  json_object_object_foreach(e, k, val) {
-    if (!ok) break;
-    if (strcmp(k, "http_headers") == 0 && json_object_is_type(val, json_type_object)) {
-      json_object_object_foreach(val, hk, hv) {
-        if (ok) ok = json_object_object_add(h, hk, json_object_get(hv)) == 0;
-      }
-    } else if (strcmp(k, "tool_timeout_sec") == 0 && json_object_is_type(val, json_type_int)) {
-      int64_t sec = json_object_get_int64(val);
-      ok = json_object_object_add(
-               n, "timeout",
-               json_object_new_int64(sec < 0 || sec > INT64_MAX / 1000 ? -1 : sec * 1000)) == 0;
-    } else if (strcmp(k, "http_headers") != 0 && strcmp(k, "bearer_token_env_var") != 0 &&
-               strcmp(k, "env_http_headers") != 0) {
-      ok = json_object_object_add(n, k, json_object_get(val)) == 0;
-    }
-  }
-  if (ok && json_object_object_get_ex(e, "env_http_headers", &v) &&
-      json_object_is_type(v, json_type_object)) {
-    json_object_object_foreach(v, hk, hv) {
-      const char *var = mcp__config_plain_string(hv);
-      /* A missing name becomes "${/}": unresolvable, so never sent. */
-      char *ref = mcp__asprintf("${%s}", var && *var ? var : "/");
-      ok = ok && ref && json_object_object_add(h, hk, json_object_new_string(ref)) == 0;
-      mcp__free(ref);
-    }
-  }
-  if (ok && json_object_object_get_ex(e, "bearer_token_env_var", &v)) {
-    const char *var = mcp__config_plain_string(v);
-    char *ref = mcp__asprintf("Bearer ${%s}", var && *var ? var : "/");
-    ok = ref && json_object_object_add(h, "Authorization", json_object_new_string(ref)) == 0;
-    mcp__free(ref);
-  }
-  if (ok && json_object_object_length(h) > 0) {
-    ok = json_object_object_add(n, "headers", h) == 0;
-    if (ok) h = NULL;
-  }
-  json_object_put(h);
-  if (!ok) {
-    json_object_put(n);
-    return NULL;
-  }
-  return n;
-}
-
-json_object *mcp__config_normalize(mcp_config_dialect d, json_object *e) {
-  if (!json_object_is_type(e, json_type_object)) return json_object_get(e);
-  json_object *cmd = NULL, *t = NULL;
-  json_object_object_get_ex(e, "command", &cmd);
-  json_object_object_get_ex(e, "type", &t);
-  if (d == MCP_CONFIG_CLINE) {
-    json_object *to = NULL;
-    if (!json_object_object_get_ex(e, "timeout", &to) || !json_object_is_type(to, json_type_int))
-      return json_object_get(e);
-    int64_t sec = json_object_get_int64(to);
-    json_object *n = json_object_new_object();
-    if (!n) return NULL;
-    json_object_object_foreach(e, k, v) {
-      json_object *nv = strcmp(k, "timeout") == 0
-                            ? json_object_new_int64(sec < 0 || sec > INT64_MAX / 1000 ? -1
-                                                                                      : sec * 1000)
-                            : json_object_get(v);
-      if (!nv || json_object_object_add(n, k, nv)) {
-        json_object_put(n);
-        return NULL;
-      }
-    }
-    return n;
-  }
-  if (d == MCP_CONFIG_CODEX) return codex_normalize(e);
-  bool oc = d == MCP_CONFIG_OPENCODE && json_object_is_type(cmd, json_type_array);
-  bool zed = d == MCP_CONFIG_ZED && json_object_is_type(cmd, json_type_object);
-  bool octype = d == MCP_CONFIG_OPENCODE && t;
-  if (!oc && !zed && !octype && !(d == MCP_CONFIG_OPENCODE)) return json_object_get(e);
-  json_object *n = json_object_new_object();
-  if (!n) return NULL;
-  bool ok = true;
-  json_object_object_foreach(e, k, v) {
-    if (strcmp(k, "command") == 0 ||
-        (d == MCP_CONFIG_OPENCODE && (strcmp(k, "type") == 0 || strcmp(k, "environment") == 0)))
-      continue;
-    ok = ok && json_object_object_add(n, k, json_object_get(v)) == 0;
-  }
-  if (oc) {
-    /* ["prog", "arg", ...] */
-    size_t len = json_object_array_length(cmd);
-    json_object *args = json_object_new_array();
-    ok = ok && args && json_object_object_add(n, "args", args) == 0;
-    if (!ok) json_object_put(args);
-    if (ok && len)
-      ok = json_object_object_add(n, "command",
-                                  json_object_get(json_object_array_get_idx(cmd, 0))) == 0;
-    for (size_t i = 1; ok && i < len; i++)
-      ok = json_object_array_add(args, json_object_get(json_object_array_get_idx(cmd, i))) == 0;
-  } else if (zed) {
-    /* {"path": "prog", "args": [...], "env": {...}} */
-    ok = ok && copy_member(n, cmd, "path", "command") && copy_member(n, cmd, "args", "args") &&
-         copy_member(n, cmd, "env", "env");
-  } else if (cmd) {
-    ok = ok && json_object_object_add(n, "command", json_object_get(cmd)) == 0;
-  }
-  if (d == MCP_CONFIG_OPENCODE) {
-    const char *ts = mcp__config_plain_string(t);
-    const char *mapped = !t                                ? NULL
-                         : ts && strcmp(ts, "local") == 0  ? "stdio"
-                         : ts && strcmp(ts, "remote") == 0 ? "http"
-                                                           : NULL;
-    if (mapped) ok = ok && json_object_object_add(n, "type", json_object_new_string(mapped)) == 0;
-    else if (t) ok = ok && json_object_object_add(n, "type", json_object_get(t)) == 0;
-    ok = ok && copy_member(n, e, "environment", "env");
-  }
-  if (!ok) {
-    json_object_put(n);
-    return NULL;
-  }
-  return n;
 }
 
 /*

@@ -157,12 +157,25 @@ typedef struct mcp_server_def {
    * mcp_client_options_set_protocol() takes it; a static string (never
    * freed); NULL: not given (the host's default). */
   const char *protocol;
+  /* Tool filters of other clients' files, applied where the manager
+   * publishes a server's tools: with |tools_only_set|, only the tools named
+   * in |tools_only| (Gemini "includeTools", Codex "enabled_tools"); never
+   * those in |tools_off| (Gemini "excludeTools", Windsurf "disabledTools",
+   * Codex "disabled_tools"). */
+  char **tools_only;
+  size_t ntools_only;
+  bool tools_only_set;
+  char **tools_off;
+  size_t ntools_off;
   /* Where the definition came from: a file path, for ~/.claude.json's
    * per-project entries followed by " (project <dir>)". */
   char *source;
   /* SHA-256 (hex, NUL-terminated) of mcp__config_canonical_json(). */
   char hash[65];
 } mcp_server_def;
+
+/* Whether |def|'s tool filters let tool |tool| through (NULL def: yes). */
+bool mcp__config_tool_allowed(const mcp_server_def *def, const char *tool);
 
 /*
  * A diagnostic about a file or an entry.  |message| is the complete line,
@@ -225,6 +238,11 @@ typedef enum mcp_config_dialect {
 
 /* How many dialects there are (for fuzzing and tables). */
 #define MCP_CONFIG_DIALECTS 11
+
+/* The dialect of a format name ("claude-code", "claude-desktop", "cursor",
+ * "vscode", "windsurf", "gemini", "codex", "opencode", "cline", "zed",
+ * "mcpconn") into *out; false for any other name. Pure. */
+bool mcp__config_dialect_by_name(const char *name, mcp_config_dialect *out);
 
 typedef struct mcp_config_parse_opts {
   mcp_config_dialect dialect;
@@ -291,6 +309,22 @@ mcp_status mcp__config_parse_text(const char *text, size_t len, const char *sour
  */
 mcp_status mcp__config_parse_file(const char *path, const mcp_config_parse_opts *o,
                                   mcp_config_set **out);
+
+/*
+ * A host's ${input:id} values (VS Code's "inputs"): ids and values copied.
+ * mcp__config_inputs_set() adds |id| or replaces its value; |value| NULL
+ * removes it (MCP_OK, MCP_EINVAL for a NULL or empty id, MCP_ENOMEM).
+ * mcp__config_inputs_get() is an mcp_config_getenv_fn whose |user| is the
+ * mcp_config_inputs.  Values are wiped before they are freed.
+ * Threads: one thread at a time per object; get() may run concurrently.
+ */
+typedef struct mcp_config_inputs {
+  mcp_config_kv *v;
+  size_t n;
+} mcp_config_inputs;
+mcp_status mcp__config_inputs_set(mcp_config_inputs *in, const char *id, const char *value);
+const char *mcp__config_inputs_get(void *inputs, const char *id);
+void mcp__config_inputs_clear(mcp_config_inputs *in);
 
 /*
  * mcp__config_free() frees a set and all it holds, definitions included.

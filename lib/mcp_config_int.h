@@ -3,7 +3,7 @@
  * mcp_config_int.h: what the config files share and nobody else uses: the
  * diagnostics list, the parse context of one file, one file's entries, and
  * the steps of parsing a file that discovery (mcp_discover.c) runs one by
- * one.  Included by mcp_config.c, mcp_config_canon.c, mcp_discover.c and
+ * one.  Included by the mcp_config*.c files, mcp_discover.c and
  * mcp_secret.c only; the module's interface is mcp_config.h.
  *
  * Every function here is pure (mcp__config_load_root() and
@@ -64,7 +64,7 @@ typedef struct mcp_file_result {
   size_t ndisabled;
 } mcp_file_result;
 
-/* ---- diagnostics (mcp_config.c) ---- */
+/* ---- diagnostics (mcp_config_def.c) ---- */
 
 /*
  * Appends a diagnostic whose message is "<source>: server <q>: <text>",
@@ -75,13 +75,29 @@ void mcp__config_diag_add(mcp_diag_list *dl, mcp_log_level level, const char *so
     MCP_PRINTF(6, 7);
 /* |s| quoted for a message, cut after 120 bytes; new, or NULL (OOM). */
 char *mcp__config_quote(const char *s);
-/* Moves |dl|'s diagnostics into |set|. */
+/* Moves |dl|'s diagnostics into |set| (mcp_config.c). */
 void mcp__config_take_diags(mcp_config_set *set, mcp_diag_list *dl);
+/* "stdio", "http" or "sse". */
+const char *mcp__config_type_name(mcp_server_type t);
+/* The "envInherit" name of an mcp_env_inherit value, or NULL. */
+const char *mcp__config_env_inherit_name(int v);
+/* The mcp_env_inherit value of an "envInherit" name; 0 when not one. */
+int mcp__config_env_inherit_value(const char *name);
 
-/* ---- parsing steps (mcp_config.c) ---- */
+/* ---- expansion (mcp_config_expand.c) ---- */
 
 /* getenv(3) as an mcp_config_getenv_fn. */
 const char *mcp__config_getenv_default(void *user, const char *name);
+/*
+ * Expands |in| (field |field| of server |server|; |key| names a map entry,
+ * or NULL) in c's dialect into *out (new).  A reference that cannot be
+ * resolved is never passed on: CHECK_BAD after a warning naming the file,
+ * the server, the field and the reference, *out NULL.  Or CHECK_OOM.
+ */
+int mcp__config_expand_value(mcp_parse_ctx *c, const char *server, const char *field,
+                             const char *key, const char *in, char **out);
+
+/* ---- parsing steps (mcp_config.c, shapes in mcp_config_dialect.c) ---- */
 /* Sets up |c| for file |source| (NULL: "<config>"); |o| NULL: defaults. */
 void mcp__config_ctx_init(mcp_parse_ctx *c, mcp_diag_list *dl, const char *source,
                           const mcp_config_parse_opts *o);
@@ -110,10 +126,6 @@ mcp_config_dialect mcp__config_detect(json_object *root);
 const char *mcp__config_dialect_name(mcp_config_dialect d);
 /* The key of the server map in |d|'s files: "servers" or "mcpServers". */
 const char *mcp__config_servers_key(mcp_config_dialect d);
-/* "stdio", "http" or "sse". */
-const char *mcp__config_type_name(mcp_server_type t);
-/* The "envInherit" name of an mcp_env_inherit value, or NULL. */
-const char *mcp__config_env_inherit_name(int v);
 /* Parses |len| bytes of JSON into *root: CHECK_OK, or CHECK_BAD / CHECK_OOM
  * after a warning. */
 int mcp__config_parse_root(mcp_parse_ctx *c, const char *text, size_t len, json_object **root);

@@ -67,6 +67,13 @@ typedef struct discovery {
   size_t capuntrusted;
   char *trust_error;
   const char *workspace; /* the project root of cwd (a dirs[] entry) */
+  /* Claude Code's choices about the project's .mcp.json servers (read with
+   * the Claude import): "disabledMcpjsonServers", "enabledMcpjsonServers"
+   * (|cc_on_set| when some file has it), "enableAllProjectMcpServers". */
+  char *mcpjson;          /* the .mcp.json read, or NULL */
+  mcp_file_result cc_off; /* names only (|disabled|) */
+  mcp_file_result cc_on;
+  bool cc_on_set, cc_all;
 } discovery;
 
 static bool grow(void **v, size_t *cap, size_t need, size_t size) {
@@ -185,6 +192,40 @@ static int note_file(discovery *dc, const char *path) {
   return CHECK_OK;
 }
 
+/* Appends the names of JSON array |arr| (when it is one) to |to|'s list. */
+static int add_names(json_object *arr, mcp_file_result *to) {
+  if (!json_object_is_type(arr, json_type_array)) return CHECK_OK;
+  size_t n = json_object_array_length(arr);
+  for (size_t i = 0; i < n; i++) {
+    const char *name = mcp__config_plain_string(json_object_array_get_idx(arr, i));
+    if (!name) continue;
+    char **v = mcp__reallocarray(to->disabled, to->ndisabled + 1, sizeof(char *));
+    if (!v) return CHECK_OOM;
+    to->disabled = v;
+    if (!(v[to->ndisabled] = mcp__strdup(name))) return CHECK_OOM;
+    to->ndisabled++;
+  }
+  return CHECK_OK;
+}
+
+/* Claude Code's lists about .mcp.json servers in |obj| (a settings file or
+ * a ~/.claude.json project entry). */
+static int claude_lists(discovery *dc, json_object *obj) {
+  json_object *v = NULL;
+  if (!json_object_is_type(obj, json_type_object)) return CHECK_OK;
+  if (json_object_object_get_ex(obj, "enableAllProjectMcpServers", &v) &&
+      json_object_is_type(v, json_type_boolean) && json_object_get_boolean(v))
+    dc->cc_all = true;
+  if (json_object_object_get_ex(obj, "enabledMcpjsonServers", &v) &&
+      json_object_is_type(v, json_type_array)) {
+    dc->cc_on_set = true;
+    if (add_names(v, &dc->cc_on) != CHECK_OK) return CHECK_OOM;
+  }
+  if (json_object_object_get_ex(obj, "disabledMcpjsonServers", &v))
+    return add_names(v, &dc->cc_off);
+  return CHECK_OK;
+}
+
 /*
  * Reads |path| in |dialect| and merges it; with |detect| (an explicit
  * file), in the dialect its name or shape shows (mcp__config_detect()).
@@ -230,6 +271,10 @@ static int load_and_merge_as(discovery *dc, const char *path, mcp_config_dialect
     if (strcmp(dc->files[i], path) == 0) return CHECK_OK;
   /* An explicit file may be in any client's format. */
   size_t plen = strlen(path);
+  if (detect && dc->o->format_set) {
+    c.dialect = dc->o->format;
+    detect = false;
+  }
   if (detect && plen > 5 && strcmp(path + plen - 5, ".toml") == 0) c.dialect = MCP_CONFIG_CODEX;
   if (text) r = mcp__config_parse_root(&c, text, len, &root);
   else r = mcp__config_load_root(&c, path, quiet_missing, &root);
@@ -267,6 +312,7 @@ static int load_and_merge_as(discovery *dc, const char *path, mcp_config_dialect
     }
     c.source = source;
     c.base_dir = c.workspace = dir; /* Claude Code runs them in that project */
+    if ((r = claude_lists(dc, proj)) != CHECK_OK) goto out;
     if ((r = note_file(dc, source)) != CHECK_OK) goto out;
     json_object *map = NULL;
     if (!json_object_object_get_ex(proj, "mcpServers", &map)) goto out;
@@ -357,7 +403,12 @@ static int import_pass(discovery *dc, bool project_scope) {
       if ((r = find_upward(dc, im->rel, &path)) != CHECK_OK) return r;
       if (path) r = load_project(dc, path, im->dialect, im->rel);
     } else if (dc->home && !(im->claude_projects && dc->o->no_user)) {
-      if (!(path = mcp__asprintf("%s/%s", dc->home, im->rel))) return CHECK_OOM;
+      /* Codex keeps its files in $CODEX_HOME when that is set. */
+      const char *codex_home = im->bit == MCP_IMPORT_CODEX ? dc->lookup(dc->user, "CODEX_HOME")
+                                                           : NULL;
+      if (codex_home && *codex_home == '/') path = mcp__asprintf("%s/config.toml", codex_home);
+      else path = mcp__asprintf("%s/%s", dc->home, im->rel);
+      if (!path) return CHECK_OOM;
       r = load_and_merge(dc, path, im->dialect, true, im->claude_projects, NULL, 0, NULL);
     }
     mcp__free(path);
@@ -387,6 +438,9 @@ static void discovery_clear(discovery *dc) {
   for (size_t i = 0; i < dc->nuntrusted; i++) mcp__free(dc->untrusted[i]);
   mcp__free(dc->untrusted);
   mcp__free(dc->trust_error);
+  mcp__free(dc->mcpjson);
+  mcp__config_file_result_clear(&dc->cc_off);
+  mcp__config_file_result_clear(&dc->cc_on);
 }
 
 /* Finds the home directory: the option, $HOME, then the password entry. */
@@ -912,6 +966,53 @@ static bool name_listed(char *const *v, size_t n, const char *name) {
   return false;
 }
 
+/*
+ * With the Claude import and a .mcp.json read: Claude Code's lists from
+ * .claude/settings.local.json and .claude/settings.json (in the project,
+ * searched upwards) and ~/.claude/settings.json.  They only switch servers
+ * off, so a project's settings need no trust.
+ */
+static int claude_settings(discovery *dc) {
+  if (!(dc->o->imports & MCP_IMPORT_CLAUDE) || !dc->mcpjson) return CHECK_OK;
+  static const char *const rels[] = {".claude/settings.local.json", ".claude/settings.json"};
+  for (size_t i = 0; i < 3; i++) {
+    char *path = NULL;
+    int r = CHECK_OK;
+    if (i < 2) r = find_upward(dc, rels[i], &path);
+    else if (dc->home && !(path = mcp__asprintf("%s/.claude/settings.json", dc->home)))
+      r = CHECK_OOM;
+    if (r != CHECK_OK || !path) {
+      if (r != CHECK_OK) return r;
+      continue;
+    }
+    mcp_parse_ctx c;
+    json_object *root = NULL;
+    mcp__config_ctx_init(&c, &dc->diags, path, NULL);
+    r = mcp__config_load_root(&c, path, true, &root);
+    if (r == CHECK_OK && root) r = claude_lists(dc, root);
+    json_object_put(root);
+    mcp__free(path);
+    if (r == CHECK_OOM) return r;
+  }
+  return CHECK_OK;
+}
+
+/* Whether Claude Code's settings switch |cl|, a server of the project's
+ * .mcp.json, off; |why| says which list. */
+static bool claude_off(const discovery *dc, const claim *cl, const char **why) {
+  if (!dc->mcpjson || strcmp(cl->source, dc->mcpjson) != 0) return false;
+  for (size_t i = 0; i < dc->cc_off.ndisabled; i++)
+    if (strcmp(dc->cc_off.disabled[i], cl->name) == 0) {
+      *why = "disabled by Claude Code's \"disabledMcpjsonServers\"";
+      return true;
+    }
+  if (!dc->cc_on_set || dc->cc_all) return false;
+  for (size_t i = 0; i < dc->cc_on.ndisabled; i++)
+    if (strcmp(dc->cc_on.disabled[i], cl->name) == 0) return false;
+  *why = "not in Claude Code's \"enabledMcpjsonServers\"";
+  return true;
+}
+
 /* Builds the output set from the claims. */
 static mcp_status finish(discovery *dc, mcp_config_set **out) {
   mcp_config_set *set = mcp__calloc(1, sizeof(*set));
@@ -931,6 +1032,12 @@ static mcp_status finish(discovery *dc, mcp_config_set **out) {
     if (!cl->def->enabled) {
       mcp__config_diag_add(&dc->diags, MCP_LOG_DEBUG, cl->source, cl->name, "enabled",
                            "hidden by \"enabled\": false");
+      if (!dc->diags.oom) dc->diags.v[dc->diags.n - 1].hidden = true;
+      continue;
+    }
+    const char *why = NULL;
+    if (claude_off(dc, cl, &why)) {
+      mcp__config_diag_add(&dc->diags, MCP_LOG_DEBUG, cl->source, cl->name, NULL, "%s", why);
       if (!dc->diags.oom) dc->diags.v[dc->diags.n - 1].hidden = true;
       continue;
     }
@@ -1019,7 +1126,7 @@ mcp_status mcp__config_discover(const mcp_discovery_opts *o, mcp_config_set **ou
   if (!dc.o->no_project) {
     if ((r = find_upward(&dc, ".mcp.json", &path)) != CHECK_OK) goto out;
     if (path && (r = load_project(&dc, path, MCP_CONFIG_NATIVE, NULL))) goto out;
-    mcp__free(path);
+    dc.mcpjson = path;
     path = NULL;
   }
   if ((r = import_pass(&dc, true)) != CHECK_OK) goto out;
@@ -1044,6 +1151,7 @@ mcp_status mcp__config_discover(const mcp_discovery_opts *o, mcp_config_set **ou
   mcp__free(path);
   path = NULL;
   if ((r = import_pass(&dc, false)) != CHECK_OK) goto out;
+  if ((r = claude_settings(&dc)) != CHECK_OK) goto out;
   st = finish(&dc, out);
 out:
   if (r == CHECK_OOM) st = mcp__error_set(err, MCP_ENOMEM, "out of memory");

@@ -39,13 +39,18 @@ typedef struct mcp_discovery_opts {
    * left out with a warning). */
   mcp_config_getenv_fn input;
   void *input_user;
+  /* The format of every explicit file, overriding what its name or shape
+   * shows, when |format_set|. */
+  bool format_set;
+  mcp_config_dialect format;
 } mcp_discovery_opts;
 
 /*
  * mcp__config_discover() reads every config file in priority order and
  * merges them.  The first definition of a name wins; later ones are ignored
  * with a debug note.  Order, project scope before user scope:
- *   1. the explicit files, in the order given (native dialect);
+ *   1. the explicit files, in the order given (in |format| when
+ *      |format_set|, else the dialect their name or shape shows);
  *   2. project: the nearest ".mcp.json" from cwd upwards, stopping after the
  *      first directory that holds ".git" (native);
  *   3. the imports' project scope, when their bit is set, in this order:

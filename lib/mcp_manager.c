@@ -97,6 +97,9 @@ struct mcp_manager_options {
   bool retry_non_idempotent;  /* resend any call once after a failure */
   /* List limits for the servers of config files; 0: the client's default. */
   size_t list_max_pages, list_max_items, list_max_bytes;
+  mcp_config_inputs inputs; /* ${input:id} values for config files */
+  bool format_set;          /* explicit files' format, when set */
+  mcp_config_dialect format;
 };
 
 MCP_EXTERN mcp_manager_options *mcp_manager_options_new(void) {
@@ -130,6 +133,7 @@ MCP_EXTERN void mcp_manager_options_free(mcp_manager_options *o) {
   mcp__free(o->client_name);
   mcp__free(o->client_version);
   mcp_oauth_options_free(o->oauth);
+  mcp__config_inputs_clear(&o->inputs);
   mcp__free(o);
 }
 
@@ -211,6 +215,20 @@ MCP_EXTERN mcp_status mcp_project_trust_review(const char *cwd, unsigned imports
     st = mcp__error_set(err, MCP_EIO, "cannot remember the approval: %s", set->trust_error);
   mcp__config_free(set);
   return st;
+}
+
+MCP_EXTERN mcp_status mcp_manager_options_set_input(mcp_manager_options *o, const char *id,
+                                                    const char *value) {
+  return o ? mcp__config_inputs_set(&o->inputs, id, value) : MCP_EINVAL;
+}
+
+MCP_EXTERN mcp_status mcp_manager_options_set_config_format(mcp_manager_options *o,
+                                                            const char *format) {
+  mcp_config_dialect d = MCP_CONFIG_NATIVE;
+  if (!o || (format && !mcp__config_dialect_by_name(format, &d))) return MCP_EINVAL;
+  o->format_set = format != NULL;
+  o->format = d;
+  return MCP_OK;
 }
 
 MCP_EXTERN void mcp_manager_options_set_imports(mcp_manager_options *o, unsigned imports) {
@@ -467,6 +485,8 @@ static json_object *status_locked(server *s) {
   json_object_object_add(o, "type", json_object_new_string(type));
   json_object_object_add(
       o, "source", json_object_new_string(s->def && s->def->source ? s->def->source : "code"));
+  if (s->def && s->def->display_name) /* the file's own name, before folding */
+    json_object_object_add(o, "displayName", json_object_new_string(s->def->display_name));
   json_object_object_add(o, "state", json_object_new_string(state_names[s->state]));
   json_object_object_add(o, "lastError",
                          s->last_error ? json_object_new_string(s->last_error) : NULL);
@@ -1131,6 +1151,7 @@ typedef struct src_tools {
   char *server;
   char *json;
   bool deferred;
+  const mcp_server_def *def; /* its tool filters (config servers), or NULL */
 } src_tools;
 
 /*
@@ -1148,6 +1169,7 @@ static mcp_tool_list *build_list(mcp_manager *m, uint64_t version) {
     src[nsrc].server = mcp__strdup(s->name);
     src[nsrc].json = mcp__strdup(s->tools_json);
     src[nsrc].deferred = s->tools_cached && s->state != S_READY;
+    src[nsrc].def = s->def;
     nsrc++;
   }
   pthread_mutex_unlock(&m->lock);
@@ -1172,8 +1194,9 @@ static mcp_tool_list *build_list(mcp_manager *m, uint64_t version) {
     for (size_t k = 0; k < n; k++) {
       json_object *t = json_object_array_get_idx(arrays[i], k), *nm = NULL;
       if (!t || !json_object_object_get_ex(t, "name", &nm) ||
-          !json_object_is_type(nm, json_type_string))
-        continue;
+          !json_object_is_type(nm, json_type_string) ||
+          !mcp__config_tool_allowed(src[i].def, json_object_get_string(nm)))
+        continue; /* unnamed, or filtered out by its config */
       if (norig == cap) {
         cap = cap ? cap * 2 : 64;
         mcp_tool_origin *o2 = mcp__reallocarray(orig, cap, sizeof(*orig));
@@ -1327,6 +1350,8 @@ static mcp_manager_options *options_dup(const mcp_manager_options *o) {
   d->event_user = o->event_user;
   d->env_project = o->env_project;
   d->env_other = o->env_other;
+  d->format_set = o->format_set;
+  d->format = o->format;
   bool ok = replace_str(&d->cwd, o->cwd) == MCP_OK &&
             replace_str(&d->cache_dir, o->cache_dir) == MCP_OK &&
             replace_str(&d->client_name, o->client_name) == MCP_OK &&
@@ -1336,6 +1361,8 @@ static mcp_manager_options *options_dup(const mcp_manager_options *o) {
     ok = mcp_manager_options_add_config_file(d, o->files[i]) == MCP_OK;
   for (size_t i = 0; ok && i < o->ncode; i++)
     ok = mcp_manager_options_add_server(d, o->code[i].name, o->code[i].co) == MCP_OK;
+  for (size_t i = 0; ok && i < o->inputs.n; i++)
+    ok = mcp__config_inputs_set(&d->inputs, o->inputs.v[i].name, o->inputs.v[i].value) == MCP_OK;
   if (!ok) {
     mcp_manager_options_free(d);
     return NULL;
@@ -1406,6 +1433,10 @@ static mcp_status load_servers(mcp_manager *m, mcp_error *err) {
   d.imports = o->imports;
   d.trust = o->trust_fn;
   d.trust_user = o->trust_user;
+  d.input = mcp__config_inputs_get;
+  d.input_user = &o->inputs;
+  d.format_set = o->format_set;
+  d.format = o->format;
   mcp_status st = mcp__config_discover(&d, &m->cfg, err);
   if (st != MCP_OK) return st;
   /* Each message already names its file and server. */
@@ -1955,6 +1986,14 @@ MCP_EXTERN mcp_status mcp_manager_call_tool(mcp_manager *m, const char *name, co
     return mcp__error_set(err, MCP_ENOTFOUND, "no tool named \"%s\"", name);
   }
   if (!tool) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  if (!mcp__config_tool_allowed(s->def, tool)) {
+    mcp_status fst = mcp__error_set(err, MCP_ENOTFOUND,
+                                    "tool \"%s\" of server \"%s\" is filtered out by its config "
+                                    "(%s)",
+                                    tool, s->name, s->def->source ? s->def->source : "");
+    mcp__free(tool);
+    return fst;
+  }
   tool_arg a = {tool, args_json};
   mcp_status st = call_on_server(m, s, do_call_tool, idem_tool, &a, opts, result_json, err);
   mcp__free(tool);
@@ -2223,6 +2262,21 @@ MCP_EXTERN mcp_status mcp_manager_diagnostics(mcp_manager *m, char **json, mcp_e
     json_object_array_add(arr, o);
   }
   *json = mcp__json_dup_string(arr, NULL);
+  json_object_put(arr);
+  return *json ? MCP_OK : mcp__error_set(err, MCP_ENOMEM, "out of memory");
+}
+
+MCP_EXTERN mcp_status mcp_manager_config_files(mcp_manager *m, char **json, mcp_error *err) {
+  if (json) *json = NULL;
+  if (!m || !json) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
+  json_object *arr = json_object_new_array();
+  bool ok = arr != NULL;
+  for (size_t i = 0; ok && m->cfg && i < m->cfg->nfiles; i++) {
+    json_object *f = json_object_new_string(m->cfg->files[i]);
+    ok = f && json_object_array_add(arr, f) == 0;
+    if (!ok) json_object_put(f);
+  }
+  *json = ok ? mcp__json_dup_string(arr, NULL) : NULL;
   json_object_put(arr);
   return *json ? MCP_OK : mcp__error_set(err, MCP_ENOMEM, "out of memory");
 }

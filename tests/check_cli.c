@@ -3459,6 +3459,229 @@ START_TEST(test_cli_color) {
 }
 END_TEST
 
+/* ---- config import (issue 19): --input, --config-format, skipped servers,
+ * display names.  Kept apart from the tests above; the "mcpconn-config"
+ * test case runs them. ----------------------------------------------------- */
+
+/* A VS Code file whose header needs ${input:api-key} resolves with --input
+ * (the captured request carries the value) and without it is skipped with a
+ * warning naming the file, the server and the field, never sent. */
+START_TEST(test_cfgimp_input) {
+  const char *demo = test_env_path("MCP_DEMO_SERVER");
+  struct capture cap;
+  capture_start(&cap);
+  char text[8192];
+  snprintf(text, sizeof(text),
+           "{\"inputs\": [{\"id\": \"api-key\", \"type\": \"promptString\"}],"
+           " \"servers\": {\"web\": {\"type\": \"http\", \"url\": \"http://127.0.0.1:%d/mcp\","
+           " \"headers\": {\"Authorization\": \"Bearer ${input:api-key}\"}},"
+           " \"local\": {\"command\": \"%s\"}}}",
+           cap.port, demo);
+  char *cfg = write_temp("vscode-input.json", text);
+  struct run r;
+  /* Without --input: "web" is skipped, "local" still runs. */
+  RUN(&r, "--config", cfg, "ping");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "local: ok") && !strstr(r.out, "web"), "%s", r.out);
+  ck_assert_msg(strstr(r.err, "warning") && strstr(r.err, cfg) && strstr(r.err, "\"web\"") &&
+                    strstr(r.err, "\"headers\"") && strstr(r.err, "${input:api-key}"),
+                "%s", r.err);
+  run_free(&r);
+  pthread_mutex_lock(&cap.mu);
+  ck_assert(!cap.got);
+  pthread_mutex_unlock(&cap.mu);
+
+  RUN(&r, "--config", cfg, "--input", "other=1", "--input", "api-key=s3cret v", "--timeout",
+      "10000", "-s", "web", "ping");
+  ASSERT_EXIT(&r, 3); /* the capture server answers 500 */
+  ck_assert_msg(strstr(r.err, "web:") && !strstr(r.err, "input"), "%s", r.err);
+  run_free(&r);
+  capture_stop(&cap);
+  ck_assert(cap.got);
+  ck_assert_msg(strcasestr(cap.head, "\r\nAuthorization: Bearer s3cret v\r\n"), "%s", cap.head);
+
+  RUN(&r, "--input", "novalue", "--config", cfg, "tools");
+  ASSERT_EXIT(&r, 2);
+  assert_one_reason(&r);
+  ck_assert_msg(strstr(r.err, "--input"), "%s", r.err);
+  run_free(&r);
+  RUN(&r, "--input", "=v", "--config", cfg, "tools");
+  ASSERT_EXIT(&r, 2);
+  run_free(&r);
+  unlink(cfg);
+  free(cfg);
+}
+END_TEST
+
+/* --config-format overrides the shape, both ways; an unknown one is a usage
+ * error naming it. */
+START_TEST(test_cfgimp_format) {
+  const char *demo = test_env_path("MCP_DEMO_SERVER");
+  struct run r;
+  RUN(&r, "--config-format", "vs-code", "tools");
+  ASSERT_EXIT(&r, 2);
+  assert_one_reason(&r);
+  ck_assert_msg(strstr(r.err, "vs-code") && strstr(r.err, "claude-desktop"), "%s", r.err);
+  run_free(&r);
+
+  char text[8192];
+  /* Cline's shape (autoApprove): fine as Cline's, strict as mcpconn's. */
+  snprintf(text, sizeof(text),
+           "{\"mcpServers\": {\"c\": {\"command\": \"%s\", \"autoApprove\": []}}}", demo);
+  char *cline = write_temp("cline-shape.json", text);
+  RUN(&r, "--config", cline, "tools");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "mcp__c_echo"), "%s", r.out);
+  run_free(&r);
+  RUN(&r, "--config-format", "mcpconn", "--config", cline, "tools");
+  ASSERT_EXIT(&r, 2);
+  assert_one_reason(&r);
+  ck_assert_msg(strstr(r.err, "autoApprove"), "%s", r.err);
+  run_free(&r);
+
+  /* mcpconn's shape with a field it does not know: an error, unless read
+   * as another client's file (unknown fields skipped). */
+  snprintf(text, sizeof(text), "{\"mcpServers\": {\"n\": {\"command\": \"%s\", \"note\": 1}}}",
+           demo);
+  char *plain = write_temp("plain-shape.json", text);
+  RUN(&r, "--config", plain, "tools");
+  ASSERT_EXIT(&r, 2);
+  ck_assert_msg(strstr(r.err, "note"), "%s", r.err);
+  run_free(&r);
+  RUN(&r, "--config", plain, "--config-format", "claude-code", "tools");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "mcp__n_echo"), "%s", r.out);
+  run_free(&r);
+  unlink(cline);
+  unlink(plain);
+  free(cline);
+  free(plain);
+}
+END_TEST
+
+/* One bad server in a --config file is skipped with a warning when others
+ * are usable; config files whose every server is skipped are an error
+ * naming the files and the reasons, not the demo server. */
+START_TEST(test_cfgimp_skipped) {
+  const char *demo = test_env_path("MCP_DEMO_SERVER");
+  char text[8192];
+  snprintf(text, sizeof(text),
+           "{\"mcpServers\": {\"good\": {\"command\": \"%s\"},"
+           " \"bad\": {\"comand\": \"x\"}}}",
+           demo);
+  char *cfg = write_temp("one-bad.json", text);
+  struct run r;
+  RUN(&r, "--config", cfg, "tools");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "mcp__good_echo"), "%s", r.out);
+  ck_assert_msg(strstr(r.err, "warning: ") && strstr(r.err, cfg) && strstr(r.err, "\"bad\"") &&
+                    strstr(r.err, "comand") && strstr(r.err, "skipped"),
+                "%s", r.err);
+  run_free(&r);
+  RUN(&r, "-q", "--config", cfg, "call", "good/echo", "text=hi");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_str_eq(r.err, "");
+  run_free(&r);
+  unlink(cfg);
+  free(cfg);
+
+  /* Discovery: the user's file has servers, none usable. */
+  free(write_file("{\"mcpServers\": {\"x\": {\"comand\": 1}, \"y\": {\"url\": \"ftp://h\"}}}",
+                  "%s/.config/mcpconn/mcp.json", g_home));
+  RUN(&r, "tools");
+  ASSERT_EXIT(&r, 2);
+  ck_assert_msg(!strstr(r.err, "demo") && !strstr(r.out, "demo"), "%s", r.err);
+  ck_assert_msg(strstr(r.err, "no usable server") && strstr(r.err, "/.config/mcpconn/mcp.json") &&
+                    strstr(r.err, "\"x\"") && strstr(r.err, "\"y\""),
+                "%s", r.err);
+  run_free(&r);
+  RUN(&r, "-q", "servers");
+  ASSERT_EXIT(&r, 2);
+  ck_assert_msg(strstr(r.err, "\"x\"") && strstr(r.err, "no usable server"), "%s", r.err);
+  run_free(&r);
+}
+END_TEST
+
+/* A server whose name was folded answers to its display name too. */
+START_TEST(test_cfgimp_display_name) {
+  const char *demo = test_env_path("MCP_DEMO_SERVER");
+  char text[8192];
+  snprintf(text, sizeof(text),
+           "{\"mcpServers\": {\"My Server\": {\"command\": \"%s\"},"
+           " \"io.github.x/y\": {\"command\": \"%s\"}}}",
+           demo, demo);
+  char *cfg = write_temp("names.json", text);
+  struct run r;
+  RUN(&r, "--config", cfg, "call", "My Server/echo", "text=spaced");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "spaced"), "%s", r.out);
+  run_free(&r);
+  RUN(&r, "--config", cfg, "call", "My_Server/echo", "text=folded");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "folded"), "%s", r.out);
+  run_free(&r);
+  RUN(&r, "--config", cfg, "call", "io.github.x/y/echo", "text=slashed");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "slashed"), "%s", r.out);
+  run_free(&r);
+  RUN(&r, "--config", cfg, "servers", "--json");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "\"displayName\": \"My Server\"") ||
+                    strstr(r.out, "\"displayName\":\"My Server\""),
+                "%s", r.out);
+  run_free(&r);
+  unlink(cfg);
+  free(cfg);
+}
+END_TEST
+
+/* Tool filters (here Gemini's excludeTools, includeTools): a filtered tool
+ * is neither listed nor callable. */
+START_TEST(test_cfgimp_tool_filters) {
+  const char *demo = test_env_path("MCP_DEMO_SERVER");
+  char text[8192];
+  snprintf(text, sizeof(text),
+           "{\"mcpServers\": {\"g\": {\"command\": \"%s\", \"excludeTools\": [\"add\"]},"
+           " \"h\": {\"command\": \"%s\", \"includeTools\": [\"add\"]}}}",
+           demo, demo);
+  char *cfg = write_temp("gemini-filters.json", text);
+  struct run r;
+  RUN(&r, "--config", cfg, "tools");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "mcp__g_echo") && !strstr(r.out, "mcp__g_add"), "%s", r.out);
+  ck_assert_msg(strstr(r.out, "mcp__h_add") && !strstr(r.out, "mcp__h_echo"), "%s", r.out);
+  run_free(&r);
+  RUN(&r, "--config", cfg, "call", "mcp__h_add", "{\"a\":2,\"b\":3}");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "5"), "%s", r.out);
+  run_free(&r);
+  RUN(&r, "-q", "--config", cfg, "call", "g/add", "{\"a\":2,\"b\":3}");
+  ASSERT_EXIT(&r, 2);
+  assert_one_reason(&r);
+  ck_assert_msg(strstr(r.err, "add") && strstr(r.err, "g"), "%s", r.err);
+  run_free(&r);
+  RUN(&r, "-q", "--config", cfg, "call", "mcp__g_add", "{\"a\":2,\"b\":3}");
+  ASSERT_EXIT(&r, 2);
+  run_free(&r);
+  unlink(cfg);
+  free(cfg);
+}
+END_TEST
+
+static void add_config_import_tests(Suite *s) {
+  TCase *tc = tcase_create("mcpconn-config");
+  tcase_set_timeout(tc, 120);
+  tcase_add_checked_fixture(tc, cli_setup, cli_teardown);
+  tcase_add_test(tc, test_cfgimp_input);
+  tcase_add_test(tc, test_cfgimp_format);
+  tcase_add_test(tc, test_cfgimp_skipped);
+  tcase_add_test(tc, test_cfgimp_display_name);
+  tcase_add_test(tc, test_cfgimp_tool_filters);
+  suite_add_tcase(s, tc);
+}
+
+/* ---- end of the config import block ------------------------------------ */
+
 static Suite *cli_suite(void) {
   Suite *s = suite_create("cli");
   TCase *demo = tcase_create("demo-server");
@@ -3530,6 +3753,7 @@ static Suite *cli_suite(void) {
   tcase_add_test(http, test_cli_url_tls);
   tcase_add_test(http, test_cli_config_http);
   suite_add_tcase(s, http);
+  add_config_import_tests(s);
   return s;
 }
 

@@ -1792,6 +1792,15 @@ static char *corpus_render(const mcp_config_set *set) {
       corpus_put(&b, "=");
       corpus_put(&b, d->env[k].value);
     }
+    if (d->tools_only_set) corpus_put(&b, " tools-only=");
+    for (size_t k = 0; k < d->ntools_only; k++) {
+      if (k) corpus_put(&b, ",");
+      corpus_put(&b, d->tools_only[k]);
+    }
+    for (size_t k = 0; k < d->ntools_off; k++) {
+      corpus_put(&b, k ? "," : " tools-off=");
+      corpus_put(&b, d->tools_off[k]);
+    }
     for (size_t k = 0; k < d->nheaders; k++) {
       corpus_put(&b, " header:");
       corpus_put(&b, d->headers[k].name);
@@ -2072,6 +2081,219 @@ START_TEST(test_explicit_file_formats) {
 }
 END_TEST
 
+/* Host-supplied ${input:id} values: the store the manager keeps. */
+START_TEST(test_host_inputs) {
+  mcp_config_inputs in = {0};
+  ck_assert_int_eq(mcp__config_inputs_set(&in, "", "x"), MCP_EINVAL);
+  ck_assert_int_eq(mcp__config_inputs_set(&in, NULL, "x"), MCP_EINVAL);
+  ck_assert_int_eq(mcp__config_inputs_set(&in, "api-key", "k1"), MCP_OK);
+  ck_assert_int_eq(mcp__config_inputs_set(&in, "other", "o"), MCP_OK);
+  ck_assert_int_eq(mcp__config_inputs_set(&in, "api-key", "k2"), MCP_OK); /* replaces */
+  ck_assert_str_eq(mcp__config_inputs_get(&in, "api-key"), "k2");
+  ck_assert_ptr_null(mcp__config_inputs_get(&in, "nope"));
+  ck_assert_int_eq(mcp__config_inputs_set(&in, "other", NULL), MCP_OK); /* removes */
+  ck_assert_ptr_null(mcp__config_inputs_get(&in, "other"));
+  ck_assert_uint_eq(in.n, 1);
+
+  /* Through discovery: an explicit VS Code file resolves with the value. */
+  put("vs.json", "{\"servers\": {\"v\": {\"type\": \"http\", \"url\": \"https://v/mcp\", "
+                 "\"headers\": {\"Authorization\": \"Bearer ${input:api-key}\"}}}}");
+  const char *files[] = {tpath("vs.json")};
+  mcp_discovery_opts o;
+  base_opts(&o, files, 1);
+  o.input = mcp__config_inputs_get;
+  o.input_user = &in;
+  mcp_config_set *set = discover(&o);
+  const mcp_server_def *d = must_find(set, "v");
+  ck_assert_uint_eq(d->nheaders, 1);
+  ck_assert_str_eq(d->headers[0].value, "Bearer k2");
+  mcp__config_free(set);
+  /* Without it: left out, the warning names the file, server and field. */
+  mcp__config_inputs_clear(&in);
+  ck_assert_uint_eq(in.n, 0);
+  set = discover(&o);
+  ck_assert_ptr_null(mcp__config_find(set, "v"));
+  const mcp_config_diag *dg = find_diag(set, MCP_LOG_WARN, "v", "${input:api-key}");
+  ck_assert_ptr_nonnull(dg);
+  ck_assert_str_eq(dg->field, "headers");
+  ck_assert_str_eq(dg->source, tpath("vs.json"));
+  mcp__config_free(set);
+}
+END_TEST
+
+/* An explicit file's format given by name wins over its shape. */
+START_TEST(test_explicit_format_override) {
+  mcp_config_dialect d;
+  static const char *const names[] = {"mcpconn", "claude-code", "vscode",         "gemini",
+                                      "cursor",  "windsurf",    "claude-desktop", "cline",
+                                      "zed",     "opencode",    "codex"};
+  for (int i = 0; i < MCP_CONFIG_DIALECTS; i++) {
+    ck_assert(mcp__config_dialect_by_name(names[i], &d));
+    ck_assert_int_eq(d, i);
+  }
+  ck_assert(!mcp__config_dialect_by_name("claude", &d));
+  ck_assert(!mcp__config_dialect_by_name("VSCode", &d));
+  ck_assert(!mcp__config_dialect_by_name(NULL, &d));
+
+  /* Cline's shape (autoApprove), read as mcpconn's own: strict. */
+  put("c.json", "{\"mcpServers\": {\"c\": {\"command\": \"x\", \"autoApprove\": [], "
+                "\"timeout\": 2}}}");
+  /* mcpconn's shape with a field only Claude Code files may carry. */
+  put("n.json", "{\"mcpServers\": {\"n\": {\"command\": \"y\", \"headersHelper\": \"h\", "
+                "\"timeout\": 2}}}");
+  const char *files[] = {tpath("c.json"), tpath("n.json")};
+  mcp_discovery_opts o;
+  base_opts(&o, files, 2);
+  mcp_config_set *set = discover(&o);
+  ck_assert_int_eq(must_find(set, "c")->timeout_ms, 2000); /* Cline: seconds */
+  ck_assert_int_eq(must_find(set, "n")->timeout_ms, 2);    /* Claude Code: ms */
+  mcp__config_free(set);
+
+  o.format_set = true;
+  o.format = MCP_CONFIG_NATIVE;
+  set = discover(&o);
+  ck_assert_ptr_null(mcp__config_find(set, "c"));
+  ck_assert_ptr_nonnull(find_diag(set, MCP_LOG_WARN, "c", "unknown field \"autoApprove\""));
+  ck_assert_ptr_null(mcp__config_find(set, "n"));
+  mcp__config_free(set);
+
+  o.format = MCP_CONFIG_CLINE;
+  set = discover(&o);
+  ck_assert_int_eq(must_find(set, "c")->timeout_ms, 2000);
+  ck_assert_int_eq(must_find(set, "n")->timeout_ms, 2000); /* read as Cline's: seconds */
+  mcp__config_free(set);
+}
+END_TEST
+
+/* Tool filters of other clients' files are read into the definition (and
+ * applied by the manager: tests/check_cli.c); mcpconn's own files refuse
+ * them as unknown fields. */
+START_TEST(test_tool_filters) {
+  mcp_config_set *set = parse_as(
+      "{\"mcpServers\": {\"g\": {\"command\": \"x\", \"includeTools\": [\"a\", \"b\"], "
+      "\"excludeTools\": [\"b\"]}, \"n\": {\"command\": \"y\"}}}",
+      MCP_CONFIG_GEMINI);
+  const mcp_server_def *g = must_find(set, "g");
+  ck_assert(g->tools_only_set);
+  ck_assert(mcp__config_tool_allowed(g, "a"));
+  ck_assert(!mcp__config_tool_allowed(g, "b")); /* excluded wins */
+  ck_assert(!mcp__config_tool_allowed(g, "c")); /* not included */
+  ck_assert(mcp__config_tool_allowed(must_find(set, "n"), "c"));
+  ck_assert(mcp__config_tool_allowed(NULL, "c"));
+  mcp_server_def *d = mcp__server_def_dup(g);
+  ck_assert_ptr_nonnull(d);
+  ck_assert_uint_eq(d->ntools_only, 2);
+  ck_assert_str_eq(d->tools_off[0], "b");
+  ck_assert(!mcp__config_tool_allowed(d, "c"));
+  mcp__server_def_free(d);
+  mcp__config_free(set);
+
+  /* An empty includeTools lets nothing through. */
+  set = parse_as("{\"mcpServers\": {\"e\": {\"command\": \"x\", \"includeTools\": []}}}",
+                 MCP_CONFIG_GEMINI);
+  ck_assert(!mcp__config_tool_allowed(must_find(set, "e"), "a"));
+  mcp__config_free(set);
+
+  set = parse_as("{\"mcpServers\": {\"w\": {\"serverUrl\": \"https://w/mcp\", "
+                 "\"disabledTools\": [\"rm\"]}}}",
+                 MCP_CONFIG_WINDSURF);
+  ck_assert(!mcp__config_tool_allowed(must_find(set, "w"), "rm"));
+  ck_assert(mcp__config_tool_allowed(must_find(set, "w"), "ls"));
+  mcp__config_free(set);
+
+  set = parse_as("[mcp_servers.c]\ncommand = 'c'\nenabled_tools = ['s', 'o']\n"
+                 "disabled_tools = ['o']\n",
+                 MCP_CONFIG_CODEX);
+  const mcp_server_def *c = must_find(set, "c");
+  ck_assert(mcp__config_tool_allowed(c, "s"));
+  ck_assert(!mcp__config_tool_allowed(c, "o"));
+  ck_assert(!mcp__config_tool_allowed(c, "x"));
+  mcp__config_free(set);
+
+  /* A filter that cannot be read leaves the server out, never unfiltered. */
+  set = parse_as("{\"mcpServers\": {\"b\": {\"command\": \"x\", \"excludeTools\": \"rm\"}}}",
+                 MCP_CONFIG_GEMINI);
+  ck_assert_ptr_null(mcp__config_find(set, "b"));
+  ck_assert_ptr_nonnull(find_diag(set, MCP_LOG_WARN, "b", "\"excludeTools\" must be an array"));
+  mcp__config_free(set);
+  set = parse_as("{\"mcpServers\": {\"m\": {\"command\": \"x\", \"includeTools\": [\"a\"]}}}",
+                 MCP_CONFIG_NATIVE);
+  ck_assert_ptr_null(mcp__config_find(set, "m"));
+  ck_assert_ptr_nonnull(find_diag(set, MCP_LOG_WARN, "m", "unknown field \"includeTools\""));
+  mcp__config_free(set);
+}
+END_TEST
+
+/* Claude Code's disabledMcpjsonServers / enabledMcpjsonServers (its
+ * settings files and ~/.claude.json's project entry) switch .mcp.json
+ * servers off when Claude's files are imported; $CODEX_HOME moves Codex's
+ * user file. */
+START_TEST(test_claude_lists_and_codex_home) {
+  mkdirs("proj/.git");
+  mkdirs("proj/sub/dir");
+  put("proj/.mcp.json",
+      "{\"mcpServers\": {\"a\": {\"command\": \"a\"}, \"b\": {\"command\": \"b\"},"
+      " \"c\": {\"command\": \"c\"}}}");
+  put("proj/.claude/settings.json", "{\"disabledMcpjsonServers\": [\"a\"]}");
+  mcp_discovery_opts o;
+  base_opts(&o, NULL, 0);
+  /* Without the Claude import, Claude Code's settings are not read. */
+  mcp_config_set *set = discover(&o);
+  ck_assert_uint_eq(set->ndefs, 3);
+  mcp__config_free(set);
+
+  o.imports = MCP_IMPORT_CLAUDE;
+  set = discover(&o);
+  ck_assert_ptr_null(mcp__config_find(set, "a"));
+  ck_assert_ptr_nonnull(mcp__config_find(set, "b"));
+  const mcp_config_diag *dg = find_diag(set, MCP_LOG_DEBUG, "a", "disabledMcpjsonServers");
+  ck_assert_ptr_nonnull(dg);
+  ck_assert(dg->hidden);
+  mcp__config_free(set);
+
+  /* An approval list: only the servers in it (disabled still wins). */
+  char text[4096];
+  snprintf(text, sizeof(text),
+           "{\"projects\": {\"%s\": {\"enabledMcpjsonServers\": [\"a\", \"b\"]}}}", tpath("proj"));
+  put("home/.claude.json", text);
+  set = discover(&o);
+  ck_assert_ptr_null(mcp__config_find(set, "a"));
+  ck_assert_ptr_nonnull(mcp__config_find(set, "b"));
+  ck_assert_ptr_null(mcp__config_find(set, "c"));
+  ck_assert_ptr_nonnull(find_diag(set, MCP_LOG_DEBUG, "c", "enabledMcpjsonServers"));
+  mcp__config_free(set);
+  /* enableAllProjectMcpServers approves every one not disabled. */
+  put("proj/.claude/settings.local.json", "{\"enableAllProjectMcpServers\": true}");
+  set = discover(&o);
+  ck_assert_ptr_null(mcp__config_find(set, "a"));
+  ck_assert_ptr_nonnull(mcp__config_find(set, "c"));
+  mcp__config_free(set);
+  /* The lists are about .mcp.json only: a server named "a" elsewhere stays. */
+  put("home/.claude.json", "{\"mcpServers\": {\"c2\": {\"command\": \"c2\"}}}");
+  put("home/.claude/settings.json", "{\"disabledMcpjsonServers\": [\"c2\", \"b\"]}");
+  set = discover(&o);
+  ck_assert_ptr_nonnull(mcp__config_find(set, "c2"));
+  ck_assert_ptr_null(mcp__config_find(set, "b"));
+  mcp__config_free(set);
+
+  /* $CODEX_HOME: Codex's user file is $CODEX_HOME/config.toml. */
+  put("home/.codex/config.toml", "[mcp_servers.dflt]\ncommand = 'd'\n");
+  put("codexhome/config.toml", "[mcp_servers.moved]\ncommand = 'm'\n");
+  base_opts(&o, NULL, 0);
+  o.imports = MCP_IMPORT_CODEX;
+  set = discover(&o);
+  ck_assert_ptr_nonnull(mcp__config_find(set, "dflt"));
+  ck_assert_ptr_null(mcp__config_find(set, "moved"));
+  mcp__config_free(set);
+  const char *env[] = {"CODEX_HOME", tpath("codexhome"), NULL};
+  o.getenv_user = (void *)env;
+  set = discover(&o);
+  ck_assert_ptr_null(mcp__config_find(set, "dflt"));
+  ck_assert_ptr_nonnull(mcp__config_find(set, "moved"));
+  mcp__config_free(set);
+}
+END_TEST
+
 static Suite *config_suite(void) {
   Suite *s = suite_create("config");
   TCase *tc = tcase_create("parse");
@@ -2131,6 +2353,10 @@ static Suite *config_suite(void) {
   tcase_add_test(tk, test_corpus);
   tcase_add_test(tk, test_toml_reader);
   tcase_add_test(tk, test_explicit_file_formats);
+  tcase_add_test(tk, test_host_inputs);
+  tcase_add_test(tk, test_explicit_format_override);
+  tcase_add_test(tk, test_tool_filters);
+  tcase_add_test(tk, test_claude_lists_and_codex_home);
   suite_add_tcase(s, tk);
   return s;
 }

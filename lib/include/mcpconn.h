@@ -659,6 +659,17 @@ MCP_EXTERN mcp_manager_options *mcp_manager_options_new(void);
 MCP_EXTERN void mcp_manager_options_free(mcp_manager_options *o);
 /* Adds a config file read before every discovered one (first wins). */
 MCP_EXTERN mcp_status mcp_manager_options_add_config_file(mcp_manager_options *o, const char *path);
+/*
+ * The format of every file added with mcp_manager_options_add_config_file(),
+ * instead of the one its name or shape shows: "claude-code",
+ * "claude-desktop", "cursor", "vscode", "windsurf", "gemini", "codex",
+ * "opencode", "cline", "zed" or "mcpconn" (mcpconn's own, read strictly).
+ * NULL: detect each file's format again (the default).
+ * Ownership: |format| borrowed.  Threads: one thread at a time per object.
+ * Returns: MCP_OK, MCP_EINVAL (NULL o, or another name: nothing changes).
+ */
+MCP_EXTERN mcp_status mcp_manager_options_set_config_format(mcp_manager_options *o,
+                                                            const char *format);
 /* Adds a server defined in code; it wins over every file. */
 MCP_EXTERN mcp_status mcp_manager_options_add_server(mcp_manager_options *o, const char *name,
                                                      const mcp_client_options *co);
@@ -722,6 +733,19 @@ MCP_EXTERN void mcp_manager_options_set_project_trust(mcp_manager_options *o,
 MCP_EXTERN mcp_status mcp_project_trust_review(const char *cwd, unsigned imports,
                                                mcp_project_trust_fn fn, void *user, mcp_error *err);
 
+/*
+ * The value of ${input:ID} in config files (VS Code's "inputs", which VS
+ * Code asks the user for when a server starts).  A server whose entry
+ * references an input with no value here is not used, with a diagnostic
+ * naming the file, the server and the field; the reference is never sent
+ * as text.  A later call for the same |id| replaces the value; |value|
+ * NULL removes it.
+ * Ownership: |id| and |value| copied (the copy is wiped when freed).
+ * Threads: one thread at a time per object.
+ * Returns: MCP_OK, MCP_EINVAL (NULL o or id, empty id), MCP_ENOMEM.
+ */
+MCP_EXTERN mcp_status mcp_manager_options_set_input(mcp_manager_options *o, const char *id,
+                                                    const char *value);
 /* Imports other clients' files (MCP_IMPORT_* bits; default none). */
 MCP_EXTERN void mcp_manager_options_set_imports(mcp_manager_options *o, unsigned imports);
 /* Directory discovery starts from (default: the process's). */
@@ -899,8 +923,10 @@ MCP_EXTERN mcp_status mcp_manager_request(mcp_manager *m, const char *server, co
  * mcp_manager_servers() describes every configured server as a JSON array
  * of {"name","type","source","state","lastError","protocolVersion",
  * "tools","deferred","reconnects"}; state is one of "connecting", "ready",
- * "deferred", "backoff", "failed", "closed".  Servers hidden by
- * "enabled": false or "disabledServers" are not listed.
+ * "deferred", "backoff", "failed", "closed".  A server whose name in its
+ * file is no valid server name (spaces, slashes: "My Server") is listed
+ * under the folded name ("My_Server") with "displayName" the original.
+ * Servers hidden by "enabled": false or "disabledServers" are not listed.
  */
 MCP_EXTERN mcp_status mcp_manager_servers(mcp_manager *m, char **json, mcp_error *err);
 /*
@@ -925,6 +951,14 @@ MCP_EXTERN mcp_status mcp_manager_prompts(mcp_manager *m, char **json, mcp_error
  * Ownership: *json freed with mcp_free().  Threads: any.
  */
 MCP_EXTERN mcp_status mcp_manager_diagnostics(mcp_manager *m, char **json, mcp_error *err);
+/*
+ * mcp_manager_config_files() returns the config files discovery read and
+ * parsed, in priority order, as a JSON array of strings (a Claude Code
+ * project entry as "~/.claude.json (project DIR)"); with the diagnostics,
+ * a host can say which files it read when none of their servers is usable.
+ * Ownership: *json freed with mcp_free().  Threads: any.
+ */
+MCP_EXTERN mcp_status mcp_manager_config_files(mcp_manager *m, char **json, mcp_error *err);
 
 /*
  * mcp_manager_reconnect() closes |server| if it is open and connects it
