@@ -180,17 +180,17 @@ int main(int argc, char **argv) {
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
   long rss_peak = ru.ru_maxrss; /* kB */
-  printf("{\"servers\":%d,\"servers_ready\":%d,\"ready\":%s,\"servers_with_tools\":%d,\"tools\":%zu,"
-         "\"list_ms\":%.1f,\"call_ms\":%.2f,\"call_ok\":%s,\"free_ms\":%.1f,"
-         "\"rss_start_kb\":%ld,\"rss_peak_kb\":%ld,\"rss_per_server_kb\":%.1f,"
-         "\"threads_start\":%ld,\"threads_peak\":%ld,\"threads_ready\":%ld,"
-         "\"threads_after\":%ld,\"fds_start\":%ld,\"fds_ready\":%ld,"
-         "\"cpu_user_s\":%.2f,\"cpu_sys_s\":%.2f}\n",
-         servers, nready, st == MCP_OK ? "true" : "false", with_tools, ntools, t_list, t_call,
-         cst == MCP_OK ? "true" : "false", t_free, rss0, rss_peak,
-         (double)(rss_peak - rss0) / servers, threads0, atomic_load(&peak_threads),
-         threads_ready, threads_after, fds0, fds_ready,
-         (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
-         (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6);
+  printf(
+      "{\"servers\":%d,\"servers_ready\":%d,\"ready\":%s,\"servers_with_tools\":%d,\"tools\":%zu,"
+      "\"list_ms\":%.1f,\"call_ms\":%.2f,\"call_ok\":%s,\"free_ms\":%.1f,"
+      "\"rss_start_kb\":%ld,\"rss_peak_kb\":%ld,\"rss_per_server_kb\":%.1f,"
+      "\"threads_start\":%ld,\"threads_peak\":%ld,\"threads_ready\":%ld,"
+      "\"threads_after\":%ld,\"fds_start\":%ld,\"fds_ready\":%ld,"
+      "\"cpu_user_s\":%.2f,\"cpu_sys_s\":%.2f}\n",
+      servers, nready, st == MCP_OK ? "true" : "false", with_tools, ntools, t_list, t_call,
+      cst == MCP_OK ? "true" : "false", t_free, rss0, rss_peak, (double)(rss_peak - rss0) / servers,
+      threads0, atomic_load(&peak_threads), threads_ready, threads_after, fds0, fds_ready,
+      (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
+      (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6);
   return st == MCP_OK && with_tools == servers && nready == servers && cst == MCP_OK ? 0 : 1;
 }
