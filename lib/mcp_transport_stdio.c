@@ -1410,8 +1410,10 @@ mcp_status mcp__stdio_transport_new(const mcp_stdio_config *cfg, const mcp_trans
   }
   int sp[2];
   if (make_pipe(sp) < 0) {
-    char eb[96];
-    st = mcp__error_set(err, MCP_EIO, "cannot create pipe: %s", errtext(errno, eb, sizeof(eb)));
+    char eb[96], hint[128];
+    int e = errno;
+    st = mcp__error_set(err, MCP_EIO, "cannot create pipe: %s%s", errtext(e, eb, sizeof(eb)),
+                        limit_hint(e, hint, sizeof(hint)));
     goto fail;
   }
   t->stop_rd = sp[0];
@@ -1421,9 +1423,10 @@ mcp_status mcp__stdio_transport_new(const mcp_stdio_config *cfg, const mcp_trans
   t->lwake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (t->rwake_fd < 0 || t->lwake_fd < 0 || move_high(&t->rwake_fd) < 0 ||
       move_high(&t->lwake_fd) < 0) {
-    char eb[96];
-    st = mcp__error_set(err, errno == ENOMEM ? MCP_ENOMEM : MCP_EIO, "cannot create eventfd: %s",
-                        errtext(errno, eb, sizeof(eb)));
+    char eb[96], hint[128];
+    int e = errno;
+    st = mcp__error_set(err, e == ENOMEM ? MCP_ENOMEM : MCP_EIO, "cannot create eventfd: %s%s",
+                        errtext(e, eb, sizeof(eb)), limit_hint(e, hint, sizeof(hint)));
     goto fail;
   }
 
@@ -1431,9 +1434,10 @@ mcp_status mcp__stdio_transport_new(const mcp_stdio_config *cfg, const mcp_trans
   if (st != MCP_OK) goto fail;
   t->in_poll_fd = fcntl(t->in_fd, F_DUPFD_CLOEXEC, 3);
   if (t->in_poll_fd < 0) {
-    char eb[96];
-    st = mcp__error_set(err, MCP_EIO, "cannot duplicate the stdin pipe: %s",
-                        errtext(errno, eb, sizeof(eb)));
+    char eb[96], hint[128];
+    int e = errno;
+    st = mcp__error_set(err, MCP_EIO, "cannot duplicate the stdin pipe: %s%s",
+                        errtext(e, eb, sizeof(eb)), limit_hint(e, hint, sizeof(hint)));
     goto fail;
   }
 

@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -1248,6 +1249,42 @@ START_TEST(hundreds_of_servers) {
 }
 END_TEST
 
+/* Past the descriptor limit, a server's connect fails naming the limit
+ * (ulimit -n and its value), and the manager shuts down cleanly. */
+START_TEST(fd_limit_is_named) {
+  setup();
+  struct rlimit old, rl;
+  ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &old), 0);
+  rl = old;
+  rl.rlim_cur = (rlim_t)open_fds() + 24; /* two or three servers' worth */
+  ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+  mcp_manager_options *o = mcp_manager_options_new();
+  mcp_manager_options_set_discovery(o, false, false);
+  mcp_manager_options_set_cache_dir(o, NULL);
+  mcp_client_options *co = mcp_client_options_new();
+  const char *argv[] = {fault(), NULL};
+  ck_assert_int_eq(mcp_client_options_set_stdio(co, argv), MCP_OK);
+  for (int i = 0; i < 8; i++) {
+    char name[16];
+    snprintf(name, sizeof(name), "s%d", i);
+    ck_assert_int_eq(mcp_manager_options_add_server(o, name, co), MCP_OK);
+  }
+  mcp_client_options_free(co);
+  mcp_manager *m = start(o);
+  ck_assert_int_eq(mcp_manager_wait_ready(m, NULL, 20000, NULL), MCP_OK);
+  char *js = NULL;
+  ck_assert_int_eq(mcp_manager_servers(m, &js, NULL), MCP_OK);
+  char want[64];
+  snprintf(want, sizeof(want), "ulimit -n, is %llu", (unsigned long long)rl.rlim_cur);
+  ck_assert_msg(strstr(js, want), "no server names the limit: %s", js);
+  ck_assert_ptr_nonnull(strstr(js, "\"state\":\"ready\""));
+  mcp_free(js);
+  mcp_manager_free(m);
+  mcp_manager_options_free(o);
+  ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &old), 0);
+}
+END_TEST
+
 typedef struct logrec {
   pthread_mutex_t lock;
   int n;
@@ -1358,6 +1395,7 @@ static Suite *manager_suite(void) {
   tcase_add_test(tc, diagnostics_and_connecting_event);
   tcase_add_test(tc, hundreds_of_servers);
   tcase_add_test(tc, log_records_name_the_server);
+  tcase_add_test(tc, fd_limit_is_named);
   suite_add_tcase(s, tc);
   return s;
 }
