@@ -9,10 +9,11 @@
  * descriptors, and the time mcp_manager_free() takes.  Never part of make
  * check; bench/README.md says how to run it.
  *
- *   bench/manyservers --servers N --server PATH [--timeout-ms T]
+ *   bench/manyservers --servers N (--server PATH | --url URL) [--timeout-ms T]
  *
  * PATH is the server program (e.g. bin/mcpconn-demo-server), run without
- * arguments.  N servers need about 4 N descriptors: the soft RLIMIT_NOFILE
+ * arguments; URL an http:// Streamable HTTP endpoint (h2c with prior
+ * knowledge, e.g. tests/mcp-h2-test-server) that all N servers share.  N servers need about 4 N descriptors: the soft RLIMIT_NOFILE
  * is raised to the hard one first.
  */
 #include <dirent.h>
@@ -75,18 +76,20 @@ static void *sampler(void *arg) {
 int main(int argc, char **argv) {
   int servers = 10;
   long timeout_ms = 300000;
-  const char *server = NULL;
+  const char *server = NULL, *url = NULL;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--servers") && i + 1 < argc) servers = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--server") && i + 1 < argc) server = argv[++i];
+    else if (!strcmp(argv[i], "--url") && i + 1 < argc) url = argv[++i];
     else if (!strcmp(argv[i], "--timeout-ms") && i + 1 < argc) timeout_ms = atol(argv[++i]);
     else {
-      fprintf(stderr, "usage: %s --servers N --server PATH [--timeout-ms T]\n", argv[0]);
+      fprintf(stderr, "usage: %s --servers N (--server PATH | --url URL) [--timeout-ms T]\n",
+              argv[0]);
       return 2;
     }
   }
-  if (!server || servers < 1) {
-    fprintf(stderr, "manyservers: --server PATH is required; N >= 1\n");
+  if (!server == !url || servers < 1) {
+    fprintf(stderr, "manyservers: --server PATH or --url URL is required; N >= 1\n");
     return 2;
   }
   struct rlimit rl;
@@ -98,7 +101,14 @@ int main(int argc, char **argv) {
   mcp_manager_options *o = mcp_manager_options_new();
   mcp_client_options *co = mcp_client_options_new();
   const char *sargv[] = {server, NULL};
-  if (!o || !co || mcp_client_options_set_stdio(co, sargv) != MCP_OK) {
+  mcp_status cst0 = !co   ? MCP_ENOMEM
+                    : url ? mcp_client_options_set_http(co, url, MCP_HTTP_TRANSPORT_STREAMABLE)
+                          : mcp_client_options_set_stdio(co, sargv);
+  if (url && co) {
+    mcp_client_options_set_http_version(co, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
+    mcp_client_options_set_http_listener(co, false);
+  }
+  if (!o || cst0 != MCP_OK) {
     fprintf(stderr, "manyservers: out of memory\n");
     return 1;
   }

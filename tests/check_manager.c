@@ -833,6 +833,8 @@ START_TEST(list_changed_republishes) {
   mcp_manager_options *o = base_options(tpath("mcp.json"));
   mcp_manager *m = start(o);
   ck_assert(wait_state(m, "growing", "ready", 10000));
+  /* "ready" is announced before its tools are published: wait for both. */
+  ck_assert_int_eq(mcp_manager_wait_ready(m, NULL, 10000, NULL), MCP_OK);
   mcp_tool_list *before = mcp_manager_tools(m);
   ck_assert_int_lt(tool_index(before, "mcp__growing_extra"), 0);
   char *r = echo_via(m, "growing/grow", "", MCP_OK); /* unlisted: by SERVER/TOOL */
