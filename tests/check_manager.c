@@ -1185,7 +1185,6 @@ static long open_fds(void) {
 START_TEST(hundreds_of_servers) {
   setup();
   int n = test_under_valgrind() ? 12 : 200;
-  long threads0 = self_status("Threads"), fds0 = open_fds();
   mcp_manager_options *o = mcp_manager_options_new();
   ck_assert_ptr_nonnull(o);
   mcp_manager_options_set_discovery(o, false, false);
@@ -1194,13 +1193,27 @@ START_TEST(hundreds_of_servers) {
   mcp_client_options *co = mcp_client_options_new();
   const char *argv[] = {fault(), NULL};
   ck_assert_int_eq(mcp_client_options_set_stdio(co, argv), MCP_OK);
+  /* The baseline after one server's run: what the process keeps for good
+   * (a sanitizer's own threads, lazily started) is not a leak. */
+  ck_assert_int_eq(mcp_manager_options_add_server(o, "s0", co), MCP_OK);
+  mcp_manager *m = start(o);
+  ck_assert_int_eq(mcp_manager_wait_ready(m, NULL, 100000, NULL), MCP_OK);
+  mcp_manager_free(m);
+  mcp_manager_options_free(o);
+  WAIT_UNTIL(waitpid(-1, NULL, WNOHANG) == -1, 10000);
+  long threads0 = self_status("Threads"), fds0 = open_fds();
+  o = mcp_manager_options_new();
+  ck_assert_ptr_nonnull(o);
+  mcp_manager_options_set_discovery(o, false, false);
+  mcp_manager_options_set_cache_dir(o, NULL);
+  mcp_manager_options_set_startup_gate_ms(o, 0);
   for (int i = 0; i < n; i++) {
     char name[16];
     snprintf(name, sizeof(name), "s%d", i);
     ck_assert_int_eq(mcp_manager_options_add_server(o, name, co), MCP_OK);
   }
   mcp_client_options_free(co);
-  mcp_manager *m = start(o);
+  m = start(o);
   mcp_error err = MCP_ERROR_INIT;
   ck_assert_msg(mcp_manager_wait_ready(m, NULL, 100000, &err) == MCP_OK, "wait_ready: %s",
                 err.message ? err.message : "");
@@ -1246,8 +1259,8 @@ START_TEST(hundreds_of_servers) {
   ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1);
   ck_assert_int_eq(errno, ECHILD);
   ck_assert_int_eq(open_fds(), fds0);
-  WAIT_UNTIL(self_status("Threads") == threads0, 10000);
-  ck_assert_int_eq(self_status("Threads"), threads0);
+  WAIT_UNTIL(self_status("Threads") <= threads0, 10000);
+  ck_assert_int_le(self_status("Threads"), threads0);
 }
 END_TEST
 
