@@ -178,6 +178,9 @@ void ev_init(void);
 void ev_reset(void);
 void on_event(void *user, mcp_manager_event event, const char *server, const char *detail_json);
 void on_log(void *user, mcp_log_level level, const char *msg);
+/* cli_util.c: the manager's log records, printed by on_log() as "[server]
+ * message" (the server as its own field, mcp_manager_options_set_log_record). */
+void on_log_record(void *user, const mcp_log_record *r);
 void diag_reset(void);
 bool diag_load(void);
 bool wait_for(bool (*done)(void *arg), void *arg, int64_t deadline);

@@ -317,3 +317,15 @@ bool stdout_closed(int err) {
   struct pollfd p = {STDOUT_FILENO, 0, 0};
   return poll(&p, 1, 0) == 1 && (p.revents & POLLERR);
 }
+
+void on_log_record(void *user, const mcp_log_record *r) {
+  if (!r->server) {
+    on_log(user, r->level, r->message);
+    return;
+  }
+  size_t n = strlen(r->server) + strlen(r->message) + 4;
+  char *line = malloc(n);
+  if (line) snprintf(line, n, "[%s] %s", r->server, r->message);
+  on_log(user, r->level, line ? line : r->message);
+  free(line);
+}

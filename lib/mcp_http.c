@@ -66,6 +66,7 @@
 #include "mcp_h2.h"
 #include "mcp_http_int.h"
 #include "mcp_tls.h"
+#include "mcp_workers.h"
 
 #define HTTP_DEFAULT_CONNECT_TIMEOUT_MS 10000
 #define HTTP_DEFAULT_MAX_H1 8
@@ -1466,8 +1467,13 @@ mcp_status mcp__http_client_new(const mcp_http_config *cfg, mcp_http_client **ou
   /* The I/O thread starts with every signal blocked (see the top). */
   sigset_t all, old;
   sigfillset(&all);
+  pthread_attr_t attr; /* a small stack: a host may reach many origins */
+  int rc = mcp__thread_attr_init(&attr, MCP__STACK_IO, false);
   pthread_sigmask(SIG_SETMASK, &all, &old);
-  int rc = pthread_create(&h->thread, NULL, io_main, h);
+  if (rc == 0) {
+    rc = pthread_create(&h->thread, &attr, io_main, h);
+    pthread_attr_destroy(&attr);
+  }
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (rc != 0) {
     char why[128];

@@ -61,6 +61,14 @@ static const int64_t ladder_ms[] = {500, 1000, 2000, 4000};
 #define LIST_RESOURCES 2u
 #define LIST_PROMPTS 4u
 #define REMOTE_MAX_MS 300000
+/* Connects and re-lists run on at most this many connector threads; more
+ * wait in a queue (a thousand servers need not be a thousand threads). */
+#define MAX_CONNECTORS 16
+/* While servers are still connecting, tool lists are published at most
+ * every max(PUBLISH_GAP_MIN_MS, 4 x the last build's time): one rebuild per
+ * batch of servers, not one per server. */
+#define PUBLISH_GAP_MIN_MS 10
+#define PUBLISH_GAP_MAX_MS 500
 
 /* ------------------------------------------------------------------------ */
 /* Options                                                                   */
@@ -89,6 +97,8 @@ struct mcp_manager_options {
   int64_t breaker_cooldown_ms, breaker_cooldown_max_ms; /* 0: by hand only */
   size_t workers;
   mcp_logger log;
+  mcp_log_record_fn log_record; /* wins over log.fn */
+  void *log_record_user;
   mcp_manager_event_fn event_fn;
   void *event_user;
   char *client_name, *client_version;
@@ -288,6 +298,13 @@ MCP_EXTERN void mcp_manager_options_set_log(mcp_manager_options *o, mcp_log_fn f
   o->log.user = user;
 }
 
+MCP_EXTERN void mcp_manager_options_set_log_record(mcp_manager_options *o, mcp_log_record_fn fn,
+                                                   void *user) {
+  if (!o) return;
+  o->log_record = fn;
+  o->log_record_user = user;
+}
+
 MCP_EXTERN void mcp_manager_options_set_event_handler(mcp_manager_options *o,
                                                       mcp_manager_event_fn fn, void *user) {
   if (!o) return;
@@ -353,19 +370,20 @@ struct server {
   sstate state;
   conn *conn;           /* the manager's reference */
   char *tools_json;     /* live or cached tools array */
+  size_t ntools;        /* its length, for status_locked() */
   char *resources_json; /* live resources array, when the server has resources */
   char *prompts_json;   /* live prompts array, when the server has prompts */
   bool tools_cached;
   char *last_error;
   char *protocol_version;
   int reconnects;
-  int ladder_step;                        /* next backoff step after a failure */
-  uint64_t attempt;                       /* generation of the running connect */
-  bool connecting;                        /* a connector thread is at work */
-  mcp_cancel *connect_cancel;             /* the running connect's; fired on shutdown */
-  bool breaker;                           /* stopped by the circuit breaker */
-  int trips;                              /* breaker openings since the server last proved stable */
-  int64_t ready_at;                       /* ms when the current connection became ready */
+  int ladder_step;            /* next backoff step after a failure */
+  uint64_t attempt;           /* generation of the running connect */
+  bool connecting;            /* a connect is queued or running (set_connecting_locked) */
+  mcp_cancel *connect_cancel; /* the running connect's; fired on shutdown */
+  bool breaker;               /* stopped by the circuit breaker */
+  int trips;                  /* breaker openings since the server last proved stable */
+  int64_t ready_at;           /* ms when the current connection became ready */
   int64_t closes[BREAKER_MAX_CLOSES + 1]; /* ms of recent closes, ring */
   int nclose;
   int64_t retry_at;     /* ms; MCP_NO_DEADLINE when no reconnect is due */
@@ -384,6 +402,8 @@ struct mcp_tool_list {
     char *name, *server, *tool, *json;
     bool deferred;
   } * e;
+  size_t *index; /* open addressing by name: entry + 1, 0 empty; icap slots */
+  size_t icap;
 };
 
 struct mcp_manager {
@@ -392,6 +412,8 @@ struct mcp_manager {
   mcp_config_set *cfg;
   server **servers;
   size_t n;
+  server **index; /* by name, open addressing; set at start, then read-only */
+  size_t icap;    /* a power of two, or 0 */
   mcp_workers *workers;
   mcp_lane *lane; /* events and logs */
   pthread_mutex_t lock;
@@ -401,7 +423,13 @@ struct mcp_manager {
   /* guarded by lock */
   bool stopping;
   bool publish_due;
-  int threads; /* tracked connector/closer threads alive */
+  bool publishing;                   /* publish() is building a list not yet swapped in */
+  size_t nconnecting;                /* servers with connecting set */
+  int64_t published_at;              /* ms of the last publish */
+  int64_t publish_gap_ms;            /* see PUBLISH_GAP_MIN_MS */
+  struct job *jobs_head, *jobs_tail; /* connects and re-lists waiting for a connector */
+  int connectors;                    /* connector threads alive */
+  int threads;                       /* tracked connector/closer threads alive */
   mcp_tool_list *snap;
   uint64_t version;
   pthread_t thread;
@@ -416,9 +444,12 @@ struct mcp_manager {
 /* Logging and events                                                        */
 /* ------------------------------------------------------------------------ */
 
+#define EV_LOG 0
+#define EV_LOG_NAMED (-1) /* a log line whose text already names its server */
+
 typedef struct ev_item {
   mcp_manager *m;
-  int kind; /* 0: log; else an mcp_manager_event */
+  int kind; /* EV_LOG, EV_LOG_NAMED, or an mcp_manager_event */
   mcp_log_level level;
   char *server;
   char *text;
@@ -431,11 +462,30 @@ static void drop_ev(void *arg) {
   mcp__free(it);
 }
 
+static bool has_log(const mcp_manager *m) { return m->o->log_record || m->o->log.fn; }
+
+/* Hands one log record to the host: the record callback gets the server as
+ * a field, the plain one "server: message" as before. */
+static void deliver_log(const mcp_manager *m, mcp_log_level level, const char *sname,
+                        const char *msg, bool named) {
+  const mcp_manager_options *o = m->o;
+  if (o->log_record) {
+    mcp_log_record r = {sizeof(r), level, sname, msg};
+    o->log_record(o->log_record_user, &r);
+  } else if (o->log.fn && sname && !named) {
+    char *line = mcp__asprintf("%s: %s", sname, msg);
+    o->log.fn(o->log.user, level, line ? line : msg);
+    mcp__free(line);
+  } else if (o->log.fn) {
+    o->log.fn(o->log.user, level, msg);
+  }
+}
+
 static void run_ev(void *arg) {
   ev_item *it = arg;
   mcp_manager_options *o = it->m->o;
-  if (it->kind == 0) {
-    if (o->log.fn) o->log.fn(o->log.user, it->level, it->text);
+  if (it->kind == EV_LOG || it->kind == EV_LOG_NAMED) {
+    deliver_log(it->m, it->level, it->server, it->text, it->kind == EV_LOG_NAMED);
   } else if (o->event_fn) {
     o->event_fn(o->event_user, (mcp_manager_event)it->kind, it->server ? it->server : "", it->text);
   }
@@ -444,7 +494,8 @@ static void run_ev(void *arg) {
 
 static void post_ev(mcp_manager *m, int kind, mcp_log_level level, const char *sname, char *text) {
   if (!text) return;
-  if ((kind == 0 && !m->o->log.fn) || (kind != 0 && !m->o->event_fn) || !m->lane) {
+  bool log = kind == EV_LOG || kind == EV_LOG_NAMED;
+  if ((log && !has_log(m)) || (!log && !m->o->event_fn) || !m->lane) {
     mcp__free(text);
     return;
   }
@@ -461,15 +512,17 @@ static void post_ev(mcp_manager *m, int kind, mcp_log_level level, const char *s
   if (mcp__lane_post(m->lane, run_ev, drop_ev, it) != MCP_OK) drop_ev(it);
 }
 
-static void mlog(mcp_manager *m, mcp_log_level level, const char *fmt, ...) MCP_PRINTF(3, 4);
-static void mlog(mcp_manager *m, mcp_log_level level, const char *fmt, ...) {
-  if (!m->o->log.fn) return;
+/* Logs on the manager's lane; |sname| (or NULL) goes in the record. */
+static void mlog(mcp_manager *m, mcp_log_level level, const char *sname, const char *fmt, ...)
+    MCP_PRINTF(4, 5);
+static void mlog(mcp_manager *m, mcp_log_level level, const char *sname, const char *fmt, ...) {
+  if (!has_log(m)) return;
   char buf[1024];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(buf, sizeof(buf), fmt, ap);
   va_end(ap);
-  post_ev(m, 0, level, NULL, mcp__strdup(buf));
+  post_ev(m, EV_LOG, level, sname, mcp__strdup(buf));
 }
 
 /* Status object of |s|; caller holds m->lock. */
@@ -499,13 +552,7 @@ static json_object *status_locked(server *s) {
                                  mcp__era_parse_mode(s->protocol_version, &era, &pinned)
                              ? json_object_new_string(era == MCP_ERA_MODERN ? "modern" : "legacy")
                              : NULL);
-  size_t ntools = 0;
-  if (s->tools_json) {
-    json_object *arr = json_tokener_parse(s->tools_json);
-    if (arr && json_object_is_type(arr, json_type_array)) ntools = json_object_array_length(arr);
-    json_object_put(arr);
-  }
-  json_object_object_add(o, "tools", json_object_new_int64((int64_t)ntools));
+  json_object_object_add(o, "tools", json_object_new_int64(s->tools_json ? (int64_t)s->ntools : 0));
   json_object_object_add(o, "deferred", json_object_new_boolean(s->tools_cached));
   json_object_object_add(o, "reconnects", json_object_new_int(s->reconnects));
   return o;
@@ -522,6 +569,21 @@ static void set_state_locked(server *s, sstate st) {
     json_object_put(o);
     post_ev(s->m, MCP_MANAGER_EVENT_SERVER_STATE, MCP_LOG_INFO, s->name, text);
   }
+}
+
+static void set_connecting_locked(server *s, bool on) {
+  if (s->connecting == on) return;
+  s->connecting = on;
+  if (on) s->m->nconnecting++;
+  else s->m->nconnecting--;
+}
+
+/* Length of a tools array's JSON text (0 when it is not one). */
+static size_t tools_count(const char *tools) {
+  json_object *arr = tools ? json_tokener_parse(tools) : NULL;
+  size_t n = json_object_is_type(arr, json_type_array) ? json_object_array_length(arr) : 0;
+  json_object_put(arr);
+  return n;
 }
 
 static void set_error_locked(server *s, const char *msg) {
@@ -543,22 +605,29 @@ typedef struct tracked {
 
 /* Runs fn(arg) on a new detached thread that mcp_manager_free waits for.
  * Caller holds m->lock.  Returns false when no thread could start. */
-static bool spawn_locked(mcp_manager *m, void (*fn)(void *), void *arg) {
+static bool spawn_stack_locked(mcp_manager *m, void (*fn)(void *), void *arg, size_t stack) {
   tracked *t = mcp__malloc(sizeof(*t));
   if (!t) return false;
   *t = (tracked){m, fn, arg};
   pthread_attr_t a;
-  pthread_attr_init(&a);
-  pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+  int rc = stack ? mcp__thread_attr_init(&a, stack, true) : pthread_attr_init(&a);
   pthread_t th;
-  int rc = pthread_create(&th, &a, spawn_main, t);
-  pthread_attr_destroy(&a);
+  if (rc == 0) {
+    if (!stack) pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    rc = pthread_create(&th, &a, spawn_main, t);
+    pthread_attr_destroy(&a);
+  }
   if (rc != 0) {
     mcp__free(t);
     return false;
   }
   m->threads++;
   return true;
+}
+
+/* With the default stack: the thread may run host callbacks (OAuth). */
+static bool spawn_locked(mcp_manager *m, void (*fn)(void *), void *arg) {
+  return spawn_stack_locked(m, fn, arg, 0);
 }
 
 static void *spawn_main(void *arg) {
@@ -590,7 +659,8 @@ static conn *conn_ref(conn *c) {
  * (closing a stdio server can take seconds).  Caller holds m->lock. */
 static void conn_unref_locked(mcp_manager *m, conn *c) {
   if (!c || atomic_fetch_sub(&c->refs, 1) != 1) return;
-  if (!spawn_locked(m, close_conn_main, c)) {
+  /* At shutdown a thousand of these run at once: small stacks. */
+  if (!spawn_stack_locked(m, close_conn_main, c, MCP__STACK_WORK)) {
     /* No thread: close here rather than leak (rare, memory exhaustion). */
     pthread_mutex_unlock(&m->lock);
     close_conn_main(c);
@@ -669,7 +739,7 @@ static void open_breaker_locked(server *s, const char *why) {
   }
   set_error_locked(s, msg);
   set_state_locked(s, S_FAILED);
-  mlog(m, MCP_LOG_WARN, "%s: circuit breaker open after repeated closes (%s)%s", s->name,
+  mlog(m, MCP_LOG_WARN, s->name, "circuit breaker open after repeated closes (%s)%s",
        why ? why : "?", cool ? "; half-opens after the cooldown" : "");
   wake_locked(m);
 }
@@ -689,7 +759,7 @@ static void lost_locked(server *s, conn *c, const char *why) {
   s->ladder_step = 0;
   s->retry_at = mcp__now_ms() + ladder_ms[0];
   set_state_locked(s, S_BACKOFF);
-  mlog(m, MCP_LOG_WARN, "%s: connection lost (%s); reconnecting", s->name, why);
+  mlog(m, MCP_LOG_WARN, s->name, "connection lost (%s); reconnecting", why);
   wake_locked(m);
 }
 
@@ -733,11 +803,19 @@ static void hook_notification(void *user, const char *method, const char *params
   }
 }
 
+/* A client's log line (on the client's lane; |user| is the conn, which
+ * outlives the client's callbacks): to the host with the server's name. */
+static void client_log(void *user, mcp_log_level level, const char *msg) {
+  conn *c = user;
+  deliver_log(c->s->m, level, c->s->name, msg, false);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Connector threads                                                         */
 /* ------------------------------------------------------------------------ */
 
 typedef struct job {
+  struct job *next; /* in the manager's queue */
   server *s;
   uint64_t attempt;
   bool relist;
@@ -773,7 +851,7 @@ static mcp_status build_options(server *s, mcp_client_options **out, mcp_error *
   size_t ndiags = 0;
   mcp_status st = mcp__config_resolve_secrets(s->def, NULL, &resolved, &diags, &ndiags);
   for (size_t i = 0; i < ndiags; i++)
-    mlog(m, diags[i].level, "%s: %s", s->name, diags[i].message ? diags[i].message : "");
+    mlog(m, diags[i].level, s->name, "%s", diags[i].message ? diags[i].message : "");
   mcp__config_diags_free(diags, ndiags);
   if (st != MCP_OK) return mcp__error_set(err, st, "could not resolve secrets");
   st = mcp__config_client_options(resolved, out, err);
@@ -849,7 +927,7 @@ static void refresh_others(server *s, conn *c, unsigned what) {
     mcp_error err = MCP_ERROR_INIT;
     mcp_status st = list_other(c->c, kinds[k], s->timeout_ms, m->stop_cancel, &list, &err);
     if (st != MCP_OK) {
-      mlog(m, MCP_LOG_WARN, "%s: listing %s failed: %s", s->name,
+      mlog(m, MCP_LOG_WARN, s->name, "listing %s failed: %s",
            kinds[k] == LIST_RESOURCES ? "resources" : "prompts", err.message ? err.message : "?");
       mcp_error_clear(&err);
       continue;
@@ -872,15 +950,15 @@ static void write_cache(server *s, const char *tools) {
   mcp_error err = MCP_ERROR_INIT;
   if (mcp__cache_write(m->cache_dir, s->name, s->def->hash, tools, (int64_t)time(NULL), &err) !=
       MCP_OK)
-    mlog(m, MCP_LOG_WARN, "%s: could not write the tool cache: %s", s->name,
+    mlog(m, MCP_LOG_WARN, s->name, "could not write the tool cache: %s",
          err.message ? err.message : "?");
   mcp_error_clear(&err);
 }
 
 /* Warns, naming the server, about each tool of a fresh tools/list that
  * cannot be published (no name, or a name that is not a string: the tool
- * list skips it). */
-static void warn_unnamed_tools(server *s, const char *tools) {
+ * list skips it).  Returns the array's length. */
+static size_t warn_unnamed_tools(server *s, const char *tools) {
   json_object *arr = tools ? json_tokener_parse(tools) : NULL;
   size_t n = json_object_is_type(arr, json_type_array) ? json_object_array_length(arr) : 0;
   for (size_t k = 0; k < n; k++) {
@@ -889,10 +967,11 @@ static void warn_unnamed_tools(server *s, const char *tools) {
         json_object_is_type(nm, json_type_string))
       continue;
     const char *shown = nm ? json_object_to_json_string_ext(nm, JSON_C_TO_STRING_PLAIN) : "none";
-    mlog(s->m, MCP_LOG_WARN, "%s: tools/list: tool %zu has %s name (%.40s%s); skipped", s->name, k,
+    mlog(s->m, MCP_LOG_WARN, s->name, "tools/list: tool %zu has %s name (%.40s%s); skipped", k,
          nm ? "a non-string" : "no", shown, strlen(shown) > 40 ? "..." : "");
   }
   json_object_put(arr);
+  return n;
 }
 
 static void connector_main(void *arg) {
@@ -901,6 +980,7 @@ static void connector_main(void *arg) {
   mcp_manager *m = s->m;
   mcp_error err = MCP_ERROR_INIT;
   char *tools = NULL;
+  size_t ntools = 0;
   mcp_status st;
 
   if (j->relist) {
@@ -914,18 +994,19 @@ static void connector_main(void *arg) {
       return;
     }
     st = list_tools(j->c->c, s->timeout_ms, m->stop_cancel, &tools, &err);
-    if (st == MCP_OK) warn_unnamed_tools(s, tools);
+    if (st == MCP_OK) ntools = warn_unnamed_tools(s, tools);
     pthread_mutex_lock(&m->lock);
     s->relisting = false;
     if (st == MCP_OK && s->conn == j->c && !m->stopping) {
       mcp__free(s->tools_json);
       s->tools_json = tools;
+      s->ntools = ntools;
       tools = NULL;
       s->tools_cached = false;
       m->publish_due = true;
       wake_locked(m);
     } else if (st != MCP_OK && !m->stopping) {
-      mlog(m, MCP_LOG_WARN, "%s: re-listing tools failed: %s", s->name,
+      mlog(m, MCP_LOG_WARN, s->name, "re-listing tools failed: %s",
            err.message ? err.message : "?");
     }
     conn_unref_locked(m, j->c);
@@ -955,7 +1036,7 @@ static void connector_main(void *arg) {
   if (m->o->client_name)
     mcp_client_options_set_client_info(co, m->o->client_name, m->o->client_version);
   mcp_client_options_set_notification_handler(co, hook_notification, c);
-  if (m->o->log.fn) mcp_client_options_set_log(co, m->o->log.fn, m->o->log.user);
+  if (has_log(m)) mcp_client_options_set_log(co, client_log, c);
   mcp_client_hooks hooks = {.on_close = hook_close, .user = c, .connect_cancel = j->cancel};
   if ((st = mcp__client_connect_ex(co, m->workers, &hooks, &c->c, &err)) != MCP_OK) goto done;
   if (co->insecure && co->url && strncmp(co->url, "https:", 6) == 0) {
@@ -964,19 +1045,18 @@ static void connector_main(void *arg) {
     s->warned_insecure = true;
     pthread_mutex_unlock(&m->lock);
     if (first)
-      mlog(m, MCP_LOG_WARN,
-           "%s: TLS certificate verification is off (insecure): the server's identity is not "
-           "checked",
-           s->name);
+      mlog(m, MCP_LOG_WARN, s->name,
+           "TLS certificate verification is off (insecure): the server's identity is not "
+           "checked");
   }
   st = list_tools(c->c, s->timeout_ms, j->cancel, &tools, &err);
-  if (st == MCP_OK) warn_unnamed_tools(s, tools);
+  if (st == MCP_OK) ntools = warn_unnamed_tools(s, tools);
 
 done:
   mcp_client_options_free(co);
   pthread_mutex_lock(&m->lock);
   bool current = j->attempt == s->attempt && !m->stopping;
-  s->connecting = false;
+  set_connecting_locked(s, false);
   if (s->connect_cancel == j->cancel) {
     mcp_cancel_unref(s->connect_cancel);
     s->connect_cancel = NULL;
@@ -986,6 +1066,7 @@ done:
     c = NULL; /* the manager's reference now */
     mcp__free(s->tools_json);
     s->tools_json = mcp__strdup(tools);
+    s->ntools = ntools;
     s->tools_cached = false;
     set_error_locked(s, NULL);
     mcp__free(s->protocol_version);
@@ -995,7 +1076,7 @@ done:
     if (s->breaker) {
       s->breaker =
           false; /* the half-open probe got through; s->trips stays until it proves stable */
-      mlog(m, MCP_LOG_INFO, "%s: circuit breaker closed: the server answered again", s->name);
+      mlog(m, MCP_LOG_INFO, s->name, "circuit breaker closed: the server answered again");
     }
     s->ready_at = mcp__now_ms();
     set_state_locked(s, S_READY);
@@ -1017,7 +1098,7 @@ done:
     mcp__free(msg);
     s->config_error = true;
     set_state_locked(s, S_FAILED);
-    mlog(m, MCP_LOG_ERROR, "%s: %s", s->name, s->last_error);
+    mlog(m, MCP_LOG_ERROR, s->name, "%s", s->last_error);
   } else if (current) {
     set_error_locked(s, err.message ? err.message : mcp_strerror(st));
     int64_t delay = backoff_ms(s);
@@ -1031,7 +1112,7 @@ done:
       set_state_locked(s, S_BACKOFF);
       wake_locked(m);
     }
-    mlog(m, MCP_LOG_WARN, "%s: %s", s->name, s->last_error);
+    mlog(m, MCP_LOG_WARN, s->name, "%s", s->last_error);
   }
   if (c) {
     /* Not installed (failed, stale or stopping): close it on a thread. */
@@ -1052,6 +1133,54 @@ done:
   mcp__free(j);
 }
 
+/* A job the manager is stopping for: undone, its bookkeeping undone. */
+static void drop_job(mcp_manager *m, job *j) {
+  server *s = j->s;
+  pthread_mutex_lock(&m->lock);
+  if (j->relist) {
+    s->relisting = false;
+    conn_unref_locked(m, j->c);
+  } else {
+    if (s->connect_cancel == j->cancel) {
+      mcp_cancel_unref(s->connect_cancel);
+      s->connect_cancel = NULL;
+    }
+    set_connecting_locked(s, false);
+  }
+  pthread_mutex_unlock(&m->lock);
+  mcp_cancel_unref(j->cancel);
+  mcp__free(j);
+}
+
+/* A connector thread: runs queued jobs until the queue is empty. */
+static void connectors_main(void *arg) {
+  mcp_manager *m = arg;
+  pthread_mutex_lock(&m->lock);
+  for (job *j; (j = m->jobs_head);) {
+    m->jobs_head = j->next;
+    if (!m->jobs_head) m->jobs_tail = NULL;
+    bool stopping = m->stopping;
+    pthread_mutex_unlock(&m->lock);
+    if (stopping) drop_job(m, j);
+    else connector_main(j);
+    pthread_mutex_lock(&m->lock);
+  }
+  m->connectors--;
+  pthread_mutex_unlock(&m->lock);
+}
+
+/* Queues |j| for a connector, starting one when fewer than MAX_CONNECTORS
+ * run.  False when none runs and none can start.  Caller holds m->lock. */
+static bool queue_job_locked(mcp_manager *m, job *j) {
+  if (m->connectors < MAX_CONNECTORS && spawn_locked(m, connectors_main, m)) m->connectors++;
+  if (m->connectors == 0) return false;
+  j->next = NULL;
+  if (m->jobs_tail) m->jobs_tail->next = j;
+  else m->jobs_head = j;
+  m->jobs_tail = j;
+  return true;
+}
+
 /* Starts a connect of |s| now.  Caller holds m->lock. */
 static void connect_locked(server *s) {
   mcp_manager *m = s->m;
@@ -1064,18 +1193,18 @@ static void connect_locked(server *s) {
   }
   j->s = s;
   j->attempt = ++s->attempt;
-  s->connecting = true;
+  set_connecting_locked(s, true);
   mcp_cancel_unref(s->connect_cancel);
   s->connect_cancel = mcp_cancel_ref(j->cancel);
   s->retry_at = MCP_NO_DEADLINE;
   if (s->state != S_DEFERRED) set_state_locked(s, S_CONNECTING);
-  if (!spawn_locked(m, connector_main, j)) {
-    s->connecting = false;
+  if (!queue_job_locked(m, j)) {
+    set_connecting_locked(s, false);
     mcp_cancel_unref(s->connect_cancel);
     s->connect_cancel = NULL;
     mcp_cancel_unref(j->cancel);
     mcp__free(j);
-    set_error_locked(s, "could not start a connector thread");
+    set_error_locked(s, "could not start a connector thread (the thread limit, ulimit -u?)");
     set_state_locked(s, S_FAILED);
   }
 }
@@ -1097,7 +1226,7 @@ static void relist_locked(server *s) {
   s->relist_what = 0;
   j->c = conn_ref(s->conn);
   s->relisting = true;
-  if (!spawn_locked(m, connector_main, j)) {
+  if (!queue_job_locked(m, j)) {
     s->relisting = false;
     conn_unref_locked(m, j->c);
     mcp__free(j);
@@ -1116,7 +1245,33 @@ static void tool_list_free(mcp_tool_list *l) {
     mcp__free(l->e[i].json);
   }
   mcp__free(l->e);
+  mcp__free(l->index);
   mcp__free(l);
+}
+
+static size_t name_hash(const char *s);
+
+/* Indexes |l| by name (once, when built).  False when out of memory. */
+static bool tool_list_index(mcp_tool_list *l) {
+  size_t cap = 16;
+  while (cap < 2 * l->n) cap *= 2;
+  if (!(l->index = mcp__calloc(cap, sizeof(*l->index)))) return false;
+  l->icap = cap;
+  for (size_t k = 0; k < l->n; k++) {
+    size_t i = name_hash(l->e[k].name) & (cap - 1);
+    while (l->index[i]) i = (i + 1) & (cap - 1);
+    l->index[i] = k + 1;
+  }
+  return true;
+}
+
+/* The entry named |name| in |l|, or NULL. */
+static const struct tl_entry *tool_list_find(const mcp_tool_list *l, const char *name) {
+  if (!l || !l->icap) return NULL;
+  for (size_t i = name_hash(name) & (l->icap - 1);; i = (i + 1) & (l->icap - 1)) {
+    if (!l->index[i]) return NULL;
+    if (strcmp(l->e[l->index[i] - 1].name, name) == 0) return &l->e[l->index[i] - 1];
+  }
 }
 
 MCP_EXTERN mcp_tool_list *mcp_tool_list_ref(mcp_tool_list *l) {
@@ -1235,6 +1390,7 @@ static mcp_tool_list *build_list(mcp_manager *m, uint64_t version) {
     l->n++;
     if (!e->name || !e->server || !e->tool || !e->json) ok = false;
   }
+  if (ok) ok = tool_list_index(l);
   mcp__names_free(named, nnamed);
   mcp__free(orig);
   mcp__free(from);
@@ -1258,13 +1414,25 @@ static void publish(mcp_manager *m) {
   pthread_mutex_lock(&m->lock);
   uint64_t version = ++m->version;
   m->publish_due = false;
+  m->publishing = true;
   pthread_mutex_unlock(&m->lock);
+  int64_t t0 = mcp__now_ms();
   mcp_tool_list *l = build_list(m, version);
   if (!l) {
-    mlog(m, MCP_LOG_ERROR, "out of memory building the tool list");
+    mlog(m, MCP_LOG_ERROR, NULL, "out of memory building the tool list");
+    pthread_mutex_lock(&m->lock);
+    m->publishing = false;
+    pthread_cond_broadcast(&m->changed);
+    pthread_mutex_unlock(&m->lock);
     return;
   }
   pthread_mutex_lock(&m->lock);
+  m->publishing = false;
+  m->published_at = mcp__now_ms();
+  int64_t gap = 4 * (m->published_at - t0);
+  m->publish_gap_ms = gap < PUBLISH_GAP_MIN_MS   ? PUBLISH_GAP_MIN_MS
+                      : gap > PUBLISH_GAP_MAX_MS ? PUBLISH_GAP_MAX_MS
+                                                 : gap;
   mcp_tool_list *old = m->snap;
   m->snap = l;
   /* Callers waiting for a tool name or for every server to settle. */
@@ -1301,10 +1469,16 @@ static void *manager_main(void *arg) {
       }
     }
     if (m->publish_due) {
-      pthread_mutex_unlock(&m->lock);
-      publish(m);
-      pthread_mutex_lock(&m->lock);
-      continue;
+      /* Servers still connecting: batch them (see PUBLISH_GAP_MIN_MS).
+       * The last one settling publishes at once. */
+      int64_t at = m->published_at + m->publish_gap_ms;
+      if (m->nconnecting == 0 || now >= at) {
+        pthread_mutex_unlock(&m->lock);
+        publish(m);
+        pthread_mutex_lock(&m->lock);
+        continue;
+      }
+      if (at < next) next = at;
     }
     struct timespec ts = mcp__ts_from_ms(next);
     pthread_cond_timedwait(&m->wake, &m->lock, &ts);
@@ -1346,6 +1520,8 @@ static mcp_manager_options *options_dup(const mcp_manager_options *o) {
   d->list_max_items = o->list_max_items;
   d->list_max_bytes = o->list_max_bytes;
   d->log = o->log;
+  d->log_record = o->log_record;
+  d->log_record_user = o->log_record_user;
   d->event_fn = o->event_fn;
   d->event_user = o->event_user;
   d->env_project = o->env_project;
@@ -1398,18 +1574,45 @@ static void server_free(server *s) {
   mcp__free(s);
 }
 
+static size_t name_hash(const char *s) {
+  uint64_t h = UINT64_C(14695981039346656037); /* FNV-1a */
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
+  return (size_t)h;
+}
+
+/* The server named |name| (the first added of that name), or NULL.  The
+ * index is only written while loading, before any other thread runs. */
+static server *find_server(mcp_manager *m, const char *name) {
+  if (!m->icap) return NULL;
+  for (size_t i = name_hash(name) & (m->icap - 1);; i = (i + 1) & (m->icap - 1)) {
+    if (!m->index[i]) return NULL;
+    if (strcmp(m->index[i]->name, name) == 0) return m->index[i];
+  }
+}
+
+static void index_put(server **index, size_t cap, server *s) {
+  size_t i = name_hash(s->name) & (cap - 1);
+  while (index[i]) i = (i + 1) & (cap - 1);
+  index[i] = s;
+}
+
 static bool add_server(mcp_manager *m, server *s) {
   server **v = mcp__reallocarray(m->servers, m->n + 1, sizeof(*v));
   if (!v) return false;
   m->servers = v;
+  if (2 * (m->n + 1) > m->icap) { /* at most half full */
+    size_t cap = m->icap ? 2 * m->icap : 16;
+    server **ix = mcp__calloc(cap, sizeof(*ix));
+    if (!ix) return false;
+    for (size_t i = 0; i < m->icap; i++)
+      if (m->index[i]) index_put(ix, cap, m->index[i]);
+    mcp__free(m->index);
+    m->index = ix;
+    m->icap = cap;
+  }
+  if (!find_server(m, s->name)) index_put(m->index, m->icap, s);
   m->servers[m->n++] = s;
   return true;
-}
-
-static server *find_server(mcp_manager *m, const char *name) {
-  for (size_t i = 0; i < m->n; i++)
-    if (strcmp(m->servers[i]->name, name) == 0) return m->servers[i];
-  return NULL;
 }
 
 /* Discovery: code servers first, then every file in priority order. */
@@ -1441,7 +1644,8 @@ static mcp_status load_servers(mcp_manager *m, mcp_error *err) {
   if (st != MCP_OK) return st;
   /* Each message already names its file and server. */
   for (size_t i = 0; i < m->cfg->ndiags; i++)
-    mlog(m, m->cfg->diags[i].level, "%s", m->cfg->diags[i].message ? m->cfg->diags[i].message : "");
+    post_ev(m, EV_LOG_NAMED, m->cfg->diags[i].level, m->cfg->diags[i].server,
+            mcp__strdup(m->cfg->diags[i].message ? m->cfg->diags[i].message : ""));
   for (size_t i = 0; i < m->cfg->ndefs; i++) {
     const mcp_server_def *def = m->cfg->defs[i];
     if (find_server(m, def->name)) continue; /* a code server wins */
@@ -1463,6 +1667,7 @@ static mcp_status load_servers(mcp_manager *m, mcp_error *err) {
 static void manager_free_all(mcp_manager *m) {
   for (size_t i = 0; i < m->n; i++) server_free(m->servers[i]);
   mcp__free(m->servers);
+  mcp__free(m->index);
   mcp__config_free(m->cfg);
   mcp_tool_list_unref(m->snap);
   if (m->lane) mcp__lane_free(m->lane);
@@ -1512,10 +1717,7 @@ MCP_EXTERN mcp_status mcp_manager_start(const mcp_manager_options *o, mcp_manage
   int64_t gate = mcp__now_ms() + m->o->gate_ms;
   pthread_mutex_lock(&m->lock);
   for (;;) {
-    bool pending = false;
-    for (size_t i = 0; i < m->n; i++)
-      if (m->servers[i]->connecting) pending = true;
-    if (!pending || mcp__now_ms() >= gate) break;
+    if (m->nconnecting == 0 || mcp__now_ms() >= gate) break;
     struct timespec ts = mcp__ts_from_ms(gate);
     pthread_cond_timedwait(&m->changed, &m->lock, &ts);
   }
@@ -1529,11 +1731,12 @@ MCP_EXTERN mcp_status mcp_manager_start(const mcp_manager_options *o, mcp_manage
                     &tools, &oc, &why);
     if (oc == MCP_CACHE_HIT && tools) {
       s->tools_json = tools;
+      s->ntools = tools_count(tools);
       s->tools_cached = true;
       set_state_locked(s, S_DEFERRED);
     } else {
       mcp__free(tools);
-      if (why) mlog(m, mcp__cache_outcome_level(oc), "%s: tool cache: %s", s->name, why);
+      if (why) mlog(m, mcp__cache_outcome_level(oc), s->name, "tool cache: %s", why);
     }
     mcp__free(why);
   }
@@ -1758,7 +1961,7 @@ static uint64_t reconnect_for_resend(server *s, conn *c, mcp_status st, const mc
   uint64_t gen = s->connecting ? s->attempt : s->attempt + 1;
   conn_unref_locked(m, c);
   pthread_mutex_unlock(&m->lock);
-  mlog(m, MCP_LOG_INFO, "%s: %s; reconnecting and retrying once", s->name,
+  mlog(m, MCP_LOG_INFO, s->name, "%s; reconnecting and retrying once",
        e->message ? e->message : mcp_strerror(st));
   return gen;
 }
@@ -1850,13 +2053,11 @@ static bool idem_request(mcp_manager *m, const server *s, const void *arg) {
   return method_idempotent(((const req_arg *)arg)->method);
 }
 
-/* Is a connect running, or a tool list not yet published?  Then a name
- * missing from the tool list may still come.  Caller holds m->lock. */
+/* Is a connect running, or a tool list not yet published (due, or being
+ * built: wait_ready() returning then would hand out the old list)?  Then a
+ * name missing from the tool list may still come.  Caller holds m->lock. */
 static bool unsettled_locked(const mcp_manager *m) {
-  if (m->publish_due) return true;
-  for (size_t i = 0; i < m->n; i++)
-    if (m->servers[i]->connecting) return true;
-  return false;
+  return m->publish_due || m->publishing || m->nconnecting > 0;
 }
 
 /*
@@ -1873,13 +2074,10 @@ static mcp_status find_tool(mcp_manager *m, const char *name, int64_t deadline, 
   *tool = NULL;
   for (;;) {
     mcp_tool_list *l = mcp_manager_tools(m);
-    for (size_t i = 0; l && i < l->n; i++) {
-      if (strcmp(l->e[i].name, name) == 0) {
-        *s = find_server(m, l->e[i].server);
-        if (!(*tool = mcp__strdup(l->e[i].tool)))
-          st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
-        break;
-      }
+    const struct tl_entry *e = tool_list_find(l, name);
+    if (e) {
+      *s = find_server(m, e->server);
+      if (!(*tool = mcp__strdup(e->tool))) st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
     }
     uint64_t seen = l ? l->version : 0;
     mcp_tool_list_unref(l);
@@ -1887,7 +2085,8 @@ static mcp_status find_tool(mcp_manager *m, const char *name, int64_t deadline, 
     if (!listening && cancel)
       listening = mcp__cancel_listen(cancel, &wake, wake_waiters, m) == MCP_OK;
     pthread_mutex_lock(&m->lock);
-    bool more = !m->stopping && unsettled_locked(m) && m->version == seen;
+    /* The published list's version: m->version moves when a build starts. */
+    bool more = !m->stopping && unsettled_locked(m) && (m->snap ? m->snap->version : 0) == seen;
     if (more && cancel && mcp_cancel_is_fired(cancel)) {
       pthread_mutex_unlock(&m->lock);
       st = mcp__error_set(err, MCP_ECANCELLED, "cancelled while waiting for tool \"%s\"", name);
@@ -1904,7 +2103,7 @@ static mcp_status find_tool(mcp_manager *m, const char *name, int64_t deadline, 
       if (deadline == MCP_NO_DEADLINE) pthread_cond_wait(&m->changed, &m->lock);
       else pthread_cond_timedwait(&m->changed, &m->lock, &ts);
     }
-    bool again = more || m->version != seen;
+    bool again = more || (m->snap ? m->snap->version : 0) != seen;
     pthread_mutex_unlock(&m->lock);
     if (!again) break;
   }
@@ -1938,7 +2137,8 @@ MCP_EXTERN mcp_status mcp_manager_wait_ready(mcp_manager *m, const char *server_
     }
     mcp_error_clear(&werr);
   }
-  while (st == MCP_OK && !m->stopping && (s ? m->publish_due : unsettled_locked(m))) {
+  while (st == MCP_OK && !m->stopping &&
+         (s ? m->publish_due || m->publishing : unsettled_locked(m))) {
     if (deadline != MCP_NO_DEADLINE && mcp__now_ms() >= deadline) {
       char names[256] = "";
       size_t k = 0;
@@ -2160,11 +2360,10 @@ MCP_EXTERN mcp_status mcp_manager_call_tool_async(mcp_manager *m, const char *na
   /* Fast path: a listed name whose server is ready now. */
   const char *slash = strchr(name, '/');
   mcp_tool_list *l = slash ? NULL : mcp_manager_tools(m);
-  for (size_t i = 0; l && i < l->n; i++) {
-    if (strcmp(l->e[i].name, name) != 0) continue;
-    a->s = find_server(m, l->e[i].server);
-    a->tool = mcp__strdup(l->e[i].tool);
-    break;
+  const struct tl_entry *te = tool_list_find(l, name);
+  if (te) {
+    a->s = find_server(m, te->server);
+    a->tool = mcp__strdup(te->tool);
   }
   mcp_tool_list_unref(l);
   if (a->s && a->tool) {

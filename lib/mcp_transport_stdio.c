@@ -70,6 +70,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -79,6 +80,7 @@
 #include "mcp_jsonl.h"
 #include "mcp_spawn.h"
 #include "mcp_transport.h"
+#include "mcp_workers.h"
 
 #define STDIO_DEFAULT_TAIL ((size_t)64 * 1024)
 #define STDIO_DEFAULT_GRACE_MS 2000
@@ -232,6 +234,21 @@ static const char *errtext(int e, char *buf, size_t n) {
 #endif
 }
 
+/* Names the limit behind EMFILE, ENFILE or EAGAIN (a host with very many
+ * servers reaches it), as " (...)"; "" for any other error. */
+static const char *limit_hint(int e, char *buf, size_t n) {
+  struct rlimit rl;
+  if (e == EMFILE && getrlimit(RLIMIT_NOFILE, &rl) == 0)
+    snprintf(buf, n, " (the open-file limit, ulimit -n, is %llu; a stdio server takes 4)",
+             (unsigned long long)rl.rlim_cur);
+  else if (e == ENFILE) snprintf(buf, n, " (the system's open-file table is full)");
+  else if (e == EAGAIN && getrlimit(RLIMIT_NPROC, &rl) == 0)
+    snprintf(buf, n, " (the process and thread limit, ulimit -u, is %llu)",
+             (unsigned long long)rl.rlim_cur);
+  else buf[0] = 0;
+  return buf;
+}
+
 static const char *signame(int sig) {
   switch (sig) {
   case SIGHUP: return "SIGHUP";
@@ -313,8 +330,9 @@ static mcp_status spawn_child(stdio_transport *t, const mcp_stdio_config *cfg, m
   }
   if (make_pipe(in) < 0 || make_pipe(outp) < 0 || make_pipe(errp) < 0) {
     int e = errno;
-    st = mcp__error_set(err, MCP_ESPAWN, "cannot create pipes for '%s': %s", prog,
-                        errtext(e, eb, sizeof(eb)));
+    char hint[128];
+    st = mcp__error_set(err, MCP_ESPAWN, "cannot create pipes for '%s': %s%s", prog,
+                        errtext(e, eb, sizeof(eb)), limit_hint(e, hint, sizeof(hint)));
     goto out;
   }
   if (set_nonblock(in[1]) < 0 || set_nonblock(outp[0]) < 0 || set_nonblock(errp[0]) < 0) {
@@ -339,7 +357,11 @@ static mcp_status spawn_child(stdio_transport *t, const mcp_stdio_config *cfg, m
                           prog, cfg->cwd, what);
     else if (stage == MCP_SPAWN_STAGE_SETUP)
       st = mcp__error_set(err, MCP_ESPAWN, "cannot run '%s': child setup: %s", prog, what);
-    else st = mcp__error_set(err, MCP_ESPAWN, "cannot run '%s': %s", prog, what);
+    else {
+      char hint[128];
+      st = mcp__error_set(err, MCP_ESPAWN, "cannot run '%s': %s%s", prog, what,
+                          limit_hint(e, hint, sizeof(hint)));
+    }
     goto out;
   }
 
@@ -1393,8 +1415,10 @@ mcp_status mcp__stdio_transport_new(const mcp_stdio_config *cfg, const mcp_trans
   }
   int sp[2];
   if (make_pipe(sp) < 0) {
-    char eb[96];
-    st = mcp__error_set(err, MCP_EIO, "cannot create pipe: %s", errtext(errno, eb, sizeof(eb)));
+    char eb[96], hint[128];
+    int e = errno;
+    st = mcp__error_set(err, MCP_EIO, "cannot create pipe: %s%s", errtext(e, eb, sizeof(eb)),
+                        limit_hint(e, hint, sizeof(hint)));
     goto fail;
   }
   t->stop_rd = sp[0];
@@ -1404,9 +1428,10 @@ mcp_status mcp__stdio_transport_new(const mcp_stdio_config *cfg, const mcp_trans
   t->lwake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (t->rwake_fd < 0 || t->lwake_fd < 0 || move_high(&t->rwake_fd) < 0 ||
       move_high(&t->lwake_fd) < 0) {
-    char eb[96];
-    st = mcp__error_set(err, errno == ENOMEM ? MCP_ENOMEM : MCP_EIO, "cannot create eventfd: %s",
-                        errtext(errno, eb, sizeof(eb)));
+    char eb[96], hint[128];
+    int e = errno;
+    st = mcp__error_set(err, e == ENOMEM ? MCP_ENOMEM : MCP_EIO, "cannot create eventfd: %s%s",
+                        errtext(e, eb, sizeof(eb)), limit_hint(e, hint, sizeof(hint)));
     goto fail;
   }
 
@@ -1414,9 +1439,10 @@ mcp_status mcp__stdio_transport_new(const mcp_stdio_config *cfg, const mcp_trans
   if (st != MCP_OK) goto fail;
   t->in_poll_fd = fcntl(t->in_fd, F_DUPFD_CLOEXEC, 3);
   if (t->in_poll_fd < 0) {
-    char eb[96];
-    st = mcp__error_set(err, MCP_EIO, "cannot duplicate the stdin pipe: %s",
-                        errtext(errno, eb, sizeof(eb)));
+    char eb[96], hint[128];
+    int e = errno;
+    st = mcp__error_set(err, MCP_EIO, "cannot duplicate the stdin pipe: %s%s",
+                        errtext(e, eb, sizeof(eb)), limit_hint(e, hint, sizeof(hint)));
     goto fail;
   }
 
@@ -1424,12 +1450,19 @@ mcp_status mcp__stdio_transport_new(const mcp_stdio_config *cfg, const mcp_trans
    * to host threads and never interrupt it. */
   sigset_t all, old;
   sigfillset(&all);
+  pthread_attr_t attr; /* a small stack: a host may run a thousand readers */
+  int rc = mcp__thread_attr_init(&attr, MCP__STACK_IO, false);
   pthread_sigmask(SIG_SETMASK, &all, &old);
-  int rc = pthread_create(&t->reader, NULL, reader_main, t);
+  if (rc == 0) {
+    rc = pthread_create(&t->reader, &attr, reader_main, t);
+    pthread_attr_destroy(&attr);
+  }
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (rc != 0) {
-    st = mcp__error_set(err, rc == EAGAIN ? MCP_ENOMEM : MCP_EIO, "cannot start reader thread: %s",
-                        strerror(rc));
+    char hint[128];
+    st = mcp__error_set(err, rc == EAGAIN ? MCP_ENOMEM : MCP_EIO,
+                        "cannot start reader thread: %s%s", strerror(rc),
+                        limit_hint(rc, hint, sizeof(hint)));
     goto fail;
   }
   t->reader_started = true;

@@ -31,6 +31,7 @@
 #include "config.h"
 
 #include <assert.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -320,4 +321,28 @@ void mcp__lane_free(mcp_lane *l) {
   while (l->scheduled) pthread_cond_wait(&l->drained, &l->lock);
   pthread_mutex_unlock(&l->lock);
   lane_release(l);
+}
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define STACK_SCALE 4
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define STACK_SCALE 4
+#endif
+#endif
+#ifndef STACK_SCALE
+#define STACK_SCALE 1
+#endif
+
+int mcp__thread_attr_init(pthread_attr_t *a, size_t bytes, bool detached) {
+  int rc = pthread_attr_init(a);
+  if (rc != 0) return rc;
+  size_t want = bytes * STACK_SCALE;
+#ifdef PTHREAD_STACK_MIN
+  if (want < (size_t)PTHREAD_STACK_MIN) want = (size_t)PTHREAD_STACK_MIN;
+#endif
+  /* EINVAL (below the minimum, odd page rounding): keep the default. */
+  (void)pthread_attr_setstacksize(a, want);
+  if (detached) pthread_attr_setdetachstate(a, PTHREAD_CREATE_DETACHED);
+  return 0;
 }

@@ -10,6 +10,7 @@
 #ifndef MCP_WORKERS_H
 #define MCP_WORKERS_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -54,5 +55,24 @@ bool mcp__lane_is_current(const mcp_lane *l);
  * remaining queued items have run.
  */
 void mcp__lane_free(mcp_lane *l);
+
+/*
+ * Stack sizes of the library's long-lived threads.  A host with a thousand
+ * servers has a thousand stdio readers (and HTTP I/O threads): glibc's
+ * default (the RLIMIT_STACK soft limit, often 8 MiB) per thread reserves
+ * gigabytes of address space and a guard page mapping each.  These threads
+ * run no host code; MCP__STACK_IO covers the deepest of them (an OpenSSL
+ * handshake, getaddrinfo) with a wide margin, and sanitizer builds get
+ * four times as much.
+ */
+#define MCP__STACK_IO ((size_t)256 * 1024)
+#define MCP__STACK_WORK ((size_t)512 * 1024)
+
+/*
+ * mcp__thread_attr_init() initialises |a| with a stack of |bytes| (scaled up
+ * under sanitizers, never below PTHREAD_STACK_MIN), detached or joinable.
+ * Returns 0 or pthread_attr_init()'s error; the caller destroys |a|.
+ */
+int mcp__thread_attr_init(pthread_attr_t *a, size_t bytes, bool detached);
 
 #endif /* MCP_WORKERS_H */

@@ -4,7 +4,8 @@
  * parallel connects behind the startup gate, the deferred-tool cache,
  * reconnection after kill -9, the circuit breaker, list_changed, name
  * folding and collisions, discovery precedence, and many host threads
- * calling and listing while servers crash and come back.
+ * calling and listing while servers crash and come back; a few hundred
+ * servers in one manager; log records naming their server.
  */
 #include "config.h"
 
@@ -16,6 +17,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -831,6 +833,8 @@ START_TEST(list_changed_republishes) {
   mcp_manager_options *o = base_options(tpath("mcp.json"));
   mcp_manager *m = start(o);
   ck_assert(wait_state(m, "growing", "ready", 10000));
+  /* "ready" is announced before its tools are published: wait for both. */
+  ck_assert_int_eq(mcp_manager_wait_ready(m, NULL, 10000, NULL), MCP_OK);
   mcp_tool_list *before = mcp_manager_tools(m);
   ck_assert_int_lt(tool_index(before, "mcp__growing_extra"), 0);
   char *r = echo_via(m, "growing/grow", "", MCP_OK); /* unlisted: by SERVER/TOOL */
@@ -1149,6 +1153,240 @@ START_TEST(diagnostics_and_connecting_event) {
 }
 END_TEST
 
+/* ---- many servers and log records ------------------------------------------- */
+
+/* A field of /proc/self/status ("Threads"), or -1. */
+static long self_status(const char *key) {
+  FILE *f = fopen("/proc/self/status", "r");
+  if (!f) return -1;
+  char line[256];
+  long v = -1;
+  size_t k = strlen(key);
+  while (fgets(line, sizeof(line), f))
+    if (!strncmp(line, key, k) && line[k] == ':') v = strtol(line + k + 1, NULL, 10);
+  fclose(f);
+  return v;
+}
+
+static long open_fds(void) {
+  DIR *d = opendir("/proc/self/fd");
+  if (!d) return -1;
+  long n = 0;
+  while (readdir(d)) n++;
+  closedir(d);
+  return n - 3; /* ".", "..", the DIR's own */
+}
+
+/* A few hundred servers in one manager (a dozen under valgrind): every
+ * server's tools arrive in the list wait_ready() hands out, every name
+ * resolves (the public one and server/tool), and mcp_manager_free()
+ * leaves no thread, descriptor or child behind.  No timing asserted: the
+ * figures are bench/manyservers's. */
+START_TEST(hundreds_of_servers) {
+  setup();
+  int n = test_under_valgrind() ? 12 : 200;
+  mcp_manager_options *o = mcp_manager_options_new();
+  ck_assert_ptr_nonnull(o);
+  mcp_manager_options_set_discovery(o, false, false);
+  mcp_manager_options_set_cache_dir(o, NULL);
+  mcp_manager_options_set_startup_gate_ms(o, 0);
+  mcp_client_options *co = mcp_client_options_new();
+  const char *argv[] = {fault(), NULL};
+  ck_assert_int_eq(mcp_client_options_set_stdio(co, argv), MCP_OK);
+  /* The baseline after one server's run: what the process keeps for good
+   * (a sanitizer's own threads, lazily started) is not a leak. */
+  ck_assert_int_eq(mcp_manager_options_add_server(o, "s0", co), MCP_OK);
+  mcp_manager *m = start(o);
+  ck_assert_int_eq(mcp_manager_wait_ready(m, NULL, 100000, NULL), MCP_OK);
+  mcp_manager_free(m);
+  mcp_manager_options_free(o);
+  WAIT_UNTIL(waitpid(-1, NULL, WNOHANG) == -1, 10000);
+  long threads0 = self_status("Threads"), fds0 = open_fds();
+  o = mcp_manager_options_new();
+  ck_assert_ptr_nonnull(o);
+  mcp_manager_options_set_discovery(o, false, false);
+  mcp_manager_options_set_cache_dir(o, NULL);
+  mcp_manager_options_set_startup_gate_ms(o, 0);
+  for (int i = 0; i < n; i++) {
+    char name[16];
+    snprintf(name, sizeof(name), "s%d", i);
+    ck_assert_int_eq(mcp_manager_options_add_server(o, name, co), MCP_OK);
+  }
+  mcp_client_options_free(co);
+  m = start(o);
+  mcp_error err = MCP_ERROR_INIT;
+  ck_assert_msg(mcp_manager_wait_ready(m, NULL, 100000, &err) == MCP_OK, "wait_ready: %s",
+                err.message ? err.message : "");
+  /* The list handed out right after wait_ready() has every server. */
+  mcp_tool_list *l = mcp_manager_tools(m);
+  char *seen = calloc((size_t)n, 1);
+  ck_assert_ptr_nonnull(seen);
+  for (size_t i = 0; i < mcp_tool_list_count(l); i++) {
+    const char *sv = mcp_tool_list_server(l, i);
+    ck_assert(sv[0] == 's');
+    seen[atoi(sv + 1)] = 1;
+  }
+  for (int i = 0; i < n; i++) ck_assert_msg(seen[i], "no tools of server s%d", i);
+  free(seen);
+  mcp_tool_list_unref(l);
+  char *js = NULL;
+  ck_assert_int_eq(mcp_manager_servers(m, &js, NULL), MCP_OK);
+  int ready = 0;
+  for (const char *p = js; (p = strstr(p, "\"state\":\"ready\"")); p++) ready++;
+  ck_assert_int_eq(ready, n);
+  mcp_free(js);
+  /* Names resolve: server/tool for every server, public names for some. */
+  for (int i = 0; i < n; i++) {
+    char tool[32], text[16];
+    snprintf(tool, sizeof(tool), "s%d/echo", i);
+    snprintf(text, sizeof(text), "hi%d", i);
+    char *r = echo_via(m, tool, text, MCP_OK);
+    ck_assert_ptr_nonnull(strstr(r, text));
+    mcp_free(r);
+  }
+  for (int i = 0; i < n; i += n / 4) {
+    char tool[32];
+    snprintf(tool, sizeof(tool), "mcp__s%d_echo", i);
+    char *r = echo_via(m, tool, "pub", MCP_OK);
+    mcp_free(r);
+  }
+  ck_assert_int_eq(mcp_manager_request(m, "nosuch", "ping", NULL, NULL, &js, &err), MCP_ENOTFOUND);
+  mcp_error_clear(&err);
+  mcp_manager_free(m);
+  mcp_manager_options_free(o);
+  /* Every child reaped, every descriptor closed, every thread gone
+   * (detached threads finish exiting just after they stop counting). */
+  ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1);
+  ck_assert_int_eq(errno, ECHILD);
+  ck_assert_int_eq(open_fds(), fds0);
+  WAIT_UNTIL(self_status("Threads") <= threads0, 10000);
+  ck_assert_int_le(self_status("Threads"), threads0);
+}
+END_TEST
+
+/* Past the descriptor limit, a server's connect fails naming the limit
+ * (ulimit -n and its value), and the manager shuts down cleanly. */
+START_TEST(fd_limit_is_named) {
+  setup();
+  struct rlimit old, rl;
+  ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &old), 0);
+  rl = old;
+  rl.rlim_cur = (rlim_t)open_fds() + 24; /* two or three servers' worth */
+  ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+  mcp_manager_options *o = mcp_manager_options_new();
+  mcp_manager_options_set_discovery(o, false, false);
+  mcp_manager_options_set_cache_dir(o, NULL);
+  mcp_client_options *co = mcp_client_options_new();
+  const char *argv[] = {fault(), NULL};
+  ck_assert_int_eq(mcp_client_options_set_stdio(co, argv), MCP_OK);
+  for (int i = 0; i < 8; i++) {
+    char name[16];
+    snprintf(name, sizeof(name), "s%d", i);
+    ck_assert_int_eq(mcp_manager_options_add_server(o, name, co), MCP_OK);
+  }
+  mcp_client_options_free(co);
+  mcp_manager *m = start(o);
+  ck_assert_int_eq(mcp_manager_wait_ready(m, NULL, 20000, NULL), MCP_OK);
+  char *js = NULL;
+  ck_assert_int_eq(mcp_manager_servers(m, &js, NULL), MCP_OK);
+  char want[64];
+  snprintf(want, sizeof(want), "ulimit -n, is %llu", (unsigned long long)rl.rlim_cur);
+  ck_assert_msg(strstr(js, want), "no server names the limit: %s", js);
+  ck_assert_ptr_nonnull(strstr(js, "\"state\":\"ready\""));
+  mcp_free(js);
+  mcp_manager_free(m);
+  mcp_manager_options_free(o);
+  ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &old), 0);
+}
+END_TEST
+
+typedef struct logrec {
+  pthread_mutex_t lock;
+  int n;
+  char server[64][32];
+  char msg[64][160];
+} logrec;
+
+static logrec logs = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void on_record(void *user, const mcp_log_record *r) {
+  logrec *x = user;
+  ck_assert_uint_ge(r->size, sizeof(*r));
+  pthread_mutex_lock(&x->lock);
+  if (x->n < 64) {
+    snprintf(x->server[x->n], sizeof(x->server[0]), "%s", r->server ? r->server : "(null)");
+    snprintf(x->msg[x->n], sizeof(x->msg[0]), "%s", r->message);
+    x->n++;
+  }
+  pthread_mutex_unlock(&x->lock);
+}
+
+static void on_line(void *user, mcp_log_level level, const char *msg) {
+  (void)level;
+  logrec *x = user;
+  pthread_mutex_lock(&x->lock);
+  if (x->n < 64) snprintf(x->msg[x->n++], sizeof(x->msg[0]), "%s", msg);
+  pthread_mutex_unlock(&x->lock);
+}
+
+/* A record from |server| whose message starts with |prefix|? */
+static bool has_record(const char *server, const char *prefix) {
+  pthread_mutex_lock(&logs.lock);
+  bool yes = false;
+  for (int i = 0; i < logs.n && !yes; i++)
+    yes = (!server || !strcmp(logs.server[i], server)) &&
+          !strncmp(logs.msg[i], prefix, strlen(prefix));
+  pthread_mutex_unlock(&logs.lock);
+  return yes;
+}
+
+/* Every log record names its server as a field: the manager's own lines
+ * and those of the server's client; the plain callback still gets
+ * "server: message". */
+START_TEST(log_records_name_the_server) {
+  setup();
+  write_file(tpath("mcp.json"),
+             "{\"mcpServers\": {\"crashy\": {\"command\": \"%s\", \"args\": [\"--crash-on-call\"]},"
+             "\"missing\": {\"command\": \"/nonexistent/mcp-server\"}}}",
+             fault());
+  for (int pass = 0; pass < 2; pass++) {
+    pthread_mutex_lock(&logs.lock);
+    logs.n = 0;
+    pthread_mutex_unlock(&logs.lock);
+    mcp_manager_options *o = base_options(tpath("mcp.json"));
+    if (pass == 0) mcp_manager_options_set_log_record(o, on_record, &logs);
+    else mcp_manager_options_set_log(o, on_line, &logs);
+    mcp_manager *m = start(o);
+    ck_assert(wait_state(m, "crashy", "ready", 10000));
+    ck_assert(wait_state(m, "missing", "failed", 10000));
+    char *r = NULL;
+    mcp_error err = MCP_ERROR_INIT;
+    ck_assert_int_ne(mcp_manager_call_tool(m, "crashy/echo", "{\"text\":\"x\"}", NULL, &r, &err),
+                     MCP_OK);
+    mcp_error_clear(&err);
+    if (pass == 0) {
+      /* The manager's line about "missing", without the name in the text. */
+      WAIT_UNTIL(has_record("missing", "cannot run"), 10000);
+      ck_assert(has_record("missing", "cannot run"));
+      /* The client's own line about its closed connection, and the
+       * manager's, both from "crashy". */
+      WAIT_UNTIL(has_record("crashy", "connection closed"), 10000);
+      ck_assert(has_record("crashy", "connection closed"));
+      WAIT_UNTIL(has_record("crashy", "connection lost"), 10000);
+      ck_assert(has_record("crashy", "connection lost"));
+      ck_assert(!has_record(NULL, "crashy:") && !has_record(NULL, "missing:"));
+    } else {
+      WAIT_UNTIL(has_record(NULL, "missing: cannot run"), 10000);
+      ck_assert(has_record(NULL, "missing: cannot run"));
+      WAIT_UNTIL(has_record(NULL, "crashy: connection closed"), 10000);
+      ck_assert(has_record(NULL, "crashy: connection closed"));
+    }
+    mcp_manager_free(m);
+    mcp_manager_options_free(o);
+  }
+}
+END_TEST
+
 static Suite *manager_suite(void) {
   Suite *s = suite_create("manager");
   TCase *tc = tcase_create("core");
@@ -1170,6 +1408,9 @@ static Suite *manager_suite(void) {
   tcase_add_test(tc, sixteen_threads_during_reconnects);
   tcase_add_test(tc, cancel_and_shutdown_during_connect);
   tcase_add_test(tc, diagnostics_and_connecting_event);
+  tcase_add_test(tc, hundreds_of_servers);
+  tcase_add_test(tc, log_records_name_the_server);
+  tcase_add_test(tc, fd_limit_is_named);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -125,6 +125,23 @@ typedef enum mcp_log_level {
 /* A log line, without trailing newline.  |msg| is valid only during the call. */
 typedef void (*mcp_log_fn)(void *user, mcp_log_level level, const char *msg);
 
+/*
+ * A log record with its fields apart (mcp_manager_options_set_log_record).
+ * |size| is sizeof(mcp_log_record) of the library that made it: fields are
+ * only ever added at the end, so read one past the ones you know only when
+ * |size| covers it.  |server| names the server the record is about, or is
+ * NULL (the manager itself); |message| does not repeat it and has no
+ * trailing newline.  The record and its strings are valid only during the
+ * call.
+ */
+typedef struct mcp_log_record {
+  size_t size;
+  mcp_log_level level;
+  const char *server;
+  const char *message;
+} mcp_log_record;
+typedef void (*mcp_log_record_fn)(void *user, const mcp_log_record *record);
+
 /* ------------------------------------------------------------------------ */
 /* Cancellation tokens                                                       */
 /* ------------------------------------------------------------------------ */
@@ -801,7 +818,17 @@ MCP_EXTERN void mcp_manager_options_set_worker_threads(mcp_manager_options *o, s
  * Threads: one thread at a time per object.
  */
 MCP_EXTERN void mcp_manager_options_set_retry_non_idempotent(mcp_manager_options *o, bool on);
+/*
+ * The manager's log: its own lines and those of every client it runs.
+ * mcp_manager_options_set_log() gets a line, "server: message" when it is
+ * about one server; mcp_manager_options_set_log_record() gets the server as
+ * a field (see mcp_log_record) and, when set, replaces the former.  Either
+ * runs on a worker thread, one call at a time per server (and one for the
+ * manager's own lines), never under a library lock.
+ */
 MCP_EXTERN void mcp_manager_options_set_log(mcp_manager_options *o, mcp_log_fn fn, void *user);
+MCP_EXTERN void mcp_manager_options_set_log_record(mcp_manager_options *o, mcp_log_record_fn fn,
+                                                   void *user);
 MCP_EXTERN void mcp_manager_options_set_event_handler(mcp_manager_options *o,
                                                       mcp_manager_event_fn fn, void *user);
 MCP_EXTERN mcp_status mcp_manager_options_set_client_info(mcp_manager_options *o, const char *name,
