@@ -72,7 +72,7 @@ static mcp_manager_options *base_options(void) {
   }
   mcp_manager_options_set_timeout_ms(o, g_cli.timeout_ms);
   if (g_cli.protocol) (void)mcp_manager_options_set_protocol(o, g_cli.protocol); /* checked */
-  mcp_manager_options_set_log(o, on_log, NULL);
+  mcp_manager_options_set_log_record(o, on_log_record, NULL);
   mcp_manager_options_set_event_handler(o, on_event, NULL);
   /* Configured HTTP servers get the same browser step and token store as
    * --url ones (their "oauth" object may add a client id, scopes, ...). */

@@ -323,9 +323,11 @@ void on_log_record(void *user, const mcp_log_record *r) {
     on_log(user, r->level, r->message);
     return;
   }
+  /* -v: "[server] message", the server as a field; the warnings shown
+   * without -v read as a sentence: "server: message". */
   size_t n = strlen(r->server) + strlen(r->message) + 4;
   char *line = malloc(n);
-  if (line) snprintf(line, n, "[%s] %s", r->server, r->message);
+  if (line) snprintf(line, n, g_cli.verbose ? "[%s] %s" : "%s: %s", r->server, r->message);
   on_log(user, r->level, line ? line : r->message);
   free(line);
 }

@@ -2211,6 +2211,8 @@ START_TEST(test_cli_verbose) {
   RUN(&r, "-q", "-v", "ping");
   ASSERT_EXIT(&r, 0);
   ck_assert_msg(strstr(r.err, "mcpconn: [") != NULL, "%s", r.err);
+  /* Every record names its server as a field: "[level] [server] ...". */
+  ck_assert_msg(strstr(r.err, "] [demo] ") != NULL, "%s", r.err);
   run_free(&r);
 }
 END_TEST
