@@ -263,7 +263,13 @@ static mcp_oauth_options *oauth_for(const char *scenario) {
       st = mcp_oauth_options_set_id_jag(oa, ctx_str(ctx, "idp_token_endpoint"),
                                         ctx_str(ctx, "idp_client_id"),
                                         ctx_str(ctx, "idp_id_token"));
+  } else if (st == MCP_OK && strcmp(scenario, "auth/wif-jwt-bearer") == 0) {
+    /* SEP-1933: the workload JWT the platform would hand us (the context's
+     * wrong-audience and expired ones are refused locally: check_oauth). */
+    st = mcp_oauth_options_set_workload_jwt(oa, ctx_str(ctx, "valid_jwt"), NULL);
   }
+  /* auth/dpop and auth/dpop-nonce need nothing: DPoP is on (auto) when the
+   * authorization server lists ES256 in dpop_signing_alg_values_supported. */
   json_object_put(ctx);
   if (st != MCP_OK) {
     say("FAIL: OAuth options from the scenario context: %s", mcp_strerror(st));
