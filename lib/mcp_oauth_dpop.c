@@ -43,8 +43,9 @@ static mcp_status key_finish(mcp_dpop_key *k, mcp_error *err) {
   char *x = mcp__oauth_b64url(pub + 1, 32), *y = mcp__oauth_b64url(pub + 33, 32);
   /* RFC 7638 section 3.2: the required members, in lexical order, no
    * white space: this text is both the header's jwk and the hash input. */
-  k->jwk = x && y ? mcp__asprintf("{\"crv\":\"P-256\",\"kty\":\"EC\",\"x\":\"%s\",\"y\":\"%s\"}", x, y)
-                  : NULL;
+  k->jwk = x && y
+               ? mcp__asprintf("{\"crv\":\"P-256\",\"kty\":\"EC\",\"x\":\"%s\",\"y\":\"%s\"}", x, y)
+               : NULL;
   mcp__free(x);
   mcp__free(y);
   if (!k->jwk) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
@@ -126,8 +127,8 @@ char *mcp__dpop_htu(const char *url) {
 
 /* base64url of the compact JSON of |o|; NULL when out of memory. */
 static char *b64_json(json_object *o) {
-  const char *s =
-      json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+  const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+                                                        JSON_C_TO_STRING_NOSLASHESCAPE);
   return s ? mcp__oauth_b64url((const unsigned char *)s, strlen(s)) : NULL;
 }
 
@@ -163,7 +164,8 @@ mcp_status mcp__dpop_proof(const mcp_dpop_key *k, const char *htm, const char *u
     goto out;
   }
   size_t siglen = 0;
-  if (!(ctx = EVP_MD_CTX_new()) || EVP_DigestSignInit(ctx, NULL, EVP_sha256(), NULL, k->pkey) != 1 ||
+  if (!(ctx = EVP_MD_CTX_new()) ||
+      EVP_DigestSignInit(ctx, NULL, EVP_sha256(), NULL, k->pkey) != 1 ||
       EVP_DigestSign(ctx, NULL, &siglen, (unsigned char *)input, strlen(input)) != 1 ||
       !(sig = mcp__malloc(siglen)) ||
       EVP_DigestSign(ctx, sig, &siglen, (unsigned char *)input, strlen(input)) != 1) {
@@ -182,8 +184,7 @@ mcp_status mcp__dpop_proof(const mcp_dpop_key *k, const char *htm, const char *u
     st = mcp__error_set(err, MCP_EIO, "signing the DPoP proof failed (ECDSA)");
     goto out;
   }
-  if (!(s64 = mcp__oauth_b64url(raw, sizeof(raw))) ||
-      !(*out = mcp__asprintf("%s.%s", input, s64)))
+  if (!(s64 = mcp__oauth_b64url(raw, sizeof(raw))) || !(*out = mcp__asprintf("%s.%s", input, s64)))
     st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
 out:
   EVP_MD_CTX_free(ctx);
