@@ -408,6 +408,7 @@ static void oauth_free(mcp_config_oauth *o) {
   mcp__free(o->client_metadata_url);
   mcp__free(o->private_key_file);
   mcp__free(o->signing_alg);
+  mcp__free(o->workload_jwt_file);
   mcp__free(o);
 }
 
@@ -477,8 +478,9 @@ mcp_server_def *mcp__server_def_dup(const mcp_server_def *def) {
          dup_opt(&c->redirect_uri, o->redirect_uri) &&
          dup_opt(&c->client_metadata_url, o->client_metadata_url) &&
          dup_opt(&c->private_key_file, o->private_key_file) &&
-         dup_opt(&c->signing_alg, o->signing_alg);
-    if (c) c->client_credentials = o->client_credentials;
+         dup_opt(&c->signing_alg, o->signing_alg) &&
+         dup_opt(&c->workload_jwt_file, o->workload_jwt_file);
+    if (c) c->client_credentials = o->client_credentials, c->dpop = o->dpop;
   }
   /* kv_dup leaves a partial array in place; the counts free it. */
   ok = ok && kv_dup(&d->env, def->env, def->nenv);
@@ -809,6 +811,7 @@ static int read_oauth(mcp_parse_ctx *c, const char *name, json_object *o, mcp_se
       {"clientMetadataUrl", offsetof(mcp_config_oauth, client_metadata_url)},
       {"privateKeyFile", offsetof(mcp_config_oauth, private_key_file)},
       {"signingAlg", offsetof(mcp_config_oauth, signing_alg)},
+      {"workloadJwtFile", offsetof(mcp_config_oauth, workload_jwt_file)},
   };
   int r;
   json_object_object_foreach(o, key, val) {
@@ -819,6 +822,10 @@ static int read_oauth(mcp_parse_ctx *c, const char *name, json_object *o, mcp_se
       char field[64];
       snprintf(field, sizeof(field), "oauth.%s", key);
       if ((r = expand_field(c, name, field, val, slot))) return r;
+    } else if (strcmp(key, "dpop") == 0) {
+      if (!json_object_is_type(val, json_type_boolean))
+        return bad(c, name, "oauth.dpop", "field \"oauth.dpop\" must be true or false");
+      a->dpop = json_object_get_boolean(val) ? 2 /* MCP_OAUTH_DPOP_ON */ : 1 /* _OFF */;
     } else if (strcmp(key, "grant") == 0) {
       const char *g = mcp__config_plain_string(val);
       if (g && strcmp(g, "client_credentials") == 0) a->client_credentials = true;
@@ -842,6 +849,9 @@ static int read_oauth(mcp_parse_ctx *c, const char *name, json_object *o, mcp_se
     return bad(c, name, "oauth.clientSecret", "\"oauth.clientSecret\" needs \"oauth.clientId\"");
   if (a->client_credentials && !a->client_id)
     return bad(c, name, "oauth.grant", "the client_credentials grant needs \"oauth.clientId\"");
+  if (a->client_credentials && a->workload_jwt_file)
+    return bad(c, name, "oauth.workloadJwtFile",
+               "\"oauth.workloadJwtFile\" is the JWT bearer grant, not client_credentials");
   return CHECK_OK;
 }
 

@@ -1549,6 +1549,9 @@ START_TEST(test_config_oauth) {
       {"{\"clientSecret\": \"x\"}", "oauth.clientSecret"},
       {"{\"grant\": \"client_credentials\"}", "oauth.grant"},
       {"{\"scopes\": 7}", "oauth.scopes"},
+      {"{\"dpop\": \"yes\"}", "oauth.dpop"},
+      {"{\"clientId\": \"c\", \"grant\": \"client_credentials\", \"workloadJwtFile\": \"/j\"}",
+       "oauth.workloadJwtFile"},
   };
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
     char text[512];
@@ -1563,6 +1566,28 @@ START_TEST(test_config_oauth) {
     ck_assert_msg(named, "no warning on %s for %s", bad[i].field, bad[i].oauth);
     mcp__config_free(set);
   }
+  /* DPoP and workload identity (SEP-1933): in the canonical form (they
+   * change what is sent), and on the client options. */
+  set = parse_cfg("{\"mcpServers\": {\"s\": {\"url\": \"https://h.example/mcp\", \"oauth\": {"
+                  "\"dpop\": false, \"workloadJwtFile\": \"/var/run/wif/token\"}}}}");
+  d = mcp__config_find(set, "s");
+  ck_assert_ptr_nonnull(d);
+  ck_assert_int_eq(d->oauth->dpop, MCP_OAUTH_DPOP_OFF);
+  ck_assert_str_eq(d->oauth->workload_jwt_file, "/var/run/wif/token");
+  ck_assert_int_eq(mcp__config_canonical_json(d, &canon), MCP_OK);
+  ck_assert_ptr_nonnull(strstr(canon, "\"dpop\":false"));
+  ck_assert_ptr_nonnull(strstr(canon, "\"workloadJwtFile\":\"/var/run/wif/token\""));
+  mcp__free(canon);
+  ck_assert_int_eq(mcp__config_client_options(d, &co, &err), MCP_OK);
+  ck_assert_int_eq(co->oauth->grant, MCP_OAUTH_GRANT_JWT_BEARER);
+  ck_assert_int_eq(co->oauth->dpop, MCP_OAUTH_DPOP_OFF);
+  ck_assert_str_eq(co->oauth->workload_jwt_file, "/var/run/wif/token");
+  mcp_client_options_free(co);
+  mcp__config_free(set);
+  set = parse_cfg("{\"mcpServers\": {\"s\": {\"url\": \"https://h.example/mcp\", \"oauth\": {"
+                  "\"dpop\": true}}}}");
+  ck_assert_int_eq(mcp__config_find(set, "s")->oauth->dpop, MCP_OAUTH_DPOP_ON);
+  mcp__config_free(set);
   /* Not for stdio servers. */
   set = parse_cfg("{\"mcpServers\": {\"s\": {\"command\": \"x\", \"oauth\": {}}}}");
   ck_assert_ptr_null(mcp__config_find(set, "s"));
