@@ -220,7 +220,10 @@ struct mcp_oauth {
   char *issuer, *token_endpoint;
   char *client_id, *client_secret, *auth_method;
   char *reg_issuer; /* whom the client was registered with (DCR) */
-  char *req_scope;  /* the scope of our last authorization request (SEP-2350) */
+  /* SEP-2352: every registration we made, by issuer: {"<issuer>":
+   * {client_id, client_secret, token_endpoint_auth_method}}; flow thread. */
+  json_object *regs;
+  char *req_scope; /* the scope of our last authorization request (SEP-2350) */
   /* DPoP (RFC 9449): the key (made once, then immutable), whether the
    * token is bound to it, and the nonces the servers gave (mu guards
    * dpop_key, token_dpop and rs_nonce: the transport's threads read them). */
@@ -398,6 +401,7 @@ static void save_state(mcp_oauth *a) {
     add_str(o, "token_endpoint_auth_method", a->auth_method);
     add_str(o, "registered_with", a->reg_issuer);
   }
+  if (a->regs) json_object_object_add(o, "registrations", json_object_get(a->regs));
   const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
                                                         JSON_C_TO_STRING_NOSLASHESCAPE);
   if (s) store_save(a, s);
@@ -449,6 +453,10 @@ static mcp_status load_state(mcp_oauth *a, mcp_error *err) {
       set_field(&a->auth_method, mcp__oauth_jstr(o, "token_endpoint_auth_method"));
       set_field(&a->reg_issuer, mcp__oauth_jstr(o, "registered_with"));
     }
+    json_object *r = NULL;
+    if (json_object_object_get_ex(o, "registrations", &r) &&
+        json_object_is_type(r, json_type_object))
+      a->regs = json_object_get(r);
   }
   json_object_put(o);
   return MCP_OK;
@@ -516,6 +524,7 @@ void mcp__oauth_free(mcp_oauth *a) {
   mcp__free(a->client_id);
   mcp__free(a->auth_method);
   mcp__free(a->reg_issuer);
+  json_object_put(a->regs);
   mcp__free(a->req_scope);
   mcp__dpop_key_free(a->dpop_key);
   mcp__free(a->as_nonce);
@@ -704,6 +713,18 @@ static mcp_status register_client(mcp_oauth *a, const mcp_oauth_discovery *d, mc
     set_field(&a->auth_method,
               m ? m : mcp__oauth_pick_auth_method(d, mcp__oauth_jstr(o, "client_secret") != NULL));
     set_field(&a->reg_issuer, d->issuer);
+    /* Kept beside the others: a server that moves back to this issuer
+     * finds it again (SEP-2352: separate state per authorization server). */
+    json_object *e = json_object_new_object();
+    if (!a->regs) a->regs = json_object_new_object();
+    if (e && a->regs && d->issuer) {
+      add_str(e, "client_id", a->client_id);
+      add_str(e, "client_secret", a->client_secret);
+      add_str(e, "token_endpoint_auth_method", a->auth_method);
+      json_object_object_add(a->regs, d->issuer, e);
+    } else {
+      json_object_put(e);
+    }
   }
   json_object_put(o);
   fetch_clear(&f);
@@ -716,6 +737,18 @@ static mcp_status register_client(mcp_oauth *a, const mcp_oauth_discovery *d, mc
  * the AS says client_id_metadata_document_supported), then Dynamic Client
  * Registration, reusing one we made before with this same issuer. */
 static mcp_status ensure_client(mcp_oauth *a, const mcp_oauth_discovery *d, mcp_error *err) {
+  /* SEP-2352: a client id pre-registered with one authorization server
+   * is never sent to another. */
+  if (a->o->client_id && a->o->client_issuer && d->issuer &&
+      strcmp(a->o->client_issuer, d->issuer) != 0) {
+    char qc[MCP_QUOTE_SHORT], qi[MCP_QUOTE_SHORT];
+    return mcp__error_set(
+        err, MCP_ECONFIG,
+        "the configured client id is registered with \"%s\", but this server's authorization "
+        "server is \"%s\": configure a client id for it, or none (dynamic registration)",
+        mcp__quote(qc, sizeof(qc), a->o->client_issuer, strlen(a->o->client_issuer)),
+        mcp__quote(qi, sizeof(qi), d->issuer, strlen(d->issuer)));
+  }
   if (a->o->client_id) {
     set_field(&a->client_id, a->o->client_id);
     set_field(&a->client_secret, a->o->client_secret);
@@ -737,6 +770,15 @@ static mcp_status ensure_client(mcp_oauth *a, const mcp_oauth_discovery *d, mcp_
     }
   }
   if (a->client_id && a->reg_issuer && strcmp(a->reg_issuer, d->issuer) == 0) return MCP_OK;
+  json_object *e = NULL;
+  if (a->regs && d->issuer && json_object_object_get_ex(a->regs, d->issuer, &e) &&
+      mcp__oauth_jstr(e, "client_id")) {
+    set_field(&a->client_id, mcp__oauth_jstr(e, "client_id"));
+    set_field(&a->client_secret, mcp__oauth_jstr(e, "client_secret"));
+    set_field(&a->auth_method, mcp__oauth_jstr(e, "token_endpoint_auth_method"));
+    set_field(&a->reg_issuer, d->issuer);
+    return MCP_OK;
+  }
   return register_client(a, d, err);
 }
 
@@ -1322,6 +1364,7 @@ mcp_status mcp__oauth_challenge(mcp_oauth *a, int http_status, const char *www_a
   } else if (a->reg_issuer && err && err->status == MCP_EHTTP && err->http_status == 401) {
     /* Our registration was rejected (invalid_client, RFC 6749 section
      * 5.2: 401 from the token endpoint): forget it, register afresh. */
+    if (a->regs) json_object_object_del(a->regs, a->reg_issuer);
     set_field(&a->client_id, NULL);
     set_field(&a->client_secret, NULL);
     set_field(&a->reg_issuer, NULL);

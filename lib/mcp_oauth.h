@@ -39,6 +39,7 @@
  * for the engine and the store; only mcp_oauth_options.c writes it. */
 struct mcp_oauth_options {
   char *client_id, *client_secret;
+  char *client_issuer; /* the issuer client_id is registered with (SEP-2352) */
   char *client_metadata_url;
   char *client_name;
   char *redirect_uri;

@@ -33,6 +33,7 @@ MCP_EXTERN void mcp_oauth_options_free(mcp_oauth_options *o) {
   if (o->client_secret) OPENSSL_cleanse(o->client_secret, strlen(o->client_secret));
   mcp__free(o->client_secret);
   mcp__free(o->client_metadata_url);
+  mcp__free(o->client_issuer);
   mcp__free(o->client_name);
   mcp__free(o->redirect_uri);
   mcp__free(o->scopes);
@@ -55,6 +56,12 @@ MCP_EXTERN mcp_status mcp_oauth_options_set_client(mcp_oauth_options *o, const c
   if (set_opt(&o->client_id, client_id) || set_opt(&o->client_secret, client_secret))
     return MCP_ENOMEM;
   return MCP_OK;
+}
+
+MCP_EXTERN mcp_status mcp_oauth_options_set_client_issuer(mcp_oauth_options *o,
+                                                          const char *issuer) {
+  if (!o || (issuer && !mcp__oauth_is_url(issuer))) return MCP_EINVAL;
+  return set_opt(&o->client_issuer, issuer);
 }
 
 MCP_EXTERN mcp_status mcp_oauth_options_set_client_metadata_url(mcp_oauth_options *o,
@@ -182,10 +189,12 @@ mcp_oauth_options *mcp__oauth_options_dup(const mcp_oauth_options *o) {
   if (!d) return NULL;
   *d = *o;
   d->client_id = d->client_secret = d->client_metadata_url = d->client_name = NULL;
+  d->client_issuer = NULL;
   d->redirect_uri = d->scopes = d->private_key_pem = d->signing_alg = NULL;
   d->idp_token_endpoint = d->idp_client_id = d->idp_id_token = d->file_store_dir = NULL;
   d->workload_jwt = d->workload_jwt_file = NULL;
   if (set_opt(&d->client_id, o->client_id) || set_opt(&d->client_secret, o->client_secret) ||
+      set_opt(&d->client_issuer, o->client_issuer) ||
       set_opt(&d->client_metadata_url, o->client_metadata_url) ||
       set_opt(&d->client_name, o->client_name) || set_opt(&d->redirect_uri, o->redirect_uri) ||
       set_opt(&d->scopes, o->scopes) || set_opt(&d->private_key_pem, o->private_key_pem) ||
@@ -211,7 +220,8 @@ mcp_status mcp__oauth_options_fill(mcp_oauth_options *o, const mcp_oauth_options
       fill_str(&o->scopes, d->scopes))
     return MCP_ENOMEM;
   if (!o->client_id && d->client_id &&
-      (set_opt(&o->client_id, d->client_id) || set_opt(&o->client_secret, d->client_secret)))
+      (set_opt(&o->client_id, d->client_id) || set_opt(&o->client_secret, d->client_secret) ||
+       set_opt(&o->client_issuer, d->client_issuer)))
     return MCP_ENOMEM;
   if (o->dpop == MCP_OAUTH_DPOP_AUTO) o->dpop = d->dpop;
   if (!o->authorize) {

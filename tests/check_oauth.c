@@ -848,7 +848,8 @@ typedef struct fixture {
   int timeout_ms;                           /* the client's request timeout; 0: START_MS */
   const char *workload_jwt, *workload_file; /* SEP-1933 sources */
   bool workload_cb;
-  char cb_audience[256]; /* what the workload callback was asked for */
+  const char *client_id, *client_issuer; /* pre-registration (SEP-2352) */
+  char cb_audience[256];                 /* what the workload callback was asked for */
 } fixture;
 
 static void start(fixture *f) {
@@ -877,6 +878,9 @@ static mcp_status try_connect(fixture *f, mcp_client **out, mcp_error *err) {
     ck_assert_int_eq(mcp_oauth_options_set_workload_jwt(oa, f->workload_jwt, f->workload_file),
                      MCP_OK);
   if (f->workload_cb) mcp_oauth_options_set_workload_jwt_callback(oa, workload_cb, f);
+  if (f->client_id) ck_assert_int_eq(mcp_oauth_options_set_client(oa, f->client_id, NULL), MCP_OK);
+  if (f->client_issuer)
+    ck_assert_int_eq(mcp_oauth_options_set_client_issuer(oa, f->client_issuer), MCP_OK);
   if (f->use_file_store)
     ck_assert_int_eq(mcp_oauth_options_set_file_store(oa, f->store_dir), MCP_OK);
   else mcp_oauth_options_set_store(oa, mem_load, mem_save, &f->store);
@@ -1373,6 +1377,67 @@ START_TEST(test_workload_jwt_flow) {
   free(expired);
   free(wrong);
   free(good);
+  finish(&f);
+}
+END_TEST
+
+/* SEP-2352: a client id pre-registered with another issuer is never sent
+ * to this server's authorization server: the error names both; with the
+ * right issuer it is used (no registration). */
+START_TEST(test_preregistered_issuer) {
+  fixture f;
+  start(&f);
+  int port = f.server.port;
+  f.client_id = "pre-SECRET-id";
+  f.client_issuer = "https://other-as.example";
+  mcp_client *c = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  ck_assert_int_ne(try_connect(&f, &c, &err), MCP_OK);
+  ck_assert_int_eq(err.status, MCP_ECONFIG);
+  char want[64];
+  snprintf(want, sizeof(want), "\"http://127.0.0.1:%d\"", port);
+  ck_assert_msg(strstr(err.message, "\"https://other-as.example\"") && strstr(err.message, want),
+                "%s", err.message);
+  mcp_error_clear(&err);
+  ck_assert_int_eq(stat_of(port, "authorize"), 0);
+  ck_assert_int_eq(stat_of(port, "tokenCode"), 0);
+  ck_assert_int_eq(stat_of(port, "register"), 0);
+  char iss[64];
+  snprintf(iss, sizeof(iss), "http://127.0.0.1:%d", port);
+  f.client_issuer = iss;
+  f.client_id = "pre-id";
+  c = connect_ok(&f);
+  list_ok(c);
+  mcp_client_free(c);
+  ck_assert_int_eq(stat_of(port, "register"), 0);
+  ck_assert_int_eq(stat_of(port, "tokenCode"), 1);
+  finish(&f);
+}
+END_TEST
+
+/* SEP-2352: registrations are kept per issuer in the store; a stored one
+ * for this server's issuer is used again instead of registering. */
+START_TEST(test_registrations_per_issuer) {
+  fixture f;
+  start(&f);
+  int port = f.server.port;
+  f.store.key = strdup(f.url);
+  ck_assert_int_ge(asprintf(&f.store.data,
+                            "{\"resource\":\"%s\",\"registrations\":{"
+                            "\"https://old-as.example\":{\"client_id\":\"old-id\"},"
+                            "\"http://127.0.0.1:%d\":{\"client_id\":\"client-77\","
+                            "\"token_endpoint_auth_method\":\"none\"}}}",
+                            f.url, port),
+                   0);
+  mcp_client *c = connect_ok(&f);
+  list_ok(c);
+  mcp_client_free(c);
+  ck_assert_int_eq(stat_of(port, "register"), 0);
+  ck_assert_int_eq(stat_of(port, "tokenCode"), 1);
+  pthread_mutex_lock(&f.store.mu);
+  ck_assert_ptr_nonnull(strstr(f.store.data, "\"old-id\"")); /* the other issuer's is kept */
+  ck_assert_ptr_nonnull(strstr(f.store.data, "\"client-77\""));
+  pthread_mutex_unlock(&f.store.mu);
   finish(&f);
 }
 END_TEST
@@ -2047,6 +2112,8 @@ Suite *oauth_suite(void) {
   tcase_add_test(fl, test_dpop_nonces);
   tcase_add_test(fl, test_dpop_nonce_retry_bounded);
   tcase_add_test(fl, test_workload_jwt_flow);
+  tcase_add_test(fl, test_preregistered_issuer);
+  tcase_add_test(fl, test_registrations_per_issuer);
   suite_add_tcase(s, fl);
   return s;
 }

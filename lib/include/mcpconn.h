@@ -1010,6 +1010,11 @@ MCP_EXTERN void mcp_oauth_options_free(mcp_oauth_options *o);
 /* A pre-registered client: |client_id| and optional |client_secret|. */
 MCP_EXTERN mcp_status mcp_oauth_options_set_client(mcp_oauth_options *o, const char *client_id,
                                                    const char *client_secret);
+/* The issuer (authorization server) the pre-registered client id belongs
+ * to (SEP-2352): when the server's authorization server is another one,
+ * the client id is not sent there and the request fails with MCP_ECONFIG
+ * naming both issuers.  NULL (default): not checked. */
+MCP_EXTERN mcp_status mcp_oauth_options_set_client_issuer(mcp_oauth_options *o, const char *issuer);
 /* An https URL of this client's Client ID Metadata Document, used as the
  * client id when the authorization server advertises
  * client_id_metadata_document_supported. */

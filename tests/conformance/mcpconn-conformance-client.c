@@ -250,6 +250,9 @@ static mcp_oauth_options *oauth_for(const char *scenario) {
   mcp_oauth_options_set_authorize(oa, browser, NULL);
   const char *id = ctx_str(ctx, "client_id"), *secret = ctx_str(ctx, "client_secret");
   if (st == MCP_OK && id) st = mcp_oauth_options_set_client(oa, id, secret);
+  /* SEP-2352: a pre-registered client id is bound to its issuer. */
+  if (st == MCP_OK && id && ctx_str(ctx, "issuer"))
+    st = mcp_oauth_options_set_client_issuer(oa, ctx_str(ctx, "issuer"));
   if (st == MCP_OK && strcmp(scenario, "auth/client-credentials-jwt") == 0) {
     st = mcp_oauth_options_set_grant(oa, MCP_OAUTH_GRANT_CLIENT_CREDENTIALS);
     if (st == MCP_OK)
