@@ -89,6 +89,8 @@ struct cli {
   const char *http_option; /* the first of them given, for messages */
   const char *client_id;   /* OAuth pre-registration, or NULL */
   const char *client_secret;
+  int dpop;                 /* an mcp_oauth_dpop (--dpop); 0: auto */
+  const char *workload_jwt; /* --workload-jwt-file, or NULL */
 };
 
 /* One server, as mcp_manager_servers() describes it; strings borrowed from

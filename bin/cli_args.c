@@ -117,6 +117,10 @@ static void usage(FILE *f) {
              "  --client-id ID         OAuth: a client id registered with the server's\n"
              "                         authorization server (default: dynamic registration)\n"
              "  --client-secret SECRET OAuth: that client's secret, if it has one\n"
+             "  --dpop on|off|auto     OAuth: DPoP-bound tokens (RFC 9449); auto (default)\n"
+             "                         when the authorization server supports them\n"
+             "  --workload-jwt-file FILE OAuth: get tokens for this workload's JWT in FILE\n"
+             "                         (RFC 7523 JWT bearer grant, read at each request)\n"
              "  A server that answers 401 is authorized with OAuth: the URL to open is\n"
              "  printed, and the browser's redirect is caught on 127.0.0.1; tokens are\n"
              "  kept in $XDG_DATA_HOME/mcpconn/oauth (~/.local/share/mcpconn/oauth)\n"
@@ -603,6 +607,9 @@ static void apply_oauth(struct cli *cli, struct adhoc *a) {
   if (!oa) config_error("OAuth options: out of memory");
   mcp_status st = MCP_OK;
   if (cli->client_id) st = mcp_oauth_options_set_client(oa, cli->client_id, cli->client_secret);
+  if (st == MCP_OK && cli->dpop) st = mcp_oauth_options_set_dpop(oa, (mcp_oauth_dpop)cli->dpop);
+  if (st == MCP_OK && cli->workload_jwt)
+    st = mcp_oauth_options_set_workload_jwt(oa, NULL, cli->workload_jwt);
   if (st == MCP_OK) st = mcp_client_options_set_oauth(a->co, oa);
   mcp_oauth_options_free(oa);
   if (st != MCP_OK) config_error("OAuth options: %s", mcp_strerror(st));
@@ -655,6 +662,8 @@ enum {
   OPT_VERSION,
   OPT_CLIENT_ID,
   OPT_CLIENT_SECRET,
+  OPT_DPOP,
+  OPT_WORKLOAD_JWT,
   OPT_TRUST_PROJECT,
   OPT_NO_COLOR
 };
@@ -682,6 +691,8 @@ static const struct option long_options[] = {
     {"h2c", no_argument, NULL, OPT_H2C},
     {"client-id", required_argument, NULL, OPT_CLIENT_ID},
     {"client-secret", required_argument, NULL, OPT_CLIENT_SECRET},
+    {"dpop", required_argument, NULL, OPT_DPOP},
+    {"workload-jwt-file", required_argument, NULL, OPT_WORKLOAD_JWT},
     {"server", required_argument, NULL, 's'},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"protocol", required_argument, NULL, OPT_PROTOCOL},
@@ -787,6 +798,18 @@ void parse_options(int argc, char **argv) {
     case OPT_CLIENT_SECRET:
       g_cli.client_secret = optarg;
       if (!g_cli.http_option) g_cli.http_option = "--client-secret";
+      break;
+    case OPT_DPOP:
+      if (strcmp(optarg, "on") == 0) g_cli.dpop = MCP_OAUTH_DPOP_ON;
+      else if (strcmp(optarg, "off") == 0) g_cli.dpop = MCP_OAUTH_DPOP_OFF;
+      else if (strcmp(optarg, "auto") == 0) g_cli.dpop = MCP_OAUTH_DPOP_AUTO;
+      else usage_error("--dpop wants on, off or auto, not '%s'", optarg);
+      if (!g_cli.http_option) g_cli.http_option = "--dpop";
+      break;
+    case OPT_WORKLOAD_JWT:
+      if (!*optarg) usage_error("--workload-jwt-file needs a file");
+      g_cli.workload_jwt = optarg;
+      if (!g_cli.http_option) g_cli.http_option = "--workload-jwt-file";
       break;
     case 's': strv_push(&g_cli.only, xstrdup(optarg)); break;
     case OPT_TIMEOUT: {

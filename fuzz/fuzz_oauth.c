@@ -4,7 +4,8 @@
  * (lib/mcp_oauth_parse.c).
  *
  * Input: one selector byte, then text whose lines are the arguments:
- *   0  a WWW-Authenticate header value (mcp__oauth_parse_challenge);
+ *   0  a WWW-Authenticate header value (mcp__oauth_parse_challenge: the
+ *      first Bearer or DPoP challenge);
  *   1  "<server url>\n<PRM JSON>" (mcp__oauth_use_prm, mcp__oauth_as_urls);
  *   2  "<AS base url>\n<AS metadata JSON>" (mcp__oauth_use_as,
  *      mcp__oauth_pick_auth_method, mcp__oauth_check_as_issuer);
@@ -17,7 +18,10 @@
  *   5  "<server url>\n<resource>": the well-known URL lists, the canonical
  *      resource and resource_allowed;
  *   6  "<client id>\n<audience>\n<jti>": the JWT signing input must decode
- *      to the header and claims; base64 and the PKCE challenge of the text.
+ *      to the header and claims; base64 and the PKCE challenge of the text;
+ *      base64url must round-trip through mcp__oauth_b64url_decode; the
+ *      client id as a workload JWT checked against issuer <audience> and
+ *      token endpoint <jti> (mcp__oauth_check_workload_jwt).
  * Each result must keep the promises of mcp_oauth_parse.h.  A second pass
  * fails an allocation part way through, which must give MCP_ENOMEM (or the
  * same answer) and leak nothing.
@@ -84,8 +88,9 @@ static void fuzz_challenge(const char *h, bool oom) {
   mcp_oauth_challenge ch;
   mcp_status st = mcp__oauth_parse_challenge(h, &ch);
   FUZZ_CHECK(st == MCP_OK || st == MCP_EINVAL || (oom && st == MCP_ENOMEM));
-  if (st != MCP_OK || !ch.bearer)
+  if (st != MCP_OK || (!ch.bearer && !ch.dpop))
     FUZZ_CHECK(!ch.resource_metadata && !ch.scope && !ch.error && !ch.error_description);
+  FUZZ_CHECK(!(ch.bearer && ch.dpop)); /* the first of the two only */
   mcp__oauth_challenge_clear(&ch);
 }
 
@@ -310,6 +315,25 @@ static void fuzz_jwt(char *s, const uint8_t *data, bool oom) {
   if (p) FUZZ_CHECK(strlen(p) == (strlen(s) + 2) / 3 * 4);
   /* RFC 7636 section 4.2: S256 is 43 characters of base64url. */
   if (pk) FUZZ_CHECK(strlen(pk) == 43 && is_b64url(pk));
+  if (b) {
+    unsigned char *d = NULL;
+    size_t dn = 0;
+    mcp_status dst = mcp__oauth_b64url_decode(b, &d, &dn);
+    FUZZ_CHECK(dst == MCP_OK || (oom && dst == MCP_ENOMEM));
+    if (dst == MCP_OK) FUZZ_CHECK(dn == strlen(s) && memcmp(d, s, dn) == 0);
+    mcp__free(d);
+  }
+  /* Any text: decoded or refused, never past its end. */
+  unsigned char *d = NULL;
+  size_t dn = 0;
+  if (mcp__oauth_b64url_decode(s, &d, &dn) == MCP_OK) FUZZ_CHECK(d[dn] == 0);
+  mcp__free(d);
+  mcp_error err = MCP_ERROR_INIT;
+  mcp_status wst = mcp__oauth_check_workload_jwt(s, aud, jti, 1000, &err);
+  FUZZ_CHECK(wst == MCP_OK || wst == MCP_ECONFIG || (oom && wst == MCP_ENOMEM));
+  /* The message never quotes the JWT (only a URL audience, abridged). */
+  if (wst != MCP_OK && err.message && strlen(s) > 40) FUZZ_CHECK(!strstr(err.message, s));
+  mcp_error_clear(&err);
   mcp__free(b);
   mcp__free(p);
   mcp__free(pk);

@@ -254,6 +254,7 @@ static int read_oauth(mcp_parse_ctx *c, const char *name, json_object *o, mcp_se
       {"clientMetadataUrl", offsetof(mcp_config_oauth, client_metadata_url)},
       {"privateKeyFile", offsetof(mcp_config_oauth, private_key_file)},
       {"signingAlg", offsetof(mcp_config_oauth, signing_alg)},
+      {"workloadJwtFile", offsetof(mcp_config_oauth, workload_jwt_file)},
   };
   int r;
   json_object_object_foreach(o, key, val) {
@@ -264,6 +265,10 @@ static int read_oauth(mcp_parse_ctx *c, const char *name, json_object *o, mcp_se
       char field[64];
       snprintf(field, sizeof(field), "oauth.%s", key);
       if ((r = expand_field(c, name, field, val, slot))) return r;
+    } else if (strcmp(key, "dpop") == 0) {
+      if (!json_object_is_type(val, json_type_boolean))
+        return bad(c, name, "oauth.dpop", "field \"oauth.dpop\" must be true or false");
+      a->dpop = json_object_get_boolean(val) ? 2 /* MCP_OAUTH_DPOP_ON */ : 1 /* _OFF */;
     } else if (strcmp(key, "grant") == 0) {
       const char *g = mcp__config_plain_string(val);
       if (g && strcmp(g, "client_credentials") == 0) a->client_credentials = true;
@@ -287,6 +292,9 @@ static int read_oauth(mcp_parse_ctx *c, const char *name, json_object *o, mcp_se
     return bad(c, name, "oauth.clientSecret", "\"oauth.clientSecret\" needs \"oauth.clientId\"");
   if (a->client_credentials && !a->client_id)
     return bad(c, name, "oauth.grant", "the client_credentials grant needs \"oauth.clientId\"");
+  if (a->client_credentials && a->workload_jwt_file)
+    return bad(c, name, "oauth.workloadJwtFile",
+               "\"oauth.workloadJwtFile\" is the JWT bearer grant, not client_credentials");
   return CHECK_OK;
 }
 

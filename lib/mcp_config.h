@@ -110,6 +110,8 @@ typedef struct mcp_config_oauth {
   char *client_id, *client_secret, *scopes, *redirect_uri, *client_metadata_url;
   char *private_key_file, *signing_alg;
   bool client_credentials; /* grant "client_credentials" */
+  char *workload_jwt_file; /* "workloadJwtFile": the JWT bearer grant (SEP-1933) */
+  int dpop;                /* an mcp_oauth_dpop: "dpop" absent (auto), false, true */
 } mcp_config_oauth;
 
 /* One NAME=VALUE pair of env or headers; both strings owned. */

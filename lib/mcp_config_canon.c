@@ -201,6 +201,8 @@ mcp_status mcp__config_canonical_json(const mcp_server_def *def, char **out) {
         !obj_add_str(oa, "privateKeyFile", a->private_key_file) ||
         !obj_add_str(oa, "signingAlg", a->signing_alg) ||
         (a->client_credentials && !obj_add_str(oa, "grant", "client_credentials")) ||
+        !obj_add_str(oa, "workloadJwtFile", a->workload_jwt_file) ||
+        (a->dpop && !obj_add(oa, "dpop", json_object_new_boolean(a->dpop == 2))) ||
         (a->client_secret && !obj_add(oa, "clientSecret", json_object_new_boolean(1))))
       goto out;
   }

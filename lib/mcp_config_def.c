@@ -136,6 +136,7 @@ static void oauth_free(mcp_config_oauth *o) {
   mcp__free(o->client_metadata_url);
   mcp__free(o->private_key_file);
   mcp__free(o->signing_alg);
+  mcp__free(o->workload_jwt_file);
   mcp__free(o);
 }
 
@@ -234,8 +235,9 @@ mcp_server_def *mcp__server_def_dup(const mcp_server_def *def) {
          dup_opt(&c->redirect_uri, o->redirect_uri) &&
          dup_opt(&c->client_metadata_url, o->client_metadata_url) &&
          dup_opt(&c->private_key_file, o->private_key_file) &&
-         dup_opt(&c->signing_alg, o->signing_alg);
-    if (c) c->client_credentials = o->client_credentials;
+         dup_opt(&c->signing_alg, o->signing_alg) &&
+         dup_opt(&c->workload_jwt_file, o->workload_jwt_file);
+    if (c) c->client_credentials = o->client_credentials, c->dpop = o->dpop;
   }
   ok = ok && strv_dup(&d->tools_only, def->tools_only, def->ntools_only);
   ok = ok && strv_dup(&d->tools_off, def->tools_off, def->ntools_off);

@@ -160,6 +160,7 @@ typedef struct fetch_result {
   mcp_buf body;
   bool too_big;
   char *location;
+  char *dpop_nonce; /* a DPoP-Nonce header (RFC 9449 section 8) */
   mcp_status st;
   char *msg;
 } fetch_result;
@@ -170,6 +171,8 @@ static void f_headers(void *user, int status, const mcp_http_header *h, size_t n
   for (size_t i = 0; i < n; i++)
     if (strcasecmp(h[i].name, "location") == 0 && !f->location)
       f->location = mcp__strdup(h[i].value);
+    else if (strcasecmp(h[i].name, "dpop-nonce") == 0 && !f->dpop_nonce)
+      f->dpop_nonce = mcp__strdup(h[i].value);
 }
 static void f_data(void *user, const char *data, size_t n) {
   fetch_result *f = user;
@@ -195,7 +198,8 @@ static void fetch_clear(fetch_result *f) {
   mcp__buf_free(&f->body);
   mcp__free(f->location);
   mcp__free(f->msg);
-  f->location = f->msg = NULL;
+  mcp__free(f->dpop_nonce);
+  f->location = f->msg = f->dpop_nonce = NULL;
 }
 
 struct mcp_oauth {
@@ -216,7 +220,17 @@ struct mcp_oauth {
   char *issuer, *token_endpoint;
   char *client_id, *client_secret, *auth_method;
   char *reg_issuer; /* whom the client was registered with (DCR) */
-  char *req_scope;  /* the scope of our last authorization request (SEP-2350) */
+  /* SEP-2352: every registration we made, by issuer: {"<issuer>":
+   * {client_id, client_secret, token_endpoint_auth_method}}; flow thread. */
+  json_object *regs;
+  char *req_scope; /* the scope of our last authorization request (SEP-2350) */
+  /* DPoP (RFC 9449): the key (made once, then immutable), whether the
+   * token is bound to it, and the nonces the servers gave (mu guards
+   * dpop_key, token_dpop and rs_nonce: the transport's threads read them). */
+  mcp_dpop_key *dpop_key;
+  bool token_dpop;
+  char *as_nonce; /* the authorization server's (flow thread) */
+  char *rs_nonce; /* the MCP server's */
 };
 
 static bool cancelled(mcp_oauth *a) { return atomic_load(&a->cancelled); }
@@ -226,8 +240,9 @@ static bool cancelled(mcp_oauth *a) { return atomic_load(&a->cancelled); }
  * Authorization header value or NULL.  Returns MCP_OK with f->status set
  * (any status), or the transport error.
  */
-static mcp_status fetch(mcp_oauth *a, const char *method, const char *url, const char *ctype,
-                        const char *auth, const char *body, fetch_result *f, mcp_error *err) {
+static mcp_status fetch_dpop(mcp_oauth *a, const char *method, const char *url, const char *ctype,
+                             const char *auth, const char *body, const char *dpop, fetch_result *f,
+                             mcp_error *err) {
   memset(f, 0, sizeof(*f));
   mcp__buf_init(&f->body);
   if (cancelled(a)) return mcp__error_set(err, MCP_ECANCELLED, "authorization cancelled");
@@ -256,11 +271,12 @@ static mcp_status fetch(mcp_oauth *a, const char *method, const char *url, const
   pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
   pthread_cond_init(&f->cv, &ca);
   pthread_condattr_destroy(&ca);
-  mcp_http_header h[4];
+  mcp_http_header h[5];
   size_t n = 0;
   h[n++] = (mcp_http_header){"accept", "application/json"};
   if (ctype) h[n++] = (mcp_http_header){"content-type", ctype};
   if (auth) h[n++] = (mcp_http_header){"authorization", auth};
+  if (dpop) h[n++] = (mcp_http_header){"dpop", dpop};
   uint64_t id = 0;
   st = mcp__http_submit(hc, method, u->path_and_query, h, n, body, body ? strlen(body) : 0,
                         &fetch_cb, f, &id, err);
@@ -299,6 +315,11 @@ static mcp_status fetch(mcp_oauth *a, const char *method, const char *url, const
   mcp__url_free(u);
   if (st) fetch_clear(f);
   return st;
+}
+
+static mcp_status fetch(mcp_oauth *a, const char *method, const char *url, const char *ctype,
+                        const char *auth, const char *body, fetch_result *f, mcp_error *err) {
+  return fetch_dpop(a, method, url, ctype, auth, body, NULL, f, err);
 }
 
 /* GETs |url| and parses a JSON object; NULL (no error) on a non-200 or a
@@ -358,6 +379,15 @@ static void save_state(mcp_oauth *a) {
   if (!o) return;
   add_str(o, "resource", a->store_key);
   add_str(o, "access_token", a->access_token);
+  /* A DPoP-bound token is worthless without its key, and the key is as
+   * secret as the token: both go where the tokens go, nowhere else. */
+  if (a->token_dpop) add_str(o, "token_type", "DPoP");
+  char *key = a->dpop_key ? mcp__dpop_key_export(a->dpop_key) : NULL;
+  add_str(o, "dpop_key", key);
+  if (key) {
+    OPENSSL_cleanse(key, strlen(key));
+    mcp__free(key);
+  }
   add_str(o, "refresh_token", a->refresh_token);
   add_str(o, "scope", a->scope);
   add_str(o, "requested_scope", a->req_scope);
@@ -371,6 +401,7 @@ static void save_state(mcp_oauth *a) {
     add_str(o, "token_endpoint_auth_method", a->auth_method);
     add_str(o, "registered_with", a->reg_issuer);
   }
+  if (a->regs) json_object_object_add(o, "registrations", json_object_get(a->regs));
   const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
                                                         JSON_C_TO_STRING_NOSLASHESCAPE);
   if (s) store_save(a, s);
@@ -405,6 +436,16 @@ static mcp_status load_state(mcp_oauth *a, mcp_error *err) {
     set_field(&a->token_endpoint, mcp__oauth_jstr(o, "token_endpoint"));
     json_object *e = NULL;
     if (json_object_object_get_ex(o, "expires_at", &e)) a->expires_at = json_object_get_int64(e);
+    const char *k = mcp__oauth_jstr(o, "dpop_key");
+    if (k) mcp__dpop_key_load(k, &a->dpop_key, NULL);
+    a->token_dpop = mcp__oauth_jstr(o, "token_type") &&
+                    strcasecmp(mcp__oauth_jstr(o, "token_type"), "DPoP") == 0;
+    if (a->token_dpop && !a->dpop_key) {
+      /* Bound to a key we no longer have: unusable, as if none were stored. */
+      set_field(&a->access_token, NULL);
+      set_field(&a->refresh_token, NULL);
+      a->token_dpop = false;
+    }
     if (!a->o->client_id && mcp__oauth_jstr(o, "client_id") &&
         mcp__oauth_jstr(o, "registered_with")) {
       set_field(&a->client_id, mcp__oauth_jstr(o, "client_id"));
@@ -412,6 +453,10 @@ static mcp_status load_state(mcp_oauth *a, mcp_error *err) {
       set_field(&a->auth_method, mcp__oauth_jstr(o, "token_endpoint_auth_method"));
       set_field(&a->reg_issuer, mcp__oauth_jstr(o, "registered_with"));
     }
+    json_object *r = NULL;
+    if (json_object_object_get_ex(o, "registrations", &r) &&
+        json_object_is_type(r, json_type_object))
+      a->regs = json_object_get(r);
   }
   json_object_put(o);
   return MCP_OK;
@@ -479,7 +524,11 @@ void mcp__oauth_free(mcp_oauth *a) {
   mcp__free(a->client_id);
   mcp__free(a->auth_method);
   mcp__free(a->reg_issuer);
+  json_object_put(a->regs);
   mcp__free(a->req_scope);
+  mcp__dpop_key_free(a->dpop_key);
+  mcp__free(a->as_nonce);
+  mcp__free(a->rs_nonce);
   pthread_mutex_destroy(&a->mu);
   mcp__free(a);
 }
@@ -489,6 +538,43 @@ char *mcp__oauth_token(mcp_oauth *a) {
   char *t = a->access_token ? mcp__strdup(a->access_token) : NULL;
   pthread_mutex_unlock(&a->mu);
   return t;
+}
+
+char *mcp__oauth_authorization(mcp_oauth *a) {
+  pthread_mutex_lock(&a->mu);
+  char *t = a->access_token
+                ? mcp__asprintf("%s %s", a->token_dpop && a->dpop_key ? "DPoP" : "Bearer",
+                                a->access_token)
+                : NULL;
+  pthread_mutex_unlock(&a->mu);
+  return t;
+}
+
+char *mcp__oauth_dpop_header(mcp_oauth *a, const char *method, const char *url,
+                             const char *authorization) {
+  if (!authorization || strncasecmp(authorization, "DPoP ", 5) != 0) return NULL;
+  pthread_mutex_lock(&a->mu);
+  mcp_dpop_key *k = a->dpop_key; /* never freed before the engine */
+  char *nonce = a->rs_nonce ? mcp__strdup(a->rs_nonce) : NULL;
+  pthread_mutex_unlock(&a->mu);
+  char *proof = NULL;
+  if (k)
+    mcp__dpop_proof(k, method, url, authorization + 5, nonce, (int64_t)time(NULL), &proof, NULL);
+  mcp__free(nonce);
+  return proof;
+}
+
+void mcp__oauth_dpop_nonce(mcp_oauth *a, const char *nonce) {
+  if (!nonce || !*nonce) return;
+  pthread_mutex_lock(&a->mu);
+  if (!a->rs_nonce || strcmp(a->rs_nonce, nonce) != 0) {
+    char *c = mcp__strdup(nonce);
+    if (c) {
+      mcp__free(a->rs_nonce);
+      a->rs_nonce = c;
+    }
+  }
+  pthread_mutex_unlock(&a->mu);
 }
 
 void mcp__oauth_cancel(mcp_oauth *a) {
@@ -627,6 +713,18 @@ static mcp_status register_client(mcp_oauth *a, const mcp_oauth_discovery *d, mc
     set_field(&a->auth_method,
               m ? m : mcp__oauth_pick_auth_method(d, mcp__oauth_jstr(o, "client_secret") != NULL));
     set_field(&a->reg_issuer, d->issuer);
+    /* Kept beside the others: a server that moves back to this issuer
+     * finds it again (SEP-2352: separate state per authorization server). */
+    json_object *e = json_object_new_object();
+    if (!a->regs) a->regs = json_object_new_object();
+    if (e && a->regs && d->issuer) {
+      add_str(e, "client_id", a->client_id);
+      add_str(e, "client_secret", a->client_secret);
+      add_str(e, "token_endpoint_auth_method", a->auth_method);
+      json_object_object_add(a->regs, d->issuer, e);
+    } else {
+      json_object_put(e);
+    }
   }
   json_object_put(o);
   fetch_clear(&f);
@@ -639,6 +737,18 @@ static mcp_status register_client(mcp_oauth *a, const mcp_oauth_discovery *d, mc
  * the AS says client_id_metadata_document_supported), then Dynamic Client
  * Registration, reusing one we made before with this same issuer. */
 static mcp_status ensure_client(mcp_oauth *a, const mcp_oauth_discovery *d, mcp_error *err) {
+  /* SEP-2352: a client id pre-registered with one authorization server
+   * is never sent to another. */
+  if (a->o->client_id && a->o->client_issuer && d->issuer &&
+      strcmp(a->o->client_issuer, d->issuer) != 0) {
+    char qc[MCP_QUOTE_SHORT], qi[MCP_QUOTE_SHORT];
+    return mcp__error_set(
+        err, MCP_ECONFIG,
+        "the configured client id is registered with \"%s\", but this server's authorization "
+        "server is \"%s\": configure a client id for it, or none (dynamic registration)",
+        mcp__quote(qc, sizeof(qc), a->o->client_issuer, strlen(a->o->client_issuer)),
+        mcp__quote(qi, sizeof(qi), d->issuer, strlen(d->issuer)));
+  }
   if (a->o->client_id) {
     set_field(&a->client_id, a->o->client_id);
     set_field(&a->client_secret, a->o->client_secret);
@@ -660,6 +770,15 @@ static mcp_status ensure_client(mcp_oauth *a, const mcp_oauth_discovery *d, mcp_
     }
   }
   if (a->client_id && a->reg_issuer && strcmp(a->reg_issuer, d->issuer) == 0) return MCP_OK;
+  json_object *e = NULL;
+  if (a->regs && d->issuer && json_object_object_get_ex(a->regs, d->issuer, &e) &&
+      mcp__oauth_jstr(e, "client_id")) {
+    set_field(&a->client_id, mcp__oauth_jstr(e, "client_id"));
+    set_field(&a->client_secret, mcp__oauth_jstr(e, "client_secret"));
+    set_field(&a->auth_method, mcp__oauth_jstr(e, "token_endpoint_auth_method"));
+    set_field(&a->reg_issuer, d->issuer);
+    return MCP_OK;
+  }
   return register_client(a, d, err);
 }
 
@@ -711,17 +830,69 @@ static mcp_status client_auth(mcp_oauth *a, const mcp_oauth_discovery *d, mcp_bu
   return MCP_OK;
 }
 
-/* POSTs |form| to |url| and takes the token it returns. */
-static mcp_status token_request(mcp_oauth *a, const char *url, const char *form,
-                                const char *auth_header, mcp_oauth_token *tok, mcp_error *err) {
-  fetch_result f;
-  mcp_status st = fetch(a, "POST", url, "application/x-www-form-urlencoded", auth_header, form, &f,
-                        err);
+/* DPoP for the token requests of |d|'s authorization server: as the
+ * host said, or (auto) when its metadata lists ES256 among
+ * dpop_signing_alg_values_supported; for a refresh (no metadata at hand),
+ * when the token being refreshed is bound (RFC 9449 section 5). */
+static bool want_dpop(mcp_oauth *a, const mcp_oauth_discovery *d) {
+  if (a->o->dpop == MCP_OAUTH_DPOP_OFF) return false;
+  if (a->o->dpop == MCP_OAUTH_DPOP_ON) return true;
+  if (d && d->as)
+    return mcp__oauth_json_array_has(d->as, "dpop_signing_alg_values_supported", "ES256");
+  return a->token_dpop;
+}
+
+/* The engine's DPoP key, made on first use.  Flow thread. */
+static mcp_status ensure_dpop_key(mcp_oauth *a, mcp_error *err) {
+  if (a->dpop_key) return MCP_OK;
+  mcp_dpop_key *k = NULL;
+  mcp_status st = mcp__dpop_key_new(&k, err);
   if (st) return st;
-  st = mcp__oauth_parse_token_response(f.status, f.body.data, f.body.len, (int64_t)time(NULL), tok,
-                                       err);
-  if (f.body.data) OPENSSL_cleanse(f.body.data, f.body.len);
-  fetch_clear(&f);
+  pthread_mutex_lock(&a->mu);
+  a->dpop_key = k;
+  pthread_mutex_unlock(&a->mu);
+  return MCP_OK;
+}
+
+/* An error answer whose error is use_dpop_nonce (RFC 9449 section 8). */
+static bool asks_for_nonce(const fetch_result *f) {
+  if (f->status != 400 || !f->dpop_nonce || !f->body.len) return false;
+  json_object *o = mcp__json_parse_document(f->body.data, f->body.len, 8, NULL, NULL, 0);
+  const char *e = mcp__oauth_jstr(o, "error");
+  bool yes = e && strcmp(e, "use_dpop_nonce") == 0;
+  json_object_put(o);
+  return yes;
+}
+
+/* POSTs |form| to |url| and takes the token it returns.  With |dpop|, a
+ * fresh proof goes with it, and a use_dpop_nonce answer is retried once
+ * with the server's nonce (RFC 9449 section 8). */
+static mcp_status token_request(mcp_oauth *a, const char *url, const char *form,
+                                const char *auth_header, bool dpop, mcp_oauth_token *tok,
+                                mcp_error *err) {
+  mcp_status st = dpop ? ensure_dpop_key(a, err) : MCP_OK;
+  for (int attempt = 0; st == MCP_OK; attempt++) {
+    char *proof = NULL;
+    if (dpop && (st = mcp__dpop_proof(a->dpop_key, "POST", url, NULL, a->as_nonce,
+                                      (int64_t)time(NULL), &proof, err)))
+      break;
+    fetch_result f;
+    st = fetch_dpop(a, "POST", url, "application/x-www-form-urlencoded", auth_header, form, proof,
+                    &f, err);
+    mcp__free(proof);
+    if (st) break;
+    /* Section 8: the server may hand out a new nonce with any answer. */
+    if (dpop && f.dpop_nonce) set_field(&a->as_nonce, f.dpop_nonce);
+    if (dpop && attempt == 0 && asks_for_nonce(&f)) {
+      fetch_clear(&f);
+      continue;
+    }
+    st = mcp__oauth_parse_token_response(f.status, f.body.data, f.body.len, (int64_t)time(NULL),
+                                         tok, err);
+    if (f.body.data) OPENSSL_cleanse(f.body.data, f.body.len);
+    fetch_clear(&f);
+    break;
+  }
   return st;
 }
 
@@ -729,6 +900,7 @@ static mcp_status token_request(mcp_oauth *a, const char *url, const char *form,
 static void adopt(mcp_oauth *a, const mcp_oauth_discovery *d, mcp_oauth_token *tok) {
   pthread_mutex_lock(&a->mu);
   set_field(&a->access_token, tok->access_token);
+  a->token_dpop = tok->dpop && a->dpop_key;
   pthread_mutex_unlock(&a->mu);
   if (tok->refresh_token) set_field(&a->refresh_token, tok->refresh_token);
   if (tok->scope) set_field(&a->scope, tok->scope);
@@ -886,7 +1058,7 @@ static mcp_status grant_authorization_code(mcp_oauth *a, const mcp_oauth_challen
     goto out;
   }
   if ((st = client_auth(a, d, &form, &auth_header, err))) goto out;
-  st = token_request(a, d->token_endpoint, form.data, auth_header, tok, err);
+  st = token_request(a, d->token_endpoint, form.data, auth_header, want_dpop(a, d), tok, err);
 out:
   if (form.data) OPENSSL_cleanse(form.data, form.len);
   if (auth_header) OPENSSL_cleanse(auth_header, strlen(auth_header));
@@ -927,7 +1099,7 @@ static mcp_status grant_client_credentials(mcp_oauth *a, const mcp_oauth_challen
     goto out;
   }
   if ((st = client_auth(a, d, &form, &auth_header, err))) goto out;
-  st = token_request(a, d->token_endpoint, form.data, auth_header, tok, err);
+  st = token_request(a, d->token_endpoint, form.data, auth_header, want_dpop(a, d), tok, err);
 out:
   if (form.data) OPENSSL_cleanse(form.data, form.len);
   if (auth_header) OPENSSL_cleanse(auth_header, strlen(auth_header));
@@ -995,7 +1167,7 @@ static mcp_status grant_id_jag(mcp_oauth *a, const mcp_oauth_challenge *ch,
     goto out;
   }
   if ((st = client_auth(a, d, &form, &auth_header, err))) goto out;
-  st = token_request(a, d->token_endpoint, form.data, auth_header, tok, err);
+  st = token_request(a, d->token_endpoint, form.data, auth_header, want_dpop(a, d), tok, err);
 out:
   if (form.data) OPENSSL_cleanse(form.data, form.len);
   if (auth_header) OPENSSL_cleanse(auth_header, strlen(auth_header));
@@ -1003,6 +1175,100 @@ out:
   mcp__free(auth_header);
   mcp__free(scope);
   mcp__oauth_token_clear(&jag);
+  return st;
+}
+
+/* The host's workload JWT (SEP-1933): from its callback, its file (read
+ * afresh each time: platforms rotate them), or the options.  *jwt a new
+ * string (wipe it). */
+static mcp_status workload_jwt(mcp_oauth *a, const mcp_oauth_discovery *d, char **jwt,
+                               mcp_error *err) {
+  *jwt = NULL;
+  const mcp_oauth_options *o = a->o;
+  if (o->workload_fn) {
+    mcp_error cberr = MCP_ERROR_INIT;
+    char *got = NULL;
+    mcp_status st = o->workload_fn(o->workload_user, d->issuer ? d->issuer : d->token_endpoint,
+                                   &got, &cberr);
+    if (st == MCP_OK && got && *got) {
+      *jwt = mcp__strdup(got);
+      OPENSSL_cleanse(got, strlen(got));
+      mcp_free(got);
+      mcp_error_clear(&cberr);
+      return *jwt ? MCP_OK : mcp__error_set(err, MCP_ENOMEM, "out of memory");
+    }
+    mcp_free(got);
+    st = mcp__error_set(err, st ? st : MCP_ECONFIG, "the workload JWT callback gave no JWT%s%s",
+                        cberr.message ? ": " : "", cberr.message ? cberr.message : "");
+    mcp_error_clear(&cberr);
+    return st;
+  }
+  if (o->workload_jwt) {
+    *jwt = mcp__strdup(o->workload_jwt);
+    return *jwt ? MCP_OK : mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  }
+  if (!o->workload_jwt_file)
+    return mcp__error_set(err, MCP_ECONFIG,
+                          "the JWT bearer grant needs a workload JWT, its file or a callback "
+                          "(mcp_oauth_options_set_workload_jwt)");
+  /* A plain read: platforms hand these out through symbolic links (a
+   * Kubernetes projected volume), and the JWT is no secret at rest. */
+  FILE *fp = fopen(o->workload_jwt_file, "re");
+  if (!fp)
+    return mcp__error_set(err, MCP_ECONFIG, "cannot read the workload JWT file %s: %s",
+                          o->workload_jwt_file, strerror(errno));
+  char buf[16384];
+  size_t n = fread(buf, 1, sizeof(buf), fp);
+  bool big = n == sizeof(buf);
+  fclose(fp);
+  size_t b = 0;
+  while (b < n && strchr(" \t\r\n", buf[b])) b++;
+  while (n > b && strchr(" \t\r\n", buf[n - 1])) n--;
+  mcp_status st = MCP_OK;
+  if (big)
+    st = mcp__error_set(err, MCP_ECONFIG, "the workload JWT file %s is over %zu bytes",
+                        o->workload_jwt_file, sizeof(buf) - 1);
+  else if (n == b)
+    st = mcp__error_set(err, MCP_ECONFIG, "the workload JWT file %s is empty",
+                        o->workload_jwt_file);
+  else if (!(*jwt = mcp__strndup(buf + b, n - b)))
+    st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  OPENSSL_cleanse(buf, sizeof(buf));
+  return st;
+}
+
+/* SEP-1933 (RFC 7523 section 2.1): the host's workload JWT as the grant.
+ * A JWT that has expired or names another audience is refused here,
+ * before it goes anywhere, with a message saying which. */
+static mcp_status grant_jwt_bearer(mcp_oauth *a, const mcp_oauth_challenge *ch,
+                                   const mcp_oauth_discovery *d, mcp_oauth_token *tok,
+                                   mcp_error *err) {
+  char *jwt = NULL, *auth_header = NULL, *scope = NULL;
+  mcp_buf form;
+  mcp__buf_init(&form);
+  mcp_status st = workload_jwt(a, d, &jwt, err);
+  if (st) goto out;
+  if ((st = mcp__oauth_check_workload_jwt(jwt, d->issuer, d->token_endpoint, (int64_t)time(NULL),
+                                          err)))
+    goto out;
+  scope = select_scope(a, ch, d, false);
+  if (mcp__oauth_form_add(&form, "grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer") ||
+      mcp__oauth_form_add(&form, "assertion", jwt) || mcp__oauth_form_add(&form, "scope", scope) ||
+      mcp__oauth_form_add(&form, "resource", d->resource)) {
+    st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
+    goto out;
+  }
+  /* Client authentication is optional here (RFC 7523 section 3.1). */
+  if (a->client_id && (st = client_auth(a, d, &form, &auth_header, err))) goto out;
+  st = token_request(a, d->token_endpoint, form.data, auth_header, want_dpop(a, d), tok, err);
+out:
+  if (form.data) OPENSSL_cleanse(form.data, form.len);
+  if (auth_header) OPENSSL_cleanse(auth_header, strlen(auth_header));
+  if (jwt) OPENSSL_cleanse(jwt, strlen(jwt));
+  mcp__buf_free(&form);
+  mcp__free(auth_header);
+  mcp__free(scope);
+  mcp__free(jwt);
   return st;
 }
 
@@ -1029,7 +1295,8 @@ static mcp_status try_refresh(mcp_oauth *a, mcp_error *err) {
     goto out;
   }
   if ((st = client_auth(a, &d, &form, &auth_header, err))) goto out;
-  if ((st = token_request(a, a->token_endpoint, form.data, auth_header, &tok, err)) == MCP_OK)
+  if ((st = token_request(a, a->token_endpoint, form.data, auth_header, want_dpop(a, &d), &tok,
+                          err)) == MCP_OK)
     adopt(a, NULL, &tok);
 out:
   if (form.data) OPENSSL_cleanse(form.data, form.len);
@@ -1072,7 +1339,9 @@ mcp_status mcp__oauth_challenge(mcp_oauth *a, int http_status, const char *www_a
     st = cancelled(a) ? mcp__error_set(err, MCP_ECANCELLED, "authorization cancelled") : MCP_OK;
   if (st == MCP_OK && a->o->grant == MCP_OAUTH_GRANT_AUTHORIZATION_CODE)
     st = ensure_client(a, &d, err);
-  else if (st == MCP_OK) {
+  else if (st == MCP_OK && a->o->grant == MCP_OAUTH_GRANT_JWT_BEARER) {
+    if (a->o->client_id) st = ensure_client(a, &d, err);
+  } else if (st == MCP_OK) {
     if (!a->o->client_id)
       st = mcp__error_set(err, MCP_ECONFIG, "this grant needs a configured client id");
     else st = ensure_client(a, &d, err);
@@ -1084,6 +1353,7 @@ mcp_status mcp__oauth_challenge(mcp_oauth *a, int http_status, const char *www_a
       st = grant_client_credentials(a, &ch, &d, &tok, err);
       break;
     case MCP_OAUTH_GRANT_ID_JAG: st = grant_id_jag(a, &ch, &d, &tok, err); break;
+    case MCP_OAUTH_GRANT_JWT_BEARER: st = grant_jwt_bearer(a, &ch, &d, &tok, err); break;
     default: st = grant_authorization_code(a, &ch, &d, &tok, err); break;
     }
   }
@@ -1094,6 +1364,7 @@ mcp_status mcp__oauth_challenge(mcp_oauth *a, int http_status, const char *www_a
   } else if (a->reg_issuer && err && err->status == MCP_EHTTP && err->http_status == 401) {
     /* Our registration was rejected (invalid_client, RFC 6749 section
      * 5.2: 401 from the token endpoint): forget it, register afresh. */
+    if (a->regs) json_object_object_del(a->regs, a->reg_issuer);
     set_field(&a->client_id, NULL);
     set_field(&a->client_secret, NULL);
     set_field(&a->reg_issuer, NULL);

@@ -39,6 +39,7 @@
  * for the engine and the store; only mcp_oauth_options.c writes it. */
 struct mcp_oauth_options {
   char *client_id, *client_secret;
+  char *client_issuer; /* the issuer client_id is registered with (SEP-2352) */
   char *client_metadata_url;
   char *client_name;
   char *redirect_uri;
@@ -52,6 +53,10 @@ struct mcp_oauth_options {
   mcp_oauth_store_save_fn save;
   void *store_user;
   char *file_store_dir; /* set_file_store; "" = the XDG default */
+  mcp_oauth_dpop dpop;
+  char *workload_jwt, *workload_jwt_file; /* SEP-1933 sources */
+  mcp_oauth_jwt_fn workload_fn;
+  void *workload_user;
 };
 
 /* Internal copy of options (mcp_client.c duplicates client options). */
@@ -84,6 +89,36 @@ char *mcp__oauth_random(size_t n);
 mcp_status mcp__oauth_jwt_assertion(const char *pem, const char *alg, const char *client_id,
                                     const char *audience, int64_t now_s, char **out,
                                     mcp_error *err);
+
+/* ---- DPoP keys and proofs (mcp_oauth_dpop.c) -------------------------------- */
+
+/*
+ * An ES256 (P-256) DPoP key (RFC 9449).  mcp__dpop_key_new() makes one;
+ * mcp__dpop_key_load() reads what mcp__dpop_key_export() wrote (base64url
+ * DER of the private key: secret, kept only where tokens are kept).
+ * mcp__dpop_key_jwk() is its public JWK (RFC 7638 canonical member order),
+ * mcp__dpop_key_jkt() that JWK's SHA-256 thumbprint (base64url).
+ * mcp__dpop_proof() signs a proof JWT: header typ dpop+jwt, alg ES256, jwk;
+ * claims jti (random), htm |htm|, htu |url| without query and fragment,
+ * iat |now_s|, ath = base64url(SHA-256(|access_token|)) when given, nonce
+ * when given.  mcp__dpop_ath() and mcp__dpop_htu() are those two claims.
+ * Ownership: new keys (mcp__dpop_key_free), new strings (mcp__free).
+ * Threads: any; a key is immutable and may sign from several threads.
+ * Returns: MCP_OK, MCP_ETLS (no OpenSSL), MCP_EINVAL (a bad stored key),
+ *   MCP_EIO (key generation or signing failed), MCP_ENOMEM.
+ */
+typedef struct mcp_dpop_key mcp_dpop_key;
+mcp_status mcp__dpop_key_new(mcp_dpop_key **out, mcp_error *err);
+mcp_status mcp__dpop_key_load(const char *b64der, mcp_dpop_key **out, mcp_error *err);
+char *mcp__dpop_key_export(const mcp_dpop_key *k);
+const char *mcp__dpop_key_jwk(const mcp_dpop_key *k);
+const char *mcp__dpop_key_jkt(const mcp_dpop_key *k);
+void mcp__dpop_key_free(mcp_dpop_key *k);
+mcp_status mcp__dpop_proof(const mcp_dpop_key *k, const char *htm, const char *url,
+                           const char *access_token, const char *nonce, int64_t now_s, char **out,
+                           mcp_error *err);
+char *mcp__dpop_ath(const char *access_token);
+char *mcp__dpop_htu(const char *url);
 
 /* ---- the file token store (mcp_oauth_store.c) ------------------------------ */
 
@@ -149,6 +184,22 @@ char *mcp__oauth_token(mcp_oauth *a);
  */
 mcp_status mcp__oauth_challenge(mcp_oauth *a, int http_status, const char *www_authenticate,
                                 char **token, mcp_error *err);
+
+/*
+ * mcp__oauth_authorization() is the Authorization header value for the
+ * current token: "DPoP <token>" for a DPoP-bound token, else "Bearer
+ * <token>"; NULL when there is none.  New string (wipe, mcp__free).
+ * mcp__oauth_dpop_header() is the DPoP proof for a request |method| |url|
+ * sent with |authorization| (a value mcp__oauth_authorization() gave): a
+ * new string, or NULL when that value is not a DPoP one (or on failure,
+ * when the server's 401 says why).  It carries the server's last nonce.
+ * mcp__oauth_dpop_nonce() records a DPoP-Nonce the MCP server sent.
+ * Threads: any (the engine's mutex).
+ */
+char *mcp__oauth_authorization(mcp_oauth *a);
+char *mcp__oauth_dpop_header(mcp_oauth *a, const char *method, const char *url,
+                             const char *authorization);
+void mcp__oauth_dpop_nonce(mcp_oauth *a, const char *nonce);
 
 /* |fn| is called on the flow's thread with |waiting| true just before the
  * host's authorize callback (a person logs in) and false right after it

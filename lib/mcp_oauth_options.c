@@ -33,6 +33,7 @@ MCP_EXTERN void mcp_oauth_options_free(mcp_oauth_options *o) {
   if (o->client_secret) OPENSSL_cleanse(o->client_secret, strlen(o->client_secret));
   mcp__free(o->client_secret);
   mcp__free(o->client_metadata_url);
+  mcp__free(o->client_issuer);
   mcp__free(o->client_name);
   mcp__free(o->redirect_uri);
   mcp__free(o->scopes);
@@ -43,6 +44,9 @@ MCP_EXTERN void mcp_oauth_options_free(mcp_oauth_options *o) {
   mcp__free(o->idp_client_id);
   mcp__free(o->idp_id_token);
   mcp__free(o->file_store_dir);
+  if (o->workload_jwt) OPENSSL_cleanse(o->workload_jwt, strlen(o->workload_jwt));
+  mcp__free(o->workload_jwt);
+  mcp__free(o->workload_jwt_file);
   mcp__free(o);
 }
 
@@ -52,6 +56,12 @@ MCP_EXTERN mcp_status mcp_oauth_options_set_client(mcp_oauth_options *o, const c
   if (set_opt(&o->client_id, client_id) || set_opt(&o->client_secret, client_secret))
     return MCP_ENOMEM;
   return MCP_OK;
+}
+
+MCP_EXTERN mcp_status mcp_oauth_options_set_client_issuer(mcp_oauth_options *o,
+                                                          const char *issuer) {
+  if (!o || (issuer && !mcp__oauth_is_url(issuer))) return MCP_EINVAL;
+  return set_opt(&o->client_issuer, issuer);
 }
 
 MCP_EXTERN mcp_status mcp_oauth_options_set_client_metadata_url(mcp_oauth_options *o,
@@ -76,8 +86,9 @@ MCP_EXTERN mcp_status mcp_oauth_options_set_scopes(mcp_oauth_options *o, const c
 }
 
 MCP_EXTERN mcp_status mcp_oauth_options_set_grant(mcp_oauth_options *o, mcp_oauth_grant grant) {
-  if (!o || (grant != MCP_OAUTH_GRANT_AUTHORIZATION_CODE &&
-             grant != MCP_OAUTH_GRANT_CLIENT_CREDENTIALS && grant != MCP_OAUTH_GRANT_ID_JAG))
+  if (!o ||
+      (grant != MCP_OAUTH_GRANT_AUTHORIZATION_CODE && grant != MCP_OAUTH_GRANT_CLIENT_CREDENTIALS &&
+       grant != MCP_OAUTH_GRANT_ID_JAG && grant != MCP_OAUTH_GRANT_JWT_BEARER))
     return MCP_EINVAL;
   o->grant = grant;
   return MCP_OK;
@@ -112,6 +123,45 @@ MCP_EXTERN void mcp_oauth_options_set_authorize(mcp_oauth_options *o, mcp_oauth_
   o->authorize_user = user;
 }
 
+MCP_EXTERN mcp_status mcp_oauth_options_set_dpop(mcp_oauth_options *o, mcp_oauth_dpop mode) {
+  if (!o ||
+      (mode != MCP_OAUTH_DPOP_AUTO && mode != MCP_OAUTH_DPOP_OFF && mode != MCP_OAUTH_DPOP_ON))
+    return MCP_EINVAL;
+  o->dpop = mode;
+  return MCP_OK;
+}
+
+MCP_EXTERN mcp_status mcp_oauth_options_set_workload_jwt(mcp_oauth_options *o, const char *jwt,
+                                                         const char *jwt_file) {
+  if (!o || (!jwt) == (!jwt_file) || (jwt && !*jwt) || (jwt_file && !*jwt_file)) return MCP_EINVAL;
+  char *j = NULL, *f = NULL;
+  if ((jwt && !(j = mcp__strdup(jwt))) || (jwt_file && !(f = mcp__strdup(jwt_file)))) {
+    mcp__free(j);
+    return MCP_ENOMEM;
+  }
+  if (o->workload_jwt) OPENSSL_cleanse(o->workload_jwt, strlen(o->workload_jwt));
+  mcp__free(o->workload_jwt);
+  mcp__free(o->workload_jwt_file);
+  o->workload_jwt = j;
+  o->workload_jwt_file = f;
+  o->workload_fn = NULL;
+  o->workload_user = NULL;
+  o->grant = MCP_OAUTH_GRANT_JWT_BEARER;
+  return MCP_OK;
+}
+
+MCP_EXTERN void mcp_oauth_options_set_workload_jwt_callback(mcp_oauth_options *o,
+                                                            mcp_oauth_jwt_fn fn, void *user) {
+  if (!o || !fn) return;
+  if (o->workload_jwt) OPENSSL_cleanse(o->workload_jwt, strlen(o->workload_jwt));
+  mcp__free(o->workload_jwt);
+  mcp__free(o->workload_jwt_file);
+  o->workload_jwt = o->workload_jwt_file = NULL;
+  o->workload_fn = fn;
+  o->workload_user = user;
+  o->grant = MCP_OAUTH_GRANT_JWT_BEARER;
+}
+
 MCP_EXTERN void mcp_oauth_options_set_store(mcp_oauth_options *o, mcp_oauth_store_load_fn load,
                                             mcp_oauth_store_save_fn save, void *user) {
   if (!o) return;
@@ -139,16 +189,21 @@ mcp_oauth_options *mcp__oauth_options_dup(const mcp_oauth_options *o) {
   if (!d) return NULL;
   *d = *o;
   d->client_id = d->client_secret = d->client_metadata_url = d->client_name = NULL;
+  d->client_issuer = NULL;
   d->redirect_uri = d->scopes = d->private_key_pem = d->signing_alg = NULL;
   d->idp_token_endpoint = d->idp_client_id = d->idp_id_token = d->file_store_dir = NULL;
+  d->workload_jwt = d->workload_jwt_file = NULL;
   if (set_opt(&d->client_id, o->client_id) || set_opt(&d->client_secret, o->client_secret) ||
+      set_opt(&d->client_issuer, o->client_issuer) ||
       set_opt(&d->client_metadata_url, o->client_metadata_url) ||
       set_opt(&d->client_name, o->client_name) || set_opt(&d->redirect_uri, o->redirect_uri) ||
       set_opt(&d->scopes, o->scopes) || set_opt(&d->private_key_pem, o->private_key_pem) ||
       set_opt(&d->signing_alg, o->signing_alg) ||
       set_opt(&d->idp_token_endpoint, o->idp_token_endpoint) ||
       set_opt(&d->idp_client_id, o->idp_client_id) || set_opt(&d->idp_id_token, o->idp_id_token) ||
-      set_opt(&d->file_store_dir, o->file_store_dir)) {
+      set_opt(&d->file_store_dir, o->file_store_dir) ||
+      set_opt(&d->workload_jwt, o->workload_jwt) ||
+      set_opt(&d->workload_jwt_file, o->workload_jwt_file)) {
     mcp_oauth_options_free(d);
     return NULL;
   }
@@ -165,8 +220,10 @@ mcp_status mcp__oauth_options_fill(mcp_oauth_options *o, const mcp_oauth_options
       fill_str(&o->scopes, d->scopes))
     return MCP_ENOMEM;
   if (!o->client_id && d->client_id &&
-      (set_opt(&o->client_id, d->client_id) || set_opt(&o->client_secret, d->client_secret)))
+      (set_opt(&o->client_id, d->client_id) || set_opt(&o->client_secret, d->client_secret) ||
+       set_opt(&o->client_issuer, d->client_issuer)))
     return MCP_ENOMEM;
+  if (o->dpop == MCP_OAUTH_DPOP_AUTO) o->dpop = d->dpop;
   if (!o->authorize) {
     o->authorize = d->authorize;
     o->authorize_user = d->authorize_user;

@@ -123,7 +123,7 @@ mcp_status mcp__oauth_parse_challenge(const char *header, mcp_oauth_challenge *o
       }
       p = q;
       char **slot = NULL;
-      if (in_bearer) {
+      if (in_bearer) { /* Bearer's or DPoP's */
         if (tlen == 17 && strncasecmp(t0, "resource_metadata", 17) == 0)
           slot = &out->resource_metadata;
         else if (tlen == 5 && strncasecmp(t0, "scope", 5) == 0) slot = &out->scope;
@@ -144,6 +144,10 @@ mcp_status mcp__oauth_parse_challenge(const char *header, mcp_oauth_challenge *o
     if (tlen == 6 && strncasecmp(t0, "Bearer", 6) == 0) {
       in_bearer = true;
       out->bearer = true;
+    } else if (tlen == 4 && strncasecmp(t0, "DPoP", 4) == 0) {
+      /* RFC 9449 section 7.1: the same parameters as Bearer's, plus algs. */
+      in_bearer = true;
+      out->dpop = true;
     }
   }
   return MCP_OK;
@@ -592,9 +596,10 @@ mcp_status mcp__oauth_parse_token_response(int http_status, const char *body, si
     json_object_put(o);
     return mcp__error_set(err, MCP_EPROTO, "the token response has no access_token");
   }
-  if (tt && strcasecmp(tt, "bearer") != 0) {
+  if (tt && strcasecmp(tt, "bearer") != 0 && strcasecmp(tt, "dpop") != 0) {
     char q[MCP_QUOTE_SHORT];
-    mcp_status st = mcp__error_set(err, MCP_EPROTO, "unsupported token_type \"%s\" (want Bearer)",
+    mcp_status st = mcp__error_set(err, MCP_EPROTO,
+                                   "unsupported token_type \"%s\" (want Bearer or DPoP)",
                                    mcp__quote(q, sizeof(q), tt, strlen(tt)));
     json_object_put(o);
     return st;
@@ -609,6 +614,7 @@ mcp_status mcp__oauth_parse_token_response(int http_status, const char *body, si
     }
   }
   out->access_token = mcp__strdup(at);
+  out->dpop = tt && strcasecmp(tt, "dpop") == 0;
   /* Section 5.1: refresh_token OPTIONAL (an empty one is none); scope is
    * sent when it differs from what was asked (section 3.3). */
   const char *rt = mcp__oauth_jstr(o, "refresh_token"), *sc = mcp__oauth_jstr(o, "scope");
@@ -784,4 +790,114 @@ mcp_status mcp__oauth_use_as(const char *as_base, mcp_oauth_discovery *d, mcp_er
   }
   if (!d->issuer || !d->token_endpoint) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
   return MCP_OK;
+}
+
+/* ---- JWTs the host hands us (SEP-1933) ------------------------------------- */
+
+static int b64url_val(unsigned char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  if (c == '-') return 62;
+  if (c == '_') return 63;
+  return -1;
+}
+
+mcp_status mcp__oauth_b64url_decode(const char *s, unsigned char **out, size_t *n) {
+  *out = NULL;
+  *n = 0;
+  size_t len = strlen(s);
+  while (len && s[len - 1] == '=') len--;
+  if (len % 4 == 1) return MCP_EINVAL;
+  unsigned char *b = mcp__malloc(len / 4 * 3 + 3);
+  if (!b) return MCP_ENOMEM;
+  size_t o = 0;
+  uint32_t acc = 0;
+  int bits = 0;
+  for (size_t i = 0; i < len; i++) {
+    int v = b64url_val((unsigned char)s[i]);
+    if (v < 0) {
+      mcp__free(b);
+      return MCP_EINVAL;
+    }
+    acc = (acc << 6) | (uint32_t)v;
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      b[o++] = (unsigned char)(acc >> bits);
+    }
+  }
+  b[o] = 0;
+  *out = b;
+  *n = o;
+  return MCP_OK;
+}
+
+/* |a| equals |b| but for one trailing "/" on either. */
+static bool same_url(const char *a, const char *b) {
+  if (!a || !b) return false;
+  size_t na = strlen(a), nb = strlen(b);
+  if (na && a[na - 1] == '/') na--;
+  if (nb && b[nb - 1] == '/') nb--;
+  return na == nb && strncmp(a, b, na) == 0;
+}
+
+mcp_status mcp__oauth_check_workload_jwt(const char *jwt, const char *issuer,
+                                         const char *token_endpoint, int64_t now_s,
+                                         mcp_error *err) {
+  const char *d1 = jwt ? strchr(jwt, '.') : NULL, *d2 = d1 ? strchr(d1 + 1, '.') : NULL;
+  if (!d1 || !d2 || strchr(d2 + 1, '.') || d1 == jwt || d2 == d1 + 1)
+    return mcp__error_set(err, MCP_ECONFIG, "the workload JWT is not a compact JWT (three parts)");
+  char *mid = mcp__strndup(d1 + 1, (size_t)(d2 - d1 - 1));
+  if (!mid) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  unsigned char *raw = NULL;
+  size_t n = 0;
+  mcp_status st = mcp__oauth_b64url_decode(mid, &raw, &n);
+  mcp__free(mid);
+  if (st == MCP_ENOMEM) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  json_object *c = st ? NULL : mcp__json_parse_document((const char *)raw, n, 8, NULL, NULL, 0);
+  if (raw) explicit_bzero(raw, n);
+  mcp__free(raw);
+  if (!c || !json_object_is_type(c, json_type_object)) {
+    json_object_put(c);
+    return mcp__error_set(err, MCP_ECONFIG,
+                          "the workload JWT's payload is not a base64url JSON object");
+  }
+  st = MCP_OK;
+  json_object *v = NULL;
+  if (json_object_object_get_ex(c, "exp", &v) &&
+      (json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double))) {
+    int64_t exp = json_object_get_int64(v);
+    if (exp <= now_s)
+      st = mcp__error_set(err, MCP_ECONFIG,
+                          "the workload JWT has expired (exp %lld, %lld s ago): get a fresh one",
+                          (long long)exp, (long long)(now_s - exp));
+  }
+  if (st == MCP_OK && json_object_object_get_ex(c, "aud", &v)) {
+    bool all_urls = true, hit = false;
+    size_t na = json_object_is_type(v, json_type_array) ? json_object_array_length(v) : 1;
+    const char *first = NULL;
+    for (size_t i = 0; i < na; i++) {
+      json_object *e = json_object_is_type(v, json_type_array) ? json_object_array_get_idx(v, i)
+                                                               : v;
+      const char *a = json_object_is_type(e, json_type_string) ? json_object_get_string(e) : NULL;
+      if (!a || !mcp__oauth_is_url(a)) {
+        all_urls = false;
+        continue;
+      }
+      if (!first) first = a;
+      if (same_url(a, issuer) || same_url(a, token_endpoint)) hit = true;
+    }
+    if (all_urls && first && !hit) {
+      char qa[MCP_QUOTE_SHORT], qi[MCP_QUOTE_SHORT];
+      const char *want = issuer ? issuer : token_endpoint ? token_endpoint : "";
+      st = mcp__error_set(err, MCP_ECONFIG,
+                          "the workload JWT is for another audience (aud \"%s\", not this "
+                          "authorization server \"%s\")",
+                          mcp__quote(qa, sizeof(qa), first, strlen(first)),
+                          mcp__quote(qi, sizeof(qi), want, strlen(want)));
+    }
+  }
+  json_object_put(c);
+  return st;
 }

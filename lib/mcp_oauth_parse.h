@@ -18,9 +18,11 @@
 
 #include "mcp_int.h"
 
-/* The Bearer challenge of a WWW-Authenticate header.  Strings are owned. */
+/* The Bearer (or DPoP) challenge of a WWW-Authenticate header.  Strings
+ * are owned. */
 typedef struct mcp_oauth_challenge {
   bool bearer; /* a Bearer challenge was found */
+  bool dpop;   /* a DPoP challenge was found (RFC 9449 section 7.1) */
   char *resource_metadata;
   char *scope;
   char *error; /* "invalid_token", "insufficient_scope", ... */
@@ -30,12 +32,13 @@ typedef struct mcp_oauth_challenge {
 /*
  * mcp__oauth_parse_challenge() parses |header| (RFC 9110 section 11.6.1
  * syntax: one or more challenges, auth-params as token=token or
- * token=quoted-string) and fills |out| from the first Bearer challenge.
- * Unknown parameters and other schemes are skipped.
+ * token=quoted-string) and fills |out| from the first Bearer or DPoP
+ * challenge (same parameters).  Unknown parameters and other schemes are
+ * skipped.
  * Ownership: |out| is filled with new strings; release with
  *   mcp__oauth_challenge_clear().  Threads: any.
- * Returns: MCP_OK (also when there is no Bearer challenge: out->bearer is
- *   false), MCP_EINVAL (malformed: an unterminated quoted string),
+ * Returns: MCP_OK (also when there is neither challenge: out->bearer and
+ *   out->dpop are false), MCP_EINVAL (malformed: an unterminated quoted string),
  *   MCP_ENOMEM.
  */
 mcp_status mcp__oauth_parse_challenge(const char *header, mcp_oauth_challenge *out);
@@ -151,11 +154,12 @@ typedef struct mcp_oauth_token {
   char *refresh_token;
   char *scope;
   int64_t expires_at; /* seconds since the epoch; 0: unknown */
+  bool dpop;          /* token_type DPoP (RFC 9449 section 5): bound to our key */
 } mcp_oauth_token;
 
 /*
  * mcp__oauth_parse_token_response() parses a token endpoint answer: on a
- * 2xx, access_token (required) and token_type (must be Bearer, any case),
+ * 2xx, access_token (required) and token_type (Bearer or DPoP, any case),
  * expires_in, refresh_token, scope; otherwise the RFC 6749 error object.
  * |now_s| turns expires_in into expires_at.
  * Ownership: |out| gets new strings; release with mcp__oauth_token_clear().
@@ -225,5 +229,28 @@ mcp_status mcp__oauth_use_as(const char *as_base, mcp_oauth_discovery *d, mcp_er
  * with or without a secret, from d->as's
  * token_endpoint_auth_methods_supported.  A static string. */
 const char *mcp__oauth_pick_auth_method(const mcp_oauth_discovery *d, bool has_secret);
+
+/* ---- JWTs the host hands us (SEP-1933) ------------------------------------- */
+
+/*
+ * mcp__oauth_b64url_decode() decodes unpadded (or padded) base64url |s|.
+ * Ownership: *out a new buffer (mcp__free) of *n bytes, NUL-terminated
+ * past the end.  Returns: MCP_OK, MCP_EINVAL (not base64url), MCP_ENOMEM.
+ */
+mcp_status mcp__oauth_b64url_decode(const char *s, unsigned char **out, size_t *n);
+
+/*
+ * mcp__oauth_check_workload_jwt() looks at the claims of the compact JWT
+ * |jwt| before it is sent as an RFC 7523 grant: it must be three
+ * base64url parts with a JSON object payload; an exp at or before |now_s|
+ * is refused; an aud (a string or an array) whose values are all http(s)
+ * URLs must name |issuer| or |token_endpoint| (a trailing "/" aside), as
+ * RFC 7523 section 3 asks; other audiences are the server's to judge.  No
+ * signature is checked (the key is the issuer's).  The message names the
+ * cause and never quotes the JWT.  Threads: any.
+ * Returns: MCP_OK; MCP_ECONFIG (malformed, expired, another audience).
+ */
+mcp_status mcp__oauth_check_workload_jwt(const char *jwt, const char *issuer,
+                                         const char *token_endpoint, int64_t now_s, mcp_error *err);
 
 #endif /* MCP_OAUTH_PARSE_H */

@@ -64,8 +64,10 @@ void mcp__ossl_thread_stop(void);
   X(EVP_MD_CTX_new) \
   X(EVP_PKEY_CTX_set_rsa_padding) \
   X(EVP_PKEY_CTX_set_rsa_pss_saltlen) \
+  X(EVP_PKEY_Q_keygen) \
   X(EVP_PKEY_free) \
   X(EVP_PKEY_get_base_id) \
+  X(EVP_PKEY_get_octet_string_param) \
   X(EVP_sha256) \
   X(EVP_sha384) \
   X(EVP_sha512) \
@@ -100,7 +102,9 @@ void mcp__ossl_thread_stop(void);
   X(TLS_client_method) \
   X(X509_VERIFY_PARAM_set1_ip_asc) \
   X(X509_verify_cert_error_string) \
-  X(d2i_ECDSA_SIG)
+  X(d2i_AutoPrivateKey) \
+  X(d2i_ECDSA_SIG) \
+  X(i2d_PrivateKey)
 
 #ifdef MCP_LAZY_OPENSSL
 #define MCP_OSSL_DECLARE(name) extern __typeof__(name) *mcp__ossl_##name;
@@ -122,8 +126,10 @@ MCP_OSSL_FUNCS(MCP_OSSL_DECLARE)
 #define EVP_MD_CTX_new (*mcp__ossl_EVP_MD_CTX_new)
 #define EVP_PKEY_CTX_set_rsa_padding (*mcp__ossl_EVP_PKEY_CTX_set_rsa_padding)
 #define EVP_PKEY_CTX_set_rsa_pss_saltlen (*mcp__ossl_EVP_PKEY_CTX_set_rsa_pss_saltlen)
+#define EVP_PKEY_Q_keygen (*mcp__ossl_EVP_PKEY_Q_keygen)
 #define EVP_PKEY_free (*mcp__ossl_EVP_PKEY_free)
 #define EVP_PKEY_get_base_id (*mcp__ossl_EVP_PKEY_get_base_id)
+#define EVP_PKEY_get_octet_string_param (*mcp__ossl_EVP_PKEY_get_octet_string_param)
 #define EVP_sha256 (*mcp__ossl_EVP_sha256)
 #define EVP_sha384 (*mcp__ossl_EVP_sha384)
 #define EVP_sha512 (*mcp__ossl_EVP_sha512)
@@ -158,7 +164,9 @@ MCP_OSSL_FUNCS(MCP_OSSL_DECLARE)
 #define TLS_client_method (*mcp__ossl_TLS_client_method)
 #define X509_VERIFY_PARAM_set1_ip_asc (*mcp__ossl_X509_VERIFY_PARAM_set1_ip_asc)
 #define X509_verify_cert_error_string (*mcp__ossl_X509_verify_cert_error_string)
+#define d2i_AutoPrivateKey (*mcp__ossl_d2i_AutoPrivateKey)
 #define d2i_ECDSA_SIG (*mcp__ossl_d2i_ECDSA_SIG)
+#define i2d_PrivateKey (*mcp__ossl_i2d_PrivateKey)
 #endif
 #endif /* MCP_LAZY_OPENSSL */
 

@@ -51,6 +51,11 @@ static mcp_status oauth_options(const mcp_config_oauth *a, mcp_client_options *c
     st = mcp_oauth_options_set_client_metadata_url(o, a->client_metadata_url);
   if (st == MCP_OK && a->client_credentials)
     what = "grant", st = mcp_oauth_options_set_grant(o, MCP_OAUTH_GRANT_CLIENT_CREDENTIALS);
+  if (st == MCP_OK && a->dpop)
+    what = "dpop", st = mcp_oauth_options_set_dpop(o, (mcp_oauth_dpop)a->dpop);
+  if (st == MCP_OK && a->workload_jwt_file)
+    what = "workloadJwtFile",
+    st = mcp_oauth_options_set_workload_jwt(o, NULL, a->workload_jwt_file);
   if (st == MCP_OK && a->private_key_file) {
     what = "privateKeyFile";
     char *pem = read_key_file(a->private_key_file);

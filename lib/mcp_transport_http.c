@@ -86,6 +86,9 @@ typedef struct exchange {
   uint64_t session_gen; /* t->session_gen when it was sent */
   int attempt;          /* resumes so far */
   int auth_tries;       /* authorization flows this request started */
+  bool dpop_retried;    /* sent again once with the server's DPoP-Nonce */
+  char *dpop_proof;     /* the DPoP proof it went with (RFC 9449) */
+  char *dpop_nonce;     /* the answer's DPoP-Nonce */
   uint64_t bearer_gen;  /* t->bearer_gen when it was sent */
   /* Filled on the I/O thread while the exchange runs. */
   int status;
@@ -319,6 +322,8 @@ static void exchange_free(exchange *x) {
   mcp__free(x->auth_server);
   mcp__free(x->session_header);
   mcp__free(x->cursor);
+  mcp__free(x->dpop_proof);
+  mcp__free(x->dpop_nonce);
   mcp__buf_free(&x->body_in);
   mcp__sse_free(x->sse);
   mcp__free(x);
@@ -391,6 +396,16 @@ static mcp_status submit_locked(http_transport *t, exchange *x, const char *last
     h[n++] = (mcp_http_header){"mcp-protocol-version", t->version};
   if (t->bearer) h[n++] = (mcp_http_header){"authorization", t->bearer};
   x->bearer_gen = t->bearer_gen;
+  /* DPoP (RFC 9449 section 7): a fresh proof per request, for this URL. */
+  mcp__free(x->dpop_proof);
+  x->dpop_proof = NULL;
+  if (t->oauth && t->bearer) {
+    char *url = mcp__asprintf("%s://%s%s", t->url->scheme, mcp__url_authority(t->url),
+                              target_path(t, x->kind));
+    x->dpop_proof = url ? mcp__oauth_dpop_header(t->oauth, method, url, t->bearer) : NULL;
+    mcp__free(url);
+    if (x->dpop_proof) h[n++] = (mcp_http_header){"dpop", x->dpop_proof};
+  }
   for (size_t i = 0; i < t->nheaders && n < sizeof(h) / sizeof(h[0]); i++) {
     /* A host's own Authorization header goes until OAuth has a token. */
     if (t->bearer && name_is(t->headers[i].name, "authorization")) continue;
@@ -505,6 +520,11 @@ static void x_on_headers(void *user, int status, const mcp_http_header *h, size_
       errno = 0;
       long long v = strtoll(h[i].value, &end, 10);
       x->content_length = errno == 0 && end != h[i].value && v >= 0 ? v : -1;
+    } else if (name_is(h[i].name, "dpop-nonce") && x->t->oauth) {
+      /* RFC 9449 section 9: the nonce for our next proofs. */
+      mcp__oauth_dpop_nonce(x->t->oauth, h[i].value);
+      mcp__free(x->dpop_nonce);
+      x->dpop_nonce = mcp__strdup(h[i].value);
     } else if (name_is(h[i].name, "mcp-auth-server")) {
       mcp__free(x->auth_server);
       x->auth_server = mcp__strdup(h[i].value);
@@ -699,10 +719,23 @@ static bool insufficient_scope(const exchange *x) {
   if (x->status != 403 || !x->www_authenticate) return false;
   mcp_oauth_challenge ch;
   if (mcp__oauth_parse_challenge(x->www_authenticate, &ch) != MCP_OK) return false;
-  bool yes = ch.bearer && ch.error && strcmp(ch.error, "insufficient_scope") == 0;
+  bool yes = (ch.bearer || ch.dpop) && ch.error && strcmp(ch.error, "insufficient_scope") == 0;
   mcp__oauth_challenge_clear(&ch);
   return yes;
 }
+
+/* True when a 401 asks for a DPoP nonce (RFC 9449 section 9) and gave one. */
+static bool use_dpop_nonce(const exchange *x) {
+  if (!x->dpop_nonce || !x->www_authenticate) return false;
+  mcp_oauth_challenge ch;
+  if (mcp__oauth_parse_challenge(x->www_authenticate, &ch) != MCP_OK) return false;
+  bool yes = ch.dpop && ch.error && strcmp(ch.error, "use_dpop_nonce") == 0;
+  mcp__oauth_challenge_clear(&ch);
+  return yes;
+}
+
+static void auth_fail(http_transport *t, exchange *x, mcp_status st, int http_status,
+                      const char *msg);
 
 static void *auth_main(void *arg);
 
@@ -725,6 +758,25 @@ static void auth_person(void *user, bool waiting) {
  */
 static bool auth_challenge(http_transport *t, exchange *x, mcp_status st, bool closing) {
   if (!t->oauth || closing || st != MCP_OK || x->abandoned) return false;
+  if (x->status == 401 && use_dpop_nonce(x)) {
+    /* RFC 9449 section 9: the nonce is recorded (x_on_headers); the
+     * request goes once more with it, and a second refusal is its error. */
+    if (x->dpop_retried || (x->kind != X_REQUEST && x->kind != X_MESSAGE)) return false;
+    x->dpop_retried = true;
+    x->status = 0;
+    x->is_sse = x->is_json = false;
+    mcp__buf_free(&x->body_in);
+    mcp__buf_init(&x->body_in);
+    pthread_mutex_lock(&t->lock);
+    mcp_error serr = MCP_ERROR_INIT;
+    bool sent = !t->closing && submit_locked(t, x, NULL, &serr) == MCP_OK;
+    pthread_mutex_unlock(&t->lock);
+    if (!sent)
+      auth_fail(t, x, serr.status ? serr.status : MCP_ECLOSED, 0,
+                serr.message ? serr.message : "connection closed");
+    mcp_error_clear(&serr);
+    return true;
+  }
   if (x->status != 401 && !insufficient_scope(x)) return false;
   if (x->kind == X_LISTEN) {
     if (x->status != 401) return false;
@@ -810,7 +862,7 @@ static void *auth_main(void *arg) {
     if (need) st = mcp__oauth_challenge(t->oauth, status, www, &token, &e);
     t->auth_batch = NULL;
     mcp__free(www);
-    char *bearer = token ? mcp__asprintf("Bearer %s", token) : NULL;
+    char *bearer = token ? mcp__oauth_authorization(t->oauth) : NULL;
     if (token) {
       wipe_str(token);
       mcp__free(token);
@@ -1658,12 +1710,7 @@ mcp_status mcp__http_transport_new(const mcp_http_transport_config *cfg,
                                 cfg->client_key, cfg->insecure != 0, 0};
     if ((st = mcp__oauth_new(cfg->oauth, cfg->url, &oc, &t->oauth, err)) != MCP_OK) goto fail;
     mcp__oauth_set_person_hook(t->oauth, auth_person, t);
-    char *tok = mcp__oauth_token(t->oauth); /* from the token store */
-    if (tok) {
-      t->bearer = mcp__asprintf("Bearer %s", tok);
-      wipe_str(tok);
-      mcp__free(tok);
-    }
+    t->bearer = mcp__oauth_authorization(t->oauth); /* from the token store */
   }
   if (!copy_headers(t, cfg)) goto nomem;
   mcp_http_config hcfg = {0};

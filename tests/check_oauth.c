@@ -38,7 +38,9 @@
 #include <openssl/ecdsa.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <openssl/params.h>
 #include <openssl/rsa.h>
+#include <openssl/sha.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
@@ -519,6 +521,187 @@ START_TEST(test_as_issuer_and_scope_union) {
 }
 END_TEST
 
+/* A DPoP proof's header and claims, its signature checked with OpenSSL
+ * against the public key in its own jwk (RFC 9449 section 4.3 steps 5-6). */
+static json_object *verify_dpop(const char *proof, json_object **hdr_out) {
+  const char *d1 = strchr(proof, '.');
+  ck_assert_ptr_nonnull(d1);
+  unsigned char hdr[512];
+  size_t hl = b64url_decode(proof, (size_t)(d1 - proof), hdr);
+  hdr[hl] = 0;
+  json_object *h = json_tokener_parse((char *)hdr);
+  ck_assert_ptr_nonnull(h);
+  ck_assert_str_eq(json_object_get_string(json_object_object_get(h, "typ")), "dpop+jwt");
+  json_object *jwk = json_object_object_get(h, "jwk");
+  ck_assert_ptr_nonnull(jwk);
+  ck_assert_msg(!json_object_object_get(jwk, "d"), "the jwk carries the private key");
+  ck_assert_str_eq(json_object_get_string(json_object_object_get(jwk, "kty")), "EC");
+  ck_assert_str_eq(json_object_get_string(json_object_object_get(jwk, "crv")), "P-256");
+  unsigned char pub[65] = {0x04}, tmp[64];
+  const char *x = json_object_get_string(json_object_object_get(jwk, "x"));
+  const char *y = json_object_get_string(json_object_object_get(jwk, "y"));
+  ck_assert_uint_eq(b64url_decode(x, strlen(x), tmp), 32);
+  memcpy(pub + 1, tmp, 32);
+  ck_assert_uint_eq(b64url_decode(y, strlen(y), tmp), 32);
+  memcpy(pub + 33, tmp, 32);
+  /* The public key from the jwk alone, as a server builds it. */
+  char group[] = "prime256v1";
+  OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string("group", group, 0),
+                         OSSL_PARAM_construct_octet_string("pub", pub, sizeof(pub)),
+                         OSSL_PARAM_construct_end()};
+  EVP_PKEY_CTX *pc = EVP_PKEY_CTX_new_from_name(NULL, "EC", NULL);
+  EVP_PKEY *key = NULL;
+  ck_assert(pc && EVP_PKEY_fromdata_init(pc) == 1 &&
+            EVP_PKEY_fromdata(pc, &key, EVP_PKEY_PUBLIC_KEY, params) == 1);
+  EVP_PKEY_CTX_free(pc);
+  json_object *c = verify_jwt(proof, key, true);
+  EVP_PKEY_free(key);
+  ck_assert_ptr_nonnull(c);
+  *hdr_out = h;
+  return c;
+}
+
+static const char *jstr(json_object *o, const char *k) {
+  json_object *v = json_object_object_get(o, k);
+  return v ? json_object_get_string(v) : NULL;
+}
+
+START_TEST(test_dpop_proof) {
+  mcp_dpop_key *k = NULL, *k2 = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  ck_assert_int_eq(mcp__dpop_key_new(&k, &err), MCP_OK);
+  char *p1 = NULL, *p2 = NULL;
+  const char *tok = "at-SECRET-token";
+  ck_assert_int_eq(mcp__dpop_proof(k, "POST", "https://mcp.example:8443/mcp?x=1#frag", tok, "n-1",
+                                   1700000000, &p1, &err),
+                   MCP_OK);
+  json_object *h = NULL, *c = verify_dpop(p1, &h);
+  ck_assert_str_eq(jstr(c, "htm"), "POST");
+  ck_assert_str_eq(jstr(c, "htu"), "https://mcp.example:8443/mcp"); /* no query, no fragment */
+  ck_assert_int_eq(json_object_get_int64(json_object_object_get(c, "iat")), 1700000000);
+  ck_assert_str_eq(jstr(c, "nonce"), "n-1");
+  /* ath = base64url(SHA-256(token)), computed here with OpenSSL. */
+  unsigned char md[32];
+  SHA256((const unsigned char *)tok, strlen(tok), md);
+  char want[64];
+  EVP_EncodeBlock((unsigned char *)want, md, 32);
+  for (char *q = want; *q; q++) *q = *q == '+' ? '-' : *q == '/' ? '_' : *q;
+  want[strcspn(want, "=")] = 0;
+  ck_assert_str_eq(jstr(c, "ath"), want);
+  /* The thumbprint is SHA-256 of the canonical jwk (RFC 7638 section 3). */
+  const char *jwk = json_object_to_json_string_ext(json_object_object_get(h, "jwk"),
+                                                   JSON_C_TO_STRING_PLAIN);
+  SHA256((const unsigned char *)jwk, strlen(jwk), md);
+  EVP_EncodeBlock((unsigned char *)want, md, 32);
+  for (char *q = want; *q; q++) *q = *q == '+' ? '-' : *q == '/' ? '_' : *q;
+  want[strcspn(want, "=")] = 0;
+  ck_assert_str_eq(mcp__dpop_key_jkt(k), want);
+  char *jti1 = strdup(jstr(c, "jti"));
+  ck_assert_uint_ge(strlen(jti1), 16);
+  json_object_put(c);
+  json_object_put(h);
+
+  /* A token request: no ath, no nonce; a fresh jti. */
+  ck_assert_int_eq(
+      mcp__dpop_proof(k, "POST", "https://as.example/token", NULL, NULL, 1700000001, &p2, &err),
+      MCP_OK);
+  c = verify_dpop(p2, &h);
+  ck_assert_ptr_null(json_object_object_get(c, "ath"));
+  ck_assert_ptr_null(json_object_object_get(c, "nonce"));
+  ck_assert_str_eq(jstr(c, "htu"), "https://as.example/token");
+  ck_assert_str_ne(jstr(c, "jti"), jti1);
+  json_object_put(c);
+  json_object_put(h);
+  /* The proofs never carry the token itself. */
+  ck_assert_ptr_null(strstr(p1, "SECRET"));
+
+  /* Export and load: the same key (same public jwk); garbage is refused. */
+  char *ex = mcp__dpop_key_export(k);
+  ck_assert_ptr_nonnull(ex);
+  ck_assert_int_eq(mcp__dpop_key_load(ex, &k2, &err), MCP_OK);
+  ck_assert_str_eq(mcp__dpop_key_jwk(k2), mcp__dpop_key_jwk(k));
+  ck_assert_str_ne(ex, mcp__dpop_key_jwk(k));
+  mcp__dpop_key_free(k2);
+  k2 = NULL;
+  ck_assert_int_eq(mcp__dpop_key_load("bm9wZQ", &k2, &err), MCP_EINVAL);
+  ck_assert_int_eq(mcp__dpop_key_load("*", &k2, &err), MCP_EINVAL);
+  ck_assert_ptr_null(k2);
+  mcp_error_clear(&err);
+  free(jti1);
+  mcp__free(ex);
+  mcp__free(p1);
+  mcp__free(p2);
+  mcp__dpop_key_free(k);
+}
+END_TEST
+
+/* An unsigned-looking compact JWT with |claims| (the signature part is
+ * junk: only the authorization server checks it). */
+static char *fake_jwt(const char *claims) {
+  char *h = mcp__oauth_b64url((const unsigned char *)"{\"alg\":\"ES256\",\"typ\":\"JWT\"}", 27);
+  char *c = mcp__oauth_b64url((const unsigned char *)claims, strlen(claims));
+  char *j = NULL;
+  ck_assert_int_ge(asprintf(&j, "%s.%s.SECRETSIG", h, c), 0);
+  mcp__free(h);
+  mcp__free(c);
+  return j;
+}
+
+static void wif_refused(const char *claims, const char *want) {
+  char *j = fake_jwt(claims);
+  mcp_error err = MCP_ERROR_INIT;
+  ck_assert_int_eq(mcp__oauth_check_workload_jwt(j, "https://as.example",
+                                                 "https://as.example/token", 1700000000, &err),
+                   MCP_ECONFIG);
+  ck_assert_msg(strstr(err.message, want), "%s: want \"%s\" in \"%s\"", claims, want, err.message);
+  ck_assert_msg(!strstr(err.message, "SECRET") && !strstr(err.message, j), "the JWT leaked: %s",
+                err.message);
+  mcp_error_clear(&err);
+  free(j);
+}
+
+static void wif_ok(const char *claims) {
+  char *j = fake_jwt(claims);
+  mcp_error err = MCP_ERROR_INIT;
+  ck_assert_msg(mcp__oauth_check_workload_jwt(j, "https://as.example", "https://as.example/token",
+                                              1700000000, &err) == MCP_OK,
+                "%s: %s", claims, err.message ? err.message : "-");
+  mcp_error_clear(&err);
+  free(j);
+}
+
+START_TEST(test_workload_jwt_checks) {
+  wif_ok("{\"aud\":\"https://as.example\",\"exp\":1700000600}");
+  wif_ok("{\"aud\":\"https://as.example/\",\"exp\":1700000600}"); /* a trailing '/' aside */
+  wif_ok("{\"aud\":[\"x\",\"https://as.example/token\"]}");       /* the token endpoint */
+  wif_ok("{\"aud\":\"api://AzureADTokenExchange\"}"); /* not a URL: the server's to judge */
+  wif_ok("{\"sub\":\"w\"}");
+  wif_refused("{\"aud\":\"https://as.example\",\"exp\":1699999940}", "expired");
+  wif_refused("{\"aud\":\"https://as.example\",\"exp\":1699999940}", "60 s ago");
+  wif_refused("{\"aud\":\"https://wrong.example\",\"exp\":1700000600}", "another audience");
+  wif_refused("{\"aud\":\"https://wrong.example\"}", "https://wrong.example");
+  wif_refused("{\"aud\":[\"https://a.example\",\"https://as.example.evil\"]}", "another audience");
+  wif_refused("[1]", "not a base64url JSON object");
+  mcp_error err = MCP_ERROR_INIT;
+  ck_assert_int_eq(mcp__oauth_check_workload_jwt("abc", "https://as.example", NULL, 1, &err),
+                   MCP_ECONFIG);
+  ck_assert_ptr_nonnull(strstr(err.message, "three parts"));
+  ck_assert_int_eq(mcp__oauth_check_workload_jwt("a.!!.c", "https://as.example", NULL, 1, &err),
+                   MCP_ECONFIG);
+  mcp_error_clear(&err);
+
+  /* The setters: exactly one source, never empty. */
+  mcp_oauth_options *o = mcp_oauth_options_new();
+  ck_assert_int_eq(mcp_oauth_options_set_workload_jwt(o, NULL, NULL), MCP_EINVAL);
+  ck_assert_int_eq(mcp_oauth_options_set_workload_jwt(o, "a", "/f"), MCP_EINVAL);
+  ck_assert_int_eq(mcp_oauth_options_set_workload_jwt(o, "", NULL), MCP_EINVAL);
+  ck_assert_int_eq(mcp_oauth_options_set_workload_jwt(o, "a.b.c", NULL), MCP_OK);
+  ck_assert_int_eq(mcp_oauth_options_set_dpop(o, (mcp_oauth_dpop)7), MCP_EINVAL);
+  ck_assert_int_eq(mcp_oauth_options_set_dpop(o, MCP_OAUTH_DPOP_OFF), MCP_OK);
+  mcp_oauth_options_free(o);
+}
+END_TEST
+
 /* ========================================================================== */
 /* Flows against tests/interop/oauth-http.mjs                                 */
 /* ========================================================================== */
@@ -662,7 +845,11 @@ typedef struct fixture {
   mem_store store;
   char store_dir[512];
   bool use_file_store, no_authorize;
-  int timeout_ms; /* the client's request timeout; 0: START_MS */
+  int timeout_ms;                           /* the client's request timeout; 0: START_MS */
+  const char *workload_jwt, *workload_file; /* SEP-1933 sources */
+  bool workload_cb;
+  const char *client_id, *client_issuer; /* pre-registration (SEP-2352) */
+  char cb_audience[256];                 /* what the workload callback was asked for */
 } fixture;
 
 static void start(fixture *f) {
@@ -674,10 +861,26 @@ static void start(fixture *f) {
   snprintf(f->url, sizeof(f->url), "http://127.0.0.1:%d/mcp", f->server.port);
 }
 
+/* The host's workload identity callback: hands out f->workload_jwt. */
+static mcp_status workload_cb(void *user, const char *audience, char **jwt, mcp_error *err) {
+  (void)err;
+  fixture *f = user;
+  snprintf(f->cb_audience, sizeof(f->cb_audience), "%s", audience);
+  *jwt = strdup(f->workload_jwt);
+  return MCP_OK;
+}
+
 static mcp_status try_connect(fixture *f, mcp_client **out, mcp_error *err) {
   mcp_oauth_options *oa = mcp_oauth_options_new();
   ck_assert_int_eq(mcp_oauth_options_set_redirect_uri(oa, "http://127.0.0.1:1/callback"), MCP_OK);
   if (!f->no_authorize) mcp_oauth_options_set_authorize(oa, browser, &f->seen);
+  if (f->workload_jwt || f->workload_file)
+    ck_assert_int_eq(mcp_oauth_options_set_workload_jwt(oa, f->workload_jwt, f->workload_file),
+                     MCP_OK);
+  if (f->workload_cb) mcp_oauth_options_set_workload_jwt_callback(oa, workload_cb, f);
+  if (f->client_id) ck_assert_int_eq(mcp_oauth_options_set_client(oa, f->client_id, NULL), MCP_OK);
+  if (f->client_issuer)
+    ck_assert_int_eq(mcp_oauth_options_set_client_issuer(oa, f->client_issuer), MCP_OK);
   if (f->use_file_store)
     ck_assert_int_eq(mcp_oauth_options_set_file_store(oa, f->store_dir), MCP_OK);
   else mcp_oauth_options_set_store(oa, mem_load, mem_save, &f->store);
@@ -1005,6 +1208,240 @@ START_TEST(test_step_up_scope_union) {
 }
 END_TEST
 
+/* DPoP end to end against a server that checks every proof itself: the
+ * token request and each MCP POST carry a valid, fresh proof; the token is
+ * presented as "DPoP"; the key is kept in the host's store with the tokens,
+ * so a second client uses the stored token with no new flow; neither the
+ * token nor the key shows in logs, errors or URLs. */
+START_TEST(test_dpop_flow_and_store) {
+  fixture f;
+  start(&f);
+  int port = f.server.port;
+  control(&f, "/control/dpop?nonce=none");
+  mcp_client *c = connect_ok(&f);
+  list_ok(c);
+  list_ok(c);
+  mcp_client_free(c);
+  ck_assert_int_eq(stat_of(port, "badProofs"), 0);
+  ck_assert_int_eq(stat_of(port, "dpopTokenProofs"), 1);
+  int mcp_proofs = stat_of(port, "dpopMcpProofs");
+  ck_assert_int_ge(mcp_proofs, 3); /* initialize, notification, 2 x tools/list */
+  pthread_mutex_lock(&f.store.mu);
+  json_object *st = json_tokener_parse(f.store.data);
+  pthread_mutex_unlock(&f.store.mu);
+  ck_assert_str_eq(jstr(st, "token_type"), "DPoP");
+  char *key = strdup(jstr(st, "dpop_key"));
+  json_object_put(st);
+
+  c = connect_ok(&f); /* the stored token and key */
+  list_ok(c);
+  mcp_client_free(c);
+  ck_assert_int_eq(stat_of(port, "tokenCode"), 1);
+  ck_assert_int_eq(stat_of(port, "unauthorized"), 1);
+  ck_assert_int_eq(stat_of(port, "badProofs"), 0);
+  ck_assert_int_gt(stat_of(port, "dpopMcpProofs"), mcp_proofs);
+  pthread_mutex_lock(&f.seen.mu);
+  ck_assert_msg(!strstr(f.seen.text, key), "the DPoP key leaked: %s", f.seen.text);
+  pthread_mutex_unlock(&f.seen.mu);
+  free(key);
+  assert_no_leak(&f);
+  finish(&f);
+}
+END_TEST
+
+/* Server-supplied nonces (RFC 9449 sections 8, 9): one use_dpop_nonce
+ * from the token endpoint and one from the MCP server, each answered by
+ * one retry; the MCP server's nonce is then kept for later requests. */
+START_TEST(test_dpop_nonces) {
+  fixture f;
+  start(&f);
+  int port = f.server.port;
+  control(&f, "/control/dpop?nonce=both");
+  mcp_client *c = connect_ok(&f);
+  list_ok(c);
+  list_ok(c);
+  mcp_client_free(c);
+  ck_assert_int_eq(stat_of(port, "asNonceChallenges"), 1);
+  ck_assert_int_eq(stat_of(port, "rsNonceChallenges"), 1);
+  ck_assert_int_eq(stat_of(port, "dpopTokenProofs"), 2);
+  ck_assert_int_eq(stat_of(port, "badProofs"), 0);
+  assert_no_leak(&f);
+  finish(&f);
+}
+END_TEST
+
+/* A server that refuses every proof's nonce: exactly one retry per
+ * request, then the request fails naming the cause; no loop. */
+START_TEST(test_dpop_nonce_retry_bounded) {
+  const char *modes[] = {"as-always", "rs-always"};
+  for (int i = 0; i < 2; i++) {
+    fixture f;
+    start(&f);
+    int port = f.server.port;
+    char target[64];
+    snprintf(target, sizeof(target), "/control/dpop?nonce=%s", modes[i]);
+    control(&f, target);
+    mcp_client *c = NULL;
+    mcp_error err = MCP_ERROR_INIT;
+    mcp_status st = try_connect(&f, &c, &err);
+    ck_assert_msg(st != MCP_OK, "%s: connected", modes[i]);
+    ck_assert_msg(err.message && strstr(err.message, i == 0 ? "use_dpop_nonce" : "401"), "%s: %s",
+                  modes[i], err.message ? err.message : "-");
+    if (i == 0) {
+      ck_assert_int_eq(stat_of(port, "asNonceChallenges"), 2);
+      ck_assert_int_eq(stat_of(port, "dpopTokenProofs"), 2);
+    } else {
+      ck_assert_int_eq(stat_of(port, "rsNonceChallenges"), 2);
+      ck_assert_int_eq(stat_of(port, "dpopMcpProofs"), 2);
+    }
+    ck_assert_int_eq(stat_of(port, "badProofs"), 0);
+    mcp_error_clear(&err);
+    assert_no_leak(&f);
+    finish(&f);
+  }
+}
+END_TEST
+
+/* Workload identity (SEP-1933): the JWT bearer grant with the host's JWT
+ * from the options, a file and a callback, no person involved; a JWT that
+ * expired or names another audience fails before it is sent, saying so. */
+START_TEST(test_workload_jwt_flow) {
+  fixture f;
+  start(&f);
+  int port = f.server.port;
+  char base[64], claims[256];
+  snprintf(base, sizeof(base), "http://127.0.0.1:%d", port);
+  long long now = (long long)time(NULL);
+  snprintf(claims, sizeof(claims), "{\"iss\":\"idp\",\"sub\":\"w\",\"aud\":\"%s\",\"exp\":%lld}",
+           base, now - 120);
+  char *expired = fake_jwt(claims);
+  snprintf(claims, sizeof(claims), "{\"aud\":\"https://wrong.example\",\"exp\":%lld}", now + 600);
+  char *wrong = fake_jwt(claims);
+  snprintf(claims, sizeof(claims), "{\"aud\":\"%s\",\"exp\":%lld}", base, now + 600);
+  char *good = fake_jwt(claims);
+  f.no_authorize = true;
+
+  const char *bad[] = {expired, wrong}, *why[] = {"expired", "another audience"};
+  for (int i = 0; i < 2; i++) {
+    f.workload_jwt = bad[i];
+    mcp_client *c = NULL;
+    mcp_error err = MCP_ERROR_INIT;
+    ck_assert_int_ne(try_connect(&f, &c, &err), MCP_OK);
+    ck_assert_msg(err.message && strstr(err.message, why[i]), "%s", err.message);
+    ck_assert_int_eq(err.status, MCP_ECONFIG);
+    mcp_error_clear(&err);
+  }
+  ck_assert_int_eq(stat_of(port, "jwtBearer"), 0); /* never sent */
+
+  f.workload_jwt = good;
+  mcp_client *c = connect_ok(&f);
+  list_ok(c);
+  mcp_client_free(c);
+  ck_assert_int_eq(stat_of(port, "jwtBearer"), 1);
+
+  /* From a file (white space around it dropped), then from a callback; a
+   * fresh store each time, so each needs a grant. */
+  char path[] = "/tmp/mcpconn-wif-XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_eq(dprintf(fd, "  %s\n", good) > 0, 1);
+  close(fd);
+  f.workload_jwt = NULL;
+  f.workload_file = path;
+  free(f.store.key);
+  f.store.key = NULL;
+  c = connect_ok(&f);
+  mcp_client_free(c);
+  ck_assert_int_eq(stat_of(port, "jwtBearer"), 2);
+  unlink(path);
+  c = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  free(f.store.key);
+  f.store.key = NULL;
+  ck_assert_int_ne(try_connect(&f, &c, &err), MCP_OK); /* the file is gone */
+  ck_assert_msg(strstr(err.message, path) && strstr(err.message, "No such file"), "%s",
+                err.message);
+  mcp_error_clear(&err);
+
+  f.workload_file = NULL;
+  f.workload_jwt = good;
+  f.workload_cb = true;
+  free(f.store.key);
+  f.store.key = NULL;
+  c = connect_ok(&f);
+  mcp_client_free(c);
+  ck_assert_int_eq(stat_of(port, "jwtBearer"), 3);
+  ck_assert_str_eq(f.cb_audience, base);
+  ck_assert_int_eq(stat_of(port, "authorize"), 0);
+  assert_no_leak(&f);
+  free(expired);
+  free(wrong);
+  free(good);
+  finish(&f);
+}
+END_TEST
+
+/* SEP-2352: a client id pre-registered with another issuer is never sent
+ * to this server's authorization server: the error names both; with the
+ * right issuer it is used (no registration). */
+START_TEST(test_preregistered_issuer) {
+  fixture f;
+  start(&f);
+  int port = f.server.port;
+  f.client_id = "pre-SECRET-id";
+  f.client_issuer = "https://other-as.example";
+  mcp_client *c = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  ck_assert_int_ne(try_connect(&f, &c, &err), MCP_OK);
+  ck_assert_int_eq(err.status, MCP_ECONFIG);
+  char want[64];
+  snprintf(want, sizeof(want), "\"http://127.0.0.1:%d\"", port);
+  ck_assert_msg(strstr(err.message, "\"https://other-as.example\"") && strstr(err.message, want),
+                "%s", err.message);
+  mcp_error_clear(&err);
+  ck_assert_int_eq(stat_of(port, "authorize"), 0);
+  ck_assert_int_eq(stat_of(port, "tokenCode"), 0);
+  ck_assert_int_eq(stat_of(port, "register"), 0);
+  char iss[64];
+  snprintf(iss, sizeof(iss), "http://127.0.0.1:%d", port);
+  f.client_issuer = iss;
+  f.client_id = "pre-id";
+  c = connect_ok(&f);
+  list_ok(c);
+  mcp_client_free(c);
+  ck_assert_int_eq(stat_of(port, "register"), 0);
+  ck_assert_int_eq(stat_of(port, "tokenCode"), 1);
+  finish(&f);
+}
+END_TEST
+
+/* SEP-2352: registrations are kept per issuer in the store; a stored one
+ * for this server's issuer is used again instead of registering. */
+START_TEST(test_registrations_per_issuer) {
+  fixture f;
+  start(&f);
+  int port = f.server.port;
+  f.store.key = strdup(f.url);
+  ck_assert_int_ge(asprintf(&f.store.data,
+                            "{\"resource\":\"%s\",\"registrations\":{"
+                            "\"https://old-as.example\":{\"client_id\":\"old-id\"},"
+                            "\"http://127.0.0.1:%d\":{\"client_id\":\"client-77\","
+                            "\"token_endpoint_auth_method\":\"none\"}}}",
+                            f.url, port),
+                   0);
+  mcp_client *c = connect_ok(&f);
+  list_ok(c);
+  mcp_client_free(c);
+  ck_assert_int_eq(stat_of(port, "register"), 0);
+  ck_assert_int_eq(stat_of(port, "tokenCode"), 1);
+  pthread_mutex_lock(&f.store.mu);
+  ck_assert_ptr_nonnull(strstr(f.store.data, "\"old-id\"")); /* the other issuer's is kept */
+  ck_assert_ptr_nonnull(strstr(f.store.data, "\"client-77\""));
+  pthread_mutex_unlock(&f.store.mu);
+  finish(&f);
+}
+END_TEST
+
 START_TEST(test_file_store) {
   fixture f;
   start(&f);
@@ -1177,6 +1614,9 @@ START_TEST(test_config_oauth) {
       {"{\"clientSecret\": \"x\"}", "oauth.clientSecret"},
       {"{\"grant\": \"client_credentials\"}", "oauth.grant"},
       {"{\"scopes\": 7}", "oauth.scopes"},
+      {"{\"dpop\": \"yes\"}", "oauth.dpop"},
+      {"{\"clientId\": \"c\", \"grant\": \"client_credentials\", \"workloadJwtFile\": \"/j\"}",
+       "oauth.workloadJwtFile"},
   };
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
     char text[512];
@@ -1191,6 +1631,28 @@ START_TEST(test_config_oauth) {
     ck_assert_msg(named, "no warning on %s for %s", bad[i].field, bad[i].oauth);
     mcp__config_free(set);
   }
+  /* DPoP and workload identity (SEP-1933): in the canonical form (they
+   * change what is sent), and on the client options. */
+  set = parse_cfg("{\"mcpServers\": {\"s\": {\"url\": \"https://h.example/mcp\", \"oauth\": {"
+                  "\"dpop\": false, \"workloadJwtFile\": \"/var/run/wif/token\"}}}}");
+  d = mcp__config_find(set, "s");
+  ck_assert_ptr_nonnull(d);
+  ck_assert_int_eq(d->oauth->dpop, MCP_OAUTH_DPOP_OFF);
+  ck_assert_str_eq(d->oauth->workload_jwt_file, "/var/run/wif/token");
+  ck_assert_int_eq(mcp__config_canonical_json(d, &canon), MCP_OK);
+  ck_assert_ptr_nonnull(strstr(canon, "\"dpop\":false"));
+  ck_assert_ptr_nonnull(strstr(canon, "\"workloadJwtFile\":\"/var/run/wif/token\""));
+  mcp__free(canon);
+  ck_assert_int_eq(mcp__config_client_options(d, &co, &err), MCP_OK);
+  ck_assert_int_eq(co->oauth->grant, MCP_OAUTH_GRANT_JWT_BEARER);
+  ck_assert_int_eq(co->oauth->dpop, MCP_OAUTH_DPOP_OFF);
+  ck_assert_str_eq(co->oauth->workload_jwt_file, "/var/run/wif/token");
+  mcp_client_options_free(co);
+  mcp__config_free(set);
+  set = parse_cfg("{\"mcpServers\": {\"s\": {\"url\": \"https://h.example/mcp\", \"oauth\": {"
+                  "\"dpop\": true}}}}");
+  ck_assert_int_eq(mcp__config_find(set, "s")->oauth->dpop, MCP_OAUTH_DPOP_ON);
+  mcp__config_free(set);
   /* Not for stdio servers. */
   set = parse_cfg("{\"mcpServers\": {\"s\": {\"command\": \"x\", \"oauth\": {}}}}");
   ck_assert_ptr_null(mcp__config_find(set, "s"));
@@ -1625,6 +2087,8 @@ Suite *oauth_suite(void) {
   tcase_add_test(u, test_options_validation);
   tcase_add_test(u, test_iss_table);
   tcase_add_test(u, test_as_issuer_and_scope_union);
+  tcase_add_test(u, test_dpop_proof);
+  tcase_add_test(u, test_workload_jwt_checks);
   tcase_add_test(u, test_config_oauth);
   tcase_add_test(u, test_token_store_planted_files);
   tcase_add_test(u, test_token_store_unsafe_dirs);
@@ -1644,6 +2108,12 @@ Suite *oauth_suite(void) {
   tcase_add_test(fl, test_iss_flows);
   tcase_add_test(fl, test_metadata_issuer_mismatch);
   tcase_add_test(fl, test_step_up_scope_union);
+  tcase_add_test(fl, test_dpop_flow_and_store);
+  tcase_add_test(fl, test_dpop_nonces);
+  tcase_add_test(fl, test_dpop_nonce_retry_bounded);
+  tcase_add_test(fl, test_workload_jwt_flow);
+  tcase_add_test(fl, test_preregistered_issuer);
+  tcase_add_test(fl, test_registrations_per_issuer);
   suite_add_tcase(s, fl);
   return s;
 }

@@ -1027,10 +1027,31 @@ typedef enum mcp_oauth_grant {
   MCP_OAUTH_GRANT_AUTHORIZATION_CODE = 0, /* a person logs in (default) */
   MCP_OAUTH_GRANT_CLIENT_CREDENTIALS = 1, /* machine to machine; needs a
                                              client id and a secret or key */
-  MCP_OAUTH_GRANT_ID_JAG = 2              /* SEP-990: IdP ID token exchanged
+  MCP_OAUTH_GRANT_ID_JAG = 2,             /* SEP-990: IdP ID token exchanged
                                              for an ID-JAG, then a JWT bearer
                                              grant (mcp_oauth_options_set_id_jag) */
+  MCP_OAUTH_GRANT_JWT_BEARER = 3          /* SEP-1933 workload identity: a
+                                             host-supplied JWT as an RFC 7523
+                                             grant (mcp_oauth_options_set_workload_jwt) */
 } mcp_oauth_grant;
+
+/* DPoP (RFC 9449, SEP-1932): sender-constrained tokens. */
+typedef enum mcp_oauth_dpop {
+  MCP_OAUTH_DPOP_AUTO = 0, /* when the authorization server lists ES256 in
+                              dpop_signing_alg_values_supported (default) */
+  MCP_OAUTH_DPOP_OFF = 1,  /* never: Bearer tokens only */
+  MCP_OAUTH_DPOP_ON = 2    /* always send proofs to the token endpoint */
+} mcp_oauth_dpop;
+
+/*
+ * A workload JWT source (SEP-1933): set *jwt to a malloc'ed JWT for the
+ * authorization server |audience| (its issuer; the library frees it) and
+ * return MCP_OK, or return an error (optionally filling |err|), which the
+ * request fails with.  Called on the transport's auth thread, once per
+ * token request; it may block (e.g. to ask a metadata service).
+ */
+typedef mcp_status (*mcp_oauth_jwt_fn)(void *user, const char *audience, char **jwt,
+                                       mcp_error *err);
 
 /*
  * The browser step of the authorization-code grant.  Open (or show)
@@ -1073,6 +1094,11 @@ MCP_EXTERN void mcp_oauth_options_free(mcp_oauth_options *o);
 /* A pre-registered client: |client_id| and optional |client_secret|. */
 MCP_EXTERN mcp_status mcp_oauth_options_set_client(mcp_oauth_options *o, const char *client_id,
                                                    const char *client_secret);
+/* The issuer (authorization server) the pre-registered client id belongs
+ * to (SEP-2352): when the server's authorization server is another one,
+ * the client id is not sent there and the request fails with MCP_ECONFIG
+ * naming both issuers.  NULL (default): not checked. */
+MCP_EXTERN mcp_status mcp_oauth_options_set_client_issuer(mcp_oauth_options *o, const char *issuer);
 /* An https URL of this client's Client ID Metadata Document, used as the
  * client id when the authorization server advertises
  * client_id_metadata_document_supported. */
@@ -1097,6 +1123,34 @@ MCP_EXTERN mcp_status mcp_oauth_options_set_id_jag(mcp_oauth_options *o,
                                                    const char *idp_client_id, const char *id_token);
 MCP_EXTERN void mcp_oauth_options_set_authorize(mcp_oauth_options *o, mcp_oauth_authorize_fn fn,
                                                 void *user);
+/*
+ * DPoP (RFC 9449): with proofs, the token is bound to a P-256 key (ES256)
+ * made for this client when it first needs one, and every request to the
+ * token endpoint and to the MCP server carries a fresh proof (a
+ * server-supplied DPoP-Nonce is honoured with one retry per request).  The
+ * key is kept with the tokens, under the same protection: in the token
+ * store when there is one (the file store's private 0600 file, or the
+ * host's save callback), else in memory only.  Default MCP_OAUTH_DPOP_AUTO.
+ */
+MCP_EXTERN mcp_status mcp_oauth_options_set_dpop(mcp_oauth_options *o, mcp_oauth_dpop mode);
+/*
+ * Workload identity (SEP-1933, RFC 7523 section 2.1): the token comes from
+ * a JWT the host's platform issued, exchanged at the token endpoint
+ * (grant_type urn:ietf:params:oauth:grant-type:jwt-bearer).  Give the JWT
+ * itself (|jwt|), or a file to read it from on every token request
+ * (|jwt_file|, e.g. a projected service-account token; surrounding white
+ * space is dropped), or with _callback() a function; the last one set
+ * wins.  Each selects MCP_OAUTH_GRANT_JWT_BEARER.  A client id, when set,
+ * goes with the request.  Before sending, an expired JWT (exp) or one whose
+ * URL audience (aud) names neither the authorization server's issuer nor
+ * its token endpoint fails with MCP_ECONFIG and a message naming the
+ * cause; the JWT is never quoted in messages.
+ * The callback's |user| must outlive every client using these options.
+ */
+MCP_EXTERN mcp_status mcp_oauth_options_set_workload_jwt(mcp_oauth_options *o, const char *jwt,
+                                                         const char *jwt_file);
+MCP_EXTERN void mcp_oauth_options_set_workload_jwt_callback(mcp_oauth_options *o,
+                                                            mcp_oauth_jwt_fn fn, void *user);
 /* Host token store (replaces a file store); |user| is passed to both. */
 MCP_EXTERN void mcp_oauth_options_set_store(mcp_oauth_options *o, mcp_oauth_store_load_fn load,
                                             mcp_oauth_store_save_fn save, void *user);

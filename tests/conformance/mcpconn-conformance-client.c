@@ -250,6 +250,9 @@ static mcp_oauth_options *oauth_for(const char *scenario) {
   mcp_oauth_options_set_authorize(oa, browser, NULL);
   const char *id = ctx_str(ctx, "client_id"), *secret = ctx_str(ctx, "client_secret");
   if (st == MCP_OK && id) st = mcp_oauth_options_set_client(oa, id, secret);
+  /* SEP-2352: a pre-registered client id is bound to its issuer. */
+  if (st == MCP_OK && id && ctx_str(ctx, "issuer"))
+    st = mcp_oauth_options_set_client_issuer(oa, ctx_str(ctx, "issuer"));
   if (st == MCP_OK && strcmp(scenario, "auth/client-credentials-jwt") == 0) {
     st = mcp_oauth_options_set_grant(oa, MCP_OAUTH_GRANT_CLIENT_CREDENTIALS);
     if (st == MCP_OK)
@@ -263,7 +266,13 @@ static mcp_oauth_options *oauth_for(const char *scenario) {
       st = mcp_oauth_options_set_id_jag(oa, ctx_str(ctx, "idp_token_endpoint"),
                                         ctx_str(ctx, "idp_client_id"),
                                         ctx_str(ctx, "idp_id_token"));
+  } else if (st == MCP_OK && strcmp(scenario, "auth/wif-jwt-bearer") == 0) {
+    /* SEP-1933: the workload JWT the platform would hand us (the context's
+     * wrong-audience and expired ones are refused locally: check_oauth). */
+    st = mcp_oauth_options_set_workload_jwt(oa, ctx_str(ctx, "valid_jwt"), NULL);
   }
+  /* auth/dpop and auth/dpop-nonce need nothing: DPoP is on (auto) when the
+   * authorization server lists ES256 in dpop_signing_alg_values_supported. */
   json_object_put(ctx);
   if (st != MCP_OK) {
     say("FAIL: OAuth options from the scenario context: %s", mcp_strerror(st));
