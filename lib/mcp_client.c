@@ -442,6 +442,29 @@ MCP_EXTERN mcp_status mcp_client_options_set_capability(mcp_client_options *o, c
   return MCP_OK;
 }
 
+MCP_EXTERN mcp_status mcp_client_options_set_extension(mcp_client_options *o, const char *id,
+                                                       const char *settings_json) {
+  if (!o || !id || !*id) return MCP_EINVAL;
+  const char *sj = settings_json ? settings_json : "{}", *cur = "{}";
+  for (size_t i = 0; i < o->ncaps; i++)
+    if (strcmp(o->caps[i].name, "extensions") == 0) cur = o->caps[i].json;
+  json_object *ext = mcp__jsonrpc_parse(cur, strlen(cur), NULL);
+  json_object *val = mcp__jsonrpc_parse(sj, strlen(sj), NULL);
+  mcp_status st = MCP_EINVAL;
+  if (ext && val && json_object_is_type(val, json_type_object)) {
+    st = MCP_ENOMEM;
+    if (json_object_object_add(ext, id, json_object_get(val)) == 0) {
+      const char *t = json_object_to_json_string_ext(ext, JSON_TEXT_FLAGS);
+      st = t ? mcp_client_options_set_capability(o, "extensions", t) : MCP_ENOMEM;
+    } else {
+      json_object_put(val);
+    }
+  }
+  json_object_put(val);
+  json_object_put(ext);
+  return st;
+}
+
 MCP_EXTERN mcp_status mcp_client_options_set_oauth(mcp_client_options *o,
                                                    const mcp_oauth_options *oauth) {
   if (!o) return MCP_EINVAL;
@@ -2040,6 +2063,13 @@ static mcp_status list_entered(mcp_client *c, const char *method, const char *ke
   if (c) client_leave(c);
   return st;
 }
+
+mcp_status mcp__client_list(mcp_client *c, const char *method, const char *key,
+                            const mcp_call_options *opts, char **out, mcp_error *err) {
+  return list_entered(c, method, key, opts, out, err);
+}
+
+const mcp_logger *mcp__client_logger(const mcp_client *c) { return &c->opts->log; }
 
 MCP_EXTERN mcp_status mcp_client_list_tools(mcp_client *c, const mcp_call_options *opts, char **out,
                                             mcp_error *err) {

@@ -98,6 +98,15 @@ mcp_status mcp__client_connect_ex(const mcp_client_options *o, mcp_workers *work
  */
 void mcp__client_abort(mcp_client *c, const char *why);
 
+/*
+ * mcp__client_list() is the paged list of mcp_client_list_tools() for any
+ * list method: |key| the result's array (e.g. "skills/list", "skills").
+ */
+mcp_status mcp__client_list(mcp_client *c, const char *method, const char *key,
+                            const mcp_call_options *opts, char **out, mcp_error *err);
+/* The host's logger of |c| (fn NULL: none); valid while |c| is. */
+const mcp_logger *mcp__client_logger(const mcp_client *c);
+
 /* Deep copy of options; NULL when out of memory. */
 mcp_client_options *mcp__client_options_dup(const mcp_client_options *o);
 

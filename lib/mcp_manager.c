@@ -40,6 +40,7 @@
 #include "mcp_era.h"
 #include "mcp_secret.h"
 #include "mcp_server_options.h"
+#include "mcp_skills.h"
 #include "mcp_jsonrpc.h"
 #include "mcp_names.h"
 #include "mcp_oauth.h"
@@ -110,6 +111,7 @@ struct mcp_manager_options {
   mcp_config_inputs inputs; /* ${input:id} values for config files */
   bool format_set;          /* explicit files' format, when set */
   mcp_config_dialect format;
+  char *extensions; /* JSON object: extension id -> settings; NULL: none */
 };
 
 MCP_EXTERN mcp_manager_options *mcp_manager_options_new(void) {
@@ -142,6 +144,7 @@ MCP_EXTERN void mcp_manager_options_free(mcp_manager_options *o) {
   mcp__free(o->cache_dir);
   mcp__free(o->client_name);
   mcp__free(o->client_version);
+  mcp__free(o->extensions);
   mcp_oauth_options_free(o->oauth);
   mcp__config_inputs_clear(&o->inputs);
   mcp__free(o);
@@ -324,6 +327,48 @@ MCP_EXTERN mcp_status mcp_manager_options_set_oauth(mcp_manager_options *o,
 
 MCP_EXTERN void mcp_manager_options_set_retry_non_idempotent(mcp_manager_options *o, bool on) {
   if (o) o->retry_non_idempotent = on;
+}
+
+MCP_EXTERN mcp_status mcp_manager_options_set_extension(mcp_manager_options *o, const char *id,
+                                                        const char *settings_json) {
+  if (!o || !id || !*id) return MCP_EINVAL;
+  /* Checked the way the client will take it: on a scratch client options. */
+  mcp_client_options *chk = mcp_client_options_new();
+  if (!chk) return MCP_ENOMEM;
+  mcp_status st = mcp_client_options_set_extension(chk, id, settings_json);
+  mcp_client_options_free(chk);
+  if (st) return st;
+  const char *cur = o->extensions ? o->extensions : "{}",
+             *sj = settings_json ? settings_json : "{}";
+  json_object *ext = mcp__jsonrpc_parse(cur, strlen(cur), NULL);
+  json_object *val = mcp__jsonrpc_parse(sj, strlen(sj), NULL);
+  st = MCP_ENOMEM;
+  if (ext && val && json_object_object_add(ext, id, json_object_get(val)) == 0) {
+    char *t = mcp__json_dup_string(ext, NULL);
+    if (t) {
+      mcp__free(o->extensions);
+      o->extensions = t;
+      st = MCP_OK;
+    }
+  } else if (val) {
+    json_object_put(val);
+  }
+  json_object_put(val);
+  json_object_put(ext);
+  return st;
+}
+
+/* Declares the manager's extensions on a server's client options. */
+static mcp_status apply_extensions(const mcp_manager_options *o, mcp_client_options *co) {
+  if (!o->extensions) return MCP_OK;
+  json_object *ext = mcp__jsonrpc_parse(o->extensions, strlen(o->extensions), NULL);
+  if (!ext) return MCP_ENOMEM;
+  mcp_status st = MCP_OK;
+  json_object_object_foreach(ext, id, v) {
+    if (st == MCP_OK) st = mcp_client_options_set_extension(co, id, json_object_to_json_string(v));
+  }
+  json_object_put(ext);
+  return st;
 }
 
 MCP_EXTERN mcp_status mcp_manager_options_set_client_info(mcp_manager_options *o, const char *name,
@@ -1035,6 +1080,10 @@ static void connector_main(void *arg) {
   if ((st = build_options(s, &co, &err)) != MCP_OK) goto done;
   if (m->o->client_name)
     mcp_client_options_set_client_info(co, m->o->client_name, m->o->client_version);
+  if ((st = apply_extensions(m->o, co)) != MCP_OK) {
+    st = mcp__error_set(&err, st, "out of memory");
+    goto done;
+  }
   mcp_client_options_set_notification_handler(co, hook_notification, c);
   if (has_log(m)) mcp_client_options_set_log(co, client_log, c);
   mcp_client_hooks hooks = {.on_close = hook_close, .user = c, .connect_cancel = j->cancel};
@@ -1531,7 +1580,8 @@ static mcp_manager_options *options_dup(const mcp_manager_options *o) {
   bool ok = replace_str(&d->cwd, o->cwd) == MCP_OK &&
             replace_str(&d->cache_dir, o->cache_dir) == MCP_OK &&
             replace_str(&d->client_name, o->client_name) == MCP_OK &&
-            replace_str(&d->client_version, o->client_version) == MCP_OK;
+            replace_str(&d->client_version, o->client_version) == MCP_OK &&
+            replace_str(&d->extensions, o->extensions) == MCP_OK;
   if (ok && o->oauth) ok = (d->oauth = mcp__oauth_options_dup(o->oauth)) != NULL;
   for (size_t i = 0; ok && i < o->nfiles; i++)
     ok = mcp_manager_options_add_config_file(d, o->files[i]) == MCP_OK;
@@ -2211,6 +2261,91 @@ MCP_EXTERN mcp_status mcp_manager_request(mcp_manager *m, const char *server_nam
   if (!s) return mcp__error_set(err, MCP_ENOTFOUND, "no server named \"%s\"", server_name);
   req_arg a = {method, params_json};
   return call_on_server(m, s, do_request, idem_request, &a, opts, result_json, err);
+}
+
+/* ---- skills (mcp_skills.c does the work on a server's client) --------------- */
+
+typedef struct skills_arg {
+  const char *server;
+  mcp_skill_list *list;       /* list: append here */
+  const mcp_skill_item *item; /* load: this skill */
+  size_t *len;
+} skills_arg;
+
+static mcp_status do_list_skills(mcp_client *c, const void *arg, const mcp_call_options *opts,
+                                 char **result, mcp_error *err) {
+  const skills_arg *a = arg;
+  (void)result;
+  /* A resend after a reconnect starts the server's part of the list over. */
+  size_t keep = a->list->n;
+  mcp_status st = mcp__skills_list_into(c, a->server, opts, a->list, err);
+  while (st && a->list->n > keep) {
+    mcp_skill_item *it = &a->list->items[--a->list->n];
+    mcp__free(it->server);
+    mcp__free(it->label);
+    mcp__skill_entry_clear(&it->e);
+  }
+  return st;
+}
+
+static mcp_status do_load_skill(mcp_client *c, const void *arg, const mcp_call_options *opts,
+                                char **result, mcp_error *err) {
+  const skills_arg *a = arg;
+  return mcp__skill_load(c, a->item, opts, result, a->len, err);
+}
+
+static bool idem_skills(mcp_manager *m, const server *s, const void *arg) {
+  (void)m;
+  (void)s;
+  (void)arg;
+  return true; /* skills/list and resources/read are reads */
+}
+
+MCP_EXTERN mcp_status mcp_manager_list_skills(mcp_manager *m, const char *server_name,
+                                              const mcp_call_options *opts, mcp_skill_list **out,
+                                              mcp_error *err) {
+  if (out) *out = NULL;
+  if (!m || !out) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
+  mcp_skill_list *l = mcp__skill_list_new();
+  if (!l) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  mcp_status st = MCP_OK;
+  for (size_t i = 0; i < m->n && st == MCP_OK; i++) {
+    server *s = m->servers[i];
+    if (server_name && strcmp(s->name, server_name) != 0) continue;
+    pthread_mutex_lock(&m->lock);
+    bool ready = s->state == S_READY;
+    pthread_mutex_unlock(&m->lock);
+    if (!server_name && !ready) continue;
+    skills_arg a = {.server = s->name, .list = l};
+    char *unused = NULL;
+    mcp_error e2 = MCP_ERROR_INIT;
+    st = call_on_server(m, s, do_list_skills, idem_skills, &a, opts, &unused, &e2);
+    if (st && !server_name) {
+      if (st != MCP_ENOTFOUND) mlog(m, MCP_LOG_WARN, "%s: skills/list: %s", s->name, e2.message);
+      st = MCP_OK; /* one server's failure leaves it out of the whole list */
+    } else if (st && err) {
+      mcp__error_copy(err, &e2);
+    }
+    mcp_error_clear(&e2);
+  }
+  if (st == MCP_OK && server_name && !find_server(m, server_name))
+    st = mcp__error_set(err, MCP_ENOTFOUND, "no server named \"%s\"", server_name);
+  if (st) mcp_skill_list_free(l);
+  else *out = l;
+  return st;
+}
+
+MCP_EXTERN mcp_status mcp_manager_load_skill(mcp_manager *m, const mcp_skill_list *l, size_t i,
+                                             const mcp_call_options *opts, char **skill_md,
+                                             size_t *len, mcp_error *err) {
+  if (skill_md) *skill_md = NULL;
+  if (len) *len = 0;
+  if (!m || !l || i >= l->n || !skill_md || !l->items[i].server)
+    return mcp__error_set(err, MCP_EINVAL, "invalid argument");
+  server *s = find_server(m, l->items[i].server);
+  if (!s) return mcp__error_set(err, MCP_ENOTFOUND, "no server named \"%s\"", l->items[i].server);
+  skills_arg a = {.item = &l->items[i], .len = len};
+  return call_on_server(m, s, do_load_skill, idem_skills, &a, opts, skill_md, err);
 }
 
 /* ---- async tool calls ----------------------------------------------------- */

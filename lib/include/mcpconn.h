@@ -409,6 +409,15 @@ MCP_EXTERN mcp_status mcp_client_options_set_request_handler(mcp_client_options 
                                                              const char *method, mcp_request_fn fn,
                                                              void *user);
 /*
+ * Declares extension |id| (e.g. MCP_SKILLS_EXTENSION) with settings
+ * |settings_json| (a JSON object; NULL: {}) in the client's capabilities
+ * ("extensions" member), on both eras.  Extensions are off until declared.
+ * Threads: one thread at a time per object.
+ * Returns: MCP_OK, MCP_EINVAL (no id, settings not an object), MCP_ENOMEM.
+ */
+MCP_EXTERN mcp_status mcp_client_options_set_extension(mcp_client_options *o, const char *id,
+                                                       const char *settings_json);
+/*
  * Replaces the JSON object sent as `capabilities` for a capability the
  * library declares from a handler, e.g. ("elicitation", "{\"form\":{}}").
  */
@@ -592,6 +601,72 @@ MCP_EXTERN mcp_status mcp_client_unsubscribe_resource(mcp_client *c, const char 
 MCP_EXTERN mcp_status mcp_client_get_prompt(mcp_client *c, const char *name, const char *args_json,
                                             const mcp_call_options *opts, char **result_json,
                                             mcp_error *err);
+/*
+ * Skills (the io.modelcontextprotocol/skills extension, SEP-2640): a server
+ * serves Agent Skills, each a directory of resources whose SKILL.md starts
+ * with YAML frontmatter.  The host opts in with
+ * mcp_client_options_set_extension(o, MCP_SKILLS_EXTENSION, NULL) (or
+ * mcp_manager_options_set_extension()), which declares the extension in
+ * the client's capabilities (initialize, or every request's _meta on a
+ * 2026-07-28 connection).
+ *
+ * mcp_client_list_skills() sends skills/list (every page, within the list
+ * limits, as mcp_client_list_tools()) when the server declares the
+ * extension, and keeps each entry that follows the extension's rules (an
+ * entry that breaks one is left out with a warning naming the server, the
+ * entry and the rule).  Nothing else is read: no skill file is fetched on
+ * connect or on listing.
+ * Ownership: on MCP_OK *out is a new immutable list freed with
+ *   mcp_skill_list_free(); on error *out is NULL.
+ * Threads: any; the list may be read from any number of threads at once.
+ * Returns: MCP_OK; MCP_ENOTFOUND when the server does not declare the
+ *   extension (nothing sent); the errors of mcp_client_list_tools().
+ */
+#define MCP_SKILLS_EXTENSION "io.modelcontextprotocol/skills"
+typedef struct mcp_skill_list mcp_skill_list;
+MCP_EXTERN mcp_status mcp_client_list_skills(mcp_client *c, const mcp_call_options *opts,
+                                             mcp_skill_list **out, mcp_error *err);
+MCP_EXTERN void mcp_skill_list_free(mcp_skill_list *l);
+MCP_EXTERN size_t mcp_skill_list_count(const mcp_skill_list *l);
+/* The i-th skill's server (the manager's name; NULL in a client's list),
+ * the URI of its SKILL.md, frontmatter name and description, and the
+ * whole skills/list entry as JSON text.  NULL when |i| is out of range;
+ * valid while |l| is. */
+MCP_EXTERN const char *mcp_skill_list_server(const mcp_skill_list *l, size_t i);
+MCP_EXTERN const char *mcp_skill_list_uri(const mcp_skill_list *l, size_t i);
+MCP_EXTERN const char *mcp_skill_list_name(const mcp_skill_list *l, size_t i);
+MCP_EXTERN const char *mcp_skill_list_description(const mcp_skill_list *l, size_t i);
+MCP_EXTERN const char *mcp_skill_list_json(const mcp_skill_list *l, size_t i);
+/*
+ * mcp_skill_list_find() finds the skill whose SKILL.md URI or name is
+ * |key| among the skills of |server| (NULL: any server) in |l|.  Names are
+ * labels, not identifiers: two skills may share one.
+ * Returns: MCP_OK (*index set); MCP_ENOTFOUND; MCP_EINVAL when more than
+ *   one skill has that name (err->message says to give the URI).
+ */
+MCP_EXTERN mcp_status mcp_skill_list_find(const mcp_skill_list *l, const char *server,
+                                          const char *key, size_t *index, mcp_error *err);
+/*
+ * mcp_client_load_skill() loads the i-th skill of |l| (a list from this
+ * client): resources/read of its SKILL.md and nothing else, then the
+ * checks the extension requires before the content may be used: its byte
+ * length against the entry's size, its SHA-256 against the entry's
+ * "sha256:" digest (both skipped for a "dynamic" entry, which has none),
+ * and its YAML frontmatter, field by field, against the entry's
+ * frontmatter.  Only then is the text handed out.  The digests come from
+ * the same server as the content: a match proves they agree, not that the
+ * skill is trustworthy.
+ * Ownership: |l| borrowed.  On MCP_OK *skill_md is the SKILL.md text (NUL
+ *   terminated, *len bytes; |len| may be NULL), freed with mcp_free().
+ * Threads: any.
+ * Returns: MCP_OK; MCP_EPROTO when the content does not match the entry
+ *   or the read result holds no content for the SKILL.md (err->message
+ *   names the server, the skill and what did not match); MCP_EINVAL;
+ *   the errors of mcp_client_read_resource().
+ */
+MCP_EXTERN mcp_status mcp_client_load_skill(mcp_client *c, const mcp_skill_list *l, size_t i,
+                                            const mcp_call_options *opts, char **skill_md,
+                                            size_t *len, mcp_error *err);
 /* ping; MCP_OK when the server answered. */
 MCP_EXTERN mcp_status mcp_client_ping(mcp_client *c, const mcp_call_options *opts, mcp_error *err);
 
@@ -831,6 +906,9 @@ MCP_EXTERN void mcp_manager_options_set_log_record(mcp_manager_options *o, mcp_l
                                                    void *user);
 MCP_EXTERN void mcp_manager_options_set_event_handler(mcp_manager_options *o,
                                                       mcp_manager_event_fn fn, void *user);
+/* mcp_client_options_set_extension() for every server the manager connects. */
+MCP_EXTERN mcp_status mcp_manager_options_set_extension(mcp_manager_options *o, const char *id,
+                                                        const char *settings_json);
 MCP_EXTERN mcp_status mcp_manager_options_set_client_info(mcp_manager_options *o, const char *name,
                                                           const char *version);
 /*
@@ -966,6 +1044,25 @@ MCP_EXTERN mcp_status mcp_manager_servers(mcp_manager *m, char **json, mcp_error
  */
 MCP_EXTERN mcp_status mcp_manager_resources(mcp_manager *m, char **json, mcp_error *err);
 MCP_EXTERN mcp_status mcp_manager_prompts(mcp_manager *m, char **json, mcp_error *err);
+
+/*
+ * mcp_manager_list_skills() lists the skills (see mcp_client_list_skills())
+ * of |server|, or with |server| NULL of every ready server that declares
+ * the extension (a server whose listing fails is left out with a warning
+ * in the log).  Each skill keeps its server (mcp_skill_list_server()).
+ * mcp_manager_load_skill() loads the i-th skill of such a list from its own
+ * server, as mcp_client_load_skill() does.  Both wait for a connecting
+ * server as mcp_manager_request() does.  The extension must be declared
+ * with mcp_manager_options_set_extension().
+ * Ownership and threads as the client calls.
+ * Returns: as the client calls, plus MCP_ENOTFOUND (no such server).
+ */
+MCP_EXTERN mcp_status mcp_manager_list_skills(mcp_manager *m, const char *server,
+                                              const mcp_call_options *opts, mcp_skill_list **out,
+                                              mcp_error *err);
+MCP_EXTERN mcp_status mcp_manager_load_skill(mcp_manager *m, const mcp_skill_list *l, size_t i,
+                                             const mcp_call_options *opts, char **skill_md,
+                                             size_t *len, mcp_error *err);
 
 /*
  * mcp_manager_diagnostics() returns what discovery had to say about the

@@ -284,6 +284,8 @@ static mcp_oauth_options *oauth_for(const char *scenario) {
 
 /* Set for the auth scenarios before connect_to(). */
 static mcp_oauth_options *scenario_oauth;
+/* Set for the skills scenarios: declare io.modelcontextprotocol/skills. */
+static bool scenario_skills;
 
 /* Connects to |url| over Streamable HTTP.  Returns NULL after saying why. */
 static mcp_client *connect_to(const char *url, const char *elicitation_handler_for, bool listener) {
@@ -308,6 +310,8 @@ static mcp_client *connect_to(const char *url, const char *elicitation_handler_f
   mcp_client_options_set_log(o, on_log, NULL);
   mcp_client_options_set_notification_handler(o, on_notification, NULL);
   if (st == MCP_OK && scenario_oauth) st = mcp_client_options_set_oauth(o, scenario_oauth);
+  if (st == MCP_OK && scenario_skills)
+    st = mcp_client_options_set_extension(o, MCP_SKILLS_EXTENSION, NULL);
   if (st == MCP_OK && elicitation_handler_for) {
     st = mcp_client_options_set_request_handler(o, elicitation_handler_for, on_elicitation, NULL);
   }
@@ -432,6 +436,64 @@ static int scenario_auth(const char *url) {
   if (rc == EXIT_PASS && has_tool(tools, "test-tool"))
     rc = call_expect(c, "test-tool", "{}", "test");
   mcp_free(tools);
+  mcp_client_free(c);
+  return rc;
+}
+
+/* ---- the skills extension (SEP-2640) ---------------------------------------- */
+
+/* skills/list through the library; *out the list (mcp_skill_list_free). */
+static int list_skills(mcp_client *c, mcp_skill_list **out) {
+  mcp_error err = MCP_ERROR_INIT;
+  mcp_status st = mcp_client_list_skills(c, NULL, out, &err);
+  if (st != MCP_OK) return fail_status("skills/list", st, &err);
+  for (size_t i = 0; i < mcp_skill_list_count(*out); i++)
+    say("skill %s: %s", mcp_skill_list_uri(*out, i), mcp_skill_list_description(*out, i));
+  return EXIT_PASS;
+}
+
+/* sep-2640-client-no-prefetch: list the skills and load none; the library
+ * reads no skill file on connect or on listing. */
+static int scenario_skills_no_prefetch(const char *url) {
+  scenario_skills = true;
+  mcp_client *c = connect_to(url, NULL, true);
+  if (!c) return EXIT_FAIL;
+  mcp_skill_list *l = NULL;
+  int rc = list_skills(c, &l);
+  mcp_skill_list_free(l);
+  mcp_client_free(c);
+  return rc;
+}
+
+/* sep-2640-client-verify-{digest,size,frontmatter}: load pdf-processing,
+ * whose SKILL.md the server tampered with.  The library must refuse it
+ * (MCP_EPROTO naming what did not match) and read nothing further; a load
+ * that succeeds is our failure. */
+static int scenario_skills_verify(const char *url) {
+  scenario_skills = true;
+  mcp_client *c = connect_to(url, NULL, true);
+  if (!c) return EXIT_FAIL;
+  mcp_skill_list *l = NULL;
+  int rc = list_skills(c, &l);
+  size_t i = 0;
+  mcp_error err = MCP_ERROR_INIT;
+  if (rc == EXIT_PASS && mcp_skill_list_find(l, NULL, "pdf-processing", &i, &err) != MCP_OK)
+    rc = fail_status("find pdf-processing", err.status, &err);
+  if (rc == EXIT_PASS) {
+    char *text = NULL;
+    mcp_status st = mcp_client_load_skill(c, l, i, NULL, &text, NULL, &err);
+    if (st == MCP_EPROTO) {
+      say("load refused as it must be: %s", err.message);
+    } else if (st == MCP_OK) {
+      say("FAIL: the tampered skill was loaded: %s", text);
+      rc = EXIT_FAIL;
+    } else {
+      rc = fail_status("load pdf-processing", st, &err);
+    }
+    mcp_free(text);
+    mcp_error_clear(&err);
+  }
+  mcp_skill_list_free(l);
   mcp_client_free(c);
   return rc;
 }
@@ -764,6 +826,10 @@ static const struct {
     {"tools_call", scenario_tools_call},
     {"elicitation-sep1034-client-defaults", scenario_elicitation_defaults},
     {"sse-retry", scenario_sse_retry},
+    {"sep-2640-client-no-prefetch", scenario_skills_no_prefetch},
+    {"sep-2640-client-verify-digest", scenario_skills_verify},
+    {"sep-2640-client-verify-size", scenario_skills_verify},
+    {"sep-2640-client-verify-frontmatter", scenario_skills_verify},
 };
 
 int main(int argc, char **argv) {

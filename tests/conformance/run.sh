@@ -56,14 +56,17 @@ revisions=()
 singles=()
 
 # Client scenarios in neither frozen set that this client runs: the
-# 2025-03-26 OAuth fallbacks, and the legacy wire pinned at 2025-06-18.
-# (The sep-2640-* skills-extension scenarios are a host's job: mcpconn has
-# no skills support, so they are not run; see docs/CONFORMANCE.md.)
+# 2025-03-26 OAuth fallbacks, the legacy wire pinned at 2025-06-18, and
+# the skills extension's client scenarios (io.modelcontextprotocol/skills).
 EXTRA=(
   auth/2025-03-26-oauth-metadata-backcompat
   auth/2025-03-26-oauth-endpoint-fallback
   initialize@2025-06-18
   tools_call@2025-06-18
+  sep-2640-client-no-prefetch
+  sep-2640-client-verify-digest
+  sep-2640-client-verify-size
+  sep-2640-client-verify-frontmatter
 )
 
 usage() { sed -n '3,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
