@@ -2321,7 +2321,8 @@ MCP_EXTERN mcp_status mcp_manager_list_skills(mcp_manager *m, const char *server
     mcp_error e2 = MCP_ERROR_INIT;
     st = call_on_server(m, s, do_list_skills, idem_skills, &a, opts, &unused, &e2);
     if (st && !server_name) {
-      if (st != MCP_ENOTFOUND) mlog(m, MCP_LOG_WARN, "%s: skills/list: %s", s->name, e2.message);
+      if (st != MCP_ENOTFOUND)
+        mlog(m, MCP_LOG_WARN, s->name, "skills/list: %s", e2.message ? e2.message : "");
       st = MCP_OK; /* one server's failure leaves it out of the whole list */
     } else if (st && err) {
       mcp__error_copy(err, &e2);
