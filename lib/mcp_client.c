@@ -36,6 +36,7 @@
 #include "mcp_jscan.h"
 #include "mcp_jsonrpc.h"
 #include "mcp_listen.h"
+#include "mcp_ttl.h"
 #include "mcp_oauth.h"
 #include "mcp_pending.h"
 #include "mcp_request.h"
@@ -131,6 +132,8 @@ struct mcp_client {
   atomic_bool sub_warned;    /* an unknown subscription id was logged */
   atomic_bool sub_route;     /* modern: notifications are routed by subscription id (the
                                 reader reads it; |modern| is the connecting thread's) */
+  bool listen_was_acked;     /* a listen was acknowledged before the open one (lock) */
+  mcp_ttl *ttl;              /* SEP-2549 cached lists ("Cached lists" below) */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -1005,6 +1008,7 @@ static void fail_invalid_response(mcp_client *c, int64_t id, const char *why) {
 }
 
 static bool listen_route(mcp_client *c, const mcp_msg *m);
+static void ttl_invalidate_notified(mcp_client *c, const char *method);
 
 /* Takes ownership of |msg| (one element of a line of |cost| bytes). */
 static void dispatch(mcp_client *c, json_object *msg, size_t cost) {
@@ -1077,6 +1081,7 @@ static void dispatch(mcp_client *c, json_object *msg, size_t cost) {
   }
   case MCP_MSG_NOTIFICATION: {
     atomic_fetch_add(&c->n_notifications, 1);
+    ttl_invalidate_notified(c, m.method);
     if (atomic_load(&c->sub_route) && listen_route(c, &m)) break; /* the listen's, or dropped */
     if (strcmp(m.method, "notifications/progress") == 0) {
       handle_progress(c, m.params, cost);
@@ -1924,6 +1929,56 @@ static mcp_status filter_header_tools(mcp_client *c, json_object *items, mcp_xhd
   return MCP_OK;
 }
 
+/* ---- Cached lists (SEP-2549) ---------------------------------------------
+ *
+ * On a modern connection a complete list result carries ttlMs and
+ * cacheScope; mcp_client_list_*() serve a fresh list from c->ttl without a
+ * request.  A list is cached whole, as the functions return it: fresh until
+ * the earliest of its pages' received + ttlMs (absent or negative ttlMs is
+ * 0, never cached), private when any page is (an absent cacheScope counts as
+ * private), a private list served only under the authorization context it
+ * was read in (mcp__transport_auth_context: the bearer's digest; stdio and
+ * unauthenticated HTTP have one context).  A list_changed of the kind (on a
+ * listen or unsolicited) drops it at once, before the host hears of it, and
+ * so does a listen opened again (one may have been missed meanwhile).  The
+ * legacy era has no such fields: nothing is cached there. */
+
+static const char *const ttl_methods[MCP_TTL_SLOTS] = {
+    "tools/list", "prompts/list", "resources/list", "resources/templates/list"};
+
+static int ttl_slot(const char *method) {
+  for (int i = 0; i < MCP_TTL_SLOTS; i++)
+    if (strcmp(method, ttl_methods[i]) == 0) return i;
+  return -1;
+}
+
+static void ttl_invalidate_notified(mcp_client *c, const char *method) {
+  if (strncmp(method, "notifications/", 14) != 0) return;
+  method += 14;
+  if (strcmp(method, "tools/list_changed") == 0) mcp__ttl_invalidate(c->ttl, 0);
+  else if (strcmp(method, "prompts/list_changed") == 0) mcp__ttl_invalidate(c->ttl, 1);
+  else if (strcmp(method, "resources/list_changed") == 0) {
+    mcp__ttl_invalidate(c->ttl, 2);
+    mcp__ttl_invalidate(c->ttl, 3);
+  }
+}
+
+/* One page received at |now|: lowers *expires to its freshness, sets *priv
+ * when it is private. */
+static void ttl_page(json_object *result, int64_t now, int64_t *expires, bool *priv) {
+  json_object *v = NULL;
+  int64_t ttl = 0;
+  if (json_object_object_get_ex(result, "ttlMs", &v) &&
+      (json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double)))
+    ttl = json_object_get_int64(v);
+  if (ttl < 0) ttl = 0;
+  if (ttl > INT64_MAX / 2 - now) ttl = INT64_MAX / 2 - now;
+  if (now + ttl < *expires) *expires = now + ttl;
+  if (!json_object_object_get_ex(result, "cacheScope", &v) ||
+      !json_object_is_type(v, json_type_string) || strcmp(json_object_get_string(v), "public") != 0)
+    *priv = true;
+}
+
 /*
  * Follows nextCursor; *out is one JSON array of every page's |key| items,
  * the text json-c prints for such an array.  The call's timeout (with
@@ -1937,6 +1992,16 @@ static mcp_status list_all(mcp_client *c, const char *method, const char *key,
   if (out) *out = NULL;
   if (!c || !out) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
   const mcp_client_options *lo = c->opts;
+  int slot = c->modern ? ttl_slot(method) : -1;
+  char auth[40] = "";
+  uint64_t gen = 0;
+  int64_t expires = INT64_MAX;
+  bool priv = false;
+  if (slot >= 0) {
+    mcp__transport_auth_context(c->t, auth, sizeof(auth));
+    if ((*out = mcp__ttl_get(c->ttl, slot, auth, mcp__now_ms()))) return MCP_OK;
+    gen = mcp__ttl_gen(c->ttl, slot); /* before the request: a list_changed after it wins */
+  }
   mcp_call_options page_opts = {.timeout_ms = -1};
   if (opts) page_opts = *opts; /* borrowed pointers: valid for this call */
   int64_t timeout = effective_timeout(c, opts);
@@ -1976,6 +2041,7 @@ static mcp_status list_all(mcp_client *c, const char *method, const char *key,
     st = request_tree(c, &r, &page_opts, &result, err);
     mcp__req_clear(&r);
     if (st) break;
+    if (slot >= 0) ttl_page(result, mcp__now_ms(), &expires, &priv);
     if (!json_object_object_get_ex(result, key, &items) ||
         !json_object_is_type(items, json_type_array)) {
       json_object_put(result);
@@ -2019,6 +2085,13 @@ static mcp_status list_all(mcp_client *c, const char *method, const char *key,
   }
   /* The whole list read: its annotations are what calls mirror now. */
   if (tab) mcp__transport_set_tool_headers(c->t, tab);
+  if (slot >= 0) {
+    /* Kept only when the authorization did not change while it was read. */
+    char after[40] = "";
+    mcp__transport_auth_context(c->t, after, sizeof(after));
+    if (strcmp(auth, after) == 0)
+      mcp__ttl_put(c->ttl, slot, gen, buf.data, buf.len, expires, priv, auth);
+  }
   *out = buf.data;
   return MCP_OK;
 }
@@ -2636,12 +2709,18 @@ static bool listen_route(mcp_client *c, const mcp_msg *m) {
   bool old = has > 0 && sid && sid == c->listen_old;
   bool ack = mine && strcmp(m->method, "notifications/subscriptions/acknowledged") == 0;
   unsigned honoured = 0;
+  bool again = false;
   if (ack) {
     honoured = mcp__listen_honoured(m->params);
     c->listen_acked_at = mcp__now_ms();
     c->listen_honoured = honoured;
+    again = c->listen_was_acked;
+    c->listen_was_acked = true;
   }
   pthread_mutex_unlock(&c->lock);
+  /* A listen opened again: a list_changed may have gone by without one. */
+  if (again)
+    for (int i = 0; i < MCP_TTL_SLOTS; i++) mcp__ttl_invalidate(c->ttl, i);
   if (ack) {
     char asked[64], missing[64];
     unsigned not_honoured = c->listen_kinds & ~honoured;
@@ -3030,6 +3109,7 @@ static void free_now(mcp_client *c) {
   mcp__free(c->protocol_version);
   mcp__free(c->server_info);
   mcp__free(c->meta);
+  mcp__ttl_free(c->ttl);
   mcp_client_options_free(c->opts);
   mcp__free(c);
 }
@@ -3059,6 +3139,7 @@ mcp_status mcp__client_connect_ex(const mcp_client_options *o, mcp_workers *work
   c->workers = workers ? mcp__workers_ref(workers) : mcp__workers_new(1);
   if (!c->workers) goto fail_nomem;
   if (!(c->lane = mcp__lane_new(c->workers))) goto fail_nomem;
+  if (!(c->ttl = mcp__ttl_new())) goto fail_nomem;
 
   if ((st = start_transport(c, hooks, err))) goto fail;
   if ((st = connect_era(c, err))) goto fail;
