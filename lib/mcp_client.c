@@ -37,6 +37,7 @@
 #include "mcp_jsonrpc.h"
 #include "mcp_listen.h"
 #include "mcp_ttl.h"
+#include "mcp_cache.h"
 #include "mcp_oauth.h"
 #include "mcp_pending.h"
 #include "mcp_request.h"
@@ -466,6 +467,7 @@ mcp_client_options *mcp__client_options_dup(const mcp_client_options *o) {
   d->http_version = o->http_version;
   d->era_mode = o->era_mode;
   d->era_pinned = o->era_pinned; /* static */
+  d->era_hint = o->era_hint;
   d->insecure = o->insecure;
   d->no_http_listener = o->no_http_listener;
   d->env_inherit = o->env_inherit;
@@ -3020,7 +3022,31 @@ static mcp_status connect_era(mcp_client *c, mcp_error *err) {
     return initialize(c, pinned ? pinned : mcp__protocol_versions[0], err);
   const char *version = pinned ? pinned : mcp__modern_versions[0];
   atomic_store(&c->probing, true); /* a probe's close is no connection loss */
-  mcp_status st = probe_era(c, mode, version, err);
+  mcp_status st = MCP_EVERSION;
+  if (mode == MCP_ERA_AUTO && c->opts->era_hint == MCP_CACHE_ERA_LEGACY) {
+    /* Remembered legacy: initialize without the probe.  If the server
+     * refuses it the way a modern server refuses a legacy client (a
+     * JSON-RPC error, a 4xx other than auth, an unusable answer; over
+     * stdio also exiting or silence), the assumption failed: probe. */
+    mcp_error ierr = MCP_ERROR_INIT;
+    st = initialize(c, mcp__protocol_versions[0], &ierr);
+    int h = ierr.http_status;
+    bool stdio_gone = !c->opts->url && (st == MCP_ECLOSED || st == MCP_ETIMEDOUT);
+    if (st == MCP_ERPC || st == MCP_EVERSION || st == MCP_EPROTO || stdio_gone ||
+        (st == MCP_EHTTP && h >= 400 && h < 500 && h != 401 && h != 403)) {
+      client_log(c, MCP_LOG_INFO,
+                 "%s: remembered as a legacy server, but initialize failed (%s): probing its era",
+                 server_label(c), ierr.message ? ierr.message : mcp_strerror(st));
+      mcp_error_clear(&ierr);
+      st = stdio_gone ? respawn(c, err) : MCP_OK;
+      if (st == MCP_OK) st = probe_era(c, mode, version, err);
+    } else {
+      if (err) mcp__error_copy(err, &ierr);
+      mcp_error_clear(&ierr);
+    }
+  } else {
+    st = probe_era(c, mode, version, err);
+  }
   atomic_store(&c->probing, false);
   return st;
 }

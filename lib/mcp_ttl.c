@@ -11,7 +11,7 @@
 #include "mcp_ttl.h"
 
 typedef struct slot {
-  char *text;         /* NULL: empty */
+  char *text; /* NULL: empty */
   size_t len;
   int64_t expires_ms; /* fresh while now < expires_ms */
   char *auth;         /* the authorization context of a private entry; NULL: public */
@@ -67,8 +67,8 @@ char *mcp__ttl_get(mcp_ttl *s, int i, const char *auth, int64_t now_ms) {
   return out;
 }
 
-void mcp__ttl_put(mcp_ttl *s, int i, uint64_t gen, const char *text, size_t len,
-                  int64_t expires_ms, bool private_scope, const char *auth) {
+void mcp__ttl_put(mcp_ttl *s, int i, uint64_t gen, const char *text, size_t len, int64_t expires_ms,
+                  bool private_scope, const char *auth) {
   if (!valid(s, i) || !text) return;
   char *copy = mcp__strndup(text, len);
   char *a = private_scope ? mcp__strdup(auth ? auth : "") : NULL;
