@@ -1767,6 +1767,19 @@ static mcp_status round_gate(const mcp_req *r, const mcp_call_options *o, int64_
 static mcp_status list_entered(mcp_client *c, const char *method, const char *key,
                                const mcp_call_options *opts, char **out, mcp_error *err);
 
+/* After a -32020 (header mismatch) on a tools/call: the tools read from the
+ * server again (a cached list dropped first: it is what was stale), so
+ * the call can be sent once more with the headers the list now names. */
+static mcp_status relist_tools(mcp_client *c, const mcp_call_options *o) {
+  mcp__ttl_invalidate(c->ttl, 0);
+  char *list = NULL;
+  mcp_error lerr = MCP_ERROR_INIT;
+  mcp_status ls = list_entered(c, "tools/list", "tools", o, &list, &lerr);
+  mcp__free(list);
+  mcp_error_clear(&lerr);
+  return ls;
+}
+
 /*
  * One round of MRTR for sync request |r| after result |text| (taken):
  * the inputs answered on the lane, *retry the next request.
@@ -1808,12 +1821,7 @@ static mcp_status request_result(mcp_client *c, const mcp_req *r, const mcp_call
        * client did not know (no list read on this connection, or the
        * tool changed).  The spec's SHOULD: read the list, try once more. */
       relisted = true;
-      char *list = NULL;
-      mcp_error lerr = MCP_ERROR_INIT;
-      mcp_status ls = list_entered(c, "tools/list", "tools", o, &list, &lerr);
-      mcp__free(list);
-      mcp_error_clear(&lerr);
-      if (ls == MCP_OK) {
+      if (relist_tools(c, o) == MCP_OK) {
         mcp_error_clear(err);
         round--;
         continue;
@@ -2202,8 +2210,9 @@ typedef struct async_ctx {
   char *method;  /* own copy: the host's string may go when the call returns */
   bool modern;   /* read at send: once answered, a free may run */
   bool mrtr;
-  int round;  /* input_required rounds answered so far */
-  int64_t t0; /* when the call was made (ms), for max_total_ms */
+  int round;     /* input_required rounds answered so far */
+  bool relisted; /* a -32020 made it read the tools and resend once */
+  int64_t t0;    /* when the call was made (ms), for max_total_ms */
   mcp_call_options opts;
 } async_ctx;
 
@@ -2269,6 +2278,26 @@ static void run_done(void *arg) {
   done_item *it = arg;
   async_ctx *ctx = it->ctx;
   abandoned(ctx->cc.c, ctx->shape.method, it->id, it->status);
+  mcp_client *c = ctx->cc.c;
+  if (it->status == MCP_ERPC && it->err.rpc_code == MCP_RPC_HEADER_MISMATCH && ctx->modern &&
+      ctx->mrtr && ctx->shape.tool_call && ctx->round == 0 && !ctx->relisted && c->opts->url) {
+    /* As request_result(): read the list, send the call once more (a new
+     * id).  The list is read on the lane, one round trip, like the
+     * handlers of an input_required round. */
+    ctx->relisted = true;
+    mcp_error serr = MCP_ERROR_INIT;
+    mcp_status st = MCP_ECLOSED;
+    if (client_enter(c)) {
+      if (relist_tools(c, &ctx->opts) == MCP_OK) st = async_send(c, ctx, &ctx->shape, &serr);
+      client_leave(c);
+    }
+    mcp_error_clear(&serr);
+    if (st == MCP_OK) {
+      it->ctx = NULL; /* it lives on in the resend's pending entry */
+      free_done(it);
+      return;
+    } /* else the call ends with the server's -32020 */
+  }
   mcp_result_kind kind = outcome_kind(ctx->modern, it->status, it->text, it->text_len);
   if (ctx->mrtr && kind == MCP_RESULT_INPUT_REQUIRED) {
     mcp_status st = next_round_async(it, &it->err);
