@@ -1611,13 +1611,38 @@ static mcp_result_kind outcome_kind(bool modern, mcp_status st, const char *text
 /* The outcome of request |r| for its caller, sync or async: |st| and the
  * result text (stolen) become the status and string the host gets; |kind|
  * is the result's resultType (outcome_kind()). */
+/*
+ * `resultType: "complete"` is the modern wire's envelope, not part of the
+ * result: it is taken out of |text| (compact, NUL-terminated; *len
+ * updated) so hosts see the same result from both eras, as the TypeScript
+ * SDK v2 client does (its codec's decodeResult deletes it).  One scan of
+ * the top level, on modern results only.
+ */
+static void strip_result_type(char *text, size_t *len) {
+  static const char key[] = "\"resultType\":";
+  const size_t kn = sizeof(key) - 1;
+  const char *v = NULL;
+  size_t n = 0;
+  if (!text || !mcp__jscan_member(text, *len, "resultType", &v, &n)) return;
+  char *val = (char *)v;
+  if (n != 10 || memcmp(val, "\"complete\"", 10) != 0 || val - text < (ptrdiff_t)kn + 1 ||
+      memcmp(val - kn, key, kn) != 0)
+    return;
+  char *from = val - kn, *to = val + n;
+  if (from[-1] == ',') from--;                       /* ...,"resultType":"complete"} */
+  else if (*to == ',') to++;                         /* {"resultType":"complete",... */
+  memmove(from, to, (size_t)(text + *len - to) + 1); /* with the NUL */
+  *len -= (size_t)(to - from);
+}
+
 static mcp_status result_out(const mcp_req *r, mcp_result_kind kind, mcp_status st, char *text,
-                             size_t len, char **result_json, mcp_error *err) {
+                             size_t len, char **result_json, mcp_error *err, bool modern) {
   *result_json = NULL;
   if (st == MCP_OK && (st = check_result_kind(r, kind, err)) != MCP_OK) {
     mcp__free(text);
     return st;
   }
+  if (st == MCP_OK && modern) strip_result_type(text, &len);
   if (st != MCP_OK || !r->tool_call) {
     *result_json = st == MCP_OK ? text : NULL;
     if (st != MCP_OK) mcp__free(text);
@@ -1841,7 +1866,7 @@ static mcp_status request_result(mcp_client *c, const mcp_req *r, const mcp_call
       return st;
     }
     mcp__req_clear(&retry);
-    return result_out(r, kind, st, text, len, result_json, err);
+    return result_out(r, kind, st, text, len, result_json, err, modern);
   }
 }
 
@@ -2312,8 +2337,8 @@ static void run_done(void *arg) {
     return;
   }
   char *text = NULL;
-  mcp_status st = result_out(&ctx->shape, kind, it->status, it->text, it->text_len, &text,
-                             &it->err);
+  mcp_status st = result_out(&ctx->shape, kind, it->status, it->text, it->text_len, &text, &it->err,
+                             ctx->modern);
   it->text = NULL; /* result_out took it */
   if (st != MCP_OK) it->err.status = st;
   ctx->cc.fn(ctx->cc.user, st, text, st == MCP_OK ? NULL : &it->err);

@@ -507,7 +507,15 @@ START_TEST(result_types_on_modern) {
    * default-result-type-complete). */
   ck_assert_int_eq(mcp_client_call_tool(c, "plain", NULL, NULL, &out, &err), MCP_OK);
   free(out);
+  /* resultType is the wire's: the host gets the result without it (as the
+   * TypeScript SDK v2 client does), the same as from a legacy server;
+   * wherever it stood, what is left is valid JSON. */
   ck_assert_int_eq(mcp_client_call_tool(c, "done", NULL, NULL, &out, &err), MCP_OK);
+  ck_assert_str_eq(out, "{\"content\":[{\"type\":\"text\",\"text\":\"done\"}]}");
+  free(out);
+  ck_assert_int_eq(mcp_client_request(c, "server/discover", NULL, NULL, &out, &err), MCP_OK);
+  ck_assert_ptr_null(strstr(out, "resultType"));
+  ck_assert_ptr_nonnull(strstr(out, "\"capabilities\":{\"tools\":{}},\"ttlMs\":0,"));
   free(out);
   out = NULL;
   ck_assert_int_eq(mcp_client_call_tool(c, "weird", NULL, NULL, &out, &err), MCP_EPROTO);
@@ -523,6 +531,7 @@ START_TEST(result_types_on_modern) {
   free(out);
   /* Resource not found, by either era's code: MCP_ENOTFOUND, the code kept. */
   ck_assert_int_eq(mcp_client_read_resource(c, "mem://here", NULL, &out, &err), MCP_OK);
+  ck_assert_str_eq(out, "{\"contents\":[{\"uri\":\"mem://here\",\"text\":\"here\"}]}");
   free(out);
   static const struct {
     const char *uri;
