@@ -106,6 +106,15 @@ static bool hash_ok(const char *h) {
 
 mcp_status mcp__cache_write(const char *dir, const char *server, const char *config_hash,
                             const char *tools_json, int64_t now, mcp_error *err) {
+  return mcp__cache_write_era(dir, server, config_hash, tools_json, MCP_CACHE_ERA_UNKNOWN, now,
+                              err);
+}
+
+static const char *const era_names[] = {NULL, "legacy", "modern"};
+
+mcp_status mcp__cache_write_era(const char *dir, const char *server, const char *config_hash,
+                                const char *tools_json, mcp_cache_era era, int64_t now,
+                                mcp_error *err) {
   char why[160], fwhy[1024];
   char *stem = NULL, *final = NULL, *head = NULL;
   json_object *tools = NULL, *jname = NULL;
@@ -130,12 +139,14 @@ mcp_status mcp__cache_write(const char *dir, const char *server, const char *con
   jname = json_object_new_string(server);
   stem = file_stem(server);
   if (!jname || !stem) goto oom;
+  bool named = era == MCP_CACHE_ERA_LEGACY || era == MCP_CACHE_ERA_MODERN;
   head = mcp__asprintf("{\"version\":%d,\"server\":%s,\"configHash\":\"%s\",\"writtenAt\":%lld,"
-                       "\"tools\":",
+                       "%s%s%s\"tools\":",
                        MCP_CACHE_VERSION,
                        json_object_to_json_string_ext(jname, JSON_C_TO_STRING_PLAIN |
                                                                  JSON_C_TO_STRING_NOSLASHESCAPE),
-                       config_hash, (long long)now);
+                       config_hash, (long long)now, named ? "\"era\":\"" : "",
+                       named ? era_names[era] : "", named ? "\"," : "");
   final = mcp__asprintf("%s.json", stem);
   if (!head || !final) goto oom;
 
@@ -182,7 +193,7 @@ static mcp_status miss(mcp_cache_outcome *outcome, char **why, mcp_cache_outcome
 
 static mcp_status judge(const char *data, size_t len, const char *server, const char *config_hash,
                         int64_t now, int64_t ttl_s, const char *prefix, char **tools_json,
-                        mcp_cache_outcome *outcome, char **why) {
+                        mcp_cache_era *era, mcp_cache_outcome *outcome, char **why) {
   char reason[160];
   mcp_status st;
   json_object *root = mcp__json_parse_document(data, len, JSON_MAX_DEPTH, "invalid JSON: ", reason,
@@ -266,6 +277,13 @@ static mcp_status judge(const char *data, size_t len, const char *server, const 
     st = MCP_ENOMEM;
     goto out;
   }
+  /* The era is a hint: an unknown value is no era, not a corrupt file. */
+  json_object *jera = NULL;
+  if (era && json_object_object_get_ex(root, "era", &jera) &&
+      json_object_is_type(jera, json_type_string)) {
+    if (strcmp(json_object_get_string(jera), "legacy") == 0) *era = MCP_CACHE_ERA_LEGACY;
+    else if (strcmp(json_object_get_string(jera), "modern") == 0) *era = MCP_CACHE_ERA_MODERN;
+  }
   if (outcome) *outcome = MCP_CACHE_HIT;
   st = MCP_OK;
 out:
@@ -280,13 +298,20 @@ mcp_status mcp__cache_parse(const char *data, size_t len, const char *server,
   if (!tools_json) return MCP_EINVAL;
   *tools_json = NULL;
   if ((!data && len) || !server || !config_hash) return MCP_EINVAL;
-  return judge(data ? data : "", len, server, config_hash, now, ttl_s, NULL, tools_json, outcome,
-               why);
+  return judge(data ? data : "", len, server, config_hash, now, ttl_s, NULL, tools_json, NULL,
+               outcome, why);
 }
 
 mcp_status mcp__cache_read(const char *dir, const char *server, const char *config_hash,
                            int64_t now, int64_t ttl_s, char **tools_json,
                            mcp_cache_outcome *outcome, char **why) {
+  return mcp__cache_read_era(dir, server, config_hash, now, ttl_s, tools_json, NULL, outcome, why);
+}
+
+mcp_status mcp__cache_read_era(const char *dir, const char *server, const char *config_hash,
+                               int64_t now, int64_t ttl_s, char **tools_json, mcp_cache_era *era,
+                               mcp_cache_outcome *outcome, char **why) {
+  if (era) *era = MCP_CACHE_ERA_UNKNOWN;
   char eb[128], fwhy[1024];
   char *path = NULL;
   mcp_buf b;
@@ -335,7 +360,7 @@ mcp_status mcp__cache_read(const char *dir, const char *server, const char *conf
     if (n == 0) break;
     b.len += (size_t)n;
   }
-  st = judge(b.data, b.len, server, config_hash, now, ttl_s, path, tools_json, outcome, why);
+  st = judge(b.data, b.len, server, config_hash, now, ttl_s, path, tools_json, era, outcome, why);
 out:
   if (fd >= 0) close(fd);
   mcp__buf_free(&b);

@@ -9,7 +9,14 @@
  * "tools-<sanitised name>-<8 hex of SHA-256(name)>.json", mode 0600:
  *
  *   {"version":1,"server":"<name>","configHash":"<hex>",
- *    "writtenAt":<unix seconds>,"tools":[ ...the raw tools/list array... ]}
+ *    "writtenAt":<unix seconds>,"era":"legacy"|"modern",
+ *    "tools":[ ...the raw tools/list array... ]}
+ *
+ * "era" (optional) is the MCP era the server spoke when the tools were
+ * read: the manager hands it to the next connect as a hint, so a legacy
+ * server is not probed with server/discover on every start (the spec lets
+ * a client remember the era per server configuration and re-probe when the
+ * assumption fails).  An absent or unknown value is no hint.
  *
  * Writes are atomic (temporary file in the same directory, fsync, rename,
  * fsync of the directory).  A read is a hit only when the file parses,
@@ -107,5 +114,23 @@ mcp_status mcp__cache_parse(const char *data, size_t len, const char *server,
 mcp_status mcp__cache_read(const char *dir, const char *server, const char *config_hash,
                            int64_t now, int64_t ttl_s, char **tools_json,
                            mcp_cache_outcome *outcome, char **why);
+
+/* The era a cache file remembers. */
+typedef enum mcp_cache_era {
+  MCP_CACHE_ERA_UNKNOWN = 0, /* not written, or a value this version does not know */
+  MCP_CACHE_ERA_LEGACY = 1,
+  MCP_CACHE_ERA_MODERN = 2
+} mcp_cache_era;
+
+/* mcp__cache_write() with the server's era as well (UNKNOWN: none). */
+mcp_status mcp__cache_write_era(const char *dir, const char *server, const char *config_hash,
+                                const char *tools_json, mcp_cache_era era, int64_t now,
+                                mcp_error *err);
+
+/* mcp__cache_read() that also sets *era (if not NULL) on a hit; UNKNOWN
+ * otherwise. */
+mcp_status mcp__cache_read_era(const char *dir, const char *server, const char *config_hash,
+                               int64_t now, int64_t ttl_s, char **tools_json, mcp_cache_era *era,
+                               mcp_cache_outcome *outcome, char **why);
 
 #endif /* MCP_CACHE_H */

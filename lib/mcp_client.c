@@ -36,6 +36,8 @@
 #include "mcp_jscan.h"
 #include "mcp_jsonrpc.h"
 #include "mcp_listen.h"
+#include "mcp_ttl.h"
+#include "mcp_cache.h"
 #include "mcp_oauth.h"
 #include "mcp_pending.h"
 #include "mcp_request.h"
@@ -137,6 +139,8 @@ struct mcp_client {
   atomic_bool sub_warned; /* an unknown subscription id was logged */
   atomic_bool sub_route;  /* modern: notifications are routed by subscription id (the
                                 reader reads it; |modern| is the connecting thread's) */
+  bool listen_was_acked;     /* a listen was acknowledged before the open one (lock) */
+  mcp_ttl *ttl;              /* SEP-2549 cached lists ("Cached lists" below) */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -492,6 +496,7 @@ mcp_client_options *mcp__client_options_dup(const mcp_client_options *o) {
   d->http_version = o->http_version;
   d->era_mode = o->era_mode;
   d->era_pinned = o->era_pinned; /* static */
+  d->era_hint = o->era_hint;
   d->insecure = o->insecure;
   d->no_http_listener = o->no_http_listener;
   d->env_inherit = o->env_inherit;
@@ -1034,6 +1039,7 @@ static void fail_invalid_response(mcp_client *c, int64_t id, const char *why) {
 }
 
 static bool listen_route(mcp_client *c, const mcp_msg *m);
+static void ttl_invalidate_notified(mcp_client *c, const char *method);
 
 /* Takes ownership of |msg| (one element of a line of |cost| bytes). */
 static void dispatch(mcp_client *c, json_object *msg, size_t cost) {
@@ -1106,6 +1112,7 @@ static void dispatch(mcp_client *c, json_object *msg, size_t cost) {
   }
   case MCP_MSG_NOTIFICATION: {
     atomic_fetch_add(&c->n_notifications, 1);
+    ttl_invalidate_notified(c, m.method);
     if (atomic_load(&c->sub_route) && listen_route(c, &m)) break; /* the listen's, or dropped */
     if (strcmp(m.method, "notifications/progress") == 0) {
       handle_progress(c, m.params, cost);
@@ -1633,13 +1640,38 @@ static mcp_result_kind outcome_kind(bool modern, mcp_status st, const char *text
 /* The outcome of request |r| for its caller, sync or async: |st| and the
  * result text (stolen) become the status and string the host gets; |kind|
  * is the result's resultType (outcome_kind()). */
+/*
+ * `resultType: "complete"` is the modern wire's envelope, not part of the
+ * result: it is taken out of |text| (compact, NUL-terminated; *len
+ * updated) so hosts see the same result from both eras, as the TypeScript
+ * SDK v2 client does (its codec's decodeResult deletes it).  One scan of
+ * the top level, on modern results only.
+ */
+static void strip_result_type(char *text, size_t *len) {
+  static const char key[] = "\"resultType\":";
+  const size_t kn = sizeof(key) - 1;
+  const char *v = NULL;
+  size_t n = 0;
+  if (!text || !mcp__jscan_member(text, *len, "resultType", &v, &n)) return;
+  char *val = (char *)v;
+  if (n != 10 || memcmp(val, "\"complete\"", 10) != 0 || val - text < (ptrdiff_t)kn + 1 ||
+      memcmp(val - kn, key, kn) != 0)
+    return;
+  char *from = val - kn, *to = val + n;
+  if (from[-1] == ',') from--;                       /* ...,"resultType":"complete"} */
+  else if (*to == ',') to++;                         /* {"resultType":"complete",... */
+  memmove(from, to, (size_t)(text + *len - to) + 1); /* with the NUL */
+  *len -= (size_t)(to - from);
+}
+
 static mcp_status result_out(const mcp_req *r, mcp_result_kind kind, mcp_status st, char *text,
-                             size_t len, char **result_json, mcp_error *err) {
+                             size_t len, char **result_json, mcp_error *err, bool modern) {
   *result_json = NULL;
   if (st == MCP_OK && (st = check_result_kind(r, kind, err)) != MCP_OK) {
     mcp__free(text);
     return st;
   }
+  if (st == MCP_OK && modern) strip_result_type(text, &len);
   if (st != MCP_OK || !r->tool_call) {
     *result_json = st == MCP_OK ? text : NULL;
     if (st != MCP_OK) mcp__free(text);
@@ -1789,6 +1821,19 @@ static mcp_status round_gate(const mcp_req *r, const mcp_call_options *o, int64_
 static mcp_status list_entered(mcp_client *c, const char *method, const char *key,
                                const mcp_call_options *opts, char **out, mcp_error *err);
 
+/* After a -32020 (header mismatch) on a tools/call: the tools read from the
+ * server again (a cached list dropped first: it is what was stale), so
+ * the call can be sent once more with the headers the list now names. */
+static mcp_status relist_tools(mcp_client *c, const mcp_call_options *o) {
+  mcp__ttl_invalidate(c->ttl, 0);
+  char *list = NULL;
+  mcp_error lerr = MCP_ERROR_INIT;
+  mcp_status ls = list_entered(c, "tools/list", "tools", o, &list, &lerr);
+  mcp__free(list);
+  mcp_error_clear(&lerr);
+  return ls;
+}
+
 /*
  * One round of MRTR for sync request |r| after result |text| (taken):
  * the inputs answered on the lane, *retry the next request.
@@ -1830,12 +1875,7 @@ static mcp_status request_result(mcp_client *c, const mcp_req *r, const mcp_call
        * client did not know (no list read on this connection, or the
        * tool changed).  The spec's SHOULD: read the list, try once more. */
       relisted = true;
-      char *list = NULL;
-      mcp_error lerr = MCP_ERROR_INIT;
-      mcp_status ls = list_entered(c, "tools/list", "tools", o, &list, &lerr);
-      mcp__free(list);
-      mcp_error_clear(&lerr);
-      if (ls == MCP_OK) {
+      if (relist_tools(c, o) == MCP_OK) {
         mcp_error_clear(err);
         round--;
         continue;
@@ -1855,7 +1895,7 @@ static mcp_status request_result(mcp_client *c, const mcp_req *r, const mcp_call
       return st;
     }
     mcp__req_clear(&retry);
-    return result_out(r, kind, st, text, len, result_json, err);
+    return result_out(r, kind, st, text, len, result_json, err, modern);
   }
 }
 
@@ -1953,6 +1993,56 @@ static mcp_status filter_header_tools(mcp_client *c, json_object *items, mcp_xhd
   return MCP_OK;
 }
 
+/* ---- Cached lists (SEP-2549) ---------------------------------------------
+ *
+ * On a modern connection a complete list result carries ttlMs and
+ * cacheScope; mcp_client_list_*() serve a fresh list from c->ttl without a
+ * request.  A list is cached whole, as the functions return it: fresh until
+ * the earliest of its pages' received + ttlMs (absent or negative ttlMs is
+ * 0, never cached), private when any page is (an absent cacheScope counts as
+ * private), a private list served only under the authorization context it
+ * was read in (mcp__transport_auth_context: the bearer's digest; stdio and
+ * unauthenticated HTTP have one context).  A list_changed of the kind (on a
+ * listen or unsolicited) drops it at once, before the host hears of it, and
+ * so does a listen opened again (one may have been missed meanwhile).  The
+ * legacy era has no such fields: nothing is cached there. */
+
+static const char *const ttl_methods[MCP_TTL_SLOTS] = {
+    "tools/list", "prompts/list", "resources/list", "resources/templates/list"};
+
+static int ttl_slot(const char *method) {
+  for (int i = 0; i < MCP_TTL_SLOTS; i++)
+    if (strcmp(method, ttl_methods[i]) == 0) return i;
+  return -1;
+}
+
+static void ttl_invalidate_notified(mcp_client *c, const char *method) {
+  if (strncmp(method, "notifications/", 14) != 0) return;
+  method += 14;
+  if (strcmp(method, "tools/list_changed") == 0) mcp__ttl_invalidate(c->ttl, 0);
+  else if (strcmp(method, "prompts/list_changed") == 0) mcp__ttl_invalidate(c->ttl, 1);
+  else if (strcmp(method, "resources/list_changed") == 0) {
+    mcp__ttl_invalidate(c->ttl, 2);
+    mcp__ttl_invalidate(c->ttl, 3);
+  }
+}
+
+/* One page received at |now|: lowers *expires to its freshness, sets *priv
+ * when it is private. */
+static void ttl_page(json_object *result, int64_t now, int64_t *expires, bool *priv) {
+  json_object *v = NULL;
+  int64_t ttl = 0;
+  if (json_object_object_get_ex(result, "ttlMs", &v) &&
+      (json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double)))
+    ttl = json_object_get_int64(v);
+  if (ttl < 0) ttl = 0;
+  if (ttl > INT64_MAX / 2 - now) ttl = INT64_MAX / 2 - now;
+  if (now + ttl < *expires) *expires = now + ttl;
+  if (!json_object_object_get_ex(result, "cacheScope", &v) ||
+      !json_object_is_type(v, json_type_string) || strcmp(json_object_get_string(v), "public") != 0)
+    *priv = true;
+}
+
 /*
  * Follows nextCursor; *out is one JSON array of every page's |key| items,
  * the text json-c prints for such an array.  The call's timeout (with
@@ -1966,6 +2056,16 @@ static mcp_status list_all(mcp_client *c, const char *method, const char *key,
   if (out) *out = NULL;
   if (!c || !out) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
   const mcp_client_options *lo = c->opts;
+  int slot = c->modern ? ttl_slot(method) : -1;
+  char auth[40] = "";
+  uint64_t gen = 0;
+  int64_t expires = INT64_MAX;
+  bool priv = false;
+  if (slot >= 0) {
+    mcp__transport_auth_context(c->t, auth, sizeof(auth));
+    if ((*out = mcp__ttl_get(c->ttl, slot, auth, mcp__now_ms()))) return MCP_OK;
+    gen = mcp__ttl_gen(c->ttl, slot); /* before the request: a list_changed after it wins */
+  }
   mcp_call_options page_opts = {.timeout_ms = -1};
   if (opts) page_opts = *opts; /* borrowed pointers: valid for this call */
   int64_t timeout = effective_timeout(c, opts);
@@ -2005,6 +2105,7 @@ static mcp_status list_all(mcp_client *c, const char *method, const char *key,
     st = request_tree(c, &r, &page_opts, &result, err);
     mcp__req_clear(&r);
     if (st) break;
+    if (slot >= 0) ttl_page(result, mcp__now_ms(), &expires, &priv);
     if (!json_object_object_get_ex(result, key, &items) ||
         !json_object_is_type(items, json_type_array)) {
       json_object_put(result);
@@ -2048,6 +2149,13 @@ static mcp_status list_all(mcp_client *c, const char *method, const char *key,
   }
   /* The whole list read: its annotations are what calls mirror now. */
   if (tab) mcp__transport_set_tool_headers(c->t, tab);
+  if (slot >= 0) {
+    /* Kept only when the authorization did not change while it was read. */
+    char after[40] = "";
+    mcp__transport_auth_context(c->t, after, sizeof(after));
+    if (strcmp(auth, after) == 0)
+      mcp__ttl_put(c->ttl, slot, gen, buf.data, buf.len, expires, priv, auth);
+  }
   *out = buf.data;
   return MCP_OK;
 }
@@ -2163,8 +2271,9 @@ typedef struct async_ctx {
   char *method;  /* own copy: the host's string may go when the call returns */
   bool modern;   /* read at send: once answered, a free may run */
   bool mrtr;
-  int round;  /* input_required rounds answered so far */
-  int64_t t0; /* when the call was made (ms), for max_total_ms */
+  int round;     /* input_required rounds answered so far */
+  bool relisted; /* a -32020 made it read the tools and resend once */
+  int64_t t0;    /* when the call was made (ms), for max_total_ms */
   mcp_call_options opts;
 } async_ctx;
 
@@ -2230,6 +2339,26 @@ static void run_done(void *arg) {
   done_item *it = arg;
   async_ctx *ctx = it->ctx;
   abandoned(ctx->cc.c, ctx->shape.method, it->id, it->status);
+  mcp_client *c = ctx->cc.c;
+  if (it->status == MCP_ERPC && it->err.rpc_code == MCP_RPC_HEADER_MISMATCH && ctx->modern &&
+      ctx->mrtr && ctx->shape.tool_call && ctx->round == 0 && !ctx->relisted && c->opts->url) {
+    /* As request_result(): read the list, send the call once more (a new
+     * id).  The list is read on the lane, one round trip, like the
+     * handlers of an input_required round. */
+    ctx->relisted = true;
+    mcp_error serr = MCP_ERROR_INIT;
+    mcp_status st = MCP_ECLOSED;
+    if (client_enter(c)) {
+      if (relist_tools(c, &ctx->opts) == MCP_OK) st = async_send(c, ctx, &ctx->shape, &serr);
+      client_leave(c);
+    }
+    mcp_error_clear(&serr);
+    if (st == MCP_OK) {
+      it->ctx = NULL; /* it lives on in the resend's pending entry */
+      free_done(it);
+      return;
+    } /* else the call ends with the server's -32020 */
+  }
   mcp_result_kind kind = outcome_kind(ctx->modern, it->status, it->text, it->text_len);
   if (ctx->mrtr && kind == MCP_RESULT_INPUT_REQUIRED) {
     mcp_status st = next_round_async(it, &it->err);
@@ -2244,8 +2373,8 @@ static void run_done(void *arg) {
     return;
   }
   char *text = NULL;
-  mcp_status st = result_out(&ctx->shape, kind, it->status, it->text, it->text_len, &text,
-                             &it->err);
+  mcp_status st = result_out(&ctx->shape, kind, it->status, it->text, it->text_len, &text, &it->err,
+                             ctx->modern);
   it->text = NULL; /* result_out took it */
   if (st != MCP_OK) it->err.status = st;
   ctx->cc.fn(ctx->cc.user, st, text, st == MCP_OK ? NULL : &it->err);
@@ -2784,12 +2913,18 @@ static bool listen_route(mcp_client *c, const mcp_msg *m) {
   bool old = has > 0 && sid && sid == c->listen_old;
   bool ack = mine && strcmp(m->method, "notifications/subscriptions/acknowledged") == 0;
   unsigned honoured = 0;
+  bool again = false;
   if (ack) {
     honoured = mcp__listen_honoured(m->params);
     c->listen_acked_at = mcp__now_ms();
     c->listen_honoured = honoured;
+    again = c->listen_was_acked;
+    c->listen_was_acked = true;
   }
   pthread_mutex_unlock(&c->lock);
+  /* A listen opened again: a list_changed may have gone by without one. */
+  if (again)
+    for (int i = 0; i < MCP_TTL_SLOTS; i++) mcp__ttl_invalidate(c->ttl, i);
   if (ack) {
     char asked[64], missing[64];
     unsigned not_honoured = c->listen_kinds & ~honoured;
@@ -3089,7 +3224,31 @@ static mcp_status connect_era(mcp_client *c, mcp_error *err) {
     return initialize(c, pinned ? pinned : mcp__protocol_versions[0], err);
   const char *version = pinned ? pinned : mcp__modern_versions[0];
   atomic_store(&c->probing, true); /* a probe's close is no connection loss */
-  mcp_status st = probe_era(c, mode, version, err);
+  mcp_status st = MCP_EVERSION;
+  if (mode == MCP_ERA_AUTO && c->opts->era_hint == MCP_CACHE_ERA_LEGACY) {
+    /* Remembered legacy: initialize without the probe.  If the server
+     * refuses it the way a modern server refuses a legacy client (a
+     * JSON-RPC error, a 4xx other than auth, an unusable answer; over
+     * stdio also exiting or silence), the assumption failed: probe. */
+    mcp_error ierr = MCP_ERROR_INIT;
+    st = initialize(c, mcp__protocol_versions[0], &ierr);
+    int h = ierr.http_status;
+    bool stdio_gone = !c->opts->url && (st == MCP_ECLOSED || st == MCP_ETIMEDOUT);
+    if (st == MCP_ERPC || st == MCP_EVERSION || st == MCP_EPROTO || stdio_gone ||
+        (st == MCP_EHTTP && h >= 400 && h < 500 && h != 401 && h != 403)) {
+      client_log(c, MCP_LOG_INFO,
+                 "%s: remembered as a legacy server, but initialize failed (%s): probing its era",
+                 server_label(c), ierr.message ? ierr.message : mcp_strerror(st));
+      mcp_error_clear(&ierr);
+      st = stdio_gone ? respawn(c, err) : MCP_OK;
+      if (st == MCP_OK) st = probe_era(c, mode, version, err);
+    } else {
+      if (err) mcp__error_copy(err, &ierr);
+      mcp_error_clear(&ierr);
+    }
+  } else {
+    st = probe_era(c, mode, version, err);
+  }
   atomic_store(&c->probing, false);
   return st;
 }
@@ -3181,6 +3340,7 @@ static void free_now(mcp_client *c) {
   mcp__free(c->protocol_version);
   mcp__free(c->server_info);
   mcp__free(c->meta);
+  mcp__ttl_free(c->ttl);
   mcp_client_options_free(c->opts);
   mcp__free(c);
 }
@@ -3211,6 +3371,7 @@ mcp_status mcp__client_connect_ex(const mcp_client_options *o, mcp_workers *work
   c->workers = workers ? mcp__workers_ref(workers) : mcp__workers_new(1);
   if (!c->workers) goto fail_nomem;
   if (!(c->lane = mcp__lane_new(c->workers))) goto fail_nomem;
+  if (!(c->ttl = mcp__ttl_new())) goto fail_nomem;
 
   if ((st = start_transport(c, hooks, err))) goto fail;
   if ((st = connect_era(c, err))) goto fail;

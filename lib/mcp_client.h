@@ -35,6 +35,7 @@ struct mcp_client_options {
   mcp_http_version http_version;
   int era_mode;           /* mcp_era_mode (mcp_era.h); 0: auto */
   const char *era_pinned; /* a revision (static, mcp_era.c), or NULL */
+  int era_hint;           /* internal: the era a cache remembers (mcp_cache_era); 0: none */
   char **header_names;    /* nheaders entries each, owned */
   char **header_values;
   size_t nheaders;

@@ -989,12 +989,19 @@ static void refresh_others(server *s, conn *c, unsigned what) {
   }
 }
 
-static void write_cache(server *s, const char *tools) {
+/* The era |c| speaks, for the cache entry (the next connect's hint). */
+static mcp_cache_era era_of(const mcp_client *c) {
+  const char *v = c ? mcp_client_protocol_version(c) : NULL;
+  if (!v) return MCP_CACHE_ERA_UNKNOWN;
+  return strcmp(v, "2026-07-28") >= 0 ? MCP_CACHE_ERA_MODERN : MCP_CACHE_ERA_LEGACY;
+}
+
+static void write_cache(server *s, const char *tools, mcp_cache_era era) {
   mcp_manager *m = s->m;
   if (!m->cache_dir || !s->def) return; /* code servers have no config hash */
   mcp_error err = MCP_ERROR_INIT;
-  if (mcp__cache_write(m->cache_dir, s->name, s->def->hash, tools, (int64_t)time(NULL), &err) !=
-      MCP_OK)
+  if (mcp__cache_write_era(m->cache_dir, s->name, s->def->hash, tools, era, (int64_t)time(NULL),
+                           &err) != MCP_OK)
     mlog(m, MCP_LOG_WARN, s->name, "could not write the tool cache: %s",
          err.message ? err.message : "?");
   mcp_error_clear(&err);
@@ -1060,7 +1067,7 @@ static void connector_main(void *arg) {
       pthread_mutex_lock(&m->lock);
       char *copy = s->tools_json ? mcp__strdup(s->tools_json) : NULL;
       pthread_mutex_unlock(&m->lock);
-      if (copy) write_cache(s, copy);
+      if (copy) write_cache(s, copy, era_of(j->c->c));
       mcp__free(copy);
     }
     mcp__free(tools);
@@ -1078,6 +1085,16 @@ static void connector_main(void *arg) {
   atomic_init(&c->refs, 1);
   c->s = s;
   if ((st = build_options(s, &co, &err)) != MCP_OK) goto done;
+  if (m->cache_dir && s->def && co->era_mode == MCP_ERA_AUTO) {
+    /* The era the cache remembers for this configuration: a legacy server
+     * is not probed again (the client probes if the hint turns wrong). */
+    mcp_cache_era era = MCP_CACHE_ERA_UNKNOWN;
+    char *cached = NULL;
+    mcp__cache_read_era(m->cache_dir, s->name, s->def->hash, (int64_t)time(NULL), MCP_CACHE_TTL_S,
+                        &cached, &era, NULL, NULL);
+    mcp__free(cached);
+    co->era_hint = (int)era;
+  }
   if (m->o->client_name)
     mcp_client_options_set_client_info(co, m->o->client_name, m->o->client_version);
   if ((st = apply_extensions(m->o, co)) != MCP_OK) {
@@ -1171,7 +1188,7 @@ done:
   conn *installed = current && st == MCP_OK && s->conn && s->state == S_READY ? conn_ref(s->conn)
                                                                               : NULL;
   pthread_mutex_unlock(&m->lock);
-  if (st == MCP_OK && current) write_cache(s, tools);
+  if (st == MCP_OK && current) write_cache(s, tools, era_of(installed ? installed->c : NULL));
   if (installed) {
     refresh_others(s, installed, LIST_RESOURCES | LIST_PROMPTS);
     conn_unref(m, installed);

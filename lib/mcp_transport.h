@@ -167,6 +167,15 @@ typedef struct mcp_transport_ops {
    * Mcp-Param-* headers.  Threads: any.
    */
   void (*set_tool_headers)(mcp_transport *t, mcp_xhdr_table *table);
+  /*
+   * Optional (NULL: one context, "").  Writes into |out| (|n| >= 33 bytes)
+   * the identity of the authorization the next request carries: 32 hex
+   * digits of SHA-256 of its Authorization header value (the OAuth bearer,
+   * else the host's own header), "" without one.  Results cached as
+   * private (SEP-2549) are served only within the context they were
+   * fetched in.  Threads: any.
+   */
+  void (*auth_context)(mcp_transport *t, char *out, size_t n);
 } mcp_transport_ops;
 
 /* Every transport struct starts with this header. */
@@ -199,6 +208,10 @@ static inline mcp_status mcp__transport_set_era(mcp_transport *t, const char *mo
 static inline void mcp__transport_set_tool_headers(mcp_transport *t, mcp_xhdr_table *table) {
   if (t->ops->set_tool_headers) t->ops->set_tool_headers(t, table);
   else mcp__xhdr_table_free(table);
+}
+static inline void mcp__transport_auth_context(mcp_transport *t, char *out, size_t n) {
+  if (t && t->ops->auth_context) t->ops->auth_context(t, out, n);
+  else if (n) out[0] = '\0';
 }
 static inline void mcp__transport_abandon(mcp_transport *t, int64_t id) {
   if (t->ops->abandon) t->ops->abandon(t, id);

@@ -40,6 +40,7 @@
 #include "mcp_http.h"
 #include "mcp_jsonrpc.h"
 #include "mcp_oauth.h"
+#include "mcp_sha256.h"
 #include "mcp_sse.h"
 #include "mcp_transport.h"
 #include "mcp_url.h"
@@ -1494,6 +1495,21 @@ static void http_set_tool_headers(mcp_transport *base, mcp_xhdr_table *table) {
   mcp__xhdr_table_free(old);
 }
 
+static void http_auth_context(mcp_transport *base, char *out, size_t n) {
+  http_transport *t = (http_transport *)base;
+  unsigned char md[MCP_SHA256_LEN];
+  const char *a = NULL;
+  pthread_mutex_lock(&t->lock);
+  a = t->bearer;
+  for (size_t i = 0; !a && i < t->nheaders; i++)
+    if (name_is(t->headers[i].name, "authorization")) a = t->headers[i].value;
+  if (a) mcp__sha256(a, strlen(a), md);
+  pthread_mutex_unlock(&t->lock);
+  if (n) out[0] = '\0';
+  if (!a || n < 33) return;
+  for (size_t i = 0; i < 16; i++) snprintf(out + 2 * i, 3, "%02x", md[i]);
+}
+
 static mcp_status http_send(mcp_transport *base, const char *data, size_t len, int64_t deadline,
                             mcp_error *err) {
   return http_send_request(base, 0, 0, data, len, deadline, err);
@@ -1649,7 +1665,8 @@ static const mcp_transport_ops http_ops = {.send = http_send,
                                            .ready = http_ready,
                                            .abandon = http_abandon,
                                            .set_era = http_set_era,
-                                           .set_tool_headers = http_set_tool_headers};
+                                           .set_tool_headers = http_set_tool_headers,
+                                           .auth_context = http_auth_context};
 
 /* Keeps the configured extra headers but those the transport sets itself,
  * names in lower case.  False when out of memory. */

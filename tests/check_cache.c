@@ -23,6 +23,7 @@
 
 #include "check_util.h"
 #include "mcp_cache.h"
+#include "mcpconn.h"
 
 #define HASH_A "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 #define HASH_B "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"
@@ -647,6 +648,122 @@ START_TEST(test_unsafe_cache_dirs) {
 }
 END_TEST
 
+/* ---- the era remembered per server ----------------------------------------- */
+
+START_TEST(test_era_round_trip) {
+  char *dir = cache_dir();
+  mcp_cache_era era = MCP_CACHE_ERA_MODERN;
+  char *tools = NULL;
+  ck_assert_int_eq(mcp__cache_write_era(dir, "s", "ab", "[]", MCP_CACHE_ERA_LEGACY, 1000, NULL),
+                   MCP_OK);
+  ck_assert_int_eq(mcp__cache_read_era(dir, "s", "ab", 1000, 0, &tools, &era, NULL, NULL), MCP_OK);
+  ck_assert_int_eq(era, MCP_CACHE_ERA_LEGACY);
+  mcp__free(tools);
+  /* Another configuration: no hint. */
+  ck_assert_int_eq(mcp__cache_read_era(dir, "s", "cd", 1000, 0, &tools, &era, NULL, NULL),
+                   MCP_ENOTFOUND);
+  ck_assert_int_eq(era, MCP_CACHE_ERA_UNKNOWN);
+  /* Written without one (and by mcp__cache_write): none read. */
+  ck_assert_int_eq(mcp__cache_write(dir, "s", "ab", "[]", 1000, NULL), MCP_OK);
+  ck_assert_int_eq(mcp__cache_read_era(dir, "s", "ab", 1000, 0, &tools, &era, NULL, NULL), MCP_OK);
+  ck_assert_int_eq(era, MCP_CACHE_ERA_UNKNOWN);
+  mcp__free(tools);
+  /* An era this version does not know is no hint, and no corruption. */
+  static const char odd[] =
+      "{\"version\":1,\"server\":\"s\",\"configHash\":\"ab\",\"writtenAt\":1000,"
+      "\"era\":\"future\",\"tools\":[]}";
+  put_raw(dir, "s", odd, sizeof(odd) - 1);
+  ck_assert_int_eq(mcp__cache_read_era(dir, "s", "ab", 1000, 0, &tools, &era, NULL, NULL), MCP_OK);
+  ck_assert_int_eq(era, MCP_CACHE_ERA_UNKNOWN);
+  mcp__free(tools);
+  free(dir);
+}
+END_TEST
+
+static int file_count(const char *path, const char *needle) {
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  static char buf[1 << 18];
+  size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  int k = 0;
+  for (const char *p = buf; (p = strstr(p, needle)); p += strlen(needle)) k++;
+  return k;
+}
+
+/* One manager start with the config file in tmpdir: waits until server
+ * "s" is ready and its cache entry remembers |era|. */
+static void manager_once(const char *era) {
+  char cfg[700], cache[700], *path = NULL;
+  snprintf(cfg, sizeof(cfg), "%s/mcp.json", tmpdir);
+  snprintf(cache, sizeof(cache), "%s/cache", tmpdir);
+  ck_assert_int_eq(mcp__cache_path(cache, "s", &path), MCP_OK);
+  struct stat before = {0}, now;
+  stat(path, &before); /* the entry waited for is this start's: a new file (renamed into place) */
+  mcp_manager_options *o = mcp_manager_options_new();
+  ck_assert_int_eq(mcp_manager_options_add_config_file(o, cfg), MCP_OK);
+  mcp_manager_options_set_discovery(o, false, false);
+  mcp_manager_options_set_cache_dir(o, cache);
+  mcp_manager_options_set_timeout_ms(o, 20000);
+  mcp_manager *m = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  ck_assert_int_eq(mcp_manager_start(o, &m, &err), MCP_OK);
+  mcp_manager_options_free(o);
+  ck_assert_msg(mcp_manager_wait_ready(m, "s", 30000, &err) == MCP_OK, "s: %s",
+                err.message ? err.message : "");
+  char want[64];
+  snprintf(want, sizeof(want), "\"era\":\"%s\"", era);
+  ck_assert_msg(WAIT_UNTIL(stat(path, &now) == 0 && now.st_ino != before.st_ino &&
+                               file_count(path, want) == 1,
+                           20000),
+                "no %s in a new cache entry", want);
+  mcp_manager_free(m);
+  free(path);
+}
+
+START_TEST(test_era_hint_saves_the_probe) {
+  /* The server runs through tee-stdin.sh (what it received, in "log") with
+   * the protocol the file "mode" names, so one configuration (one config
+   * hash) can be a legacy server first and a modern-only one later. */
+  char cfg[700], log[700], mark[700], mode[700], tee[4200];
+  snprintf(cfg, sizeof(cfg), "%s/mcp.json", tmpdir);
+  snprintf(log, sizeof(log), "%s/log", tmpdir);
+  snprintf(mark, sizeof(mark), "%s/mark", tmpdir);
+  snprintf(mode, sizeof(mode), "%s/mode", tmpdir);
+  snprintf(tee, sizeof(tee), "%s/tests/era/tee-stdin.sh", test_env_path("MCP_SRCDIR"));
+  FILE *f = fopen(cfg, "w");
+  ck_assert_ptr_nonnull(f);
+  fprintf(
+      f,
+      "{\"mcpServers\":{\"s\":{\"command\":\"/bin/sh\",\"args\":[\"-c\","
+      "\"exec \\\"$0\\\" \\\"$1\\\" \\\"$2\\\" \\\"$3\\\" --protocol \\\"$(cat \\\"$4\\\")\\\"\","
+      "\"%s\",\"%s\",\"%s\",\"%s\",\"%s\"]}}}\n",
+      tee, log, mark, test_env_path("MCP_DEMO_SERVER"), mode);
+  fclose(f);
+  f = fopen(mode, "w");
+  fputs("legacy", f);
+  fclose(f);
+  /* First start: the probe (-32601 from a legacy server), then initialize. */
+  manager_once("legacy");
+  ck_assert_int_eq(file_count(log, "\"method\":\"server/discover\""), 1);
+  ck_assert_int_eq(file_count(log, "\"method\":\"initialize\""), 1);
+  /* Second start: the remembered verdict, no probe. */
+  manager_once("legacy");
+  ck_assert_int_eq(file_count(log, "\"method\":\"server/discover\""), 1);
+  ck_assert_int_eq(file_count(log, "\"method\":\"initialize\""), 2);
+  /* The server became modern-only: it refuses initialize (-32022), the
+   * client probes, speaks 2026-07-28, and the entry says modern now. */
+  f = fopen(mode, "w");
+  fputs("modern", f);
+  fclose(f);
+  manager_once("modern");
+  ck_assert_int_eq(file_count(log, "\"method\":\"initialize\""), 3);
+  ck_assert_int_eq(file_count(log, "\"method\":\"server/discover\""), 2);
+  ck_assert_int_ge(file_count(log, "\"method\":\"tools/list\""), 3);
+}
+END_TEST
+
 static Suite *cache_suite(void) {
   Suite *s = suite_create("cache");
   TCase *tc = tcase_create("core");
@@ -663,6 +780,8 @@ static Suite *cache_suite(void) {
   tcase_add_test(tc, test_alloc_failures);
   tcase_add_test(tc, test_planted_cache_files);
   tcase_add_test(tc, test_unsafe_cache_dirs);
+  tcase_add_test(tc, test_era_round_trip);
+  tcase_add_test(tc, test_era_hint_saves_the_probe);
   suite_add_tcase(s, tc);
   return s;
 }

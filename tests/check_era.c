@@ -20,6 +20,7 @@
 
 #include "check_util.h"
 #include "mcp_era.h"
+#include "mcp_ttl.h"
 #include "mcpconn.h"
 
 #define CONNECT_MS 60000 /* node's first start can be slow on a busy CI box */
@@ -179,6 +180,7 @@ static int count_of(const char *s, const char *needle) {
  * tmpdir/sent and tmpdir/starts). */
 static mcp_request_fn handler_fn; /* registered for elicitation/create when set */
 static void *handler_user;
+static mcp_notification_fn notify_fn; /* registered when set */
 
 static mcp_status connect_to(const char *protocol, const char *const *argv, int64_t timeout,
                              mcp_client **c, mcp_error *err) {
@@ -199,6 +201,7 @@ static mcp_status connect_to(const char *protocol, const char *const *argv, int6
   ck_assert_int_eq(mcp_client_options_set_protocol(o, protocol), MCP_OK);
   mcp_client_options_set_timeout_ms(o, timeout);
   mcp_client_options_set_client_info(o, "check_era", "9.9");
+  if (notify_fn) mcp_client_options_set_notification_handler(o, notify_fn, NULL);
   if (handler_fn)
     ck_assert_int_eq(
         mcp_client_options_set_request_handler(o, "elicitation/create", handler_fn, handler_user),
@@ -515,7 +518,15 @@ START_TEST(result_types_on_modern) {
    * default-result-type-complete). */
   ck_assert_int_eq(mcp_client_call_tool(c, "plain", NULL, NULL, &out, &err), MCP_OK);
   free(out);
+  /* resultType is the wire's: the host gets the result without it (as the
+   * TypeScript SDK v2 client does), the same as from a legacy server;
+   * wherever it stood, what is left is valid JSON. */
   ck_assert_int_eq(mcp_client_call_tool(c, "done", NULL, NULL, &out, &err), MCP_OK);
+  ck_assert_str_eq(out, "{\"content\":[{\"type\":\"text\",\"text\":\"done\"}]}");
+  free(out);
+  ck_assert_int_eq(mcp_client_request(c, "server/discover", NULL, NULL, &out, &err), MCP_OK);
+  ck_assert_ptr_null(strstr(out, "resultType"));
+  ck_assert_ptr_nonnull(strstr(out, "\"capabilities\":{\"tools\":{}},\"ttlMs\":0,"));
   free(out);
   out = NULL;
   ck_assert_int_eq(mcp_client_call_tool(c, "weird", NULL, NULL, &out, &err), MCP_EPROTO);
@@ -531,6 +542,7 @@ START_TEST(result_types_on_modern) {
   free(out);
   /* Resource not found, by either era's code: MCP_ENOTFOUND, the code kept. */
   ck_assert_int_eq(mcp_client_read_resource(c, "mem://here", NULL, &out, &err), MCP_OK);
+  ck_assert_str_eq(out, "{\"contents\":[{\"uri\":\"mem://here\",\"text\":\"here\"}]}");
   free(out);
   static const struct {
     const char *uri;
@@ -639,12 +651,156 @@ START_TEST(mrtr_rounds) {
 }
 END_TEST
 
+/* ---- SEP-2549: cached lists ------------------------------------------------ */
+
+START_TEST(ttl_store) {
+  mcp_ttl *s = mcp__ttl_new();
+  ck_assert_ptr_nonnull(s);
+  int64_t now = mcp__now_ms();
+  /* Private: only within the authorization context it was read in. */
+  uint64_t g = mcp__ttl_gen(s, 0);
+  mcp__ttl_put(s, 0, g, "[1]", 3, now + 60000, true, "alice");
+  char *t = mcp__ttl_get(s, 0, "alice", now);
+  ck_assert_str_eq(t, "[1]");
+  mcp__free(t);
+  ck_assert_ptr_null(mcp__ttl_get(s, 0, "bob", now));
+  ck_assert_ptr_null(mcp__ttl_get(s, 0, "", now));
+  /* Public: in any context; stale at received + ttl exactly. */
+  mcp__ttl_put(s, 1, mcp__ttl_gen(s, 1), "[2]", 3, now + 60000, false, "alice");
+  ck_assert_ptr_nonnull(t = mcp__ttl_get(s, 1, "bob", now));
+  mcp__free(t);
+  ck_assert_ptr_null(mcp__ttl_get(s, 1, "bob", now + 60000));
+  ck_assert_ptr_null(mcp__ttl_get(s, 1, "alice", now)); /* dropped when found stale */
+  /* ttlMs 0 is never kept. */
+  mcp__ttl_put(s, 2, mcp__ttl_gen(s, 2), "[3]", 3, mcp__now_ms(), false, "");
+  ck_assert_ptr_null(mcp__ttl_get(s, 2, "", mcp__now_ms() - 1));
+  /* An invalidation between the request and its answer wins. */
+  g = mcp__ttl_gen(s, 3);
+  mcp__ttl_invalidate(s, 3);
+  mcp__ttl_put(s, 3, g, "[4]", 3, now + 60000, false, "");
+  ck_assert_ptr_null(mcp__ttl_get(s, 3, "", now));
+  mcp__ttl_invalidate(s, 0);
+  ck_assert_ptr_null(mcp__ttl_get(s, 0, "alice", now));
+  ck_assert_ptr_null(mcp__ttl_get(s, MCP_TTL_SLOTS, "", now)); /* no such slot */
+  mcp__ttl_free(s);
+}
+END_TEST
+
+static int log_count(const char *needle) {
+  char *l = slurp("log");
+  int n = count_of(l, needle);
+  free(l);
+  return n;
+}
+
+static bool tools_have(mcp_client *c, const char *name) {
+  char *out = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  bool has = mcp_client_list_tools(c, NULL, &out, &err) == MCP_OK && strstr(out, name);
+  mcp_free(out);
+  mcp_error_clear(&err);
+  return has;
+}
+
+static int list_count(mcp_client *c) {
+  char *out = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  ck_assert_int_eq(mcp_client_list_tools(c, NULL, &out, &err), MCP_OK);
+  ck_assert_ptr_nonnull(strstr(out, "\"plain\""));
+  mcp_free(out);
+  return log_count("\"method\":\"tools/list\"");
+}
+
+static void ignore_note(void *user, const char *method, const char *params) {
+  (void)user;
+  (void)method;
+  (void)params;
+}
+
+/* Connects to the scripted listen server with tools/list cacheable for
+ * |ttl| ms in |scope|; what the server received goes to tmpdir/log. */
+static mcp_client *cached_server(const char *ttl, const char *scope) {
+  make_tmp();
+  char log[4200];
+  snprintf(log, sizeof(log), "%s/log", tmpdir);
+  setenv("LOG", log, 1);
+  setenv("TTL_MS", ttl, 1);
+  setenv("SCOPE", scope, 1);
+  mcp_client *c;
+  mcp_error err = MCP_ERROR_INIT;
+  notify_fn = ignore_note; /* the listen opens for a host that hears */
+  ck_assert_int_eq(scripted("listen", "auto", &c, &err), MCP_OK);
+  notify_fn = NULL;
+  ck_assert_str_eq(mcp_client_protocol_version(c), "2026-07-28");
+  unsetenv("LOG");
+  unsetenv("TTL_MS");
+  unsetenv("SCOPE");
+  return c;
+}
+
+START_TEST(cached_lists) {
+  /* Fresh: served without a request; a list_changed on the listen drops it
+   * at once (the old list would be served for a minute otherwise). */
+  mcp_client *c = cached_server("60000", "private");
+  ck_assert_int_eq(list_count(c), 1);
+  ck_assert_int_eq(list_count(c), 1);
+  ck_assert_int_eq(list_count(c), 1);
+  char *out = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  ck_assert_int_eq(mcp_client_call_tool(c, "grow", NULL, NULL, &out, &err), MCP_OK);
+  mcp_free(out);
+  ck_assert_msg(WAIT_UNTIL(tools_have(c, "\"extra\""), 20000), "list_changed did not invalidate");
+  int n = log_count("\"method\":\"tools/list\"");
+  ck_assert_int_ge(n, 2);
+  ck_assert_int_eq(list_count(c), n); /* the new list is cached in its turn */
+  mcp_client_free(c);
+  rm_tmp();
+  /* Expiry: within the TTL no request, after it one. */
+  c = cached_server("1500", "public");
+  int64_t t0 = mcp__now_ms();
+  ck_assert_int_eq(list_count(c), 1);
+  int second = list_count(c);
+  if (mcp__now_ms() - t0 < 1500) ck_assert_int_eq(second, 1);
+  ck_assert_msg(WAIT_UNTIL(list_count(c) == 2, 20000), "the expired list was served");
+  ck_assert_int_ge(mcp__now_ms() - t0, 1500);
+  mcp_client_free(c);
+  rm_tmp();
+  /* ttlMs 0: never served from the cache. */
+  c = cached_server("0", "public");
+  ck_assert_int_eq(list_count(c), 1);
+  ck_assert_int_eq(list_count(c), 2);
+  mcp_client_free(c);
+  rm_tmp();
+}
+END_TEST
+
+/* The same server on the legacy wire: nothing is cached (no such fields in
+ * 2025-11-25, whatever a server sends). */
+START_TEST(legacy_lists_not_cached) {
+  make_tmp();
+  char log[4200];
+  snprintf(log, sizeof(log), "%s/log", tmpdir);
+  setenv("LOG", log, 1);
+  setenv("TTL_MS", "60000", 1);
+  mcp_client *c;
+  mcp_error err = MCP_ERROR_INIT;
+  ck_assert_int_eq(scripted("listen", "legacy", &c, &err), MCP_OK);
+  unsetenv("LOG");
+  unsetenv("TTL_MS");
+  ck_assert_int_eq(list_count(c), 1);
+  ck_assert_int_eq(list_count(c), 2);
+  mcp_client_free(c);
+  rm_tmp();
+}
+END_TEST
+
 static Suite *era_suite(void) {
   Suite *s = suite_create("era");
   TCase *pure = tcase_create("pure");
   tcase_add_test(pure, modes);
   tcase_add_test(pure, verdicts);
   tcase_add_test(pure, result_kinds_and_meta);
+  tcase_add_test(pure, ttl_store);
   suite_add_tcase(s, pure);
   TCase *live = tcase_create("servers");
   tcase_set_timeout(live, 240);
@@ -656,6 +812,8 @@ static Suite *era_suite(void) {
   tcase_add_test(live, probe_answers);
   tcase_add_test(live, result_types_on_modern);
   tcase_add_test(live, mrtr_rounds);
+  tcase_add_test(live, cached_lists);
+  tcase_add_test(live, legacy_lists_not_cached);
   suite_add_tcase(s, live);
   return s;
 }

@@ -14,6 +14,8 @@
  */
 #include "config.h"
 
+#include <pthread.h>
+
 #include <arpa/inet.h>
 #include <json-c/json.h>
 #include <netinet/in.h>
@@ -442,6 +444,69 @@ START_TEST(v2_param_headers) {
 }
 END_TEST
 
+/* An async call's outcome, waited for. */
+typedef struct async_out {
+  pthread_mutex_t mu;
+  bool done;
+  mcp_status st;
+  char *result;
+  char *message;
+} async_out;
+
+static void on_async(void *user, mcp_status st, const char *result, const mcp_error *err) {
+  async_out *a = user;
+  pthread_mutex_lock(&a->mu);
+  a->st = st;
+  a->result = result ? strdup(result) : NULL;
+  a->message = err && err->message ? strdup(err->message) : NULL;
+  a->done = true;
+  pthread_mutex_unlock(&a->mu);
+}
+
+static bool async_done(async_out *a) {
+  pthread_mutex_lock(&a->mu);
+  bool d = a->done;
+  pthread_mutex_unlock(&a->mu);
+  return d;
+}
+
+/* The async call that meets -32020 (Mcp-Param-* headers it did not know:
+ * no list read yet) reads the list and sends it once more, as the sync
+ * call does. */
+START_TEST(v2_param_headers_async) {
+  fixture f;
+  start(&f, "v2-dual-http.mjs", NULL);
+  connect_ok(&f, "auto");
+  async_out a = {.mu = PTHREAD_MUTEX_INITIALIZER};
+  mcp_error err = MCP_ERROR_INIT;
+  ck_assert_int_eq(mcp_client_call_tool_async(f.client, "route",
+                                              "{\"region\":\"r3\",\"n\":1,\"flag\":false}", NULL,
+                                              on_async, &a, &err),
+                   MCP_OK);
+  ck_assert(WAIT_UNTIL(async_done(&a), 30000));
+  ck_assert_msg(a.st == MCP_OK, "%s: %s", mcp_strerror(a.st), a.message ? a.message : "");
+  char *text = NULL;
+  ck_assert_int_eq(mcp_tool_result_text(a.result, strlen(a.result), &text, NULL, NULL), MCP_OK);
+  ck_assert_str_eq(text, "routed r3");
+  free(text);
+  free(a.result);
+  free(a.message);
+  json_object *arr = read_record(&f);
+  int calls = 0, lists_between = 0;
+  for (size_t i = 0; i < json_object_array_length(arr); i++) {
+    const char *m = hdr(json_object_array_get_idx(arr, i), "mcp-method");
+    if (m && strcmp(m, "tools/call") == 0 &&
+        strstr(json_object_to_json_string(json_object_array_get_idx(arr, i)), "r3"))
+      calls++;
+    else if (calls == 1 && m && strcmp(m, "tools/list") == 0) lists_between++;
+  }
+  json_object_put(arr);
+  ck_assert_int_eq(calls, 2);
+  ck_assert_int_eq(lists_between, 1);
+  stop(&f);
+}
+END_TEST
+
 /* A dual-era v2 server in mode auto: modern, every request on the modern
  * wire, a non-ASCII tool name carried base64-encoded, resources read. */
 START_TEST(v2_dual_auto_is_modern) {
@@ -596,6 +661,7 @@ int main(void) {
   tcase_add_test(live, v2_cancel_closes_stream);
   tcase_add_test(live, v2_mrtr_modern);
   tcase_add_test(live, v2_param_headers);
+  tcase_add_test(live, v2_param_headers_async);
   tcase_add_test(live, v1_legacy_fallback);
   tcase_add_test(live, refused_is_no_evidence);
   suite_add_tcase(s, live);

@@ -34,7 +34,8 @@
 //                 sends notifications/resources/updated {uri} to every subscriber of
 //                 uri; tool "subs" answers the subscribed URIs, sorted, joined with ","
 //                 ("open=N" after them for the open listens)
-// PIDFILE=FILE appends the server's pid to FILE.
+// PIDFILE=FILE appends the server's pid to FILE.  TTL_MS=N (and SCOPE=public|private,
+// default public) give tools/list results ttlMs N and that cacheScope.
 import { appendFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 
@@ -182,7 +183,9 @@ rl.on('line', (line) => {
   if (m.method === 'tools/list') {
     const tools = [{ name: 'plain', inputSchema: { type: 'object' } }];
     if (grown) tools.push({ name: 'extra', inputSchema: { type: 'object' } });
-    return ok({ tools, resultType: 'complete' });
+    // TTL_MS / SCOPE: the list is cacheable (SEP-2549) for that long, in that scope.
+    const cache = process.env.TTL_MS ? { ttlMs: Number(process.env.TTL_MS), cacheScope: process.env.SCOPE || 'public' } : {};
+    return ok({ tools, resultType: 'complete', ...cache });
   }
   fail(-32601, 'Method not found');
 });
