@@ -139,8 +139,8 @@ struct mcp_client {
   atomic_bool sub_warned; /* an unknown subscription id was logged */
   atomic_bool sub_route;  /* modern: notifications are routed by subscription id (the
                                 reader reads it; |modern| is the connecting thread's) */
-  bool listen_was_acked;     /* a listen was acknowledged before the open one (lock) */
-  mcp_ttl *ttl;              /* SEP-2549 cached lists ("Cached lists" below) */
+  bool listen_was_acked;  /* a listen was acknowledged before the open one (lock) */
+  mcp_ttl *ttl;           /* SEP-2549 cached lists ("Cached lists" below) */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -1652,7 +1652,24 @@ static void strip_result_type(char *text, size_t *len) {
   const size_t kn = sizeof(key) - 1;
   const char *v = NULL;
   size_t n = 0;
-  if (!text || !mcp__jscan_member(text, *len, "resultType", &v, &n)) return;
+  if (!text) return;
+  /* The usual places, last or first, without the walk (sound on valid
+   * compact JSON for the reasons mcp__era_result_kind's are). */
+  static const char tail[] = ",\"resultType\":\"complete\"}";
+  static const char head[] = "{\"resultType\":\"complete\",";
+  const size_t tn = sizeof(tail) - 1, hn = sizeof(head) - 1;
+  if (*len > tn && memcmp(text + *len - tn, tail, tn) == 0) {
+    *len -= tn - 1;
+    text[*len - 1] = '}';
+    text[*len] = '\0';
+    return;
+  }
+  if (*len > hn && memcmp(text, head, hn) == 0) {
+    memmove(text + 1, text + hn, *len - hn + 1); /* with the NUL */
+    *len -= hn - 1;
+    return;
+  }
+  if (!mcp__jscan_member(text, *len, "resultType", &v, &n)) return;
   char *val = (char *)v;
   if (n != 10 || memcmp(val, "\"complete\"", 10) != 0 || val - text < (ptrdiff_t)kn + 1 ||
       memcmp(val - kn, key, kn) != 0)

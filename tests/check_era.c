@@ -524,6 +524,9 @@ START_TEST(result_types_on_modern) {
   ck_assert_int_eq(mcp_client_call_tool(c, "done", NULL, NULL, &out, &err), MCP_OK);
   ck_assert_str_eq(out, "{\"content\":[{\"type\":\"text\",\"text\":\"done\"}]}");
   free(out);
+  ck_assert_int_eq(mcp_client_call_tool(c, "first", NULL, NULL, &out, &err), MCP_OK);
+  ck_assert_str_eq(out, "{\"content\":[{\"type\":\"text\",\"text\":\"first\"}]}");
+  free(out);
   ck_assert_int_eq(mcp_client_request(c, "server/discover", NULL, NULL, &out, &err), MCP_OK);
   ck_assert_ptr_null(strstr(out, "resultType"));
   ck_assert_ptr_nonnull(strstr(out, "\"capabilities\":{\"tools\":{}},\"ttlMs\":0,"));

@@ -9,7 +9,8 @@
 //   alien-32022   server/discover: -32022 {supported:["2099-01-01"]}
 //   modern        server/discover: a result with 2026-07-28; tools/call by tool name:
 //                 "plain" no resultType, "weird" resultType "weird", "ask" input_required,
-//                 anything else resultType complete; MRTR (SEP-2322) tools, each checking
+//                 "first" resultType complete as the first member, anything else
+//                 resultType complete last; MRTR (SEP-2322) tools, each checking
 //                 the client's retry itself and answering "ok" or "bad: why":
 //                 "confirm" one elicitation round with an awkward requestState,
 //                 "rounds" three rounds (keys r1..r3, state "n"), "state-only" a round
@@ -176,6 +177,7 @@ rl.on('line', (line) => {
     if (name === 'unrelated')
       return text(ir !== undefined || rs !== undefined ? 'bad: carried another call\'s input' : 'ok unrelated');
     if (name === 'plain') return ok({ content });
+    if (name === 'first') return ok({ resultType: 'complete', content });
     if (name === 'weird') return ok({ content, resultType: 'weird' });
     if (name === 'ask') return ok({ resultType: 'input_required', inputRequests: { a: { method: 'roots/list', params: {} } }, requestState: 's' });
     return ok({ content, resultType: 'complete' });
