@@ -51,20 +51,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       if (!mcp__config_name_is_valid(d->name) || strlen(d->hash) != 64) abort();
       if (i && strcmp(set->defs[i - 1]->name, d->name) >= 0) abort();
       if (mcp__config_find(set, d->name) != d) abort();
-      if (d->type == MCP_SERVER_STDIO && (!d->argv || !d->argc || d->url)) abort();
-      if (d->type != MCP_SERVER_STDIO && (!d->url || d->argv)) abort();
-      for (size_t k = 0; k < d->nheaders; k++)
-        if (d->headers[k].value[0] != '!' && strpbrk(d->headers[k].value, "\r\n")) abort();
+      if (d->type == MCP_SERVER_STDIO && (!d->s.argv || !d->s.argc || d->s.url)) abort();
+      if (d->type != MCP_SERVER_STDIO && (!d->s.url || d->s.argv)) abort();
+      for (size_t k = 0; k < d->s.nheaders; k++)
+        if (d->s.headers[k].value[0] != '!' && strpbrk(d->s.headers[k].value, "\r\n")) abort();
       /* No input has a value here, so no reference may be sent as text. */
       if (o.dialect == MCP_CONFIG_VSCODE) {
-        for (size_t k = 0; k < d->nheaders; k++)
-          if (has_input_ref(d->headers[k].value)) abort();
-        for (size_t k = 0; k < d->argc; k++)
-          if (has_input_ref(d->argv[k])) abort();
-        if (d->url && has_input_ref(d->url)) abort();
+        for (size_t k = 0; k < d->s.nheaders; k++)
+          if (has_input_ref(d->s.headers[k].value)) abort();
+        for (size_t k = 0; k < d->s.argc; k++)
+          if (has_input_ref(d->s.argv[k])) abort();
+        if (d->s.url && has_input_ref(d->s.url)) abort();
       }
       if (d->display_name && mcp__config_name_is_valid(d->display_name)) abort();
-      if (o.base_dir && d->type == MCP_SERVER_STDIO && (!d->cwd || d->cwd[0] != '/')) abort();
+      if (o.base_dir && d->type == MCP_SERVER_STDIO && (!d->s.cwd || d->s.cwd[0] != '/')) abort();
       mcp_client_options *co = NULL;
       if (mcp__config_client_options(d, &co, NULL) == MCP_OK && !co) abort();
       mcp_client_options_free(co);

@@ -150,8 +150,8 @@ struct mcp_client {
 MCP_EXTERN mcp_client_options *mcp_client_options_new(void) {
   mcp_client_options *o = mcp__calloc(1, sizeof(*o));
   if (!o) return NULL;
-  o->timeout_ms = DEFAULT_TIMEOUT_MS;
-  o->max_message = DEFAULT_MAX_MESSAGE;
+  o->s.timeout_ms = DEFAULT_TIMEOUT_MS;
+  o->s.max_message = DEFAULT_MAX_MESSAGE;
   o->list_max_pages = DEFAULT_LIST_MAX_PAGES;
   o->list_max_items = DEFAULT_LIST_MAX_ITEMS;
   o->list_max_bytes = DEFAULT_LIST_MAX_BYTES;
@@ -163,29 +163,9 @@ MCP_EXTERN void mcp_client_options_set_max_queued_messages(mcp_client_options *o
   if (o) o->max_queued = n ? n : DEFAULT_MAX_QUEUED;
 }
 
-static void free_strv(char **v) {
-  if (!v) return;
-  for (char **p = v; *p; p++) mcp__free(*p);
-  mcp__free(v);
-}
-
 MCP_EXTERN void mcp_client_options_free(mcp_client_options *o) {
   if (!o) return;
-  free_strv(o->argv);
-  mcp__free(o->url);
-  for (size_t i = 0; i < o->nheaders; i++) {
-    mcp__free(o->header_names[i]);
-    mcp__free(o->header_values[i]);
-  }
-  mcp__free(o->header_names);
-  mcp__free(o->header_values);
-  mcp__free(o->ca_file);
-  mcp__free(o->ca_dir);
-  mcp__free(o->client_cert);
-  mcp__free(o->client_key);
-  mcp__free(o->cwd);
-  for (size_t i = 0; i < o->nenv; i++) mcp__free(o->env[i]);
-  mcp__free(o->env);
+  mcp__settings_clear(&o->s);
   mcp__free(o->client_name);
   mcp_oauth_options_free(o->oauth);
   mcp__free(o->client_version);
@@ -199,166 +179,87 @@ MCP_EXTERN void mcp_client_options_free(mcp_client_options *o) {
   mcp__free(o);
 }
 
-static mcp_status set_str(char **slot, const char *s);
+#define set_str mcp__settings_set_str
 
-static char **dup_strv(const char *const *v) {
-  size_t n = 0;
-  while (v[n]) n++;
-  char **d = mcp__calloc(n + 1, sizeof(char *));
-  if (!d) return NULL;
-  for (size_t i = 0; i < n; i++) {
-    d[i] = mcp__strdup(v[i]);
-    if (!d[i]) {
-      free_strv(d);
-      return NULL;
-    }
-  }
-  return d;
+/* Whether |url| parses (MCP_OK), or why not (MCP_EINVAL, MCP_ENOMEM). */
+static mcp_status url_check(const char *url) {
+  mcp_url *u = NULL;
+  mcp_status st = mcp__url_parse(url, &u, NULL);
+  mcp__url_free(u);
+  return st == MCP_OK ? MCP_OK : st == MCP_ENOMEM ? MCP_ENOMEM : MCP_EINVAL;
 }
 
 MCP_EXTERN mcp_status mcp_client_options_set_stdio(mcp_client_options *o, const char *const *argv) {
   if (!o || !argv || !argv[0] || !argv[0][0]) return MCP_EINVAL;
-  char **d = dup_strv(argv);
-  if (!d) return MCP_ENOMEM;
-  free_strv(o->argv);
-  o->argv = d;
-  mcp__free(o->url);
-  o->url = NULL;
-  return MCP_OK;
+  return mcp__settings_set_argv(&o->s, argv);
 }
 
 MCP_EXTERN mcp_status mcp_client_options_set_http(mcp_client_options *o, const char *url,
                                                   mcp_http_transport kind) {
   if (!o || !url || kind < MCP_HTTP_TRANSPORT_AUTO || kind > MCP_HTTP_TRANSPORT_LEGACY_SSE)
     return MCP_EINVAL;
-  mcp_url *u = NULL;
-  mcp_status st = mcp__url_parse(url, &u, NULL);
-  mcp__url_free(u);
-  if (st != MCP_OK) return st == MCP_ENOMEM ? MCP_ENOMEM : MCP_EINVAL;
-  char *d = mcp__strdup(url);
-  if (!d) return MCP_ENOMEM;
-  mcp__free(o->url);
-  o->url = d;
-  o->http_kind = kind;
-  free_strv(o->argv);
-  o->argv = NULL;
-  return MCP_OK;
+  mcp_status st = url_check(url);
+  if (st == MCP_OK && (st = mcp__settings_set_url(&o->s, url)) == MCP_OK) o->s.http_kind = kind;
+  return st;
 }
 
 MCP_EXTERN mcp_status mcp_client_options_set_protocol(mcp_client_options *o, const char *protocol) {
   mcp_era_mode mode;
   const char *pinned = NULL;
   if (!o || !mcp__era_parse_mode(protocol, &mode, &pinned)) return MCP_EINVAL;
-  o->era_mode = (int)mode;
-  o->era_pinned = pinned;
+  o->s.protocol = mcp__era_mode_name(mode, pinned);
   return MCP_OK;
 }
 
 MCP_EXTERN void mcp_client_options_set_http_version(mcp_client_options *o, mcp_http_version v) {
   if (o && v >= MCP_HTTP_VERSION_AUTO && v <= MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE)
-    o->http_version = v;
-}
-
-static bool header_text_ok(const char *s) {
-  for (; *s; s++)
-    if (*s == '\r' || *s == '\n') return false;
-  return true;
+    o->s.http_version = v;
 }
 
 MCP_EXTERN mcp_status mcp_client_options_add_header(mcp_client_options *o, const char *name,
                                                     const char *value) {
-  static const char *const owned[] = {"content-type",   "accept",         "host",
-                                      "content-length", "mcp-session-id", "mcp-protocol-version",
-                                      "last-event-id",  "connection",     "transfer-encoding"};
-  if (!o || !name || !*name || !value || !header_text_ok(name) || !header_text_ok(value) ||
-      strchr(name, ':') || strchr(name, ' '))
-    return MCP_EINVAL;
-  for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++)
-    if (strcasecmp(name, owned[i]) == 0) return MCP_EINVAL;
-  char **nn = mcp__reallocarray(o->header_names, o->nheaders + 1, sizeof(char *));
-  if (!nn) return MCP_ENOMEM;
-  o->header_names = nn;
-  char **vv = mcp__reallocarray(o->header_values, o->nheaders + 1, sizeof(char *));
-  if (!vv) return MCP_ENOMEM;
-  o->header_values = vv;
-  char *n = mcp__strdup(name), *v = mcp__strdup(value);
-  if (!n || !v) {
-    mcp__free(n);
-    mcp__free(v);
-    return MCP_ENOMEM;
-  }
-  o->header_names[o->nheaders] = n;
-  o->header_values[o->nheaders] = v;
-  o->nheaders++;
-  return MCP_OK;
+  if (!o) return MCP_EINVAL;
+  return mcp__settings_add_header(&o->s, name, value);
 }
 
 MCP_EXTERN mcp_status mcp_client_options_set_ca(mcp_client_options *o, const char *ca_file,
                                                 const char *ca_dir) {
   if (!o) return MCP_EINVAL;
-  mcp_status st = set_str(&o->ca_file, ca_file);
-  return st ? st : set_str(&o->ca_dir, ca_dir);
+  mcp_status st = set_str(&o->s.tls.ca_file, ca_file);
+  return st ? st : set_str(&o->s.tls.ca_dir, ca_dir);
 }
 
 MCP_EXTERN mcp_status mcp_client_options_set_client_cert(mcp_client_options *o,
                                                          const char *cert_file,
                                                          const char *key_file) {
   if (!o || !cert_file != !key_file) return MCP_EINVAL;
-  mcp_status st = set_str(&o->client_cert, cert_file);
-  return st ? st : set_str(&o->client_key, key_file);
+  mcp_status st = set_str(&o->s.tls.client_cert, cert_file);
+  return st ? st : set_str(&o->s.tls.client_key, key_file);
 }
 
 MCP_EXTERN void mcp_client_options_set_insecure(mcp_client_options *o, bool insecure) {
-  if (o) o->insecure = insecure;
+  if (o) o->s.tls.insecure = insecure;
 }
 
 MCP_EXTERN void mcp_client_options_set_http_listener(mcp_client_options *o, bool enabled) {
-  if (o) o->no_http_listener = !enabled;
-}
-
-/* Replaces *slot with a copy of |s| (NULL clears it). */
-static mcp_status set_str(char **slot, const char *s) {
-  char *d = NULL;
-  if (s && !(d = mcp__strdup(s))) return MCP_ENOMEM;
-  mcp__free(*slot);
-  *slot = d;
-  return MCP_OK;
+  if (o) o->s.no_get_listener = !enabled;
 }
 
 MCP_EXTERN mcp_status mcp_client_options_set_cwd(mcp_client_options *o, const char *cwd) {
   if (!o) return MCP_EINVAL;
-  return set_str(&o->cwd, cwd);
+  return set_str(&o->s.cwd, cwd);
 }
 
 MCP_EXTERN mcp_status mcp_client_options_set_env(mcp_client_options *o, const char *name,
                                                  const char *value) {
-  if (!o || !name || !*name || strchr(name, '=')) return MCP_EINVAL;
-  char *entry = value ? mcp__asprintf("%s=%s", name, value) : mcp__strdup(name);
-  if (!entry) return MCP_ENOMEM;
-  size_t nlen = strlen(name);
-  for (size_t i = 0; i < o->nenv; i++) {
-    if (strncmp(o->env[i], name, nlen) == 0 &&
-        (o->env[i][nlen] == '=' || o->env[i][nlen] == '\0')) {
-      mcp__free(o->env[i]);
-      o->env[i] = entry;
-      return MCP_OK;
-    }
-  }
-  char **env = mcp__reallocarray(o->env, o->nenv + 2, sizeof(char *));
-  if (!env) {
-    mcp__free(entry);
-    return MCP_ENOMEM;
-  }
-  o->env = env;
-  o->env[o->nenv++] = entry;
-  o->env[o->nenv] = NULL;
-  return MCP_OK;
+  if (!o) return MCP_EINVAL;
+  return mcp__settings_set_env(&o->s, name, value);
 }
 
 MCP_EXTERN mcp_status mcp_client_options_set_env_inherit(mcp_client_options *o,
                                                          mcp_env_inherit policy) {
   if (!o || policy < MCP_ENV_INHERIT_UNSET || policy > MCP_ENV_INHERIT_NONE) return MCP_EINVAL;
-  o->env_inherit = policy;
+  o->s.env_inherit = policy;
   return MCP_OK;
 }
 
@@ -370,11 +271,11 @@ MCP_EXTERN mcp_status mcp_client_options_set_client_info(mcp_client_options *o, 
 }
 
 MCP_EXTERN void mcp_client_options_set_timeout_ms(mcp_client_options *o, int64_t ms) {
-  if (o) o->timeout_ms = ms < 0 ? 0 : ms;
+  if (o) o->s.timeout_ms = ms < 0 ? 0 : ms;
 }
 
 MCP_EXTERN void mcp_client_options_set_max_message_bytes(mcp_client_options *o, size_t bytes) {
-  if (o) o->max_message = bytes ? bytes : DEFAULT_MAX_MESSAGE;
+  if (o) o->s.max_message = bytes ? bytes : DEFAULT_MAX_MESSAGE;
 }
 
 MCP_EXTERN void mcp_client_options_set_list_limits(mcp_client_options *o, size_t max_pages,
@@ -482,8 +383,6 @@ MCP_EXTERN mcp_status mcp_client_options_set_oauth(mcp_client_options *o,
 mcp_client_options *mcp__client_options_dup(const mcp_client_options *o) {
   mcp_client_options *d = mcp_client_options_new();
   if (!d) return NULL;
-  d->timeout_ms = o->timeout_ms;
-  d->max_message = o->max_message;
   d->list_max_pages = o->list_max_pages;
   d->list_max_items = o->list_max_items;
   d->list_max_bytes = o->list_max_bytes;
@@ -491,31 +390,10 @@ mcp_client_options *mcp__client_options_dup(const mcp_client_options *o) {
   d->log = o->log;
   d->notify_fn = o->notify_fn;
   d->notify_user = o->notify_user;
-  if (o->argv && !(d->argv = dup_strv((const char *const *)o->argv))) goto fail;
-  d->http_kind = o->http_kind;
-  d->http_version = o->http_version;
-  d->era_mode = o->era_mode;
-  d->era_pinned = o->era_pinned; /* static */
   d->era_hint = o->era_hint;
-  d->insecure = o->insecure;
-  d->no_http_listener = o->no_http_listener;
-  d->env_inherit = o->env_inherit;
-  if (set_str(&d->url, o->url) || set_str(&d->ca_file, o->ca_file) ||
-      set_str(&d->ca_dir, o->ca_dir) || set_str(&d->client_cert, o->client_cert) ||
-      set_str(&d->client_key, o->client_key))
+  if (mcp__settings_overlay(&d->s, &o->s)) goto fail;
+  if (set_str(&d->client_name, o->client_name) || set_str(&d->client_version, o->client_version))
     goto fail;
-  for (size_t i = 0; i < o->nheaders; i++)
-    if (mcp_client_options_add_header(d, o->header_names[i], o->header_values[i])) goto fail;
-  if (set_str(&d->cwd, o->cwd) || set_str(&d->client_name, o->client_name) ||
-      set_str(&d->client_version, o->client_version))
-    goto fail;
-  for (size_t i = 0; i < o->nenv; i++) {
-    const char *eq = strchr(o->env[i], '=');
-    char *name = mcp__strndup(o->env[i], eq ? (size_t)(eq - o->env[i]) : strlen(o->env[i]));
-    mcp_status st = name ? mcp_client_options_set_env(d, name, eq ? eq + 1 : NULL) : MCP_ENOMEM;
-    mcp__free(name);
-    if (st) goto fail;
-  }
   for (size_t i = 0; i < o->nhandlers; i++)
     if (mcp_client_options_set_request_handler(d, o->handlers[i].method, o->handlers[i].fn,
                                                o->handlers[i].user))
@@ -649,7 +527,7 @@ static void client_log(mcp_client *c, mcp_log_level level, const char *fmt, ...)
 
 /* Who the server is, for messages: its program or URL. */
 static const char *server_label(const mcp_client *c) {
-  return c->opts->argv ? c->opts->argv[0] : c->opts->url ? c->opts->url : "server";
+  return c->opts->s.argv ? c->opts->s.argv[0] : c->opts->s.url ? c->opts->s.url : "server";
 }
 
 /*
@@ -738,7 +616,7 @@ typedef struct call_ctx {
  */
 static bool inbound_admit(mcp_client *c, size_t cost) {
   size_t n = atomic_load(&c->inq_n), b = atomic_load(&c->inq_bytes);
-  size_t max_bytes = c->opts->max_message ? c->opts->max_message : DEFAULT_MAX_MESSAGE;
+  size_t max_bytes = c->opts->s.max_message ? c->opts->s.max_message : DEFAULT_MAX_MESSAGE;
   if (n >= c->max_queued || (n > 0 && b + cost > max_bytes)) {
     atomic_fetch_add(&c->n_in_dropped, 1);
     if (!atomic_exchange(&c->in_overflow, true))
@@ -1318,7 +1196,7 @@ static bool oversize_response_id(const char *h, size_t n, int64_t *id) {
 static void on_oversize(void *user, size_t len, const char *head, size_t head_len) {
   mcp_client *c = user;
   atomic_fetch_add(&c->n_oversize, 1);
-  size_t limit = c->opts->max_message ? c->opts->max_message : DEFAULT_MAX_MESSAGE;
+  size_t limit = c->opts->s.max_message ? c->opts->s.max_message : DEFAULT_MAX_MESSAGE;
   int64_t id = 0;
   if (oversize_response_id(head, head_len, &id)) {
     mcp_error e = MCP_ERROR_INIT;
@@ -1412,7 +1290,7 @@ static mcp_status parse_object(const char *text, const char *what, json_object *
 
 static int64_t effective_timeout(const mcp_client *c, const mcp_call_options *o) {
   if (o && o->timeout_ms >= 0) return o->timeout_ms;
-  return c->opts->timeout_ms;
+  return c->opts->s.timeout_ms;
 }
 
 static bool wants_progress(const mcp_call_options *o) {
@@ -1463,7 +1341,7 @@ static void abandoned(mcp_client *c, const char *method, int64_t id, mcp_status 
   mcp__transport_abandon(c->t, id);
   /* Over modern HTTP closing the response stream is the cancellation (no
    * client notifications are defined there). */
-  if (c->modern && c->opts->url) return;
+  if (c->modern && c->opts->s.url) return;
   if (strcmp(method, "initialize") != 0)
     send_cancelled(c, id, st == MCP_ETIMEDOUT ? "timeout" : "cancelled by client");
 }
@@ -1887,7 +1765,7 @@ static mcp_status request_result(mcp_client *c, const mcp_req *r, const mcp_call
     size_t len = 0;
     mcp_status st = request_sync(c, cur, o, &text, &len, err);
     if (st == MCP_ERPC && err && err->rpc_code == MCP_RPC_HEADER_MISMATCH && modern &&
-        r->tool_call && c->opts->url && !relisted) {
+        r->tool_call && c->opts->s.url && !relisted) {
       /* -32020 on a tools/call over HTTP: likely Mcp-Param-* headers the
        * client did not know (no list read on this connection, or the
        * tool changed).  The spec's SHOULD: read the list, try once more. */
@@ -2096,7 +1974,7 @@ static mcp_status list_all(mcp_client *c, const char *method, const char *key,
   mcp_status st = MCP_OK;
   /* x-mcp-header matters on the modern HTTP wire only (stdio MAY ignore). */
   mcp_xhdr_table *tab = NULL;
-  if (c->modern && c->opts->url && strcmp(method, "tools/list") == 0 &&
+  if (c->modern && c->opts->s.url && strcmp(method, "tools/list") == 0 &&
       !(tab = mcp__calloc(1, sizeof(*tab)))) {
     mcp__buf_free(&buf);
     return mcp__error_set(err, MCP_ENOMEM, "out of memory");
@@ -2265,7 +2143,7 @@ MCP_EXTERN mcp_status mcp_client_notify(mcp_client *c, const char *method, const
   size_t len = 0;
   char *text = mcp__jsonrpc_notification(method, params, &len);
   json_object_put(params);
-  int64_t t = c->opts->timeout_ms;
+  int64_t t = c->opts->s.timeout_ms;
   st = send_text(c, text, len, t > 0 ? mcp__deadline_in(t) : MCP_NO_DEADLINE, err);
   client_leave(c);
   return st;
@@ -2358,7 +2236,7 @@ static void run_done(void *arg) {
   abandoned(ctx->cc.c, ctx->shape.method, it->id, it->status);
   mcp_client *c = ctx->cc.c;
   if (it->status == MCP_ERPC && it->err.rpc_code == MCP_RPC_HEADER_MISMATCH && ctx->modern &&
-      ctx->mrtr && ctx->shape.tool_call && ctx->round == 0 && !ctx->relisted && c->opts->url) {
+      ctx->mrtr && ctx->shape.tool_call && ctx->round == 0 && !ctx->relisted && c->opts->s.url) {
     /* As request_result(): read the list, send the call once more (a new
      * id).  The list is read on the lane, one round trip, like the
      * handlers of an input_required round. */
@@ -2735,7 +2613,7 @@ static void listen_open(mcp_client *c) {
   c->listen_acked_at = 0;
   c->listen_honoured = 0;
   pthread_mutex_unlock(&c->lock);
-  st = send_req(c, &r, id, NULL, c->opts->timeout_ms, &err);
+  st = send_req(c, &r, id, NULL, c->opts->s.timeout_ms, &err);
   mcp__req_clear(&r);
   if (st == MCP_OK) mcp__transport_need_reader(c->t);
   else if (mcp__pending_remove(c->pending, id)) {
@@ -2772,7 +2650,7 @@ static void listen_stop(mcp_client *c) {
   if (id) c->listen_old = id;
   c->listen_id = 0;
   pthread_mutex_unlock(&c->lock);
-  if (!id || c->opts->url) return; /* HTTP: closing the transport closes the stream */
+  if (!id || c->opts->s.url) return; /* HTTP: closing the transport closes the stream */
   json_object *params = json_object_new_object();
   if (!params || mcp__json_add(params, "requestId", json_object_new_int64(id)) ||
       mcp__json_add(params, "reason", json_object_new_string("client closed"))) {
@@ -2804,7 +2682,7 @@ static void listen_restart(mcp_client *c) {
   pthread_mutex_unlock(&c->lock);
   if (id) {
     mcp__transport_abandon(c->t, id);
-    if (!c->opts->url) {
+    if (!c->opts->s.url) {
       json_object *params = json_object_new_object();
       if (params && !mcp__json_add(params, "requestId", json_object_new_int64(id)) &&
           !mcp__json_add(params, "reason", json_object_new_string("subscriptions changed"))) {
@@ -3041,7 +2919,7 @@ static mcp_status initialize(mcp_client *c, const char *offer, mcp_error *err) {
     return mcp__error_set(err, MCP_ENOMEM, "out of memory");
   }
   json_object *result = NULL;
-  mcp_call_options o = {.timeout_ms = c->opts->timeout_ms, .cancel = c->hooks.connect_cancel};
+  mcp_call_options o = {.timeout_ms = c->opts->s.timeout_ms, .cancel = c->hooks.connect_cancel};
   mcp_req r;
   mcp_status st = mcp__req_tree(&r, "initialize", params, err);
   if (st == MCP_OK) st = request_tree(c, &r, &o, &result, err);
@@ -3050,10 +2928,10 @@ static mcp_status initialize(mcp_client *c, const char *offer, mcp_error *err) {
     /* Over HTTP the server may never have been reached: say which stage
      * of the connection stalled, not that initialize went unanswered. */
     char stall[400];
-    if (c->opts->url && mcp__http_transport_stall(c->t, stall, sizeof(stall)))
+    if (c->opts->s.url && mcp__http_transport_stall(c->t, stall, sizeof(stall)))
       return mcp__error_set(err, st, "%s", stall);
     return mcp__error_set(err, st, "server did not answer initialize within %lld ms",
-                          (long long)c->opts->timeout_ms);
+                          (long long)c->opts->s.timeout_ms);
   }
   if (st != MCP_OK) return st;
   json_object *v = NULL;
@@ -3084,7 +2962,7 @@ static mcp_status initialize(mcp_client *c, const char *offer, mcp_error *err) {
     return mcp__error_set(err, MCP_ENOMEM, "out of memory");
   size_t len = 0;
   char *text = mcp__jsonrpc_notification("notifications/initialized", NULL, &len);
-  int64_t t = c->opts->timeout_ms;
+  int64_t t = c->opts->s.timeout_ms;
   mcp_status st2 = send_text(c, text, len, t > 0 ? mcp__deadline_in(t) : MCP_NO_DEADLINE, err);
   if (st2 == MCP_OK) mcp__transport_ready(c->t, c->protocol_version);
   return st2;
@@ -3099,38 +2977,30 @@ static mcp_status start_transport(mcp_client *c, const mcp_client_hooks *hooks, 
                                               .on_request_error = on_request_error,
                                               .on_request_hold = on_request_hold,
                                               .on_oversize = on_oversize};
-  if (c->opts->url) {
-    mcp_http_transport_config hc = {0};
-    hc.url = c->opts->url;
-    hc.kind = c->opts->http_kind;
-    hc.http_version = c->opts->http_version;
-    hc.header_names = (const char *const *)c->opts->header_names;
-    hc.header_values = (const char *const *)c->opts->header_values;
-    hc.nheaders = c->opts->nheaders;
-    hc.ca_file = c->opts->ca_file;
-    hc.ca_dir = c->opts->ca_dir;
-    hc.client_cert = c->opts->client_cert;
-    hc.client_key = c->opts->client_key;
-    hc.insecure = c->opts->insecure;
-    hc.no_get_listener = c->opts->no_http_listener;
-    hc.max_message = c->opts->max_message;
-    hc.connect_timeout_ms = c->opts->timeout_ms;
-    hc.oauth = c->opts->oauth;
+  const mcp_server_settings *set = &c->opts->s;
+  if (set->url) {
+    mcp_http_transport_config hc = {.settings = set, .oauth = c->opts->oauth};
+    hc.connect_timeout_ms = set->timeout_ms;
     if ((st = mcp__http_transport_new(&hc, &cbs, c, &c->t, err))) return st;
     /* The manager warns once per server itself (not per reconnect). */
-    if (!hooks && c->opts->insecure && strncmp(c->opts->url, "https:", 6) == 0)
+    if (!hooks && set->tls.insecure && strncmp(set->url, "https:", 6) == 0)
       client_log(c, MCP_LOG_WARN,
                  "TLS certificate verification is off (insecure) for %.*s: "
                  "the server's identity is not checked",
-                 (int)strcspn(c->opts->url, "?#"), c->opts->url);
+                 (int)strcspn(set->url, "?#"), set->url);
   } else {
+    bool none;
+    char **envp = mcp__settings_envp(set, &none);
+    if (!envp && !none) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
     mcp_stdio_config cfg = {0};
-    cfg.argv = (const char *const *)c->opts->argv;
-    cfg.cwd = c->opts->cwd;
-    cfg.env = (const char *const *)c->opts->env;
-    cfg.env_inherit = c->opts->env_inherit ? c->opts->env_inherit : MCP_ENV_INHERIT_ALL;
-    cfg.max_line = c->opts->max_message;
-    if ((st = mcp__stdio_transport_new(&cfg, &cbs, c, &c->t, err))) return st;
+    cfg.argv = (const char *const *)set->argv;
+    cfg.cwd = set->cwd;
+    cfg.env = (const char *const *)envp;
+    cfg.env_inherit = set->env_inherit ? set->env_inherit : MCP_ENV_INHERIT_ALL;
+    cfg.max_line = set->max_message;
+    st = mcp__stdio_transport_new(&cfg, &cbs, c, &c->t, err);
+    mcp__settings_envp_free(envp);
+    if (st) return st;
   }
   return MCP_OK;
 }
@@ -3166,8 +3036,8 @@ static mcp_status probe(mcp_client *c, const char *version, char **text, size_t 
   if ((st = mcp__transport_set_era(c->t, version))) return mcp__error_set(err, st, "out of memory");
   bool was = c->modern;
   c->modern = true; /* the probe is a modern request */
-  int64_t t = c->opts->timeout_ms;
-  if (!c->opts->url && (t <= 0 || t > PROBE_TIMEOUT_MS)) t = PROBE_TIMEOUT_MS;
+  int64_t t = c->opts->s.timeout_ms;
+  if (!c->opts->s.url && (t <= 0 || t > PROBE_TIMEOUT_MS)) t = PROBE_TIMEOUT_MS;
   mcp_call_options o = {.timeout_ms = t, .cancel = c->hooks.connect_cancel};
   mcp_req r;
   if ((st = mcp__req_generic(&r, "server/discover", NULL, err)) == MCP_OK)
@@ -3175,7 +3045,8 @@ static mcp_status probe(mcp_client *c, const char *version, char **text, size_t 
   mcp__req_clear(&r);
   c->modern = was;
   char stall[400];
-  if (st == MCP_ETIMEDOUT && c->opts->url && mcp__http_transport_stall(c->t, stall, sizeof(stall)))
+  if (st == MCP_ETIMEDOUT && c->opts->s.url &&
+      mcp__http_transport_stall(c->t, stall, sizeof(stall)))
     return mcp__error_set(err, st, "%s", stall); /* which stage of the connection stalled */
   return st;
 }
@@ -3228,10 +3099,11 @@ static mcp_status respawn(mcp_client *c, mcp_error *err) {
 static mcp_status probe_era(mcp_client *c, mcp_era_mode mode, const char *version, mcp_error *err);
 
 static mcp_status connect_era(mcp_client *c, mcp_error *err) {
-  mcp_era_mode mode = (mcp_era_mode)c->opts->era_mode;
-  const char *pinned = c->opts->era_pinned;
+  mcp_era_mode mode;
+  const char *pinned;
+  if (!mcp__era_parse_mode(c->opts->s.protocol, &mode, &pinned)) mode = MCP_ERA_AUTO;
   /* The HTTP+SSE transport (2024-11-05) exists only in the legacy era. */
-  bool sse = c->opts->url && c->opts->http_kind == MCP_HTTP_TRANSPORT_LEGACY_SSE;
+  bool sse = c->opts->s.url && c->opts->s.http_kind == MCP_HTTP_TRANSPORT_LEGACY_SSE;
   if (sse && mode == MCP_ERA_MODERN)
     return mcp__error_set(err, MCP_ECONFIG,
                           "%s: the legacy HTTP+SSE transport cannot speak MCP 2026-07-28; "
@@ -3250,7 +3122,7 @@ static mcp_status connect_era(mcp_client *c, mcp_error *err) {
     mcp_error ierr = MCP_ERROR_INIT;
     st = initialize(c, mcp__protocol_versions[0], &ierr);
     int h = ierr.http_status;
-    bool stdio_gone = !c->opts->url && (st == MCP_ECLOSED || st == MCP_ETIMEDOUT);
+    bool stdio_gone = !c->opts->s.url && (st == MCP_ECLOSED || st == MCP_ETIMEDOUT);
     if (st == MCP_ERPC || st == MCP_EVERSION || st == MCP_EPROTO || stdio_gone ||
         (st == MCP_EHTTP && h >= 400 && h < 500 && h != 401 && h != 403)) {
       client_log(c, MCP_LOG_INFO,
@@ -3272,7 +3144,7 @@ static mcp_status connect_era(mcp_client *c, mcp_error *err) {
 
 /* connect_era() after its checks: the probe rounds and the verdict. */
 static mcp_status probe_era(mcp_client *c, mcp_era_mode mode, const char *version, mcp_error *err) {
-  bool stdio = !c->opts->url;
+  bool stdio = !c->opts->s.url;
   for (int round = 0; round < 2; round++) {
     char *text = NULL;
     size_t len = 0;
@@ -3369,7 +3241,7 @@ mcp_status mcp__client_connect_ex(const mcp_client_options *o, mcp_workers *work
                                   const mcp_client_hooks *hooks, mcp_client **out, mcp_error *err) {
   if (out) *out = NULL;
   if (!o || !out) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
-  if (!o->argv && !o->url)
+  if (!o->s.argv && !o->s.url)
     return mcp__error_set(err, MCP_EINVAL,
                           "no server given (mcp_client_options_set_stdio or _set_http)");
   mcp_client *c = mcp__calloc(1, sizeof(*c));

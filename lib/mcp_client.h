@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "mcp_int.h"
+#include "mcp_settings.h"
 #include "mcp_workers.h"
 
 /* Protocol revisions, newest first; the first is offered in initialize. */
@@ -29,27 +30,13 @@ typedef struct mcp_capability_entry {
 } mcp_capability_entry;
 
 struct mcp_client_options {
-  char **argv; /* NULL-terminated, owned; NULL until set_stdio */
-  char *url;   /* HTTP server; set_stdio and set_http exclude each other */
-  mcp_http_transport http_kind;
-  mcp_http_version http_version;
-  int era_mode;           /* mcp_era_mode (mcp_era.h); 0: auto */
-  const char *era_pinned; /* a revision (static, mcp_era.c), or NULL */
-  int era_hint;           /* internal: the era a cache remembers (mcp_cache_era); 0: none */
-  char **header_names;    /* nheaders entries each, owned */
-  char **header_values;
-  size_t nheaders;
-  char *ca_file, *ca_dir, *client_cert, *client_key;
-  bool insecure;
-  bool no_http_listener; /* no standalone GET stream */
-  char *cwd;
-  char **env; /* "NAME=VALUE" or "NAME" (removal); owned */
-  size_t nenv;
-  int env_inherit; /* mcp_env_inherit; UNSET: ALL at connect */
+  /* The connection: stdio argv or HTTP url, headers, TLS, env, timeout,
+   * max message, protocol (mcp_settings.h).  timeout_ms and max_message
+   * always hold a value here (mcp_client_options_new() sets defaults). */
+  mcp_server_settings s;
+  int era_hint; /* internal: the era a cache remembers (mcp_cache_era); 0: none */
   char *client_name;
   char *client_version;
-  int64_t timeout_ms; /* default per-request timeout; 0: none */
-  size_t max_message;
   mcp_logger log;
   mcp_notification_fn notify_fn;
   void *notify_user;

@@ -148,17 +148,6 @@ static bool is_tchar(char ch) {
          (ch && strchr("!#$%&'*+-.^_`|~", ch));
 }
 
-/* Headers the transport sets itself (mcp_client_options_add_header). */
-static bool header_reserved(const char *name) {
-  static const char *const owned[] = {
-      "content-type",         "accept",        "host", "content-length", "mcp-session-id",
-      "mcp-protocol-version", "last-event-id",
-  };
-  for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++)
-    if (strcasecmp(name, owned[i]) == 0) return true;
-  return false;
-}
-
 /*
  * Reads a map of strings (env or headers) into *kv.  Env names must be
  * non-empty without "=", header names HTTP tokens; header values must not
@@ -166,7 +155,7 @@ static bool header_reserved(const char *name) {
  * is resolved).
  */
 static int read_map(mcp_parse_ctx *c, const char *server, const char *field, json_object *o,
-                    bool headers, mcp_config_kv **kv, size_t *n) {
+                    bool headers, mcp_kv **kv, size_t *n) {
   if (!json_object_is_type(o, json_type_object))
     return bad(c, server, field, "field \"%s\" must be an object of strings", field);
   size_t cap = (size_t)json_object_object_length(o);
@@ -177,7 +166,7 @@ static int read_map(mcp_parse_ctx *c, const char *server, const char *field, jso
       return bad(c, server, field, "field \"%s\": invalid name %s", field,
                  *key ? "(too long)" : "\"\"");
     }
-    if (headers && header_reserved(key)) {
+    if (headers && mcp__settings_header_reserved(key)) {
       char *q = mcp__config_quote(key);
       int r = q ? bad(c, server, field,
                       "field \"%s\": %s is set by the "
@@ -207,7 +196,7 @@ static int read_map(mcp_parse_ctx *c, const char *server, const char *field, jso
       mcp__free(q);
       return r;
     }
-    mcp_config_kv *e = &(*kv)[*n];
+    mcp_kv *e = &(*kv)[*n];
     int r = mcp__config_expand_value(c, server, field, key, s, &e->value);
     if (r != CHECK_OK) return r;
     e->name = mcp__strdup(key);
@@ -316,11 +305,12 @@ static int rebase_one(const char *base, char **p) {
  */
 static int rebase_paths(const mcp_parse_ctx *c, mcp_server_def *d) {
   if (!c->base_dir) return CHECK_OK;
-  if (d->type == MCP_SERVER_STDIO && !d->cwd) {
-    d->cwd = mcp__strdup(c->base_dir);
-    return d->cwd ? CHECK_OK : CHECK_OOM;
+  if (d->type == MCP_SERVER_STDIO && !d->s.cwd) {
+    d->s.cwd = mcp__strdup(c->base_dir);
+    return d->s.cwd ? CHECK_OK : CHECK_OOM;
   }
-  char **paths[] = {&d->cwd, &d->ca_file, &d->ca_dir, &d->client_cert, &d->client_key};
+  char **paths[] = {&d->s.cwd, &d->s.tls.ca_file, &d->s.tls.ca_dir, &d->s.tls.client_cert,
+                    &d->s.tls.client_key};
   for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
     if (rebase_one(c->base_dir, paths[i]) != CHECK_OK) return CHECK_OOM;
   return CHECK_OK;
@@ -393,10 +383,10 @@ static int read_fields(mcp_parse_ctx *c, const char *name, json_object **f, mcp_
                    "strings");
       nargs = json_object_array_length(f[F_ARGS]);
     }
-    d->argv = mcp__calloc(nargs + 2, sizeof(char *));
-    if (!d->argv) return CHECK_OOM;
-    if ((r = expand_field(c, name, "command", f[F_COMMAND], &d->argv[0]))) return r;
-    d->argc = 1;
+    d->s.argv = mcp__calloc(nargs + 2, sizeof(char *));
+    if (!d->s.argv) return CHECK_OOM;
+    if ((r = expand_field(c, name, "command", f[F_COMMAND], &d->s.argv[0]))) return r;
+    d->s.argc = 1;
     for (size_t i = 0; i < nargs; i++) {
       json_object *a = json_object_array_get_idx(f[F_ARGS], i);
       if (!mcp__config_plain_string(a))
@@ -404,15 +394,16 @@ static int read_fields(mcp_parse_ctx *c, const char *name, json_object **f, mcp_
                    "field \"args\": element %zu must be a "
                    "string without NUL bytes",
                    i);
-      if ((r = expand_field(c, name, "args", a, &d->argv[d->argc]))) return r;
-      d->argc++;
+      if ((r = expand_field(c, name, "args", a, &d->s.argv[d->s.argc]))) return r;
+      d->s.argc++;
     }
-    if (f[F_ENV] && (r = read_map(c, name, "env", f[F_ENV], false, &d->env, &d->nenv))) return r;
-    if (f[F_CWD] && (r = expand_field(c, name, "cwd", f[F_CWD], &d->cwd))) return r;
+    if (f[F_ENV] && (r = read_map(c, name, "env", f[F_ENV], false, &d->s.env, &d->s.nenv)))
+      return r;
+    if (f[F_CWD] && (r = expand_field(c, name, "cwd", f[F_CWD], &d->s.cwd))) return r;
     if (f[F_ENVINHERIT]) {
       const char *m = mcp__config_plain_string(f[F_ENVINHERIT]);
-      d->env_inherit = mcp__config_env_inherit_value(m);
-      if (!d->env_inherit)
+      d->s.env_inherit = mcp__config_env_inherit_value(m);
+      if (!d->s.env_inherit)
         return bad(c, name, "envInherit",
                    "field \"envInherit\" must be \"all\", "
                    "\"default\" or \"none\"");
@@ -423,21 +414,21 @@ static int read_fields(mcp_parse_ctx *c, const char *name, json_object **f, mcp_
     if (!u)
       return bad(c, name, "url", "field \"url\" is required for an %s server",
                  mcp__config_type_name(d->type));
-    if ((r = expand_field(c, name, ukey, u, &d->url))) return r;
-    if (!url_scheme_ok(d->url))
+    if ((r = expand_field(c, name, ukey, u, &d->s.url))) return r;
+    if (!url_scheme_ok(d->s.url))
       return bad(c, name, ukey,
                  "field \"%s\" must be an http:// or https:// "
                  "URL",
                  ukey);
     if (f[F_HEADERS] &&
-        (r = read_map(c, name, "headers", f[F_HEADERS], true, &d->headers, &d->nheaders)))
+        (r = read_map(c, name, "headers", f[F_HEADERS], true, &d->s.headers, &d->s.nheaders)))
       return r;
     if (f[F_HTTP2]) {
       const char *m = mcp__config_plain_string(f[F_HTTP2]);
-      if (m && strcmp(m, "auto") == 0) d->http2 = MCP_HTTP_VERSION_AUTO;
-      else if (m && strcmp(m, "off") == 0) d->http2 = MCP_HTTP_VERSION_1_1;
+      if (m && strcmp(m, "auto") == 0) d->s.http_version = MCP_HTTP_VERSION_AUTO;
+      else if (m && strcmp(m, "off") == 0) d->s.http_version = MCP_HTTP_VERSION_1_1;
       else if (m && strcmp(m, "prior-knowledge") == 0)
-        d->http2 = MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE;
+        d->s.http_version = MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE;
       else
         return bad(c, name, "http2",
                    "field \"http2\" must be \"auto\", "
@@ -447,10 +438,10 @@ static int read_fields(mcp_parse_ctx *c, const char *name, json_object **f, mcp_
       int id;
       size_t off;
     } paths[] = {
-        {F_CAFILE, offsetof(mcp_server_def, ca_file)},
-        {F_CADIR, offsetof(mcp_server_def, ca_dir)},
-        {F_CLIENTCERT, offsetof(mcp_server_def, client_cert)},
-        {F_CLIENTKEY, offsetof(mcp_server_def, client_key)},
+        {F_CAFILE, offsetof(mcp_server_def, s.tls.ca_file)},
+        {F_CADIR, offsetof(mcp_server_def, s.tls.ca_dir)},
+        {F_CLIENTCERT, offsetof(mcp_server_def, s.tls.client_cert)},
+        {F_CLIENTKEY, offsetof(mcp_server_def, s.tls.client_key)},
     };
     for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
       json_object *p = f[paths[i].id];
@@ -458,19 +449,19 @@ static int read_fields(mcp_parse_ctx *c, const char *name, json_object **f, mcp_
       char **slot = (char **)((char *)d + paths[i].off);
       if ((r = expand_field(c, name, field_table[paths[i].id].key, p, slot))) return r;
     }
-    if (!d->client_cert != !d->client_key) {
-      const char *missing = d->client_cert ? "clientKey" : "clientCert";
+    if (!d->s.tls.client_cert != !d->s.tls.client_key) {
+      const char *missing = d->s.tls.client_cert ? "clientKey" : "clientCert";
       return bad(c, name, missing,
                  "field \"%s\" is required with \"%s\" "
                  "(they may name the same PEM file)",
-                 missing, d->client_cert ? "clientCert" : "clientKey");
+                 missing, d->s.tls.client_cert ? "clientCert" : "clientKey");
     }
     if (f[F_INSECURE]) {
       if (!json_object_is_type(f[F_INSECURE], json_type_boolean))
         return bad(c, name, "insecure",
                    "field \"insecure\" must be a "
                    "boolean");
-      d->insecure = json_object_get_boolean(f[F_INSECURE]);
+      d->s.tls.insecure = json_object_get_boolean(f[F_INSECURE]);
     }
     if (f[F_OAUTH] && (r = read_oauth(c, name, f[F_OAUTH], d))) return r;
   }
@@ -480,7 +471,7 @@ static int read_fields(mcp_parse_ctx *c, const char *name, json_object **f, mcp_
       return bad(c, name, "timeout",
                  "field \"timeout\" must be a "
                  "non-negative integer (ms)");
-    d->timeout_ms = json_object_get_int64(f[F_TIMEOUT]);
+    d->s.timeout_ms = json_object_get_int64(f[F_TIMEOUT]);
   }
   if (f[F_PROTOCOL]) {
     /* The era mode (mcp_era.h); kept as the table's static spelling. */
@@ -491,7 +482,7 @@ static int read_fields(mcp_parse_ctx *c, const char *name, json_object **f, mcp_
       return bad(c, name, "protocol",
                  "field \"protocol\" must be \"auto\", \"modern\", \"legacy\" or an MCP "
                  "revision (2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26)");
-    d->protocol = pinned ? pinned : modes[mode];
+    d->s.protocol = pinned ? pinned : modes[mode];
   }
   if ((r = read_tool_filters(c, name, f, d)) != CHECK_OK) return r;
   if ((r = rebase_paths(c, d)) != CHECK_OK) return r;
@@ -560,7 +551,7 @@ static int parse_shaped(mcp_parse_ctx *c, const char *name, json_object *obj,
   if (!d) return CHECK_OOM;
   d->enabled = true;
   d->foreign = !native;
-  d->timeout_ms = -1;
+  d->s.timeout_ms = -1;
   d->name = mcp__strdup(name);
   d->source = mcp__strdup(c->source);
   if (!d->name || !d->source) {
@@ -617,6 +608,10 @@ static int parse_shaped(mcp_parse_ctx *c, const char *name, json_object *obj,
       }
     }
   }
+  /* "http" keeps the specification's fallback to the legacy transport for
+   * servers that answer initialize with 400, 404 or 405 (AUTO). */
+  d->s.http_kind = d->type == MCP_SERVER_SSE ? MCP_HTTP_TRANSPORT_LEGACY_SSE
+                                             : MCP_HTTP_TRANSPORT_AUTO;
   r = read_fields(c, name, f, d);
   if (r != CHECK_OK) goto fail;
   if (mcp__config_def_hash(d) != MCP_OK) {

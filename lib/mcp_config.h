@@ -90,6 +90,7 @@
 #include <stdint.h>
 
 #include "mcp_int.h"
+#include "mcp_settings.h"
 
 /* Longest server name, in bytes. */
 #define MCP_CONFIG_NAME_MAX 100
@@ -114,12 +115,6 @@ typedef struct mcp_config_oauth {
   int dpop;                /* an mcp_oauth_dpop: "dpop" absent (auto), false, true */
 } mcp_config_oauth;
 
-/* One NAME=VALUE pair of env or headers; both strings owned. */
-typedef struct mcp_config_kv {
-  char *name;
-  char *value;
-} mcp_config_kv;
-
 /*
  * One server definition, after ${VAR} expansion and before secret
  * resolution.  Every pointer is owned by the definition and freed by
@@ -136,29 +131,13 @@ typedef struct mcp_server_def {
   bool foreign; /* from another client's file: `!` values stay literal */
   bool project; /* from a project-level file the user trusted (discovery);
                     stdio servers then default to envInherit "default" */
-  /* stdio: argv[0] is "command", then "args"; NULL-terminated.  NULL for
-   * http and sse. */
-  char **argv;
-  size_t argc;
-  mcp_config_kv *env; /* stdio; file order */
-  size_t nenv;
-  char *cwd;              /* stdio; NULL: the host's */
-  int env_inherit;        /* stdio: "envInherit" as mcp_env_inherit; 0: absent */
-  char *url;              /* http and sse; NULL for stdio */
-  mcp_config_kv *headers; /* http and sse; file order */
-  size_t nheaders;
-  mcp_http_version http2;
-  char *ca_file; /* TLS paths, NULL when absent */
-  char *ca_dir;
-  char *client_cert;
-  char *client_key;
-  bool insecure;
+  /* The connection (mcp_settings.h), as the file gave it: stdio argv[0]
+   * is "command", then "args"; env and headers in file order; http_kind
+   * AUTO for "http", LEGACY_SSE for "sse"; http_version from "http2";
+   * timeout_ms -1 when "timeout" is absent (the host's default); protocol
+   * NULL when absent; max_message and no_get_listener never set. */
+  mcp_server_settings s;
   mcp_config_oauth *oauth; /* http and sse: "oauth", or NULL */
-  int64_t timeout_ms;      /* ms; 0: none; -1: not given (the host's default) */
-  /* "protocol": "auto", "modern", "legacy" or a revision, as
-   * mcp_client_options_set_protocol() takes it; a static string (never
-   * freed); NULL: not given (the host's default). */
-  const char *protocol;
   /* Tool filters of other clients' files, applied where the manager
    * publishes a server's tools: with |tools_only_set|, only the tools named
    * in |tools_only| (Gemini "includeTools", Codex "enabled_tools"); never
@@ -321,7 +300,7 @@ mcp_status mcp__config_parse_file(const char *path, const mcp_config_parse_opts 
  * Threads: one thread at a time per object; get() may run concurrently.
  */
 typedef struct mcp_config_inputs {
-  mcp_config_kv *v;
+  mcp_kv *v;
   size_t n;
 } mcp_config_inputs;
 mcp_status mcp__config_inputs_set(mcp_config_inputs *in, const char *id, const char *value);

@@ -144,7 +144,7 @@ static bool obj_add_str(json_object *o, const char *key, const char *s) {
   return obj_add(o, key, json_object_new_string(s));
 }
 
-static json_object *kv_object(const mcp_config_kv *kv, size_t n) {
+static json_object *kv_object(const mcp_kv *kv, size_t n) {
   json_object *o = json_object_new_object();
   if (!o) return NULL;
   for (size_t i = 0; i < n; i++) {
@@ -165,13 +165,13 @@ mcp_status mcp__config_canonical_json(const mcp_server_def *def, char **out) {
   json_object *o = json_object_new_object();
   if (!o) goto out;
   if (!obj_add_str(o, "type", mcp__config_type_name(def->type))) goto out;
-  if (def->argv && def->argc > 0) {
-    if (!obj_add_str(o, "command", def->argv[0])) goto out;
-    if (def->argc > 1) {
+  if (def->s.argv && def->s.argc > 0) {
+    if (!obj_add_str(o, "command", def->s.argv[0])) goto out;
+    if (def->s.argc > 1) {
       json_object *a = json_object_new_array();
       if (!obj_add(o, "args", a)) goto out;
-      for (size_t i = 1; i < def->argc; i++) {
-        json_object *s = json_object_new_string(def->argv[i]);
+      for (size_t i = 1; i < def->s.argc; i++) {
+        json_object *s = json_object_new_string(def->s.argv[i]);
         if (!s || json_object_array_add(a, s) != 0) {
           json_object_put(s);
           goto out;
@@ -179,19 +179,22 @@ mcp_status mcp__config_canonical_json(const mcp_server_def *def, char **out) {
       }
     }
   }
-  if (def->nenv && !obj_add(o, "env", kv_object(def->env, def->nenv))) goto out;
-  if (!obj_add_str(o, "envInherit", mcp__config_env_inherit_name(def->env_inherit))) goto out;
-  if (def->nheaders && !obj_add(o, "headers", kv_object(def->headers, def->nheaders))) goto out;
-  if (!obj_add_str(o, "cwd", def->cwd) || !obj_add_str(o, "url", def->url) ||
-      !obj_add_str(o, "caFile", def->ca_file) || !obj_add_str(o, "caDir", def->ca_dir) ||
-      !obj_add_str(o, "clientCert", def->client_cert) ||
-      !obj_add_str(o, "clientKey", def->client_key))
+  if (def->s.nenv && !obj_add(o, "env", kv_object(def->s.env, def->s.nenv))) goto out;
+  if (!obj_add_str(o, "envInherit", mcp__config_env_inherit_name(def->s.env_inherit))) goto out;
+  if (def->s.nheaders && !obj_add(o, "headers", kv_object(def->s.headers, def->s.nheaders)))
     goto out;
-  if (def->timeout_ms >= 0 && !obj_add(o, "timeout", json_object_new_int64(def->timeout_ms)))
+  if (!obj_add_str(o, "cwd", def->s.cwd) || !obj_add_str(o, "url", def->s.url) ||
+      !obj_add_str(o, "caFile", def->s.tls.ca_file) ||
+      !obj_add_str(o, "caDir", def->s.tls.ca_dir) ||
+      !obj_add_str(o, "clientCert", def->s.tls.client_cert) ||
+      !obj_add_str(o, "clientKey", def->s.tls.client_key))
     goto out;
-  if (def->http2 != MCP_HTTP_VERSION_AUTO && !obj_add_str(o, "http2", http2_name(def->http2)))
+  if (def->s.timeout_ms >= 0 && !obj_add(o, "timeout", json_object_new_int64(def->s.timeout_ms)))
     goto out;
-  if (def->insecure && !obj_add(o, "insecure", json_object_new_boolean(1))) goto out;
+  if (def->s.http_version != MCP_HTTP_VERSION_AUTO &&
+      !obj_add_str(o, "http2", http2_name(def->s.http_version)))
+    goto out;
+  if (def->s.tls.insecure && !obj_add(o, "insecure", json_object_new_boolean(1))) goto out;
   if (def->oauth) {
     const mcp_config_oauth *a = def->oauth;
     json_object *oa = json_object_new_object();

@@ -117,15 +117,6 @@ oom:
 
 /* ---- definitions -------------------------------------------------------- */
 
-static void kv_free(mcp_config_kv *kv, size_t n) {
-  if (!kv) return;
-  for (size_t i = 0; i < n; i++) {
-    mcp__free(kv[i].name);
-    mcp__free(kv[i].value);
-  }
-  mcp__free(kv);
-}
-
 static void oauth_free(mcp_config_oauth *o) {
   if (!o) return;
   mcp__free(o->client_id);
@@ -170,17 +161,7 @@ void mcp__server_def_free(mcp_server_def *def) {
   if (!def) return;
   mcp__free(def->name);
   mcp__free(def->display_name);
-  if (def->argv)
-    for (size_t i = 0; i < def->argc; i++) mcp__free(def->argv[i]);
-  mcp__free(def->argv);
-  kv_free(def->env, def->nenv);
-  mcp__free(def->cwd);
-  mcp__free(def->url);
-  kv_free(def->headers, def->nheaders);
-  mcp__free(def->ca_file);
-  mcp__free(def->ca_dir);
-  mcp__free(def->client_cert);
-  mcp__free(def->client_key);
+  mcp__settings_clear(&def->s);
   oauth_free(def->oauth);
   strv_free(def->tools_only, def->ntools_only);
   strv_free(def->tools_off, def->ntools_off);
@@ -196,37 +177,21 @@ static bool dup_opt(char **dst, const char *s) {
   return *dst != NULL;
 }
 
-static bool kv_dup(mcp_config_kv **dst, const mcp_config_kv *src, size_t n) {
-  *dst = NULL;
-  if (!src || !n) return true;
-  mcp_config_kv *kv = mcp__calloc(n, sizeof(*kv));
-  if (!kv) return false;
-  *dst = kv;
-  for (size_t i = 0; i < n; i++) {
-    kv[i].name = mcp__strdup(src[i].name);
-    kv[i].value = mcp__strdup(src[i].value);
-    if (!kv[i].name || !kv[i].value) return false;
-  }
-  return true;
-}
-
 mcp_server_def *mcp__server_def_dup(const mcp_server_def *def) {
   if (!def) return NULL;
   mcp_server_def *d = mcp__calloc(1, sizeof(*d));
   if (!d) return NULL;
   *d = *def;
   /* Clear every pointer first so a partial copy frees cleanly. */
-  d->name = d->display_name = d->cwd = d->url = d->ca_file = d->ca_dir = NULL;
-  d->client_cert = d->client_key = d->source = NULL;
+  d->name = d->display_name = d->source = NULL;
   d->oauth = NULL;
-  d->argv = NULL;
   d->tools_only = d->tools_off = NULL;
-  d->env = d->headers = NULL;
+  memset(&d->s, 0, sizeof(d->s));
   bool ok = dup_opt(&d->name, def->name) && dup_opt(&d->display_name, def->display_name) &&
-            dup_opt(&d->cwd, def->cwd) && dup_opt(&d->url, def->url) &&
-            dup_opt(&d->ca_file, def->ca_file) && dup_opt(&d->ca_dir, def->ca_dir) &&
-            dup_opt(&d->client_cert, def->client_cert) &&
-            dup_opt(&d->client_key, def->client_key) && dup_opt(&d->source, def->source);
+            dup_opt(&d->source, def->source);
+  /* Over zeroed settings the overlay is a deep copy; "not given" stays so. */
+  ok = ok && mcp__settings_overlay(&d->s, &def->s) == MCP_OK;
+  d->s.timeout_ms = def->s.timeout_ms;
   if (ok && def->oauth) {
     mcp_config_oauth *o = def->oauth, *c = mcp__calloc(1, sizeof(*c));
     d->oauth = c;
@@ -241,20 +206,6 @@ mcp_server_def *mcp__server_def_dup(const mcp_server_def *def) {
   }
   ok = ok && strv_dup(&d->tools_only, def->tools_only, def->ntools_only);
   ok = ok && strv_dup(&d->tools_off, def->tools_off, def->ntools_off);
-  /* kv_dup leaves a partial array in place; the counts free it. */
-  ok = ok && kv_dup(&d->env, def->env, def->nenv);
-  if (!d->env) d->nenv = 0;
-  ok = ok && kv_dup(&d->headers, def->headers, def->nheaders);
-  if (!d->headers) d->nheaders = 0;
-  if (ok && def->argv) {
-    d->argv = mcp__calloc(def->argc + 1, sizeof(char *));
-    ok = d->argv != NULL;
-    for (size_t i = 0; ok && i < def->argc; i++) {
-      d->argv[i] = mcp__strdup(def->argv[i]);
-      ok = d->argv[i] != NULL;
-    }
-  }
-  if (!d->argv) d->argc = 0;
   if (!ok) {
     mcp__server_def_free(d);
     return NULL;
@@ -298,7 +249,7 @@ int mcp__config_env_inherit_value(const char *name) {
 
 /* ---- host-supplied ${input:id} values ----------------------------------- */
 
-static void input_wipe(mcp_config_kv *e) {
+static void input_wipe(mcp_kv *e) {
   mcp__free(e->name);
   if (e->value) memset(e->value, 0, strlen(e->value));
   mcp__free(e->value);
@@ -317,7 +268,7 @@ mcp_status mcp__config_inputs_set(mcp_config_inputs *in, const char *id, const c
   char *copy = mcp__strdup(value);
   if (!copy) return MCP_ENOMEM;
   if (i == in->n) {
-    mcp_config_kv *v = mcp__reallocarray(in->v, in->n + 1, sizeof(*v));
+    mcp_kv *v = mcp__reallocarray(in->v, in->n + 1, sizeof(*v));
     if (v) in->v = v;
     if (!v || !(v[i].name = mcp__strdup(id))) {
       mcp__free(copy);

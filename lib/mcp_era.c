@@ -49,6 +49,11 @@ bool mcp__era_parse_mode(const char *s, mcp_era_mode *mode, const char **pinned)
   return false;
 }
 
+const char *mcp__era_mode_name(mcp_era_mode mode, const char *pinned) {
+  if (pinned) return pinned;
+  return mode == MCP_ERA_MODERN ? "modern" : mode == MCP_ERA_LEGACY ? "legacy" : "auto";
+}
+
 char *mcp__era_meta(const char *version, const char *caps_json, const char *client_name,
                     const char *client_version, size_t *len) {
   size_t vn = strlen(version), cn = strlen(caps_json), nn = strlen(client_name),

@@ -43,6 +43,10 @@ typedef enum mcp_era_mode {
  */
 bool mcp__era_parse_mode(const char *s, mcp_era_mode *mode, const char **pinned);
 
+/* The setting that mcp__era_parse_mode() read as |mode| and |pinned|: a
+ * static string ("auto", "modern", "legacy" or the pinned revision). */
+const char *mcp__era_mode_name(mcp_era_mode mode, const char *pinned);
+
 /*
  * mcp__era_meta() returns the members every modern request carries in its
  * `_meta` (no braces): protocolVersion |version|, clientCapabilities

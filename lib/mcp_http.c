@@ -1451,8 +1451,7 @@ mcp_status mcp__http_client_new(const mcp_http_config *cfg, mcp_http_client **ou
     mcp_tls_alpn alpn = cfg->mode == MCP_HTTP_VERSION_1_1                 ? MCP_TLS_ALPN_H1
                         : cfg->mode == MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE ? MCP_TLS_ALPN_H2
                                                                           : MCP_TLS_ALPN_H2_H1;
-    st = mcp__tls_ctx_new(cfg->ca_file, cfg->ca_dir, cfg->client_cert, cfg->client_key,
-                          cfg->insecure, alpn, &h->tls_ctx, err);
+    st = mcp__tls_ctx_new(&cfg->tls, alpn, &h->tls_ctx, err);
     if (st != MCP_OK) goto fail;
   }
   if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0) {

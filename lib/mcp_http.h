@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "mcp_int.h"
+#include "mcp_settings.h"
 
 typedef struct mcp_http_client mcp_http_client;
 
@@ -37,13 +38,7 @@ typedef struct mcp_http_config {
   const char *host;   /* name, IPv4 or IPv6 literal without brackets */
   int port;
   mcp_http_version mode;
-  /* TLS.  Verification (chain against the system store or ca_file/ca_dir,
-   * and host name) is on unless |insecure|. */
-  const char *ca_file;
-  const char *ca_dir;
-  const char *client_cert; /* PEM, for mTLS; with client_key */
-  const char *client_key;
-  bool insecure;
+  mcp_tls_settings tls;       /* strings borrowed for mcp__http_client_new() */
   int64_t connect_timeout_ms; /* TCP + TLS handshake; 0: 10000 */
   size_t max_h1_connections;  /* keep-alive pool size per origin; 0: 8 */
   size_t max_header_bytes;    /* response header block cap; 0: 64 KiB */

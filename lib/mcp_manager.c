@@ -268,11 +268,10 @@ MCP_EXTERN void mcp_manager_options_set_timeout_ms(mcp_manager_options *o, int64
 
 MCP_EXTERN mcp_status mcp_manager_options_set_protocol(mcp_manager_options *o,
                                                        const char *protocol) {
-  static const char *const modes[] = {"auto", "modern", "legacy"};
   mcp_era_mode mode;
   const char *pinned;
   if (!o || !mcp__era_parse_mode(protocol, &mode, &pinned)) return MCP_EINVAL;
-  o->protocol = pinned ? pinned : modes[mode]; /* static: nothing to free */
+  o->protocol = mcp__era_mode_name(mode, pinned); /* static: nothing to free */
   return MCP_OK;
 }
 
@@ -576,10 +575,10 @@ static json_object *status_locked(server *s) {
   if (!o) return NULL;
   static const char *const types[] = {"stdio", "http", "sse"};
   json_object_object_add(o, "name", json_object_new_string(s->name));
-  const char *type = s->def                                                   ? types[s->def->type]
-                     : !s->remote                                             ? "stdio"
-                     : s->code_co->http_kind == MCP_HTTP_TRANSPORT_LEGACY_SSE ? "sse"
-                                                                              : "http";
+  const char *type = s->def       ? types[s->def->type]
+                     : !s->remote ? "stdio"
+                     : s->code_co->s.http_kind == MCP_HTTP_TRANSPORT_LEGACY_SSE ? "sse"
+                                                                                : "http";
   json_object_object_add(o, "type", json_object_new_string(type));
   json_object_object_add(
       o, "source", json_object_new_string(s->def && s->def->source ? s->def->source : "code"));
@@ -871,7 +870,7 @@ typedef struct job {
 
 /* The manager's OAuth defaults under an HTTP server's own OAuth options. */
 static mcp_status oauth_defaults(mcp_manager *m, mcp_client_options *co, mcp_error *err) {
-  if (!m->o->oauth || !co->url) return MCP_OK;
+  if (!m->o->oauth || !co->s.url) return MCP_OK;
   if (co->oauth ? mcp__oauth_options_fill(co->oauth, m->o->oauth) != MCP_OK
                 : !(co->oauth = mcp__oauth_options_dup(m->o->oauth)))
     return mcp__error_set(err, MCP_ENOMEM, "out of memory");
@@ -882,7 +881,7 @@ static mcp_status build_options(server *s, mcp_client_options **out, mcp_error *
   mcp_manager *m = s->m;
   if (s->code_co) {
     *out = mcp__client_options_dup(s->code_co);
-    if (*out && !(*out)->env_inherit) (*out)->env_inherit = m->o->env_other;
+    if (*out && !(*out)->s.env_inherit) (*out)->s.env_inherit = m->o->env_other;
     mcp_status st = *out ? oauth_defaults(m, *out, err)
                          : mcp__error_set(err, MCP_ENOMEM, "out of memory");
     if (st != MCP_OK) {
@@ -902,10 +901,10 @@ static mcp_status build_options(server *s, mcp_client_options **out, mcp_error *
   st = mcp__config_client_options(resolved, out, err);
   mcp__server_def_free(resolved);
   if (st == MCP_OK) mcp_client_options_set_timeout_ms(*out, s->timeout_ms);
-  if (st == MCP_OK && !s->def->protocol && m->o->protocol)
+  if (st == MCP_OK && !s->def->s.protocol && m->o->protocol)
     st = mcp_client_options_set_protocol(*out, m->o->protocol);
-  if (st == MCP_OK && !(*out)->env_inherit)
-    (*out)->env_inherit = s->def->project ? m->o->env_project : m->o->env_other;
+  if (st == MCP_OK && !(*out)->s.env_inherit)
+    (*out)->s.env_inherit = s->def->project ? m->o->env_project : m->o->env_other;
   if (st == MCP_OK)
     mcp_client_options_set_list_limits(*out, m->o->list_max_pages, m->o->list_max_items,
                                        m->o->list_max_bytes);
@@ -1085,7 +1084,10 @@ static void connector_main(void *arg) {
   atomic_init(&c->refs, 1);
   c->s = s;
   if ((st = build_options(s, &co, &err)) != MCP_OK) goto done;
-  if (m->cache_dir && s->def && co->era_mode == MCP_ERA_AUTO) {
+  mcp_era_mode mode;
+  const char *pinned;
+  if (m->cache_dir && s->def && mcp__era_parse_mode(co->s.protocol, &mode, &pinned) &&
+      mode == MCP_ERA_AUTO) {
     /* The era the cache remembers for this configuration: a legacy server
      * is not probed again (the client probes if the hint turns wrong). */
     mcp_cache_era era = MCP_CACHE_ERA_UNKNOWN;
@@ -1105,7 +1107,7 @@ static void connector_main(void *arg) {
   if (has_log(m)) mcp_client_options_set_log(co, client_log, c);
   mcp_client_hooks hooks = {.on_close = hook_close, .user = c, .connect_cancel = j->cancel};
   if ((st = mcp__client_connect_ex(co, m->workers, &hooks, &c->c, &err)) != MCP_OK) goto done;
-  if (co->insecure && co->url && strncmp(co->url, "https:", 6) == 0) {
+  if (co->s.tls.insecure && co->s.url && strncmp(co->s.url, "https:", 6) == 0) {
     pthread_mutex_lock(&m->lock);
     bool first = !s->warned_insecure;
     s->warned_insecure = true;
@@ -1691,8 +1693,8 @@ static mcp_status load_servers(mcp_manager *m, mcp_error *err) {
       server_free(s);
       return mcp__error_set(err, MCP_ENOMEM, "out of memory");
     }
-    s->remote = s->code_co->url != NULL;
-    s->timeout_ms = s->code_co->timeout_ms;
+    s->remote = s->code_co->s.url != NULL;
+    s->timeout_ms = s->code_co->s.timeout_ms;
   }
   mcp_discovery_opts d = {0};
   d.files = (const char *const *)o->files;
@@ -1722,7 +1724,7 @@ static mcp_status load_servers(mcp_manager *m, mcp_error *err) {
       return mcp__error_set(err, MCP_ENOMEM, "out of memory");
     }
     s->remote = def->type != MCP_SERVER_STDIO;
-    s->timeout_ms = def->timeout_ms >= 0 ? def->timeout_ms : o->timeout_ms;
+    s->timeout_ms = def->s.timeout_ms >= 0 ? def->s.timeout_ms : o->timeout_ms;
     bool disabled = !def->enabled;
     for (size_t k = 0; k < m->cfg->ndisabled; k++)
       if (strcmp(m->cfg->disabled[k], def->name) == 0) disabled = true;

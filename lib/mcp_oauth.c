@@ -207,9 +207,8 @@ struct mcp_oauth {
   void (*person_fn)(void *user, bool waiting); /* see mcp__oauth_set_person_hook */
   void *person_user;
   char *server_url;
-  char *store_key; /* the canonical server URL */
-  char *ca_file, *ca_dir, *client_cert, *client_key;
-  bool insecure;
+  char *store_key;      /* the canonical server URL */
+  mcp_tls_settings tls; /* owned copy */
   int64_t timeout_ms;
   pthread_mutex_t mu; /* guards access_token and cur */
   atomic_bool cancelled;
@@ -254,11 +253,7 @@ static mcp_status fetch_dpop(mcp_oauth *a, const char *method, const char *url, 
   cfg.host = u->host;
   cfg.port = u->port;
   cfg.mode = MCP_HTTP_VERSION_1_1;
-  cfg.ca_file = a->ca_file;
-  cfg.ca_dir = a->ca_dir;
-  cfg.client_cert = a->client_cert;
-  cfg.client_key = a->client_key;
-  cfg.insecure = a->insecure;
+  cfg.tls = a->tls;
   cfg.connect_timeout_ms = a->timeout_ms;
   mcp_http_client *hc = NULL;
   if ((st = mcp__http_client_new(&cfg, &hc, err))) {
@@ -467,7 +462,7 @@ static mcp_status load_state(mcp_oauth *a, mcp_error *err) {
 /* ========================================================================== */
 
 mcp_status mcp__oauth_new(const mcp_oauth_options *opts, const char *server_url,
-                          const mcp_oauth_http_config *http, mcp_oauth **out, mcp_error *err) {
+                          const mcp_tls_settings *tls, mcp_oauth **out, mcp_error *err) {
   *out = NULL;
   if (!opts || !server_url) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
   mcp_oauth *a = mcp__calloc(1, sizeof(*a));
@@ -476,16 +471,10 @@ mcp_status mcp__oauth_new(const mcp_oauth_options *opts, const char *server_url,
   a->o = mcp__oauth_options_dup(opts);
   a->server_url = mcp__strdup(server_url);
   a->store_key = mcp__oauth_canonical_resource(server_url);
-  a->timeout_ms = http && http->timeout_ms > 0 ? http->timeout_ms : HTTP_TIMEOUT_MS;
-  if (http) {
-    a->insecure = http->insecure;
-    if ((http->ca_file && !(a->ca_file = mcp__strdup(http->ca_file))) ||
-        (http->ca_dir && !(a->ca_dir = mcp__strdup(http->ca_dir))) ||
-        (http->client_cert && !(a->client_cert = mcp__strdup(http->client_cert))) ||
-        (http->client_key && !(a->client_key = mcp__strdup(http->client_key)))) {
-      mcp__oauth_free(a);
-      return mcp__error_set(err, MCP_ENOMEM, "out of memory");
-    }
+  a->timeout_ms = HTTP_TIMEOUT_MS;
+  if (tls && mcp__tls_settings_copy(&a->tls, tls)) {
+    mcp__oauth_free(a);
+    return mcp__error_set(err, MCP_ENOMEM, "out of memory");
   }
   if (!a->o || !a->server_url || !a->store_key) {
     mcp__oauth_free(a);
@@ -511,10 +500,7 @@ void mcp__oauth_free(mcp_oauth *a) {
   mcp_oauth_options_free(a->o);
   mcp__free(a->server_url);
   mcp__free(a->store_key);
-  mcp__free(a->ca_file);
-  mcp__free(a->ca_dir);
-  mcp__free(a->client_cert);
-  mcp__free(a->client_key);
+  mcp__tls_settings_clear(&a->tls);
   set_field(&a->access_token, NULL);
   set_field(&a->refresh_token, NULL);
   set_field(&a->client_secret, NULL);

@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include "mcp_int.h"
+#include "mcp_settings.h"
 #include "mcp_oauth_parse.h"
 
 /* ---- options (mcp_oauth_options.c) ------------------------------------------ */
@@ -148,22 +149,16 @@ char *mcp__oauth_store_dir(const char *dir);
 
 typedef struct mcp_oauth mcp_oauth;
 
-/* TLS and limits for the engine's own HTTP requests (borrowed strings). */
-typedef struct mcp_oauth_http_config {
-  const char *ca_file, *ca_dir, *client_cert, *client_key;
-  bool insecure;
-  int64_t timeout_ms; /* per request; 0: 30000 */
-} mcp_oauth_http_config;
-
 /*
  * mcp__oauth_new() makes the engine for MCP server |server_url| from the
  * host's |opts| (copied) and loads any stored state (tokens, registration)
- * from the token store.
+ * from the token store.  |tls| (copied; NULL: verify against the system
+ * store) is the TLS of the engine's own requests, the MCP server's.
  * Threads: any.  Returns: MCP_OK, MCP_EINVAL, MCP_ENOMEM, MCP_EIO (the
  *   file token store's directory or file is not private or unreadable).
  */
 mcp_status mcp__oauth_new(const mcp_oauth_options *opts, const char *server_url,
-                          const mcp_oauth_http_config *http, mcp_oauth **out, mcp_error *err);
+                          const mcp_tls_settings *tls, mcp_oauth **out, mcp_error *err);
 void mcp__oauth_free(mcp_oauth *a);
 
 /* The current access token (a new string to mcp__free), or NULL. */

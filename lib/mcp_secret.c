@@ -257,9 +257,8 @@ static int resolve_one(const char *cmd, int64_t timeout_ms, char **out, char *wh
  * Resolves the `!` values of one map in place, dropping failed entries.
  * Returns CHECK_OK or CHECK_OOM.
  */
-static int resolve_map(const mcp_server_def *def, const char *field, const char *label,
-                       mcp_config_kv *kv, size_t *n, bool headers, int64_t timeout_ms,
-                       mcp_diag_list *dl) {
+static int resolve_map(const mcp_server_def *def, const char *field, const char *label, mcp_kv *kv,
+                       size_t *n, bool headers, int64_t timeout_ms, mcp_diag_list *dl) {
   size_t w = 0;
   for (size_t i = 0; i < *n; i++) {
     char why[200];
@@ -312,8 +311,8 @@ mcp_status mcp__config_resolve_secrets(const mcp_server_def *def, const mcp_secr
   mcp_server_def *d = mcp__server_def_dup(def);
   if (!d) return MCP_ENOMEM;
   if (!def->foreign &&
-      (resolve_map(def, "env", "env", d->env, &d->nenv, false, timeout_ms, &dl) ||
-       resolve_map(def, "headers", "header", d->headers, &d->nheaders, true, timeout_ms, &dl)))
+      (resolve_map(def, "env", "env", d->s.env, &d->s.nenv, false, timeout_ms, &dl) ||
+       resolve_map(def, "headers", "header", d->s.headers, &d->s.nheaders, true, timeout_ms, &dl)))
     goto oom;
   if (dl.n) {
     mcp_config_diag *v = mcp__reallocarray(*diags, *ndiags + dl.n, sizeof(*v));

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * mcp_server_options.c: the bridge from a server definition (mcp_config.h)
- * to client options: mcp__config_client_options() calls the public
- * mcp_client_options_* and mcp_oauth_options_* setters, and reads the
- * OAuth private key file a definition names.  The manager calls it with
+ * to client options.  Both hold the same mcp_server_settings, so the
+ * connection is one copy (mcp__settings_overlay) after the checks the
+ * public setters make; the "oauth" object goes through the public
+ * mcp_oauth_options_* setters, and the OAuth private key file a definition
+ * names is read here.  The manager calls it with
  * the definition mcp_secret.c resolved; it sits on the manager's side so
  * that the config files know nothing of the client.
  *
@@ -14,8 +16,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "mcp_client.h"
 #include "mcp_config.h"
 #include "mcp_server_options.h"
+#include "mcp_url.h"
 
 /* Reads a PEM private key file (small, regular) into a new string. */
 static char *read_key_file(const char *path) {
@@ -76,75 +80,52 @@ static mcp_status oauth_options(const mcp_config_oauth *a, mcp_client_options *c
   return MCP_OK;
 }
 
+/* The first field of |s| that client options refuse, or NULL: the checks
+ * of the public setters (a URL that parses, headers the host may set, env
+ * names, a certificate with its key). */
+static const char *refused_field(const mcp_server_settings *s, mcp_status *st) {
+  *st = MCP_EINVAL;
+  if (s->url) {
+    mcp_url *u = NULL;
+    mcp_status ust = mcp__url_parse(s->url, &u, NULL);
+    mcp__url_free(u);
+    if (ust != MCP_OK) return *st = ust == MCP_ENOMEM ? MCP_ENOMEM : MCP_EINVAL, "url";
+  }
+  for (size_t i = 0; i < s->nheaders; i++)
+    if (!mcp__settings_header_ok(s->headers[i].name, s->headers[i].value))
+      return s->headers[i].name;
+  for (size_t i = 0; i < s->nenv; i++)
+    if (!*s->env[i].name || strchr(s->env[i].name, '=')) return s->env[i].name;
+  if (!s->tls.client_cert != !s->tls.client_key) return "clientCert";
+  if (s->env_inherit < MCP_ENV_INHERIT_UNSET || s->env_inherit > MCP_ENV_INHERIT_NONE)
+    return "envInherit";
+  return NULL;
+}
+
 mcp_status mcp__config_client_options(const mcp_server_def *def, mcp_client_options **out,
                                       mcp_error *err) {
-  mcp_status st = MCP_OK;
-  const char *what = "";
   if (!out) return mcp__error_set(err, MCP_EINVAL, "no output options");
   *out = NULL;
   if (!def || !def->name) return mcp__error_set(err, MCP_EINVAL, "no server definition");
   bool stdio = def->type == MCP_SERVER_STDIO;
-  if (stdio ? !def->argv || !def->argc : !def->url)
+  if (stdio ? !def->s.argv || !def->s.argc || !def->s.argv[0][0] : !def->s.url)
     return mcp__error_set(err, MCP_EINVAL, "server \"%s\" has no %s", def->name,
                           stdio ? "command" : "url");
+  const char *src = def->source ? def->source : "<config>";
+  mcp_status st;
+  const char *what = refused_field(&def->s, &st);
+  if (what)
+    return mcp__error_set(err, st, "%s: server \"%s\": cannot use \"%s\": %s", src, def->name, what,
+                          mcp_strerror(st));
   mcp_client_options *co = mcp_client_options_new();
   if (!co) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
-  if (stdio) {
-    what = "command";
-    st = mcp_client_options_set_stdio(co, (const char *const *)def->argv);
-    if (st == MCP_OK && def->cwd) {
-      what = "cwd";
-      st = mcp_client_options_set_cwd(co, def->cwd);
-    }
-    for (size_t i = 0; st == MCP_OK && i < def->nenv; i++) {
-      what = def->env[i].name;
-      st = mcp_client_options_set_env(co, def->env[i].name, def->env[i].value);
-    }
-    if (st == MCP_OK && def->env_inherit) {
-      what = "envInherit";
-      st = mcp_client_options_set_env_inherit(co, (mcp_env_inherit)def->env_inherit);
-    }
-  } else {
-    /* "http" keeps the specification's fallback to the legacy transport
-     * for servers that answer initialize with 400, 404 or 405. */
-    what = "url";
-    st = mcp_client_options_set_http(co, def->url,
-                                     def->type == MCP_SERVER_SSE ? MCP_HTTP_TRANSPORT_LEGACY_SSE
-                                                                 : MCP_HTTP_TRANSPORT_AUTO);
-    mcp_client_options_set_http_version(co, def->http2);
-    for (size_t i = 0; st == MCP_OK && i < def->nheaders; i++) {
-      what = def->headers[i].name;
-      st = mcp_client_options_add_header(co, def->headers[i].name, def->headers[i].value);
-    }
-    if (st == MCP_OK && (def->ca_file || def->ca_dir)) {
-      what = "caFile";
-      st = mcp_client_options_set_ca(co, def->ca_file, def->ca_dir);
-    }
-    if (st == MCP_OK && (def->client_cert || def->client_key)) {
-      what = "clientCert";
-      st = mcp_client_options_set_client_cert(co, def->client_cert, def->client_key);
-    }
-    mcp_client_options_set_insecure(co, def->insecure);
-    if (st == MCP_OK && def->oauth) {
-      what = "oauth";
-      st = oauth_options(def->oauth, co, err);
-      if (st != MCP_OK) {
-        mcp_client_options_free(co);
-        return st; /* err says which field */
-      }
-    }
-  }
+  /* The whole connection in one copy: over the client's defaults, each
+   * field the definition gives (mcp__settings_overlay()). */
+  if ((st = mcp__settings_overlay(&co->s, &def->s)) == MCP_OK && def->oauth && !stdio)
+    st = oauth_options(def->oauth, co, err); /* err says which field */
   if (st != MCP_OK) {
     mcp_client_options_free(co);
-    return mcp__error_set(err, st, "%s: server \"%s\": cannot use \"%s\": %s",
-                          def->source ? def->source : "<config>", def->name, what,
-                          mcp_strerror(st));
-  }
-  if (def->timeout_ms >= 0) mcp_client_options_set_timeout_ms(co, def->timeout_ms);
-  if (def->protocol && (st = mcp_client_options_set_protocol(co, def->protocol))) {
-    mcp_client_options_free(co); /* the parser let through only valid modes */
-    return mcp__error_set(err, st, "%s: server \"%s\": cannot use \"protocol\": %s",
-                          def->source ? def->source : "<config>", def->name, mcp_strerror(st));
+    return st == MCP_ENOMEM ? mcp__error_set(err, st, "out of memory") : st;
   }
   *out = co;
   return MCP_OK;

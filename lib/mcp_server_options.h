@@ -10,15 +10,13 @@
 #include "mcp_int.h"
 
 /*
- * mcp__config_client_options() turns a definition into client options
- * through the public setters.  stdio: argv, cwd and each env pair.  http:
- * the URL with MCP_HTTP_TRANSPORT_AUTO (Streamable HTTP, falling back to the
- * legacy transport as the specification asks); sse: the URL with
- * MCP_HTTP_TRANSPORT_LEGACY_SSE; both: the HTTP version, each header, the CA
- * file/dir, the client certificate and key, insecure.  Then the timeout
- * and the protocol (era mode), when given.  Pass the resolved definition (see
- * mcp__config_resolve_secrets); values are used as they are.  Logging,
- * handlers and client info are the manager's to add.
+ * mcp__config_client_options() turns a definition into client options:
+ * its mcp_server_settings copied over the client's defaults (each field it
+ * gives; "sse" is MCP_HTTP_TRANSPORT_LEGACY_SSE, "http" AUTO) after the
+ * checks the public setters make, and its "oauth" object as OAuth options.
+ * Pass the resolved definition (see mcp__config_resolve_secrets); values
+ * are used as they are.  Logging, handlers and client info are the
+ * manager's to add.
  * Ownership: |def| borrowed.  On MCP_OK *out is new, freed with
  *   mcp_client_options_free(); on error *out is NULL and |err| names the
  *   file, the server and the value a setter refused.

@@ -106,9 +106,11 @@ bool mcp__tls_host_is_ip(const char *host) {
 
 /* ---- context -------------------------------------------------------------- */
 
-mcp_status mcp__tls_ctx_new(const char *ca_file, const char *ca_dir, const char *client_cert,
-                            const char *client_key, bool insecure, mcp_tls_alpn alpn,
-                            mcp_tls_ctx **out, mcp_error *err) {
+mcp_status mcp__tls_ctx_new(const mcp_tls_settings *tls, mcp_tls_alpn alpn, mcp_tls_ctx **out,
+                            mcp_error *err) {
+  const char *ca_file = tls->ca_file, *ca_dir = tls->ca_dir;
+  const char *client_cert = tls->client_cert, *client_key = tls->client_key;
+  bool insecure = tls->insecure;
   mcp_status st = MCP_OK;
   char why[256];
   mcp_tls_ctx *c = NULL;

@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #include "mcp_int.h"
+#include "mcp_settings.h"
 
 typedef struct mcp_tls_ctx mcp_tls_ctx;
 typedef struct mcp_tls mcp_tls;
@@ -34,7 +35,7 @@ typedef enum mcp_tls_alpn {
 
 /*
  * mcp__tls_ctx_new() makes the SSL_CTX of one client: peer verification on
- * unless |insecure| (trust from |ca_file| and/or |ca_dir|, or the system
+ * unless tls->insecure (trust from ca_file and/or ca_dir, or the system
  * default paths when both are NULL), an optional client certificate chain
  * and key (PEM, both or neither), TLS 1.2 at least, renegotiation off, and
  * the ALPN list |alpn|.
@@ -45,9 +46,8 @@ typedef enum mcp_tls_alpn {
  *   names the file and OpenSSL's reason), MCP_EINVAL (cert without key),
  *   MCP_ENOMEM.
  */
-mcp_status mcp__tls_ctx_new(const char *ca_file, const char *ca_dir, const char *client_cert,
-                            const char *client_key, bool insecure, mcp_tls_alpn alpn,
-                            mcp_tls_ctx **out, mcp_error *err);
+mcp_status mcp__tls_ctx_new(const mcp_tls_settings *tls, mcp_tls_alpn alpn, mcp_tls_ctx **out,
+                            mcp_error *err);
 
 /* mcp__tls_ctx_free() releases |ctx| (NULL is fine).  Connections made
  * from it hold their own reference to the SSL_CTX.  Threads: any, once no

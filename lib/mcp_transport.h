@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "mcp_int.h"
+#include "mcp_settings.h"
 #include "mcp_xhdr.h"
 
 typedef struct mcp_transport mcp_transport;
@@ -279,20 +280,12 @@ int mcp__stdio_transport_pid(mcp_transport *t);
  * AUTO (Streamable; on 400/404/405 to initialize, fall back to legacy),
  * STREAMABLE or LEGACY_SSE.  The transport may switch AUTO to LEGACY_SSE. */
 typedef struct mcp_http_transport_config {
-  const char *url;
-  mcp_http_transport kind;
-  mcp_http_version http_version;
-  /* Extra request headers, |nheaders| name/value pairs.  Content-Type,
-   * Accept, Host, Content-Length, Mcp-Session-Id, MCP-Protocol-Version and
-   * Last-Event-ID are the transport's own and are never taken from here. */
-  const char *const *header_names;
-  const char *const *header_values;
-  size_t nheaders;
-  const char *ca_file, *ca_dir, *client_cert, *client_key;
-  int insecure;
-  size_t max_message;         /* 0: 16 MiB */
+  /* The server: url, http_kind, http_version, headers, tls, max_message
+   * (0: 16 MiB) and no_get_listener are read; the rest is the client's.
+   * Borrowed: the transport copies what it keeps.  The transport's own
+   * headers (mcp__settings_header_reserved()) are never taken from it. */
+  const mcp_server_settings *settings;
   int64_t connect_timeout_ms; /* 0: 10000 */
-  int no_get_listener;        /* do not open the GET stream after ready */
   int max_resume_attempts;    /* 0: 5 */
   /* OAuth (borrowed; the transport makes its own engine from it), or NULL:
    * a 401 then fails the request. */

@@ -199,13 +199,7 @@ static bool name_is(const char *a, const char *b) { return strcasecmp(a, b) == 0
 static void wipe_str(char *s) { OPENSSL_cleanse(s, strlen(s)); }
 
 static bool reserved_header(const char *name) {
-  static const char *const reserved[] = {"content-type",   "accept",         "host",
-                                         "content-length", "mcp-session-id", "mcp-protocol-version",
-                                         "last-event-id",  "connection",     "transfer-encoding",
-                                         "mcp-method",     "mcp-name"};
-  for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
-    if (name_is(name, reserved[i])) return true;
-  return name[0] == ':';
+  return name[0] == ':' || mcp__settings_header_reserved(name);
 }
 
 static bool has_ctl(const char *s) {
@@ -1670,15 +1664,15 @@ static const mcp_transport_ops http_ops = {.send = http_send,
 
 /* Keeps the configured extra headers but those the transport sets itself,
  * names in lower case.  False when out of memory. */
-static bool copy_headers(http_transport *t, const mcp_http_transport_config *cfg) {
-  if (cfg->nheaders) {
-    t->headers = mcp__calloc(cfg->nheaders, sizeof(*t->headers));
+static bool copy_headers(http_transport *t, const mcp_server_settings *set) {
+  if (set->nheaders) {
+    t->headers = mcp__calloc(set->nheaders, sizeof(*t->headers));
     if (!t->headers) return false;
   }
-  for (size_t i = 0; i < cfg->nheaders; i++) {
-    if (reserved_header(cfg->header_names[i])) continue; /* ours alone */
-    char *name = mcp__strdup(cfg->header_names[i]);
-    char *value = mcp__strdup(cfg->header_values[i]);
+  for (size_t i = 0; i < set->nheaders; i++) {
+    if (reserved_header(set->headers[i].name)) continue; /* ours alone */
+    char *name = mcp__strdup(set->headers[i].name);
+    char *value = mcp__strdup(set->headers[i].value);
     if (!name || !value) {
       mcp__free(name);
       mcp__free(value);
@@ -1695,24 +1689,25 @@ mcp_status mcp__http_transport_new(const mcp_http_transport_config *cfg,
                                    const mcp_transport_callbacks *cb, void *user,
                                    mcp_transport **out, mcp_error *err) {
   *out = NULL;
-  if (!cfg || !cfg->url || !cb || !cb->on_message || !cb->on_close)
+  const mcp_server_settings *set = cfg ? cfg->settings : NULL;
+  if (!set || !set->url || !cb || !cb->on_message || !cb->on_close)
     return mcp__error_set(err, MCP_EINVAL, "invalid argument");
-  for (size_t i = 0; i < cfg->nheaders; i++) {
-    if (!cfg->header_names[i] || !*cfg->header_names[i] || !cfg->header_values[i] ||
-        has_ctl(cfg->header_names[i]) || has_ctl(cfg->header_values[i]) ||
-        strchr(cfg->header_names[i], ':') || strchr(cfg->header_names[i], ' '))
+  for (size_t i = 0; i < set->nheaders; i++) {
+    const mcp_kv *h = &set->headers[i];
+    if (!h->name || !*h->name || !h->value || has_ctl(h->name) || has_ctl(h->value) ||
+        strchr(h->name, ':') || strchr(h->name, ' '))
       return mcp__error_set(err, MCP_EINVAL, "invalid header \"%s\" (CR, LF or bad name)",
-                            cfg->header_names[i] ? cfg->header_names[i] : "");
+                            h->name ? h->name : "");
   }
   http_transport *t = mcp__calloc(1, sizeof(*t));
   if (!t) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
   t->base.ops = &http_ops;
   t->cb = cb;
   t->user = user;
-  t->kind = cfg->kind;
-  t->max_message = cfg->max_message ? cfg->max_message : DEFAULT_MAX_MESSAGE;
+  t->kind = set->http_kind;
+  t->max_message = set->max_message ? set->max_message : DEFAULT_MAX_MESSAGE;
   t->max_resume = cfg->max_resume_attempts > 0 ? cfg->max_resume_attempts : 5;
-  t->no_listener = cfg->no_get_listener != 0;
+  t->no_listener = set->no_get_listener;
   pthread_mutex_init(&t->lock, NULL);
   pthread_condattr_t ca;
   pthread_condattr_init(&ca);
@@ -1720,26 +1715,20 @@ mcp_status mcp__http_transport_new(const mcp_http_transport_config *cfg,
   pthread_cond_init(&t->cond, &ca);
   pthread_condattr_destroy(&ca);
   pthread_cond_init(&t->auth_cond, NULL);
-  mcp_status st = mcp__url_parse(cfg->url, &t->url, err);
+  mcp_status st = mcp__url_parse(set->url, &t->url, err);
   if (st != MCP_OK) goto fail;
   if (cfg->oauth) {
-    mcp_oauth_http_config oc = {cfg->ca_file,    cfg->ca_dir,        cfg->client_cert,
-                                cfg->client_key, cfg->insecure != 0, 0};
-    if ((st = mcp__oauth_new(cfg->oauth, cfg->url, &oc, &t->oauth, err)) != MCP_OK) goto fail;
+    if ((st = mcp__oauth_new(cfg->oauth, set->url, &set->tls, &t->oauth, err)) != MCP_OK) goto fail;
     mcp__oauth_set_person_hook(t->oauth, auth_person, t);
     t->bearer = mcp__oauth_authorization(t->oauth); /* from the token store */
   }
-  if (!copy_headers(t, cfg)) goto nomem;
+  if (!copy_headers(t, set)) goto nomem;
   mcp_http_config hcfg = {0};
   hcfg.scheme = t->url->scheme;
   hcfg.host = t->url->host;
   hcfg.port = t->url->port;
-  hcfg.mode = cfg->http_version;
-  hcfg.ca_file = cfg->ca_file;
-  hcfg.ca_dir = cfg->ca_dir;
-  hcfg.client_cert = cfg->client_cert;
-  hcfg.client_key = cfg->client_key;
-  hcfg.insecure = cfg->insecure != 0;
+  hcfg.mode = set->http_version;
+  hcfg.tls = set->tls; /* borrowed for the call */
   hcfg.connect_timeout_ms = cfg->connect_timeout_ms;
   if ((st = mcp__http_client_new(&hcfg, &t->hc, err)) != MCP_OK) goto fail;
   if (pthread_create(&t->timer, NULL, timer_main, t) != 0) {

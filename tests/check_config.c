@@ -148,14 +148,14 @@ static const mcp_server_def *must_find(const mcp_config_set *set, const char *na
 }
 
 static const char *env_of(const mcp_server_def *d, const char *name) {
-  for (size_t i = 0; i < d->nenv; i++)
-    if (strcmp(d->env[i].name, name) == 0) return d->env[i].value;
+  for (size_t i = 0; i < d->s.nenv; i++)
+    if (strcmp(d->s.env[i].name, name) == 0) return d->s.env[i].value;
   return NULL;
 }
 
 static const char *header_of(const mcp_server_def *d, const char *name) {
-  for (size_t i = 0; i < d->nheaders; i++)
-    if (strcmp(d->headers[i].name, name) == 0) return d->headers[i].value;
+  for (size_t i = 0; i < d->s.nheaders; i++)
+    if (strcmp(d->s.headers[i].name, name) == 0) return d->s.headers[i].value;
   return NULL;
 }
 
@@ -328,44 +328,44 @@ START_TEST(test_full_definitions) {
 
   const mcp_server_def *l = must_find(set, "local");
   ck_assert_int_eq(l->type, MCP_SERVER_STDIO);
-  ck_assert_uint_eq(l->argc, 4);
-  ck_assert_str_eq(l->argv[0], "server-a");
-  ck_assert_str_eq(l->argv[1], "--token=t0k");
-  ck_assert_str_eq(l->argv[2], "dflt");
-  ck_assert_str_eq(l->argv[3], "plain");
-  ck_assert_ptr_null(l->argv[4]);
+  ck_assert_uint_eq(l->s.argc, 4);
+  ck_assert_str_eq(l->s.argv[0], "server-a");
+  ck_assert_str_eq(l->s.argv[1], "--token=t0k");
+  ck_assert_str_eq(l->s.argv[2], "dflt");
+  ck_assert_str_eq(l->s.argv[3], "plain");
+  ck_assert_ptr_null(l->s.argv[4]);
   /* Env names are not expanded; values are. */
   ck_assert_str_eq(env_of(l, "${A}"), "2");
   ck_assert_str_eq(env_of(l, "K"), "!echo hi");
-  ck_assert_str_eq(l->cwd, "/home/u/work");
-  ck_assert_int_eq(l->timeout_ms, 0);
+  ck_assert_str_eq(l->s.cwd, "/home/u/work");
+  ck_assert_int_eq(l->s.timeout_ms, 0);
   ck_assert(l->enabled);
   ck_assert(!l->foreign);
-  ck_assert_ptr_null(l->url);
+  ck_assert_ptr_null(l->s.url);
   ck_assert_str_eq(l->source, SRC);
   ck_assert_uint_eq(strlen(l->hash), 64);
 
   const mcp_server_def *r = must_find(set, "remote");
   ck_assert_int_eq(r->type, MCP_SERVER_HTTP);
-  ck_assert_str_eq(r->url, "https://h/1/mcp");
+  ck_assert_str_eq(r->s.url, "https://h/1/mcp");
   ck_assert_str_eq(header_of(r, "Authorization"), "Bearer t0k");
-  ck_assert_int_eq(r->http2, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
-  ck_assert_str_eq(r->ca_file, "/home/u/ca.pem");
-  ck_assert_str_eq(r->ca_dir, "/etc/ssl/certs");
-  ck_assert_str_eq(r->client_cert, "c.pem");
-  ck_assert_str_eq(r->client_key, "k.pem");
-  ck_assert(r->insecure);
-  ck_assert_int_eq(r->timeout_ms, 5000);
+  ck_assert_int_eq(r->s.http_version, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
+  ck_assert_str_eq(r->s.tls.ca_file, "/home/u/ca.pem");
+  ck_assert_str_eq(r->s.tls.ca_dir, "/etc/ssl/certs");
+  ck_assert_str_eq(r->s.tls.client_cert, "c.pem");
+  ck_assert_str_eq(r->s.tls.client_key, "k.pem");
+  ck_assert(r->s.tls.insecure);
+  ck_assert_int_eq(r->s.timeout_ms, 5000);
   ck_assert(!r->enabled); /* kept by parse, hidden by discovery */
-  ck_assert_ptr_null(r->argv);
+  ck_assert_ptr_null(r->s.argv);
 
   const mcp_server_def *im = must_find(set, "implicit");
   ck_assert_int_eq(im->type, MCP_SERVER_HTTP);
-  ck_assert_int_eq(im->timeout_ms, -1);
-  ck_assert_int_eq(im->http2, MCP_HTTP_VERSION_AUTO);
+  ck_assert_int_eq(im->s.timeout_ms, -1);
+  ck_assert_int_eq(im->s.http_version, MCP_HTTP_VERSION_AUTO);
   const mcp_server_def *lg = must_find(set, "legacy");
   ck_assert_int_eq(lg->type, MCP_SERVER_SSE);
-  ck_assert_int_eq(lg->http2, MCP_HTTP_VERSION_1_1);
+  ck_assert_int_eq(lg->s.http_version, MCP_HTTP_VERSION_1_1);
 
   ck_assert_uint_eq(set->ndisabled, 2);
   ck_assert_str_eq(set->disabled[0], "a");
@@ -444,10 +444,10 @@ START_TEST(test_malformed_file_does_not_stop_others) {
   mcp_error err = MCP_ERROR_INIT;
   ck_assert_int_eq(mcp__config_discover(&o, &set, &err), MCP_OK);
   ck_assert_uint_eq(set->ndefs, 3);
-  ck_assert_str_eq(must_find(set, "g")->argv[0], "good");
-  ck_assert_str_eq(must_find(set, "u")->argv[0], "user");
+  ck_assert_str_eq(must_find(set, "g")->s.argv[0], "good");
+  ck_assert_str_eq(must_find(set, "u")->s.argv[0], "user");
   /* The malformed file claimed nothing. */
-  ck_assert_str_eq(must_find(set, "x")->argv[0], "from-user");
+  ck_assert_str_eq(must_find(set, "x")->s.argv[0], "from-user");
   ck_assert_uint_eq(count_level(set, MCP_LOG_WARN), 2);
   const mcp_config_diag *d = find_diag(set, MCP_LOG_WARN, NULL, "invalid JSON");
   ck_assert_ptr_nonnull(d);
@@ -476,9 +476,9 @@ START_TEST(test_foreign_dialects) {
   ck_assert_uint_eq(set->ndefs, 6);
   const mcp_server_def *a = must_find(set, "a");
   ck_assert(a->foreign);
-  ck_assert_uint_eq(a->nheaders, 0); /* another transport's field: ignored */
+  ck_assert_uint_eq(a->s.nheaders, 0); /* another transport's field: ignored */
   ck_assert_int_eq(must_find(set, "b")->type, MCP_SERVER_HTTP);
-  ck_assert_str_eq(must_find(set, "c")->url, "https://h/c");
+  ck_assert_str_eq(must_find(set, "c")->s.url, "https://h/c");
   ck_assert_int_eq(must_find(set, "d")->type, MCP_SERVER_HTTP);
   ck_assert_int_eq(must_find(set, "e")->type, MCP_SERVER_HTTP);
   ck_assert_int_eq(must_find(set, "f")->type, MCP_SERVER_STDIO);
@@ -638,7 +638,7 @@ START_TEST(test_secret_success_and_failures) {
   ck_assert_ptr_null(env_of(r, "EMPTY"));
   ck_assert_ptr_null(env_of(r, "NONE"));
   ck_assert_ptr_null(env_of(r, "SIG"));
-  ck_assert_uint_eq(r->nenv, 2);
+  ck_assert_uint_eq(r->s.nenv, 2);
   ck_assert_uint_eq(n, 4);
   const char *m = diag_for(diags, n, "env \"BAD\"");
   ck_assert_ptr_nonnull(m);
@@ -753,8 +753,8 @@ static void *race_thread(void *p) {
   size_t n = 0;
   mcp_secret_opts so = {10000};
   mcp_server_def *r = NULL;
-  if (mcp__config_resolve_secrets(a->def, &so, &r, &diags, &n) == MCP_OK && r->nenv == 1)
-    snprintf(a->value, sizeof(a->value), "%s", r->env[0].value);
+  if (mcp__config_resolve_secrets(a->def, &so, &r, &diags, &n) == MCP_OK && r->s.nenv == 1)
+    snprintf(a->value, sizeof(a->value), "%s", r->s.env[0].value);
   mcp__server_def_free(r);
   mcp__config_diags_free(diags, n);
   return NULL;
@@ -928,7 +928,7 @@ static mcp_config_set *discover(const mcp_discovery_opts *o) {
 static const char *cmd_of(const mcp_config_set *set, const char *name) {
   const mcp_server_def *d = mcp__config_find(set, name);
   if (!d) return NULL;
-  return d->argv ? d->argv[0] : d->url;
+  return d->s.argv ? d->s.argv[0] : d->s.url;
 }
 
 START_TEST(test_discovery_precedence) {
@@ -1318,23 +1318,25 @@ START_TEST(test_client_options_round_trip) {
   mcp_client_options *co = NULL;
   mcp_error err = MCP_ERROR_INIT;
   ck_assert_int_eq(mcp__config_client_options(must_find(set, "s"), &co, &err), MCP_OK);
-  ck_assert_str_eq(co->argv[0], "/bin/srv");
-  ck_assert_str_eq(co->argv[1], "-v");
-  ck_assert_str_eq(co->argv[2], "--x=1");
-  ck_assert_ptr_null(co->argv[3]);
-  ck_assert_str_eq(co->cwd, "/tmp");
-  ck_assert_uint_eq(co->nenv, 2);
-  ck_assert_str_eq(co->env[0], "K1=v1");
-  ck_assert_str_eq(co->env[1], "K2=");
-  ck_assert_int_eq(co->timeout_ms, 1234);
+  ck_assert_str_eq(co->s.argv[0], "/bin/srv");
+  ck_assert_str_eq(co->s.argv[1], "-v");
+  ck_assert_str_eq(co->s.argv[2], "--x=1");
+  ck_assert_ptr_null(co->s.argv[3]);
+  ck_assert_str_eq(co->s.cwd, "/tmp");
+  ck_assert_uint_eq(co->s.nenv, 2);
+  ck_assert_str_eq(co->s.env[0].name, "K1");
+  ck_assert_str_eq(co->s.env[0].value, "v1");
+  ck_assert_str_eq(co->s.env[1].name, "K2");
+  ck_assert_str_eq(co->s.env[1].value, "");
+  ck_assert_int_eq(co->s.timeout_ms, 1234);
   mcp_client_options_free(co);
 
   /* No timeout given: the options keep their default. */
   mcp_client_options *dflt = mcp_client_options_new();
   ck_assert_int_eq(mcp__config_client_options(must_find(set, "d"), &co, &err), MCP_OK);
-  ck_assert_int_eq(co->timeout_ms, dflt->timeout_ms);
-  ck_assert_ptr_null(co->cwd);
-  ck_assert_uint_eq(co->nenv, 0);
+  ck_assert_int_eq(co->s.timeout_ms, dflt->s.timeout_ms);
+  ck_assert_ptr_null(co->s.cwd);
+  ck_assert_uint_eq(co->s.nenv, 0);
   mcp_client_options_free(co);
   mcp_client_options_free(dflt);
 
@@ -1367,18 +1369,21 @@ START_TEST(test_protocol_field) {
               {"n", NULL, MCP_ERA_AUTO, NULL}};
   for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
     const mcp_server_def *d = must_find(set, want[i].name);
-    if (want[i].field) ck_assert_str_eq(d->protocol, want[i].field);
-    else ck_assert_ptr_null(d->protocol);
+    if (want[i].field) ck_assert_str_eq(d->s.protocol, want[i].field);
+    else ck_assert_ptr_null(d->s.protocol);
     /* A copy keeps it (a static string: nothing to free). */
     mcp_server_def *dup = mcp__server_def_dup(d);
-    ck_assert_ptr_eq(dup->protocol, d->protocol);
+    ck_assert_ptr_eq(dup->s.protocol, d->s.protocol);
     mcp__server_def_free(dup);
     mcp_client_options *co = NULL;
     mcp_error err = MCP_ERROR_INIT;
     ck_assert_int_eq(mcp__config_client_options(d, &co, &err), MCP_OK);
-    ck_assert_int_eq(co->era_mode, want[i].mode);
-    if (want[i].pinned) ck_assert_str_eq(co->era_pinned, want[i].pinned);
-    else ck_assert_ptr_null(co->era_pinned);
+    mcp_era_mode mode;
+    const char *pinned;
+    ck_assert(mcp__era_parse_mode(co->s.protocol, &mode, &pinned));
+    ck_assert_int_eq(mode, want[i].mode);
+    if (want[i].pinned) ck_assert_str_eq(pinned, want[i].pinned);
+    else ck_assert_ptr_null(pinned);
     mcp_client_options_free(co);
   }
   mcp__config_free(set);
@@ -1398,27 +1403,27 @@ START_TEST(test_client_options_http) {
   mcp_client_options *co = NULL;
   mcp_error err = MCP_ERROR_INIT;
   ck_assert_int_eq(mcp__config_client_options(must_find(set, "h"), &co, &err), MCP_OK);
-  ck_assert_str_eq(co->url, "https://h.example/mcp");
-  ck_assert_ptr_null(co->argv);
-  ck_assert_int_eq(co->http_kind, MCP_HTTP_TRANSPORT_AUTO);
-  ck_assert_int_eq(co->http_version, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
-  ck_assert_uint_eq(co->nheaders, 2);
-  ck_assert_str_eq(co->header_names[0], "Authorization");
-  ck_assert_str_eq(co->header_values[0], "Bearer t0k");
-  ck_assert_str_eq(co->header_names[1], "X-Two");
-  ck_assert_str_eq(co->ca_file, "/ca.pem");
-  ck_assert_str_eq(co->ca_dir, "/cas");
-  ck_assert_str_eq(co->client_cert, "/c.pem");
-  ck_assert_str_eq(co->client_key, "/k.pem");
-  ck_assert(co->insecure);
-  ck_assert_int_eq(co->timeout_ms, 0);
+  ck_assert_str_eq(co->s.url, "https://h.example/mcp");
+  ck_assert_ptr_null(co->s.argv);
+  ck_assert_int_eq(co->s.http_kind, MCP_HTTP_TRANSPORT_AUTO);
+  ck_assert_int_eq(co->s.http_version, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
+  ck_assert_uint_eq(co->s.nheaders, 2);
+  ck_assert_str_eq(co->s.headers[0].name, "Authorization");
+  ck_assert_str_eq(co->s.headers[0].value, "Bearer t0k");
+  ck_assert_str_eq(co->s.headers[1].name, "X-Two");
+  ck_assert_str_eq(co->s.tls.ca_file, "/ca.pem");
+  ck_assert_str_eq(co->s.tls.ca_dir, "/cas");
+  ck_assert_str_eq(co->s.tls.client_cert, "/c.pem");
+  ck_assert_str_eq(co->s.tls.client_key, "/k.pem");
+  ck_assert(co->s.tls.insecure);
+  ck_assert_int_eq(co->s.timeout_ms, 0);
   mcp_client_options_free(co);
 
   ck_assert_int_eq(mcp__config_client_options(must_find(set, "s"), &co, &err), MCP_OK);
-  ck_assert_int_eq(co->http_kind, MCP_HTTP_TRANSPORT_LEGACY_SSE);
-  ck_assert_int_eq(co->http_version, MCP_HTTP_VERSION_1_1);
-  ck_assert_uint_eq(co->nheaders, 0);
-  ck_assert(!co->insecure);
+  ck_assert_int_eq(co->s.http_kind, MCP_HTTP_TRANSPORT_LEGACY_SSE);
+  ck_assert_int_eq(co->s.http_version, MCP_HTTP_VERSION_1_1);
+  ck_assert_uint_eq(co->s.nheaders, 0);
+  ck_assert(!co->s.tls.insecure);
   mcp_client_options_free(co);
 
   /* A URL the client refuses: the error names file, server and field. */
@@ -1550,7 +1555,7 @@ static char *expand_in(mcp_config_dialect d, const char *value) {
   mcp_config_set *set = NULL;
   ck_assert_int_eq(mcp__config_parse_text(text, strlen(text), SRC, &o, &set), MCP_OK);
   const mcp_server_def *s = mcp__config_find(set, "s");
-  char *out = s ? strdup(s->argv[1]) : NULL;
+  char *out = s ? strdup(s->s.argv[1]) : NULL;
   if (!s) {
     const mcp_config_diag *dg = find_diag(set, MCP_LOG_WARN, "s", "cannot be resolved");
     if (!dg) dump_diags(set);
@@ -1711,19 +1716,19 @@ START_TEST(test_discovery_project_root_and_scope) {
   mcp_config_set *set = discover(&o);
   if (count_level(set, MCP_LOG_WARN)) dump_diags(set);
   ck_assert_uint_eq(count_level(set, MCP_LOG_WARN), 0);
-  ck_assert_str_eq(must_find(set, "root")->cwd, tpath("proj"));
-  ck_assert_str_eq(must_find(set, "rel")->cwd, tpath("proj/tools"));
-  ck_assert_str_eq(must_find(set, "abs")->cwd, "/opt");
-  ck_assert_str_eq(must_find(set, "cur")->cwd, tpath("proj"));
+  ck_assert_str_eq(must_find(set, "root")->s.cwd, tpath("proj"));
+  ck_assert_str_eq(must_find(set, "rel")->s.cwd, tpath("proj/tools"));
+  ck_assert_str_eq(must_find(set, "abs")->s.cwd, "/opt");
+  ck_assert_str_eq(must_find(set, "cur")->s.cwd, tpath("proj"));
   char want[1100];
   snprintf(want, sizeof(want), "%s/a", tpath("proj"));
-  ck_assert_str_eq(must_find(set, "cur")->argv[1], want);
+  ck_assert_str_eq(must_find(set, "cur")->s.argv[1], want);
   ck_assert_str_eq(cmd_of(set, "both"), "vscode-project");
   ck_assert_ptr_nonnull(find_diag(set, MCP_LOG_DEBUG, "both", "already defined"));
   /* A user file's ${workspaceFolder} is the project of cwd; its servers
    * keep the host's cwd. */
-  ck_assert_str_eq(must_find(set, "ws")->argv[1], tpath("proj"));
-  ck_assert_ptr_null(must_find(set, "ws")->cwd);
+  ck_assert_str_eq(must_find(set, "ws")->s.argv[1], tpath("proj"));
+  ck_assert_ptr_null(must_find(set, "ws")->s.cwd);
   mcp__config_free(set);
 }
 END_TEST
@@ -1767,10 +1772,10 @@ static char *corpus_render(const mcp_config_set *set) {
                    : d->type == MCP_SERVER_HTTP ? "http"
                                                 : "sse");
     corpus_put(&b, " ");
-    if (d->url) corpus_put(&b, d->url);
-    for (size_t k = 0; k < d->argc; k++) {
+    if (d->s.url) corpus_put(&b, d->s.url);
+    for (size_t k = 0; k < d->s.argc; k++) {
       if (k) corpus_put(&b, " ");
-      corpus_put(&b, d->argv[k]);
+      corpus_put(&b, d->s.argv[k]);
     }
     if (d->display_name) {
       corpus_put(&b, " display=\"");
@@ -1778,19 +1783,19 @@ static char *corpus_render(const mcp_config_set *set) {
       corpus_put(&b, "\"");
     }
     if (!d->enabled) corpus_put(&b, " off");
-    if (d->timeout_ms >= 0) {
-      snprintf(num, sizeof(num), " timeout=%lld", (long long)d->timeout_ms);
+    if (d->s.timeout_ms >= 0) {
+      snprintf(num, sizeof(num), " timeout=%lld", (long long)d->s.timeout_ms);
       corpus_put(&b, num);
     }
-    if (d->cwd) {
+    if (d->s.cwd) {
       corpus_put(&b, " cwd=");
-      corpus_put(&b, d->cwd);
+      corpus_put(&b, d->s.cwd);
     }
-    for (size_t k = 0; k < d->nenv; k++) {
+    for (size_t k = 0; k < d->s.nenv; k++) {
       corpus_put(&b, " env:");
-      corpus_put(&b, d->env[k].name);
+      corpus_put(&b, d->s.env[k].name);
       corpus_put(&b, "=");
-      corpus_put(&b, d->env[k].value);
+      corpus_put(&b, d->s.env[k].value);
     }
     if (d->tools_only_set) corpus_put(&b, " tools-only=");
     for (size_t k = 0; k < d->ntools_only; k++) {
@@ -1801,11 +1806,11 @@ static char *corpus_render(const mcp_config_set *set) {
       corpus_put(&b, k ? "," : " tools-off=");
       corpus_put(&b, d->tools_off[k]);
     }
-    for (size_t k = 0; k < d->nheaders; k++) {
+    for (size_t k = 0; k < d->s.nheaders; k++) {
       corpus_put(&b, " header:");
-      corpus_put(&b, d->headers[k].name);
+      corpus_put(&b, d->s.headers[k].name);
       corpus_put(&b, "=");
-      corpus_put(&b, d->headers[k].value);
+      corpus_put(&b, d->s.headers[k].value);
     }
     corpus_put(&b, "\n");
   }
@@ -1937,18 +1942,18 @@ START_TEST(test_discovery_new_clients) {
   ck_assert_str_eq(cmd_of(set, "deskmac"), "deskmac");
   ck_assert_str_eq(cmd_of(set, "vsu"), "https://vsu/proj");
   ck_assert_str_eq(cmd_of(set, "cline"), "cline");
-  ck_assert_int_eq(must_find(set, "cline")->timeout_ms, 10000); /* seconds in Cline's file */
+  ck_assert_int_eq(must_find(set, "cline")->s.timeout_ms, 10000); /* seconds in Cline's file */
   ck_assert_str_eq(cmd_of(set, "zedu"), "zedu");
   ck_assert_str_eq(cmd_of(set, "zedp"), "zedp");
   ck_assert_str_eq(cmd_of(set, "ocu"), "https://ocu/mcp");
   ck_assert_str_eq(cmd_of(set, "codex"), "codex-srv");
-  ck_assert_int_eq(must_find(set, "codex")->timeout_ms, 5000);
+  ck_assert_int_eq(must_find(set, "codex")->s.timeout_ms, 5000);
   ck_assert_str_eq(env_of(must_find(set, "codex"), "K"), "v");
   ck_assert_str_eq(cmd_of(set, "codexp"), "codexp");
   ck_assert_ptr_nonnull(strstr(trust_seen, "\"command\":\"codexp\""));
   ck_assert_str_eq(cmd_of(set, "ocp"), "bun");
-  ck_assert_str_eq(must_find(set, "ocp")->argv[2], "ocp");
-  ck_assert_str_eq(must_find(set, "ocp")->cwd, tpath("proj"));
+  ck_assert_str_eq(must_find(set, "ocp")->s.argv[2], "ocp");
+  ck_assert_str_eq(must_find(set, "ocp")->s.cwd, tpath("proj"));
   ck_assert(must_find(set, "ocp")->project);
   ck_assert(!must_find(set, "ocu")->project);
   /* The trust prompt shows what would run, in every client's shape. */
@@ -2066,7 +2071,7 @@ START_TEST(test_explicit_file_formats) {
   base_opts(&o, files, sizeof(files) / sizeof(files[0]));
   o.getenv_user = (void *)corpus_env;
   mcp_config_set *set = discover(&o);
-  ck_assert_int_eq(must_find(set, "c")->timeout_ms, 2000);
+  ck_assert_int_eq(must_find(set, "c")->s.timeout_ms, 2000);
   ck_assert_str_eq(cmd_of(set, "v"), "1");
   ck_assert_str_eq(cmd_of(set, "z"), "zp");
   ck_assert_str_eq(cmd_of(set, "o"), "oc");
@@ -2105,8 +2110,8 @@ START_TEST(test_host_inputs) {
   o.input_user = &in;
   mcp_config_set *set = discover(&o);
   const mcp_server_def *d = must_find(set, "v");
-  ck_assert_uint_eq(d->nheaders, 1);
-  ck_assert_str_eq(d->headers[0].value, "Bearer k2");
+  ck_assert_uint_eq(d->s.nheaders, 1);
+  ck_assert_str_eq(d->s.headers[0].value, "Bearer k2");
   mcp__config_free(set);
   /* Without it: left out, the warning names the file, server and field. */
   mcp__config_inputs_clear(&in);
@@ -2145,8 +2150,8 @@ START_TEST(test_explicit_format_override) {
   mcp_discovery_opts o;
   base_opts(&o, files, 2);
   mcp_config_set *set = discover(&o);
-  ck_assert_int_eq(must_find(set, "c")->timeout_ms, 2000); /* Cline: seconds */
-  ck_assert_int_eq(must_find(set, "n")->timeout_ms, 2);    /* Claude Code: ms */
+  ck_assert_int_eq(must_find(set, "c")->s.timeout_ms, 2000); /* Cline: seconds */
+  ck_assert_int_eq(must_find(set, "n")->s.timeout_ms, 2);    /* Claude Code: ms */
   mcp__config_free(set);
 
   o.format_set = true;
@@ -2159,8 +2164,8 @@ START_TEST(test_explicit_format_override) {
 
   o.format = MCP_CONFIG_CLINE;
   set = discover(&o);
-  ck_assert_int_eq(must_find(set, "c")->timeout_ms, 2000);
-  ck_assert_int_eq(must_find(set, "n")->timeout_ms, 2000); /* read as Cline's: seconds */
+  ck_assert_int_eq(must_find(set, "c")->s.timeout_ms, 2000);
+  ck_assert_int_eq(must_find(set, "n")->s.timeout_ms, 2000); /* read as Cline's: seconds */
   mcp__config_free(set);
 }
 END_TEST

@@ -32,7 +32,7 @@
 /* The directory holding the test PKI, made once by main(). */
 static char pki_dir[512];
 
-static const char *pki(const char *name) {
+static char *pki(const char *name) {
   static __thread char path[8][600];
   static __thread int slot;
   char *p = path[slot++ % 8];
@@ -261,7 +261,7 @@ static mcp_http_client *client_new(const mcp_http_config *cfg) {
 /* A TLS client trusting the test CA. */
 static mcp_http_client *tls_client(const char *host, int port, mcp_http_version mode) {
   mcp_http_config c = base_cfg("https", host, port, mode);
-  c.ca_file = pki("ca.pem");
+  c.tls.ca_file = pki("ca.pem");
   return client_new(&c);
 }
 
@@ -506,7 +506,7 @@ END_TEST
 START_TEST(test_tls_insecure_accepts_self_signed) {
   test_server s = tls_server("self.pem", "self.key", NULL);
   mcp_http_config c = base_cfg("https", "127.0.0.1", s.port, MCP_HTTP_VERSION_AUTO);
-  c.insecure = true;
+  c.tls.insecure = true;
   mcp_http_client *h = client_new(&c);
   resp r;
   fetch(h, "POST", "/echo", "insecure", &r);
@@ -521,9 +521,9 @@ START_TEST(test_tls_mtls) {
   test_server s = server_start("--tls", pki("server.pem"), pki("server.key"), "--client-ca",
                                pki("ca.pem"), NULL);
   mcp_http_config c = base_cfg("https", "localhost", s.port, MCP_HTTP_VERSION_AUTO);
-  c.ca_file = pki("ca.pem");
-  c.client_cert = pki("client.pem");
-  c.client_key = pki("client.key");
+  c.tls.ca_file = pki("ca.pem");
+  c.tls.client_cert = pki("client.pem");
+  c.tls.client_key = pki("client.key");
   mcp_http_client *h = client_new(&c);
   resp r;
   fetch(h, "POST", "/echo", "mutual", &r);
@@ -544,18 +544,18 @@ END_TEST
 
 START_TEST(test_tls_bad_material) {
   mcp_http_config c = base_cfg("https", "127.0.0.1", 443, MCP_HTTP_VERSION_AUTO);
-  c.ca_file = "/nonexistent/ca.pem";
+  c.tls.ca_file = "/nonexistent/ca.pem";
   mcp_http_client *h = NULL;
   mcp_error err = MCP_ERROR_INIT;
   ck_assert_int_eq(mcp__http_client_new(&c, &h, &err), MCP_ETLS);
   ck_assert_ptr_null(h);
   ck_assert_ptr_nonnull(strstr(err.message, "/nonexistent/ca.pem"));
   mcp_error_clear(&err);
-  c.ca_file = NULL;
-  c.client_cert = pki("client.pem");
+  c.tls.ca_file = NULL;
+  c.tls.client_cert = pki("client.pem");
   ck_assert_int_eq(mcp__http_client_new(&c, &h, &err), MCP_EINVAL);
   mcp_error_clear(&err);
-  c.client_key = pki("server.key"); /* not the certificate's key */
+  c.tls.client_key = pki("server.key"); /* not the certificate's key */
   ck_assert_int_eq(mcp__http_client_new(&c, &h, &err), MCP_ETLS);
   ck_assert_ptr_nonnull(strstr(err.message, "do not match"));
   mcp_error_clear(&err);
@@ -976,7 +976,7 @@ START_TEST(test_connect_timeout) {
   socklen_t sl = sizeof(sa);
   getsockname(lfd, (struct sockaddr *)&sa, &sl);
   mcp_http_config c = base_cfg("https", "127.0.0.1", ntohs(sa.sin_port), MCP_HTTP_VERSION_AUTO);
-  c.ca_file = pki("ca.pem");
+  c.tls.ca_file = pki("ca.pem");
   c.connect_timeout_ms = 300;
   mcp_http_client *h = client_new(&c);
   long long t0 = test_now_ms();

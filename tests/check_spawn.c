@@ -364,8 +364,8 @@ START_TEST(test_env_inherit_field) {
   const mcp_server_def *a = mcp__config_find(set, "a"), *b = mcp__config_find(set, "b");
   ck_assert_ptr_nonnull(a);
   ck_assert_ptr_nonnull(b);
-  ck_assert_int_eq(a->env_inherit, MCP_ENV_INHERIT_NONE);
-  ck_assert_int_eq(b->env_inherit, 0);
+  ck_assert_int_eq(a->s.env_inherit, MCP_ENV_INHERIT_NONE);
+  ck_assert_int_eq(b->s.env_inherit, 0);
   ck_assert_ptr_null(mcp__config_find(set, "c"));
   ck_assert_ptr_null(mcp__config_find(set, "d"));
   ck_assert_ptr_null(mcp__config_find(set, "e"));
@@ -382,7 +382,7 @@ START_TEST(test_env_inherit_field) {
   mcp_client_options *co = NULL;
   mcp_error err = MCP_ERROR_INIT;
   ck_assert_int_eq(mcp__config_client_options(a, &co, &err), MCP_OK);
-  ck_assert_int_eq(co->env_inherit, MCP_ENV_INHERIT_NONE);
+  ck_assert_int_eq(co->s.env_inherit, MCP_ENV_INHERIT_NONE);
   mcp_client_options_free(co);
   mcp__config_free(set);
 }

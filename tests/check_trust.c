@@ -187,7 +187,7 @@ START_TEST(test_untrusted_is_left_out) {
   /* Its names claim nothing: the user's own "spawn" is used. */
   const mcp_server_def *d = mcp__config_find(set, "spawn");
   ck_assert_ptr_nonnull(d);
-  ck_assert_str_eq(d->argv[0], "user-spawn");
+  ck_assert_str_eq(d->s.argv[0], "user-spawn");
   ck_assert(!d->project);
   ck_assert_uint_eq(set->nuntrusted, 1);
   ck_assert_str_eq(set->untrusted[0], tpath("proj/.mcp.json"));
@@ -246,7 +246,7 @@ START_TEST(test_callback_decides) {
   ck_assert_int_eq(a.calls, 2);
   const mcp_server_def *leak = mcp__config_find(set, "leak");
   ck_assert_ptr_nonnull(leak);
-  ck_assert_ptr_nonnull(strstr(leak->url, "s3cr3t-value"));
+  ck_assert_ptr_nonnull(strstr(leak->s.url, "s3cr3t-value"));
   ck_assert(leak->project); /* for policies stricter with project servers */
   ck_assert_ptr_nonnull(mcp__config_find(set, "spawn"));
   ck_assert(!exists("xdg/mcpconn/trusted-projects.json"));
