@@ -70,10 +70,10 @@ void mcp__settings_clear(mcp_server_settings *s) {
 }
 
 bool mcp__settings_header_reserved(const char *name) {
-  static const char *const owned[] = {
-      "content-type",         "accept",        "host",       "content-length",
-      "mcp-session-id",       "mcp-protocol-version", "last-event-id", "connection",
-      "transfer-encoding",    "mcp-method",    "mcp-name"};
+  static const char *const owned[] = {"content-type",   "accept",         "host",
+                                      "content-length", "mcp-session-id", "mcp-protocol-version",
+                                      "last-event-id",  "connection",     "transfer-encoding",
+                                      "mcp-method",     "mcp-name"};
   for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++)
     if (strcasecmp(name, owned[i]) == 0) return true;
   return false;

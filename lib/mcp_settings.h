@@ -35,7 +35,7 @@ typedef struct mcp_kv {
  * where the settings are (mcp_server_settings), borrowed in the configs
  * that pass them down (mcp_http_config, the OAuth engine's). */
 typedef struct mcp_tls_settings {
-  char *ca_file, *ca_dir;       /* trust; NULL: the system store */
+  char *ca_file, *ca_dir;         /* trust; NULL: the system store */
   char *client_cert, *client_key; /* PEM, for mTLS; both or neither */
   bool insecure;
 } mcp_tls_settings;
@@ -45,8 +45,8 @@ typedef struct mcp_server_settings {
    * NULL for an HTTP server.  argv and url exclude each other. */
   char **argv;
   size_t argc;
-  char *cwd;    /* NULL: the host's */
-  mcp_kv *env;  /* merged over the inherited environment, in order */
+  char *cwd;   /* NULL: the host's */
+  mcp_kv *env; /* merged over the inherited environment, in order */
   size_t nenv;
   int env_inherit; /* mcp_env_inherit; 0 (UNSET): ALL at connect */
   /* HTTP: the endpoint; NULL for a stdio server. */

@@ -222,6 +222,8 @@ static const struct bad_case {
     {"{\"url\":\"http://h\",\"clientKey\":\"k.pem\"}", "clientCert", "\"clientCert\" is required"},
     {"{\"url\":\"http://h\",\"headers\":{\"content-TYPE\":\"x\"}}", "headers",
      "\"content-TYPE\" is set by the transport"},
+    {"{\"url\":\"http://h\",\"headers\":{\"Mcp-Method\":\"x\"}}", "headers",
+     "\"Mcp-Method\" is set by the transport"},
     {"{\"command\":\"x\",\"headers\":{}}", "headers",
      "\"headers\" does not apply to stdio servers"},
     {"{\"command\":\"x\",\"insecure\":true}", "insecure", "stdio servers"},
@@ -2299,6 +2301,64 @@ START_TEST(test_claude_lists_and_codex_home) {
 }
 END_TEST
 
+/* The one settings shape: what an overlay copies, what it leaves, and the
+ * rules the setters and the config parser share. */
+START_TEST(test_settings_overlay) {
+  mcp_server_settings dst = {.timeout_ms = 30000, .max_message = 100};
+  const char *argv[] = {"srv", "-v", NULL};
+  ck_assert_int_eq(mcp__settings_set_argv(&dst, argv), MCP_OK);
+  ck_assert_uint_eq(dst.argc, 2);
+  /* A definition that gives no timeout (-1) and no max keeps the defaults. */
+  mcp_server_settings def = {.timeout_ms = -1};
+  ck_assert_int_eq(mcp__settings_set_env(&def, "K", "v"), MCP_OK);
+  ck_assert_int_eq(mcp__settings_set_env(&def, "K", "w"), MCP_OK); /* replaces */
+  ck_assert_int_eq(mcp__settings_set_env(&def, "GONE", NULL), MCP_OK);
+  ck_assert_int_eq(mcp__settings_set_env(&def, "A=B", "x"), MCP_EINVAL);
+  ck_assert_int_eq(mcp__settings_set_env(&def, "", "x"), MCP_EINVAL);
+  ck_assert_uint_eq(def.nenv, 2);
+  ck_assert_int_eq(mcp__settings_overlay(&dst, &def), MCP_OK);
+  ck_assert_int_eq(dst.timeout_ms, 30000);
+  ck_assert_uint_eq(dst.max_message, 100);
+  ck_assert_str_eq(dst.argv[1], "-v");
+  ck_assert_str_eq(dst.env[0].value, "w");
+  ck_assert_ptr_null(dst.env[1].value);
+  bool none = true;
+  char **envp = mcp__settings_envp(&dst, &none);
+  ck_assert(!none);
+  ck_assert_str_eq(envp[0], "K=w");
+  ck_assert_str_eq(envp[1], "GONE");
+  ck_assert_ptr_null(envp[2]);
+  mcp__settings_envp_free(envp);
+  /* A URL replaces the program; a given timeout of 0 (none) is copied. */
+  mcp_server_settings http = {.timeout_ms = 0, .http_kind = MCP_HTTP_TRANSPORT_LEGACY_SSE};
+  ck_assert_int_eq(mcp__settings_set_url(&http, "http://127.0.0.1:1/sse"), MCP_OK);
+  ck_assert_int_eq(mcp__settings_add_header(&http, "X-Key", "k"), MCP_OK);
+  http.tls.client_cert = "c.pem";
+  http.tls.client_key = "k.pem";
+  ck_assert_int_eq(mcp__settings_overlay(&dst, &http), MCP_OK);
+  http.tls.client_cert = http.tls.client_key = NULL; /* literals: not to free */
+  ck_assert_ptr_null(dst.argv);
+  ck_assert_uint_eq(dst.argc, 0);
+  ck_assert_str_eq(dst.url, "http://127.0.0.1:1/sse");
+  ck_assert_int_eq(dst.http_kind, MCP_HTTP_TRANSPORT_LEGACY_SSE);
+  ck_assert_int_eq(dst.timeout_ms, 0);
+  ck_assert_str_eq(dst.headers[0].name, "X-Key");
+  ck_assert_str_eq(dst.tls.client_key, "k.pem");
+  /* The transport's own headers, in any case, and bad text are refused. */
+  const char *owned[] = {"Content-Type", "accept",   "HOST",       "mcp-session-id",
+                         "Mcp-Method",   "mcp-name", "Connection", "MCP-Protocol-Version"};
+  for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++)
+    ck_assert_int_eq(mcp__settings_add_header(&http, owned[i], "x"), MCP_EINVAL);
+  ck_assert_int_eq(mcp__settings_add_header(&http, "X-A", "a\r\nB: b"), MCP_EINVAL);
+  ck_assert_int_eq(mcp__settings_add_header(&http, "X A", "a"), MCP_EINVAL);
+  ck_assert_uint_eq(http.nheaders, 1);
+  mcp__settings_clear(&http);
+  mcp__settings_clear(&def);
+  mcp__settings_clear(&dst);
+  ck_assert_ptr_null(dst.url);
+}
+END_TEST
+
 static Suite *config_suite(void) {
   Suite *s = suite_create("config");
   TCase *tc = tcase_create("parse");
@@ -2308,6 +2368,7 @@ static Suite *config_suite(void) {
   tcase_add_loop_test(tc, test_validation_errors, 0,
                       (int)(sizeof(bad_cases) / sizeof(bad_cases[0])));
   tcase_add_test(tc, test_names);
+  tcase_add_test(tc, test_settings_overlay);
   tcase_add_test(tc, test_full_definitions);
   tcase_add_test(tc, test_malformed_files);
   tcase_add_test(tc, test_malformed_file_does_not_stop_others);

@@ -295,7 +295,8 @@ MCP_EXTERN mcp_status mcp_client_options_set_protocol(mcp_client_options *o, con
  * Adds a request header sent with every HTTP request (e.g. Authorization).
  * Returns MCP_EINVAL when the name or value holds CR, LF or NUL, or names a
  * header the transport owns (Content-Type, Accept, Host, Content-Length,
- * Mcp-Session-Id, MCP-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID).
+ * Connection, Transfer-Encoding, Mcp-Session-Id, MCP-Protocol-Version,
+ * Mcp-Method, Mcp-Name, Last-Event-ID).
  */
 MCP_EXTERN mcp_status mcp_client_options_add_header(mcp_client_options *o, const char *name,
                                                     const char *value);
