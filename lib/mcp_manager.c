@@ -1047,6 +1047,8 @@ static void connector_main(void *arg) {
     }
     st = list_tools(j->c->c, s->timeout_ms, m->stop_cancel, &tools, &err);
     if (st == MCP_OK) ntools = warn_unnamed_tools(s, tools);
+    /* While the job's reference holds the client (it is dropped below). */
+    mcp_cache_era era = era_of(j->c->c);
     pthread_mutex_lock(&m->lock);
     s->relisting = false;
     if (st == MCP_OK && s->conn == j->c && !m->stopping) {
@@ -1067,7 +1069,7 @@ static void connector_main(void *arg) {
       pthread_mutex_lock(&m->lock);
       char *copy = s->tools_json ? mcp__strdup(s->tools_json) : NULL;
       pthread_mutex_unlock(&m->lock);
-      if (copy) write_cache(s, copy, era_of(j->c->c));
+      if (copy) write_cache(s, copy, era);
       mcp__free(copy);
     }
     mcp__free(tools);
