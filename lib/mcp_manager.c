@@ -1046,6 +1046,8 @@ static void connector_main(void *arg) {
     }
     st = list_tools(j->c->c, s->timeout_ms, m->stop_cancel, &tools, &err);
     if (st == MCP_OK) ntools = warn_unnamed_tools(s, tools);
+    /* While the job's reference holds the client (it is dropped below). */
+    mcp_cache_era era = era_of(j->c->c);
     pthread_mutex_lock(&m->lock);
     s->relisting = false;
     if (st == MCP_OK && s->conn == j->c && !m->stopping) {
@@ -1066,7 +1068,7 @@ static void connector_main(void *arg) {
       pthread_mutex_lock(&m->lock);
       char *copy = s->tools_json ? mcp__strdup(s->tools_json) : NULL;
       pthread_mutex_unlock(&m->lock);
-      if (copy) write_cache(s, copy, era_of(j->c->c));
+      if (copy) write_cache(s, copy, era);
       mcp__free(copy);
     }
     mcp__free(tools);
@@ -1894,11 +1896,21 @@ MCP_EXTERN mcp_tool_list *mcp_manager_tools(mcp_manager *m) {
  * Waits until |s| has a live connection (bounded by |deadline|) and returns
  * a reference to it.  |gen| > 0: a resend waits only for connect attempt
  * |gen| (or a later one): when that fails, the call fails at once with its
- * error rather than wait out the backoff.  Caller holds m->lock.
+ * error rather than wait out the backoff.  A call that finds |s| connecting
+ * waits for that attempt the same way, and one that finds it backing off
+ * makes its one retry now (issue 21: the cause, at once, not "timed out"
+ * after the call's timeout); the ladder goes on for later calls.  Caller
+ * holds m->lock.
  */
 static conn *wait_conn_locked(server *s, int64_t deadline, const mcp_cancel *cancel, uint64_t gen,
                               mcp_error *err) {
   mcp_manager *m = s->m;
+  if (!gen && !m->stopping && s->state == S_BACKOFF && !s->connecting) {
+    s->reconnects++;
+    connect_locked(s);
+  }
+  if (!gen && s->connecting && (s->state == S_CONNECTING || s->state == S_BACKOFF))
+    gen = s->attempt;
   for (;;) {
     if (cancel && mcp_cancel_is_fired(cancel)) {
       mcp__error_set(err, MCP_ECANCELLED, "cancelled while waiting for server \"%s\"", s->name);
@@ -2035,6 +2047,25 @@ static uint64_t reconnect_for_resend(server *s, conn *c, mcp_status st, const mc
   return gen;
 }
 
+/* A connection failure of a call on |s| (closed, I/O, TLS, timed out)
+ * names the server, as the manager's own errors do: 'server "s": server
+ * exited with status 3; ...'.  Other errors (the server's JSON-RPC
+ * errors, HTTP statuses) pass as they are. */
+static void name_server_error(const server *s, mcp_error *err) {
+  if (!err || !err->message) return;
+  mcp_status st = err->status;
+  if (st != MCP_ECLOSED && st != MCP_EIO && st != MCP_ETLS && st != MCP_ETIMEDOUT) return;
+  char quoted[300];
+  snprintf(quoted, sizeof(quoted), "\"%s\"", s->name);
+  if (strstr(err->message, quoted)) return;
+  size_t n = strlen(s->name) + strlen(err->message) + 16;
+  char *msg = malloc(n); /* mcp_error's messages are plain malloc */
+  if (!msg) return;
+  snprintf(msg, n, "server \"%s\": %s", s->name, err->message);
+  free(err->message);
+  err->message = msg;
+}
+
 /* Runs |fn| on |s|'s connection, waiting for it, and once more after a
  * reconnect when the failure allows it (may_resend). */
 static mcp_status call_on_server(mcp_manager *m, server *s, conn_call_fn fn, conn_idem_fn idem,
@@ -2079,7 +2110,10 @@ static mcp_status call_on_server(mcp_manager *m, server *s, conn_call_fn fn, con
       continue;
     }
     conn_unref(m, c);
-    if (st != MCP_OK && err) mcp__error_copy(err, &e2);
+    if (st != MCP_OK && err) {
+      mcp__error_copy(err, &e2);
+      name_server_error(s, err);
+    }
     mcp_error_clear(&e2);
     break;
   }
@@ -2445,6 +2479,7 @@ static void acall_slow(void *arg) {
     } else {
       o = acall_opts(a);
       a->st = mcp_client_call_tool(c->c, a->tool, a->args, &o, &a->result, &a->err);
+      if (a->st != MCP_OK) name_server_error(a->s, &a->err);
       conn_unref(m, c);
     }
   } else {
@@ -2477,6 +2512,11 @@ static void acall_done(void *user, mcp_status st, const char *result, const mcp_
     return;
   }
   conn_unref(m, c);
+  if (st != MCP_OK && err) {
+    mcp__error_copy(&a->err, err);
+    name_server_error(a->s, &a->err);
+    err = &a->err;
+  }
   a->fn(a->user, st, result, err);
   acall_free(a);
 }

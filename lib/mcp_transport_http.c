@@ -38,6 +38,7 @@
 
 #include "mcp_era.h"
 #include "mcp_http.h"
+#include "mcp_http_pool.h"
 #include "mcp_jsonrpc.h"
 #include "mcp_oauth.h"
 #include "mcp_sha256.h"
@@ -112,6 +113,7 @@ typedef struct exchange {
   uint64_t http_id;
   bool active;
   bool abandoned;
+  bool ended_by_close;        /* cancelled by http_close(): fails as ECLOSED */
   struct exchange *next;      /* t->live list */
   struct exchange *live_prev; /* t->live is doubly linked: O(1) unlink;
                                  NULL for its head and when not in it */
@@ -149,6 +151,7 @@ struct http_transport {
   bool ready;
   bool closing;
   bool close_started, close_done; /* http_close() ran / finished */
+  int in_done;                    /* x_on_done() calls running (the shared client's I/O thread) */
   bool close_reported;
   char *init_body; /* the initialize request, for a 404 replay */
   size_t init_len;
@@ -170,7 +173,8 @@ struct http_transport {
   bool delete_done;
   /* timer thread */
   pthread_t timer;
-  bool timer_started;
+  bool timer_started; /* jobs accepted (the thread starts with the first) */
+  bool timer_running; /* the timer thread exists */
   bool timer_stop;
   timer_job *jobs;
   /* OAuth: the engine, and the auth thread that runs its flows while the
@@ -289,6 +293,9 @@ static void *timer_main(void *arg) {
 static bool schedule_locked(http_transport *t, int64_t ms, void (*fn)(http_transport *, void *),
                             void *arg) {
   if (t->closing || !t->timer_started) return false;
+  /* Most transports never need one: 1000 servers, not 1000 idle threads. */
+  if (!t->timer_running && pthread_create(&t->timer, NULL, timer_main, t) != 0) return false;
+  t->timer_running = true;
   timer_job *j = mcp__calloc(1, sizeof(*j));
   if (!j) return false;
   j->due = mcp__now_ms() + ms;
@@ -1239,8 +1246,33 @@ static void legacy_get_done(http_transport *t, exchange *x, mcp_status st, const
 /* The connection layer's end of exchange |x|, on its I/O thread: unlinks
  * it, settles what every kind shares (out of memory, an OAuth challenge)
  * and hands it to its kind's function, which frees it. */
+static void x_on_done_locked_out(exchange *x, mcp_status st, const char *message, bool not_sent);
+
+/* The client is shared (mcp_http_pool): http_close() ends this transport's
+ * exchanges itself and waits for their x_on_done() calls, counted here. */
+static __thread http_transport *in_done_of; /* this thread is in its x_on_done() */
+
 static void x_on_done(void *user, mcp_status st, const char *message, bool not_sent) {
   exchange *x = user;
+  http_transport *t = x->t;
+  http_transport *outer = in_done_of;
+  in_done_of = t;
+  pthread_mutex_lock(&t->lock);
+  t->in_done++;
+  if (x->ended_by_close && st == MCP_ECANCELLED) {
+    st = MCP_ECLOSED;
+    message = "client closed";
+  }
+  pthread_mutex_unlock(&t->lock);
+  x_on_done_locked_out(x, st, message, not_sent); /* may free x */
+  pthread_mutex_lock(&t->lock);
+  t->in_done--;
+  pthread_cond_broadcast(&t->cond);
+  pthread_mutex_unlock(&t->lock);
+  in_done_of = outer;
+}
+
+static void x_on_done_locked_out(exchange *x, mcp_status st, const char *message, bool not_sent) {
   http_transport *t = x->t;
   x->not_sent = not_sent;
   if (x->sse && st == MCP_OK) mcp__sse_finish(x->sse);
@@ -1547,6 +1579,31 @@ static void http_abandon(mcp_transport *base, int64_t id) {
   for (size_t i = 0; i < n; i++) mcp__http_cancel(t->hc, ids[i]);
 }
 
+/* Cancels every live exchange of |t| and waits until none is live and no
+ * x_on_done() runs (a callback may start another: cancelled next round). */
+static void end_exchanges(http_transport *t) {
+  /* Closed from inside one of its own callbacks: do not wait for that one. */
+  int self = in_done_of == t ? 1 : 0;
+  pthread_mutex_lock(&t->lock);
+  while (t->hc && (t->live || t->in_done > self)) {
+    uint64_t ids[32];
+    size_t n = 0;
+    for (exchange *x = t->live; x && n < 32; x = x->next) {
+      if (x->ended_by_close) continue;
+      x->ended_by_close = true;
+      ids[n++] = x->http_id;
+    }
+    if (n) {
+      pthread_mutex_unlock(&t->lock);
+      for (size_t i = 0; i < n; i++) mcp__http_cancel(t->hc, ids[i]);
+      pthread_mutex_lock(&t->lock);
+      continue;
+    }
+    pthread_cond_wait(&t->cond, &t->lock);
+  }
+  pthread_mutex_unlock(&t->lock);
+}
+
 static void http_close(mcp_transport *base) {
   http_transport *t = (http_transport *)base;
   pthread_mutex_lock(&t->lock);
@@ -1581,9 +1638,10 @@ static void http_close(mcp_transport *base) {
   pthread_cond_broadcast(&t->auth_cond);
   exchange *waiting = t->reinit_wait;
   t->reinit_wait = NULL;
+  bool timer_running = t->timer_running; /* none starts once closing */
   pthread_mutex_unlock(&t->lock);
   if (t->oauth) mcp__oauth_cancel(t->oauth);
-  if (t->timer_started) pthread_join(t->timer, NULL);
+  if (timer_running) pthread_join(t->timer, NULL);
   if (t->auth_started) pthread_join(t->auth_thread, NULL);
   pthread_mutex_lock(&t->lock);
   t->auth_started = false;
@@ -1613,9 +1671,10 @@ static void http_close(mcp_transport *base) {
     w->not_sent = true; /* waiting for the re-initialize: not sent again */
     fail_request(t, w, MCP_ECLOSED, 0, "connection closed");
   }
-  /* Freeing the connection layer ends every exchange (ECLOSED) on its
-   * I/O thread and joins it. */
-  mcp__http_client_free(t->hc);
+  /* The connection layer is shared: end our exchanges (ECLOSED), wait
+   * for their callbacks, then let go of it. */
+  end_exchanges(t);
+  mcp__http_pool_put(t->hc);
   t->hc = NULL;
   report_close(t, MCP_ECLOSED, "closed by client");
   pthread_mutex_lock(&t->lock);
@@ -1730,11 +1789,7 @@ mcp_status mcp__http_transport_new(const mcp_http_transport_config *cfg,
   hcfg.mode = set->http_version;
   hcfg.tls = set->tls; /* borrowed for the call */
   hcfg.connect_timeout_ms = cfg->connect_timeout_ms;
-  if ((st = mcp__http_client_new(&hcfg, &t->hc, err)) != MCP_OK) goto fail;
-  if (pthread_create(&t->timer, NULL, timer_main, t) != 0) {
-    st = mcp__error_set(err, MCP_ENOMEM, "could not start the timer thread");
-    goto fail;
-  }
+  if ((st = mcp__http_pool_get(&hcfg, &t->hc, err)) != MCP_OK) goto fail;
   t->timer_started = true;
   *out = &t->base;
   return MCP_OK;

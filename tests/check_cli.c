@@ -3684,6 +3684,55 @@ static void add_config_import_tests(Suite *s) {
 
 /* ---- end of the config import block ------------------------------------ */
 
+/* Issue 21: a call whose server is down fails at once with exit 3 and the
+ * real cause, named with the server, well inside --timeout 20000: a name
+ * that cannot resolve (.invalid, RFC 6761) and a port that resets every
+ * connection (SO_LINGER 0, then close). */
+static void *reset_all(void *arg) {
+  int lfd = *(int *)arg;
+  for (int fd; (fd = accept(lfd, NULL, NULL)) >= 0;) {
+    struct linger lg = {1, 0};
+    setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+    close(fd);
+  }
+  return NULL;
+}
+
+START_TEST(test_cli_call_down_causes) {
+  struct run r;
+  RUN(&r, "--url", "http://mcpconn-test.invalid:8080/mcp", "--name", "dns", "--timeout", "20000",
+      "call", "echo", "{}");
+  ASSERT_EXIT(&r, 3);
+  assert_one_reason(&r);
+  ck_assert_msg(strstr(r.err, "dns:") && strstr(r.err, "cannot resolve mcpconn-test.invalid"), "%s",
+                r.err);
+  ck_assert_msg(!strstr(r.err, "timed out") && r.ms < 10000, "%lld ms: %s", r.ms, r.err);
+  run_free(&r);
+
+  int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_in sa = {0};
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+  ck_assert_int_eq(listen(lfd, 64), 0);
+  socklen_t sl = sizeof(sa);
+  getsockname(lfd, (struct sockaddr *)&sa, &sl);
+  pthread_t th;
+  ck_assert_int_eq(pthread_create(&th, NULL, reset_all, &lfd), 0);
+  char url[64];
+  snprintf(url, sizeof(url), "http://127.0.0.1:%d/mcp", ntohs(sa.sin_port));
+  RUN(&r, "--url", url, "--name", "rst", "--timeout", "20000", "call", "echo", "{}");
+  ASSERT_EXIT(&r, 3);
+  assert_one_reason(&r);
+  ck_assert_msg(strstr(r.err, "rst:") && strstr(r.err, "connection reset"), "%s", r.err);
+  ck_assert_msg(!strstr(r.err, "timed out") && r.ms < 10000, "%lld ms: %s", r.ms, r.err);
+  run_free(&r);
+  shutdown(lfd, SHUT_RDWR);
+  pthread_join(th, NULL);
+  close(lfd);
+}
+END_TEST
+
 static Suite *cli_suite(void) {
   Suite *s = suite_create("cli");
   TCase *demo = tcase_create("demo-server");
@@ -3717,6 +3766,7 @@ static Suite *cli_suite(void) {
   tcase_add_test(cli, test_cli_config_two_servers);
   tcase_add_test(cli, test_cli_config_env_cwd);
   tcase_add_test(cli, test_cli_config_errors);
+  tcase_add_test(cli, test_cli_call_down_causes);
   tcase_add_test(cli, test_cli_usage);
   tcase_add_test(cli, test_cli_stdio_words);
   tcase_add_test(cli, test_cli_sigint_cancels);

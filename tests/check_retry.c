@@ -12,6 +12,7 @@
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <ftw.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -355,7 +356,8 @@ START_TEST(stdio_crash_mid_tool_runs_once) {
   mcp_error err = MCP_ERROR_INIT;
   mcp_status st = call(m, "s/crash", "{}", &res, &err);
   ck_assert_int_eq(st, MCP_ECLOSED);
-  ck_assert_msg(err.message && strstr(err.message, "status 3"), "%s", err.message);
+  ck_assert_msg(err.message && strstr(err.message, "status 3") && strstr(err.message, "\"s\""),
+                "%s", err.message);
   mcp_error_clear(&err);
   mcp_manager_free(m);
   mcp_manager_options_free(o);
@@ -447,6 +449,171 @@ START_TEST(tls_stall_names_the_stage) {
 }
 END_TEST
 
+/* ---- issue 21: each cause of a failed retry named, at once ---------------- */
+
+/* A listener on 127.0.0.1:|port| (0: any) that accepts every connection
+ * and resets it (SO_LINGER 0, then close): "connection reset by peer". */
+typedef struct resetter {
+  int lfd;
+  int port;
+  pthread_t th;
+  int accepted;
+} resetter;
+
+static void *resetter_main(void *arg) {
+  resetter *r = arg;
+  for (;;) {
+    int fd = accept(r->lfd, NULL, NULL);
+    if (fd < 0) break; /* shut down */
+    struct linger lg = {1, 0};
+    setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+    __atomic_add_fetch(&r->accepted, 1, __ATOMIC_SEQ_CST);
+    close(fd);
+  }
+  return NULL;
+}
+
+static void resetter_start(resetter *r, int port) {
+  memset(r, 0, sizeof(*r));
+  r->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ck_assert_int_ge(r->lfd, 0);
+  int one = 1;
+  setsockopt(r->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  struct sockaddr_in sa = {0};
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  sa.sin_port = htons((uint16_t)port);
+  ck_assert_msg(bind(r->lfd, (struct sockaddr *)&sa, sizeof(sa)) == 0, "bind %d: %s", port,
+                strerror(errno));
+  ck_assert_int_eq(listen(r->lfd, 64), 0);
+  socklen_t sl = sizeof(sa);
+  getsockname(r->lfd, (struct sockaddr *)&sa, &sl);
+  r->port = ntohs(sa.sin_port);
+  ck_assert_int_eq(pthread_create(&r->th, NULL, resetter_main, r), 0);
+}
+
+static void resetter_stop(resetter *r) {
+  shutdown(r->lfd, SHUT_RDWR);
+  pthread_join(r->th, NULL);
+  close(r->lfd);
+}
+
+/* A manager with one HTTP server |name| at |url| (no CA: the system's),
+ * a 20 s call timeout and a short start gate. */
+static mcp_manager *url_manager(mcp_manager_options **po, const char *name, const char *url) {
+  mcp_client_options *co = mcp_client_options_new();
+  ck_assert_int_eq(mcp_client_options_set_http(co, url, MCP_HTTP_TRANSPORT_STREAMABLE), MCP_OK);
+  mcp_client_options_set_http_listener(co, false);
+  *po = base_options();
+  mcp_manager_options_set_startup_gate_ms(*po, 0);
+  ck_assert_int_eq(mcp_manager_options_add_server(*po, name, co), MCP_OK);
+  mcp_client_options_free(co);
+  return start(*po);
+}
+
+/* Calls |tool| on |m| and expects it to fail, well inside the 20 s call
+ * timeout, with a status other than "timed out" and a message naming the
+ * server |name| (quoted) and every string of |want| (NULL-terminated). */
+static void expect_fast_cause(mcp_manager *m, const char *tool, const char *name,
+                              const char *const *want) {
+  char *res = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  long long t0 = test_now_ms();
+  mcp_status st = call(m, tool, "{\"text\":\"x\"}", &res, &err);
+  long long took = test_now_ms() - t0;
+  const char *msg = err.message ? err.message : "(null)";
+  ck_assert_msg(st != MCP_OK && st != MCP_ETIMEDOUT, "%s: %s", mcp_strerror(st), msg);
+  ck_assert_msg(!strstr(msg, "timed out"), "%s", msg);
+  char quoted[64];
+  snprintf(quoted, sizeof(quoted), "\"%s\"", name);
+  ck_assert_msg(strstr(msg, quoted), "no server name in: %s", msg);
+  for (size_t i = 0; want[i]; i++)
+    ck_assert_msg(strstr(msg, want[i]), "no %s in: %s", want[i], msg);
+  ck_assert_msg(took < 10000, "took %lld ms: %s", took, msg);
+  mcp_error_clear(&err);
+  ck_assert_ptr_null(res);
+}
+
+/* The server "h" was ready; its process dies and its port now resets
+ * every connection.  The call reconnects, its one retry meets the reset,
+ * and it fails then with "reset", not after its 20 s as "timed out". */
+START_TEST(http_reset_fails_fast) {
+  http_fixture f;
+  http_start(&f, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE, false);
+  kill(f.srv.pid, SIGKILL);
+  ck_assert_int_eq(waitpid(f.srv.pid, NULL, 0), f.srv.pid);
+  f.srv.pid = 0;
+  close(f.srv.in_wr);
+  resetter r;
+  resetter_start(&r, f.srv.port);
+  const char *want[] = {"reset", NULL};
+  expect_fast_cause(f.m, "h/echo", "h", want);
+  ck_assert_int_ge(__atomic_load_n(&r.accepted, __ATOMIC_SEQ_CST), 1);
+  /* The ladder goes on for later calls: still backing off, not failed. */
+  ck_assert(!state_is(f.m, "h", "failed"));
+  http_stop(&f);
+  resetter_stop(&r);
+}
+END_TEST
+
+/* A server whose first connect met a reset is backing off; a call to it
+ * makes its one retry now and fails with the reset, at once. */
+START_TEST(reset_at_connect_fails_fast) {
+  resetter r;
+  resetter_start(&r, 0);
+  char url[64];
+  snprintf(url, sizeof(url), "http://127.0.0.1:%d/mcp", r.port);
+  mcp_manager_options *o;
+  mcp_manager *m = url_manager(&o, "rst", url);
+  const char *want[] = {"reset", NULL};
+  expect_fast_cause(m, "rst/echo", "rst", want);
+  mcp_manager_free(m);
+  mcp_manager_options_free(o);
+  resetter_stop(&r);
+}
+END_TEST
+
+/* A host name that cannot resolve (.invalid, RFC 6761: never resolves, no
+ * network needed): the call fails at once naming the name. */
+START_TEST(dns_failure_fails_fast) {
+  mcp_manager_options *o;
+  mcp_manager *m = url_manager(&o, "dns", "http://mcpconn-test.invalid:8080/mcp");
+  const char *want[] = {"resolve", "mcpconn-test.invalid", NULL};
+  expect_fast_cause(m, "dns/echo", "dns", want);
+  /* Twice: the second call makes its own retry, not a wait for the ladder. */
+  expect_fast_cause(m, "dns/echo", "dns", want);
+  ck_assert(!state_is(m, "dns", "failed"));
+  mcp_manager_free(m);
+  mcp_manager_options_free(o);
+}
+END_TEST
+
+/* A real TLS server whose certificate does not verify (self-signed): the
+ * call fails at once with the verification error. */
+START_TEST(tls_failure_fails_fast) {
+  char cmd[2048];
+  snprintf(cmd, sizeof(cmd),
+           "cd '%s' && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 "
+           "-nodes -keyout self.key -out self.pem -days 2 -subj /CN=localhost "
+           "-addext subjectAltName=DNS:localhost,IP:127.0.0.1 >/dev/null 2>&1",
+           tmpdir);
+  ck_assert_int_eq(system(cmd), 0);
+  const char *argv[] = {test_env_path("MCP_H2_TEST_SERVER"), "--tls", tpath("self.pem"),
+                        tpath("self.key"), NULL};
+  test_server srv = test_server_spawn(argv, 60000);
+  char url[64];
+  snprintf(url, sizeof(url), "https://127.0.0.1:%d/mcp", srv.port);
+  mcp_manager_options *o;
+  mcp_manager *m = url_manager(&o, "tls", url);
+  const char *want[] = {"certificate verify failed", NULL};
+  expect_fast_cause(m, "tls/echo", "tls", want);
+  mcp_manager_free(m);
+  mcp_manager_options_free(o);
+  close(srv.in_wr);
+  waitpid(srv.pid, NULL, 0);
+}
+END_TEST
+
 static Suite *retry_suite(void) {
   Suite *s = suite_create("retry");
   TCase *tc = tcase_create("http");
@@ -471,6 +638,14 @@ static Suite *retry_suite(void) {
   tc = tcase_create("stages");
   tcase_set_timeout(tc, 30);
   tcase_add_test(tc, tls_stall_names_the_stage);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("causes");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, http_reset_fails_fast);
+  tcase_add_test(tc, reset_at_connect_fails_fast);
+  tcase_add_test(tc, dns_failure_fails_fast);
+  tcase_add_test(tc, tls_failure_fails_fast);
   suite_add_tcase(s, tc);
   return s;
 }

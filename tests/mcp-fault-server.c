@@ -20,6 +20,8 @@
  *   --ignore-sigterm     ignore SIGTERM, and block instead of exiting on
  *                        stdin EOF: only SIGKILL ends it
  *   --slow-init MS       wait MS before answering initialize
+ *   --init-gate FILE     answer initialize only once FILE exists (a test
+ *                        holds the server "connecting" until it says so)
  *   --version V          answer initialize with protocolVersion V
  *   --exit-after-init    exit(0) on notifications/initialized
  *   --batch              wrap every response in a one-element array
@@ -124,6 +126,7 @@ static struct {
   bool stop_reading;
   bool ignore_sigterm;
   long slow_init_ms;
+  const char *init_gate;
   const char *version;
   bool exit_after_init;
   bool batch;
@@ -189,7 +192,10 @@ static void parse_args(int argc, char **argv) {
     else if (!strcmp(a, "--stop-reading")) opt.stop_reading = true;
     else if (!strcmp(a, "--ignore-sigterm")) opt.ignore_sigterm = true;
     else if (!strcmp(a, "--slow-init")) opt.slow_init_ms = (long)num_arg(argc, argv, &i);
-    else if (!strcmp(a, "--version")) {
+    else if (!strcmp(a, "--init-gate")) {
+      if (i + 1 >= argc) usage();
+      opt.init_gate = argv[++i];
+    } else if (!strcmp(a, "--version")) {
       if (i + 1 >= argc) usage();
       opt.version = argv[++i];
     } else if (!strcmp(a, "--exit-after-init")) opt.exit_after_init = true;
@@ -490,6 +496,7 @@ static void write_garbage(void) {
 
 static void do_initialize(json_object *id, json_object *params) {
   if (opt.slow_init_ms) sleep_ms(opt.slow_init_ms);
+  while (opt.init_gate && access(opt.init_gate, F_OK) != 0) sleep_ms(5);
   const char *version = supported_versions[0];
   const char *asked = str_field(params, "protocolVersion");
   for (size_t i = 0; asked && i < 3; i++)
