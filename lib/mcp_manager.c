@@ -1946,9 +1946,13 @@ static conn *wait_conn_locked(server *s, int64_t deadline, const mcp_cancel *can
  *  - the host opted in (mcp_manager_options_set_retry_non_idempotent).
  * A stdio server that crashed mid-call, a dropped connection, a 502 or a
  * 503 after the request went out: the server may have run it, so the
- * caller gets the error.
+ * caller gets the error.  A broken response stream on a modern HTTP
+ * connection (MCP__ERRF_STREAM_LOST) is such a failure too, resent on the
+ * same connection (resend_in_place()); a read the client already sent
+ * twice (MCP__ERRF_REISSUED) is not sent a third time.
  */
 static bool may_resend(const mcp_manager *m, bool idempotent, mcp_status st, const mcp_error *e) {
+  if (mcp__error_has(e, MCP__ERRF_REISSUED)) return false;
   bool conn_failure = st == MCP_ECLOSED || st == MCP_EIO ||
                       (st == MCP_EHTTP && e &&
                        (e->http_status == 404 || e->http_status == 502 || e->http_status == 503));
@@ -2033,6 +2037,12 @@ static uint64_t reconnect_for_resend(server *s, conn *c, mcp_status st, const mc
   return gen;
 }
 
+/* A failure a resend needs no reconnect for: the response stream of a
+ * modern (stateless) HTTP request broke; the connection has no session
+ * to lose and its HTTP layer reconnects by itself.  Dropping it would
+ * fail every other call in flight on it and its listen. */
+static bool resend_in_place(const mcp_error *e) { return mcp__error_has(e, MCP__ERRF_STREAM_LOST); }
+
 /* Runs |fn| on |s|'s connection, waiting for it, and once more after a
  * reconnect when the failure allows it (may_resend). */
 static mcp_status call_on_server(mcp_manager *m, server *s, conn_call_fn fn, conn_idem_fn idem,
@@ -2071,6 +2081,13 @@ static mcp_status call_on_server(mcp_manager *m, server *s, conn_call_fn fn, con
     }
     mcp_error e2 = MCP_ERROR_INIT;
     st = fn(c->c, arg, &local, result, &e2);
+    if (attempt == 0 && may_resend(m, idem(m, s, arg), st, &e2) && resend_in_place(&e2)) {
+      mlog(m, MCP_LOG_INFO, s->name, "%s; sending it again as a new request",
+           e2.message ? e2.message : mcp_strerror(st));
+      conn_unref(m, c);
+      mcp_error_clear(&e2);
+      continue;
+    }
     if (attempt == 0 && may_resend(m, idem(m, s, arg), st, &e2)) {
       gen = reconnect_for_resend(s, c, st, &e2); /* takes our reference */
       mcp_error_clear(&e2);
@@ -2388,6 +2405,8 @@ typedef struct acall {
   void *user;
   conn *c;      /* the fast path's connection (a reference) */
   uint64_t gen; /* > 0: a resend waits for this connect attempt */
+  bool resend;  /* the fast path's stream broke: send once more (gen 0:
+                   on the live connection, resend_in_place()) */
   /* The slow path's outcome, for the lane. */
   mcp_status st;
   char *result;
@@ -2433,7 +2452,7 @@ static void acall_slow(void *arg) {
   acall *a = arg;
   mcp_manager *m = a->m;
   mcp_call_options o = acall_opts(a);
-  if (a->gen) {
+  if (a->gen || a->resend) {
     /* The fast path's attempt failed: wait for the reconnect, send once. */
     pthread_mutex_lock(&m->lock);
     conn *c = wait_conn_locked(a->s, a->deadline, a->opts.cancel, a->gen, &a->err);
@@ -2462,7 +2481,14 @@ static void acall_done(void *user, mcp_status st, const char *result, const mcp_
   if (may_resend(m, tool_idempotent(m, a->s, a->tool), st, err)) {
     mcp_error e = MCP_ERROR_INIT;
     if (err) mcp__error_copy(&e, err);
-    a->gen = reconnect_for_resend(a->s, c, st, &e); /* drops our reference */
+    a->resend = true;
+    if (resend_in_place(&e)) {
+      mlog(m, MCP_LOG_INFO, a->s->name, "%s; sending it again as a new request",
+           e.message ? e.message : mcp_strerror(st));
+      conn_unref(m, c);
+    } else {
+      a->gen = reconnect_for_resend(a->s, c, st, &e); /* drops our reference */
+    }
     mcp_error_clear(&e);
     pthread_mutex_lock(&m->lock);
     bool spawned = !m->stopping && spawn_locked(m, acall_slow, a);
