@@ -314,19 +314,23 @@ typedef struct http_fixture {
   node_server server;
   char url[256];
   char record[1200];
+  bool h2; /* h2c (prior knowledge) instead of HTTP/1.1 */
 } http_fixture;
 
-static void http_start(http_fixture *f) {
+static void http_start_v(http_fixture *f, bool h2) {
   memset(f, 0, sizeof(*f));
   make_dir();
+  f->h2 = h2;
   snprintf(f->record, sizeof(f->record), "%s/record.jsonl", dir);
   char rec_env[1300];
   snprintf(rec_env, sizeof(rec_env), "RECORD=%s", f->record);
-  const char *env[] = {rec_env, NULL};
+  const char *env[] = {rec_env, h2 ? "H2=1" : NULL, NULL};
   const char *args[] = {interop_path("v2-dual-http.mjs"), NULL};
   node_server_start(&f->server, env, START_MS, args);
   snprintf(f->url, sizeof(f->url), "http://127.0.0.1:%d/mcp", f->server.port);
 }
+
+static void http_start(http_fixture *f) { http_start_v(f, false); }
 
 static void http_stop(http_fixture *f) {
   node_server_stop(&f->server);
@@ -336,15 +340,17 @@ static void http_stop(http_fixture *f) {
 static mcp_client_options *http_options(const http_fixture *f, bool handler) {
   mcp_client_options *o = mcp_client_options_new();
   ck_assert_int_eq(mcp_client_options_set_http(o, f->url, MCP_HTTP_TRANSPORT_STREAMABLE), MCP_OK);
+  if (f->h2) mcp_client_options_set_http_version(o, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
   mcp_client_options_set_timeout_ms(o, START_MS);
   mcp_client_options_set_log(o, on_log, NULL);
   if (handler) mcp_client_options_set_notification_handler(o, on_note, NULL);
   return o;
 }
 
+/* Over HTTP/1.1 (_i 0) and h2c (_i 1). */
 START_TEST(v2_http_manager_list_changed) {
   http_fixture f;
-  http_start(&f);
+  http_start_v(&f, _i == 1);
   mcp_manager *m = manager_with("s", http_options(&f, false));
   grow_reaches_manager(m, "mcp__s_echo", "mcp__s_extra");
   manager_call(m, "mcp__s_extra");
@@ -622,6 +628,45 @@ START_TEST(resource_subscriptions_refused) {
 }
 END_TEST
 
+/*
+ * The listen over HTTP/2 (h2c, prior knowledge) against the v2 SDK: one
+ * stream for the listen beside the calls' streams on the one connection;
+ * tools/list_changed and, for a subscribed URI, resources/updated arrive
+ * on it; a listen the server breaks off is opened again with the same
+ * resourceSubscriptions, whose updates keep arriving.
+ */
+START_TEST(v2_h2c_listen_updates_and_drop) {
+  http_fixture f;
+  http_start_v(&f, true);
+  seen_reset();
+  mcp_client *c = connect_opts(http_options(&f, true));
+  ck_assert(WAIT_UNTIL(logged("acknowledged subscriptions/listen"), WAIT_MS));
+  call_ok(c, "grow");
+  ck_assert(WAIT_UNTIL(list_changed() == 1, WAIT_MS));
+  sub(c, "mem://note", true);
+  ck_assert(WAIT_UNTIL(file_count(f.record, "resourceSubscriptions") == 1, WAIT_MS));
+  free(tool_text(c, "touch", "{\"uri\":\"mem://note\"}"));
+  ck_assert(WAIT_UNTIL(updated("mem://note") == 1, WAIT_MS));
+  /* Not subscribed: nothing comes for it (a later touch of the subscribed
+   * one arrives, and would have come after it). */
+  free(tool_text(c, "touch", "{\"uri\":\"mem://other\"}"));
+  call_ok(c, "drop");
+  ck_assert(WAIT_UNTIL(logged("broke off"), WAIT_MS));
+  ck_assert(WAIT_UNTIL(file_count(f.record, "resourceSubscriptions") == 2, WAIT_MS));
+  ck_assert(WAIT_UNTIL(logged_count("acknowledged subscriptions/listen") >= 3, WAIT_MS));
+  free(tool_text(c, "touch", "{\"uri\":\"mem://note\"}"));
+  ck_assert(WAIT_UNTIL(updated("mem://note") == 2, WAIT_MS));
+  ck_assert_int_eq(updated("mem://other"), 0);
+  call_ok(c, "grow");
+  ck_assert(WAIT_UNTIL(list_changed() == 2, WAIT_MS));
+  mcp_client_free(c);
+  /* The server's record: every request of the test went as HTTP/2. */
+  ck_assert_int_gt(file_count(f.record, "\"http\":\"2.0\""), 5);
+  ck_assert_int_eq(file_count(f.record, "\"http\":\"1.1\""), 0);
+  http_stop(&f);
+}
+END_TEST
+
 static Suite *listen_suite(void) {
   Suite *s = suite_create("listen");
   TCase *tc = tcase_create("pure");
@@ -631,7 +676,8 @@ static Suite *listen_suite(void) {
   tcase_set_timeout(tc, 180);
   tcase_add_test(tc, stdio_manager_list_changed_and_respawn);
   tcase_add_test(tc, v2_stdio_manager_list_changed);
-  tcase_add_test(tc, v2_http_manager_list_changed);
+  tcase_add_loop_test(tc, v2_http_manager_list_changed, 0, 2);
+  tcase_add_test(tc, v2_h2c_listen_updates_and_drop);
   tcase_add_test(tc, refused_listen_is_soft);
   tcase_add_test(tc, no_handler_no_listen);
   tcase_add_test(tc, ack_unknown_and_server_ends);
