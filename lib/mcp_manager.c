@@ -437,6 +437,9 @@ struct server {
   bool relisting;
   bool config_error;    /* failed for good: the definition is unusable */
   bool warned_insecure; /* the "verification is off" warning was logged */
+  char **subs;          /* resource URIs the host subscribed to (sent again
+                           on every connect: resubscribe()) */
+  size_t nsubs;
 };
 
 struct mcp_tool_list {
@@ -961,6 +964,28 @@ static mcp_status list_other(mcp_client *c, unsigned what, int64_t timeout, mcp_
   return st;
 }
 
+/* The host's resource subscriptions of |s| sent on its new connection |c|
+ * (a new client starts with none), best effort: a failure is logged.
+ * Runs on a connector thread. */
+static void resubscribe(server *s, conn *c) {
+  mcp_manager *m = s->m;
+  pthread_mutex_lock(&m->lock);
+  size_t n = s->nsubs;
+  char **uris = n ? mcp__calloc(n, sizeof(*uris)) : NULL;
+  for (size_t i = 0; uris && i < n; i++) uris[i] = mcp__strdup(s->subs[i]);
+  pthread_mutex_unlock(&m->lock);
+  if (n && !uris) mlog(m, MCP_LOG_WARN, s->name, "out of memory subscribing to resources again");
+  for (size_t i = 0; uris && i < n; i++) {
+    mcp_error err = MCP_ERROR_INIT;
+    if (!uris[i] || mcp_client_subscribe_resource(c->c, uris[i], NULL, &err) != MCP_OK)
+      mlog(m, MCP_LOG_WARN, s->name, "could not subscribe to %s again: %s",
+           uris[i] ? uris[i] : "a resource", err.message ? err.message : "out of memory");
+    mcp_error_clear(&err);
+    mcp__free(uris[i]);
+  }
+  mcp__free(uris);
+}
+
 /* Fetches resources and prompts into |s| (best effort: a failure is only
  * logged).  Runs on a connector thread. */
 static void refresh_others(server *s, conn *c, unsigned what) {
@@ -1191,6 +1216,7 @@ done:
   if (st == MCP_OK && current) write_cache(s, tools, era_of(installed ? installed->c : NULL));
   if (installed) {
     refresh_others(s, installed, LIST_RESOURCES | LIST_PROMPTS);
+    resubscribe(s, installed);
     conn_unref(m, installed);
   }
   mcp__free(tools);
@@ -1638,6 +1664,8 @@ static void server_free(server *s) {
   mcp__free(s->prompts_json);
   mcp__free(s->last_error);
   mcp__free(s->protocol_version);
+  for (size_t i = 0; i < s->nsubs; i++) mcp__free(s->subs[i]);
+  mcp__free(s->subs);
   mcp__free(s);
 }
 
@@ -2295,6 +2323,90 @@ MCP_EXTERN mcp_status mcp_manager_request(mcp_manager *m, const char *server_nam
   if (!s) return mcp__error_set(err, MCP_ENOTFOUND, "no server named \"%s\"", server_name);
   req_arg a = {method, params_json};
   return call_on_server(m, s, do_request, idem_request, &a, opts, result_json, err);
+}
+
+/* ---- resource subscriptions ------------------------------------------------- */
+
+typedef struct sub_arg {
+  const char *uri;
+  bool on;
+} sub_arg;
+
+static mcp_status do_subscribe(mcp_client *c, const void *arg, const mcp_call_options *opts,
+                               char **result, mcp_error *err) {
+  const sub_arg *a = arg;
+  (void)result;
+  return a->on ? mcp_client_subscribe_resource(c, a->uri, opts, err)
+               : mcp_client_unsubscribe_resource(c, a->uri, opts, err);
+}
+
+/* Subscribing (or unsubscribing) twice changes nothing. */
+static bool idem_subscribe(mcp_manager *m, const server *s, const void *arg) {
+  (void)m;
+  (void)s;
+  (void)arg;
+  return true;
+}
+
+/* Adds |uri| to (|on|) or removes it from |s|'s subscriptions; true when
+ * the set changed.  Caller holds m->lock.  MCP_ENOMEM in *st. */
+static bool subs_change_locked(server *s, const char *uri, bool on, mcp_status *st) {
+  size_t i = 0;
+  while (i < s->nsubs && strcmp(s->subs[i], uri) != 0) i++;
+  if (!on) {
+    if (i == s->nsubs) return false;
+    mcp__free(s->subs[i]);
+    s->subs[i] = s->subs[--s->nsubs];
+    return true;
+  }
+  if (i < s->nsubs) return false;
+  char *dup = mcp__strdup(uri);
+  char **grown = dup ? mcp__realloc(s->subs, (s->nsubs + 1) * sizeof(*grown)) : NULL;
+  if (!grown) {
+    mcp__free(dup);
+    *st = MCP_ENOMEM;
+    return false;
+  }
+  s->subs = grown;
+  s->subs[s->nsubs++] = dup;
+  return true;
+}
+
+static mcp_status change_subscription(mcp_manager *m, const char *server_name, const char *uri,
+                                      bool on, const mcp_call_options *opts, mcp_error *err) {
+  if (!m || !server_name || !uri || !*uri)
+    return mcp__error_set(err, MCP_EINVAL, "invalid argument");
+  server *s = find_server(m, server_name);
+  if (!s) return mcp__error_set(err, MCP_ENOTFOUND, "no server named \"%s\"", server_name);
+  mcp_status st = MCP_OK;
+  pthread_mutex_lock(&m->lock);
+  bool added = subs_change_locked(s, uri, on, &st) && on;
+  pthread_mutex_unlock(&m->lock);
+  if (st) return mcp__error_set(err, st, "out of memory");
+  sub_arg a = {uri, on};
+  char *unused = NULL;
+  st = call_on_server(m, s, do_subscribe, idem_subscribe, &a, opts, &unused, err);
+  mcp__free(unused);
+  if (st != MCP_OK && added) { /* not subscribed: not sent again either */
+    mcp_status ignored = MCP_OK;
+    pthread_mutex_lock(&m->lock);
+    subs_change_locked(s, uri, false, &ignored);
+    pthread_mutex_unlock(&m->lock);
+  }
+  return st;
+}
+
+MCP_EXTERN mcp_status mcp_manager_subscribe_resource(mcp_manager *m, const char *server_name,
+                                                     const char *uri, const mcp_call_options *opts,
+                                                     mcp_error *err) {
+  return change_subscription(m, server_name, uri, true, opts, err);
+}
+
+MCP_EXTERN mcp_status mcp_manager_unsubscribe_resource(mcp_manager *m, const char *server_name,
+                                                       const char *uri,
+                                                       const mcp_call_options *opts,
+                                                       mcp_error *err) {
+  return change_subscription(m, server_name, uri, false, opts, err);
 }
 
 /* ---- skills (mcp_skills.c does the work on a server's client) --------------- */
