@@ -1571,7 +1571,8 @@ static mcp_status request_sync(mcp_client *c, const mcp_req *r, const mcp_call_o
   *out = NULL;
   *out_len = 0;
   if (!client_enter(c)) return freeing_error(err);
-  int64_t t0 = mcp__now_ms();
+  /* Only a modern HTTP stream can break this way: only there the clock. */
+  int64_t t0 = c->modern && c->opts->url ? mcp__now_ms() : 0;
   mcp_error local = MCP_ERROR_INIT; /* the marks are read even when |err| is NULL */
   mcp_error *e = err ? err : &local;
   mcp_status st = request_sync_body(c, r, o, out, out_len, e);
