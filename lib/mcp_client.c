@@ -1401,13 +1401,63 @@ static mcp_status request_sync_body(mcp_client *c, const mcp_req *r, const mcp_c
   return st;
 }
 
+/*
+ * The reads a client sends again, once, as a new request with a new id
+ * when their response stream broke on a modern HTTP connection (SEP-2575:
+ * no resumption there; the transport marks the error
+ * MCP__ERRF_STREAM_LOST): repeating a read changes nothing.  A tools/call
+ * is not among them: the server may have run it, so whether it goes again
+ * is the caller's rule (the manager's resend rule: annotated idempotent,
+ * or the host opted in).  Nor subscriptions/listen, which re-opens itself.
+ */
+static bool reissue_read(const char *method) {
+  static const char *const reads[] = {
+      "tools/list",   "resources/list", "resources/read",      "resources/templates/list",
+      "prompts/list", "prompts/get",    "completion/complete", "server/discover"};
+  for (size_t i = 0; i < sizeof(reads) / sizeof(reads[0]); i++)
+    if (strcmp(method, reads[i]) == 0) return true;
+  return false;
+}
+
+static bool stream_lost(mcp_status st, const mcp_error *e) {
+  return st == MCP_EIO && mcp__error_has(e, MCP__ERRF_STREAM_LOST);
+}
+
+/* |r|, a read sent at |t0| whose stream broke (|e|), sent once more with
+ * a new id within what is left of its timeout.  A second break is marked
+ * MCP__ERRF_REISSUED: the caller does not send it a third time. */
+static mcp_status reissue_sync(mcp_client *c, const mcp_req *r, const mcp_call_options *o,
+                               int64_t t0, char **out, size_t *out_len, mcp_error *e) {
+  mcp_call_options local = {.timeout_ms = -1};
+  if (o) local = *o;
+  int64_t to = effective_timeout(c, o);
+  if (to > 0) {
+    int64_t left = to - (mcp__now_ms() - t0);
+    if (left <= 0) return MCP_EIO; /* no time left: the break is the answer */
+    local.timeout_ms = left;
+  }
+  client_log(c, MCP_LOG_INFO, "%s: %s: %s; sending it again as a new request", server_label(c),
+             r->method, e->message ? e->message : "response stream broke");
+  mcp_error_clear(e);
+  mcp_status st = request_sync_body(c, r, &local, out, out_len, e);
+  if (stream_lost(st, e)) mcp__error_mark(e, MCP__ERRF_REISSUED);
+  return st;
+}
+
 static mcp_status request_sync(mcp_client *c, const mcp_req *r, const mcp_call_options *o,
                                char **out, size_t *out_len, mcp_error *err) {
   *out = NULL;
   *out_len = 0;
   if (!client_enter(c)) return freeing_error(err);
-  mcp_status st = request_sync_body(c, r, o, out, out_len, err);
+  /* Only a modern HTTP stream can break this way: only there the clock. */
+  int64_t t0 = c->modern && c->opts->s.url ? mcp__now_ms() : 0;
+  mcp_error local = MCP_ERROR_INIT; /* the marks are read even when |err| is NULL */
+  mcp_error *e = err ? err : &local;
+  mcp_status st = request_sync_body(c, r, o, out, out_len, e);
+  if (stream_lost(st, e) && reissue_read(r->method) && !atomic_load(&c->probing))
+    st = reissue_sync(c, r, o, t0, out, out_len, e);
   client_leave(c);
+  mcp_error_clear(&local);
   return st;
 }
 
@@ -2168,6 +2218,8 @@ typedef struct async_ctx {
   bool mrtr;
   int round;     /* input_required rounds answered so far */
   bool relisted; /* a -32020 made it read the tools and resend once */
+  bool reissue;  /* a read on modern HTTP not yet sent again after its
+                    stream broke (reissue_read()) */
   int64_t t0;    /* when the call was made (ms), for max_total_ms */
   mcp_call_options opts;
 } async_ctx;
@@ -2235,6 +2287,30 @@ static void run_done(void *arg) {
   async_ctx *ctx = it->ctx;
   abandoned(ctx->cc.c, ctx->shape.method, it->id, it->status);
   mcp_client *c = ctx->cc.c;
+  if (stream_lost(it->status, &it->err) && ctx->reissue && ctx->round == 0) {
+    /* As request_sync(): a read whose stream broke goes once more, with a
+     * new id, within what is left of its timeout. */
+    ctx->reissue = false;
+    int64_t to = effective_timeout(c, &ctx->opts), left = 1;
+    if (to > 0 && (left = to - (mcp__now_ms() - ctx->t0)) > 0) ctx->opts.timeout_ms = left;
+    mcp_status st = MCP_ECLOSED;
+    mcp_error serr = MCP_ERROR_INIT;
+    if (left > 0 && client_enter(c)) {
+      client_log(c, MCP_LOG_INFO, "%s: %s: %s; sending it again as a new request", server_label(c),
+                 ctx->shape.method, it->err.message ? it->err.message : "");
+      st = async_send(c, ctx, &ctx->shape, &serr);
+      client_leave(c);
+    }
+    mcp_error_clear(&serr);
+    if (st == MCP_OK) {
+      it->ctx = NULL; /* it lives on in the new request's pending entry */
+      free_done(it);
+      return;
+    } /* else the call ends with the broken stream's error */
+  } else if (stream_lost(it->status, &it->err) && !ctx->reissue && ctx->modern && c->opts->s.url &&
+             reissue_read(ctx->shape.method)) {
+    mcp__error_mark(&it->err, MCP__ERRF_REISSUED);
+  }
   if (it->status == MCP_ERPC && it->err.rpc_code == MCP_RPC_HEADER_MISMATCH && ctx->modern &&
       ctx->mrtr && ctx->shape.tool_call && ctx->round == 0 && !ctx->relisted && c->opts->s.url) {
     /* As request_result(): read the list, send the call once more (a new
@@ -2367,6 +2443,7 @@ static mcp_status request_async_body(mcp_client *c, mcp_req *r, const mcp_call_o
   ctx->cc.user = user;
   ctx->modern = c->modern;
   ctx->mrtr = ctx->modern && mcp__mrtr_method(r->method);
+  ctx->reissue = ctx->modern && c->opts->s.url && reissue_read(r->method);
   ctx->opts = (mcp_call_options){.timeout_ms = -1};
   if (o) ctx->opts = *o;
   if (ctx->opts.cancel) mcp_cancel_ref(ctx->opts.cancel);
@@ -2377,7 +2454,7 @@ static mcp_status request_async_body(mcp_client *c, mcp_req *r, const mcp_call_o
   ctx->shape.method = ctx->method;
   ctx->shape.known = r->known;
   ctx->shape.tool_call = r->tool_call;
-  if (ctx->mrtr) {
+  if (ctx->mrtr || ctx->reissue) {
     /* The params a retry needs, taken before the send: the answer may be
      * handled on the lane before this returns. */
     ctx->t0 = mcp__now_ms();
@@ -2386,7 +2463,7 @@ static mcp_status request_async_body(mcp_client *c, mcp_req *r, const mcp_call_o
     ctx->shape.no_meta = r->no_meta;
     r->params = NULL;
   }
-  mcp_status st = async_send(c, ctx, ctx->mrtr ? &ctx->shape : r, err);
+  mcp_status st = async_send(c, ctx, ctx->mrtr || ctx->reissue ? &ctx->shape : r, err);
   if (st != MCP_OK) free_ctx(ctx); /* else it belongs to the pending entry */
   return st;
 }

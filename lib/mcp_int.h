@@ -80,6 +80,25 @@ static inline bool mcp__error_not_sent(const mcp_error *err) {
   return err && ((uintptr_t)err->reserved_[0] & MCP__ERRF_NOT_SENT) != 0;
 }
 
+/*
+ * "This request's response stream broke after it was sent, on a stateless
+ * (2026-07-28) HTTP connection": no session and no resumption, so the
+ * request is lost and the remedy is to send it again as a new request
+ * with a new id (SEP-2575); the connection itself stays usable.  The HTTP
+ * transport marks it; the client re-issues reads once and marks the error
+ * MCP__ERRF_REISSUED when that one broke too; the manager applies its
+ * resend rule to the rest (tools/call) without reconnecting.  Same
+ * storage and lifetime as MCP__ERRF_NOT_SENT.
+ */
+#define MCP__ERRF_STREAM_LOST 0x2u
+#define MCP__ERRF_REISSUED 0x4u
+static inline void mcp__error_mark(mcp_error *err, unsigned flag) {
+  if (err) err->reserved_[0] = (void *)((uintptr_t)err->reserved_[0] | flag);
+}
+static inline bool mcp__error_has(const mcp_error *err, unsigned flag) {
+  return err && ((uintptr_t)err->reserved_[0] & flag) != 0;
+}
+
 /* A logger: a host callback plus its user pointer.  fn NULL: discard. */
 typedef struct mcp_logger {
   mcp_log_fn fn;

@@ -436,6 +436,9 @@ struct server {
   bool relisting;
   bool config_error;    /* failed for good: the definition is unusable */
   bool warned_insecure; /* the "verification is off" warning was logged */
+  char **subs;          /* resource URIs the host subscribed to (sent again
+                           on every connect: resubscribe()) */
+  size_t nsubs;
 };
 
 struct mcp_tool_list {
@@ -960,6 +963,28 @@ static mcp_status list_other(mcp_client *c, unsigned what, int64_t timeout, mcp_
   return st;
 }
 
+/* The host's resource subscriptions of |s| sent on its new connection |c|
+ * (a new client starts with none), best effort: a failure is logged.
+ * Runs on a connector thread. */
+static void resubscribe(server *s, conn *c) {
+  mcp_manager *m = s->m;
+  pthread_mutex_lock(&m->lock);
+  size_t n = s->nsubs;
+  char **uris = n ? mcp__calloc(n, sizeof(*uris)) : NULL;
+  for (size_t i = 0; uris && i < n; i++) uris[i] = mcp__strdup(s->subs[i]);
+  pthread_mutex_unlock(&m->lock);
+  if (n && !uris) mlog(m, MCP_LOG_WARN, s->name, "out of memory subscribing to resources again");
+  for (size_t i = 0; uris && i < n; i++) {
+    mcp_error err = MCP_ERROR_INIT;
+    if (!uris[i] || mcp_client_subscribe_resource(c->c, uris[i], NULL, &err) != MCP_OK)
+      mlog(m, MCP_LOG_WARN, s->name, "could not subscribe to %s again: %s",
+           uris[i] ? uris[i] : "a resource", err.message ? err.message : "out of memory");
+    mcp_error_clear(&err);
+    mcp__free(uris[i]);
+  }
+  mcp__free(uris);
+}
+
 /* Fetches resources and prompts into |s| (best effort: a failure is only
  * logged).  Runs on a connector thread. */
 static void refresh_others(server *s, conn *c, unsigned what) {
@@ -1195,6 +1220,7 @@ done:
   if (st == MCP_OK && current) write_cache(s, tools, era_of(installed ? installed->c : NULL));
   if (installed) {
     refresh_others(s, installed, LIST_RESOURCES | LIST_PROMPTS);
+    resubscribe(s, installed);
     conn_unref(m, installed);
   }
   mcp__free(tools);
@@ -1642,6 +1668,8 @@ static void server_free(server *s) {
   mcp__free(s->prompts_json);
   mcp__free(s->last_error);
   mcp__free(s->protocol_version);
+  for (size_t i = 0; i < s->nsubs; i++) mcp__free(s->subs[i]);
+  mcp__free(s->subs);
   mcp__free(s);
 }
 
@@ -1960,9 +1988,13 @@ static conn *wait_conn_locked(server *s, int64_t deadline, const mcp_cancel *can
  *  - the host opted in (mcp_manager_options_set_retry_non_idempotent).
  * A stdio server that crashed mid-call, a dropped connection, a 502 or a
  * 503 after the request went out: the server may have run it, so the
- * caller gets the error.
+ * caller gets the error.  A broken response stream on a modern HTTP
+ * connection (MCP__ERRF_STREAM_LOST) is such a failure too, resent on the
+ * same connection (resend_in_place()); a read the client already sent
+ * twice (MCP__ERRF_REISSUED) is not sent a third time.
  */
 static bool may_resend(const mcp_manager *m, bool idempotent, mcp_status st, const mcp_error *e) {
+  if (mcp__error_has(e, MCP__ERRF_REISSUED)) return false;
   bool conn_failure = st == MCP_ECLOSED || st == MCP_EIO ||
                       (st == MCP_EHTTP && e &&
                        (e->http_status == 404 || e->http_status == 502 || e->http_status == 503));
@@ -2065,6 +2097,11 @@ static void name_server_error(const server *s, mcp_error *err) {
   free(err->message);
   err->message = msg;
 }
+/* A failure a resend needs no reconnect for: the response stream of a
+ * modern (stateless) HTTP request broke; the connection has no session
+ * to lose and its HTTP layer reconnects by itself.  Dropping it would
+ * fail every other call in flight on it and its listen. */
+static bool resend_in_place(const mcp_error *e) { return mcp__error_has(e, MCP__ERRF_STREAM_LOST); }
 
 /* Runs |fn| on |s|'s connection, waiting for it, and once more after a
  * reconnect when the failure allows it (may_resend). */
@@ -2104,6 +2141,13 @@ static mcp_status call_on_server(mcp_manager *m, server *s, conn_call_fn fn, con
     }
     mcp_error e2 = MCP_ERROR_INIT;
     st = fn(c->c, arg, &local, result, &e2);
+    if (attempt == 0 && may_resend(m, idem(m, s, arg), st, &e2) && resend_in_place(&e2)) {
+      mlog(m, MCP_LOG_INFO, s->name, "%s; sending it again as a new request",
+           e2.message ? e2.message : mcp_strerror(st));
+      conn_unref(m, c);
+      mcp_error_clear(&e2);
+      continue;
+    }
     if (attempt == 0 && may_resend(m, idem(m, s, arg), st, &e2)) {
       gen = reconnect_for_resend(s, c, st, &e2); /* takes our reference */
       mcp_error_clear(&e2);
@@ -2316,6 +2360,90 @@ MCP_EXTERN mcp_status mcp_manager_request(mcp_manager *m, const char *server_nam
   return call_on_server(m, s, do_request, idem_request, &a, opts, result_json, err);
 }
 
+/* ---- resource subscriptions ------------------------------------------------- */
+
+typedef struct sub_arg {
+  const char *uri;
+  bool on;
+} sub_arg;
+
+static mcp_status do_subscribe(mcp_client *c, const void *arg, const mcp_call_options *opts,
+                               char **result, mcp_error *err) {
+  const sub_arg *a = arg;
+  (void)result;
+  return a->on ? mcp_client_subscribe_resource(c, a->uri, opts, err)
+               : mcp_client_unsubscribe_resource(c, a->uri, opts, err);
+}
+
+/* Subscribing (or unsubscribing) twice changes nothing. */
+static bool idem_subscribe(mcp_manager *m, const server *s, const void *arg) {
+  (void)m;
+  (void)s;
+  (void)arg;
+  return true;
+}
+
+/* Adds |uri| to (|on|) or removes it from |s|'s subscriptions; true when
+ * the set changed.  Caller holds m->lock.  MCP_ENOMEM in *st. */
+static bool subs_change_locked(server *s, const char *uri, bool on, mcp_status *st) {
+  size_t i = 0;
+  while (i < s->nsubs && strcmp(s->subs[i], uri) != 0) i++;
+  if (!on) {
+    if (i == s->nsubs) return false;
+    mcp__free(s->subs[i]);
+    s->subs[i] = s->subs[--s->nsubs];
+    return true;
+  }
+  if (i < s->nsubs) return false;
+  char *dup = mcp__strdup(uri);
+  char **grown = dup ? mcp__realloc(s->subs, (s->nsubs + 1) * sizeof(*grown)) : NULL;
+  if (!grown) {
+    mcp__free(dup);
+    *st = MCP_ENOMEM;
+    return false;
+  }
+  s->subs = grown;
+  s->subs[s->nsubs++] = dup;
+  return true;
+}
+
+static mcp_status change_subscription(mcp_manager *m, const char *server_name, const char *uri,
+                                      bool on, const mcp_call_options *opts, mcp_error *err) {
+  if (!m || !server_name || !uri || !*uri)
+    return mcp__error_set(err, MCP_EINVAL, "invalid argument");
+  server *s = find_server(m, server_name);
+  if (!s) return mcp__error_set(err, MCP_ENOTFOUND, "no server named \"%s\"", server_name);
+  mcp_status st = MCP_OK;
+  pthread_mutex_lock(&m->lock);
+  bool added = subs_change_locked(s, uri, on, &st) && on;
+  pthread_mutex_unlock(&m->lock);
+  if (st) return mcp__error_set(err, st, "out of memory");
+  sub_arg a = {uri, on};
+  char *unused = NULL;
+  st = call_on_server(m, s, do_subscribe, idem_subscribe, &a, opts, &unused, err);
+  mcp__free(unused);
+  if (st != MCP_OK && added) { /* not subscribed: not sent again either */
+    mcp_status ignored = MCP_OK;
+    pthread_mutex_lock(&m->lock);
+    subs_change_locked(s, uri, false, &ignored);
+    pthread_mutex_unlock(&m->lock);
+  }
+  return st;
+}
+
+MCP_EXTERN mcp_status mcp_manager_subscribe_resource(mcp_manager *m, const char *server_name,
+                                                     const char *uri, const mcp_call_options *opts,
+                                                     mcp_error *err) {
+  return change_subscription(m, server_name, uri, true, opts, err);
+}
+
+MCP_EXTERN mcp_status mcp_manager_unsubscribe_resource(mcp_manager *m, const char *server_name,
+                                                       const char *uri,
+                                                       const mcp_call_options *opts,
+                                                       mcp_error *err) {
+  return change_subscription(m, server_name, uri, false, opts, err);
+}
+
 /* ---- skills (mcp_skills.c does the work on a server's client) --------------- */
 
 typedef struct skills_arg {
@@ -2424,6 +2552,8 @@ typedef struct acall {
   void *user;
   conn *c;      /* the fast path's connection (a reference) */
   uint64_t gen; /* > 0: a resend waits for this connect attempt */
+  bool resend;  /* the fast path's stream broke: send once more (gen 0:
+                   on the live connection, resend_in_place()) */
   /* The slow path's outcome, for the lane. */
   mcp_status st;
   char *result;
@@ -2469,7 +2599,7 @@ static void acall_slow(void *arg) {
   acall *a = arg;
   mcp_manager *m = a->m;
   mcp_call_options o = acall_opts(a);
-  if (a->gen) {
+  if (a->gen || a->resend) {
     /* The fast path's attempt failed: wait for the reconnect, send once. */
     pthread_mutex_lock(&m->lock);
     conn *c = wait_conn_locked(a->s, a->deadline, a->opts.cancel, a->gen, &a->err);
@@ -2499,7 +2629,14 @@ static void acall_done(void *user, mcp_status st, const char *result, const mcp_
   if (may_resend(m, tool_idempotent(m, a->s, a->tool), st, err)) {
     mcp_error e = MCP_ERROR_INIT;
     if (err) mcp__error_copy(&e, err);
-    a->gen = reconnect_for_resend(a->s, c, st, &e); /* drops our reference */
+    a->resend = true;
+    if (resend_in_place(&e)) {
+      mlog(m, MCP_LOG_INFO, a->s->name, "%s; sending it again as a new request",
+           e.message ? e.message : mcp_strerror(st));
+      conn_unref(m, c);
+    } else {
+      a->gen = reconnect_for_resend(a->s, c, st, &e); /* drops our reference */
+    }
     mcp_error_clear(&e);
     pthread_mutex_lock(&m->lock);
     bool spawned = !m->stopping && spawn_locked(m, acall_slow, a);

@@ -12,7 +12,9 @@
  * Last-Event-ID and backoff); resumption of a broken response stream with
  * GET + Last-Event-ID after the server's retry delay (never replaying the
  * POST); DELETE on close; legacy SSE (`endpoint` then `message` events) and
- * the automatic fallback to it.  Knows nothing of tools or other MCP
+ * the automatic fallback to it.  On the modern (2026-07-28) wire nothing
+ * is resumed: a response stream that breaks fails its request marked
+ * MCP__ERRF_STREAM_LOST, for the client to send it again with a new id.  Knows nothing of tools or other MCP
  * methods: it only tells requests from other messages by the id the client
  * passes, and initialize by a flag.
  *
@@ -105,6 +107,8 @@ typedef struct exchange {
   bool not_sent;     /* X_REQUEST: the server provably never processed it
                          (the connection layer's verdict, or a 404 for an
                          expired session); its failure says so */
+  bool stream_lost;  /* X_REQUEST, modern: its response stream broke after
+                         it was sent (MCP__ERRF_STREAM_LOST) */
   bool too_big;
   long long content_length; /* of the response, -1 when not given */
   bool oom;                 /* part of the response head could not be kept */
@@ -224,13 +228,14 @@ static void upcall_message(http_transport *t, const char *data, size_t len) {
   t->cb->on_message(t->user, data, len);
 }
 
+/* |flags|: MCP__ERRF_* marks (mcp_int.h) the error carries. */
 static void upcall_request_error(http_transport *t, int64_t id, mcp_status st, int http_status,
-                                 const char *msg, bool not_sent) {
+                                 const char *msg, unsigned flags) {
   if (!t->cb->on_request_error) return;
   mcp_error e = MCP_ERROR_INIT;
   mcp__error_set(&e, st, "%s", msg);
   e.http_status = http_status;
-  if (not_sent) mcp__error_mark_not_sent(&e);
+  mcp__error_mark(&e, flags);
   t->cb->on_request_error(t->user, id, &e);
   mcp_error_clear(&e);
 }
@@ -594,7 +599,7 @@ static void x_on_data(void *user, const char *data, size_t n) {
       char msg[128];
       snprintf(msg, sizeof(msg), "server-sent event exceeds the message size limit of %zu bytes",
                x->t->max_message);
-      if (!abandoned) upcall_request_error(x->t, x->id, MCP_ETOOBIG, 0, msg, false);
+      if (!abandoned) upcall_request_error(x->t, x->id, MCP_ETOOBIG, 0, msg, 0);
       if (act) mcp__http_cancel(x->t->hc, hid);
       return;
     }
@@ -660,7 +665,9 @@ static void resume_job(http_transport *t, void *arg);
 static void fail_request(http_transport *t, exchange *x, mcp_status st, int http_status,
                          const char *msg) {
   if (!x->abandoned)
-    upcall_request_error(t, x->id, st, http_status, msg, x->kind == X_REQUEST && x->not_sent);
+    upcall_request_error(t, x->id, st, http_status, msg,
+                         (x->kind == X_REQUEST && x->not_sent ? MCP__ERRF_NOT_SENT : 0) |
+                             (x->stream_lost ? MCP__ERRF_STREAM_LOST : 0));
   exchange_free(x);
 }
 
@@ -1032,6 +1039,17 @@ static void request_done(http_transport *t, exchange *x, mcp_status st, const ch
     fall_back_to_legacy(t, x);
     return;
   }
+  if (t->modern && x->kind == X_REQUEST && !x->not_sent &&
+      (st == MCP_EIO || (st == MCP_OK && x->is_sse && ok2xx))) {
+    /* The modern wire has no resumption (no event ids, no GET): the
+     * request is lost, and the client sends it again as a new one. */
+    x->stream_lost = true;
+    char *msg = mcp__asprintf("response stream broke before the response (%s)",
+                              st == MCP_OK ? "stream closed" : (message ? message : "I/O error"));
+    fail_request(t, x, MCP_EIO, 0, msg ? msg : "response stream broke before the response");
+    mcp__free(msg);
+    return;
+  }
   if (st != MCP_OK && !(x->is_sse && st == MCP_EIO && ok2xx)) {
     fail_request(t, x, st, 0, message ? message : mcp_strerror(st));
     return;
@@ -1235,7 +1253,7 @@ static void legacy_get_done(http_transport *t, exchange *x, mcp_status st, const
                          x->status ? MCP_EHTTP
                          : st      ? st
                                    : MCP_EPROTO,
-                         x->status, msg ? msg : "legacy SSE stream failed", false);
+                         x->status, msg ? msg : "legacy SSE stream failed", 0);
   mcp__free(init);
   if ((had || waiting_init) && !closing)
     report_close(t, MCP_ECLOSED, msg ? msg : "legacy SSE stream closed");
@@ -1338,7 +1356,7 @@ static void legacy_endpoint(http_transport *t, const char *data, size_t len) {
   if (init && (!x || st != MCP_OK)) {
     if (x) exchange_free(x);
     upcall_request_error(t, init_id, st ? st : MCP_ENOMEM, 0,
-                         err.message ? err.message : "out of memory", false);
+                         err.message ? err.message : "out of memory", 0);
   }
   mcp__free(init);
   mcp_error_clear(&err);

@@ -314,19 +314,23 @@ typedef struct http_fixture {
   node_server server;
   char url[256];
   char record[1200];
+  bool h2; /* h2c (prior knowledge) instead of HTTP/1.1 */
 } http_fixture;
 
-static void http_start(http_fixture *f) {
+static void http_start_v(http_fixture *f, bool h2) {
   memset(f, 0, sizeof(*f));
   make_dir();
+  f->h2 = h2;
   snprintf(f->record, sizeof(f->record), "%s/record.jsonl", dir);
   char rec_env[1300];
   snprintf(rec_env, sizeof(rec_env), "RECORD=%s", f->record);
-  const char *env[] = {rec_env, NULL};
+  const char *env[] = {rec_env, h2 ? "H2=1" : NULL, NULL};
   const char *args[] = {interop_path("v2-dual-http.mjs"), NULL};
   node_server_start(&f->server, env, START_MS, args);
   snprintf(f->url, sizeof(f->url), "http://127.0.0.1:%d/mcp", f->server.port);
 }
+
+static void http_start(http_fixture *f) { http_start_v(f, false); }
 
 static void http_stop(http_fixture *f) {
   node_server_stop(&f->server);
@@ -336,15 +340,17 @@ static void http_stop(http_fixture *f) {
 static mcp_client_options *http_options(const http_fixture *f, bool handler) {
   mcp_client_options *o = mcp_client_options_new();
   ck_assert_int_eq(mcp_client_options_set_http(o, f->url, MCP_HTTP_TRANSPORT_STREAMABLE), MCP_OK);
+  if (f->h2) mcp_client_options_set_http_version(o, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
   mcp_client_options_set_timeout_ms(o, START_MS);
   mcp_client_options_set_log(o, on_log, NULL);
   if (handler) mcp_client_options_set_notification_handler(o, on_note, NULL);
   return o;
 }
 
+/* Over HTTP/1.1 (_i 0) and h2c (_i 1). */
 START_TEST(v2_http_manager_list_changed) {
   http_fixture f;
-  http_start(&f);
+  http_start_v(&f, _i == 1);
   mcp_manager *m = manager_with("s", http_options(&f, false));
   grow_reaches_manager(m, "mcp__s_echo", "mcp__s_extra");
   manager_call(m, "mcp__s_extra");
@@ -622,6 +628,142 @@ START_TEST(resource_subscriptions_refused) {
 }
 END_TEST
 
+/*
+ * The listen over HTTP/2 (h2c, prior knowledge) against the v2 SDK: one
+ * stream for the listen beside the calls' streams on the one connection;
+ * tools/list_changed and, for a subscribed URI, resources/updated arrive
+ * on it; a listen the server breaks off is opened again with the same
+ * resourceSubscriptions, whose updates keep arriving.
+ */
+START_TEST(v2_h2c_listen_updates_and_drop) {
+  http_fixture f;
+  http_start_v(&f, true);
+  seen_reset();
+  mcp_client *c = connect_opts(http_options(&f, true));
+  ck_assert(WAIT_UNTIL(logged("acknowledged subscriptions/listen"), WAIT_MS));
+  call_ok(c, "grow");
+  ck_assert(WAIT_UNTIL(list_changed() == 1, WAIT_MS));
+  sub(c, "mem://note", true);
+  ck_assert(WAIT_UNTIL(file_count(f.record, "resourceSubscriptions") == 1, WAIT_MS));
+  free(tool_text(c, "touch", "{\"uri\":\"mem://note\"}"));
+  ck_assert(WAIT_UNTIL(updated("mem://note") == 1, WAIT_MS));
+  /* Not subscribed: nothing comes for it (a later touch of the subscribed
+   * one arrives, and would have come after it). */
+  free(tool_text(c, "touch", "{\"uri\":\"mem://other\"}"));
+  call_ok(c, "drop");
+  ck_assert(WAIT_UNTIL(logged("broke off"), WAIT_MS));
+  ck_assert(WAIT_UNTIL(file_count(f.record, "resourceSubscriptions") == 2, WAIT_MS));
+  ck_assert(WAIT_UNTIL(logged_count("acknowledged subscriptions/listen") >= 3, WAIT_MS));
+  free(tool_text(c, "touch", "{\"uri\":\"mem://note\"}"));
+  ck_assert(WAIT_UNTIL(updated("mem://note") == 2, WAIT_MS));
+  ck_assert_int_eq(updated("mem://other"), 0);
+  call_ok(c, "grow");
+  ck_assert(WAIT_UNTIL(list_changed() == 2, WAIT_MS));
+  mcp_client_free(c);
+  /* The server's record: every request of the test went as HTTP/2. */
+  ck_assert_int_gt(file_count(f.record, "\"http\":\"2.0\""), 5);
+  ck_assert_int_eq(file_count(f.record, "\"http\":\"1.1\""), 0);
+  http_stop(&f);
+}
+END_TEST
+
+/* ---- resource subscriptions kept by the manager ------------------------------ */
+
+/* The manager's events: each notifications/resources/updated's uri. */
+static void on_event(void *user, mcp_manager_event ev, const char *server, const char *detail) {
+  (void)user;
+  (void)server;
+  if (ev != MCP_MANAGER_EVENT_NOTIFICATION) return;
+  json_object *d = json_tokener_parse(detail), *m = NULL, *p = NULL;
+  if (d && json_object_object_get_ex(d, "method", &m) &&
+      strcmp(json_object_get_string(m), "notifications/resources/updated") == 0 &&
+      json_object_object_get_ex(d, "params", &p))
+    on_note(NULL, "notifications/resources/updated", json_object_to_json_string(p));
+  json_object_put(d);
+}
+
+static void manager_touch(mcp_manager *m, const char *uri) {
+  char params[512], *out = NULL;
+  snprintf(params, sizeof(params), "{\"name\":\"touch\",\"arguments\":{\"uri\":\"%s\"}}", uri);
+  mcp_error err = MCP_ERROR_INIT;
+  mcp_status st = mcp_manager_request(m, "s", "tools/call", params, NULL, &out, &err);
+  ck_assert_msg(st == MCP_OK, "touch: %s", err.message ? err.message : mcp_strerror(st));
+  mcp_free(out);
+}
+
+static pid_t nth_pid(int n) {
+  char *pids = slurp(pid_path), *p = pids;
+  for (int i = 0; i < n && p; i++) p = (p = strchr(p, '\n')) ? p + 1 : NULL;
+  pid_t pid = p ? (pid_t)atol(p) : 0;
+  free(pids);
+  return pid;
+}
+
+/*
+ * mcp_manager_subscribe_resource() in both eras (_i 0: modern, the listen's
+ * resourceSubscriptions; 1: legacy, resources/subscribe) against the
+ * scripted stdio server: updates reach the event handler; the server is
+ * killed and the manager starts it again, subscribes again on the new
+ * process (read from the server's log), and updates keep coming.  An
+ * unsubscribed URI is not subscribed on the next process.
+ */
+START_TEST(manager_subscriptions_survive_restart) {
+  bool legacy = _i == 1;
+  make_dir();
+  seen_reset();
+  mcp_client_options *co = stdio_options("subs", false);
+  ck_assert_int_eq(mcp_client_options_set_protocol(co, legacy ? "legacy" : "modern"), MCP_OK);
+  mcp_manager_options *o = mcp_manager_options_new();
+  mcp_manager_options_set_discovery(o, false, false);
+  char cache[1300];
+  snprintf(cache, sizeof(cache), "%s/cache", dir);
+  mcp_manager_options_set_cache_dir(o, cache);
+  mcp_manager_options_set_timeout_ms(o, START_MS);
+  mcp_manager_options_set_event_handler(o, on_event, NULL);
+  ck_assert_int_eq(mcp_manager_options_add_server(o, "s", co), MCP_OK);
+  mcp_client_options_free(co);
+  mcp_manager *m = NULL;
+  ck_assert_int_eq(mcp_manager_start(o, &m, NULL), MCP_OK);
+  mcp_manager_options_free(o);
+  const char *sent = legacy ? "\"method\":\"resources/subscribe\"" : "\"resourceSubscriptions\"";
+  mcp_error err = MCP_ERROR_INIT;
+  mcp_status st = mcp_manager_subscribe_resource(m, "s", "mem://a", NULL, &err);
+  ck_assert_msg(st == MCP_OK, "subscribe: %s", err.message ? err.message : mcp_strerror(st));
+  ck_assert_int_eq(mcp_manager_subscribe_resource(m, "s", "mem://b", NULL, NULL), MCP_OK);
+  ck_assert_int_eq(mcp_manager_unsubscribe_resource(m, "s", "mem://b", NULL, NULL), MCP_OK);
+  ck_assert_int_eq(mcp_manager_subscribe_resource(m, "nope", "mem://a", NULL, &err), MCP_ENOTFOUND);
+  mcp_error_clear(&err);
+  ck_assert_int_eq(mcp_manager_subscribe_resource(m, "s", "", NULL, NULL), MCP_EINVAL);
+  manager_touch(m, "mem://a");
+  ck_assert(WAIT_UNTIL(updated("mem://a") == 1, WAIT_MS));
+  int before = file_count(log_path, sent);
+  ck_assert_int_gt(before, 0);
+  /* Killed: started again, subscribed again on the new process. */
+  pid_t pid = nth_pid(0);
+  ck_assert_int_gt(pid, 0);
+  ck_assert_int_eq(kill(pid, SIGKILL), 0);
+  ck_assert(WAIT_UNTIL(nth_pid(1) > 0, WAIT_MS));
+  ck_assert_msg(WAIT_UNTIL(file_count(log_path, sent) > before, WAIT_MS), "not subscribed again");
+  manager_touch(m, "mem://a");
+  ck_assert(WAIT_UNTIL(updated("mem://a") == 2, WAIT_MS));
+  manager_touch(m, "mem://b");
+  manager_touch(m, "mem://a");
+  ck_assert(WAIT_UNTIL(updated("mem://a") == 3, WAIT_MS));
+  ck_assert_int_eq(updated("mem://b"), 0);
+  /* What the new process was asked for: mem://a only. */
+  char *log = slurp(log_path);
+  char *last = NULL;
+  for (char *p = log; (p = strstr(p, sent)); p++) last = p;
+  ck_assert_ptr_nonnull(last);
+  char *eol = strchr(last, '\n');
+  if (eol) *eol = '\0';
+  ck_assert_msg(strstr(last, "mem://a") && !strstr(last, "mem://b"), "%s", last);
+  free(log);
+  mcp_manager_free(m);
+  interop_rm_rf(dir);
+}
+END_TEST
+
 static Suite *listen_suite(void) {
   Suite *s = suite_create("listen");
   TCase *tc = tcase_create("pure");
@@ -631,7 +773,9 @@ static Suite *listen_suite(void) {
   tcase_set_timeout(tc, 180);
   tcase_add_test(tc, stdio_manager_list_changed_and_respawn);
   tcase_add_test(tc, v2_stdio_manager_list_changed);
-  tcase_add_test(tc, v2_http_manager_list_changed);
+  tcase_add_loop_test(tc, v2_http_manager_list_changed, 0, 2);
+  tcase_add_test(tc, v2_h2c_listen_updates_and_drop);
+  tcase_add_loop_test(tc, manager_subscriptions_survive_restart, 0, 2);
   tcase_add_test(tc, refused_listen_is_soft);
   tcase_add_test(tc, no_handler_no_listen);
   tcase_add_test(tc, ack_unknown_and_server_ends);

@@ -1026,6 +1026,28 @@ MCP_EXTERN mcp_status mcp_manager_request(mcp_manager *m, const char *server, co
                                           const char *params_json, const mcp_call_options *opts,
                                           char **result_json, mcp_error *err);
 /*
+ * Resource subscriptions of one server by name, kept by the manager: it
+ * waits for the server like a tool call and subscribes on its connection
+ * (mcp_client_subscribe_resource(): resources/subscribe on a 2025
+ * connection, the listen's resourceSubscriptions on a 2026-07-28 one),
+ * and subscribes again on every new connection (a reconnect, a stdio
+ * server started again), so updates keep coming.  Updates reach the event
+ * handler as MCP_MANAGER_EVENT_NOTIFICATION with method
+ * notifications/resources/updated.  A subscribe that fails is not kept;
+ * an unsubscribe is kept even when the server could not be told.
+ * Ownership: |server| and |uri| borrowed.  Threads: any.
+ * Returns: MCP_OK; MCP_ENOTFOUND (no such server); MCP_EINVAL; what
+ *   mcp_client_subscribe_resource() returns; the errors of waiting for the
+ *   server (MCP_ETIMEDOUT, MCP_ECLOSED...).
+ */
+MCP_EXTERN mcp_status mcp_manager_subscribe_resource(mcp_manager *m, const char *server,
+                                                     const char *uri, const mcp_call_options *opts,
+                                                     mcp_error *err);
+MCP_EXTERN mcp_status mcp_manager_unsubscribe_resource(mcp_manager *m, const char *server,
+                                                       const char *uri,
+                                                       const mcp_call_options *opts,
+                                                       mcp_error *err);
+/*
  * mcp_manager_servers() describes every configured server as a JSON array
  * of {"name","type","source","state","lastError","protocolVersion",
  * "tools","deferred","reconnects"}; state is one of "connecting", "ready",
