@@ -120,8 +120,12 @@ struct mcp_client {
    * their calls and waits for them to leave (client_enter). */
   pthread_mutex_t calls_mu;
   pthread_cond_t calls_cv; /* ncallers fell to 0 while freeing */
-  size_t ncallers;         /* guarded by calls_mu */
-  bool freeing;            /* guarded by calls_mu */
+  /* Broadcast (under lock) when a listen is acknowledged or ends: a
+   * subscribe waits for its listen's acknowledgement. */
+  pthread_cond_t listen_cv;
+  int64_t listen_ended; /* the id of the listen that ended last (lock) */
+  size_t ncallers;      /* guarded by calls_mu */
+  bool freeing;         /* guarded by calls_mu */
   /* subscriptions/listen on a modern connection ("Listen" below). */
   unsigned listen_kinds;     /* MCP_LISTEN_* asked for; 0: none (set at connect) */
   int64_t listen_id;         /* the open listen's request id, 0: none (lock) */
@@ -2577,6 +2581,10 @@ static void listen_timer_done(void *user, int64_t id, mcp_status st, char *text,
   (void)err;
   mcp_client *c = user;
   mcp__free(text);
+  pthread_mutex_lock(&c->lock);
+  c->listen_ended = id;
+  pthread_cond_broadcast(&c->listen_cv);
+  pthread_mutex_unlock(&c->lock);
   atomic_fetch_sub(&c->listen_entries, 1);
   /* Only its own deadline re-opens; a close ends it with MCP_ECLOSED. */
   if (st == MCP_ETIMEDOUT) (void)mcp__lane_post(c->lane, run_listen_reopen, NULL, c);
@@ -2777,6 +2785,40 @@ static void listen_restart(mcp_client *c) {
   if (c->listen_kinds || c->nsubs) listen_open(c);
 }
 
+/*
+ * After a subscription change re-opened the listen: waits, within the
+ * call's timeout, for the server to acknowledge it, so that a change the
+ * host makes after subscribe returns is one the server reports (as a
+ * legacy resources/subscribe answers first).  MCP_OK also when no listen
+ * is open (its send failed: logged) or it ended without an
+ * acknowledgement (a server without listen: logged, soft).
+ */
+static mcp_status listen_wait_ack(mcp_client *c, const mcp_call_options *opts, mcp_error *err) {
+  int64_t t = effective_timeout(c, opts);
+  struct timespec until;
+  clock_gettime(CLOCK_MONOTONIC, &until);
+  if (t > 0) {
+    until.tv_sec += t / 1000;
+    until.tv_nsec += (long)(t % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+  }
+  mcp_status st = MCP_OK;
+  pthread_mutex_lock(&c->lock);
+  int64_t id = c->listen_id;
+  while (id && c->listen_id == id && !c->listen_acked_at && c->listen_ended != id) {
+    int rc = t > 0 ? pthread_cond_timedwait(&c->listen_cv, &c->lock, &until)
+                   : pthread_cond_wait(&c->listen_cv, &c->lock);
+    if (rc == ETIMEDOUT) {
+      st = mcp__error_set(err, MCP_ETIMEDOUT,
+                          "%s did not acknowledge subscriptions/listen %lld within %lld ms",
+                          server_label(c), (long long)id, (long long)t);
+      break;
+    }
+  }
+  pthread_mutex_unlock(&c->lock);
+  return st;
+}
+
 static mcp_status change_subscription(mcp_client *c, const char *uri, bool on,
                                       const mcp_call_options *opts, mcp_error *err) {
   if (!c || !uri) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
@@ -2829,8 +2871,12 @@ static mcp_status change_subscription(mcp_client *c, const char *uri, bool on,
     c->subs[i] = c->subs[--c->nsubs];
     changed = true;
   }
-  if (changed && atomic_load(&c->open)) listen_restart(c);
-  else if (!atomic_load(&c->open)) st = mcp__error_set(err, MCP_ECLOSED, "connection closed");
+  if (changed && atomic_load(&c->open)) {
+    listen_restart(c);
+    st = listen_wait_ack(c, opts, err);
+  } else if (!atomic_load(&c->open)) {
+    st = mcp__error_set(err, MCP_ECLOSED, "connection closed");
+  }
   pthread_mutex_unlock(&c->subs_mu);
   client_leave(c);
   return st;
@@ -2892,6 +2938,7 @@ static bool listen_route(mcp_client *c, const mcp_msg *m) {
     c->listen_honoured = honoured;
     again = c->listen_was_acked;
     c->listen_was_acked = true;
+    pthread_cond_broadcast(&c->listen_cv);
   }
   pthread_mutex_unlock(&c->lock);
   /* A listen opened again: a list_changed may have gone by without one. */
@@ -3301,6 +3348,7 @@ static void free_now(mcp_client *c) {
   for (size_t i = 0; i < c->nsubs; i++) mcp__free(c->subs[i]);
   mcp__free(c->subs);
   pthread_cond_destroy(&c->calls_cv);
+  pthread_cond_destroy(&c->listen_cv);
   pthread_mutex_destroy(&c->calls_mu);
   mcp__free(c->close_message);
   mcp__free(c->protocol_version);
@@ -3327,6 +3375,11 @@ mcp_status mcp__client_connect_ex(const mcp_client_options *o, mcp_workers *work
   pthread_mutex_init(&c->subs_mu, NULL);
   pthread_mutex_init(&c->calls_mu, NULL);
   pthread_cond_init(&c->calls_cv, NULL);
+  pthread_condattr_t lca;
+  pthread_condattr_init(&lca);
+  pthread_condattr_setclock(&lca, CLOCK_MONOTONIC);
+  pthread_cond_init(&c->listen_cv, &lca);
+  pthread_condattr_destroy(&lca);
   atomic_init(&c->open, true);
   if (hooks) c->hooks = *hooks;
   c->hooks.connect_cancel = hooks ? hooks->connect_cancel : NULL; /* connect only */

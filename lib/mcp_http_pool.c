@@ -18,7 +18,7 @@ typedef struct entry {
   size_t owners;
   /* The key: the settings the client was made with. */
   mcp_http_config cfg;
-  char *scheme, *host; /* owned copies of cfg's strings */
+  char *scheme, *host;  /* owned copies of cfg's strings */
   mcp_tls_settings tls; /* owned; cfg.tls is a shallow copy of it */
 } entry;
 

@@ -584,15 +584,19 @@ MCP_EXTERN mcp_status mcp_client_read_resource(mcp_client *c, const char *uri,
  * server's answer or error is returned.  On a 2026-07-28 connection the
  * URIs are carried by the client's subscriptions/listen: the call changes
  * the set and re-opens the listen with it at once (stdio: the old one is
- * cancelled; HTTP: its stream closes), returning before the server's
- * acknowledgement.  Subscribing twice to a URI, or unsubscribing from one
+ * cancelled; HTTP: its stream closes) and waits, within the call's
+ * timeout, for the server to acknowledge the new listen, so that a change
+ * made once the call has returned is reported (a listen the server refuses
+ * or ends unacknowledged is logged, and the call returns MCP_OK as the
+ * connection stays up).  Subscribing twice to a URI, or unsubscribing from one
  * not subscribed to, changes nothing (modern) or is up to the server
  * (legacy).  Subscriptions belong to the connection: a new connection
  * starts with none.
  * Ownership: |uri| borrowed.  Threads: any.
  * Returns: MCP_OK; MCP_ESTATE (no notification handler; a modern server
  *   that does not advertise capabilities.resources.subscribe); MCP_EINVAL;
- *   MCP_ECLOSED; MCP_ENOMEM; a legacy request's errors.
+ *   MCP_ECLOSED; MCP_ENOMEM; MCP_ETIMEDOUT (modern: no acknowledgement in
+ *   time; the URI stays in the set); a legacy request's errors.
  */
 MCP_EXTERN mcp_status mcp_client_subscribe_resource(mcp_client *c, const char *uri,
                                                     const mcp_call_options *opts, mcp_error *err);
