@@ -163,6 +163,56 @@ mcp_status mcp__skill_entry_parse(json_object *entry, mcp_skill_entry *out, char
   return st;
 }
 
+/* ---- file paths ------------------------------------------------------------- */
+
+/* Is |p| (|n| bytes) a relative path of plain segments: none empty, none
+ * "." or "..", no '\\', '?', '#' or control character? */
+static bool plain_path(const char *p, size_t n) {
+  if (n == 0) return false;
+  size_t seg = 0;
+  for (size_t i = 0; i <= n; i++) {
+    unsigned char c = i < n ? (unsigned char)p[i] : '/';
+    if (c == '/') {
+      size_t len = i - seg;
+      if (len == 0 || (len == 1 && p[seg] == '.') ||
+          (len == 2 && p[seg] == '.' && p[seg + 1] == '.'))
+        return false;
+      seg = i + 1;
+    } else if (c < 0x20 || c == 0x7f || c == '\\' || c == '?' || c == '#') {
+      return false;
+    }
+  }
+  return true;
+}
+
+mcp_status mcp__skill_file_uri(const char *skill_uri, const char *file, char **out, char *why,
+                               size_t whylen) {
+  *out = NULL;
+  static const char tail[] = "SKILL.md";
+  size_t ul = strlen(skill_uri), tl = sizeof(tail) - 1;
+  if (ul <= tl || strcmp(skill_uri + ul - tl, tail) != 0 || skill_uri[ul - tl - 1] != '/')
+    return say(why, whylen, "the skill's uri does not end in /SKILL.md"), MCP_EINVAL;
+  size_t dl = ul - tl; /* the skill's directory, with its '/' */
+  const char *rel = file;
+  if (strstr(file, "://")) {
+    if (strncmp(file, skill_uri, dl) != 0)
+      return say(why, whylen, "the URI is not within the skill's directory"), MCP_EINVAL;
+    rel = file + dl;
+  }
+  if (!plain_path(rel, strlen(rel)))
+    return say(why, whylen,
+               "not a path within the skill (segments must be non-empty, not \".\" or "
+               "\"..\", without '\\', '?', '#' or control characters)"),
+           MCP_EINVAL;
+  size_t rl = strlen(rel);
+  char *u = mcp__malloc(dl + rl + 1);
+  if (!u) return say(why, whylen, "out of memory"), MCP_ENOMEM;
+  memcpy(u, skill_uri, dl);
+  memcpy(u + dl, rel, rl + 1);
+  *out = u;
+  return MCP_OK;
+}
+
 /* ---- file checks ------------------------------------------------------------ */
 
 bool mcp__skill_check_file(const mcp_skill_file *f, const void *data, size_t len, char *why,
