@@ -9,6 +9,7 @@
 #include <json-c/json.h>
 #include <string.h>
 
+#include "mcp_base64.h"
 #include "mcp_era.h"
 #include "mcp_jscan.h"
 #include "mcp_jsonrpc.h"
@@ -179,9 +180,6 @@ mcp_result_kind mcp__era_result_kind(const char *text, size_t len) {
 
 /* ---- modern HTTP headers ----------------------------------------------------- */
 
-static const char b64_alphabet[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
 static bool header_safe(const char *s, size_t n) {
   if (n == 0) return true;
   if (s[0] == ' ' || s[n - 1] == ' ') return false;
@@ -194,28 +192,11 @@ static bool header_safe(const char *s, size_t n) {
 
 char *mcp__era_header_value(const char *s, size_t n) {
   if (header_safe(s, n)) return mcp__strndup(s, n);
-  char *out = mcp__malloc(9 + 4 * ((n + 2) / 3) + 3);
+  char *out = mcp__malloc(9 + mcp__base64_len(n, true) + 3);
   if (!out) return NULL;
-  char *o = out;
-  memcpy(o, "=?base64?", 9);
-  o += 9;
-  const unsigned char *p = (const unsigned char *)s;
-  size_t i = 0;
-  for (; i + 2 < n; i += 3) {
-    unsigned v = (unsigned)p[i] << 16 | (unsigned)p[i + 1] << 8 | p[i + 2];
-    *o++ = b64_alphabet[v >> 18 & 63];
-    *o++ = b64_alphabet[v >> 12 & 63];
-    *o++ = b64_alphabet[v >> 6 & 63];
-    *o++ = b64_alphabet[v & 63];
-  }
-  if (i < n) {
-    unsigned v = (unsigned)p[i] << 16 | (i + 1 < n ? (unsigned)p[i + 1] << 8 : 0);
-    *o++ = b64_alphabet[v >> 18 & 63];
-    *o++ = b64_alphabet[v >> 12 & 63];
-    *o++ = i + 1 < n ? b64_alphabet[v >> 6 & 63] : '=';
-    *o++ = '=';
-  }
-  memcpy(o, "?=", 3);
+  memcpy(out, "=?base64?", 9);
+  size_t k = 9 + mcp__base64_encode_to(out + 9, s, n, MCP_B64_STD, true);
+  memcpy(out + k, "?=", 3);
   return out;
 }
 

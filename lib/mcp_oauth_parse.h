@@ -76,7 +76,8 @@ bool mcp__oauth_resource_allowed(const char *server_url, const char *prm_resourc
  */
 char *mcp__oauth_canonical_resource(const char *server_url);
 
-/* base64url without padding of |n| bytes.  New string or NULL (ENOMEM). */
+/* base64url without padding of |n| bytes (mcp_base64.c).  New string or
+ * NULL (ENOMEM). */
 char *mcp__oauth_b64url(const unsigned char *p, size_t n);
 /* Standard base64 with padding (for HTTP Basic).  New string or NULL. */
 char *mcp__oauth_b64(const unsigned char *p, size_t n);
@@ -233,7 +234,8 @@ const char *mcp__oauth_pick_auth_method(const mcp_oauth_discovery *d, bool has_s
 /* ---- JWTs the host hands us (SEP-1933) ------------------------------------- */
 
 /*
- * mcp__oauth_b64url_decode() decodes unpadded (or padded) base64url |s|.
+ * mcp__oauth_b64url_decode() decodes unpadded (or correctly padded)
+ * base64url |s|, strictly (mcp__base64_decode()).
  * Ownership: *out a new buffer (mcp__free) of *n bytes, NUL-terminated
  * past the end.  Returns: MCP_OK, MCP_EINVAL (not base64url), MCP_ENOMEM.
  */

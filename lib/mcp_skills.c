@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mcp_base64.h"
 #include "mcp_client.h"
 #include "mcp_jsonrpc.h"
 #include "mcp_skills.h"
@@ -222,10 +223,10 @@ static mcp_status content_bytes(json_object *r, const char *uri, char **data, si
       return MCP_OK;
     }
     if (json_object_object_get_ex(it, "blob", &t) && json_object_is_type(t, json_type_string)) {
-      *data = mcp__skill_base64(json_object_get_string(t), (size_t)json_object_get_string_len(t),
-                                len);
-      if (*data) return MCP_OK;
-      if (*len == (size_t)-1) return MCP_ENOMEM;
+      mcp_status st = mcp__base64_decode(json_object_get_string(t),
+                                         (size_t)json_object_get_string_len(t), MCP_B64_STD,
+                                         (unsigned char **)data, len);
+      if (st != MCP_EINVAL) return st;
       *why = skill_md ? "the SKILL.md blob is not base64" : "the file's blob is not base64";
       return MCP_EPROTO;
     }

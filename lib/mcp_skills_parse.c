@@ -233,41 +233,6 @@ bool mcp__skill_check_file(const mcp_skill_file *f, const void *data, size_t len
   return true;
 }
 
-char *mcp__skill_base64(const char *s, size_t n, size_t *outlen) {
-  *outlen = 0;
-  while (n > 0 && s[n - 1] == '=') n--;
-  if (n % 4 == 1) return NULL;
-  char *out = mcp__malloc(n / 4 * 3 + 3);
-  if (!out) {
-    *outlen = (size_t)-1;
-    return NULL;
-  }
-  size_t o = 0;
-  uint32_t acc = 0;
-  int bits = 0;
-  for (size_t i = 0; i < n; i++) {
-    char c = s[i];
-    int v = c >= 'A' && c <= 'Z'   ? c - 'A'
-            : c >= 'a' && c <= 'z' ? c - 'a' + 26
-            : c >= '0' && c <= '9' ? c - '0' + 52
-            : c == '+'             ? 62
-            : c == '/'             ? 63
-                                   : -1;
-    if (v < 0) {
-      mcp__free(out);
-      return NULL;
-    }
-    acc = (acc << 6) | (uint32_t)v;
-    if ((bits += 6) >= 8) {
-      bits -= 8;
-      out[o++] = (char)((acc >> bits) & 0xff);
-    }
-  }
-  out[o] = '\0';
-  *outlen = o;
-  return out;
-}
-
 /* ---- JSON comparison ---------------------------------------------------------- */
 
 static bool is_number(json_object *v) {

@@ -100,11 +100,4 @@ bool mcp__skill_check_file(const mcp_skill_file *f, const void *data, size_t len
 mcp_status mcp__skill_file_uri(const char *skill_uri, const char *file, char **out, char *why,
                                size_t whylen);
 
-/*
- * mcp__skill_base64() decodes standard base64 (padding optional, no white
- * space) into a new buffer of *outlen bytes (plus a NUL).  NULL when the
- * text is not base64 (*outlen 0) or out of memory (*outlen (size_t)-1).
- */
-char *mcp__skill_base64(const char *s, size_t n, size_t *outlen);
-
 #endif /* MCP_SKILLS_PARSE_H */
