@@ -432,14 +432,19 @@ mcp_status mcp__oauth_check_iss(const char *redirect, const char *issuer, bool a
 
 /* RFC 8414 section 3.3: the metadata's issuer must be identical to the
  * issuer its well-known URL was built from, else the metadata is not to
- * be used (MCP 2026-07-28).  An absent issuer (RFC 8414 makes it
- * REQUIRED, some servers omit it) is tolerated: |as_base| stands in. */
+ * be used (MCP 2026-07-28).  Section 2 makes "issuer" REQUIRED: metadata
+ * without one cannot be checked, so it is not used either. */
 mcp_status mcp__oauth_check_as_issuer(json_object *as, const char *as_base, mcp_error *err) {
   json_object *v = NULL;
-  if (!as || !json_object_object_get_ex(as, "issuer", &v)) return MCP_OK;
+  if (!as) return MCP_OK;
+  char q[MCP_QUOTE_SHORT], b[MCP_QUOTE_SHORT];
+  if (!json_object_object_get_ex(as, "issuer", &v))
+    return mcp__error_set(err, MCP_EPROTO,
+                          "the authorization server metadata of %s has no issuer (RFC 8414 "
+                          "section 2 requires one): not using it",
+                          mcp__quote(b, sizeof(b), as_base, strlen(as_base)));
   const char *iss = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
   if (iss && strcmp(iss, as_base) == 0) return MCP_OK;
-  char q[MCP_QUOTE_SHORT], b[MCP_QUOTE_SHORT];
   return mcp__error_set(err, MCP_EPROTO,
                         "the authorization server metadata of %s names issuer %s (RFC 8414 "
                         "section 3.3 requires the same): not using it",
@@ -746,8 +751,9 @@ mcp_status mcp__oauth_use_prm(json_object *prm, const char *server_url, mcp_oaut
 
 mcp_status mcp__oauth_use_as(const char *as_base, mcp_oauth_discovery *d, mcp_error *err) {
   if (d->as) {
-    /* RFC 8414 section 2: issuer is REQUIRED, but some servers omit it;
-     * the base URL we derived the metadata URLs from stands in. */
+    /* RFC 8414 section 2: issuer is REQUIRED (mcp__oauth_check_as_issuer
+     * refused metadata without it); the base URL stands in for a caller
+     * that did not check. */
     const char *iss = mcp__oauth_jstr(d->as, "issuer");
     d->issuer = mcp__strdup(iss ? iss : as_base);
     d->authorization_endpoint = endpoint(d->as, "authorization_endpoint");

@@ -122,8 +122,10 @@ mcp_status mcp__oauth_check_iss(const char *redirect, const char *issuer, bool a
 /*
  * mcp__oauth_check_as_issuer(): RFC 8414 section 3.3, the metadata |as|'s
  * issuer must be identical to |as_base|, the issuer its well-known URL was
- * built from.  A metadata without issuer passes (|as_base| stands in).
- * Threads: any.  Returns: MCP_OK; MCP_EPROTO naming both issuers.
+ * built from; metadata without issuer (REQUIRED, RFC 8414 section 2) is
+ * refused too.  NULL |as| (no metadata) passes.
+ * Threads: any.  Returns: MCP_OK; MCP_EPROTO naming |as_base| (and the
+ * metadata's issuer, if any).
  */
 mcp_status mcp__oauth_check_as_issuer(json_object *as, const char *as_base, mcp_error *err);
 
