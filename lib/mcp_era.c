@@ -155,20 +155,30 @@ mcp_era_verdict mcp__era_judge(mcp_status st, const char *text, size_t len, cons
  * read as json-c reads it (the last one) at the end, and as the walk reads
  * it (the first one) at the start.
  */
-static bool complete_at_edge(const char *t, size_t len) {
+bool mcp__era_complete_edge(const char *t, size_t len, size_t *from, size_t *n) {
   static const char kv[] = "\"resultType\":\"complete\"";
   size_t k = sizeof(kv) - 1;
-  if (len < k + 2) return false;
+  if (!t || len < k + 2) return false;
   if (t[len - 1] == '}' && memcmp(t + len - 1 - k, kv, k) == 0 &&
-      (t[len - 2 - k] == ',' || t[len - 2 - k] == '{'))
+      (t[len - 2 - k] == ',' || t[len - 2 - k] == '{')) {
+    bool comma = t[len - 2 - k] == ','; /* ...,"resultType":"complete"} */
+    *from = len - 1 - k - comma;
+    *n = k + comma;
     return true;
-  return t[0] == '{' && memcmp(t + 1, kv, k) == 0 && (t[k + 1] == ',' || t[k + 1] == '}');
+  }
+  if (t[0] == '{' && memcmp(t + 1, kv, k) == 0 && t[k + 1] == ',') {
+    *from = 1; /* {"resultType":"complete",... */
+    *n = k + 1;
+    return true;
+  }
+  return false;
 }
 
 mcp_result_kind mcp__era_result_kind(const char *text, size_t len) {
   const char *v = NULL;
   size_t n = 0;
-  if (text && complete_at_edge(text, len)) return MCP_RESULT_COMPLETE;
+  size_t from, cut;
+  if (mcp__era_complete_edge(text, len, &from, &cut)) return MCP_RESULT_COMPLETE;
   if (!text || !mcp__jscan_member(text, len, "resultType", &v, &n)) return MCP_RESULT_COMPLETE;
 #define IS(lit) (n == sizeof(lit) + 1 && memcmp(v, "\"" lit "\"", n) == 0)
   if (IS("complete")) return MCP_RESULT_COMPLETE;
