@@ -795,19 +795,34 @@ static mcp_status put_member(yaml *y, size_t line, json_object *o, const char *k
   return st;
 }
 
+/*
+ * The walk over the lines of a block collection at indentation |ind|:
+ * true with *line the next one of it; false at its end (the text's end, a
+ * line indented less, or for a sequence (|seq|) a line at |ind| that is no
+ * "- " item: the next key), or with *st the failure on a line indented
+ * more.
+ */
+static bool collection_line(yaml *y, size_t ind, bool seq, size_t *line, mcp_status *st) {
+  if (next_line(y) >= y->nl) return false;
+  *line = y->i;
+  const yline *l = &y->ln[*line];
+  size_t li = indent_of(l);
+  if (li < ind) return false;
+  if (seq && li == ind && !is_seq_item(l->s + ind, l->n - ind)) return false;
+  if (li > ind) {
+    *st = yfail(y, *line, "unexpected indentation");
+    return false;
+  }
+  return true;
+}
+
 static mcp_status mapping(yaml *y, size_t ind, json_object **out) {
   json_object *o = json_object_new_object();
   if (!o) return y->nomem = true, MCP_ENOMEM;
   mcp_status st = MCP_OK;
-  while (st == MCP_OK && next_line(y) < y->nl) {
-    size_t line = y->i;
+  size_t line;
+  while (st == MCP_OK && collection_line(y, ind, false, &line, &st)) {
     const yline *l = &y->ln[line];
-    size_t li = indent_of(l);
-    if (li < ind) break;
-    if (li > ind) {
-      st = yfail(y, line, "unexpected indentation");
-      break;
-    }
     const char *s = l->s + ind;
     size_t n = l->n - ind, kn = 0, at = 0;
     json_object *qk = NULL;
@@ -857,16 +872,9 @@ static mcp_status sequence(yaml *y, size_t ind, json_object **out) {
   json_object *a = json_object_new_array();
   if (!a) return y->nomem = true, MCP_ENOMEM;
   mcp_status st = MCP_OK;
-  while (st == MCP_OK && next_line(y) < y->nl) {
-    size_t line = y->i;
+  size_t line;
+  while (st == MCP_OK && collection_line(y, ind, true, &line, &st)) {
     const yline *l = &y->ln[line];
-    size_t li = indent_of(l);
-    if (li < ind) break;
-    if (li == ind && !is_seq_item(l->s + ind, l->n - ind)) break; /* the next key */
-    if (li > ind) {
-      st = yfail(y, line, "unexpected indentation");
-      break;
-    }
     const char *s = l->s + ind + 1;
     size_t n = l->n - ind - 1;
     y->i++;
