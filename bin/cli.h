@@ -244,6 +244,18 @@ bool server_ready(const char *name, int *rc);
  * bad one); cmd_items() runs the command it parsed. */
 bool items_parse(const char *cmd, char **args, int nargs);
 int cmd_items(void);
+/* Prints |rows| (each |ncols| <= 5 cells, NULL shown as "-") under |head|,
+ * columns padded to their widest cell, the last one cut to the terminal's
+ * width; nothing at all when there are no rows. */
+void print_table(size_t ncols, const char *const *head, const char ***rows, size_t nrows);
+
+/* cli_skills.c: the skills command.  skills_parse() takes its arguments
+ * (false for another command; exits 2 on a bad one); skills_command() says
+ * whether it is this run's (the run then declares the extension);
+ * cmd_skills() runs it. */
+bool skills_parse(const char *cmd, char **args, int nargs);
+bool skills_command(void);
+int cmd_skills(void);
 
 /* cli_color.c: colour on a terminal (stdout and stderr each decide for
  * themselves) unless NO_COLOR is set and not empty, --no-color, or TERM is

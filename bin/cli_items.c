@@ -276,12 +276,8 @@ static json_object *list_all(const char *method, const char *key, int *rc) {
 
 #define MAX_COLS 5
 
-/*
- * Prints |rows| (each |ncols| cells, NULL shown as "-") under |head|,
- * columns padded to their widest cell, the last one cut to the terminal's
- * width.  Nothing at all when there are no rows.
- */
-static void print_table(size_t ncols, const char *const *head, const char ***rows, size_t nrows) {
+/* See cli.h. */
+void print_table(size_t ncols, const char *const *head, const char ***rows, size_t nrows) {
   if (!nrows) return;
   size_t w[MAX_COLS];
   for (size_t c = 0; c < ncols; c++) {

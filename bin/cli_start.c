@@ -74,6 +74,12 @@ static mcp_manager_options *base_options(void) {
   if (g_cli.protocol) (void)mcp_manager_options_set_protocol(o, g_cli.protocol); /* checked */
   mcp_manager_options_set_log_record(o, on_log_record, NULL);
   mcp_manager_options_set_event_handler(o, on_event, NULL);
+  /* The skills extension, declared only when the command uses it. */
+  if (skills_command() &&
+      mcp_manager_options_set_extension(o, MCP_SKILLS_EXTENSION, NULL) != MCP_OK) {
+    mcp_manager_options_free(o);
+    return NULL;
+  }
   /* Configured HTTP servers get the same browser step and token store as
    * --url ones (their "oauth" object may add a client id, scopes, ...). */
   loopback_open();

@@ -29,7 +29,8 @@
  * cli_args.c (the command line), cli_start.c (starting the manager),
  * cli_wait.c (events, diagnostics, status, waiting), cli_trust.c (project
  * trust), cli_oauth.c (the OAuth browser step), cli_cmds.c (the commands),
- * cli_util.c (helpers); `bench` is mcpconn-bench.c.
+ * cli_util.c (helpers), cli_items.c (prompts, resources), cli_skills.c
+ * (skills); `bench` is mcpconn-bench.c.
  *
  * SIGINT is blocked in every thread and taken by one sigwait() thread, which
  * fires the cancel token of the request in flight, so an interrupted call
@@ -209,6 +210,8 @@ int main(int argc, char **argv) {
     return trc;
   } else if (items_parse(cmd, args, nargs)) {
     /* prompts, resources: cli_items.c */
+  } else if (skills_parse(cmd, args, nargs)) {
+    /* skills: cli_skills.c */
   } else {
     usage_error("unknown command '%s'", cmd);
   }
@@ -238,6 +241,8 @@ int main(int argc, char **argv) {
     rc = cmd_ping();
   } else if (strcmp(cmd, "prompts") == 0 || strcmp(cmd, "resources") == 0) {
     rc = cmd_items();
+  } else if (strcmp(cmd, "skills") == 0) {
+    rc = cmd_skills();
   } else {
     rc = cmd_request(args[0], nargs == 2 ? args[1] : NULL);
   }

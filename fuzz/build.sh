@@ -59,10 +59,11 @@ for t in $targets; do
     listen)
       srcs="lib/mcp_listen.c lib/mcp_jsonrpc.c lib/mcp_jscan.c"
       libs=$(pkg-config --cflags --libs json-c) ;;
+    base64) srcs="lib/mcp_base64.c" libs="" ;;
     oauth)
       # The pure OAuth parts only: linking nothing else shows they need no
       # I/O module, no threads and no OpenSSL.
-      srcs="lib/mcp_oauth_parse.c lib/mcp_url.c lib/mcp_sha256.c lib/mcp_jsonrpc.c lib/mcp_jscan.c"
+      srcs="lib/mcp_oauth_parse.c lib/mcp_url.c lib/mcp_sha256.c lib/mcp_base64.c lib/mcp_jsonrpc.c lib/mcp_jscan.c"
       libs=$(pkg-config --cflags --libs json-c) ;;
     toml)
       # The TOML-subset reader alone: it needs json-c and nothing else.

@@ -149,13 +149,13 @@ static void fuzz_as(char *s, bool oom) {
                (secret && strcmp(m, "client_secret_post") == 0));
   }
   mcp_error_clear(&err);
-  /* RFC 8414 section 3.3: refused exactly when the issuer is there and is
-   * not the base URL. */
+  /* RFC 8414 sections 2 and 3.3: metadata is taken exactly when its
+   * issuer is there and is the base URL. */
   json_object *iv = NULL;
   bool has = d.as && json_object_object_get_ex(d.as, "issuer", &iv);
   st = mcp__oauth_check_as_issuer(d.as, s, &err);
-  FUZZ_CHECK((st == MCP_OK) == (!has || (json_object_is_type(iv, json_type_string) &&
-                                         strcmp(json_object_get_string(iv), s) == 0)));
+  FUZZ_CHECK((st == MCP_OK) == (!d.as || (has && json_object_is_type(iv, json_type_string) &&
+                                          strcmp(json_object_get_string(iv), s) == 0)));
   FUZZ_CHECK(st == MCP_OK || err.message);
   mcp_error_clear(&err);
   mcp__oauth_discovery_clear(&d);

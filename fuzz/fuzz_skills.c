@@ -11,7 +11,8 @@
  *    manifest that lists the SKILL.md with well-formed digests, or
  *    "dynamic") or gives a reason; a SKILL.md-shaped text checked against
  *    each accepted manifest file never crashes;
- *  - as base64 text: decoded, never longer than 3/4 of the input.
+ *  - as a file path of a skill: mcp__skill_file_uri() resolves it within
+ *    the skill's directory, with no "." or ".." segment, or refuses it.
  *
  * Each is run once more with an allocation failure injected.
  */
@@ -72,18 +73,27 @@ static void entry(const char *in, size_t size, bool inject) {
   json_object_put(j);
 }
 
-static void base64(const char *in, size_t size) {
-  size_t n = 0;
-  char *out = mcp__skill_base64(in, size, &n);
-  if (out) FUZZ_CHECK(n <= size / 4 * 3 + 2);
-  mcp__free(out);
+static void file_path(const char *in, size_t size) {
+  static const char skill[] = "skill://acme/pdf/SKILL.md", dir[] = "skill://acme/pdf/";
+  char *path = mcp__strndup(in, size), *uri = NULL, why[200] = "";
+  if (!path) return;
+  mcp_status st = mcp__skill_file_uri(skill, path, &uri, why, sizeof(why));
+  if (st == MCP_OK) {
+    FUZZ_CHECK(strncmp(uri, dir, sizeof(dir) - 1) == 0 && uri[sizeof(dir) - 1] != '\0');
+    FUZZ_CHECK(!strstr(uri + sizeof(dir) - 2, "/../") && !strstr(uri + sizeof(dir) - 2, "/./"));
+    FUZZ_CHECK(!strstr(uri + sizeof(dir) - 2, "//"));
+  } else {
+    FUZZ_CHECK(st == MCP_EINVAL && !uri && why[0] != '\0');
+  }
+  mcp__free(uri);
+  mcp__free(path);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const char *in = (const char *)data;
   frontmatter(in, size, false);
   entry(in, size, false);
-  base64(in, size);
+  file_path(in, size);
   mcp__alloc_fail_after((long)(size % 23));
   frontmatter(in, size, true);
   mcp__alloc_fail_after((long)(size % 7));

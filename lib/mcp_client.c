@@ -1585,20 +1585,11 @@ static void strip_result_type(char *text, size_t *len) {
   const char *v = NULL;
   size_t n = 0;
   if (!text) return;
-  /* The usual places, last or first, without the walk (sound on valid
-   * compact JSON for the reasons mcp__era_result_kind's are). */
-  static const char tail[] = ",\"resultType\":\"complete\"}";
-  static const char head[] = "{\"resultType\":\"complete\",";
-  const size_t tn = sizeof(tail) - 1, hn = sizeof(head) - 1;
-  if (*len > tn && memcmp(text + *len - tn, tail, tn) == 0) {
-    *len -= tn - 1;
-    text[*len - 1] = '}';
-    text[*len] = '\0';
-    return;
-  }
-  if (*len > hn && memcmp(text, head, hn) == 0) {
-    memmove(text + 1, text + hn, *len - hn + 1); /* with the NUL */
-    *len -= hn - 1;
+  /* The usual places, last or first, without the walk (mcp_era.c). */
+  size_t at, cut;
+  if (mcp__era_complete_edge(text, *len, &at, &cut)) {
+    memmove(text + at, text + at + cut, *len - at - cut + 1); /* with the NUL */
+    *len -= cut;
     return;
   }
   if (!mcp__jscan_member(text, *len, "resultType", &v, &n)) return;

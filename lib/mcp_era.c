@@ -9,6 +9,7 @@
 #include <json-c/json.h>
 #include <string.h>
 
+#include "mcp_base64.h"
 #include "mcp_era.h"
 #include "mcp_jscan.h"
 #include "mcp_jsonrpc.h"
@@ -159,20 +160,30 @@ mcp_era_verdict mcp__era_judge(mcp_status st, const char *text, size_t len, cons
  * read as json-c reads it (the last one) at the end, and as the walk reads
  * it (the first one) at the start.
  */
-static bool complete_at_edge(const char *t, size_t len) {
+bool mcp__era_complete_edge(const char *t, size_t len, size_t *from, size_t *n) {
   static const char kv[] = "\"resultType\":\"complete\"";
   size_t k = sizeof(kv) - 1;
-  if (len < k + 2) return false;
+  if (!t || len < k + 2) return false;
   if (t[len - 1] == '}' && memcmp(t + len - 1 - k, kv, k) == 0 &&
-      (t[len - 2 - k] == ',' || t[len - 2 - k] == '{'))
+      (t[len - 2 - k] == ',' || t[len - 2 - k] == '{')) {
+    bool comma = t[len - 2 - k] == ','; /* ...,"resultType":"complete"} */
+    *from = len - 1 - k - comma;
+    *n = k + comma;
     return true;
-  return t[0] == '{' && memcmp(t + 1, kv, k) == 0 && (t[k + 1] == ',' || t[k + 1] == '}');
+  }
+  if (t[0] == '{' && memcmp(t + 1, kv, k) == 0 && t[k + 1] == ',') {
+    *from = 1; /* {"resultType":"complete",... */
+    *n = k + 1;
+    return true;
+  }
+  return false;
 }
 
 mcp_result_kind mcp__era_result_kind(const char *text, size_t len) {
   const char *v = NULL;
   size_t n = 0;
-  if (text && complete_at_edge(text, len)) return MCP_RESULT_COMPLETE;
+  size_t from, cut;
+  if (mcp__era_complete_edge(text, len, &from, &cut)) return MCP_RESULT_COMPLETE;
   if (!text || !mcp__jscan_member(text, len, "resultType", &v, &n)) return MCP_RESULT_COMPLETE;
 #define IS(lit) (n == sizeof(lit) + 1 && memcmp(v, "\"" lit "\"", n) == 0)
   if (IS("complete")) return MCP_RESULT_COMPLETE;
@@ -183,9 +194,6 @@ mcp_result_kind mcp__era_result_kind(const char *text, size_t len) {
 }
 
 /* ---- modern HTTP headers ----------------------------------------------------- */
-
-static const char b64_alphabet[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 static bool header_safe(const char *s, size_t n) {
   if (n == 0) return true;
@@ -199,28 +207,11 @@ static bool header_safe(const char *s, size_t n) {
 
 char *mcp__era_header_value(const char *s, size_t n) {
   if (header_safe(s, n)) return mcp__strndup(s, n);
-  char *out = mcp__malloc(9 + 4 * ((n + 2) / 3) + 3);
+  char *out = mcp__malloc(9 + mcp__base64_len(n, true) + 3);
   if (!out) return NULL;
-  char *o = out;
-  memcpy(o, "=?base64?", 9);
-  o += 9;
-  const unsigned char *p = (const unsigned char *)s;
-  size_t i = 0;
-  for (; i + 2 < n; i += 3) {
-    unsigned v = (unsigned)p[i] << 16 | (unsigned)p[i + 1] << 8 | p[i + 2];
-    *o++ = b64_alphabet[v >> 18 & 63];
-    *o++ = b64_alphabet[v >> 12 & 63];
-    *o++ = b64_alphabet[v >> 6 & 63];
-    *o++ = b64_alphabet[v & 63];
-  }
-  if (i < n) {
-    unsigned v = (unsigned)p[i] << 16 | (i + 1 < n ? (unsigned)p[i + 1] << 8 : 0);
-    *o++ = b64_alphabet[v >> 18 & 63];
-    *o++ = b64_alphabet[v >> 12 & 63];
-    *o++ = i + 1 < n ? b64_alphabet[v >> 6 & 63] : '=';
-    *o++ = '=';
-  }
-  memcpy(o, "?=", 3);
+  memcpy(out, "=?base64?", 9);
+  size_t k = 9 + mcp__base64_encode_to(out + 9, s, n, MCP_B64_STD, true);
+  memcpy(out + k, "?=", 3);
   return out;
 }
 

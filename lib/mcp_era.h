@@ -86,6 +86,13 @@ typedef enum mcp_result_kind {
 } mcp_result_kind;
 
 /* mcp__era_result_kind() reads `resultType` of a result's compact text. */
+/*
+ * mcp__era_complete_edge(): is `"resultType":"complete"` the last or the
+ * first member of result |t| (|len| bytes of compact JSON)?  The common
+ * case, found without a walk.  True with [*from, *from + *n) the bytes
+ * that remove the member (its comma included, when it has one).
+ */
+bool mcp__era_complete_edge(const char *t, size_t len, size_t *from, size_t *n);
 mcp_result_kind mcp__era_result_kind(const char *text, size_t len);
 
 /*

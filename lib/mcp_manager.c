@@ -2449,7 +2449,8 @@ MCP_EXTERN mcp_status mcp_manager_unsubscribe_resource(mcp_manager *m, const cha
 typedef struct skills_arg {
   const char *server;
   mcp_skill_list *list;       /* list: append here */
-  const mcp_skill_item *item; /* load: this skill */
+  const mcp_skill_item *item; /* load, read a file: this skill */
+  const char *file;           /* read a file: this one */
   size_t *len;
 } skills_arg;
 
@@ -2473,6 +2474,12 @@ static mcp_status do_load_skill(mcp_client *c, const void *arg, const mcp_call_o
                                 char **result, mcp_error *err) {
   const skills_arg *a = arg;
   return mcp__skill_load(c, a->item, opts, result, a->len, err);
+}
+
+static mcp_status do_read_skill_file(mcp_client *c, const void *arg, const mcp_call_options *opts,
+                                     char **result, mcp_error *err) {
+  const skills_arg *a = arg;
+  return mcp__skill_read_file(c, a->item, a->file, opts, result, a->len, err);
 }
 
 static bool idem_skills(mcp_manager *m, const server *s, const void *arg) {
@@ -2528,6 +2535,19 @@ MCP_EXTERN mcp_status mcp_manager_load_skill(mcp_manager *m, const mcp_skill_lis
   if (!s) return mcp__error_set(err, MCP_ENOTFOUND, "no server named \"%s\"", l->items[i].server);
   skills_arg a = {.item = &l->items[i], .len = len};
   return call_on_server(m, s, do_load_skill, idem_skills, &a, opts, skill_md, err);
+}
+
+MCP_EXTERN mcp_status mcp_manager_read_skill_file(mcp_manager *m, const mcp_skill_list *l, size_t i,
+                                                  const char *file, const mcp_call_options *opts,
+                                                  char **data, size_t *len, mcp_error *err) {
+  if (data) *data = NULL;
+  if (len) *len = 0;
+  if (!m || !l || i >= l->n || !file || !data || !l->items[i].server)
+    return mcp__error_set(err, MCP_EINVAL, "invalid argument");
+  server *s = find_server(m, l->items[i].server);
+  if (!s) return mcp__error_set(err, MCP_ENOTFOUND, "no server named \"%s\"", l->items[i].server);
+  skills_arg a = {.item = &l->items[i], .file = file, .len = len};
+  return call_on_server(m, s, do_read_skill_file, idem_skills, &a, opts, data, err);
 }
 
 /* ---- async tool calls ----------------------------------------------------- */

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "mcp_base64.h"
 #include "mcp_jsonrpc.h"
 #include "mcp_oauth_parse.h"
 #include "mcp_sha256.h"
@@ -275,37 +276,14 @@ bool mcp__oauth_resource_allowed(const char *server_url, const char *prm_resourc
 
 /* ---- encodings --------------------------------------------------------------- */
 
-/* RFC 4648 section 4 (base64, "=" padded: HTTP Basic, RFC 7617) or section
- * 5 (base64url), unpadded as JWS (RFC 7515 section 2) and PKCE (RFC 7636
- * appendix A) want. */
-static char *b64_any(const unsigned char *p, size_t n, bool url) {
-  static const char std[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  static const char urls[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-  const char *tab = url ? urls : std;
-  char *out = mcp__malloc((n + 2) / 3 * 4 + 1);
-  if (!out) return NULL;
-  size_t k = 0, i = 0;
-  for (; i + 2 < n; i += 3) {
-    uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
-    out[k++] = tab[v >> 18 & 63];
-    out[k++] = tab[v >> 12 & 63];
-    out[k++] = tab[v >> 6 & 63];
-    out[k++] = tab[v & 63];
-  }
-  if (i < n) {
-    uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0);
-    out[k++] = tab[v >> 18 & 63];
-    out[k++] = tab[v >> 12 & 63];
-    if (i + 1 < n) out[k++] = tab[v >> 6 & 63];
-    else if (!url) out[k++] = '=';
-    if (!url) out[k++] = '=';
-  }
-  out[k] = '\0';
-  return out;
+/* base64url unpadded, as JWS (RFC 7515 section 2) and PKCE (RFC 7636
+ * appendix A) want; base64 "=" padded for HTTP Basic (RFC 7617). */
+char *mcp__oauth_b64url(const unsigned char *p, size_t n) {
+  return mcp__base64_encode(p, n, MCP_B64_URL, false);
 }
-
-char *mcp__oauth_b64url(const unsigned char *p, size_t n) { return b64_any(p, n, true); }
-char *mcp__oauth_b64(const unsigned char *p, size_t n) { return b64_any(p, n, false); }
+char *mcp__oauth_b64(const unsigned char *p, size_t n) {
+  return mcp__base64_encode(p, n, MCP_B64_STD, true);
+}
 
 char *mcp__oauth_pkce_challenge(const char *verifier) {
   unsigned char md[MCP_SHA256_LEN];
@@ -454,14 +432,19 @@ mcp_status mcp__oauth_check_iss(const char *redirect, const char *issuer, bool a
 
 /* RFC 8414 section 3.3: the metadata's issuer must be identical to the
  * issuer its well-known URL was built from, else the metadata is not to
- * be used (MCP 2026-07-28).  An absent issuer (RFC 8414 makes it
- * REQUIRED, some servers omit it) is tolerated: |as_base| stands in. */
+ * be used (MCP 2026-07-28).  Section 2 makes "issuer" REQUIRED: metadata
+ * without one cannot be checked, so it is not used either. */
 mcp_status mcp__oauth_check_as_issuer(json_object *as, const char *as_base, mcp_error *err) {
   json_object *v = NULL;
-  if (!as || !json_object_object_get_ex(as, "issuer", &v)) return MCP_OK;
+  if (!as) return MCP_OK;
+  char q[MCP_QUOTE_SHORT], b[MCP_QUOTE_SHORT];
+  if (!json_object_object_get_ex(as, "issuer", &v))
+    return mcp__error_set(err, MCP_EPROTO,
+                          "the authorization server metadata of %s has no issuer (RFC 8414 "
+                          "section 2 requires one): not using it",
+                          mcp__quote(b, sizeof(b), as_base, strlen(as_base)));
   const char *iss = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
   if (iss && strcmp(iss, as_base) == 0) return MCP_OK;
-  char q[MCP_QUOTE_SHORT], b[MCP_QUOTE_SHORT];
   return mcp__error_set(err, MCP_EPROTO,
                         "the authorization server metadata of %s names issuer %s (RFC 8414 "
                         "section 3.3 requires the same): not using it",
@@ -768,8 +751,9 @@ mcp_status mcp__oauth_use_prm(json_object *prm, const char *server_url, mcp_oaut
 
 mcp_status mcp__oauth_use_as(const char *as_base, mcp_oauth_discovery *d, mcp_error *err) {
   if (d->as) {
-    /* RFC 8414 section 2: issuer is REQUIRED, but some servers omit it;
-     * the base URL we derived the metadata URLs from stands in. */
+    /* RFC 8414 section 2: issuer is REQUIRED (mcp__oauth_check_as_issuer
+     * refused metadata without it); the base URL stands in for a caller
+     * that did not check. */
     const char *iss = mcp__oauth_jstr(d->as, "issuer");
     d->issuer = mcp__strdup(iss ? iss : as_base);
     d->authorization_endpoint = endpoint(d->as, "authorization_endpoint");
@@ -794,43 +778,8 @@ mcp_status mcp__oauth_use_as(const char *as_base, mcp_oauth_discovery *d, mcp_er
 
 /* ---- JWTs the host hands us (SEP-1933) ------------------------------------- */
 
-static int b64url_val(unsigned char c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == '-') return 62;
-  if (c == '_') return 63;
-  return -1;
-}
-
 mcp_status mcp__oauth_b64url_decode(const char *s, unsigned char **out, size_t *n) {
-  *out = NULL;
-  *n = 0;
-  size_t len = strlen(s);
-  while (len && s[len - 1] == '=') len--;
-  if (len % 4 == 1) return MCP_EINVAL;
-  unsigned char *b = mcp__malloc(len / 4 * 3 + 3);
-  if (!b) return MCP_ENOMEM;
-  size_t o = 0;
-  uint32_t acc = 0;
-  int bits = 0;
-  for (size_t i = 0; i < len; i++) {
-    int v = b64url_val((unsigned char)s[i]);
-    if (v < 0) {
-      mcp__free(b);
-      return MCP_EINVAL;
-    }
-    acc = (acc << 6) | (uint32_t)v;
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      b[o++] = (unsigned char)(acc >> bits);
-    }
-  }
-  b[o] = 0;
-  *out = b;
-  *n = o;
-  return MCP_OK;
+  return mcp__base64_decode(s, strlen(s), MCP_B64_URL, out, n);
 }
 
 /* |a| equals |b| but for one trailing "/" on either. */

@@ -76,7 +76,8 @@ bool mcp__oauth_resource_allowed(const char *server_url, const char *prm_resourc
  */
 char *mcp__oauth_canonical_resource(const char *server_url);
 
-/* base64url without padding of |n| bytes.  New string or NULL (ENOMEM). */
+/* base64url without padding of |n| bytes (mcp_base64.c).  New string or
+ * NULL (ENOMEM). */
 char *mcp__oauth_b64url(const unsigned char *p, size_t n);
 /* Standard base64 with padding (for HTTP Basic).  New string or NULL. */
 char *mcp__oauth_b64(const unsigned char *p, size_t n);
@@ -121,8 +122,10 @@ mcp_status mcp__oauth_check_iss(const char *redirect, const char *issuer, bool a
 /*
  * mcp__oauth_check_as_issuer(): RFC 8414 section 3.3, the metadata |as|'s
  * issuer must be identical to |as_base|, the issuer its well-known URL was
- * built from.  A metadata without issuer passes (|as_base| stands in).
- * Threads: any.  Returns: MCP_OK; MCP_EPROTO naming both issuers.
+ * built from; metadata without issuer (REQUIRED, RFC 8414 section 2) is
+ * refused too.  NULL |as| (no metadata) passes.
+ * Threads: any.  Returns: MCP_OK; MCP_EPROTO naming |as_base| (and the
+ * metadata's issuer, if any).
  */
 mcp_status mcp__oauth_check_as_issuer(json_object *as, const char *as_base, mcp_error *err);
 
@@ -233,7 +236,8 @@ const char *mcp__oauth_pick_auth_method(const mcp_oauth_discovery *d, bool has_s
 /* ---- JWTs the host hands us (SEP-1933) ------------------------------------- */
 
 /*
- * mcp__oauth_b64url_decode() decodes unpadded (or padded) base64url |s|.
+ * mcp__oauth_b64url_decode() decodes unpadded (or correctly padded)
+ * base64url |s|, strictly (mcp__base64_decode()).
  * Ownership: *out a new buffer (mcp__free) of *n bytes, NUL-terminated
  * past the end.  Returns: MCP_OK, MCP_EINVAL (not base64url), MCP_ENOMEM.
  */

@@ -4,9 +4,11 @@
  * (io.modelcontextprotocol/skills, SEP-2640): skills/list into an
  * immutable mcp_skill_list, and loading a skill: resources/read of its
  * SKILL.md, checked against the listed entry (size, sha256 digest,
- * frontmatter field by field) before the text is handed out.  Only the
- * SKILL.md of the skill asked for is ever read: no other skill file, and
- * nothing on connect or on listing (the extension's lazy retrieval).
+ * frontmatter field by field) before the text is handed out; and reading
+ * one supporting file the entry lists (resolved within the skill's
+ * directory, size and digest checked).  Only the file asked for is ever
+ * read: nothing on connect, on listing or on loading (the extension's
+ * lazy retrieval), and never a file the entry does not list.
  *
  * Owns: the list object and its entries.  Must not know about: the
  * manager (it calls in with a server's client), transports, the YAML and
@@ -19,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mcp_base64.h"
 #include "mcp_client.h"
 #include "mcp_jsonrpc.h"
 #include "mcp_skills.h"
@@ -197,9 +200,10 @@ MCP_EXTERN mcp_status mcp_client_list_skills(mcp_client *c, const mcp_call_optio
 }
 
 /* The bytes of the contents item for |uri| in ReadResourceResult |r|:
- * text as is, a blob decoded.  *data is new (mcp_free). */
+ * text as is, a blob decoded.  *data is new (mcp_free).  |what| names the
+ * file in *why ("SKILL.md", "file"). */
 static mcp_status content_bytes(json_object *r, const char *uri, char **data, size_t *len,
-                                const char **why) {
+                                const char **why, bool skill_md) {
   json_object *contents = NULL;
   *data = NULL;
   if (!json_object_object_get_ex(r, "contents", &contents) ||
@@ -219,15 +223,20 @@ static mcp_status content_bytes(json_object *r, const char *uri, char **data, si
       return MCP_OK;
     }
     if (json_object_object_get_ex(it, "blob", &t) && json_object_is_type(t, json_type_string)) {
-      *data = mcp__skill_base64(json_object_get_string(t), (size_t)json_object_get_string_len(t),
-                                len);
-      if (*data) return MCP_OK;
-      if (*len == (size_t)-1) return MCP_ENOMEM;
-      return *why = "the SKILL.md blob is not base64", MCP_EPROTO;
+      mcp_status st = mcp__base64_decode(json_object_get_string(t),
+                                         (size_t)json_object_get_string_len(t), MCP_B64_STD,
+                                         (unsigned char **)data, len);
+      if (st != MCP_EINVAL) return st;
+      *why = skill_md ? "the SKILL.md blob is not base64" : "the file's blob is not base64";
+      return MCP_EPROTO;
     }
-    return *why = "the SKILL.md contents item has neither text nor blob", MCP_EPROTO;
+    *why = skill_md ? "the SKILL.md contents item has neither text nor blob"
+                    : "the file's contents item has neither text nor blob";
+    return MCP_EPROTO;
   }
-  return *why = "the resources/read result has no contents for the SKILL.md", MCP_EPROTO;
+  *why = skill_md ? "the resources/read result has no contents for the SKILL.md"
+                  : "the resources/read result has no contents for the file";
+  return MCP_EPROTO;
 }
 
 /* Checks |data| against the entry of |it|: size and digest (unless the
@@ -255,20 +264,26 @@ static mcp_status verify(const mcp_skill_item *it, const char *data, size_t len,
   return st;
 }
 
-mcp_status mcp__skill_load(mcp_client *c, const mcp_skill_item *it, const mcp_call_options *opts,
-                           char **text, size_t *len, mcp_error *err) {
+/* resources/read of |uri|, a file of the skill of |it|: its bytes in
+ * *data (new), or the failure with err->message naming the server, the
+ * skill and the file; MCP_EPROTO with |why| set (and err untouched) when
+ * the result holds no content for |uri|. */
+static mcp_status read_bytes(mcp_client *c, const mcp_skill_item *it, const char *uri,
+                             const mcp_call_options *opts, char **data, size_t *len, char *why,
+                             size_t whylen, mcp_error *err) {
   const char *label = it->label ? it->label : "";
   char *res = NULL;
-  mcp_status st = mcp_client_read_resource(c, it->e.uri, opts, &res, err);
+  *data = NULL;
+  why[0] = '\0';
+  mcp_status st = mcp_client_read_resource(c, uri, opts, &res, err);
   if (st) {
     if (err && err->message) {
       /* err->message is plain malloc'd (mcp__error_set). */
-      size_t need = strlen(label) + strlen(it->e.name) + strlen(it->e.uri) + strlen(err->message) +
-                    64;
+      size_t need = strlen(label) + strlen(it->e.name) + strlen(uri) + strlen(err->message) + 64;
       char *m = malloc(need);
       if (m) {
         snprintf(m, need, "server \"%s\": skill \"%s\" (%s): resources/read: %s", label, it->e.name,
-                 it->e.uri, err->message);
+                 uri, err->message);
         free(err->message);
         err->message = m;
       }
@@ -278,14 +293,23 @@ mcp_status mcp__skill_load(mcp_client *c, const mcp_skill_item *it, const mcp_ca
   json_object *r = mcp__jsonrpc_parse(res, strlen(res), NULL);
   mcp__free(res);
   if (!r) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  const char *cwhy = NULL;
+  st = content_bytes(r, uri, data, len, &cwhy, strcmp(uri, it->e.uri) == 0);
+  json_object_put(r);
+  if (st == MCP_EPROTO) snprintf(why, whylen, "%s", cwhy);
+  if (st == MCP_ENOMEM) return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  return st;
+}
+
+mcp_status mcp__skill_load(mcp_client *c, const mcp_skill_item *it, const mcp_call_options *opts,
+                           char **text, size_t *len, mcp_error *err) {
+  const char *label = it->label ? it->label : "";
   char *data = NULL;
   size_t n = 0;
-  const char *cwhy = NULL;
   char why[400];
-  st = content_bytes(r, it->e.uri, &data, &n, &cwhy);
-  json_object_put(r);
-  if (st == MCP_EPROTO) snprintf(why, sizeof(why), "%s", cwhy);
-  else if (st == MCP_OK) st = verify(it, data, n, why, sizeof(why));
+  mcp_status st = read_bytes(c, it, it->e.uri, opts, &data, &n, why, sizeof(why), err);
+  if (st && !why[0]) return st;
+  if (st == MCP_OK) st = verify(it, data, n, why, sizeof(why));
   if (st == MCP_ENOMEM) {
     mcp__free(data);
     return mcp__error_set(err, MCP_ENOMEM, "out of memory");
@@ -310,4 +334,60 @@ MCP_EXTERN mcp_status mcp_client_load_skill(mcp_client *c, const mcp_skill_list 
   const mcp_skill_item *it = item(l, i);
   if (!c || !it || !skill_md) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
   return mcp__skill_load(c, it, opts, skill_md, len, err);
+}
+
+mcp_status mcp__skill_read_file(mcp_client *c, const mcp_skill_item *it, const char *file,
+                                const mcp_call_options *opts, char **data, size_t *len,
+                                mcp_error *err) {
+  const char *label = it->label ? it->label : "";
+  const mcp_skill_entry *e = &it->e;
+  char why[400], q[MCP_QUOTE_SHORT];
+  char *uri = NULL;
+  mcp_status st = mcp__skill_file_uri(e->uri, file, &uri, why, sizeof(why));
+  if (st)
+    return mcp__error_set(err, st, "server \"%s\": skill \"%s\" (%s): file \"%s\": %s", label,
+                          e->name, e->uri, mcp__quote(q, sizeof(q), file, strlen(file)), why);
+  /* A listed skill's files are its manifest: an unlisted one is a
+   * verification failure, so it is never read.  A dynamic skill has no
+   * manifest; its files are read unverified. */
+  const mcp_skill_file *f = NULL;
+  for (size_t k = 0; k < e->nfiles && !f; k++)
+    if (strcmp(e->files[k].uri, uri) == 0) f = &e->files[k];
+  if (!e->dynamic && !f) {
+    st = mcp__error_set(err, MCP_ENOTFOUND,
+                        "server \"%s\": skill \"%s\" lists no file \"%s\" in its resources (%zu "
+                        "files): not read",
+                        label, e->name, mcp__quote(q, sizeof(q), uri, strlen(uri)), e->nfiles);
+    mcp__free(uri);
+    return st;
+  }
+  char *bytes = NULL;
+  size_t n = 0;
+  st = read_bytes(c, it, uri, opts, &bytes, &n, why, sizeof(why), err);
+  if (st && !why[0]) {
+    mcp__free(uri);
+    return st;
+  }
+  if (st == MCP_OK && f && !mcp__skill_check_file(f, bytes, n, why, sizeof(why))) st = MCP_EPROTO;
+  if (st) {
+    mcp__free(bytes);
+    st = mcp__error_set(err, st, "server \"%s\": skill \"%s\": file \"%s\" not used: %s", label,
+                        e->name, mcp__quote(q, sizeof(q), uri, strlen(uri)), why);
+    mcp__free(uri);
+    return st;
+  }
+  mcp__free(uri);
+  *data = bytes;
+  if (len) *len = n;
+  return MCP_OK;
+}
+
+MCP_EXTERN mcp_status mcp_client_read_skill_file(mcp_client *c, const mcp_skill_list *l, size_t i,
+                                                 const char *file, const mcp_call_options *opts,
+                                                 char **data, size_t *len, mcp_error *err) {
+  if (data) *data = NULL;
+  if (len) *len = 0;
+  const mcp_skill_item *it = item(l, i);
+  if (!c || !it || !file || !data) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
+  return mcp__skill_read_file(c, it, file, opts, data, len, err);
 }

@@ -38,4 +38,9 @@ mcp_status mcp__skills_list_into(mcp_client *c, const char *server, const mcp_ca
 mcp_status mcp__skill_load(mcp_client *c, const mcp_skill_item *it, const mcp_call_options *opts,
                            char **text, size_t *len, mcp_error *err);
 
+/* mcp_client_read_skill_file() without the argument checks. */
+mcp_status mcp__skill_read_file(mcp_client *c, const mcp_skill_item *it, const char *file,
+                                const mcp_call_options *opts, char **data, size_t *len,
+                                mcp_error *err);
+
 #endif /* MCP_SKILLS_H */

@@ -163,6 +163,56 @@ mcp_status mcp__skill_entry_parse(json_object *entry, mcp_skill_entry *out, char
   return st;
 }
 
+/* ---- file paths ------------------------------------------------------------- */
+
+/* Is |p| (|n| bytes) a relative path of plain segments: none empty, none
+ * "." or "..", no '\\', '?', '#' or control character? */
+static bool plain_path(const char *p, size_t n) {
+  if (n == 0) return false;
+  size_t seg = 0;
+  for (size_t i = 0; i <= n; i++) {
+    unsigned char c = i < n ? (unsigned char)p[i] : '/';
+    if (c == '/') {
+      size_t len = i - seg;
+      if (len == 0 || (len == 1 && p[seg] == '.') ||
+          (len == 2 && p[seg] == '.' && p[seg + 1] == '.'))
+        return false;
+      seg = i + 1;
+    } else if (c < 0x20 || c == 0x7f || c == '\\' || c == '?' || c == '#') {
+      return false;
+    }
+  }
+  return true;
+}
+
+mcp_status mcp__skill_file_uri(const char *skill_uri, const char *file, char **out, char *why,
+                               size_t whylen) {
+  *out = NULL;
+  static const char tail[] = "SKILL.md";
+  size_t ul = strlen(skill_uri), tl = sizeof(tail) - 1;
+  if (ul <= tl || strcmp(skill_uri + ul - tl, tail) != 0 || skill_uri[ul - tl - 1] != '/')
+    return say(why, whylen, "the skill's uri does not end in /SKILL.md"), MCP_EINVAL;
+  size_t dl = ul - tl; /* the skill's directory, with its '/' */
+  const char *rel = file;
+  if (strstr(file, "://")) {
+    if (strncmp(file, skill_uri, dl) != 0)
+      return say(why, whylen, "the URI is not within the skill's directory"), MCP_EINVAL;
+    rel = file + dl;
+  }
+  if (!plain_path(rel, strlen(rel)))
+    return say(why, whylen,
+               "not a path within the skill (segments must be non-empty, not \".\" or "
+               "\"..\", without '\\', '?', '#' or control characters)"),
+           MCP_EINVAL;
+  size_t rl = strlen(rel);
+  char *u = mcp__malloc(dl + rl + 1);
+  if (!u) return say(why, whylen, "out of memory"), MCP_ENOMEM;
+  memcpy(u, skill_uri, dl);
+  memcpy(u + dl, rel, rl + 1);
+  *out = u;
+  return MCP_OK;
+}
+
 /* ---- file checks ------------------------------------------------------------ */
 
 bool mcp__skill_check_file(const mcp_skill_file *f, const void *data, size_t len, char *why,
@@ -181,41 +231,6 @@ bool mcp__skill_check_file(const mcp_skill_file *f, const void *data, size_t len
     return false;
   }
   return true;
-}
-
-char *mcp__skill_base64(const char *s, size_t n, size_t *outlen) {
-  *outlen = 0;
-  while (n > 0 && s[n - 1] == '=') n--;
-  if (n % 4 == 1) return NULL;
-  char *out = mcp__malloc(n / 4 * 3 + 3);
-  if (!out) {
-    *outlen = (size_t)-1;
-    return NULL;
-  }
-  size_t o = 0;
-  uint32_t acc = 0;
-  int bits = 0;
-  for (size_t i = 0; i < n; i++) {
-    char c = s[i];
-    int v = c >= 'A' && c <= 'Z'   ? c - 'A'
-            : c >= 'a' && c <= 'z' ? c - 'a' + 26
-            : c >= '0' && c <= '9' ? c - '0' + 52
-            : c == '+'             ? 62
-            : c == '/'             ? 63
-                                   : -1;
-    if (v < 0) {
-      mcp__free(out);
-      return NULL;
-    }
-    acc = (acc << 6) | (uint32_t)v;
-    if ((bits += 6) >= 8) {
-      bits -= 8;
-      out[o++] = (char)((acc >> bits) & 0xff);
-    }
-  }
-  out[o] = '\0';
-  *outlen = o;
-  return out;
 }
 
 /* ---- JSON comparison ---------------------------------------------------------- */
@@ -780,19 +795,34 @@ static mcp_status put_member(yaml *y, size_t line, json_object *o, const char *k
   return st;
 }
 
+/*
+ * The walk over the lines of a block collection at indentation |ind|:
+ * true with *line the next one of it; false at its end (the text's end, a
+ * line indented less, or for a sequence (|seq|) a line at |ind| that is no
+ * "- " item: the next key), or with *st the failure on a line indented
+ * more.
+ */
+static bool collection_line(yaml *y, size_t ind, bool seq, size_t *line, mcp_status *st) {
+  if (next_line(y) >= y->nl) return false;
+  *line = y->i;
+  const yline *l = &y->ln[*line];
+  size_t li = indent_of(l);
+  if (li < ind) return false;
+  if (seq && li == ind && !is_seq_item(l->s + ind, l->n - ind)) return false;
+  if (li > ind) {
+    *st = yfail(y, *line, "unexpected indentation");
+    return false;
+  }
+  return true;
+}
+
 static mcp_status mapping(yaml *y, size_t ind, json_object **out) {
   json_object *o = json_object_new_object();
   if (!o) return y->nomem = true, MCP_ENOMEM;
   mcp_status st = MCP_OK;
-  while (st == MCP_OK && next_line(y) < y->nl) {
-    size_t line = y->i;
+  size_t line;
+  while (st == MCP_OK && collection_line(y, ind, false, &line, &st)) {
     const yline *l = &y->ln[line];
-    size_t li = indent_of(l);
-    if (li < ind) break;
-    if (li > ind) {
-      st = yfail(y, line, "unexpected indentation");
-      break;
-    }
     const char *s = l->s + ind;
     size_t n = l->n - ind, kn = 0, at = 0;
     json_object *qk = NULL;
@@ -842,16 +872,9 @@ static mcp_status sequence(yaml *y, size_t ind, json_object **out) {
   json_object *a = json_object_new_array();
   if (!a) return y->nomem = true, MCP_ENOMEM;
   mcp_status st = MCP_OK;
-  while (st == MCP_OK && next_line(y) < y->nl) {
-    size_t line = y->i;
+  size_t line;
+  while (st == MCP_OK && collection_line(y, ind, true, &line, &st)) {
     const yline *l = &y->ln[line];
-    size_t li = indent_of(l);
-    if (li < ind) break;
-    if (li == ind && !is_seq_item(l->s + ind, l->n - ind)) break; /* the next key */
-    if (li > ind) {
-      st = yfail(y, line, "unexpected indentation");
-      break;
-    }
     const char *s = l->s + ind + 1;
     size_t n = l->n - ind - 1;
     y->i++;

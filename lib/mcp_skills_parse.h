@@ -88,10 +88,16 @@ bool mcp__skill_check_file(const mcp_skill_file *f, const void *data, size_t len
                            size_t whylen);
 
 /*
- * mcp__skill_base64() decodes standard base64 (padding optional, no white
- * space) into a new buffer of *outlen bytes (plus a NUL).  NULL when the
- * text is not base64 (*outlen 0) or out of memory (*outlen (size_t)-1).
+ * mcp__skill_file_uri() resolves |file|, a file of the skill whose SKILL.md
+ * is |skill_uri| (".../SKILL.md"): a path relative to the skill's root
+ * ("references/GUIDE.md"), as a SKILL.md refers to its files, or the
+ * file's full URI (one with "://"), which must lie in the skill's
+ * directory.  The path's segments must be non-empty, not "." or "..", and
+ * hold no '\', '?', '#' or control character, so that the result never
+ * leaves the skill.  On MCP_OK *out is the file's URI (new); MCP_EINVAL
+ * with |why| set; MCP_ENOMEM.
  */
-char *mcp__skill_base64(const char *s, size_t n, size_t *outlen);
+mcp_status mcp__skill_file_uri(const char *skill_uri, const char *file, char **out, char *why,
+                               size_t whylen);
 
 #endif /* MCP_SKILLS_PARSE_H */

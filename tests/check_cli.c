@@ -3325,6 +3325,166 @@ START_TEST(test_cli_prompts_resources) {
 }
 END_TEST
 
+/* ---- skills --------------------------------------------------------------- */
+
+/*
+ * `skills` against tests/mcp-skills-server (stdio, 2025-11-25; it refuses
+ * skills/list unless the client declares the extension, which the run
+ * does): the table and --json, loading by name, by URI and with one
+ * server by name alone, a supporting file, each failure naming the server
+ * with its exit code, and on a terminal a table cut to its width.
+ */
+START_TEST(test_cli_skills) {
+  const char *sk = test_env_path("MCP_SKILLS_SERVER");
+  struct run r;
+#define RUN_S(...) RUN(&r, "-q", "--stdio", sk, "--name", "sk", __VA_ARGS__)
+  RUN_S("skills");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strncmp(r.out,
+                        "SERVER  SKILL            URI                               DESCRIPTION\n"
+                        "sk      good             skill://good/SKILL.md             A good skill\n",
+                        140) == 0,
+                "%s", r.out);
+  ck_assert_msg(strstr(r.out, "\nsk      good             skill://other/good/SKILL.md       "
+                              "Another skill named good\n") &&
+                    strstr(r.out, "\nsk      dynamic          skill://dynamic/SKILL.md          "
+                                  "Generated on demand\n"),
+                "%s", r.out);
+  ck_assert_msg(!strstr(r.out, "broken"), "an invalid entry listed: %s", r.out);
+  ck_assert_str_eq(r.err, "");
+  run_free(&r);
+  RUN_S("skills", "sk", "--json");
+  ASSERT_EXIT(&r, 0);
+  json_object *o = parse_out(&r);
+  ck_assert_int_eq(json_object_array_length(o), 8);
+  ck_assert_str_eq(jstr(o, "2.uri"), "skill://rich/SKILL.md");
+  ck_assert_str_eq(jstr(o, "2.server"), "sk");
+  ck_assert_str_eq(jstr(o, "2.frontmatter.metadata.version"), "2.1");
+  ck_assert_str_eq(jstr(o, "0.resources.1.uri"), "skill://good/references/REF.md");
+  json_object_put(o);
+  run_free(&r);
+
+  /* Loading: the SKILL.md's bytes on a pipe; by URI; NAME alone with one server. */
+  RUN_S("skills", "sk/rich");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_str_eq(r.out, "---\nname: rich\ndescription: Rich frontmatter\nlicense: MIT\n"
+                          "metadata:\n  version: \"2.1\"\n  level: 3\nallowed-tools:\n  - bash\n"
+                          "  - read\nnotes: |\n  one\n  two\n---\n\nRich body.\n");
+  run_free(&r);
+  RUN_S("skills", "sk/skill://other/good/SKILL.md", "--json");
+  ASSERT_EXIT(&r, 0);
+  o = parse_out(&r);
+  ck_assert_str_eq(jstr(o, "server"), "sk");
+  ck_assert_str_eq(jstr(o, "uri"), "skill://other/good/SKILL.md");
+  ck_assert_str_eq(jstr(o, "text"), "---\nname: good\ndescription: Another skill named good\n"
+                                    "---\n\nOther body.\n");
+  json_object_put(o);
+  run_free(&r);
+  RUN_S("skills", "blobby");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "Blob body.\n"), "%s", r.out);
+  run_free(&r);
+  /* A supporting file, by relative path and by URI. */
+  RUN_S("skills", "sk/rich", "references/REF.md");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_str_eq(r.out, "Reference of rich.\n");
+  run_free(&r);
+  RUN_S("skills", "skill://other/good/SKILL.md", "skill://other/good/references/REF.md");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_str_eq(r.out, "Reference of other/good.\n");
+  run_free(&r);
+
+  /* Failures: one line naming the server; unknown (2) or bad content (3). */
+  struct {
+    const char *a[3];
+    int code;
+    const char *err;
+  } bad[] = {
+      {{"sk/nope"},
+       2,
+       "mcpconn: unknown skill 'nope' on server sk (it has: good, blobby, rich, "
+       "good, bad-digest, bad-size, bad-frontmatter, dynamic)\n"},
+      {{"sk/good"}, 2, "mcpconn: sk: 2 skills are named \"good\": give the skill's URI instead\n"},
+      {{"zz/good"}, 2, "mcpconn: skills: no server named zz\n"},
+      {{"sk/bad-digest"},
+       3,
+       "mcpconn: server \"sk\": skill \"bad-digest\" (skill://bad-digest/SKILL.md) not loaded: "
+       "its SKILL.md does not match the skills/list entry: its digest is sha256:"},
+      {{"sk/bad-size"}, 3, "its size is 105 bytes, the skills/list entry says 69\n"},
+      {{"sk/bad-frontmatter"}, 3, "field \"description\" differs"},
+      {{"sk/rich", "nope.md"},
+       2,
+       "mcpconn: server \"sk\": skill \"rich\" lists no file \"skill://rich/nope.md\" in its "
+       "resources (2 files): not read\n"},
+      {{"sk/rich", "../good/SKILL.md"},
+       2,
+       "file \"../good/SKILL.md\": not a path within the skill"},
+      /* The SKILL.md fails its checks: the file is not read either. */
+      {{"sk/bad-digest", "references/REF.md"}, 3, "not loaded: its SKILL.md does not match"},
+  };
+  for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+    if (bad[i].a[1]) RUN_S("skills", bad[i].a[0], bad[i].a[1]);
+    else RUN_S("skills", bad[i].a[0]);
+    ASSERT_EXIT(&r, bad[i].code);
+    assert_one_reason(&r);
+    ck_assert_msg(strstr(r.err, bad[i].err), "%s: %s", bad[i].a[0], r.err);
+    ck_assert_str_eq(r.out, "");
+    run_free(&r);
+  }
+#undef RUN_S
+
+  /* A server that is down is named, exit 3; one without the extension has
+   * no skills, and named alone is exit 2. */
+  const char *demo = test_env_path("MCP_DEMO_SERVER");
+  RUN(&r, "-q", "--stdio", "/bin/false", "--name", "down", "--stdio", sk, "--name", "sk", "skills");
+  ASSERT_EXIT(&r, 3);
+  assert_one_reason(&r);
+  ck_assert_msg(strstr(r.err, "mcpconn: down: "), "%s", r.err);
+  ck_assert_msg(strstr(r.out, "\nsk      rich "), "%s", r.out);
+  run_free(&r);
+  RUN(&r, "-q", "--stdio", "/bin/false", "--name", "down", "skills", "down/x");
+  ASSERT_EXIT(&r, 3);
+  assert_one_reason(&r);
+  ck_assert_msg(strstr(r.err, "mcpconn: down: "), "%s", r.err);
+  run_free(&r);
+  RUN(&r, "-q", "--stdio", demo, "--name", "d", "--stdio", sk, "--name", "sk", "skills", "--json");
+  ASSERT_EXIT(&r, 0);
+  o = parse_out(&r);
+  ck_assert_int_eq(json_object_array_length(o), 8);
+  json_object_put(o);
+  ck_assert_str_eq(r.err, "");
+  run_free(&r);
+  RUN(&r, "-q", "--stdio", demo, "--name", "d", "skills", "d");
+  ASSERT_EXIT(&r, 2);
+  assert_one_reason(&r);
+  ck_assert_str_eq(r.err, "mcpconn: d: serves no skills (it does not declare the "
+                          "io.modelcontextprotocol/skills extension)\n");
+  run_free(&r);
+
+  /* On a terminal the table fits its width. */
+  unsetenv("COLUMNS");
+  setenv("LC_ALL", "C", 1);
+  const char *tty[] = {"-q", "--stdio", sk, "--name", "sk", "skills", NULL};
+  g_tty_cols = 72;
+  run_cli_tty(&r, tty);
+  g_tty_cols = 0;
+  unsetenv("LC_ALL");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(widest_line(r.out) <= 72, "wider than 72:\n%s", r.out);
+  ck_assert_msg(strstr(r.out, "skill://rich/SKILL.md             Rich front...\r\n"), "%s", r.out);
+  run_free(&r);
+
+  /* Usage errors, before any server starts. */
+  const char *const usage[][5] = {{"skills", "a", "b", "c"}, {"skills", "--bogus"}, {"skills", ""}};
+  for (size_t i = 0; i < sizeof(usage) / sizeof(*usage); i++) {
+    run_cli(&r, usage[i]);
+    ASSERT_EXIT(&r, 2);
+    assert_one_reason(&r);
+    run_free(&r);
+  }
+}
+END_TEST
+
 /* A server without prompts or resources has none to list (-32601 is no
  * error); a server that is down is named, exit 3. */
 START_TEST(test_cli_items_servers) {
@@ -3793,6 +3953,7 @@ static Suite *cli_suite(void) {
   tcase_add_test(cli, test_cli_call_key_value);
   tcase_add_test(cli, test_cli_prompts_resources);
   tcase_add_test(cli, test_cli_items_servers);
+  tcase_add_test(cli, test_cli_skills);
   tcase_add_test(cli, test_cli_color);
   suite_add_tcase(s, cli);
 

@@ -125,6 +125,27 @@ START_TEST(result_kinds_and_meta) {
                    MCP_RESULT_TASK);
   ck_assert_int_eq(KIND("{\"xresultType\":\"complete\",\"resultType\":\"task\"}"), MCP_RESULT_TASK);
 #undef KIND
+  /* The edges found without a walk, and the bytes that remove the member:
+   * the result with them cut is the result without it. */
+  static const char *const edge[][2] = {
+      {"{\"a\":1,\"resultType\":\"complete\"}", "{\"a\":1}"},
+      {"{\"resultType\":\"complete\",\"a\":1}", "{\"a\":1}"},
+      {"{\"resultType\":\"complete\"}", "{}"},
+      {"{\"a\":1,\"resultType\":\"complete\",\"b\":2}", NULL}, /* inside: the walk's */
+      {"{\"a\":\"resultType\":\"complete\"}", NULL},           /* not valid JSON's edge */
+      {"{\"resultType\":\"task\"}", NULL},
+      {"\"resultType\":\"complete\"", NULL},
+      {"{}", NULL}};
+  for (size_t i = 0; i < sizeof(edge) / sizeof(*edge); i++) {
+    const char *t = edge[i][0];
+    size_t from = 99, n = 99;
+    bool at = mcp__era_complete_edge(t, strlen(t), &from, &n);
+    ck_assert_msg(at == (edge[i][1] != NULL), "%s", t);
+    if (!at) continue;
+    char cut[128];
+    snprintf(cut, sizeof(cut), "%.*s%s", (int)from, t, t + from + n);
+    ck_assert_str_eq(cut, edge[i][1]);
+  }
   size_t len = 0;
   char *m = mcp__era_meta("2026-07-28", "{\"roots\":{}}", "h\"o", "1.0", &len);
   ck_assert_str_eq(m, "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","

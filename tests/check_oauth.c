@@ -499,9 +499,15 @@ START_TEST(test_as_issuer_and_scope_union) {
   ck_assert_int_eq(mcp__oauth_check_as_issuer(as, "https://as.example.com", &err), MCP_EPROTO);
   mcp_error_clear(&err);
   json_object_put(as);
+  /* RFC 8414 section 2: issuer is REQUIRED; without it the metadata is not
+   * used, and the error names the URL. */
   as = json_tokener_parse("{\"token_endpoint\":\"https://as.example.com/t\"}");
-  ck_assert_int_eq(mcp__oauth_check_as_issuer(as, "https://as.example.com", &err), MCP_OK);
+  ck_assert_int_eq(mcp__oauth_check_as_issuer(as, "https://as.example.com", &err), MCP_EPROTO);
+  ck_assert_str_eq(err.message, "the authorization server metadata of https://as.example.com has "
+                                "no issuer (RFC 8414 section 2 requires one): not using it");
+  mcp_error_clear(&err);
   json_object_put(as);
+  ck_assert_int_eq(mcp__oauth_check_as_issuer(NULL, "https://as.example.com", &err), MCP_OK);
 
   char *u = mcp__oauth_scope_union("mcp:basic", "mcp:write");
   ck_assert_str_eq(u, "mcp:basic mcp:write");

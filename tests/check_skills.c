@@ -7,8 +7,9 @@
  * child on stdio, $MCP_SKILLS_SERVER), which records every resources/read
  * it gets: the listing (paged, invalid entries left out), a verified load
  * (text and blob), each tampered skill refused with its cause, the
- * extension declared in initialize only when the host opts in, and no
- * skill file read except the SKILL.md of the skill loaded.
+ * extension declared in initialize only when the host opts in, no skill
+ * file read except the SKILL.md of the skill loaded, and supporting files
+ * read one at a time when asked, verified, never outside the listing.
  */
 #include "config.h"
 
@@ -157,11 +158,6 @@ START_TEST(file_checks) {
   ck_assert_ptr_nonnull(strstr(why, "digest"));
   ck_assert(!mcp__skill_check_file(&f, "abcd", 4, why, sizeof(why)));
   ck_assert_ptr_nonnull(strstr(why, "size is 4 bytes, the skills/list entry says 3"));
-  size_t n = 0;
-  char *d = mcp__skill_base64("YWJj", 4, &n);
-  ck_assert_str_eq(d, "abc");
-  mcp__free(d);
-  ck_assert_ptr_null(mcp__skill_base64("Y*Jj", 4, &n));
 }
 END_TEST
 
@@ -322,6 +318,74 @@ START_TEST(load_tampered) {
 }
 END_TEST
 
+/* mcp_client_read_skill_file() of |file| of skill |uri|: the status wanted,
+ * and on failure a message naming the server and holding |why_has|. */
+static char *read_file(mcp_client *c, const mcp_skill_list *l, const char *uri, const char *file,
+                       mcp_status want, const char *why_has) {
+  char *data = NULL;
+  size_t len = 0;
+  mcp_error err = MCP_ERROR_INIT;
+  mcp_status st = mcp_client_read_skill_file(c, l, find(l, uri), file, NULL, &data, &len, &err);
+  ck_assert_msg(st == want, "%s %s: %d (%s)", uri, file, st, err.message ? err.message : "");
+  if (want != MCP_OK) {
+    ck_assert_ptr_null(data);
+    ck_assert_msg(strstr(err.message, why_has), "\"%s\" lacks \"%s\"", err.message, why_has);
+    ck_assert_ptr_nonnull(strstr(err.message, "server \"skills-test\""));
+  } else {
+    ck_assert_uint_eq(len, strlen(data));
+  }
+  mcp_error_clear(&err);
+  return data;
+}
+
+/* Supporting files: by relative path or URI, verified against the entry;
+ * a path out of the skill or a file the entry does not list is refused
+ * without a read; a tampered file is refused after its one read. */
+START_TEST(read_files) {
+  mcp_client *c = connect_server(true);
+  mcp_skill_list *l = list(c);
+  char *t = read_file(c, l, "skill://good/SKILL.md", "references/REF.md", MCP_OK, NULL);
+  ck_assert_str_eq(t, "Reference of good.\n");
+  mcp_free(t);
+  t = read_file(c, l, "skill://other/good/SKILL.md", "skill://other/good/references/REF.md", MCP_OK,
+                NULL);
+  ck_assert_str_eq(t, "Reference of other/good.\n");
+  mcp_free(t);
+  t = read_file(c, l, "skill://blobby/SKILL.md", "references/REF.md", MCP_OK, NULL);
+  ck_assert_str_eq(t, "Reference of blobby.\n"); /* served as a blob, decoded */
+  mcp_free(t);
+  /* The dynamic skill has no manifest: read, unverified. */
+  t = read_file(c, l, "skill://dynamic/SKILL.md", "references/REF.md", MCP_OK, NULL);
+  ck_assert_str_eq(t, "Reference of dynamic.\n");
+  mcp_free(t);
+  ck_assert_uint_eq(reads_count(c), 4);
+  /* Refused before any request. */
+  const char *const bad[] = {"../rich/SKILL.md",
+                             "references/../../rich/SKILL.md",
+                             "./references/REF.md",
+                             "/etc/passwd",
+                             "references//REF.md",
+                             "",
+                             "references/REF.md?x",
+                             "skill://rich/references/REF.md",
+                             "skill://good/../rich/SKILL.md"};
+  for (size_t k = 0; k < sizeof(bad) / sizeof(*bad); k++)
+    ck_assert_ptr_null(
+        read_file(c, l, "skill://good/SKILL.md", bad[k], MCP_EINVAL, "skill \"good\""));
+  ck_assert_ptr_null(read_file(c, l, "skill://good/SKILL.md", "references/OTHER.md", MCP_ENOTFOUND,
+                               "lists no file \"skill://good/references/OTHER.md\""));
+  ck_assert_ptr_null(
+      read_file(c, l, "skill://dynamic/SKILL.md", "..", MCP_EINVAL, "not a path within"));
+  ck_assert_uint_eq(reads_count(c), 4);
+  /* Tampered: read once, refused with the digest that differs. */
+  ck_assert_ptr_null(read_file(c, l, "skill://bad-digest/SKILL.md", "references/REF.md", MCP_EPROTO,
+                               "its digest is sha256:"));
+  ck_assert_uint_eq(reads_count(c), 5);
+  mcp_skill_list_free(l);
+  mcp_client_free(c);
+}
+END_TEST
+
 START_TEST(manager_list_and_load) {
   const char *argv[] = {test_env_path("MCP_SKILLS_SERVER"), NULL};
   mcp_client_options *co = mcp_client_options_new();
@@ -348,6 +412,14 @@ START_TEST(manager_list_and_load) {
   ck_assert_int_eq(mcp_manager_load_skill(m, l, i, NULL, &t, &len, &err), MCP_OK);
   ck_assert_ptr_nonnull(strstr(t, "license: MIT"));
   mcp_free(t);
+  ck_assert_int_eq(mcp_manager_read_skill_file(m, l, i, "references/REF.md", NULL, &t, &len, &err),
+                   MCP_OK);
+  ck_assert_str_eq(t, "Reference of rich.\n");
+  mcp_free(t);
+  ck_assert_int_eq(mcp_manager_read_skill_file(m, l, i, "nope.md", NULL, &t, &len, &err),
+                   MCP_ENOTFOUND);
+  ck_assert_ptr_nonnull(strstr(err.message, "server \"sk\": skill \"rich\" lists no file"));
+  mcp_error_clear(&err);
   ck_assert_int_eq(mcp_skill_list_find(l, "sk", "bad-size", &i, &err), MCP_OK);
   ck_assert_int_eq(mcp_manager_load_skill(m, l, i, NULL, &t, &len, &err), MCP_EPROTO);
   ck_assert_ptr_nonnull(strstr(err.message, "server \"sk\": skill \"bad-size\""));
@@ -373,6 +445,7 @@ static Suite *skills_suite(void) {
   tcase_add_test(c, undeclared_is_refused_by_server);
   tcase_add_test(c, load_verified);
   tcase_add_test(c, load_tampered);
+  tcase_add_test(c, read_files);
   tcase_add_test(c, manager_list_and_load);
   suite_add_tcase(s, c);
   return s;

@@ -16,7 +16,8 @@
  *   blobby             served as a base64 blob, not text
  *   rich               frontmatter with metadata, a list, a block scalar
  *   other/good         a second skill named "good" (names are not unique)
- *   bad-digest         served body differs from the digest (same size)
+ *   bad-digest         served body differs from the digest (same size),
+ *                      and so does its references/REF.md
  *   bad-size           served body longer than the listed size
  *   bad-frontmatter    listed frontmatter says another description; the
  *                      digest and size are the served file's own
@@ -84,9 +85,10 @@ static char *skill_md(const skill *s, bool served) {
   return t;
 }
 
-static char *ref_md(const skill *s) {
+/* references/REF.md as listed (|served| false) or as served (true). */
+static char *ref_md(const skill *s, bool served) {
   char *t = malloc(strlen(s->path) + 64);
-  sprintf(t, "Reference of %s.\n", s->path);
+  sprintf(t, "%s of %s.\n", served && s->kind == 1 ? "Reverence" : "Reference", s->path);
   return t;
 }
 
@@ -120,7 +122,7 @@ static json_object *entry(const skill *s) {
     json_object_object_add(e, "resources", json_object_new_string("dynamic"));
   } else if (s->kind != 6) {
     /* bad-frontmatter lists the digest and size of what it serves. */
-    char *md = skill_md(s, s->kind == 3), *r = ref_md(s);
+    char *md = skill_md(s, s->kind == 3), *r = ref_md(s, false);
     json_object *res = json_object_new_array();
     json_object_array_add(res, file_entry(uri, md));
     json_object_array_add(res, file_entry(ref, r));
@@ -212,7 +214,7 @@ static void on_read(json_object *id, json_object *params) {
     snprintf(md, sizeof(md), "skill://%s/SKILL.md", skills[i].path);
     snprintf(ref, sizeof(ref), "skill://%s/references/REF.md", skills[i].path);
     char *text = strcmp(uri, md) == 0    ? skill_md(&skills[i], true)
-                 : strcmp(uri, ref) == 0 ? ref_md(&skills[i])
+                 : strcmp(uri, ref) == 0 ? ref_md(&skills[i], true)
                                          : NULL;
     if (!text) continue;
     json_object *item = json_object_new_object();

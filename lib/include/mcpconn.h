@@ -672,6 +672,33 @@ MCP_EXTERN mcp_status mcp_skill_list_find(const mcp_skill_list *l, const char *s
 MCP_EXTERN mcp_status mcp_client_load_skill(mcp_client *c, const mcp_skill_list *l, size_t i,
                                             const mcp_call_options *opts, char **skill_md,
                                             size_t *len, mcp_error *err);
+/*
+ * mcp_client_read_skill_file() reads one supporting file of the i-th skill
+ * of |l| (a list from this client), once the host has loaded the skill and
+ * needs the file (the extension forbids fetching a skill's files ahead of
+ * need: nothing here or anywhere in the library reads one on its own).
+ * |file| is a path relative to the skill's root, as a SKILL.md refers to
+ * its files ("references/GUIDE.md"), or the file's full URI; either must
+ * stay within the skill's directory (no "." or ".." segments).  The file
+ * must be listed in the entry's resources: an unlisted file is a
+ * verification failure, so it is not read.  It is fetched with
+ * resources/read and handed out only when its byte length and SHA-256
+ * match the entry's.  The files of a "dynamic" skill (no manifest) are
+ * read unverified.
+ * Ownership: |l| and |file| borrowed.  On MCP_OK *data is the file's bytes
+ *   (a text item as is, a blob decoded; NUL terminated after *len bytes;
+ *   |len| may be NULL, but a binary file needs it), freed with mcp_free().
+ * Threads: any.
+ * Returns: MCP_OK; MCP_EINVAL (a path that leaves the skill, or bad
+ *   arguments); MCP_ENOTFOUND when the entry does not list the file
+ *   (nothing sent); MCP_EPROTO when the content does not match the entry
+ *   or the result holds none for the file (err->message names the server,
+ *   the skill, the file and what differed); the errors of
+ *   mcp_client_read_resource().
+ */
+MCP_EXTERN mcp_status mcp_client_read_skill_file(mcp_client *c, const mcp_skill_list *l, size_t i,
+                                                 const char *file, const mcp_call_options *opts,
+                                                 char **data, size_t *len, mcp_error *err);
 /* ping; MCP_OK when the server answered. */
 MCP_EXTERN mcp_status mcp_client_ping(mcp_client *c, const mcp_call_options *opts, mcp_error *err);
 
@@ -1078,7 +1105,8 @@ MCP_EXTERN mcp_status mcp_manager_prompts(mcp_manager *m, char **json, mcp_error
  * the extension (a server whose listing fails is left out with a warning
  * in the log).  Each skill keeps its server (mcp_skill_list_server()).
  * mcp_manager_load_skill() loads the i-th skill of such a list from its own
- * server, as mcp_client_load_skill() does.  Both wait for a connecting
+ * server, as mcp_client_load_skill() does (and mcp_manager_read_skill_file()
+ * reads one of its files).  Both wait for a connecting
  * server as mcp_manager_request() does.  The extension must be declared
  * with mcp_manager_options_set_extension().
  * Ownership and threads as the client calls.
@@ -1090,6 +1118,10 @@ MCP_EXTERN mcp_status mcp_manager_list_skills(mcp_manager *m, const char *server
 MCP_EXTERN mcp_status mcp_manager_load_skill(mcp_manager *m, const mcp_skill_list *l, size_t i,
                                              const mcp_call_options *opts, char **skill_md,
                                              size_t *len, mcp_error *err);
+/* mcp_client_read_skill_file() on the i-th skill's own server. */
+MCP_EXTERN mcp_status mcp_manager_read_skill_file(mcp_manager *m, const mcp_skill_list *l, size_t i,
+                                                  const char *file, const mcp_call_options *opts,
+                                                  char **data, size_t *len, mcp_error *err);
 
 /*
  * mcp_manager_diagnostics() returns what discovery had to say about the
