@@ -90,11 +90,13 @@ END_TEST
 
 /* ---- a real server ------------------------------------------------------- */
 
-static char server[4200], logpath[4200];
+static char server[4200], sdk_server[4200], logpath[4200];
 
 static void setup_paths(void) {
   const char *home = getenv("MCP_INTEROP_HOME");
   snprintf(server, sizeof(server), "%s/tasks-server.mjs",
+           home && *home ? home : test_env_path("MCP_INTEROP_DIR"));
+  snprintf(sdk_server, sizeof(sdk_server), "%s/sdk-tasks-server.mjs",
            home && *home ? home : test_env_path("MCP_INTEROP_DIR"));
   snprintf(logpath, sizeof(logpath), "%s/check_tasks.%d.log", P_tmpdir, (int)getpid());
   unlink(logpath);
@@ -217,8 +219,8 @@ static bool host_done(host *h) {
   return d;
 }
 
-static mcp_client *connect_era(const char *era, bool ext, host *h) {
-  const char *argv[] = {"node", server, era, NULL};
+static mcp_client *connect_to(const char *prog, const char *era, bool ext, host *h) {
+  const char *argv[] = {"node", prog, era, NULL};
   mcp_client_options *o = mcp_client_options_new();
   ck_assert_int_eq(mcp_client_options_set_stdio(o, argv), MCP_OK);
   ck_assert_int_eq(mcp_client_options_set_protocol(o, era), MCP_OK);
@@ -232,6 +234,10 @@ static mcp_client *connect_era(const char *era, bool ext, host *h) {
   ck_assert_msg(mcp_client_connect(o, &c, &err) == MCP_OK, "%s", err.message);
   mcp_client_options_free(o);
   return c;
+}
+
+static mcp_client *connect_era(const char *era, bool ext, host *h) {
+  return connect_to(server, era, ext, h);
 }
 
 static mcp_call_options *opts_for(host *h, int64_t timeout_ms, mcp_cancel *cancel) {
@@ -557,6 +563,54 @@ END_TEST
 START_TEST(legacy_manager) { manager_call("legacy"); }
 END_TEST
 
+/* ---- the official TypeScript SDK's task support (2025-11-25) ----------- */
+
+/* @modelcontextprotocol/sdk's McpServer with registerToolTask and its
+ * InMemoryTaskStore: the plain call, a failure, a cancel, tasks/list. */
+START_TEST(sdk_legacy_tasks) {
+  setup_paths();
+  host *h = host_new();
+  mcp_client *c = connect_to(sdk_server, "legacy", false, h);
+  mcp_call_options *o = opts_for(h, 20000, NULL);
+  char *out = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  ck_assert_msg(mcp_client_call_tool(c, "sdk-slow", "{\"n\":4}", o, &out, &err) == MCP_OK, "%s",
+                err.message);
+  text_is(out, "sdk slow done 4");
+  mcp_free(out);
+  ck_assert_ptr_nonnull(strstr(h->messages, ": working\n"));
+  ck_assert_int_ge(log_count("\"method\":\"tasks/get\""), 1);
+  ck_assert_int_eq(log_count("\"method\":\"tasks/result\""), 1);
+  ck_assert_int_eq(log_count("\"task\":{}"), 1);
+  /* A task that ends failed with a tool error: the error's text. */
+  ck_assert_int_eq(mcp_client_call_tool(c, "sdk-boom", NULL, NULL, &out, &err), MCP_ETOOLERROR);
+  ck_assert_ptr_nonnull(strstr(err.message, "sdk disk full"));
+  mcp_error_clear(&err);
+  mcp_free(out);
+  /* Cancelled by the token: tasks/cancel, and the SDK's store says so. */
+  mcp_cancel *tok = mcp_cancel_new();
+  mcp_call_options_set_cancel(o, tok);
+  h->last_progress = 0; /* each call counts its own reports */
+  ck_assert_int_eq(mcp_client_call_tool_async(c, "sdk-forever", NULL, o, on_done, h, &err), MCP_OK);
+  int gets = log_count("\"method\":\"tasks/get\"");
+  ck_assert(WAIT_UNTIL(log_count("\"method\":\"tasks/get\"") >= gets + 2, 20000));
+  mcp_cancel_fire(tok);
+  ck_assert(WAIT_UNTIL(host_done(h), 20000));
+  ck_assert_int_eq(h->st, MCP_ECANCELLED);
+  ck_assert_int_eq(log_count("\"method\":\"tasks/cancel\""), 1);
+  ck_assert_int_eq(log_count("notifications/cancelled"), 0);
+  ck_assert_int_eq(mcp_client_request(c, "tasks/list", NULL, NULL, &out, &err), MCP_OK);
+  ck_assert_int_eq(count_of(out, "\"status\":\"cancelled\""), 1);
+  ck_assert_int_eq(count_of(out, "\"status\":\"completed\""), 1);
+  ck_assert_int_eq(count_of(out, "\"status\":\"failed\""), 1);
+  mcp_free(out);
+  mcp_cancel_unref(tok);
+  mcp_call_options_free(o);
+  mcp_client_free(c);
+  host_free(h);
+}
+END_TEST
+
 static Suite *tasks_suite(void) {
   Suite *s = suite_create("tasks");
   TCase *p = tcase_create("parse");
@@ -585,6 +639,7 @@ static Suite *tasks_suite(void) {
   tcase_add_test(l, legacy_task_modes);
   tcase_add_test(l, legacy_explicit);
   tcase_add_test(l, legacy_manager);
+  tcase_add_test(l, sdk_legacy_tasks);
   suite_add_tcase(s, l);
   return s;
 }
