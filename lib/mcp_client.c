@@ -41,6 +41,7 @@
 #include "mcp_oauth.h"
 #include "mcp_pending.h"
 #include "mcp_request.h"
+#include "mcp_tasks.h"
 #include "mcp_transport.h"
 #include "mcp_url.h"
 
@@ -1835,8 +1836,58 @@ static mcp_status request_result(mcp_client *c, const mcp_req *r, const mcp_call
       return st;
     }
     mcp__req_clear(&retry);
+    if (kind == MCP_RESULT_TASK && mcp__tasks_follows(c, r->method)) { /* mcp_tasks.h */
+      if (o && o->task_mode == MCP__TASK_START) return *result_json = text, MCP_OK;
+      return mcp__tasks_follow(c, text, len, o, r->tool_call, result_json, err);
+    }
     return result_out(r, kind, st, text, len, result_json, err, modern);
   }
+}
+
+/* ---- for the tasks (mcp_tasks.c) ----------------------------------------- */
+
+bool mcp__client_enter(mcp_client *c) { return client_enter(c); }
+void mcp__client_leave(mcp_client *c) { client_leave(c); }
+bool mcp__client_modern(const mcp_client *c) { return c->modern; }
+int mcp__client_post(mcp_client *c, mcp_work_fn run, mcp_work_fn drop, void *arg) {
+  return mcp__lane_post(c->lane, run, drop, arg);
+}
+int64_t mcp__client_timeout(const mcp_client *c, const mcp_call_options *o) {
+  return effective_timeout(c, o);
+}
+mcp_status mcp__client_tool_outcome(const char *text, size_t len, mcp_error *err) {
+  return check_tool_text(text, len, err);
+}
+
+bool mcp__client_has_extension(const mcp_client *c, const char *id) {
+  const mcp_client_options *o = c->opts;
+  for (size_t i = 0; i < o->ncaps; i++) {
+    if (strcmp(o->caps[i].name, "extensions") != 0) continue;
+    json_object *ext = mcp__jsonrpc_parse(o->caps[i].json, strlen(o->caps[i].json), NULL);
+    bool has = ext && json_object_is_type(ext, json_type_object) &&
+               json_object_object_get_ex(ext, id, NULL);
+    json_object_put(ext);
+    return has;
+  }
+  return false;
+}
+
+mcp_status mcp__client_answer_inputs(mcp_client *c, const char *requests_json, json_object **out,
+                                     mcp_error *err) {
+  *out = NULL;
+  mcp_buf b = {0};
+  mcp_mrtr_round rd;
+  if (mcp__buf_append(&b, "{\"inputRequests\":", 17) ||
+      mcp__buf_append(&b, requests_json, strlen(requests_json)) || mcp__buf_append(&b, "}", 1)) {
+    mcp__buf_free(&b);
+    return mcp__error_set(err, MCP_ENOMEM, "out of memory");
+  }
+  mcp_status st = mcp__mrtr_parse("tasks/get", b.data, b.len, &rd, err);
+  mcp__buf_free(&b);
+  if (st) return st;
+  st = fulfil_sync(c, "tasks/get", &rd, out, err);
+  mcp__mrtr_clear(&rd);
+  return st;
 }
 
 /* Sends the request a constructor built (|st| its status) and clears it. */
@@ -1869,6 +1920,8 @@ MCP_EXTERN mcp_status mcp_client_call_tool(mcp_client *c, const char *name, cons
   if (result_json) *result_json = NULL;
   mcp_status st = check_client(c, name, err);
   if (st || !result_json) return st ? st : mcp__error_set(err, MCP_EINVAL, "invalid argument");
+  if (mcp__tasks_legacy_wanted(c, name, opts)) /* a task on 2025-11-25 (mcp_tasks.h) */
+    return mcp__tasks_call_legacy(c, name, args_json, opts, result_json, err);
   mcp_req r;
   return call_built(c, &r, mcp__req_tool_call(&r, name, args_json, err), opts, result_json, err);
 }
@@ -2338,6 +2391,13 @@ static void run_done(void *arg) {
     free_done(it);
     return;
   }
+  if (kind == MCP_RESULT_TASK && mcp__tasks_follows(c, ctx->shape.method) &&
+      mcp__tasks_follow_async(c, it->text, it->text_len, &ctx->opts, ctx->shape.tool_call,
+                              ctx->cc.fn, ctx->cc.user, &it->err) == MCP_OK) {
+    it->text = NULL; /* the task's thread took it and calls back (mcp_tasks.h) */
+    free_done(it);
+    return;
+  }
   char *text = NULL;
   mcp_status st = result_out(&ctx->shape, kind, it->status, it->text, it->text_len, &text, &it->err,
                              ctx->modern);
@@ -2491,6 +2551,8 @@ MCP_EXTERN mcp_status mcp_client_call_tool_async(mcp_client *c, const char *name
                                                  const mcp_call_options *opts, mcp_result_fn fn,
                                                  void *user, mcp_error *err) {
   if (!c || !name || !fn) return mcp__error_set(err, MCP_EINVAL, "invalid argument");
+  if (mcp__tasks_legacy_maybe(c, opts)) /* a task on 2025-11-25 (mcp_tasks.h) */
+    return mcp__tasks_call_legacy_async(c, name, args_json, opts, fn, user, err);
   mcp_req r;
   return call_built_async(c, &r, mcp__req_tool_call(&r, name, args_json, err), opts, fn, user, err);
 }

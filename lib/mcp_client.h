@@ -8,6 +8,7 @@
 #ifndef MCP_CLIENT_H
 #define MCP_CLIENT_H
 
+#include <json-c/json.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -57,6 +58,7 @@ struct mcp_call_options {
   void *progress_user;
   bool reset_on_progress;
   int64_t max_total_ms;
+  int task_mode; /* mcp_task_mode, or MCP__TASK_START (mcp_tasks.c) */
 };
 
 /* Hooks for the manager (all optional; run on the client's lane). */
@@ -94,6 +96,26 @@ mcp_status mcp__client_list(mcp_client *c, const char *method, const char *key,
                             const mcp_call_options *opts, char **out, mcp_error *err);
 /* The host's logger of |c| (fn NULL: none); valid while |c| is. */
 const mcp_logger *mcp__client_logger(const mcp_client *c);
+
+/* For mcp_tasks.c: a host thread inside the client (false: it is being
+ * freed); the era; a declared extension; the call's timeout; a tools/call
+ * result's outcome (MCP_ETOOLERROR for isError); and the answers of the
+ * host's handlers to |requests_json| (an inputRequests object), on the
+ * client's lane, as an input_required round's (*out: caller puts). */
+/* A call_options task_mode of mcp_tasks.c's own: a task result is the
+ * call's answer (resultType "task" kept), not followed. */
+#define MCP__TASK_START 100
+bool mcp__client_enter(mcp_client *c);
+void mcp__client_leave(mcp_client *c);
+bool mcp__client_modern(const mcp_client *c);
+bool mcp__client_has_extension(const mcp_client *c, const char *id);
+int64_t mcp__client_timeout(const mcp_client *c, const mcp_call_options *o);
+mcp_status mcp__client_tool_outcome(const char *text, size_t len, mcp_error *err);
+/* Queues |run|(|arg|) on the client's lane, where host callbacks run
+ * (|drop| instead when the lane is gone); MCP_OK or MCP_ENOMEM/ECLOSED. */
+int mcp__client_post(mcp_client *c, mcp_work_fn run, mcp_work_fn drop, void *arg);
+mcp_status mcp__client_answer_inputs(mcp_client *c, const char *requests_json, json_object **out,
+                                     mcp_error *err);
 
 /* Deep copy of options; NULL when out of memory. */
 mcp_client_options *mcp__client_options_dup(const mcp_client_options *o);

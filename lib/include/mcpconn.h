@@ -524,6 +524,117 @@ MCP_EXTERN mcp_status mcp_client_call_tool_async(mcp_client *c, const char *name
                                                  const mcp_call_options *opts, mcp_result_fn fn,
                                                  void *user, mcp_error *err);
 
+/* ------------------------------------------------------------------------ */
+/* Tasks: long-running tool calls                                            */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A server may run a tool call as a task and answer with its id at once;
+ * the result comes later.  Two wire forms, one per era (docs/TASKS.md):
+ *   - 2025-11-25 connections: the experimental task utility.  The client
+ *     asks for a task ("task" in the tools/call params) where the server's
+ *     capabilities allow it (tasks.requests.tools.call) and the tool's
+ *     execution.taskSupport says so, then polls tasks/get by pollInterval
+ *     and reads the result with tasks/result.
+ *   - 2026-07-28 connections: the extension MCP_TASKS_EXTENSION, declared
+ *     with mcp_client_options_set_extension(o, MCP_TASKS_EXTENSION, NULL);
+ *     the server decides and answers resultType "task"; the client polls
+ *     tasks/get by pollIntervalMs and answers input_required with tasks/update.
+ * mcp_client_call_tool() (sync and async) and mcp_manager_call_tool() do
+ * all of it: the caller gets the final result as if the call were direct.
+ * Status changes reach the call's progress callback (progress counts
+ * them; |message| is "task ID: STATUS[: statusMessage]"), called from the
+ * thread that waits for the task: the caller's for a sync call, a thread
+ * of the library's for an async one (whose result callback still runs on
+ * a worker thread, once).  The call's
+ * timeout bounds the whole call, task included (0: none; with
+ * mcp_call_options_set_reset_timeout_on_progress() a status change
+ * restarts it); on timeout or a fired cancel token the server is sent
+ * tasks/cancel, never notifications/cancelled.  Inputs a modern task asks
+ * for are answered by the same request handlers as input_required rounds;
+ * a legacy task's inputs arrive as server requests during tasks/result.
+ */
+#define MCP_TASKS_EXTENSION "io.modelcontextprotocol/tasks"
+
+typedef enum mcp_task_status {
+  MCP_TASK_WORKING = 0,
+  MCP_TASK_INPUT_REQUIRED = 1,
+  MCP_TASK_COMPLETED = 2,
+  MCP_TASK_FAILED = 3,
+  MCP_TASK_CANCELLED = 4
+} mcp_task_status;
+
+/* When a plain call on a 2025-11-25 connection asks for a task (the
+ * modern era has no such choice: the server decides). */
+typedef enum mcp_task_mode {
+  /* When the server allows tasks on tools/call and the tool's
+   * execution.taskSupport is "required" (read from tools/list: on such
+   * servers the call lists the tools first). */
+  MCP_TASK_AUTO = 0,
+  /* Also when it is "optional". */
+  MCP_TASK_PREFER = 1,
+  /* Never (a tool that requires a task then fails with the server's error). */
+  MCP_TASK_NEVER = 2
+} mcp_task_mode;
+MCP_EXTERN void mcp_call_options_set_task_mode(mcp_call_options *o, mcp_task_mode mode);
+
+typedef struct mcp_task mcp_task;
+
+/*
+ * mcp_client_start_tool_task() calls tool |name| as a task and returns
+ * without waiting for it: *out is the task, its id from mcp_task_id().
+ * Legacy connections need the server's tasks.requests.tools.call
+ * capability; modern ones the extension declared.  A modern server may
+ * still answer directly: the task is then already completed with no id
+ * (mcp_task_id() gives "").  |opts| bounds this request only.
+ * Ownership: *out freed with mcp_task_free() (which does not cancel it).
+ * Threads: a task is used by one thread at a time; its client must
+ *   outlive it.
+ * Returns: MCP_OK; MCP_ESTATE when the server (legacy) or the
+ *   options (modern) allow no task; the errors of mcp_client_request().
+ */
+MCP_EXTERN mcp_status mcp_client_start_tool_task(mcp_client *c, const char *name,
+                                                 const char *args_json,
+                                                 const mcp_call_options *opts, mcp_task **out,
+                                                 mcp_error *err);
+/*
+ * mcp_client_resume_task() takes up task |task_id| of this server again
+ * (an id stored by the host, e.g. across a restart): one tasks/get.
+ * Returns: MCP_OK with *out; MCP_ERPC when the server knows no such task.
+ */
+MCP_EXTERN mcp_status mcp_client_resume_task(mcp_client *c, const char *task_id,
+                                             const mcp_call_options *opts, mcp_task **out,
+                                             mcp_error *err);
+/* The task's id (valid until free) and last known status and statusMessage
+ * (NULL when none; valid until the next call on the task). */
+MCP_EXTERN const char *mcp_task_id(const mcp_task *t);
+MCP_EXTERN mcp_task_status mcp_task_get_status(const mcp_task *t);
+MCP_EXTERN const char *mcp_task_status_message(const mcp_task *t);
+/* One tasks/get: the status is refreshed. */
+MCP_EXTERN mcp_status mcp_task_poll(mcp_task *t, const mcp_call_options *opts, mcp_error *err);
+/*
+ * A modern task in input_required: *requests_json (mcp_free) is its
+ * inputRequests object not yet answered, or NULL when none.  Answer with
+ * mcp_task_send_input(): |responses_json| is the inputResponses object
+ * (tasks/update).  mcp_task_wait() answers them itself by the handlers.
+ */
+MCP_EXTERN mcp_status mcp_task_input_requests(const mcp_task *t, char **requests_json,
+                                              mcp_error *err);
+MCP_EXTERN mcp_status mcp_task_send_input(mcp_task *t, const char *responses_json,
+                                          const mcp_call_options *opts, mcp_error *err);
+/*
+ * mcp_task_wait() polls until the task ends and returns its result as
+ * mcp_client_call_tool() would (MCP_ETOOLERROR for isError; MCP_ERPC for a
+ * failed task, with its error; MCP_ECANCELLED when it was cancelled),
+ * with the timeout, cancel token and progress of |opts| as in the plain
+ * call (timeout or cancel send tasks/cancel).
+ */
+MCP_EXTERN mcp_status mcp_task_wait(mcp_task *t, const mcp_call_options *opts, char **result_json,
+                                    mcp_error *err);
+/* Sends tasks/cancel (cooperative: the task may still complete). */
+MCP_EXTERN mcp_status mcp_task_cancel(mcp_task *t, mcp_error *err);
+MCP_EXTERN void mcp_task_free(mcp_task *t);
+
 /*
  * mcp_tool_result_text() gives the text of a CallToolResult, ready for a
  * model: the "text" strings of the items of its "content" array whose
