@@ -85,7 +85,8 @@ int main(int argc, char **argv) {
   if (mcp_client_start_tool_task(c, "slow", "{\"n\":2}", NULL, &t, &err) == MCP_OK) {
     /* A host would store the id (a file, its database) to survive a restart. */
     snprintf(id, sizeof(id), "%s", mcp_task_id(t));
-    printf("started task %s (%s)\n", id, mcp_task_get_status(t) == MCP_TASK_WORKING ? "working" : "?");
+    printf("started task %s (%s)\n", id,
+           mcp_task_get_status(t) == MCP_TASK_WORKING ? "working" : "?");
     mcp_task_free(t); /* freeing does not cancel: the server keeps running it */
     t = NULL;
   } else {

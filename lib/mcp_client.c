@@ -97,8 +97,14 @@ struct mcp_client {
   mcp_lane *lane;
   char *protocol_version; /* set once during connect */
   char *server_info;      /* initialize or server/discover result JSON; set during connect */
-  bool modern;            /* 2026-07-28: every request carries |meta| (set during connect) */
-  char *meta;             /* modern _meta members (mcp_era.h), or NULL */
+  /* 2025-11-25 tasks (mcp_tasks.c): whether the server offers task
+   * tools/call (0: not yet read from server_info, 1: no, 2: yes), and each
+   * tool's taskSupport as "name\tsupport\n" lines from the last tools/list
+   * read for it (NULL: none; a tools list_changed drops it; lock). */
+  atomic_int legacy_tasks;
+  char *task_tools;
+  bool modern; /* 2026-07-28: every request carries |meta| (set during connect) */
+  char *meta;  /* modern _meta members (mcp_era.h), or NULL */
   size_t meta_len;
   atomic_bool open;
   atomic_bool lost;     /* a server message was lost for want of memory */
@@ -996,6 +1002,8 @@ static void dispatch(mcp_client *c, json_object *msg, size_t cost) {
   case MCP_MSG_NOTIFICATION: {
     atomic_fetch_add(&c->n_notifications, 1);
     ttl_invalidate_notified(c, m.method);
+    if (strcmp(m.method, "notifications/tools/list_changed") == 0)
+      mcp__client_set_task_tools(c, NULL);
     if (atomic_load(&c->sub_route) && listen_route(c, &m)) break; /* the listen's, or dropped */
     if (strcmp(m.method, "notifications/progress") == 0) {
       handle_progress(c, m.params, cost);
@@ -1454,9 +1462,16 @@ static mcp_status request_sync(mcp_client *c, const mcp_req *r, const mcp_call_o
   *out = NULL;
   *out_len = 0;
   if (!client_enter(c)) return freeing_error(err);
-  /* Only a modern HTTP stream can break this way: only there the clock. */
-  int64_t t0 = c->modern && c->opts->s.url ? mcp__now_ms() : 0;
-  mcp_error local = MCP_ERROR_INIT; /* the marks are read even when |err| is NULL */
+  /* Only a modern HTTP stream can break this way: only there the clock,
+   * and a local error for the marks when the caller passed none. */
+  bool may_break = c->modern && c->opts->s.url;
+  if (!may_break) {
+    mcp_status st = request_sync_body(c, r, o, out, out_len, err);
+    client_leave(c);
+    return st;
+  }
+  int64_t t0 = mcp__now_ms();
+  mcp_error local = MCP_ERROR_INIT;
   mcp_error *e = err ? err : &local;
   mcp_status st = request_sync_body(c, r, o, out, out_len, e);
   if (stream_lost(st, e) && reissue_read(r->method) && !atomic_load(&c->probing))
@@ -1849,6 +1864,30 @@ static mcp_status request_result(mcp_client *c, const mcp_req *r, const mcp_call
 bool mcp__client_enter(mcp_client *c) { return client_enter(c); }
 void mcp__client_leave(mcp_client *c) { client_leave(c); }
 bool mcp__client_modern(const mcp_client *c) { return c->modern; }
+
+bool mcp__client_legacy_tasks(mcp_client *c) {
+  int v = atomic_load_explicit(&c->legacy_tasks, memory_order_relaxed);
+  if (v == 0) { /* server_info is fixed once connected: read it once */
+    v = mcp__tasks_info_allows(c->server_info) ? 2 : 1;
+    atomic_store_explicit(&c->legacy_tasks, v, memory_order_relaxed);
+  }
+  return v == 2;
+}
+
+char *mcp__client_task_tools(mcp_client *c) {
+  pthread_mutex_lock(&c->lock);
+  char *t = c->task_tools ? mcp__strdup(c->task_tools) : NULL;
+  pthread_mutex_unlock(&c->lock);
+  return t;
+}
+
+void mcp__client_set_task_tools(mcp_client *c, char *lines) {
+  pthread_mutex_lock(&c->lock);
+  char *old = c->task_tools;
+  c->task_tools = lines;
+  pthread_mutex_unlock(&c->lock);
+  mcp__free(old);
+}
 int mcp__client_post(mcp_client *c, mcp_work_fn run, mcp_work_fn drop, void *arg) {
   return mcp__lane_post(c->lane, run, drop, arg);
 }
@@ -1920,7 +1959,10 @@ MCP_EXTERN mcp_status mcp_client_call_tool(mcp_client *c, const char *name, cons
   if (result_json) *result_json = NULL;
   mcp_status st = check_client(c, name, err);
   if (st || !result_json) return st ? st : mcp__error_set(err, MCP_EINVAL, "invalid argument");
-  if (mcp__tasks_legacy_wanted(c, name, opts)) /* a task on 2025-11-25 (mcp_tasks.h) */
+  /* A task on 2025-11-25 (mcp_tasks.h); nothing to ask once the server is
+   * known to offer none (legacy_tasks 1). */
+  if (!c->modern && atomic_load_explicit(&c->legacy_tasks, memory_order_relaxed) != 1 &&
+      mcp__tasks_legacy_wanted(c, name, opts))
     return mcp__tasks_call_legacy(c, name, args_json, opts, result_json, err);
   mcp_req r;
   return call_built(c, &r, mcp__req_tool_call(&r, name, args_json, err), opts, result_json, err);
@@ -3406,6 +3448,7 @@ static void free_now(mcp_client *c) {
   mcp__free(c->close_message);
   mcp__free(c->protocol_version);
   mcp__free(c->server_info);
+  mcp__free(c->task_tools);
   mcp__free(c->meta);
   mcp__ttl_free(c->ttl);
   mcp_client_options_free(c->opts);

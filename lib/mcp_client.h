@@ -108,6 +108,13 @@ const mcp_logger *mcp__client_logger(const mcp_client *c);
 bool mcp__client_enter(mcp_client *c);
 void mcp__client_leave(mcp_client *c);
 bool mcp__client_modern(const mcp_client *c);
+/* 2025-11-25 tasks: whether the server's capabilities offer task
+ * tools/call (read from its server info once per connection); the tools'
+ * taskSupport lines cached for mcp_tasks.c (a copy, or NULL), and setting
+ * them (|lines| owned by the client from then; NULL drops them). */
+bool mcp__client_legacy_tasks(mcp_client *c);
+char *mcp__client_task_tools(mcp_client *c);
+void mcp__client_set_task_tools(mcp_client *c, char *lines);
 bool mcp__client_has_extension(const mcp_client *c, const char *id);
 int64_t mcp__client_timeout(const mcp_client *c, const mcp_call_options *o);
 mcp_status mcp__client_tool_outcome(const char *text, size_t len, mcp_error *err);

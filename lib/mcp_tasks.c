@@ -605,10 +605,10 @@ mcp_status mcp__tasks_follow_async(mcp_client *c, char *text, size_t len, const 
 
 /* ---- legacy (2025-11-25) --------------------------------------------------- */
 
-/* The server's capabilities allow task-augmented tools/call. */
-static bool legacy_allows(mcp_client *c) {
-  const char *info = mcp_client_server_info(c);
-  /* Most servers have no tasks: no tree for them on every call. */
+static bool legacy_allows(mcp_client *c) { return mcp__client_legacy_tasks(c); }
+
+bool mcp__tasks_info_allows(const char *info) {
+  /* Most servers have no tasks: no tree for them. */
   if (!info || !strstr(info, "\"tasks\"")) return false;
   json_object *o = mcp__jsonrpc_parse(info, strlen(info), NULL), *v = o;
   static const char *const path[] = {"capabilities", "tasks", "requests", "tools", "call"};
@@ -623,9 +623,31 @@ bool mcp__tasks_legacy_maybe(mcp_client *c, const mcp_call_options *o) {
   return !mcp__client_modern(c) && !(o && o->task_mode == MCP_TASK_NEVER) && legacy_allows(c);
 }
 
+/* The "name\tsupport\n" line of tool |name| in |lines|: a copy of its
+ * support ("" when none), or NULL when the tool is not there. */
+static char *support_in(const char *lines, const char *name) {
+  size_t n = strlen(name);
+  for (const char *p = lines; p && *p;) {
+    const char *tab = strchr(p, '\t'), *eol = tab ? strchr(tab, '\n') : NULL;
+    if (!eol) break;
+    if ((size_t)(tab - p) == n && memcmp(p, name, n) == 0)
+      return mcp__strndup(tab + 1, (size_t)(eol - tab - 1));
+    p = eol + 1;
+  }
+  return NULL;
+}
+
 /* Tool |name|'s execution.taskSupport from the server's list ("" when
- * absent; NULL when the list could not be read or has no such tool). */
+ * absent; NULL when the list could not be read or has no such tool).  The
+ * list is read once per connection and kept as lines until the server
+ * says its tools changed, not once per call. */
 static char *task_support(mcp_client *c, const char *name, const mcp_call_options *o) {
+  char *lines = mcp__client_task_tools(c);
+  if (lines) {
+    char *out = support_in(lines, name);
+    mcp__free(lines);
+    return out;
+  }
   char *list = NULL;
   mcp_error e = MCP_ERROR_INIT;
   mcp_call_options *lo = req_opts(mcp__client_timeout(c, o));
@@ -635,21 +657,30 @@ static char *task_support(mcp_client *c, const char *name, const mcp_call_option
   if (st != MCP_OK) return NULL;
   json_object *tools = mcp__jsonrpc_parse(list, strlen(list), NULL);
   mcp__free(list);
-  char *out = NULL;
+  mcp_buf b;
+  mcp__buf_init(&b);
+  bool ok = true;
   size_t n = json_object_is_type(tools, json_type_array) ? json_object_array_length(tools) : 0;
-  for (size_t i = 0; i < n && !out; i++) {
+  for (size_t i = 0; i < n && ok; i++) {
     json_object *tool = json_object_array_get_idx(tools, i), *v = NULL, *ex = NULL, *ts = NULL;
-    if (!json_object_object_get_ex(tool, "name", &v) || !json_object_is_type(v, json_type_string) ||
-        strcmp(json_object_get_string(v), name) != 0)
+    if (!json_object_object_get_ex(tool, "name", &v) || !json_object_is_type(v, json_type_string))
       continue;
-    const char *s = "";
+    const char *tn = json_object_get_string(v), *sup = "";
+    if (strpbrk(tn, "\t\n")) continue; /* not a name a call can use */
     if (json_object_object_get_ex(tool, "execution", &ex) &&
         json_object_object_get_ex(ex, "taskSupport", &ts) &&
-        json_object_is_type(ts, json_type_string))
-      s = json_object_get_string(ts);
-    out = mcp__strdup(s);
+        json_object_is_type(ts, json_type_string) && !strpbrk(json_object_get_string(ts), "\t\n"))
+      sup = json_object_get_string(ts);
+    ok = mcp__buf_append(&b, tn, strlen(tn)) == MCP_OK && mcp__buf_append(&b, "\t", 1) == MCP_OK &&
+         mcp__buf_append(&b, sup, strlen(sup)) == MCP_OK && mcp__buf_append(&b, "\n", 1) == MCP_OK;
   }
   json_object_put(tools);
+  if (!ok || (!b.data && mcp__buf_append(&b, "", 0) != MCP_OK) || !b.data) {
+    mcp__buf_free(&b);
+    return NULL;
+  }
+  char *out = support_in(b.data, name);
+  mcp__client_set_task_tools(c, b.data); /* the client owns it now */
   return out;
 }
 

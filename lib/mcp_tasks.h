@@ -49,4 +49,8 @@ mcp_status mcp__tasks_call_legacy_async(mcp_client *c, const char *name, const c
                                         const mcp_call_options *o, mcp_result_fn fn, void *user,
                                         mcp_error *err);
 
+/* Whether a 2025-11-25 server info (initialize result JSON) offers
+ * task-augmented tools/call (capabilities.tasks.requests.tools.call). */
+bool mcp__tasks_info_allows(const char *info);
+
 #endif /* MCP_TASKS_H */

@@ -452,6 +452,9 @@ START_TEST(legacy_task_modes) {
   ck_assert_int_eq(err.rpc_code, -32601);
   ck_assert_ptr_nonnull(strstr(err.message, "requires task augmentation"));
   mcp_error_clear(&err);
+  /* The tools' taskSupport was read once for the three calls that needed
+   * it, not once per call. */
+  ck_assert_int_eq(log_count("\"method\":\"tools/list\""), 1);
   mcp_call_options_free(o);
   mcp_client_free(c);
 }
