@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * mcp_oauth.c: the OAuth engine (see mcp_oauth.h): randomness and the
- * private_key_jwt signature, blocking HTTP for the flow, the engine's
- * state and its (de)serialisation, discovery, dynamic client registration,
- * the three grants and refresh.  The pure parts it builds on are in
- * mcp_oauth_parse.c, the options in mcp_oauth_options.c, the file token
- * store in mcp_oauth_store.c.
+ * mcp_oauth.c: the OAuth engine (see mcp_oauth.h): blocking HTTP for the
+ * flow, discovery, dynamic client registration, the grants and refresh.
+ * The pure parts it builds on are in mcp_oauth_parse.c, randomness and
+ * signing in mcp_oauth_sign.c, the engine's struct and its persistent
+ * state in mcp_oauth_int.h and mcp_oauth_state.c, the options in
+ * mcp_oauth_options.c, the file token store in mcp_oauth_store.c.
  *
  * Threads: the engine's state is the flow thread's; its mutex guards
  * access_token and the request being waited for (mcp__oauth_token() and
@@ -31,6 +31,7 @@
 #include "mcp_http.h"
 #include "mcp_jsonrpc.h"
 #include "mcp_oauth.h"
+#include "mcp_oauth_int.h"
 #include "mcp_ossl.h"
 #include "mcp_url.h"
 
@@ -40,130 +41,8 @@
 #define MAX_BODY ((size_t)1024 * 1024)
 
 /* ========================================================================== */
-/* Randomness and signing                                                     */
-/* ========================================================================== */
-
-char *mcp__oauth_random(size_t n) {
-  unsigned char buf[64];
-  /* The kernel's CSPRNG (what OpenSSL seeds from): no OpenSSL needed. */
-  if (n > sizeof(buf) || getrandom(buf, n, 0) != (ssize_t)n) return NULL;
-  char *s = mcp__oauth_b64url(buf, n);
-  OPENSSL_cleanse(buf, sizeof(buf));
-  return s;
-}
-
-mcp_status mcp__oauth_pkce(char **verifier, char **challenge) {
-  *verifier = *challenge = NULL;
-  char *v = mcp__oauth_random(32);
-  if (!v) return MCP_EIO;
-  char *c = mcp__oauth_pkce_challenge(v);
-  if (!c) {
-    mcp__free(v);
-    return MCP_ENOMEM;
-  }
-  *verifier = v;
-  *challenge = c;
-  return MCP_OK;
-}
-
-mcp_status mcp__oauth_jwt_assertion(const char *pem, const char *alg, const char *client_id,
-                                    const char *audience, int64_t now_s, char **out,
-                                    mcp_error *err) {
-  *out = NULL;
-  mcp_status lst = mcp__ossl_load(err);
-  if (lst != MCP_OK) return lst;
-  const EVP_MD *md = NULL;
-  int want_type = 0, coord = 0;
-  bool pss = false;
-  if (!alg) alg = "ES256";
-  if (strcmp(alg, "ES256") == 0) md = EVP_sha256(), want_type = EVP_PKEY_EC, coord = 32;
-  else if (strcmp(alg, "ES384") == 0) md = EVP_sha384(), want_type = EVP_PKEY_EC, coord = 48;
-  else if (strcmp(alg, "RS256") == 0) md = EVP_sha256(), want_type = EVP_PKEY_RSA;
-  else if (strcmp(alg, "RS384") == 0) md = EVP_sha384(), want_type = EVP_PKEY_RSA;
-  else if (strcmp(alg, "RS512") == 0) md = EVP_sha512(), want_type = EVP_PKEY_RSA;
-  else if (strcmp(alg, "PS256") == 0) md = EVP_sha256(), want_type = EVP_PKEY_RSA, pss = true;
-  else if (strcmp(alg, "EdDSA") == 0) want_type = EVP_PKEY_ED25519;
-  else return mcp__error_set(err, MCP_EINVAL, "unsupported JWT signing algorithm \"%s\"", alg);
-  BIO *bio = BIO_new_mem_buf(pem, -1);
-  EVP_PKEY *key = bio ? PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL) : NULL;
-  BIO_free(bio);
-  if (!key)
-    return mcp__error_set(err, MCP_EINVAL, "the private key is not a readable PEM private key");
-  mcp_status st = MCP_OK;
-  char *input = NULL, *s64 = NULL;
-  unsigned char *sig = NULL;
-  EVP_MD_CTX *ctx = NULL;
-  if (EVP_PKEY_base_id(key) != want_type) {
-    st = mcp__error_set(err, MCP_EINVAL, "the private key does not fit signing algorithm %s", alg);
-    goto out;
-  }
-  char *jti = mcp__oauth_random(16);
-  st = jti ? mcp__oauth_jwt_signing_input(alg, client_id, audience, now_s, jti, &input)
-           : MCP_ENOMEM;
-  mcp__free(jti);
-  if (st) {
-    st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
-    goto out;
-  }
-  ctx = EVP_MD_CTX_new();
-  EVP_PKEY_CTX *pctx = NULL;
-  size_t siglen = 0;
-  if (!ctx || EVP_DigestSignInit(ctx, &pctx, md, NULL, key) != 1 ||
-      (pss && (EVP_PKEY_CTX_set_rsa_padding(pctx, RSA_PKCS1_PSS_PADDING) != 1 ||
-               EVP_PKEY_CTX_set_rsa_pss_saltlen(pctx, -1) != 1)) ||
-      EVP_DigestSign(ctx, NULL, &siglen, (unsigned char *)input, strlen(input)) != 1 ||
-      !(sig = mcp__malloc(siglen)) ||
-      EVP_DigestSign(ctx, sig, &siglen, (unsigned char *)input, strlen(input)) != 1) {
-    st = mcp__error_set(err, MCP_EINVAL, "signing the client assertion failed");
-    goto out;
-  }
-  if (want_type == EVP_PKEY_EC) {
-    /* JWS wants r || s, each |coord| bytes, not DER. */
-    const unsigned char *p = sig;
-    ECDSA_SIG *es = d2i_ECDSA_SIG(NULL, &p, (long)siglen);
-    unsigned char raw[96];
-    const BIGNUM *r = NULL, *s = NULL;
-    if (es) ECDSA_SIG_get0(es, &r, &s);
-    if (!es || BN_bn2binpad(r, raw, coord) != coord ||
-        BN_bn2binpad(s, raw + coord, coord) != coord) {
-      ECDSA_SIG_free(es);
-      st = mcp__error_set(err, MCP_EINVAL, "signing the client assertion failed (ECDSA)");
-      goto out;
-    }
-    ECDSA_SIG_free(es);
-    s64 = mcp__oauth_b64url(raw, (size_t)coord * 2);
-  } else {
-    s64 = mcp__oauth_b64url(sig, siglen);
-  }
-  if (!s64 || !(*out = mcp__asprintf("%s.%s", input, s64)))
-    st = mcp__error_set(err, MCP_ENOMEM, "out of memory");
-out:
-  EVP_MD_CTX_free(ctx);
-  EVP_PKEY_free(key);
-  mcp__free(sig);
-  mcp__free(input);
-  mcp__free(s64);
-  return st;
-}
-
-/* ---- token responses -------------------------------------------------------- */
-
-/* ========================================================================== */
 /* Blocking HTTP for the engine                                               */
 /* ========================================================================== */
-
-typedef struct fetch_result {
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  bool done;
-  int status;
-  mcp_buf body;
-  bool too_big;
-  char *location;
-  char *dpop_nonce; /* a DPoP-Nonce header (RFC 9449 section 8) */
-  mcp_status st;
-  char *msg;
-} fetch_result;
 
 static void f_headers(void *user, int status, const mcp_http_header *h, size_t n) {
   fetch_result *f = user;
@@ -201,36 +80,6 @@ static void fetch_clear(fetch_result *f) {
   mcp__free(f->dpop_nonce);
   f->location = f->msg = f->dpop_nonce = NULL;
 }
-
-struct mcp_oauth {
-  mcp_oauth_options *o;
-  void (*person_fn)(void *user, bool waiting); /* see mcp__oauth_set_person_hook */
-  void *person_user;
-  char *server_url;
-  char *store_key;      /* the canonical server URL */
-  mcp_tls_settings tls; /* owned copy */
-  int64_t timeout_ms;
-  pthread_mutex_t mu; /* guards access_token and cur */
-  atomic_bool cancelled;
-  fetch_result *cur; /* the request fetch() is waiting for */
-  /* state (the flow thread's; mu also guards access_token) */
-  char *access_token, *refresh_token, *scope;
-  int64_t expires_at;
-  char *issuer, *token_endpoint;
-  char *client_id, *client_secret, *auth_method;
-  char *reg_issuer; /* whom the client was registered with (DCR) */
-  /* SEP-2352: every registration we made, by issuer: {"<issuer>":
-   * {client_id, client_secret, token_endpoint_auth_method}}; flow thread. */
-  json_object *regs;
-  char *req_scope; /* the scope of our last authorization request (SEP-2350) */
-  /* DPoP (RFC 9449): the key (made once, then immutable), whether the
-   * token is bound to it, and the nonces the servers gave (mu guards
-   * dpop_key, token_dpop and rs_nonce: the transport's threads read them). */
-  mcp_dpop_key *dpop_key;
-  bool token_dpop;
-  char *as_nonce; /* the authorization server's (flow thread) */
-  char *rs_nonce; /* the MCP server's */
-};
 
 static bool cancelled(mcp_oauth *a) { return atomic_load(&a->cancelled); }
 
@@ -334,129 +183,6 @@ static json_object *fetch_json(mcp_oauth *a, const char *url, mcp_status *st, mc
   return o;
 }
 
-static mcp_status store_load(mcp_oauth *a, char **data, mcp_error *err) {
-  *data = NULL;
-  if (a->o->load) {
-    if (a->o->load(a->o->store_user, a->store_key, data) != MCP_OK) {
-      mcp_free(*data);
-      *data = NULL;
-    }
-    return MCP_OK;
-  }
-  if (!a->o->file_store_dir) return MCP_OK;
-  char *dir = mcp__oauth_store_dir(a->o->file_store_dir);
-  if (!dir) return MCP_OK; /* no $HOME: no default store */
-  mcp_status st = mcp__oauth_file_load(dir, a->store_key, data, err);
-  mcp__free(dir);
-  return st == MCP_ENOTFOUND ? MCP_OK : st;
-}
-
-static void store_save(mcp_oauth *a, const char *data) {
-  if (a->o->save) {
-    a->o->save(a->o->store_user, a->store_key, data);
-    return;
-  }
-  if (!a->o->file_store_dir) return;
-  char *dir = mcp__oauth_store_dir(a->o->file_store_dir);
-  /* A failed save keeps the token in memory for this engine; the host
-   * learned of an unsafe store when it was loaded (mcp__oauth_new). */
-  if (dir) mcp__oauth_file_save(dir, a->store_key, data, NULL);
-  mcp__free(dir);
-}
-
-static void add_str(json_object *o, const char *k, const char *v) {
-  if (v) json_object_object_add(o, k, json_object_new_string(v));
-}
-
-/* Saves the engine state.  Caller is the flow thread. */
-static void save_state(mcp_oauth *a) {
-  json_object *o = json_object_new_object();
-  if (!o) return;
-  add_str(o, "resource", a->store_key);
-  add_str(o, "access_token", a->access_token);
-  /* A DPoP-bound token is worthless without its key, and the key is as
-   * secret as the token: both go where the tokens go, nowhere else. */
-  if (a->token_dpop) add_str(o, "token_type", "DPoP");
-  char *key = a->dpop_key ? mcp__dpop_key_export(a->dpop_key) : NULL;
-  add_str(o, "dpop_key", key);
-  if (key) {
-    OPENSSL_cleanse(key, strlen(key));
-    mcp__free(key);
-  }
-  add_str(o, "refresh_token", a->refresh_token);
-  add_str(o, "scope", a->scope);
-  add_str(o, "requested_scope", a->req_scope);
-  if (a->expires_at) json_object_object_add(o, "expires_at", json_object_new_int64(a->expires_at));
-  add_str(o, "issuer", a->issuer);
-  add_str(o, "token_endpoint", a->token_endpoint);
-  if (a->reg_issuer) {
-    /* Only a registration we made (DCR) is ours to keep. */
-    add_str(o, "client_id", a->client_id);
-    add_str(o, "client_secret", a->client_secret);
-    add_str(o, "token_endpoint_auth_method", a->auth_method);
-    add_str(o, "registered_with", a->reg_issuer);
-  }
-  if (a->regs) json_object_object_add(o, "registrations", json_object_get(a->regs));
-  const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-                                                        JSON_C_TO_STRING_NOSLASHESCAPE);
-  if (s) store_save(a, s);
-  json_object_put(o);
-}
-
-static void set_field(char **dst, const char *v) {
-  char *c = v ? mcp__strdup(v) : NULL;
-  if (*dst) OPENSSL_cleanse(*dst, strlen(*dst));
-  mcp__free(*dst);
-  *dst = c;
-}
-
-static mcp_status load_state(mcp_oauth *a, mcp_error *err) {
-  char *data = NULL;
-  mcp_status st = store_load(a, &data, err);
-  if (!data) return st;
-  json_object *o = mcp__json_parse_document(data, strlen(data), 8, NULL, NULL, 0);
-  OPENSSL_cleanse(data, strlen(data));
-  mcp_free(data);
-  if (!o || !json_object_is_type(o, json_type_object)) {
-    json_object_put(o);
-    return MCP_OK; /* unusable: as if none were stored */
-  }
-  const char *res = mcp__oauth_jstr(o, "resource");
-  if (res && strcmp(res, a->store_key) == 0) {
-    set_field(&a->access_token, mcp__oauth_jstr(o, "access_token"));
-    set_field(&a->refresh_token, mcp__oauth_jstr(o, "refresh_token"));
-    set_field(&a->scope, mcp__oauth_jstr(o, "scope"));
-    set_field(&a->req_scope, mcp__oauth_jstr(o, "requested_scope"));
-    set_field(&a->issuer, mcp__oauth_jstr(o, "issuer"));
-    set_field(&a->token_endpoint, mcp__oauth_jstr(o, "token_endpoint"));
-    json_object *e = NULL;
-    if (json_object_object_get_ex(o, "expires_at", &e)) a->expires_at = json_object_get_int64(e);
-    const char *k = mcp__oauth_jstr(o, "dpop_key");
-    if (k) mcp__dpop_key_load(k, &a->dpop_key, NULL);
-    a->token_dpop = mcp__oauth_jstr(o, "token_type") &&
-                    strcasecmp(mcp__oauth_jstr(o, "token_type"), "DPoP") == 0;
-    if (a->token_dpop && !a->dpop_key) {
-      /* Bound to a key we no longer have: unusable, as if none were stored. */
-      set_field(&a->access_token, NULL);
-      set_field(&a->refresh_token, NULL);
-      a->token_dpop = false;
-    }
-    if (!a->o->client_id && mcp__oauth_jstr(o, "client_id") &&
-        mcp__oauth_jstr(o, "registered_with")) {
-      set_field(&a->client_id, mcp__oauth_jstr(o, "client_id"));
-      set_field(&a->client_secret, mcp__oauth_jstr(o, "client_secret"));
-      set_field(&a->auth_method, mcp__oauth_jstr(o, "token_endpoint_auth_method"));
-      set_field(&a->reg_issuer, mcp__oauth_jstr(o, "registered_with"));
-    }
-    json_object *r = NULL;
-    if (json_object_object_get_ex(o, "registrations", &r) &&
-        json_object_is_type(r, json_type_object))
-      a->regs = json_object_get(r);
-  }
-  json_object_put(o);
-  return MCP_OK;
-}
-
 /* ========================================================================== */
 /* The engine                                                                 */
 /* ========================================================================== */
@@ -486,7 +212,7 @@ mcp_status mcp__oauth_new(const mcp_oauth_options *opts, const char *server_url,
   }
   /* An unsafe token store fails here, naming its path, rather than being
    * read or silently ignored. */
-  mcp_status st = load_state(a, err);
+  mcp_status st = mcp__oauth_load_state(a, err);
   if (st != MCP_OK) {
     mcp__oauth_free(a);
     return st;
@@ -895,7 +621,7 @@ static void adopt(mcp_oauth *a, const mcp_oauth_discovery *d, mcp_oauth_token *t
     set_field(&a->issuer, d->issuer);
     set_field(&a->token_endpoint, d->token_endpoint);
   }
-  save_state(a);
+  mcp__oauth_save_state(a);
 }
 
 static bool scope_has(const char *scopes, const char *s) {
