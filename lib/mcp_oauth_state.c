@@ -80,7 +80,6 @@ void mcp__oauth_save_state(mcp_oauth *a) {
   json_object_put(o);
 }
 
-
 mcp_status mcp__oauth_load_state(mcp_oauth *a, mcp_error *err) {
   char *data = NULL;
   mcp_status st = store_load(a, &data, err);

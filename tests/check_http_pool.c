@@ -238,15 +238,68 @@ START_TEST(connection_loss_fails_every_owner) {
 }
 END_TEST
 
+/*
+ * Issue 21: a thousand server names on one endpoint start in one manager
+ * (a bounded test with a generous limit; the times are the benchmark's,
+ * bench/manyservers).  Every server's tools are published by the time
+ * mcp_manager_wait_ready() returns, and the servers share the endpoint's
+ * connections: at most one per MCP_HTTP_POOL_OWNERS servers.
+ */
+START_TEST(thousand_servers_one_endpoint) {
+  test_server srv = start_server(NULL);
+  int n = test_under_valgrind() ? 40 : 1000;
+  char url[64];
+  snprintf(url, sizeof(url), "http://127.0.0.1:%d/mcp", srv.port);
+  long before = stat_of(srv.port, "connections");
+  mcp_client_options *co = mcp_client_options_new();
+  ck_assert_int_eq(mcp_client_options_set_http(co, url, MCP_HTTP_TRANSPORT_STREAMABLE), MCP_OK);
+  mcp_client_options_set_http_version(co, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
+  mcp_client_options_set_http_listener(co, false);
+  mcp_manager_options *o = mcp_manager_options_new();
+  mcp_manager_options_set_discovery(o, false, false);
+  mcp_manager_options_set_cache_dir(o, NULL);
+  mcp_manager_options_set_startup_gate_ms(o, 0);
+  for (int i = 0; i < n; i++) {
+    char name[16];
+    snprintf(name, sizeof(name), "s%d", i);
+    ck_assert_int_eq(mcp_manager_options_add_server(o, name, co), MCP_OK);
+  }
+  mcp_client_options_free(co);
+  mcp_manager *m = NULL;
+  ck_assert_int_eq(mcp_manager_start(o, &m, NULL), MCP_OK);
+  mcp_manager_options_free(o);
+  mcp_error err = MCP_ERROR_INIT;
+  ck_assert_msg(mcp_manager_wait_ready(m, NULL, 240000, &err) == MCP_OK, "wait_ready: %s",
+                err.message ? err.message : "");
+  mcp_tool_list *l = mcp_manager_tools(m);
+  char *seen = calloc((size_t)n, 1);
+  ck_assert_ptr_nonnull(seen);
+  for (size_t i = 0; i < mcp_tool_list_count(l); i++) {
+    const char *sv = mcp_tool_list_server(l, i);
+    ck_assert(sv[0] == 's');
+    seen[atoi(sv + 1)] = 1;
+  }
+  for (int i = 0; i < n; i++) ck_assert_msg(seen[i], "no tools of server s%d", i);
+  free(seen);
+  mcp_tool_list_unref(l);
+  long made = stat_of(srv.port, "connections") - before - 1;
+  ck_assert_int_ge(made, 1);
+  ck_assert_int_le(made, (n + MCP_HTTP_POOL_OWNERS - 1) / MCP_HTTP_POOL_OWNERS);
+  mcp_manager_free(m);
+  stop_server(&srv);
+}
+END_TEST
+
 static Suite *pool_suite(void) {
   Suite *s = suite_create("http_pool");
   TCase *tc = tcase_create("pool");
-  tcase_set_timeout(tc, 120);
+  tcase_set_timeout(tc, 300);
   tcase_add_test(tc, many_clients_one_connection);
   tcase_add_test(tc, h1_clients_share_keepalive);
   tcase_add_test(tc, different_settings_not_shared);
   tcase_add_test(tc, one_close_keeps_others);
   tcase_add_test(tc, connection_loss_fails_every_owner);
+  tcase_add_test(tc, thousand_servers_one_endpoint);
   suite_add_tcase(s, tc);
   return s;
 }
