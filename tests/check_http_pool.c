@@ -258,15 +258,7 @@ START_TEST(thousand_servers_one_endpoint) {
   ck_assert_int_eq(mcp_client_options_set_http(co, url, MCP_HTTP_TRANSPORT_STREAMABLE), MCP_OK);
   mcp_client_options_set_http_version(co, MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
   mcp_client_options_set_http_listener(co, false);
-  mcp_manager_options *o = mcp_manager_options_new();
-  mcp_manager_options_set_discovery(o, false, false);
-  mcp_manager_options_set_cache_dir(o, NULL);
-  mcp_manager_options_set_startup_gate_ms(o, 0);
-  for (int i = 0; i < n; i++) {
-    char name[16];
-    snprintf(name, sizeof(name), "s%d", i);
-    ck_assert_int_eq(mcp_manager_options_add_server(o, name, co), MCP_OK);
-  }
+  mcp_manager_options *o = test_many_servers(co, n);
   mcp_client_options_free(co);
   mcp_manager *m = NULL;
   ck_assert_int_eq(mcp_manager_start(o, &m, NULL), MCP_OK);
@@ -274,17 +266,7 @@ START_TEST(thousand_servers_one_endpoint) {
   mcp_error err = MCP_ERROR_INIT;
   ck_assert_msg(mcp_manager_wait_ready(m, NULL, 240000, &err) == MCP_OK, "wait_ready: %s",
                 err.message ? err.message : "");
-  mcp_tool_list *l = mcp_manager_tools(m);
-  char *seen = calloc((size_t)n, 1);
-  ck_assert_ptr_nonnull(seen);
-  for (size_t i = 0; i < mcp_tool_list_count(l); i++) {
-    const char *sv = mcp_tool_list_server(l, i);
-    ck_assert(sv[0] == 's');
-    seen[atoi(sv + 1)] = 1;
-  }
-  for (int i = 0; i < n; i++) ck_assert_msg(seen[i], "no tools of server s%d", i);
-  free(seen);
-  mcp_tool_list_unref(l);
+  test_assert_every_server_listed(m, n);
   long made = stat_of(srv.port, "connections") - before - 1;
   ck_assert_int_ge(made, 1);
   ck_assert_int_le(made, (n + MCP_HTTP_POOL_OWNERS - 1) / MCP_HTTP_POOL_OWNERS);

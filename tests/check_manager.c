@@ -1216,33 +1216,14 @@ START_TEST(hundreds_of_servers) {
   mcp_manager_options_free(o);
   WAIT_UNTIL(waitpid(-1, NULL, WNOHANG) == -1, 10000);
   long threads0 = self_status("Threads"), fds0 = open_fds();
-  o = mcp_manager_options_new();
-  ck_assert_ptr_nonnull(o);
-  mcp_manager_options_set_discovery(o, false, false);
-  mcp_manager_options_set_cache_dir(o, NULL);
-  mcp_manager_options_set_startup_gate_ms(o, 0);
-  for (int i = 0; i < n; i++) {
-    char name[16];
-    snprintf(name, sizeof(name), "s%d", i);
-    ck_assert_int_eq(mcp_manager_options_add_server(o, name, co), MCP_OK);
-  }
+  o = test_many_servers(co, n);
   mcp_client_options_free(co);
   m = start(o);
   mcp_error err = MCP_ERROR_INIT;
   ck_assert_msg(mcp_manager_wait_ready(m, NULL, 100000, &err) == MCP_OK, "wait_ready: %s",
                 err.message ? err.message : "");
   /* The list handed out right after wait_ready() has every server. */
-  mcp_tool_list *l = mcp_manager_tools(m);
-  char *seen = calloc((size_t)n, 1);
-  ck_assert_ptr_nonnull(seen);
-  for (size_t i = 0; i < mcp_tool_list_count(l); i++) {
-    const char *sv = mcp_tool_list_server(l, i);
-    ck_assert(sv[0] == 's');
-    seen[atoi(sv + 1)] = 1;
-  }
-  for (int i = 0; i < n; i++) ck_assert_msg(seen[i], "no tools of server s%d", i);
-  free(seen);
-  mcp_tool_list_unref(l);
+  test_assert_every_server_listed(m, n);
   char *js = NULL;
   ck_assert_int_eq(mcp_manager_servers(m, &js, NULL), MCP_OK);
   int ready = 0;
