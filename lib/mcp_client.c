@@ -136,7 +136,8 @@ struct mcp_client {
   /* subscriptions/listen on a modern connection ("Listen" below). */
   unsigned listen_kinds;     /* MCP_LISTEN_* asked for; 0: none (set at connect) */
   int64_t listen_id;         /* the open listen's request id, 0: none (lock) */
-  int64_t listen_old;        /* the last one that ended: late messages dropped quietly (lock) */
+  int64_t listen_old;        /* the last one that ended: its messages reach the host until the
+                                new one is acknowledged, then are dropped quietly (lock) */
   int64_t listen_acked_at;   /* when listen_id was acknowledged (ms), 0: not yet (lock) */
   unsigned listen_honoured;  /* what that acknowledgement honoured (lock) */
   int listen_failures;       /* ends in a row without a listen that lasted (lane) */
@@ -3024,6 +3025,11 @@ static bool listen_route(mcp_client *c, const mcp_msg *m) {
   pthread_mutex_lock(&c->lock);
   bool mine = has > 0 && sid && sid == c->listen_id;
   bool old = has > 0 && sid && sid == c->listen_old;
+  /* The listen it replaced, until the new one is acknowledged: what the
+   * server sent on it before it read our change (stdio answers in order)
+   * is still the host's, as a legacy update before an unsubscribe's
+   * answer is. */
+  bool old_live = old && c->listen_id && !c->listen_acked_at;
   bool ack = mine && strcmp(m->method, "notifications/subscriptions/acknowledged") == 0;
   unsigned honoured = 0;
   bool again = false;
@@ -3055,7 +3061,7 @@ static bool listen_route(mcp_client *c, const mcp_msg *m) {
                  mcp__listen_kind_names(honoured, asked, sizeof(asked)));
     return true;
   }
-  if (mine) return false;
+  if (mine || old_live) return false;
   if (old) return true; /* a late one from a listen that ended */
   atomic_fetch_add(&c->n_proto, 1);
   if (!atomic_exchange(&c->sub_warned, true)) {

@@ -439,6 +439,7 @@ struct server {
   char **subs;          /* resource URIs the host subscribed to (sent again
                            on every connect: resubscribe()) */
   size_t nsubs;
+  uint64_t subs_gen; /* bumped on every change of subs */
 };
 
 struct mcp_tool_list {
@@ -963,26 +964,76 @@ static mcp_status list_other(mcp_client *c, unsigned what, int64_t timeout, mcp_
   return st;
 }
 
-/* The host's resource subscriptions of |s| sent on its new connection |c|
- * (a new client starts with none), best effort: a failure is logged.
- * Runs on a connector thread. */
-static void resubscribe(server *s, conn *c) {
+/* A copy of |s|'s subscriptions and their generation (NULL with *n 0:
+ * none or out of memory, logged).  Takes m->lock. */
+static char **subs_copy(server *s, size_t *n, uint64_t *gen) {
   mcp_manager *m = s->m;
   pthread_mutex_lock(&m->lock);
-  size_t n = s->nsubs;
-  char **uris = n ? mcp__calloc(n, sizeof(*uris)) : NULL;
-  for (size_t i = 0; uris && i < n; i++) uris[i] = mcp__strdup(s->subs[i]);
+  *gen = s->subs_gen;
+  size_t k = s->nsubs;
+  char **uris = k ? mcp__calloc(k, sizeof(*uris)) : NULL;
+  bool oom = k && !uris;
+  for (size_t i = 0; uris && i < k; i++) oom |= !(uris[i] = mcp__strdup(s->subs[i]));
   pthread_mutex_unlock(&m->lock);
-  if (n && !uris) mlog(m, MCP_LOG_WARN, s->name, "out of memory subscribing to resources again");
-  for (size_t i = 0; uris && i < n; i++) {
-    mcp_error err = MCP_ERROR_INIT;
-    if (!uris[i] || mcp_client_subscribe_resource(c->c, uris[i], NULL, &err) != MCP_OK)
-      mlog(m, MCP_LOG_WARN, s->name, "could not subscribe to %s again: %s",
-           uris[i] ? uris[i] : "a resource", err.message ? err.message : "out of memory");
-    mcp_error_clear(&err);
-    mcp__free(uris[i]);
+  if (oom) {
+    for (size_t i = 0; uris && i < k; i++) mcp__free(uris[i]);
+    mcp__free(uris);
+    mlog(m, MCP_LOG_WARN, s->name, "out of memory subscribing to resources again");
+    *n = 0;
+    return NULL;
   }
+  *n = k;
+  return uris;
+}
+
+static bool subs_has(char *const *uris, size_t n, const char *uri) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(uris[i], uri) == 0) return true;
+  return false;
+}
+
+static void subs_free(char **uris, size_t n) {
+  for (size_t i = 0; i < n; i++) mcp__free(uris[i]);
   mcp__free(uris);
+}
+
+/*
+ * The host's resource subscriptions of |s| sent on its new connection |c|
+ * (a new client starts with none), best effort: a failure is logged.
+ * The host may change the set meanwhile (its change goes to the same
+ * client): when the generation moved while this sent a copy, the
+ * difference to the new set is sent too, until it holds still, so an
+ * unsubscribe that raced the copy is not undone.  Runs on a connector
+ * thread.
+ */
+static void resubscribe(server *s, conn *c) {
+  mcp_manager *m = s->m;
+  char **sent = NULL; /* what c was given */
+  size_t nsent = 0;
+  for (;;) {
+    uint64_t gen = 0;
+    size_t n = 0;
+    char **want = subs_copy(s, &n, &gen);
+    for (size_t i = 0; i < nsent; i++)
+      if (!subs_has(want, n, sent[i]))
+        (void)mcp_client_unsubscribe_resource(c->c, sent[i], NULL, NULL);
+    for (size_t i = 0; i < n; i++) {
+      if (subs_has(sent, nsent, want[i])) continue;
+      mcp_error err = MCP_ERROR_INIT;
+      if (mcp_client_subscribe_resource(c->c, want[i], NULL, &err) != MCP_OK)
+        mlog(m, MCP_LOG_WARN, s->name, "could not subscribe to %s again: %s", want[i],
+             err.message ? err.message : "out of memory");
+      mcp_error_clear(&err);
+    }
+    subs_free(sent, nsent);
+    sent = want;
+    nsent = n;
+    pthread_mutex_lock(&m->lock);
+    bool still = s->subs_gen == gen;
+    pthread_mutex_unlock(&m->lock);
+    if (still) break;
+  }
+  subs_free(sent, nsent);
 }
 
 /* Fetches resources and prompts into |s| (best effort: a failure is only
@@ -2392,6 +2443,7 @@ static bool subs_change_locked(server *s, const char *uri, bool on, mcp_status *
     if (i == s->nsubs) return false;
     mcp__free(s->subs[i]);
     s->subs[i] = s->subs[--s->nsubs];
+    s->subs_gen++;
     return true;
   }
   if (i < s->nsubs) return false;
@@ -2404,6 +2456,7 @@ static bool subs_change_locked(server *s, const char *uri, bool on, mcp_status *
   }
   s->subs = grown;
   s->subs[s->nsubs++] = dup;
+  s->subs_gen++;
   return true;
 }
 

@@ -499,6 +499,17 @@ static int updated(const char *uri) {
   return n;
 }
 
+/* Waits for the |n|th update of |uri|; failing, says what did arrive. */
+#define EXPECT_UPDATED(uri, n) \
+  do { \
+    bool eu_ok_ = WAIT_UNTIL(updated(uri) == (n), WAIT_MS); \
+    static char eu_seen_[sizeof(S.updated) + sizeof(S.logs)]; \
+    pthread_mutex_lock(&S.mu); \
+    snprintf(eu_seen_, sizeof(eu_seen_), "[%s]; log:\n%s", S.updated, S.logs); \
+    pthread_mutex_unlock(&S.mu); \
+    ck_assert_msg(eu_ok_, "update %d of %s: got %s", (n), (uri), eu_seen_); \
+  } while (0)
+
 /* The text of tool |tool| with |args| (NULL: none). */
 static char *tool_text(mcp_client *c, const char *tool, const char *args) {
   char *out = NULL, *text = NULL;
@@ -551,7 +562,7 @@ START_TEST(resource_subscriptions_modern) {
   sub(c, "mem://a", true);
   server_subs_are(c, "mem://a open=1");
   touch(c, "\"mem://a\"");
-  ck_assert(WAIT_UNTIL(updated("mem://a") == 1, WAIT_MS));
+  EXPECT_UPDATED("mem://a", 1);
   /* A URI that needs escaping; the old listen is cancelled. */
   sub(c, "mem://b \"q\"", true);
   server_subs_are(c, "mem://a,mem://b \"q\" open=1");
@@ -562,12 +573,12 @@ START_TEST(resource_subscriptions_modern) {
   server_subs_are(c, "mem://a,mem://b \"q\" open=1");
   ck_assert_int_eq(file_count(log_path, "\"method\":\"subscriptions/listen\""), 2);
   touch(c, "\"mem://b \\\"q\\\"\"");
-  ck_assert(WAIT_UNTIL(updated("mem://b \"q\"") == 1, WAIT_MS));
+  EXPECT_UPDATED("mem://b \"q\"", 1);
   sub(c, "mem://a", false);
   server_subs_are(c, "mem://b \"q\" open=1");
   touch(c, "\"mem://a\"");
   touch(c, "\"mem://b \\\"q\\\"\"");
-  ck_assert(WAIT_UNTIL(updated("mem://b \"q\"") == 2, WAIT_MS));
+  EXPECT_UPDATED("mem://b \"q\"", 2);
   ck_assert_int_eq(updated("mem://a"), 1);
   /* The last one gone: no listen left open. */
   sub(c, "mem://b \"q\"", false);
@@ -594,7 +605,7 @@ START_TEST(resource_subscriptions_legacy) {
   ck_assert_int_eq(file_count(log_path, "\"method\":\"resources/subscribe\""), 1);
   server_subs_are(c, "mem://a open=0");
   touch(c, "\"mem://a\"");
-  ck_assert(WAIT_UNTIL(updated("mem://a") == 1, WAIT_MS));
+  EXPECT_UPDATED("mem://a", 1);
   sub(c, "mem://a", false);
   ck_assert_int_eq(file_count(log_path, "\"method\":\"resources/unsubscribe\""), 1);
   server_subs_are(c, " open=0");
@@ -646,7 +657,7 @@ START_TEST(v2_h2c_listen_updates_and_drop) {
   sub(c, "mem://note", true);
   ck_assert(WAIT_UNTIL(file_count(f.record, "resourceSubscriptions") == 1, WAIT_MS));
   free(tool_text(c, "touch", "{\"uri\":\"mem://note\"}"));
-  ck_assert(WAIT_UNTIL(updated("mem://note") == 1, WAIT_MS));
+  EXPECT_UPDATED("mem://note", 1);
   /* Not subscribed: nothing comes for it (a later touch of the subscribed
    * one arrives, and would have come after it). */
   free(tool_text(c, "touch", "{\"uri\":\"mem://other\"}"));
@@ -655,7 +666,7 @@ START_TEST(v2_h2c_listen_updates_and_drop) {
   ck_assert(WAIT_UNTIL(file_count(f.record, "resourceSubscriptions") == 2, WAIT_MS));
   ck_assert(WAIT_UNTIL(logged_count("acknowledged subscriptions/listen") >= 3, WAIT_MS));
   free(tool_text(c, "touch", "{\"uri\":\"mem://note\"}"));
-  ck_assert(WAIT_UNTIL(updated("mem://note") == 2, WAIT_MS));
+  EXPECT_UPDATED("mem://note", 2);
   ck_assert_int_eq(updated("mem://other"), 0);
   call_ok(c, "grow");
   ck_assert(WAIT_UNTIL(list_changed() == 2, WAIT_MS));
@@ -735,7 +746,7 @@ START_TEST(manager_subscriptions_survive_restart) {
   mcp_error_clear(&err);
   ck_assert_int_eq(mcp_manager_subscribe_resource(m, "s", "", NULL, NULL), MCP_EINVAL);
   manager_touch(m, "mem://a");
-  ck_assert(WAIT_UNTIL(updated("mem://a") == 1, WAIT_MS));
+  EXPECT_UPDATED("mem://a", 1);
   int before = file_count(log_path, sent);
   ck_assert_int_gt(before, 0);
   /* Killed: started again, subscribed again on the new process. */
@@ -745,10 +756,10 @@ START_TEST(manager_subscriptions_survive_restart) {
   ck_assert(WAIT_UNTIL(nth_pid(1) > 0, WAIT_MS));
   ck_assert_msg(WAIT_UNTIL(file_count(log_path, sent) > before, WAIT_MS), "not subscribed again");
   manager_touch(m, "mem://a");
-  ck_assert(WAIT_UNTIL(updated("mem://a") == 2, WAIT_MS));
+  EXPECT_UPDATED("mem://a", 2);
   manager_touch(m, "mem://b");
   manager_touch(m, "mem://a");
-  ck_assert(WAIT_UNTIL(updated("mem://a") == 3, WAIT_MS));
+  EXPECT_UPDATED("mem://a", 3);
   ck_assert_int_eq(updated("mem://b"), 0);
   /* What the new process was asked for: mem://a only. */
   char *log = slurp(log_path);

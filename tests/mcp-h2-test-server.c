@@ -49,7 +49,8 @@
  *   GET  /stall              headers, then nothing, forever
  *   *    /headers            the request headers as a JSON object
  *   GET  /stats              counters as JSON (connections, h2, h1, open,
- *                            requests, max_open_streams, goaway_refused)
+ *                            requests, max_open_streams, goaway_refused,
+ *                            faults: chaos faults applied to tools/calls)
  *   GET  /refuse-once?key=K  first time per K: RST_STREAM(REFUSED_STREAM)
  *                            (HTTP/1.1: close); then 200 "ok\n"
  *   GET  /close-next         200 "ok\n"; the next request on the same
@@ -334,6 +335,7 @@ struct server {
   bool stop;
   /* Counters for /stats. */
   long connections, h2_conns, h1_conns, open_conns, requests, max_open_streams, goaway_refused;
+  long faults; /* chaos faults applied */
   /* Keys seen by /refuse-once. */
   char **keys;
   size_t nkeys;
@@ -607,9 +609,9 @@ static void route_stats(stream *st) {
   int n = snprintf(body, sizeof(body),
                    "{\"connections\":%ld,\"h2\":%ld,\"h1\":%ld,\"open\":%ld,"
                    "\"requests\":%ld,\"max_open_streams\":%ld,"
-                   "\"goaway_refused\":%ld}",
+                   "\"goaway_refused\":%ld,\"faults\":%ld}",
                    srv->connections, srv->h2_conns, srv->h1_conns, srv->open_conns, srv->requests,
-                   srv->max_open_streams, srv->goaway_refused);
+                   srv->max_open_streams, srv->goaway_refused, srv->faults);
   resp_simple(st, 200, "application/json", body, (size_t)n);
 }
 
@@ -736,6 +738,7 @@ static uint64_t chaos_next(server *srv) { /* splitmix64 */
 }
 
 static void fault_log(server *srv, const char *what) {
+  srv->faults++;
   if (srv->fault_fd < 0) return;
   char line[64];
   int n = snprintf(line, sizeof(line), "http-%s\n", what);
