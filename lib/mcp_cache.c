@@ -44,7 +44,8 @@ mcp_log_level mcp__cache_outcome_level(mcp_cache_outcome o) {
   case MCP_CACHE_HIT:
   case MCP_CACHE_ABSENT:
   case MCP_CACHE_STALE:
-  case MCP_CACHE_MISMATCH: break;
+  case MCP_CACHE_MISMATCH:
+  case MCP_CACHE_PRIVATE: break;
   }
   return MCP_LOG_DEBUG;
 }
@@ -121,15 +122,16 @@ mcp_status mcp__cache_write_era(const char *dir, const char *server, const char 
   int e;
   mcp_status st = MCP_OK;
 
-  if (!dir || !*dir || !server || !*server || !config_hash || !tools_json)
+  if (!dir || !*dir || !server || !*server || !config_hash)
     return mcp__error_set(err, MCP_EINVAL, "cache write: missing argument");
   if (!hash_ok(config_hash))
     return mcp__error_set(err, MCP_EINVAL,
                           "cache write: config hash is not "
                           "hex");
-  tools = mcp__json_parse_document(tools_json, strlen(tools_json), JSON_MAX_DEPTH,
-                                   "invalid JSON: ", why, sizeof(why));
-  if (!tools || !json_object_is_type(tools, json_type_array)) {
+  tools = tools_json ? mcp__json_parse_document(tools_json, strlen(tools_json), JSON_MAX_DEPTH,
+                                                "invalid JSON: ", why, sizeof(why))
+                     : NULL;
+  if (tools_json && (!tools || !json_object_is_type(tools, json_type_array))) {
     st = mcp__error_set(err, MCP_EINVAL,
                         "cache write for server \"%s\": "
                         "tools are not a JSON array%s%s",
@@ -141,19 +143,22 @@ mcp_status mcp__cache_write_era(const char *dir, const char *server, const char 
   if (!jname || !stem) goto oom;
   bool named = era == MCP_CACHE_ERA_LEGACY || era == MCP_CACHE_ERA_MODERN;
   head = mcp__asprintf("{\"version\":%d,\"server\":%s,\"configHash\":\"%s\",\"writtenAt\":%lld,"
-                       "%s%s%s\"tools\":",
+                       "%s%s%s%s",
                        MCP_CACHE_VERSION,
                        json_object_to_json_string_ext(jname, JSON_C_TO_STRING_PLAIN |
                                                                  JSON_C_TO_STRING_NOSLASHESCAPE),
                        config_hash, (long long)now, named ? "\"era\":\"" : "",
-                       named ? era_names[era] : "", named ? "\"," : "");
+                       named ? era_names[era] : "", named ? "\"," : "",
+                       tools_json ? "\"tools\":" : "\"private\":true");
   final = mcp__asprintf("%s.json", stem);
   if (!head || !final) goto oom;
 
   /* The directory must be private (ours, written by nobody else), or a
    * planted cache file could hand the host another server's tools. */
   struct mcp_fsafe_part parts[] = {
-      {head, strlen(head)}, {tools_json, strlen(tools_json)}, {"}\n", 2}};
+      {head, strlen(head)},
+      {tools_json ? tools_json : "", tools_json ? strlen(tools_json) : 0},
+      {"}\n", 2}};
   if ((e = mcp__fsafe_dir(dir, true, fwhy, sizeof(fwhy))) != 0 ||
       (e = mcp__fsafe_replace(dir, final, parts, 3, fwhy, sizeof(fwhy))) != 0) {
     if (e == ENOMEM) goto oom;
@@ -226,15 +231,18 @@ static mcp_status judge(const char *data, size_t len, const char *server, const 
               (long long)json_object_get_int64(v), MCP_CACHE_VERSION);
     goto out;
   }
-  json_object *jserver = NULL, *jhash = NULL, *jat = NULL, *jtools = NULL;
+  json_object *jserver = NULL, *jhash = NULL, *jat = NULL, *jtools = NULL, *jpriv = NULL;
+  bool withheld = json_object_object_get_ex(root, "private", &jpriv) &&
+                  json_object_is_type(jpriv, json_type_boolean) && json_object_get_boolean(jpriv) &&
+                  !json_object_object_get_ex(root, "tools", NULL);
   if (!json_object_object_get_ex(root, "server", &jserver) ||
       !json_object_is_type(jserver, json_type_string) ||
       !json_object_object_get_ex(root, "configHash", &jhash) ||
       !json_object_is_type(jhash, json_type_string) ||
       !json_object_object_get_ex(root, "writtenAt", &jat) ||
       !json_object_is_type(jat, json_type_int) ||
-      !json_object_object_get_ex(root, "tools", &jtools) ||
-      !json_object_is_type(jtools, json_type_array)) {
+      (!withheld && (!json_object_object_get_ex(root, "tools", &jtools) ||
+                     !json_object_is_type(jtools, json_type_array)))) {
     st = miss(outcome, why, MCP_CACHE_CORRUPT, prefix,
               "corrupt cache file: "
               "missing or mistyped server, configHash, writtenAt or tools");
@@ -270,19 +278,26 @@ static mcp_status judge(const char *data, size_t len, const char *server, const 
               (long long)ttl_s);
     goto out;
   }
-  const char *text = json_object_to_json_string_ext(jtools, JSON_C_TO_STRING_PLAIN |
-                                                                JSON_C_TO_STRING_NOSLASHESCAPE);
-  *tools_json = text ? mcp__strdup(text) : NULL;
-  if (!*tools_json) {
-    st = MCP_ENOMEM;
-    goto out;
-  }
   /* The era is a hint: an unknown value is no era, not a corrupt file. */
   json_object *jera = NULL;
   if (era && json_object_object_get_ex(root, "era", &jera) &&
       json_object_is_type(jera, json_type_string)) {
     if (strcmp(json_object_get_string(jera), "legacy") == 0) *era = MCP_CACHE_ERA_LEGACY;
     else if (strcmp(json_object_get_string(jera), "modern") == 0) *era = MCP_CACHE_ERA_MODERN;
+  }
+  if (withheld) {
+    st = miss(outcome, why, MCP_CACHE_PRIVATE, prefix,
+              "tools not kept: they were read under an authorization the configuration "
+              "does not fix (OAuth or a !command secret)");
+    goto out;
+  }
+  const char *text = json_object_to_json_string_ext(jtools, JSON_C_TO_STRING_PLAIN |
+                                                                JSON_C_TO_STRING_NOSLASHESCAPE);
+  *tools_json = text ? mcp__strdup(text) : NULL;
+  if (!*tools_json) {
+    if (era) *era = MCP_CACHE_ERA_UNKNOWN;
+    st = MCP_ENOMEM;
+    goto out;
   }
   if (outcome) *outcome = MCP_CACHE_HIT;
   st = MCP_OK;

@@ -12,6 +12,11 @@
  *    "writtenAt":<unix seconds>,"era":"legacy"|"modern",
  *    "tools":[ ...the raw tools/list array... ]}
  *
+ * or, for a server whose tools may depend on who asked (the manager
+ * withholds them: an authorization the configuration does not fix, and a
+ * list not marked public), "private":true in place of "tools": only the
+ * era is kept.
+ *
  * "era" (optional) is the MCP era the server spoke when the tools were
  * read: the manager hands it to the next connect as a hint, so a legacy
  * server is not probed with server/discover on every start (the spec lets
@@ -51,7 +56,8 @@ typedef enum mcp_cache_outcome {
   MCP_CACHE_MISMATCH = 3,         /* written for another config hash */
   MCP_CACHE_CORRUPT = 4,          /* does not parse or has the wrong shape */
   MCP_CACHE_VERSION_MISMATCH = 5, /* another format version */
-  MCP_CACHE_UNREADABLE = 6        /* the file or directory cannot be read */
+  MCP_CACHE_UNREADABLE = 6,       /* the file or directory cannot be read */
+  MCP_CACHE_PRIVATE = 7           /* the tools were withheld ("private"): the era only */
 } mcp_cache_outcome;
 
 /*
@@ -122,13 +128,15 @@ typedef enum mcp_cache_era {
   MCP_CACHE_ERA_MODERN = 2
 } mcp_cache_era;
 
-/* mcp__cache_write() with the server's era as well (UNKNOWN: none). */
+/* mcp__cache_write() with the server's era as well (UNKNOWN: none).
+ * |tools_json| NULL withholds the tools: the file says "private":true and
+ * keeps the era only. */
 mcp_status mcp__cache_write_era(const char *dir, const char *server, const char *config_hash,
                                 const char *tools_json, mcp_cache_era era, int64_t now,
                                 mcp_error *err);
 
-/* mcp__cache_read() that also sets *era (if not NULL) on a hit; UNKNOWN
- * otherwise. */
+/* mcp__cache_read() that also sets *era (if not NULL) on a hit and on a
+ * MCP_CACHE_PRIVATE miss; UNKNOWN otherwise. */
 mcp_status mcp__cache_read_era(const char *dir, const char *server, const char *config_hash,
                                int64_t now, int64_t ttl_s, char **tools_json, mcp_cache_era *era,
                                mcp_cache_outcome *outcome, char **why);

@@ -102,6 +102,7 @@ struct mcp_client {
    * tool's taskSupport as "name\tsupport\n" lines from the last tools/list
    * read for it (NULL: none; a tools list_changed drops it; lock). */
   atomic_int legacy_tasks;
+  atomic_uint list_public; /* bit per ttl slot: its last complete list was public */
   char *task_tools;
   bool modern; /* 2026-07-28: every request carries |meta| (set during connect) */
   char *meta;  /* modern _meta members (mcp_era.h), or NULL */
@@ -2052,6 +2053,16 @@ static int ttl_slot(const char *method) {
   return -1;
 }
 
+bool mcp__client_list_public(mcp_client *c, const char *method) {
+  int slot = c && c->modern ? ttl_slot(method) : -1;
+  return slot >= 0 && (atomic_load(&c->list_public) & (1u << slot));
+}
+
+void mcp__client_auth_context(mcp_client *c, char *out, size_t n) {
+  if (n) out[0] = '\0';
+  if (c && c->t) mcp__transport_auth_context(c->t, out, n);
+}
+
 static void ttl_invalidate_notified(mcp_client *c, const char *method) {
   if (strncmp(method, "notifications/", 14) != 0) return;
   method += 14;
@@ -2186,6 +2197,8 @@ static mcp_status list_all(mcp_client *c, const char *method, const char *key,
   /* The whole list read: its annotations are what calls mirror now. */
   if (tab) mcp__transport_set_tool_headers(c->t, tab);
   if (slot >= 0) {
+    if (priv) atomic_fetch_and(&c->list_public, ~(1u << slot));
+    else atomic_fetch_or(&c->list_public, 1u << slot);
     /* Kept only when the authorization did not change while it was read. */
     char after[40] = "";
     mcp__transport_auth_context(c->t, after, sizeof(after));

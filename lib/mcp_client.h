@@ -124,6 +124,14 @@ int mcp__client_post(mcp_client *c, mcp_work_fn run, mcp_work_fn drop, void *arg
 mcp_status mcp__client_answer_inputs(mcp_client *c, const char *requests_json, json_object **out,
                                      mcp_error *err);
 
+/* For the manager's disk cache: whether the last complete |method| list
+ * (tools/list, ...) was marked cacheScope "public" on every page (false in
+ * the legacy era, before one, and for a private or unmarked page); and the
+ * authorization context requests go out in ("" for none: stdio, an HTTP
+ * server without Authorization; else a digest of the bearer), |n| >= 33. */
+bool mcp__client_list_public(mcp_client *c, const char *method);
+void mcp__client_auth_context(mcp_client *c, char *out, size_t n);
+
 /* Deep copy of options; NULL when out of memory. */
 mcp_client_options *mcp__client_options_dup(const mcp_client_options *o);
 

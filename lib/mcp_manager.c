@@ -40,6 +40,7 @@
 #include "mcp_era.h"
 #include "mcp_secret.h"
 #include "mcp_server_options.h"
+#include "mcp_sha256.h"
 #include "mcp_skills.h"
 #include "mcp_jsonrpc.h"
 #include "mcp_names.h"
@@ -1071,12 +1072,57 @@ static mcp_cache_era era_of(const mcp_client *c) {
   return strcmp(v, "2026-07-28") >= 0 ? MCP_CACHE_ERA_MODERN : MCP_CACHE_ERA_LEGACY;
 }
 
-static void write_cache(server *s, const char *tools, mcp_cache_era era) {
+/*
+ * Whether |s|'s configuration (its hash, the cache's key) fixes who the
+ * server takes us for on |c|: no `!command` secret among its environment
+ * and headers (the hash has the command, not its output), and no
+ * authorization but a literal Authorization header (an OAuth bearer,
+ * configured or found on a 401, belongs to whichever account signed in).
+ */
+static bool identity_in_hash(const server *s, mcp_client *c) {
+  const mcp_server_settings *d = &s->def->s;
+  const char *literal = NULL;
+  for (size_t i = 0; i < d->nenv; i++)
+    if (d->env[i].value && d->env[i].value[0] == '!') return false;
+  for (size_t i = 0; i < d->nheaders; i++) {
+    if (d->headers[i].value && d->headers[i].value[0] == '!') return false;
+    if (strcasecmp(d->headers[i].name, "authorization") == 0) literal = d->headers[i].value;
+  }
+  char ctx[40];
+  mcp__client_auth_context(c, ctx, sizeof(ctx));
+  if (!ctx[0]) return true;
+  if (!literal) return false;
+  unsigned char md[MCP_SHA256_LEN];
+  char hex[33];
+  mcp__sha256(literal, strlen(literal), md);
+  for (size_t i = 0; i < 16; i++) snprintf(hex + 2 * i, 3, "%02x", md[i]);
+  return strcmp(hex, ctx) == 0;
+}
+
+/* Whether the tools |c| read for |s| stay off the disk (write_cache()). */
+static bool cache_withholds(const server *s, mcp_client *c) {
+  if (!s->m->cache_dir || !s->def) return true;
+  return !c || (!identity_in_hash(s, c) && !mcp__client_list_public(c, "tools/list"));
+}
+
+/*
+ * Stores |tools| in the disk cache, or only the era when |withhold| (from
+ * cache_withholds() on the client that read them): when the list could
+ * differ by account (SEP-2549: a private list never crosses authorization
+ * contexts; the next start could be another account's), that is, the
+ * configuration does not fix the identity and the server did not mark the
+ * list public.
+ */
+static void write_cache(server *s, const char *tools, mcp_cache_era era, bool withhold) {
   mcp_manager *m = s->m;
   if (!m->cache_dir || !s->def) return; /* code servers have no config hash */
+  if (withhold)
+    mlog(m, MCP_LOG_DEBUG, s->name,
+         "tool cache: the tools are not kept on disk (an authorization the configuration "
+         "does not fix, and a list not marked public)");
   mcp_error err = MCP_ERROR_INIT;
-  if (mcp__cache_write_era(m->cache_dir, s->name, s->def->hash, tools, era, (int64_t)time(NULL),
-                           &err) != MCP_OK)
+  if (mcp__cache_write_era(m->cache_dir, s->name, s->def->hash, withhold ? NULL : tools, era,
+                           (int64_t)time(NULL), &err) != MCP_OK)
     mlog(m, MCP_LOG_WARN, s->name, "could not write the tool cache: %s",
          err.message ? err.message : "?");
   mcp_error_clear(&err);
@@ -1124,6 +1170,7 @@ static void connector_main(void *arg) {
     if (st == MCP_OK) ntools = warn_unnamed_tools(s, tools);
     /* While the job's reference holds the client (it is dropped below). */
     mcp_cache_era era = era_of(j->c->c);
+    bool withhold = cache_withholds(s, j->c->c);
     pthread_mutex_lock(&m->lock);
     s->relisting = false;
     if (st == MCP_OK && s->conn == j->c && !m->stopping) {
@@ -1144,7 +1191,7 @@ static void connector_main(void *arg) {
       pthread_mutex_lock(&m->lock);
       char *copy = s->tools_json ? mcp__strdup(s->tools_json) : NULL;
       pthread_mutex_unlock(&m->lock);
-      if (copy) write_cache(s, copy, era);
+      if (copy) write_cache(s, copy, era, withhold);
       mcp__free(copy);
     }
     mcp__free(tools);
@@ -1268,7 +1315,9 @@ done:
   conn *installed = current && st == MCP_OK && s->conn && s->state == S_READY ? conn_ref(s->conn)
                                                                               : NULL;
   pthread_mutex_unlock(&m->lock);
-  if (st == MCP_OK && current) write_cache(s, tools, era_of(installed ? installed->c : NULL));
+  if (st == MCP_OK && current)
+    write_cache(s, tools, era_of(installed ? installed->c : NULL),
+                cache_withholds(s, installed ? installed->c : NULL));
   if (installed) {
     refresh_others(s, installed, LIST_RESOURCES | LIST_PROMPTS);
     resubscribe(s, installed);

@@ -676,6 +676,34 @@ START_TEST(test_era_round_trip) {
   ck_assert_int_eq(mcp__cache_read_era(dir, "s", "ab", 1000, 0, &tools, &era, NULL, NULL), MCP_OK);
   ck_assert_int_eq(era, MCP_CACHE_ERA_UNKNOWN);
   mcp__free(tools);
+  /* Tools withheld (NULL): a miss that still gives the era, and says why. */
+  ck_assert_int_eq(mcp__cache_write_era(dir, "s", "ab", NULL, MCP_CACHE_ERA_MODERN, 1000, NULL),
+                   MCP_OK);
+  mcp_cache_outcome oc = MCP_CACHE_HIT;
+  char *why = NULL;
+  ck_assert_int_eq(mcp__cache_read_era(dir, "s", "ab", 1000, 0, &tools, &era, &oc, &why),
+                   MCP_ENOTFOUND);
+  ck_assert_ptr_null(tools);
+  ck_assert_int_eq(oc, MCP_CACHE_PRIVATE);
+  ck_assert_int_eq(era, MCP_CACHE_ERA_MODERN);
+  ck_assert_msg(why && strstr(why, "not kept"), "%s", why ? why : "(null)");
+  ck_assert_int_eq(mcp__cache_outcome_level(oc), MCP_LOG_DEBUG);
+  mcp__free(why);
+  /* ... but not for another configuration, nor when stale. */
+  ck_assert_int_eq(mcp__cache_read_era(dir, "s", "cd", 1000, 0, &tools, &era, NULL, NULL),
+                   MCP_ENOTFOUND);
+  ck_assert_int_eq(era, MCP_CACHE_ERA_UNKNOWN);
+  ck_assert_int_eq(
+      mcp__cache_read_era(dir, "s", "ab", 1000 + 2 * MCP_CACHE_TTL_S, 0, &tools, &era, NULL, NULL),
+      MCP_ENOTFOUND);
+  ck_assert_int_eq(era, MCP_CACHE_ERA_UNKNOWN);
+  /* "private" beside a tools array is not a withheld entry: a hit. */
+  static const char both[] =
+      "{\"version\":1,\"server\":\"s\",\"configHash\":\"ab\",\"writtenAt\":1000,"
+      "\"private\":true,\"tools\":[]}";
+  put_raw(dir, "s", both, sizeof(both) - 1);
+  ck_assert_int_eq(mcp__cache_read_era(dir, "s", "ab", 1000, 0, &tools, &era, NULL, NULL), MCP_OK);
+  mcp__free(tools);
   free(dir);
 }
 END_TEST

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "check_util.h"
+#include "mcp_cache.h"
 #include "mcp_era.h"
 #include "mcp_ttl.h"
 #include "mcpconn.h"
@@ -818,6 +819,74 @@ START_TEST(legacy_lists_not_cached) {
 }
 END_TEST
 
+/*
+ * SEP-2549 across restarts: the manager's disk cache keeps a server's
+ * tools only when they cannot differ by account.  The scripted modern
+ * server over stdio, started from a config file whose hash is the cache's
+ * key: a plain configuration keeps them; a `!command` secret in the
+ * environment (its output is not in the hash) withholds them, keeping the
+ * era only, unless the server marked the list public; the legacy era
+ * (no cacheScope: private) withholds them too.
+ */
+static char *manager_cache_file(const char *protocol, const char *scope, bool secret) {
+  make_tmp();
+  paths();
+  char cfg[4200], cache[4200], text[16384];
+  snprintf(cfg, sizeof(cfg), "%s/mcp.json", tmpdir);
+  snprintf(cache, sizeof(cache), "%s/cache", tmpdir);
+  snprintf(text, sizeof(text),
+           "{\"mcpServers\": {\"s\": {\"command\": \"%s\", \"args\": [\"%s\", \"listen\"], "
+           "\"protocol\": \"%s\", \"env\": {\"TTL_MS\": \"60000\", \"SCOPE\": \"%s\"%s}}}}",
+           node, era_server, protocol, scope, secret ? ", \"TOKEN\": \"!printf s3cret\"" : "");
+  FILE *f = fopen(cfg, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs(text, f);
+  fclose(f);
+  mcp_manager_options *o = mcp_manager_options_new();
+  mcp_manager_options_set_discovery(o, false, false);
+  ck_assert_int_eq(mcp_manager_options_add_config_file(o, cfg), MCP_OK);
+  ck_assert_int_eq(mcp_manager_options_set_cache_dir(o, cache), MCP_OK);
+  mcp_manager_options_set_timeout_ms(o, CONNECT_MS);
+  mcp_manager *m = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  ck_assert_int_eq(mcp_manager_start(o, &m, &err), MCP_OK);
+  mcp_manager_options_free(o);
+  ck_assert_int_eq(mcp_manager_wait_ready(m, NULL, CONNECT_MS, &err), MCP_OK);
+  mcp_manager_free(m);
+  char *path = NULL;
+  ck_assert_int_eq(mcp__cache_path(cache, "s", &path), MCP_OK);
+  ck_assert(strncmp(path, tmpdir, strlen(tmpdir)) == 0);
+  char *file = slurp(path + strlen(tmpdir) + 1);
+  mcp__free(path);
+  rm_tmp();
+  return file;
+}
+
+START_TEST(disk_cache_keeps_accounts_apart) {
+  /* Identity fixed by the configuration: kept, whatever the scope. */
+  char *f = manager_cache_file("auto", "private", false);
+  ck_assert_msg(strstr(f, "\"tools\":[") && strstr(f, "\"plain\"") && !strstr(f, "\"private\""),
+                "%s", f);
+  ck_assert_ptr_nonnull(strstr(f, "\"era\":\"modern\""));
+  free(f);
+  /* A secret command: withheld, the era kept. */
+  f = manager_cache_file("auto", "private", true);
+  ck_assert_msg(strstr(f, "\"private\":true") && !strstr(f, "\"tools\"") && !strstr(f, "plain"),
+                "%s", f);
+  ck_assert_ptr_nonnull(strstr(f, "\"era\":\"modern\""));
+  free(f);
+  /* ... unless the server says the list is the same for everyone. */
+  f = manager_cache_file("auto", "public", true);
+  ck_assert_msg(strstr(f, "\"tools\":[") && strstr(f, "\"plain\""), "%s", f);
+  free(f);
+  /* Legacy lists carry no scope: private. */
+  f = manager_cache_file("legacy", "public", true);
+  ck_assert_msg(strstr(f, "\"private\":true") && !strstr(f, "plain"), "%s", f);
+  ck_assert_ptr_nonnull(strstr(f, "\"era\":\"legacy\""));
+  free(f);
+}
+END_TEST
+
 static Suite *era_suite(void) {
   Suite *s = suite_create("era");
   TCase *pure = tcase_create("pure");
@@ -838,6 +907,7 @@ static Suite *era_suite(void) {
   tcase_add_test(live, mrtr_rounds);
   tcase_add_test(live, cached_lists);
   tcase_add_test(live, legacy_lists_not_cached);
+  tcase_add_test(live, disk_cache_keeps_accounts_apart);
   suite_add_tcase(s, live);
   return s;
 }

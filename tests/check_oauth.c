@@ -45,6 +45,7 @@
 #include <sys/stat.h>
 
 #include "check_interop_util.h"
+#include "mcp_cache.h"
 #include "mcp_client.h"
 #include "mcp_config.h"
 #include "mcp_secret.h"
@@ -1713,6 +1714,17 @@ START_TEST(test_manager_config_server) {
   ck_assert_int_eq(stat_of(f.server.port, "authorize"), 1);
   ck_assert_int_eq(f.seen.authorizes, 1);
   ck_assert_ptr_nonnull(f.store.data);
+  /* The tools were read under this OAuth account, which the config hash
+   * (the disk cache's key) does not name: the cache keeps the era only,
+   * or the next start, signed in as someone else, would be offered them. */
+  char *cpath = NULL, cached[4096] = "";
+  ck_assert_int_eq(mcp__cache_path(dir, "srv", &cpath), MCP_OK);
+  FILE *cf = fopen(cpath, "r");
+  ck_assert_msg(cf, "no cache file %s", cpath);
+  cached[fread(cached, 1, sizeof(cached) - 1, cf)] = '\0';
+  fclose(cf);
+  mcp__free(cpath);
+  ck_assert_msg(strstr(cached, "\"private\":true") && !strstr(cached, "whoami"), "%s", cached);
   unsetenv("MCPCONN_TEST_OAUTH_CLIENT");
   assert_no_leak(&f);
   interop_rm_rf(dir);
