@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // report.mjs: turns the raw runs of bench/run into medians, ratios and
-// target verdicts: bench/results/latest.json (machine-readable), the
+// target verdicts (sides: mcpconn, ts = the TS SDK 1.x client "v1", ts2 =
+// the 2.x client "v2", h2load, ref, era = mcpconn in the eras section): bench/results/latest.json (machine-readable), the
 // generated part of docs/PERFORMANCE.md (between its markers) and
 // docs/performance-latency.png (gnuplot, bench/latency.gp).
 //
@@ -95,6 +96,9 @@ function summarize(runs) {
       max: round(median(res.map((r) => r.lat_us?.max)))
     },
     init_ms: round(median(res.map((r) => r.init_ms)), 2),
+    // The revision negotiated (the clients say it in their JSON line);
+    // several when runs differed.
+    protocol: [...new Set(res.map((r) => r.protocol).filter(Boolean))].join(' ') || null,
     rss_peak_kb: median(res.map((r) => r.rss_peak_kb)),
     cpu_s_per_1000: round(median(res.map((r) => (r.cpu_s / r.calls) * 1000)), 4),
     client: res[0].client,
@@ -106,26 +110,37 @@ function summarize(runs) {
 
 // ---- gather ------------------------------------------------------------------
 const caseLines = (read(path.join(WORK, 'cases.txt')) ?? '').trim().split('\n').filter(Boolean);
+// Runs of one repetition ran back to back, under the same load: the median
+// of their ratios is steadier than the ratio of the medians.
+function pairedRatio(mcRuns, otherRuns) {
+  const pairs = [];
+  for (const r of mcRuns) {
+    const o = otherRuns.find((x) => x.rep === r.rep);
+    if (r.result?.calls_per_s && o?.result?.calls_per_s) pairs.push(r.result.calls_per_s / o.result.calls_per_s);
+  }
+  return { pairs: pairs.map((x) => round(x, 2)), ratio: pairs.length ? round(median(pairs), 2) : null };
+}
+// mcpconn against one TS client (ts: v1, ts2: v2), into c with suffix sfx.
+function compare(c, mcRuns, mc, side, sfx) {
+  const o = c[side];
+  const p = pairedRatio(mcRuns, runsOf(c.id, side));
+  c[`ratio_pairs${sfx}`] = p.pairs;
+  c[`ratio_calls_per_s${sfx}`] = p.ratio;
+  c[`ratio_of_medians${sfx}`] = mc.calls_per_s && o.calls_per_s ? round(mc.calls_per_s / o.calls_per_s, 2) : null;
+  c[`ratio_rss${sfx}`] = mc.rss_peak_kb && o.rss_peak_kb ? round(o.rss_peak_kb / mc.rss_peak_kb, 1) : null;
+  c[`ratio_cpu${sfx}`] = mc.cpu_s_per_1000 && o.cpu_s_per_1000 ? round(o.cpu_s_per_1000 / mc.cpu_s_per_1000, 1) : null;
+}
 const cases = caseLines.map((l) => {
   const [id, title, calls] = l.split('|');
   const mc = summarize(runsOf(id, 'mcpconn'));
   const ts = summarize(runsOf(id, 'ts'));
+  const ts2 = summarize(runsOf(id, 'ts2'));
   const h2 = runsOf(id, 'h2load');
-  const c = { id, title, calls: Number(calls), mcpconn: mc, ts };
+  const c = { id, title, calls: Number(calls), mcpconn: mc, ts, ts2 };
   if (h2.length) c.h2load = summarize(h2);
-  // Runs of one repetition ran back to back, under the same load: the
-  // median of their ratios is steadier than the ratio of the medians.
-  const mcRuns = runsOf(id, 'mcpconn'), tsRuns = runsOf(id, 'ts');
-  const pairs = [];
-  for (const r of mcRuns) {
-    const o = tsRuns.find((x) => x.rep === r.rep);
-    if (r.result?.calls_per_s && o?.result?.calls_per_s) pairs.push(r.result.calls_per_s / o.result.calls_per_s);
-  }
-  c.ratio_pairs = pairs.map((x) => round(x, 2));
-  c.ratio_calls_per_s = pairs.length ? round(median(pairs), 2) : null;
-  c.ratio_of_medians = mc.calls_per_s && ts.calls_per_s ? round(mc.calls_per_s / ts.calls_per_s, 2) : null;
-  c.ratio_rss = mc.rss_peak_kb && ts.rss_peak_kb ? round(ts.rss_peak_kb / mc.rss_peak_kb, 1) : null;
-  c.ratio_cpu = mc.cpu_s_per_1000 && ts.cpu_s_per_1000 ? round(ts.cpu_s_per_1000 / mc.cpu_s_per_1000, 1) : null;
+  const mcRuns = runsOf(id, 'mcpconn');
+  compare(c, mcRuns, mc, 'ts', '');
+  compare(c, mcRuns, mc, 'ts2', '_v2');
   if (h2.length) {
     const hp = [];
     for (const r of mcRuns) {
@@ -154,8 +169,18 @@ const eraTitles = {
   'era-legacy-64': 'mcpconn vs the demo server, legacy (2025-11-25), 64 in flight',
   'era-modern-64': 'mcpconn vs the demo server, modern (2026-07-28), 64 in flight'
 };
-const eras = Object.keys(eraTitles).map((id) => ({ id, title: eraTitles[id], ...summarize(runsOf(id, 'era')) }))
-  .filter((e) => e.runs);
+// mcpconn is side 'era'; the TS clients ran beside it (v1 in the legacy
+// era only), rotating.
+const eras = Object.keys(eraTitles).map((id) => {
+  const e = { id, title: eraTitles[id], ...summarize(runsOf(id, 'era')) };
+  for (const [side, key] of [['ts', 'v1'], ['ts2', 'v2']]) {
+    const o = runsOf(id, side);
+    if (!o.length) continue;
+    e[key] = summarize(o);
+    e[`ratio_${key}`] = pairedRatio(runsOf(id, 'era'), o).ratio;
+  }
+  return e;
+}).filter((e) => e.runs);
 const byId = Object.fromEntries(cases.map((c) => [c.id, c]));
 
 // ---- callgrind -----------------------------------------------------------------
@@ -229,6 +254,14 @@ const t = (name, value, goal, met, note) => targets.push({ name, value, goal, me
     const c = byId[id];
     if (c) t(`${id}: 64 in flight vs TS SDK (calls/s)`, c.ratio_calls_per_s, '>= 10x', c.ratio_calls_per_s >= 10);
   }
+  // The same goals against the 2.x client, in the era it negotiated.
+  for (const id of ['stdio-seq', 'stdio-64', 'h1-json-64', 'h1-sse-64', 'h2-64', 'h2c-64']) {
+    const c = byId[id];
+    if (c?.ts2.runs) {
+      t(`${id} vs TS SDK v2 (calls/s; v2 ${c.ts2.protocol ?? 'n/a'}, mcpconn ${c.mcpconn.protocol ?? 'n/a'})`,
+        c.ratio_calls_per_s_v2, '>= 10x', c.ratio_calls_per_s_v2 >= 10);
+    }
+  }
   const h = byId['h2-1000'];
   if (h) {
     const all = h.mcpconn.failed === 0 && h.mcpconn.runs > 0;
@@ -237,6 +270,7 @@ const t = (name, value, goal, met, note) => targets.push({ name, value, goal, me
   }
   const m = byId['manager-10'];
   if (m) t('RSS with 10 servers: TS SDK / mcpconn', m.ratio_rss, '>= 20x', m.ratio_rss >= 20);
+  if (m?.ts2.runs) t('RSS with 10 servers: TS SDK v2 / mcpconn', m.ratio_rss_v2, '>= 20x', m.ratio_rss_v2 >= 20);
 }
 
 // ---- results file -------------------------------------------------------------------
@@ -253,6 +287,7 @@ const meta = {
   versions: {
     mcpconn: cases.find((c) => c.mcpconn.client)?.mcpconn.client ?? null,
     ts_sdk: cases.find((c) => c.ts.client)?.ts.client ?? null,
+    ts_sdk_v2: cases.find((c) => c.ts2.client)?.ts2.client ?? eras.find((e) => e.v2?.client)?.v2.client ?? null,
     node: process.version,
     h2load: ver('h2load', ['--version']),
     git: ver('git', ['-C', SRC, 'describe', '--always', '--dirty'])
@@ -270,17 +305,35 @@ fs.writeFileSync(resultsFile, JSON.stringify(results, (k, v) => (k === 'latency_
 // ---- console summary -------------------------------------------------------------------
 const fmt = (x) => (x === null || x === undefined ? 'n/a' : String(x));
 const lines = [];
-lines.push('| case | mcpconn calls/s | TS SDK calls/s | ratio (median of paired runs) | mcpconn p50 / p99 µs | TS p50 / p99 µs | RSS KB mcpconn / TS | CPU s per 1000 calls mcpconn / TS (TS/mcpconn) | h2load calls/s | failed runs mcpconn / TS |');
-lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+// v1: @modelcontextprotocol/sdk 1.x (legacy era only); v2: @modelcontextprotocol/client 2.x
+// (in the era it negotiated, shown under its calls/s).
+const era = (s) => (s.protocol ? ` (${s.protocol})` : '');
+const na = (s) => (s.calls_per_s === null && s.why ? `n/a (${s.why.replace(/\|/g, '/')})` : fmt(s.calls_per_s));
+const ratio = (r) => (r ? `**${r}x**` : 'n/a');
+lines.push('| case | mcpconn calls/s | TS v1 calls/s | TS v2 calls/s (era) | mcpconn / v1 | mcpconn / v2 | p50 / p99 µs mcpconn; v1; v2 | peak RSS KB mcpconn / v1 / v2 | CPU s per 1000 calls mcpconn / v1 / v2 | h2load calls/s | failed runs mcpconn / v1 / v2 |');
+lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const c of cases) {
-  const mc = c.mcpconn, ts = c.ts;
-  const na = (s) => (s.calls_per_s === null && s.why ? `n/a (${s.why.replace(/\|/g, '/')})` : fmt(s.calls_per_s));
-  lines.push(`| ${c.id}: ${c.title} | ${na(mc)} | ${na(ts)} | ${c.ratio_calls_per_s ? `**${c.ratio_calls_per_s}x**` : 'n/a'} | ${fmt(mc.lat_us?.p50)} / ${fmt(mc.lat_us?.p99)} | ${fmt(ts.lat_us?.p50)} / ${fmt(ts.lat_us?.p99)} | ${fmt(mc.rss_peak_kb)} / ${fmt(ts.rss_peak_kb)} | ${fmt(mc.cpu_s_per_1000)} / ${fmt(ts.cpu_s_per_1000)} (${fmt(c.ratio_cpu)}x) | ${c.h2load ? `${fmt(c.h2load.calls_per_s)} (mcpconn ${fmt(c.ratio_h2load)}x)` : ''} | ${mc.failed}/${mc.runs} / ${ts.failed}/${ts.runs} |`);
+  const mc = c.mcpconn, ts = c.ts, ts2 = c.ts2;
+  const lat = (s) => `${fmt(s.lat_us?.p50)} / ${fmt(s.lat_us?.p99)}`;
+  lines.push(`| ${c.id}: ${c.title} | ${na(mc)} | ${na(ts)} | ${na(ts2)}${era(ts2)} | ${ratio(c.ratio_calls_per_s)} | ${ratio(c.ratio_calls_per_s_v2)} | ` +
+    `${lat(mc)}; ${lat(ts)}; ${lat(ts2)} | ${fmt(mc.rss_peak_kb)} / ${fmt(ts.rss_peak_kb)} / ${fmt(ts2.rss_peak_kb)} | ` +
+    `${fmt(mc.cpu_s_per_1000)} / ${fmt(ts.cpu_s_per_1000)} / ${fmt(ts2.cpu_s_per_1000)} | ` +
+    `${c.h2load ? `${fmt(c.h2load.calls_per_s)} (mcpconn ${fmt(c.ratio_h2load)}x)` : ''} | ${mc.failed}/${mc.runs} / ${ts.failed}/${ts.runs} / ${ts2.failed}/${ts2.runs} |`);
 }
 const refLines = ['| reference | calls/s | p50 µs | p99 µs | CPU s per 1000 |', '|---|---:|---:|---:|---:|'];
 for (const r of refs) refLines.push(`| ${r.id}: ${r.title} | ${fmt(r.calls_per_s)} | ${fmt(r.lat_us?.p50)} | ${fmt(r.lat_us?.p99)} | ${fmt(r.cpu_s_per_1000)} |`);
-const eraLines = ['| era | calls/s | p50 µs | p99 µs | CPU s per 1000 | failed runs |', '|---|---:|---:|---:|---:|---:|'];
-for (const e of eras) eraLines.push(`| ${e.id}: ${e.title} | ${fmt(e.calls_per_s)} | ${fmt(e.lat_us?.p50)} | ${fmt(e.lat_us?.p99)} | ${fmt(e.cpu_s_per_1000)} | ${e.failed}/${e.runs} |`);
+const eraLines = ['| era | mcpconn calls/s | TS v1 calls/s | TS v2 calls/s | mcpconn / v1 | mcpconn / v2 | p50 / p99 µs mcpconn; v1; v2 | peak RSS KB mcpconn / v1 / v2 | CPU s per 1000 mcpconn / v1 / v2 | failed runs mcpconn / v1 / v2 |',
+  '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|'];
+for (const e of eras) {
+  const v1 = e.v1, v2 = e.v2, dash = '–';
+  const f = (s, g) => (s ? g(s) : dash);
+  eraLines.push(`| ${e.id}: ${e.title} | ${fmt(e.calls_per_s)} | ${f(v1, na)} | ${f(v2, (s) => na(s) + era(s))} | ` +
+    `${v1 ? ratio(e.ratio_v1) : dash} | ${v2 ? ratio(e.ratio_v2) : dash} | ` +
+    `${fmt(e.lat_us?.p50)} / ${fmt(e.lat_us?.p99)}; ${f(v1, (s) => `${fmt(s.lat_us?.p50)} / ${fmt(s.lat_us?.p99)}`)}; ${f(v2, (s) => `${fmt(s.lat_us?.p50)} / ${fmt(s.lat_us?.p99)}`)} | ` +
+    `${fmt(e.rss_peak_kb)} / ${f(v1, (s) => fmt(s.rss_peak_kb))} / ${f(v2, (s) => fmt(s.rss_peak_kb))} | ` +
+    `${fmt(e.cpu_s_per_1000)} / ${f(v1, (s) => fmt(s.cpu_s_per_1000))} / ${f(v2, (s) => fmt(s.cpu_s_per_1000))} | ` +
+    `${e.failed}/${e.runs} / ${f(v1, (s) => `${s.failed}/${s.runs}`)} / ${f(v2, (s) => `${s.failed}/${s.runs}`)} |`);
+}
 const tLines = ['| target | where it stands | goal | met |', '|---|---|---|---|'];
 for (const x of targets) tLines.push(`| ${x.name} | ${fmt(x.value)}${x.note ? ` (${x.note})` : ''} | ${x.goal} | ${x.met ? 'yes' : '**no**'} |`);
 const cgLines = [];
@@ -303,8 +356,9 @@ if (opt.docs && !opt.quick) {
   const plotDir = path.join(WORK, 'plot');
   fs.mkdirSync(plotDir, { recursive: true });
   const series = [];
-  for (const [id, side] of [['stdio-seq', 'mcpconn'], ['stdio-seq', 'ts'], ['h2-seq', 'mcpconn'], ['h2-seq', 'ts'],
-    ['stdio-64', 'mcpconn'], ['stdio-64', 'ts'], ['h2-64', 'mcpconn'], ['h2-64', 'ts']]) {
+  for (const [id, side] of [['stdio-seq', 'mcpconn'], ['stdio-seq', 'ts'], ['stdio-seq', 'ts2'], ['h2-seq', 'mcpconn'],
+    ['h2-seq', 'ts'], ['h2-seq', 'ts2'], ['stdio-64', 'mcpconn'], ['stdio-64', 'ts'], ['stdio-64', 'ts2'],
+    ['h2-64', 'mcpconn'], ['h2-64', 'ts'], ['h2-64', 'ts2']]) {
     const f = byId[id]?.[side]?.latency_file;
     const text = f && read(f);
     const v = text ? text.trim().split('\n').map(Number).filter(Number.isFinite).sort((a, b) => a - b) : [];
@@ -333,18 +387,22 @@ if (opt.docs && !opt.quick) {
   const gen = [
     begin,
     '',
-    `Run of ${meta.date.slice(0, 10)}: ${meta.reps} repetitions per case and client, alternating, medians shown; ` +
+    `Run of ${meta.date.slice(0, 10)}: ${meta.reps} repetitions per case and client, rotating (mcpconn, v1, v2), medians shown; ` +
     `${meta.host.cpus} CPUs (${meta.host.cpu_model}), load average at the end ${meta.host.loadavg_at_end.join(' ')}; ` +
-    `${meta.versions.mcpconn} (git ${meta.versions.git}), ${meta.versions.ts_sdk} on Node ${meta.versions.node}, ${meta.versions.h2load ?? 'no h2load'}. ` +
+    `${meta.versions.mcpconn} (git ${meta.versions.git}), ${meta.versions.ts_sdk} (v1) and ${meta.versions.ts_sdk_v2 ?? 'no v2'} (v2) on Node ${meta.versions.node}, ${meta.versions.h2load ?? 'no h2load'}. ` +
     `Took ${meta.elapsed_s} s. Raw numbers: [bench/results/latest.json](../bench/results/latest.json).`,
     '',
     ...(meta.http_server && httpCases
-      ? [`HTTP cases: every client (mcpconn, the TS SDK client, h2load) against the same server process, ${meta.http_server}` +
+      ? [`HTTP cases: every client (mcpconn, the TS SDK clients, h2load) against the same server process, ${meta.http_server}` +
         (/^tests\//.test(meta.http_server)
           ? '; h2load, which does no MCP work, shows what that server can serve.'
           : '; this server, not the clients, is the ceiling: compare CPU seconds per 1000 calls.'), '']
       : []),
-    '### mcpconn and the TypeScript SDK, case by case',
+    '### mcpconn and the TypeScript SDK clients, case by case',
+    '',
+    'v1 is the SDK 1.x client (`@modelcontextprotocol/sdk`, the legacy era only: mcpconn is pinned to it with `--protocol legacy` in these cases); ' +
+    'v2 is the 2.x client (`@modelcontextprotocol/client`, `versionNegotiation: auto`), in the era it negotiated (in parentheses): ' +
+    'modern against the demo server, legacy against the C HTTP server. The eras section below compares all three in the same era.',
     '',
     ...lines,
     '',
@@ -352,7 +410,7 @@ if (opt.docs && !opt.quick) {
     '',
     ...refLines,
     '',
-    ...(eras.length ? ['### MCP eras (mcpconn alone, the demo server speaks both)', '', ...eraLines, ''] : []),
+    ...(eras.length ? ['### MCP eras (the demo server speaks both; v1 only the legacy one)', '', ...eraLines, ''] : []),
     '### Targets (issue #6)',
     '',
     ...tLines,

@@ -2,7 +2,7 @@
 // client.mjs: the TypeScript SDK client of mcpconn's benchmark.  It follows
 // the contract of `mcpconn bench` (bench/README.md): same options, same
 // sequence, same checks, same one-line JSON result, so bench/run can put
-// the two side by side.
+// the clients side by side.
 //
 //   node client.mjs --stdio '<server command line>' [common options]
 //   node client.mjs --url <URL> [--http1.1 | --http2 | --h2c]
@@ -11,6 +11,18 @@
 //           --warmup W (200) --payload-bytes B (32) --tool NAME (echo)
 //           --timeout-ms T (30000) --max-seconds S (300) --servers K
 //           --latency-out FILE
+//           --sdk 1|2 (1)  which SDK: 1 is @modelcontextprotocol/sdk 1.x,
+//                          2 is @modelcontextprotocol/client 2.x
+//           --protocol auto|modern|legacy  (--sdk 2 only; default auto)
+//                          the v2 client's versionNegotiation mode: auto
+//                          probes with server/discover and falls back to
+//                          initialize, modern pins 2026-07-28, legacy is
+//                          the plain 2025 handshake.  The 1.x client speaks
+//                          the legacy era only.
+//
+// Both SDKs run the same harness below; only the imports, the Client
+// options and callTool's signature differ.  The JSON line carries the
+// revision negotiated ("protocol"), as mcpconn's does.
 //
 // Differences that come from the platform, not from the benchmark:
 //  - JavaScript runs on one thread: --threads is accepted, and the C calls in
@@ -23,12 +35,26 @@
 import fs from 'node:fs';
 import http2 from 'node:http2';
 import { setMaxListeners } from 'node:events';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
+// --sdk is read before the rest of the options: it picks the imports.
+const SDK_MAJOR = (() => {
+  const a = process.argv.indexOf('--sdk');
+  return a >= 0 ? process.argv[a + 1] : '1';
+})();
+if (SDK_MAJOR !== '1' && SDK_MAJOR !== '2') {
+  process.stderr.write(`ts bench: --sdk wants 1 or 2, not '${SDK_MAJOR}'\n`);
+  process.exit(2);
+}
+const SDK_PACKAGE = SDK_MAJOR === '2' ? '@modelcontextprotocol/client' : '@modelcontextprotocol/sdk';
+const { Client, StdioClientTransport, StreamableHTTPClientTransport } = SDK_MAJOR === '2'
+  ? { ...(await import('@modelcontextprotocol/client')), ...(await import('@modelcontextprotocol/client/stdio')) }
+  : {
+      ...(await import('@modelcontextprotocol/sdk/client/index.js')),
+      ...(await import('@modelcontextprotocol/sdk/client/stdio.js')),
+      ...(await import('@modelcontextprotocol/sdk/client/streamableHttp.js'))
+    };
 const SDK_VERSION = JSON.parse(fs.readFileSync(
-  new URL('./node_modules/@modelcontextprotocol/sdk/package.json', import.meta.url))).version;
+  new URL(`./node_modules/${SDK_PACKAGE}/package.json`, import.meta.url))).version;
 
 function log(msg) {
   process.stderr.write(`ts bench: ${msg}\n`);
@@ -42,7 +68,7 @@ function usageError(msg) {
 const cfg = {
   stdio: null, url: null, http: 'default', insecure: false, cacert: null,
   calls: 5000, concurrency: 1, threads: 1, warmup: 200, payload: 32, tool: 'echo',
-  timeoutMs: 30000, maxSeconds: 300, servers: 0, latencyOut: null
+  timeoutMs: 30000, maxSeconds: 300, servers: 0, latencyOut: null, protocol: null
 };
 {
   const a = process.argv.slice(2);
@@ -59,6 +85,10 @@ const cfg = {
       case '--cacert': cfg.cacert = v; i++; break;
       case '--tool': cfg.tool = v; i++; break;
       case '--latency-out': cfg.latencyOut = v; i++; break;
+      case '--sdk': i++; break; // read above
+      case '--protocol':
+        if (!['auto', 'modern', 'legacy'].includes(v)) usageError(`--protocol wants auto, modern or legacy, not '${v}'`);
+        cfg.protocol = v; i++; break;
       case '--calls': cfg.calls = num(o, v, 1, 1e8); i++; break;
       case '--concurrency': cfg.concurrency = num(o, v, 1, 1e5); i++; break;
       case '--threads': cfg.threads = num(o, v, 1, 1024); i++; break;
@@ -76,6 +106,41 @@ const cfg = {
   }
   if (!cfg.stdio === !cfg.url) usageError('give exactly one of --stdio and --url');
   if (cfg.concurrency < cfg.threads) cfg.concurrency = cfg.threads;
+  if (SDK_MAJOR === '1' && cfg.protocol && cfg.protocol !== 'legacy') {
+    usageError(`--protocol ${cfg.protocol}: the 1.x SDK client speaks the legacy era only`);
+  }
+  cfg.protocol ??= SDK_MAJOR === '2' ? 'auto' : 'legacy';
+}
+
+// The v2 client's versionNegotiation for --protocol.
+const NEGOTIATION = { auto: 'auto', legacy: 'legacy', modern: { pin: '2026-07-28' } }[cfg.protocol];
+// callTool's signature: (params, resultSchema, options) in 1.x,
+// (params, options) in 2.x.
+const callTool = SDK_MAJOR === '2'
+  ? (c, params, options) => c.callTool(params, options)
+  : (c, params, options) => c.callTool(params, undefined, options);
+
+// The revision a 1.x client negotiated: it keeps it nowhere readable, so
+// look at the initialize result on its way in, during connect only (the tap
+// is removed before the first call).
+function tapInitialize(transport, sink) {
+  let handler;
+  Object.defineProperty(transport, 'onmessage', {
+    configurable: true,
+    enumerable: true,
+    get: () => handler,
+    set: (fn) => {
+      handler = fn && ((m, extra) => {
+        if (typeof m?.result?.protocolVersion === 'string') sink.protocol ??= m.result.protocolVersion;
+        return fn(m, extra);
+      });
+      sink.inner = fn;
+    }
+  });
+  return () => {
+    delete transport.onmessage;
+    transport.onmessage = sink.inner;
+  };
 }
 
 // T_i: "<i>:" padded with 'x' to B bytes.
@@ -195,8 +260,7 @@ async function oneCall(i, measuring, base) {
   const t0 = now();
   let res;
   try {
-    res = await c.callTool({ name: cfg.tool, arguments: { text: expect } }, undefined,
-      { timeout: cfg.timeoutMs });
+    res = await callTool(c, { name: cfg.tool, arguments: { text: expect } }, { timeout: cfg.timeoutMs });
   } catch (e) {
     countError(i, e.message);
     return;
@@ -236,10 +300,22 @@ function pct(sorted, p) {
 async function main() {
   const n = Math.max(cfg.servers, 1);
   const t0 = now();
+  const negotiated = [];
   try {
     clients = await Promise.all(Array.from({ length: n }, async () => {
+      if (SDK_MAJOR === '2') {
+        const c = new Client({ name: 'ts-sdk-bench', version: SDK_VERSION },
+          { versionNegotiation: { mode: NEGOTIATION } });
+        await c.connect(makeTransport(), { timeout: cfg.timeoutMs });
+        negotiated.push(c.getNegotiatedProtocolVersion());
+        return c;
+      }
       const c = new Client({ name: 'ts-sdk-bench', version: SDK_VERSION });
-      await c.connect(makeTransport(), { timeout: cfg.timeoutMs });
+      const t = makeTransport(), sink = {};
+      const untap = tapInitialize(t, sink);
+      await c.connect(t, { timeout: cfg.timeoutMs });
+      untap();
+      negotiated.push(sink.protocol);
       return c;
     }));
   } catch (e) {
@@ -247,6 +323,7 @@ async function main() {
     process.exit(3);
   }
   const initMs = Number(now() - t0) / 1e6;
+  if (new Set(negotiated).size > 1) log(`the ${n} clients negotiated different revisions: ${negotiated.join(' ')}`);
 
   await phase(0, cfg.warmup, false);
   if (errors) log(`${errors} of ${cfg.warmup} warm-up calls failed`);
@@ -278,6 +355,7 @@ async function main() {
   const out = {
     client: `ts-sdk/${SDK_VERSION}`,
     transport: transportLabel,
+    protocol: negotiated[0] ?? null,
     calls: cfg.calls,
     concurrency: cfg.concurrency,
     threads: 1,
