@@ -422,6 +422,38 @@ START_TEST(v2_sdk_server_both_eras) {
 }
 END_TEST
 
+/* Progress and cancellation with the SDK v2 server over stdio, in each
+ * era (_i 0: auto, which is modern; 1: legacy): both are
+ * notifications on stdio, and the SDK's handler sees the abort. */
+START_TEST(v2_sdk_progress_and_cancel) {
+  make_tmp();
+  paths();
+  char abort_log[4200];
+  snprintf(abort_log, sizeof(abort_log), "%s/aborts", tmpdir);
+  setenv("ABORT_LOG", abort_log, 1);
+  const char *argv[] = {node, v2_server, NULL};
+  mcp_client *c;
+  mcp_error err = MCP_ERROR_INIT;
+  ck_assert_int_eq(connect_to(_i ? "legacy" : "auto", argv, CONNECT_MS, &c, &err), MCP_OK);
+  unsetenv("ABORT_LOG");
+  ck_assert_str_eq(mcp_client_protocol_version(c), _i ? "2025-11-25" : "2026-07-28");
+  test_progress_and_cancel(c, abort_log);
+  mcp_client_free(c);
+  char *sent = slurp("sent");
+  ck_assert_int_eq(count_of(sent, "\"method\":\"notifications/cancelled\""), 1);
+  ck_assert_int_eq(count_of(sent, "\"progressToken\""), 2);
+  /* Modern: every request carries the version (the notification needs
+   * none), and there is no handshake. */
+  if (!_i) {
+    ck_assert_int_eq(count_of(sent, "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\""),
+                     count_lines(sent) - 1);
+    ck_assert_ptr_null(strstr(sent, "\"initialize\""));
+  }
+  free(sent);
+  rm_tmp();
+}
+END_TEST
+
 START_TEST(v2_sdk_modern_only_server) {
   make_tmp();
   paths();
@@ -899,6 +931,7 @@ static Suite *era_suite(void) {
   tcase_set_timeout(live, 240);
   tcase_add_test(live, legacy_demo_server_pays_one_probe);
   tcase_add_test(live, v2_sdk_server_both_eras);
+  tcase_add_loop_test(live, v2_sdk_progress_and_cancel, 0, 2);
   tcase_add_test(live, v2_sdk_modern_only_server);
   tcase_add_test(live, server_exits_on_probe);
   tcase_add_test(live, server_silent_on_probe);

@@ -591,6 +591,54 @@ START_TEST(v2_cancel_closes_stream) {
 }
 END_TEST
 
+/* Progress and cancellation with the SDK v2 server over HTTP (_i bit 0:
+ * legacy, else auto, which is modern; bit 1: h2c, else HTTP/1.1): the
+ * reports arrive on the call's stream; a cancel is notifications/cancelled
+ * on the legacy wire and the stream's close on the modern one, and either
+ * way the SDK's handler sees the abort. */
+START_TEST(v2_progress_and_cancel) {
+  bool legacy = _i & 1, h2 = _i & 2;
+  fixture f;
+  memset(&f, 0, sizeof(f));
+  interop_mkdtemp(f.dir, sizeof(f.dir), "era-http");
+  snprintf(f.record, sizeof(f.record), "%s/record.jsonl", f.dir);
+  char rec_env[1300], abort_env[1300], abort_log[1200];
+  snprintf(abort_log, sizeof(abort_log), "%s/aborts", f.dir);
+  snprintf(rec_env, sizeof(rec_env), "RECORD=%s", f.record);
+  snprintf(abort_env, sizeof(abort_env), "ABORT_LOG=%s", abort_log);
+  const char *env[] = {rec_env, abort_env, h2 ? "H2=1" : NULL, NULL};
+  node_server_start(&f.server, env, START_MS,
+                    (const char *const[]){interop_path("v2-dual-http.mjs"), NULL});
+  snprintf(f.url, sizeof(f.url), "http://127.0.0.1:%d/mcp", f.server.port);
+  mcp_client_options *o = mcp_client_options_new();
+  ck_assert_int_eq(mcp_client_options_set_http(o, f.url, MCP_HTTP_TRANSPORT_STREAMABLE), MCP_OK);
+  ck_assert_int_eq(mcp_client_options_set_protocol(o, legacy ? "legacy" : "auto"), MCP_OK);
+  mcp_client_options_set_http_version(o, h2 ? MCP_HTTP_VERSION_2_PRIOR_KNOWLEDGE
+                                            : MCP_HTTP_VERSION_1_1);
+  mcp_client_options_set_timeout_ms(o, START_MS);
+  mcp_error err = MCP_ERROR_INIT;
+  mcp_status st = mcp_client_connect(o, &f.client, &err);
+  mcp_client_options_free(o);
+  ck_assert_msg(st == MCP_OK, "connect: %s", err.message ? err.message : mcp_strerror(st));
+  ck_assert_str_eq(mcp_client_protocol_version(f.client), legacy ? "2025-11-25" : "2026-07-28");
+  test_progress_and_cancel(f.client, abort_log);
+  mcp_client_free(f.client);
+  f.client = NULL;
+  json_object *arr = read_record(&f);
+  int cancels = 0;
+  for (size_t i = 0; i < json_object_array_length(arr); i++) {
+    json_object *b = NULL;
+    if (json_object_object_get_ex(json_object_array_get_idx(arr, i), "body", &b) &&
+        strstr(json_object_get_string(b), "notifications/cancelled"))
+      cancels++;
+  }
+  json_object_put(arr);
+  ck_assert_int_eq(cancels, legacy ? 1 : 0);
+  if (!legacy) assert_modern_wire(&f);
+  stop(&f);
+}
+END_TEST
+
 /* A legacy server (v1 SDK, stateful Streamable HTTP): auto probes once and
  * falls back to initialize; modern is refused with the reason. */
 START_TEST(v1_legacy_fallback) {
@@ -655,6 +703,7 @@ int main(void) {
   tcase_add_test(live, v2_dual_auto_is_modern);
   tcase_add_test(live, v2_modern_only);
   tcase_add_test(live, v2_cancel_closes_stream);
+  tcase_add_loop_test(live, v2_progress_and_cancel, 0, 4);
   tcase_add_test(live, v2_mrtr_modern);
   tcase_add_test(live, v2_param_headers);
   tcase_add_test(live, v2_param_headers_async);

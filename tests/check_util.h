@@ -8,6 +8,8 @@
 #define CHECK_UTIL_H
 
 #include <check.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +96,99 @@ static inline void test_assert_every_server_listed(mcp_manager *m, int n) {
   for (int i = 0; i < n; i++) ck_assert_msg(seen[i], "no tools of server s%d", i);
   free(seen);
   mcp_tool_list_unref(l);
+}
+
+/* What a call's progress callback was given (test_on_progress): the
+ * reports, whether they increased, the last total and message; |fire|,
+ * when set, is fired at the first report (a cancel once the tool runs). */
+typedef struct test_progress_rec {
+  pthread_mutex_t mu;
+  int n;
+  bool increasing;
+  double last, total;
+  char message[128];
+  mcp_cancel *fire;
+} test_progress_rec;
+#define TEST_PROGRESS_INIT \
+  { .mu = PTHREAD_MUTEX_INITIALIZER, .increasing = true }
+
+static inline void test_on_progress(void *user, double progress, double total,
+                                    const char *message) {
+  test_progress_rec *p = user;
+  pthread_mutex_lock(&p->mu);
+  if (p->n && progress <= p->last) p->increasing = false;
+  p->n++;
+  p->last = progress;
+  p->total = total;
+  snprintf(p->message, sizeof(p->message), "%s", message ? message : "");
+  pthread_mutex_unlock(&p->mu);
+  if (p->fire) mcp_cancel_fire(p->fire);
+}
+
+static inline int test_progress_count(test_progress_rec *p) {
+  pthread_mutex_lock(&p->mu);
+  int n = p->n;
+  pthread_mutex_unlock(&p->mu);
+  return n;
+}
+
+/* Lines of file |path| that contain |needle| (0: no such file). */
+static inline int test_count_in_file(const char *path, const char *needle) {
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  char line[512];
+  int n = 0;
+  while (fgets(line, sizeof(line), f))
+    if (strstr(line, needle)) n++;
+  fclose(f);
+  return n;
+}
+
+/* Calls the SDK servers' tool "steps" (tests/interop/v2-dual-*.mjs) on
+ * |c|: three progress reports reach the callback, in order, with the
+ * total and message; then "steps" with hold, cancelled at its first
+ * report: MCP_ECANCELLED, and the server's handler saw the abort
+ * (|abort_log| gets "aborted"); the client then serves the next call. */
+static inline void test_progress_and_cancel(mcp_client *c, const char *abort_log) {
+  test_progress_rec p = TEST_PROGRESS_INIT;
+  mcp_call_options *o = mcp_call_options_new();
+  mcp_call_options_set_progress(o, test_on_progress, &p);
+  char *out = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  mcp_status st = mcp_client_call_tool(c, "steps", "{\"n\":3}", o, &out, &err);
+  ck_assert_msg(st == MCP_OK, "steps: %s", err.message ? err.message : mcp_strerror(st));
+  ck_assert_msg(strstr(out, "stepped 3"), "%s", out);
+  mcp_free(out);
+  /* The reports run on the host's callback lane: they may trail the
+   * answer a little. */
+  ck_assert_msg(WAIT_UNTIL(test_progress_count(&p) >= 3, 20000), "%d progress reports",
+                test_progress_count(&p));
+  pthread_mutex_lock(&p.mu);
+  test_progress_rec seen = p;
+  pthread_mutex_unlock(&p.mu);
+  ck_assert_int_eq(seen.n, 3);
+  ck_assert(seen.increasing);
+  ck_assert(seen.last == 3 && seen.total == 3);
+  ck_assert_str_eq(seen.message, "step 3");
+  mcp_call_options_free(o);
+
+  test_progress_rec q = TEST_PROGRESS_INIT;
+  q.fire = mcp_cancel_new();
+  o = mcp_call_options_new();
+  mcp_call_options_set_progress(o, test_on_progress, &q);
+  mcp_call_options_set_cancel(o, q.fire);
+  st = mcp_client_call_tool(c, "steps", "{\"n\":1,\"hold\":true}", o, &out, &err);
+  ck_assert_msg(st == MCP_ECANCELLED, "held steps: %s (%s)", mcp_strerror(st),
+                err.message ? err.message : "");
+  mcp_error_clear(&err);
+  mcp_free(out);
+  ck_assert_msg(WAIT_UNTIL(test_count_in_file(abort_log, "aborted") == 1, 20000),
+                "the server's handler was not aborted");
+  mcp_call_options_free(o);
+  mcp_cancel_unref(q.fire);
+  st = mcp_client_call_tool(c, "echo", "{\"text\":\"after\"}", NULL, &out, &err);
+  ck_assert_msg(st == MCP_OK && strstr(out, "after"), "after: %s", err.message ? err.message : "");
+  mcp_free(out);
 }
 
 #endif /* CHECK_UTIL_H */

@@ -21,7 +21,8 @@
 //                   INTERNAL_ERROR); "eof" ends the event stream there,
 //                   without the response; "pass" serves it as usual (to
 //                   break a later arrival and not this one).
-// Tool "safe" echoes like "echo" and is annotated idempotentHint; "touch"
+// Tool "steps" reports progress and, with hold, waits to be cancelled
+// ($ABORT_LOG).  Tool "safe" echoes like "echo" and is annotated idempotentHint; "touch"
 // {uri} publishes notifications/resources/updated for uri to the listens
 // subscribed to it (resources.subscribe is advertised).
 // Tools "grow" (adds the tool "extra" to every instance made from then on
@@ -65,6 +66,25 @@ const factory = () => {
       fromJsonSchema({ type: 'object', properties: { ms: { type: 'integer' } } }) },
     async ({ ms }) => { await new Promise((r) => setTimeout(r, ms ?? 1000));
                         return { content: [{ type: 'text', text: 'slept' }] }; });
+  // Progress (notifications/progress to the request's progressToken, one
+  // per step), then the result; with "hold" it then waits until the
+  // request is aborted (the client cancelled it: notifications/cancelled,
+  // or its HTTP stream closed) and appends "aborted" to $ABORT_LOG.
+  server.registerTool('steps', { description: 'reports progress', inputSchema: fromJsonSchema({
+      type: 'object', properties: { n: { type: 'integer' }, hold: { type: 'boolean' } } }) },
+    async ({ n, hold }, ctx) => {
+      const total = n ?? 3, token = ctx.mcpReq._meta?.progressToken;
+      for (let i = 1; i <= total; i++)
+        if (token !== undefined)
+          await ctx.mcpReq.notify({ method: 'notifications/progress',
+            params: { progressToken: token, progress: i, total, message: `step ${i}` } });
+      if (hold) {
+        const sig = ctx.mcpReq.signal;
+        await new Promise((r) => (sig.aborted ? r() : sig.addEventListener('abort', r)));
+        if (process.env.ABORT_LOG) fs.appendFileSync(process.env.ABORT_LOG, 'aborted\n');
+      }
+      return { content: [{ type: 'text', text: `stepped ${total}` }] };
+    });
   // x-mcp-header (SEP-2243): the SDK checks that each Mcp-Param-* header
   // matches the argument, and refuses a call whose headers are missing.
   server.registerTool('route', { description: 'routes on headers', inputSchema: fromJsonSchema({
@@ -166,7 +186,14 @@ const serve = async (req, res) => {
   if (listen) { listens.add(res); res.on('close', () => listens.delete(res)); }
   if (!out.body) { res.end(); return; }
   const reader = out.body.getReader();
-  req.on('close', () => reader.cancel().catch(() => {}));
+  // The client went away (HTTP/1.1: its connection closed, seen on res: an
+  // HTTP/1.1 request "closes" as soon as its body is read; HTTP/2: the
+  // stream was reset, seen on req): the handler's response is cancelled,
+  // which aborts its request.
+  let finished = false;
+  const gone = () => { if (!finished) reader.cancel().catch(() => {}); };
+  res.on('close', gone);
+  if (h2) req.on('close', gone);
   try {
     for (;;) {
       const { done, value } = await reader.read();
@@ -174,6 +201,7 @@ const serve = async (req, res) => {
       res.write(value);
     }
   } catch { /* the client went away */ }
+  finished = true;
   res.end();
 };
 const srv = h2 ? http2.createServer(serve) : http.createServer(serve);
