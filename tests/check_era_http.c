@@ -664,6 +664,53 @@ START_TEST(v1_legacy_fallback) {
 }
 END_TEST
 
+/*
+ * The probe against legacy servers that answer it the way deployed ones
+ * do (tests/era/era-http.mjs): a plain-text 400, 400 -32600, -32601, a
+ * 404, a DiscoverResult listing legacy versions only: each is legacy
+ * evidence, so auto sends one probe, then initialize, and the call works.
+ * A connection destroyed on the probe and a 503 are not evidence: the
+ * connect fails with that cause and no initialize goes out.
+ */
+static const char *const probe_kinds[] = {"text400",    "rpc32600", "rpc32601", "404",
+                                          "legacylist", "close",    "503"};
+
+START_TEST(legacy_probe_answers) {
+  const char *kind = probe_kinds[_i];
+  bool evidence = _i < 5;
+  fixture f;
+  memset(&f, 0, sizeof(f));
+  interop_mkdtemp(f.dir, sizeof(f.dir), "era-http");
+  snprintf(f.record, sizeof(f.record), "%s/record", f.dir);
+  char rec_env[1300], probe_env[64], script[4200];
+  snprintf(rec_env, sizeof(rec_env), "RECORD=%s", f.record);
+  snprintf(probe_env, sizeof(probe_env), "PROBE=%s", kind);
+  snprintf(script, sizeof(script), "%s/tests/era/era-http.mjs", test_env_path("MCP_SRCDIR"));
+  const char *env[] = {rec_env, probe_env, NULL};
+  node_server_start(&f.server, env, START_MS, (const char *const[]){script, NULL});
+  snprintf(f.url, sizeof(f.url), "http://127.0.0.1:%d/mcp", f.server.port);
+  mcp_error err = MCP_ERROR_INIT;
+  mcp_status st = connect_mode(&f, "auto", &f.client, &err);
+  if (evidence) {
+    ck_assert_msg(st == MCP_OK, "%s: %s", kind, err.message ? err.message : mcp_strerror(st));
+    ck_assert_str_eq(mcp_client_protocol_version(f.client), "2025-11-25");
+    char *t = call_text(f.client, "echo", "{\"text\":\"legacy\"}");
+    ck_assert_str_eq(t, "legacy");
+    free(t);
+  } else {
+    ck_assert_msg(st != MCP_OK && st != MCP_EVERSION, "%s: %s", kind, mcp_strerror(st));
+    ck_assert_msg(err.message && strstr(err.message, _i == 5 ? "closed" : "503"), "%s: cause: %s",
+                  kind, err.message ? err.message : "");
+  }
+  mcp_error_clear(&err);
+  int probes = test_count_in_file(f.record, "\"server/discover\"");
+  int inits = test_count_in_file(f.record, "\"method\":\"initialize\"");
+  ck_assert_msg(probes == 1, "%s: %d probes", kind, probes);
+  ck_assert_msg(inits == (evidence ? 1 : 0), "%s: %d initialize", kind, inits);
+  stop(&f);
+}
+END_TEST
+
 /* Nothing listening: the probe's failure is the cause, not legacy. */
 START_TEST(refused_is_no_evidence) {
   fixture f;
@@ -708,6 +755,7 @@ int main(void) {
   tcase_add_test(live, v2_param_headers);
   tcase_add_test(live, v2_param_headers_async);
   tcase_add_test(live, v1_legacy_fallback);
+  tcase_add_loop_test(live, legacy_probe_answers, 0, 7);
   tcase_add_test(live, refused_is_no_evidence);
   suite_add_tcase(s, live);
   SRunner *sr = srunner_create(s);
