@@ -1572,6 +1572,13 @@ static mcp_status check_result_kind(const mcp_req *r, mcp_result_kind kind, mcp_
                           "and resources/read",
                           r->method);
   case MCP_RESULT_TASK:
+    /* A tools/call task that reaches here was not asked for; on any other
+     * method a task is invalid whatever was negotiated (SEP-2663). */
+    if (strcmp(r->method, "tools/call") != 0)
+      return mcp__error_set(err, MCP_EPROTO,
+                            "%s: the server answered with a task, which the tasks extension "
+                            "allows only on tools/call",
+                            r->method);
     return mcp__error_set(err, MCP_EPROTO,
                           "%s: the server answered with a task, but the tasks extension was "
                           "not negotiated",

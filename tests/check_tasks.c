@@ -427,6 +427,25 @@ START_TEST(modern_undeclared_is_direct) {
 }
 END_TEST
 
+/* A task on any method but tools/call is invalid (SEP-2663), even with the
+ * extension declared: the error says so, not "not negotiated". */
+START_TEST(modern_task_on_other_method) {
+  setup_paths();
+  mcp_client *c = connect_era("modern", true, NULL);
+  char *out = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  ck_assert_int_eq(mcp_client_request(c, "prompts/get", "{\"name\":\"p\"}", NULL, &out, &err),
+                   MCP_EPROTO);
+  ck_assert_ptr_null(out);
+  ck_assert_msg(strstr(err.message, "prompts/get: the server answered with a task, which the "
+                                    "tasks extension allows only on tools/call"),
+                "%s", err.message);
+  mcp_error_clear(&err);
+  ck_assert_int_eq(log_count("tasks/get"), 0);
+  mcp_client_free(c);
+}
+END_TEST
+
 /* Legacy: the task is asked for by taskSupport (required always, optional
  * only with MCP_TASK_PREFER), never with MCP_TASK_NEVER. */
 START_TEST(legacy_task_modes) {
@@ -628,6 +647,7 @@ static Suite *tasks_suite(void) {
   tcase_add_test(m, modern_timeout_cancels);
   tcase_add_test(m, modern_async_slow);
   tcase_add_test(m, modern_undeclared_is_direct);
+  tcase_add_test(m, modern_task_on_other_method);
   tcase_add_test(m, modern_explicit);
   tcase_add_test(m, modern_explicit_input);
   tcase_add_test(m, modern_manager);

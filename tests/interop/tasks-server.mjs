@@ -20,6 +20,8 @@
 //   forever  working until tasks/cancel, then cancelled
 //   opt      legacy taskSupport "optional": a task like slow when asked, else direct
 //   quick    no task: "quick done" directly
+// prompts/get (modern) answers a task too: invalid, the extension allows
+// tasks only on tools/call.
 // Every line received is appended to $LOG (the tests read the client's requests
 // from the server's side).
 import { appendFileSync } from 'node:fs';
@@ -122,6 +124,9 @@ rl.on('line', (line) => {
       const id = create(name, p.arguments);
       return ok({ task: view(id) });
     }
+    case 'prompts/get': // modern: a task where the extension allows none
+      if (!modern) return fail(-32601, 'Method not found');
+      return raw({ resultType: 'task', ...view(create('prompt', {})) });
     case 'tasks/get': {
       const t = task();
       if (!t) return fail(-32602, `no task ${p.taskId}`);
