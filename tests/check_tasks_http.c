@@ -69,7 +69,8 @@ static void rec_each(const fixture *f, rec_fn fn, void *user) {
     ck_assert_msg(rec, "record line: %s", line);
     int status = json_object_object_get_ex(rec, "status", &v) ? json_object_get_int(v) : 0;
     json_object_object_get_ex(rec, "headers", &headers);
-    if (json_object_object_get_ex(rec, "body", &v)) body = json_tokener_parse(json_object_get_string(v));
+    if (json_object_object_get_ex(rec, "body", &v))
+      body = json_tokener_parse(json_object_get_string(v));
     bool go_on = fn(user, status, headers, body);
     json_object_put(body);
     json_object_put(rec);
@@ -411,9 +412,9 @@ static void cancel_forever(bool modern, bool h2) {
   ck_assert_int_eq(rec_count(&f, "notifications/cancelled"), 0);
   /* The SDK's server has the task cancelled. */
   char *out = NULL;
-  ck_assert_int_eq(mcp_client_request(c, "tasks/get", "{\"taskId\":\"task-1-forever\"}", NULL,
-                                      &out, &err),
-                   MCP_OK);
+  ck_assert_int_eq(
+      mcp_client_request(c, "tasks/get", "{\"taskId\":\"task-1-forever\"}", NULL, &out, &err),
+      MCP_OK);
   ck_assert_ptr_nonnull(strstr(out, "\"status\":\"cancelled\""));
   mcp_free(out);
   ck_assert_int_ge(rec_all_accepted(&f), 4);
