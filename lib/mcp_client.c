@@ -88,6 +88,13 @@ typedef struct server_req {
   struct server_req *next;
 } server_req;
 
+/* A modern task being waited on (mcp_tasks.c), and the last state the
+ * server pushed for it (notifications/tasks), NULL when none is waiting. */
+typedef struct task_watch {
+  char *id;
+  char *pushed;
+} task_watch;
+
 struct mcp_client {
   mcp_client_options *opts; /* own copy; immutable after connect */
   mcp_client_hooks hooks;
@@ -153,7 +160,11 @@ struct mcp_client {
   atomic_bool sub_route;  /* modern: notifications are routed by subscription id (the
                                 reader reads it; |modern| is the connecting thread's) */
   bool listen_was_acked;  /* a listen was acknowledged before the open one (lock) */
-  mcp_ttl *ttl;           /* SEP-2549 cached lists ("Cached lists" below) */
+  /* Tasks being waited on, carried by the listen's "taskIds": the set
+   * changes under subs_mu then lock; |pushed| under lock. */
+  task_watch *watch;
+  size_t nwatch;
+  mcp_ttl *ttl; /* SEP-2549 cached lists ("Cached lists" below) */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -1573,6 +1584,13 @@ static mcp_status check_result_kind(const mcp_req *r, mcp_result_kind kind, mcp_
                           "and resources/read",
                           r->method);
   case MCP_RESULT_TASK:
+    /* A tools/call task that reaches here was not asked for; on any other
+     * method a task is invalid whatever was negotiated (SEP-2663). */
+    if (strcmp(r->method, "tools/call") != 0)
+      return mcp__error_set(err, MCP_EPROTO,
+                            "%s: the server answered with a task, which the tasks extension "
+                            "allows only on tools/call",
+                            r->method);
     return mcp__error_set(err, MCP_EPROTO,
                           "%s: the server answered with a task, but the tasks extension was "
                           "not negotiated",
@@ -2780,7 +2798,13 @@ static void listen_done(void *user, int64_t id, mcp_status st, char *text, size_
  * (connecting thread, lane or a host thread in a subscribe call; the
  * caller holds subs_mu, except while connecting). */
 static void listen_open(mcp_client *c) {
-  char *params = mcp__listen_params_subs(c->listen_kinds, (const char *const *)c->subs, c->nsubs);
+  const char **ids = c->nwatch ? mcp__calloc(c->nwatch, sizeof(*ids)) : NULL;
+  for (size_t i = 0; ids && i < c->nwatch; i++) ids[i] = c->watch[i].id;
+  char *params = c->nwatch && !ids
+                     ? NULL
+                     : mcp__listen_params_tasks(c->listen_kinds, (const char *const *)c->subs,
+                                                c->nsubs, ids, ids ? c->nwatch : 0);
+  mcp__free(ids);
   mcp_req r;
   mcp_error err = MCP_ERROR_INIT;
   mcp_status st = params ? mcp__req_generic(&r, "subscriptions/listen", params, &err)
@@ -2891,7 +2915,7 @@ static void listen_restart(mcp_client *c) {
     mcp__pending_complete(c->pending, id, MCP_ECANCELLED, NULL, 0, &e);
     mcp_error_clear(&e);
   }
-  if (c->listen_kinds || c->nsubs) listen_open(c);
+  if (c->listen_kinds || c->nsubs || c->nwatch) listen_open(c);
 }
 
 /*
@@ -2991,6 +3015,76 @@ static mcp_status change_subscription(mcp_client *c, const char *uri, bool on,
   return st;
 }
 
+/*
+ * Tasks (mcp_tasks.h): a modern task being waited on is carried by the
+ * listen (its "taskIds", re-opened at once as for a resource
+ * subscription), so that the server can push its states
+ * (notifications/tasks) instead of the waiter polling for each.  Not
+ * waited for: polling goes on meanwhile, and on a server that refuses the
+ * listen or never pushes.
+ */
+void mcp__client_task_watch(mcp_client *c, const char *id, bool on) {
+  if (!id || !*id || !c->modern || !mcp__client_has_extension(c, MCP_TASKS_EXTENSION)) return;
+  pthread_mutex_lock(&c->subs_mu);
+  pthread_mutex_lock(&c->lock);
+  size_t i = 0;
+  while (i < c->nwatch && strcmp(c->watch[i].id, id) != 0) i++;
+  bool changed = false;
+  if (on && i == c->nwatch) {
+    task_watch *n = mcp__realloc(c->watch, (c->nwatch + 1) * sizeof(*n));
+    char *d = n ? mcp__strdup(id) : NULL;
+    if (n) c->watch = n;
+    if (d) {
+      c->watch[c->nwatch++] = (task_watch){.id = d, .pushed = NULL};
+      changed = true;
+    }
+  } else if (!on && i < c->nwatch) {
+    mcp__free(c->watch[i].id);
+    mcp__free(c->watch[i].pushed);
+    c->watch[i] = c->watch[--c->nwatch];
+    changed = true;
+  }
+  pthread_mutex_unlock(&c->lock);
+  if (changed && atomic_load(&c->open)) listen_restart(c);
+  pthread_mutex_unlock(&c->subs_mu);
+}
+
+char *mcp__client_task_pushed(mcp_client *c, const char *id) {
+  char *out = NULL;
+  pthread_mutex_lock(&c->lock);
+  for (size_t i = 0; i < c->nwatch; i++)
+    if (strcmp(c->watch[i].id, id) == 0) {
+      out = c->watch[i].pushed;
+      c->watch[i].pushed = NULL;
+      break;
+    }
+  pthread_mutex_unlock(&c->lock);
+  return out;
+}
+
+/* A notifications/tasks on our listen: kept for the task's waiter (the
+ * latest state wins), dropped for a task nobody waits for. */
+static bool task_pushed(mcp_client *c, json_object *params) {
+  json_object *id = NULL;
+  if (!params || !json_object_object_get_ex(params, "taskId", &id) ||
+      !json_object_is_type(id, json_type_string))
+    return true;
+  const char *text = json_object_to_json_string_ext(params, JSON_C_TO_STRING_PLAIN |
+                                                                JSON_C_TO_STRING_NOSLASHESCAPE);
+  pthread_mutex_lock(&c->lock);
+  for (size_t i = 0; i < c->nwatch; i++)
+    if (strcmp(c->watch[i].id, json_object_get_string(id)) == 0) {
+      char *d = text ? mcp__strdup(text) : NULL;
+      if (d) {
+        mcp__free(c->watch[i].pushed);
+        c->watch[i].pushed = d;
+      }
+      break;
+    }
+  pthread_mutex_unlock(&c->lock);
+  return true;
+}
+
 MCP_EXTERN mcp_status mcp_client_subscribe_resource(mcp_client *c, const char *uri,
                                                     const mcp_call_options *opts, mcp_error *err) {
   return change_subscription(c, uri, true, opts, err);
@@ -3074,6 +3168,8 @@ static bool listen_route(mcp_client *c, const mcp_msg *m) {
                  mcp__listen_kind_names(honoured, asked, sizeof(asked)));
     return true;
   }
+  if ((mine || old_live) && strcmp(m->method, "notifications/tasks") == 0)
+    return task_pushed(c, m->params);
   if (mine || old_live) return false;
   if (old) return true; /* a late one from a listen that ended */
   atomic_fetch_add(&c->n_proto, 1);
@@ -3461,6 +3557,11 @@ static void free_now(mcp_client *c) {
   pthread_mutex_destroy(&c->subs_mu);
   for (size_t i = 0; i < c->nsubs; i++) mcp__free(c->subs[i]);
   mcp__free(c->subs);
+  for (size_t i = 0; i < c->nwatch; i++) {
+    mcp__free(c->watch[i].id);
+    mcp__free(c->watch[i].pushed);
+  }
+  mcp__free(c->watch);
   pthread_cond_destroy(&c->calls_cv);
   pthread_cond_destroy(&c->listen_cv);
   pthread_mutex_destroy(&c->calls_mu);

@@ -123,6 +123,12 @@ mcp_status mcp__client_tool_outcome(const char *text, size_t len, mcp_error *err
 int mcp__client_post(mcp_client *c, mcp_work_fn run, mcp_work_fn drop, void *arg);
 mcp_status mcp__client_answer_inputs(mcp_client *c, const char *requests_json, json_object **out,
                                      mcp_error *err);
+/* Modern tasks: whether the task |id| is being waited on (its id in the
+ * listen's "taskIds"; a no-op unless the tasks extension is declared on a
+ * modern connection), and the latest state the server pushed for it (a
+ * Task object, owned by the caller) or NULL. */
+void mcp__client_task_watch(mcp_client *c, const char *id, bool on);
+char *mcp__client_task_pushed(mcp_client *c, const char *id);
 
 /* For the manager's disk cache: whether the last complete |method| list
  * (tools/list, ...) was marked cacheScope "public" on every page (false in

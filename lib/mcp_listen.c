@@ -66,25 +66,40 @@ bool mcp__listen_can_subscribe(const char *result, size_t len) {
   return yes;
 }
 
+/* |n| strings as a JSON array added to |f| under |key|; false when out of
+ * memory (the array is put). */
+static bool add_strings(json_object *f, const char *key, const char *const *v, size_t n) {
+  json_object *a = json_object_new_array();
+  bool ok = a != NULL;
+  for (size_t i = 0; ok && i < n; i++) {
+    json_object *u = json_object_new_string(v[i]);
+    if (!u || json_object_array_add(a, u)) {
+      json_object_put(u);
+      ok = false;
+    }
+  }
+  if (!ok) {
+    json_object_put(a);
+    return false;
+  }
+  return !mcp__json_add(f, key, a); /* takes |a|, also when it fails */
+}
+
 char *mcp__listen_params_subs(unsigned kinds_wanted, const char *const *uris, size_t nuris) {
-  if (nuris) {
-    /* URIs need escaping: json-c prints them. */
+  return mcp__listen_params_tasks(kinds_wanted, uris, nuris, NULL, 0);
+}
+
+char *mcp__listen_params_tasks(unsigned kinds_wanted, const char *const *uris, size_t nuris,
+                               const char *const *task_ids, size_t ntasks) {
+  if (nuris || ntasks) {
+    /* URIs and ids need escaping: json-c prints them. */
     json_object *p = json_object_new_object(), *f = json_object_new_object();
-    json_object *a = json_object_new_array();
-    bool ok = p && f && a;
+    bool ok = p && f;
     for (size_t i = 0; ok && i < NKINDS; i++)
       if (kinds_wanted & kinds[i].bit)
         ok = !mcp__json_add(f, kinds[i].filter, json_object_new_boolean(1));
-    for (size_t i = 0; ok && i < nuris; i++) {
-      json_object *u = json_object_new_string(uris[i]);
-      if (!u || json_object_array_add(a, u)) {
-        json_object_put(u);
-        ok = false;
-      }
-    }
-    /* Each add takes its value, also when it fails. */
-    if (ok) ok = !mcp__json_add(f, "resourceSubscriptions", a);
-    else json_object_put(a);
+    if (ok && nuris) ok = add_strings(f, "resourceSubscriptions", uris, nuris);
+    if (ok && ntasks) ok = add_strings(f, "taskIds", task_ids, ntasks);
     if (ok) ok = !mcp__json_add(p, "notifications", f);
     else json_object_put(f);
     char *out = ok ? mcp__json_dup_string(p, NULL) : NULL;

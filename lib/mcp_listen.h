@@ -48,6 +48,14 @@ char *mcp__listen_params(unsigned kinds);
 char *mcp__listen_params_subs(unsigned kinds, const char *const *uris, size_t n);
 
 /*
+ * The same with "taskIds" too (the tasks extension, SEP-2663: the server
+ * pushes notifications/tasks for them): the |ntasks| ids |task_ids|, left
+ * out when |ntasks| is 0.
+ */
+char *mcp__listen_params_tasks(unsigned kinds, const char *const *uris, size_t n,
+                               const char *const *task_ids, size_t ntasks);
+
+/*
  * True when the server/discover (or initialize) result |result| (|len|
  * bytes) advertises capabilities.resources.subscribe: true.
  */

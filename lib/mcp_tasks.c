@@ -299,9 +299,10 @@ static void sleep_ms(int64_t ms) {
   }
 }
 
-/* Sleeps the poll interval, in slices; MCP_OK or why to stop. */
+/* Sleeps the poll interval, in slices, or until the server pushes a state
+ * (|*pushed|, the caller's); MCP_OK or why to stop. */
 static mcp_status wait_interval(mcp_task *t, const mcp_call_options *o, int64_t deadline,
-                                mcp_error *err) {
+                                char **pushed, mcp_error *err) {
   int64_t ms = t->st.poll_ms < 0 ? DEFAULT_POLL_MS : t->st.poll_ms;
   if (ms < MIN_POLL_MS) ms = MIN_POLL_MS;
   if (ms > MAX_POLL_MS) ms = MAX_POLL_MS;
@@ -309,6 +310,7 @@ static mcp_status wait_interval(mcp_task *t, const mcp_call_options *o, int64_t 
   for (;;) {
     mcp_status st = gate(t, o, deadline, err);
     if (st != MCP_OK) return st;
+    if (t->modern && (*pushed = mcp__client_task_pushed(t->c, t->st.id))) return MCP_OK;
     int64_t now = mcp__now_ms();
     if (now >= until) return MCP_OK;
     int64_t step = until - now < SLICE_MS ? until - now : SLICE_MS;
@@ -360,8 +362,8 @@ static void cancel_on_stop(mcp_task *t, mcp_status why) {
 }
 
 /* The wait of a task (started at |t0|) with the call's options |o|. */
-static mcp_status task_wait(mcp_task *t, const mcp_call_options *o, int64_t t0, bool tool,
-                            char **result_json, mcp_error *err) {
+static mcp_status task_wait_for(mcp_task *t, const mcp_call_options *o, int64_t t0, bool tool,
+                                char **result_json, mcp_error *err) {
   *result_json = NULL;
   int64_t timeout = mcp__client_timeout(t->c, o);
   int64_t deadline = timeout > 0 ? t0 + timeout : MCP_NO_DEADLINE;
@@ -418,11 +420,13 @@ static mcp_status task_wait(mcp_task *t, const mcp_call_options *o, int64_t t0, 
       break;
     case MCP_TASK_WORKING: break;
     }
-    mcp_status st = wait_interval(t, o, deadline < cap ? deadline : cap, err);
+    char *pushed = NULL;
+    mcp_status st = wait_interval(t, o, deadline < cap ? deadline : cap, &pushed, err);
     if (st == MCP_OK) {
-      char *text = NULL;
-      st = task_request(t, "tasks/get", NULL, left_ms(deadline < cap ? deadline : cap, 0), &text,
-                        err);
+      char *text = pushed; /* a pushed state stands for the poll */
+      if (!text)
+        st = task_request(t, "tasks/get", NULL, left_ms(deadline < cap ? deadline : cap, 0), &text,
+                          err);
       bool changed = false;
       if (st == MCP_OK) st = parse_into(t, text, MCP_TASK_SHAPE_STATE, &changed, err);
       mcp__free(text);
@@ -436,6 +440,18 @@ static mcp_status task_wait(mcp_task *t, const mcp_call_options *o, int64_t t0, 
       return st;
     }
   }
+}
+
+/* Waits for the task; a modern one is watched meanwhile (its id in the
+ * listen's taskIds: the server may push its states). */
+static mcp_status task_wait(mcp_task *t, const mcp_call_options *o, int64_t t0, bool tool,
+                            char **result_json, mcp_error *err) {
+  bool watch = t->modern && t->st.id && *t->st.id && t->st.status != MCP_TASK_COMPLETED &&
+               t->st.status != MCP_TASK_FAILED && t->st.status != MCP_TASK_CANCELLED;
+  if (watch) mcp__client_task_watch(t->c, t->st.id, true);
+  mcp_status st = task_wait_for(t, o, t0, tool, result_json, err);
+  if (watch) mcp__client_task_watch(t->c, t->st.id, false);
+  return st;
 }
 
 MCP_EXTERN mcp_status mcp_task_wait(mcp_task *t, const mcp_call_options *opts, char **result_json,

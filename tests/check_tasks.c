@@ -134,6 +134,13 @@ static int log_count(const char *needle) {
   return n;
 }
 
+/* notifications/cancelled for anything but a subscriptions/listen: a
+ * modern task's wait opens one (its id in taskIds) and ends it after, on
+ * stdio with notifications/cancelled, reason "subscriptions changed". */
+static int call_cancels(void) {
+  return log_count("notifications/cancelled") - log_count("\"reason\":\"subscriptions changed\"");
+}
+
 /* The logged line holding |a| holds |b| too. */
 static bool log_line_has(const char *a, const char *b) {
   char *l = slurp_log(), *p = strstr(l, a);
@@ -279,7 +286,7 @@ static void plain_slow(const char *era) {
   /* Legacy: asked for the task, read the result; modern: no such thing. */
   ck_assert_int_eq(log_count("\"task\":{}"), modern ? 0 : 1);
   ck_assert_int_eq(log_count("\"method\":\"tasks/result\""), modern ? 0 : 1);
-  ck_assert_int_eq(log_count("notifications/cancelled"), 0);
+  ck_assert_int_eq(call_cancels(), 0);
   ck_assert_int_eq(log_count("tasks/cancel"), 0);
   mcp_call_options_free(o);
   mcp_client_free(c);
@@ -360,7 +367,7 @@ static void async_cancel(const char *era) {
   ck_assert_ptr_nonnull(strstr(h->errmsg, "tasks/cancel sent"));
   ck_assert(WAIT_UNTIL(log_count("\"method\":\"tasks/cancel\"") == 1, 20000));
   ck_assert(log_line_has("\"method\":\"tasks/cancel\"", "\"taskId\":\"task-1-forever\""));
-  ck_assert_int_eq(log_count("notifications/cancelled"), 0);
+  ck_assert_int_eq(call_cancels(), 0);
   mcp_cancel_unref(tok);
   mcp_client_free(c);
   host_free(h);
@@ -383,7 +390,7 @@ START_TEST(modern_timeout_cancels) {
   ck_assert_int_lt(test_now_ms() - t0, 5000);
   mcp_error_clear(&err);
   ck_assert_int_eq(log_count("\"method\":\"tasks/cancel\""), 1);
-  ck_assert_int_eq(log_count("notifications/cancelled"), 0);
+  ck_assert_int_eq(call_cancels(), 0);
   mcp_call_options_free(o);
   mcp_client_free(c);
 }
@@ -423,6 +430,73 @@ START_TEST(modern_undeclared_is_direct) {
   ck_assert_int_eq(mcp_client_start_tool_task(c, "slow", NULL, NULL, &t, &err), MCP_ESTATE);
   ck_assert_ptr_nonnull(strstr(err.message, "not declared"));
   mcp_error_clear(&err);
+  mcp_client_free(c);
+}
+END_TEST
+
+/* Push: while the call waits, the task's id goes in the listen's taskIds;
+ * the server pushes each state (notifications/tasks) and the call takes
+ * them instead of polling every pollIntervalMs (5 s here): no tasks/get,
+ * done well within one interval. */
+START_TEST(modern_push) {
+  setup_paths();
+  host *h = host_new();
+  mcp_client *c = connect_era("modern", true, h);
+  mcp_call_options *o = opts_for(h, 20000, NULL);
+  char *out = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  long long t0 = test_now_ms();
+  ck_assert_msg(mcp_client_call_tool(c, "pushy", NULL, o, &out, &err) == MCP_OK, "%s", err.message);
+  long long took = test_now_ms() - t0;
+  text_is(out, "pushy done");
+  mcp_free(out);
+  ck_assert_msg(took < 4000, "took %lld ms: waited out the poll interval", took);
+  ck_assert_int_eq(log_count("\"method\":\"tasks/get\""), 0);
+  ck_assert(log_line_has("\"method\":\"subscriptions/listen\"", "\"taskIds\":[\"task-1-pushy\"]"));
+  ck_assert_ptr_nonnull(strstr(h->messages, "task task-1-pushy: completed\n"));
+  ck_assert_int_ge(h->reports, 2);
+  /* The listen went with the wait: none open, a cancel sent for it. */
+  ck_assert(WAIT_UNTIL(log_count("\"reason\":\"subscriptions changed\"") >= 1, 20000));
+  ck_assert_int_eq(call_cancels(), 0);
+  mcp_call_options_free(o);
+  mcp_client_free(c);
+  host_free(h);
+}
+END_TEST
+
+/* A server that refuses the listen (-32021): the call polls as before. */
+START_TEST(modern_push_refused) {
+  setup_paths();
+  setenv("LISTEN", "refuse", 1);
+  mcp_client *c = connect_era("modern", true, NULL);
+  unsetenv("LISTEN");
+  char *out = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  ck_assert_msg(mcp_client_call_tool(c, "slow", "{\"n\":1}", NULL, &out, &err) == MCP_OK, "%s",
+                err.message);
+  text_is(out, "slow done 1");
+  mcp_free(out);
+  ck_assert_int_eq(log_count("\"method\":\"tasks/get\""), 4);
+  ck_assert(log_line_has("\"method\":\"subscriptions/listen\"", "\"taskIds\":[\"task-1-slow\"]"));
+  mcp_client_free(c);
+}
+END_TEST
+
+/* A task on any method but tools/call is invalid (SEP-2663), even with the
+ * extension declared: the error says so, not "not negotiated". */
+START_TEST(modern_task_on_other_method) {
+  setup_paths();
+  mcp_client *c = connect_era("modern", true, NULL);
+  char *out = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  ck_assert_int_eq(mcp_client_request(c, "prompts/get", "{\"name\":\"p\"}", NULL, &out, &err),
+                   MCP_EPROTO);
+  ck_assert_ptr_null(out);
+  ck_assert_msg(strstr(err.message, "prompts/get: the server answered with a task, which the "
+                                    "tasks extension allows only on tools/call"),
+                "%s", err.message);
+  mcp_error_clear(&err);
+  ck_assert_int_eq(log_count("tasks/get"), 0);
   mcp_client_free(c);
 }
 END_TEST
@@ -601,7 +675,7 @@ START_TEST(sdk_legacy_tasks) {
   ck_assert(WAIT_UNTIL(host_done(h), 20000));
   ck_assert_int_eq(h->st, MCP_ECANCELLED);
   ck_assert_int_eq(log_count("\"method\":\"tasks/cancel\""), 1);
-  ck_assert_int_eq(log_count("notifications/cancelled"), 0);
+  ck_assert_int_eq(call_cancels(), 0);
   ck_assert_int_eq(mcp_client_request(c, "tasks/list", NULL, NULL, &out, &err), MCP_OK);
   ck_assert_int_eq(count_of(out, "\"status\":\"cancelled\""), 1);
   ck_assert_int_eq(count_of(out, "\"status\":\"completed\""), 1);
@@ -628,6 +702,9 @@ static Suite *tasks_suite(void) {
   tcase_add_test(m, modern_timeout_cancels);
   tcase_add_test(m, modern_async_slow);
   tcase_add_test(m, modern_undeclared_is_direct);
+  tcase_add_test(m, modern_task_on_other_method);
+  tcase_add_test(m, modern_push);
+  tcase_add_test(m, modern_push_refused);
   tcase_add_test(m, modern_explicit);
   tcase_add_test(m, modern_explicit_input);
   tcase_add_test(m, modern_manager);

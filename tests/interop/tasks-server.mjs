@@ -20,6 +20,15 @@
 //   forever  working until tasks/cancel, then cancelled
 //   opt      legacy taskSupport "optional": a task like slow when asked, else direct
 //   quick    no task: "quick done" directly
+//   pushy    modern: pollIntervalMs 5000; advances on its own (30 ms a step,
+//            "step 1".."step 3", then completed "pushy done") once a
+//            subscriptions/listen names it in taskIds, pushing each state
+//            (notifications/tasks) to the listens that do
+// subscriptions/listen (modern): acknowledged and kept open until the client
+// cancels it; notifications/tasks go to the listens naming the task in
+// notifications.taskIds.  LISTEN=refuse: refused with -32021 instead.
+// prompts/get (modern) answers a task too: invalid, the extension allows
+// tasks only on tools/call.
 // Every line received is appended to $LOG (the tests read the client's requests
 // from the server's side).
 import { appendFileSync } from 'node:fs';
@@ -38,7 +47,7 @@ const view = (id) => {
   const t = tasks.get(id);
   const v = { taskId: id, status: t.status, createdAt: t.created, lastUpdatedAt: now() };
   if (t.message) v.statusMessage = t.message;
-  if (modern) { v.ttlMs = null; v.pollIntervalMs = 20; } else { v.ttl = null; v.pollInterval = 20; }
+  if (modern) { v.ttlMs = null; v.pollIntervalMs = t.tool === 'pushy' ? 5000 : 20; } else { v.ttl = null; v.pollInterval = 20; }
   if (modern && t.status === 'completed') v.result = t.result;
   if (modern && t.status === 'failed') v.error = { code: -32050, message: 'disk full' };
   if (modern && t.status === 'input_required')
@@ -70,6 +79,26 @@ const step = (t) => {
     if (t.polls >= 2 && t.status === 'working') { t.status = 'input_required'; t.message = 'waiting for a colour'; wake(t); }
   }
 };
+const SUB = 'io.modelcontextprotocol/subscriptionId';
+const listens = new Map(); // listen request id -> its taskIds
+const push = (id) => {
+  for (const [lid, ids] of listens)
+    if (ids.includes(id))
+      send({ jsonrpc: '2.0', method: 'notifications/tasks', params: { ...view(id), _meta: { [SUB]: lid } } });
+};
+// pushy: advances on a timer once watched, pushing each state.
+const run = (id) => {
+  const t = tasks.get(id);
+  if (t.running) return;
+  t.running = true;
+  const tick = setInterval(() => {
+    t.polls++;
+    if (t.status !== 'working') { clearInterval(tick); return; }
+    if (t.polls <= 3) t.message = `step ${t.polls}`;
+    else { finish(t, 'completed', text('pushy done')); clearInterval(tick); }
+    push(id);
+  }, 30);
+};
 const create = (tool, args) => {
   const id = `task-${next++}-${tool}`;
   tasks.set(id, { tool, args, status: 'working', polls: 0, created: now(), waiters: [] });
@@ -87,7 +116,10 @@ rl.on('line', (line) => {
     if (cb) cb(m);
     return;
   }
-  if (m.id === undefined) return; // notifications: logged only
+  if (m.id === undefined) { // notifications: logged; a cancel ends a listen
+    if (m.method === 'notifications/cancelled') listens.delete(m.params?.requestId);
+    return;
+  }
   const ok = (result) => send({ jsonrpc: '2.0', id: m.id, result: modern ? { resultType: 'complete', ...result } : result });
   const raw = (result) => send({ jsonrpc: '2.0', id: m.id, result });
   const fail = (code, message) => send({ jsonrpc: '2.0', id: m.id, error: { code, message } });
@@ -122,6 +154,21 @@ rl.on('line', (line) => {
       const id = create(name, p.arguments);
       return ok({ task: view(id) });
     }
+    case 'subscriptions/listen': {
+      if (!modern) return fail(-32601, 'Method not found');
+      if (process.env.LISTEN === 'refuse')
+        return send({ jsonrpc: '2.0', id: m.id, error: { code: -32021, message: 'no push here',
+          data: { requiredCapabilities: { extensions: { [EXT]: {} } } } } });
+      const ids = p.notifications?.taskIds ?? [];
+      listens.set(m.id, ids);
+      send({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged',
+             params: { notifications: { taskIds: ids }, _meta: { [SUB]: m.id } } });
+      for (const id of ids) if (tasks.get(id)?.tool === 'pushy') run(id);
+      return;
+    }
+    case 'prompts/get': // modern: a task where the extension allows none
+      if (!modern) return fail(-32601, 'Method not found');
+      return raw({ resultType: 'task', ...view(create('prompt', {})) });
     case 'tasks/get': {
       const t = task();
       if (!t) return fail(-32602, `no task ${p.taskId}`);
