@@ -205,14 +205,6 @@ MCP_EXTERN void mcp_client_options_free(mcp_client_options *o) {
 
 #define set_str mcp__settings_set_str
 
-/* Whether |url| parses (MCP_OK), or why not (MCP_EINVAL, MCP_ENOMEM). */
-static mcp_status url_check(const char *url) {
-  mcp_url *u = NULL;
-  mcp_status st = mcp__url_parse(url, &u, NULL);
-  mcp__url_free(u);
-  return st == MCP_OK ? MCP_OK : st == MCP_ENOMEM ? MCP_ENOMEM : MCP_EINVAL;
-}
-
 MCP_EXTERN mcp_status mcp_client_options_set_stdio(mcp_client_options *o, const char *const *argv) {
   if (!o || !argv || !argv[0] || !argv[0][0]) return MCP_EINVAL;
   return mcp__settings_set_argv(&o->s, argv);
@@ -222,7 +214,7 @@ MCP_EXTERN mcp_status mcp_client_options_set_http(mcp_client_options *o, const c
                                                   mcp_http_transport kind) {
   if (!o || !url || kind < MCP_HTTP_TRANSPORT_AUTO || kind > MCP_HTTP_TRANSPORT_LEGACY_SSE)
     return MCP_EINVAL;
-  mcp_status st = url_check(url);
+  mcp_status st = mcp__url_check(url);
   if (st == MCP_OK && (st = mcp__settings_set_url(&o->s, url)) == MCP_OK) o->s.http_kind = kind;
   return st;
 }

@@ -85,12 +85,8 @@ static mcp_status oauth_options(const mcp_config_oauth *a, mcp_client_options *c
  * names, a certificate with its key). */
 static const char *refused_field(const mcp_server_settings *s, mcp_status *st) {
   *st = MCP_EINVAL;
-  if (s->url) {
-    mcp_url *u = NULL;
-    mcp_status ust = mcp__url_parse(s->url, &u, NULL);
-    mcp__url_free(u);
-    if (ust != MCP_OK) return *st = ust == MCP_ENOMEM ? MCP_ENOMEM : MCP_EINVAL, "url";
-  }
+  mcp_status ust = s->url ? mcp__url_check(s->url) : MCP_OK;
+  if (ust != MCP_OK) return *st = ust, "url";
   for (size_t i = 0; i < s->nheaders; i++)
     if (!mcp__settings_header_ok(s->headers[i].name, s->headers[i].value))
       return s->headers[i].name;

@@ -333,6 +333,13 @@ void mcp__url_free(mcp_url *u) {
   mcp__free(u);
 }
 
+mcp_status mcp__url_check(const char *s) {
+  mcp_url *u = NULL;
+  mcp_status st = mcp__url_parse(s, &u, NULL);
+  mcp__url_free(u);
+  return st == MCP_OK ? MCP_OK : st == MCP_ENOMEM ? MCP_ENOMEM : MCP_EINVAL;
+}
+
 mcp_status mcp__url_parse(const char *s, mcp_url **out, mcp_error *err) {
   mcp_url *u = NULL;
   mcp_buf pq;

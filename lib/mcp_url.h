@@ -53,6 +53,11 @@ mcp_status mcp__url_parse(const char *s, mcp_url **out, mcp_error *err);
 /* Releases |u| and its strings.  NULL does nothing.  Threads: any. */
 void mcp__url_free(mcp_url *u);
 
+/* Whether |s| parses as mcp__url_parse() would take it: MCP_OK, MCP_EINVAL
+ * or MCP_ENOMEM (the one check of the client's setter and the manager's
+ * bridge from a config definition). */
+mcp_status mcp__url_check(const char *s);
+
 /*
  * mcp__url_authority() returns host[:port] for the Host header or HTTP/2's
  * :authority: an IPv6 host in brackets, the port omitted when it is the
