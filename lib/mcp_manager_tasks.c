@@ -415,7 +415,8 @@ MCP_EXTERN mcp_status mcp_manager_get_task(mcp_manager *m, const char *server, c
                                            mcp_error *err) {
   if (json) *json = NULL;
   mcp_status s = check_args(m, server, task_id, err);
-  if (s != MCP_OK || !json) return s != MCP_OK ? s : mcp__error_set(err, MCP_EINVAL, "invalid argument");
+  if (s != MCP_OK || !json)
+    return s != MCP_OK ? s : mcp__error_set(err, MCP_EINVAL, "invalid argument");
   task_arg a = {mcp__manager_task_store(m), server, task_id};
   return mcp__manager_on_server(m, server, do_get, &a, true, opts, json, err);
 }
@@ -450,9 +451,9 @@ static mcp_status do_wait(mcp_client *c, const void *arg, const mcp_call_options
   return s;
 }
 
-MCP_EXTERN mcp_status mcp_manager_wait_task(mcp_manager *m, const char *server,
-                                            const char *task_id, const mcp_call_options *opts,
-                                            char **result_json, mcp_error *err) {
+MCP_EXTERN mcp_status mcp_manager_wait_task(mcp_manager *m, const char *server, const char *task_id,
+                                            const mcp_call_options *opts, char **result_json,
+                                            mcp_error *err) {
   if (result_json) *result_json = NULL;
   mcp_status s = check_args(m, server, task_id, err);
   if (s == MCP_OK && !result_json) s = mcp__error_set(err, MCP_EINVAL, "invalid argument");
@@ -535,7 +536,8 @@ static mcp_status do_list(mcp_client *c, const void *arg, const mcp_call_options
   mcp__free(cursor);
   if (s == MCP_OK) {
     const char *t = json_object_to_json_string_ext(all, TEXT_FLAGS);
-    if (!(*result = t ? mcp__strdup(t) : NULL)) s = mcp__error_set(err, MCP_ENOMEM, "out of memory");
+    if (!(*result = t ? mcp__strdup(t) : NULL))
+      s = mcp__error_set(err, MCP_ENOMEM, "out of memory");
   }
   json_object_put(all);
   return s;

@@ -44,8 +44,8 @@
 typedef struct mcp__mtasks mcp__mtasks;
 
 /* A store over |dir| (copied); |warn| hears of write failures (may be NULL). */
-mcp__mtasks *mcp__mtasks_new(const char *dir, void (*warn)(void *user, const char *server,
-                                                           const char *message),
+mcp__mtasks *mcp__mtasks_new(const char *dir,
+                             void (*warn)(void *user, const char *server, const char *message),
                              void *user);
 void mcp__mtasks_free(mcp__mtasks *st);
 

@@ -27,21 +27,22 @@
 
 START_TEST(parse_records) {
   json_object *r = NULL;
-  const char *good = "{\"version\":1,\"server\":\"tk\",\"tasks\":["
-                     "{\"taskId\":\"a\",\"tool\":\"slow\",\"createdAt\":5,\"updatedAt\":6,"
-                     "\"status\":\"working\",\"statusMessage\":\"step 1\"},"
-                     "{\"taskId\":\"b\",\"createdAt\":5,\"updatedAt\":6,\"status\":\"done\"},"
-                     "{\"taskId\":\"\",\"createdAt\":5,\"updatedAt\":6,\"status\":\"working\"},"
-                     "{\"taskId\":\"c\",\"createdAt\":\"5\",\"updatedAt\":6,\"status\":\"failed\"},"
-                     "7,"
-                     "{\"taskId\":\"d\",\"createdAt\":1,\"updatedAt\":2,\"status\":\"cancelled\"}]}";
+  const char *good =
+      "{\"version\":1,\"server\":\"tk\",\"tasks\":["
+      "{\"taskId\":\"a\",\"tool\":\"slow\",\"createdAt\":5,\"updatedAt\":6,"
+      "\"status\":\"working\",\"statusMessage\":\"step 1\"},"
+      "{\"taskId\":\"b\",\"createdAt\":5,\"updatedAt\":6,\"status\":\"done\"},"
+      "{\"taskId\":\"\",\"createdAt\":5,\"updatedAt\":6,\"status\":\"working\"},"
+      "{\"taskId\":\"c\",\"createdAt\":\"5\",\"updatedAt\":6,\"status\":\"failed\"},"
+      "7,"
+      "{\"taskId\":\"d\",\"createdAt\":1,\"updatedAt\":2,\"status\":\"cancelled\"}]}";
   ck_assert_int_eq(mcp__mtasks_parse(good, strlen(good), "tk", &r), MCP_OK);
   /* Only a and d have the shape. */
   ck_assert_int_eq(json_object_array_length(r), 2);
-  ck_assert_str_eq(json_object_to_json_string_ext(json_object_array_get_idx(r, 0),
-                                                  JSON_C_TO_STRING_PLAIN),
-                   "{\"taskId\":\"a\",\"tool\":\"slow\",\"createdAt\":5,\"updatedAt\":6,"
-                   "\"status\":\"working\",\"statusMessage\":\"step 1\"}");
+  ck_assert_str_eq(
+      json_object_to_json_string_ext(json_object_array_get_idx(r, 0), JSON_C_TO_STRING_PLAIN),
+      "{\"taskId\":\"a\",\"tool\":\"slow\",\"createdAt\":5,\"updatedAt\":6,"
+      "\"status\":\"working\",\"statusMessage\":\"step 1\"}");
   json_object_put(r);
   static const char *const bad[] = {
       "",
