@@ -257,6 +257,22 @@ bool skills_parse(const char *cmd, char **args, int nargs);
 bool skills_command(void);
 int cmd_skills(void);
 
+/* cli_tasks.c: the tasks command (tasks_parse, tasks_command, cmd_tasks as
+ * for skills) and the status of the task a call follows: task_status_begin()
+ * sets |co| to show it on stderr (|server| borrowed until the call ends),
+ * task_status_end() erases its line; task_status_seen() says that the call
+ * followed a task. */
+bool tasks_parse(const char *cmd, char **args, int nargs);
+bool tasks_command(void);
+/* Whether the run declares the tasks extension (`tasks`, `call`); call
+ * tasks_for_call() when the command is `call`. */
+bool tasks_extension_wanted(void);
+void tasks_for_call(void);
+int cmd_tasks(void);
+void task_status_begin(mcp_call_options *co, const char *server);
+void task_status_end(void);
+bool task_status_seen(void);
+
 /* cli_color.c: colour on a terminal (stdout and stderr each decide for
  * themselves) unless NO_COLOR is set and not empty, --no-color, or TERM is
  * "dumb".  Colour codes come only from here, never from a server's text. */

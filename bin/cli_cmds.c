@@ -79,6 +79,9 @@ static bool g_progress_done;  /* guarded by g_stderr_lock */
 
 static void on_progress(void *user, double progress, double total, const char *message) {
   (void)user;
+  /* A task's status changes come as progress too: task_status_begin()
+   * shows them. */
+  if (task_status_seen()) return;
   pthread_mutex_lock(&g_stderr_lock);
   if (!g_progress_done) {
     if (isnan(total)) fprintf(stderr, "\r%g", progress);
@@ -620,6 +623,7 @@ int cmd_call(const char *spec, const char *args) {
   }
   bool show_progress = !g_cli.quiet && isatty(STDERR_FILENO);
   if (show_progress) mcp_call_options_set_progress(co, on_progress, NULL);
+  task_status_begin(co, server); /* a task's status: cli_tasks.c */
 
   size_t len = strlen(server) + strlen(tool) + 2;
   char *target = xmalloc(len);
@@ -633,6 +637,7 @@ int cmd_call(const char *spec, const char *args) {
   atomic_store(&g_cancellable, false);
   mcp_call_options_free(co);
   if (show_progress) end_progress();
+  task_status_end();
 
   if (result) print_json(result);
   if (st == MCP_ETOOLERROR) {

@@ -80,6 +80,12 @@ static mcp_manager_options *base_options(void) {
     mcp_manager_options_free(o);
     return NULL;
   }
+  /* The tasks extension, for the commands that may follow a task. */
+  if (tasks_extension_wanted() &&
+      mcp_manager_options_set_extension(o, MCP_TASKS_EXTENSION, NULL) != MCP_OK) {
+    mcp_manager_options_free(o);
+    return NULL;
+  }
   /* Configured HTTP servers get the same browser step and token store as
    * --url ones (their "oauth" object may add a client id, scopes, ...). */
   loopback_open();

@@ -30,7 +30,7 @@
  * cli_wait.c (events, diagnostics, status, waiting), cli_trust.c (project
  * trust), cli_oauth.c (the OAuth browser step), cli_cmds.c (the commands),
  * cli_util.c (helpers), cli_items.c (prompts, resources), cli_skills.c
- * (skills); `bench` is mcpconn-bench.c.
+ * (skills), cli_tasks.c (tasks); `bench` is mcpconn-bench.c.
  *
  * SIGINT is blocked in every thread and taken by one sigwait() thread, which
  * fires the cancel token of the request in flight, so an interrupted call
@@ -198,6 +198,7 @@ int main(int argc, char **argv) {
   } else if (strcmp(cmd, "call") == 0) {
     if (nargs < 1) usage_error("usage: call TOOL [ARGS_JSON | KEY=VALUE | KEY:=JSON ...]");
     if (nargs >= 2) call_args = call_arguments(args + 1, nargs - 1);
+    tasks_for_call(); /* a 2026-07-28 server may answer with a task */
   } else if (strcmp(cmd, "ping") == 0) {
     if (nargs) usage_error("ping: unexpected argument '%s'", args[0]);
   } else if (strcmp(cmd, "request") == 0) {
@@ -212,6 +213,8 @@ int main(int argc, char **argv) {
     /* prompts, resources: cli_items.c */
   } else if (skills_parse(cmd, args, nargs)) {
     /* skills: cli_skills.c */
+  } else if (tasks_parse(cmd, args, nargs)) {
+    /* tasks: cli_tasks.c */
   } else {
     usage_error("unknown command '%s'", cmd);
   }
@@ -243,6 +246,8 @@ int main(int argc, char **argv) {
     rc = cmd_items();
   } else if (strcmp(cmd, "skills") == 0) {
     rc = cmd_skills();
+  } else if (strcmp(cmd, "tasks") == 0) {
+    rc = cmd_tasks();
   } else {
     rc = cmd_request(args[0], nargs == 2 ? args[1] : NULL);
   }

@@ -58,7 +58,9 @@ struct mcp_call_options {
   void *progress_user;
   bool reset_on_progress;
   int64_t max_total_ms;
-  int task_mode; /* mcp_task_mode, or MCP__TASK_START (mcp_tasks.c) */
+  int task_mode;                  /* mcp_task_mode, or MCP__TASK_START (mcp_tasks.c) */
+  mcp_task_status_fn task_status; /* status changes of a task the call follows */
+  void *task_status_user;
 };
 
 /* Hooks for the manager (all optional; run on the client's lane). */

@@ -43,6 +43,7 @@
 #include "mcp_sha256.h"
 #include "mcp_skills.h"
 #include "mcp_jsonrpc.h"
+#include "mcp_manager_tasks.h"
 #include "mcp_names.h"
 #include "mcp_oauth.h"
 #include "mcp_workers.h"
@@ -486,7 +487,8 @@ struct mcp_manager {
   /* Fired by mcp_manager_free(): ends the re-lists in progress (set at
    * start, then only fired: no lock needed). */
   mcp_cancel *stop_cancel;
-  int callers; /* guarded by lock: host threads in call_on_server */
+  int callers;        /* guarded by lock: host threads in call_on_server */
+  mcp__mtasks *tasks; /* task ids kept in cache_dir, or NULL */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -1863,6 +1865,11 @@ static mcp_status load_servers(mcp_manager *m, mcp_error *err) {
   return MCP_OK;
 }
 
+/* A task record that could not be written (mcp_manager_tasks.c). */
+static void tasks_warn(void *user, const char *sname, const char *message) {
+  mlog(user, MCP_LOG_WARN, sname, "%s", message);
+}
+
 static void manager_free_all(mcp_manager *m) {
   for (size_t i = 0; i < m->n; i++) server_free(m->servers[i]);
   mcp__free(m->servers);
@@ -1872,6 +1879,7 @@ static void manager_free_all(mcp_manager *m) {
   if (m->lane) mcp__lane_free(m->lane);
   if (m->workers) mcp__workers_unref(m->workers);
   mcp__free(m->cache_dir);
+  mcp__mtasks_free(m->tasks);
   mcp_manager_options_free(m->o);
   mcp_cancel_unref(m->stop_cancel);
   pthread_cond_destroy(&m->changed);
@@ -1903,6 +1911,7 @@ MCP_EXTERN mcp_status mcp_manager_start(const mcp_manager_options *o, mcp_manage
       m->cache_dir = NULL; /* no home: no cache, not an error */
     }
   }
+  if (m->cache_dir && !(m->tasks = mcp__mtasks_new(m->cache_dir, tasks_warn, m))) goto nomem;
   if ((st = load_servers(m, err)) != MCP_OK) goto fail;
 
   /* An empty list exists from the start, so mcp_manager_tools never fails. */
@@ -2442,10 +2451,34 @@ MCP_EXTERN mcp_status mcp_manager_call_tool(mcp_manager *m, const char *name, co
     return fst;
   }
   tool_arg a = {tool, args_json};
-  mcp_status st = call_on_server(m, s, do_call_tool, idem_tool, &a, opts, result_json, err);
+  mcp__mtask_rec rec; /* records a task the call follows (mcp_manager_tasks.c) */
+  mcp_call_options local;
+  const mcp_call_options *o = mcp__mtasks_wrap(m->tasks, s->name, tool, opts, &rec, &local);
+  mcp_status st = call_on_server(m, s, do_call_tool, idem_tool, &a, o, result_json, err);
   mcp__free(tool);
   return st;
 }
+
+/* ---- for mcp_manager_tasks.c ------------------------------------------------- */
+
+static bool idem_yes(mcp_manager *m, const server *s, const void *arg) {
+  (void)m, (void)s, (void)arg;
+  return true;
+}
+static bool idem_no(mcp_manager *m, const server *s, const void *arg) {
+  (void)m, (void)s, (void)arg;
+  return false;
+}
+
+mcp_status mcp__manager_on_server(mcp_manager *m, const char *server_name, mcp__mgr_conn_fn fn,
+                                  const void *arg, bool idempotent, const mcp_call_options *opts,
+                                  char **result, mcp_error *err) {
+  server *s = find_server(m, server_name);
+  if (!s) return mcp__error_set(err, MCP_ENOTFOUND, "no server named \"%s\"", server_name);
+  return call_on_server(m, s, fn, idempotent ? idem_yes : idem_no, arg, opts, result, err);
+}
+
+mcp__mtasks *mcp__manager_task_store(mcp_manager *m) { return m->tasks; }
 
 MCP_EXTERN mcp_status mcp_manager_request(mcp_manager *m, const char *server_name,
                                           const char *method, const char *params_json,

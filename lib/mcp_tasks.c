@@ -142,8 +142,15 @@ static mcp_status parse_into(mcp_task *t, const char *text, mcp_task_shape shape
   return MCP_OK;
 }
 
-/* A status change for the call's progress callback. */
+MCP_EXTERN void mcp_call_options_set_task_status(mcp_call_options *o, mcp_task_status_fn fn,
+                                                 void *user) {
+  if (o) o->task_status = fn, o->task_status_user = user;
+}
+
+/* A status change for the call's task-status and progress callbacks. */
 static void report(mcp_task *t, const mcp_call_options *o) {
+  if (o && o->task_status)
+    o->task_status(o->task_status_user, t->st.id, t->st.status, t->st.message);
   if (!o || !o->progress) return;
   mcp_buf b = {0};
   const char *w = mcp__task_status_word(t->st.status);

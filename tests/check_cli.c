@@ -3485,6 +3485,142 @@ START_TEST(test_cli_skills) {
 }
 END_TEST
 
+/* ---- tasks ---------------------------------------------------------------- */
+
+/* How often |needle| occurs in the file at |path|. */
+static int count_in_file(const char *path, const char *needle) {
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  char line[65536];
+  int n = 0;
+  while (fgets(line, sizeof(line), f))
+    for (const char *p = line; (p = strstr(p, needle)); p += strlen(needle)) n++;
+  fclose(f);
+  return n;
+}
+
+/* The server's log holds a tasks/get of task-3-forever (the run following
+ * the task has recorded it by then: the record comes before the first
+ * poll). */
+static void kill_after_first_poll(pid_t pid, void *user) {
+  ck_assert(WAIT_UNTIL(
+      file_contains(user, "\"method\":\"tasks/get\",\"params\":{\"taskId\":\"task-3-forever\""),
+      30000));
+  kill(pid, SIGKILL);
+}
+
+/*
+ * `call` on a task tool and `tasks` against tests/interop/tasks-server.mjs
+ * in |era| (stdio; $STATE keeps its tasks across runs, as a remote server
+ * would): status lines on stderr and the result, the task recorded in the
+ * cache directory and listed by the next run, shown with one tasks/get; a
+ * run killed while it follows "forever" leaves the task recorded as
+ * working, and `tasks SERVER ID --cancel` ends it with one tasks/cancel,
+ * no notifications/cancelled.  On a terminal the status is one line,
+ * redrawn, then erased.
+ */
+static void cli_tasks(const char *era) {
+  char cmd[1400], state[1200], logp[1200];
+  snprintf(cmd, sizeof(cmd), "node %s/tasks-server.mjs %s", test_env_path("MCP_INTEROP_DIR"), era);
+  snprintf(state, sizeof(state), "%s/state.json", g_dir);
+  snprintf(logp, sizeof(logp), "%s/server.log", g_dir);
+  setenv("STATE", state, 1);
+  setenv("LOG", logp, 1);
+  struct run r;
+#define RUN_T(...) RUN(&r, "--stdio", cmd, "--name", "tk", __VA_ARGS__)
+  RUN_T("call", "tk/slow", "n:=4");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "\"slow done 4\""), "%s", r.out);
+  ck_assert_str_eq(r.err, "mcpconn: tk: task task-1-slow: working\n"
+                          "mcpconn: tk: task task-1-slow: working: step 1\n"
+                          "mcpconn: tk: task task-1-slow: working: step 2\n"
+                          "mcpconn: tk: task task-1-slow: working: step 3\n"
+                          "mcpconn: tk: task task-1-slow: completed\n");
+  run_free(&r);
+  RUN(&r, "-q", "--stdio", cmd, "--name", "tk", "call", "tk/boom");
+  ASSERT_EXIT(&r, 3);
+  ck_assert_msg(strstr(r.err, "disk full") && !strstr(r.err, "task task-2-boom: working"), "%s",
+                r.err);
+  run_free(&r);
+
+  /* The next run lists what the calls recorded. */
+  RUN_T("tasks", "tk");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strncmp(r.out, "TASK         TOOL  STATUS     UPDATED  ", 38) == 0 &&
+                    strstr(r.out, "\ntask-1-slow  slow  completed  "),
+                "%s", r.out);
+  ck_assert_msg(strstr(r.out, "\ntask-2-boom  boom  failed     "), "%s", r.out);
+  ck_assert_str_eq(r.err, "");
+  run_free(&r);
+  RUN_T("tasks", "tk", "--json");
+  ASSERT_EXIT(&r, 0);
+  json_object *o = parse_out(&r);
+  ck_assert_int_eq(json_object_array_length(o), 2);
+  ck_assert_str_eq(jstr(o, "0.taskId"), "task-1-slow");
+  ck_assert_str_eq(jstr(o, "0.server"), "tk");
+  ck_assert_str_eq(jstr(o, "0.status"), "completed");
+  ck_assert(jtrue(o, "0.recorded"));
+  /* A 2025-11-25 server lists its tasks too (here: this run's new process,
+   * which read them from $STATE). */
+  ck_assert_int_eq(jtrue(o, "1.listed"), strcmp(era, "legacy") == 0);
+  json_object_put(o);
+  run_free(&r);
+  RUN_T("tasks", "tk", "task-1-slow");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strncmp(r.out, "task     task-1-slow\nstatus   completed\n", 40) == 0, "%s", r.out);
+  run_free(&r);
+  RUN_T("tasks", "tk", "task-9-none");
+  ASSERT_EXIT(&r, 3);
+  ck_assert_str_eq(r.err, "mcpconn: tk: tasks/get: no task task-9-none (JSON-RPC error -32602)\n");
+  run_free(&r);
+  RUN_T("tasks", "zz");
+  ASSERT_EXIT(&r, 2);
+  run_free(&r);
+
+  /* A run that dies while following a task leaves it recorded, working. */
+  const char *const forever[] = {"--stdio", cmd, "--name", "tk", "call", "tk/forever", NULL};
+  run_cli_ex(&r, forever, kill_after_first_poll, logp);
+  ck_assert_int_eq(r.status, 128 + SIGKILL);
+  run_free(&r);
+  RUN_T("tasks", "tk", "--json");
+  o = parse_out(&r);
+  ck_assert_str_eq(jstr(o, "2.taskId"), "task-3-forever");
+  ck_assert_str_eq(jstr(o, "2.status"), "working");
+  json_object_put(o);
+  run_free(&r);
+  RUN_T("tasks", "tk", "task-3-forever", "--cancel");
+  ASSERT_EXIT(&r, 0);
+  ck_assert_msg(strstr(r.out, "status   cancelled\n"), "%s", r.out);
+  ck_assert_int_eq(count_in_file(logp, "\"method\":\"tasks/cancel\""), 1);
+  ck_assert(!file_contains(logp, "notifications/cancelled"));
+  run_free(&r);
+  RUN_T("tasks", "tk", "--json");
+  o = parse_out(&r);
+  ck_assert_str_eq(jstr(o, "2.status"), "cancelled");
+  json_object_put(o);
+  run_free(&r);
+
+  /* On a terminal: one line, redrawn on each change, then erased. */
+  const char *const tty[] = {"--stdio", cmd, "--name", "tk", "call", "tk/slow", NULL};
+  g_tty_stderr = true;
+  run_cli_tty(&r, tty);
+  g_tty_stderr = false;
+  ASSERT_EXIT(&r, 0);
+  const char *a = strstr(r.out, "\rtask task-4-slow: working: step 1\033[K");
+  const char *b = a ? strstr(a, "\rtask task-4-slow: completed\033[K\r\033[K") : NULL;
+  ck_assert_msg(b && strstr(b, "slow done"), "%s", r.out);
+  ck_assert_msg(!strstr(r.out, "mcpconn: tk: task"), "%s", r.out);
+  run_free(&r);
+#undef RUN_T
+  unsetenv("STATE");
+  unsetenv("LOG");
+}
+
+START_TEST(test_cli_tasks_modern) { cli_tasks("modern"); }
+END_TEST
+START_TEST(test_cli_tasks_legacy) { cli_tasks("legacy"); }
+END_TEST
+
 /* A server without prompts or resources has none to list (-32601 is no
  * error); a server that is down is named, exit 3. */
 START_TEST(test_cli_items_servers) {
@@ -3956,6 +4092,13 @@ static Suite *cli_suite(void) {
   tcase_add_test(cli, test_cli_skills);
   tcase_add_test(cli, test_cli_color);
   suite_add_tcase(s, cli);
+
+  TCase *tk = tcase_create("tasks");
+  tcase_set_timeout(tk, 120);
+  tcase_add_checked_fixture(tk, cli_setup, cli_teardown);
+  tcase_add_test(tk, test_cli_tasks_modern);
+  tcase_add_test(tk, test_cli_tasks_legacy);
+  suite_add_tcase(s, tk);
 
   /* Against the TypeScript SDK's servers (tests/interop). */
   TCase *http = tcase_create("mcpconn-http");

@@ -618,6 +618,7 @@ static void manager_call(const char *era) {
   ck_assert_int_eq(mcp_client_options_set_protocol(co, era), MCP_OK);
   mcp_manager_options *mo = mcp_manager_options_new();
   mcp_manager_options_set_discovery(mo, false, false);
+  mcp_manager_options_set_cache_dir(mo, NULL); /* no task records in the user's cache */
   ck_assert_int_eq(mcp_manager_options_add_server(mo, "tk", co), MCP_OK);
   mcp_client_options_free(co);
   ck_assert_int_eq(mcp_manager_options_set_extension(mo, MCP_TASKS_EXTENSION, NULL), MCP_OK);

@@ -577,6 +577,18 @@ typedef enum mcp_task_mode {
   MCP_TASK_NEVER = 2
 } mcp_task_mode;
 MCP_EXTERN void mcp_call_options_set_task_mode(mcp_call_options *o, mcp_task_mode mode);
+/*
+ * mcp_call_options_set_task_status(): |fn| hears of the task a call
+ * follows (plain call or mcp_task_wait()): once when the wait begins,
+ * then on each change of status or statusMessage; |status_message| may be
+ * NULL.  It runs where the progress callback runs (the thread that waits
+ * for the task), before it; the strings are valid during the call only.
+ * A call answered directly never calls it.  NULL: none.
+ */
+typedef void (*mcp_task_status_fn)(void *user, const char *task_id, mcp_task_status status,
+                                   const char *status_message);
+MCP_EXTERN void mcp_call_options_set_task_status(mcp_call_options *o, mcp_task_status_fn fn,
+                                                 void *user);
 
 typedef struct mcp_task mcp_task;
 
@@ -1233,6 +1245,52 @@ MCP_EXTERN mcp_status mcp_manager_load_skill(mcp_manager *m, const mcp_skill_lis
 MCP_EXTERN mcp_status mcp_manager_read_skill_file(mcp_manager *m, const mcp_skill_list *l, size_t i,
                                                   const char *file, const mcp_call_options *opts,
                                                   char **data, size_t *len, mcp_error *err);
+
+/*
+ * Tasks through the manager (see "Tasks" above and docs/TASKS.md).  With a
+ * cache directory (mcp_manager_options_set_cache_dir(), or the default
+ * one), a task that mcp_manager_call_tool() or mcp_manager_wait_task()
+ * follows is recorded in a file of that directory (server, task id, tool,
+ * created and last-updated time, last status and statusMessage), updated
+ * on each status change and kept with its final status when it ends, so
+ * that a later process can list it and take it up again: the 2026-07-28
+ * tasks extension has no tasks/list, and the spec asks clients to keep
+ * their task ids.  Ended tasks are dropped after a week; a server keeps
+ * at most 256 records.  A record that cannot be written is a warning in
+ * the log, never a failed call.
+ *
+ * mcp_manager_list_tasks() lists |server|'s tasks as a JSON array of
+ * {"server","taskId","tool","status","statusMessage","createdAt",
+ * "lastUpdatedAt","recorded","listed"}: the records (their last known
+ * status; times as "YYYY-MM-DDTHH:MM:SSZ"), merged with the server's own
+ * tasks/list where a 2025-11-25 server offers it (capabilities.tasks.list;
+ * its status wins; "listed" true).  It waits for the server like a call.
+ * When the server's list cannot be read, *json still holds the records
+ * and the status says why the list failed.
+ * mcp_manager_get_task() sends one tasks/get: *json is the server's
+ * answer (the task); the record, if any, is updated.
+ * mcp_manager_cancel_task() sends tasks/cancel (cooperative: the task may
+ * still complete; a 2025-11-25 answer updates the record).
+ * mcp_manager_wait_task() takes task |task_id| up again (one tasks/get,
+ * then as mcp_task_wait(): polls, answers input by the handlers, timeout
+ * and cancel token send tasks/cancel) and returns its result as
+ * mcp_manager_call_tool() would.
+ * Ownership: *json and *result_json freed with mcp_free().  Threads: any.
+ * Returns: MCP_OK; MCP_ENOTFOUND (no such server); MCP_ERPC (e.g. the
+ *   server knows no such task); the errors of mcp_manager_request().
+ */
+MCP_EXTERN mcp_status mcp_manager_list_tasks(mcp_manager *m, const char *server,
+                                             const mcp_call_options *opts, char **json,
+                                             mcp_error *err);
+MCP_EXTERN mcp_status mcp_manager_get_task(mcp_manager *m, const char *server, const char *task_id,
+                                           const mcp_call_options *opts, char **json,
+                                           mcp_error *err);
+MCP_EXTERN mcp_status mcp_manager_cancel_task(mcp_manager *m, const char *server,
+                                              const char *task_id, const mcp_call_options *opts,
+                                              mcp_error *err);
+MCP_EXTERN mcp_status mcp_manager_wait_task(mcp_manager *m, const char *server, const char *task_id,
+                                            const mcp_call_options *opts, char **result_json,
+                                            mcp_error *err);
 
 /*
  * mcp_manager_diagnostics() returns what discovery had to say about the

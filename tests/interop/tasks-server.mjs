@@ -30,8 +30,10 @@
 // prompts/get (modern) answers a task too: invalid, the extension allows
 // tasks only on tools/call.
 // Every line received is appended to $LOG (the tests read the client's requests
-// from the server's side).
-import { appendFileSync } from 'node:fs';
+// from the server's side).  With $STATE, the tasks are kept in that file after each
+// request, and read back at start: a new process knows the tasks of the last one
+// (tests of `mcpconn tasks`, where each run starts the server anew).
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 
 const mode = process.argv[2] || 'modern';
@@ -105,8 +107,19 @@ const create = (tool, args) => {
   return id;
 };
 
+const STATE = process.env.STATE;
+if (STATE) {
+  try {
+    const s = JSON.parse(readFileSync(STATE, 'utf8'));
+    next = s.next;
+    for (const [k, v] of s.tasks) tasks.set(k, { ...v, waiters: [] });
+  } catch { /* no state yet */ }
+}
+const save = () => writeFileSync(STATE, JSON.stringify({ next, tasks: [...tasks].map(([k, v]) => [k, { ...v, waiters: undefined }]) }));
+
 const rl = createInterface({ input: process.stdin });
-rl.on('line', (line) => {
+rl.on('line', (line) => { handle(line); if (STATE) save(); });
+const handle = (line) => {
   if (process.env.LOG) appendFileSync(process.env.LOG, line + '\n');
   let m;
   try { m = JSON.parse(line); } catch { return; }
@@ -225,4 +238,4 @@ rl.on('line', (line) => {
     default:
       return fail(-32601, 'Method not found');
   }
-});
+};
