@@ -59,7 +59,9 @@ bool tasks_parse(const char *cmd, char **args, int nargs) {
     else if (!*args[i]) usage_error("tasks: empty argument");
     else if (n == 0) g_tk.server = args[i], n++;
     else if (n == 1) g_tk.id = args[i], n++;
-    else usage_error("tasks: unexpected argument '%s' (tasks SERVER [ID [--cancel]] [--json])", args[i]);
+    else
+      usage_error("tasks: unexpected argument '%s' (tasks SERVER [ID [--cancel]] [--json])",
+                  args[i]);
   }
   if (!g_tk.server) usage_error("usage: tasks SERVER [ID [--cancel]] [--json]");
   if (g_tk.cancel && !g_tk.id) usage_error("tasks: --cancel needs a task ID");
@@ -68,9 +70,9 @@ bool tasks_parse(const char *cmd, char **args, int nargs) {
 
 /* ---- call's status ------------------------------------------------------ */
 
-static bool g_line_tty;      /* redraw one line (else plain lines) */
-static bool g_line_shown;    /* guarded by g_stderr_lock */
-static bool g_line_done;     /* guarded by g_stderr_lock */
+static bool g_line_tty;         /* redraw one line (else plain lines) */
+static bool g_line_shown;       /* guarded by g_stderr_lock */
+static bool g_line_done;        /* guarded by g_stderr_lock */
 static atomic_bool g_task_seen; /* the call follows a task */
 
 static void task_line(void *user, const char *id, mcp_task_status status, const char *message) {

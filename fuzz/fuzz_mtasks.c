@@ -27,8 +27,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (n > MCP__MTASKS_MAX) abort();
     for (size_t i = 0; i < n; i++) {
       json_object *r = json_object_array_get_idx(recs, i), *v = NULL;
-      if (!json_object_object_get_ex(r, "taskId", &v) || !json_object_is_type(v, json_type_string) ||
-          !*json_object_get_string(v))
+      if (!json_object_object_get_ex(r, "taskId", &v) ||
+          !json_object_is_type(v, json_type_string) || !*json_object_get_string(v))
         abort();
       if (!json_object_object_get_ex(r, "status", &v) || !json_object_is_type(v, json_type_string))
         abort();
