@@ -1090,20 +1090,16 @@ static bool identity_in_hash(const server *s, mcp_client *c) {
     if (d->headers[i].value && d->headers[i].value[0] == '!') return false;
     if (strcasecmp(d->headers[i].name, "authorization") == 0) literal = d->headers[i].value;
   }
-  char ctx[40];
+  char ctx[40], lit[40];
   mcp__client_auth_context(c, ctx, sizeof(ctx));
   if (!ctx[0]) return true;
-  if (!literal) return false;
-  unsigned char md[MCP_SHA256_LEN];
-  char hex[33];
-  mcp__sha256(literal, strlen(literal), md);
-  for (size_t i = 0; i < 16; i++) snprintf(hex + 2 * i, 3, "%02x", md[i]);
-  return strcmp(hex, ctx) == 0;
+  mcp__sha256_auth_context(literal, lit, sizeof(lit));
+  return literal && strcmp(lit, ctx) == 0;
 }
 
 /* Whether the tools |c| read for |s| stay off the disk (write_cache()). */
 static bool cache_withholds(const server *s, mcp_client *c) {
-  if (!s->m->cache_dir || !s->def) return true;
+  if (!s->m->cache_dir || !s->def) return true; /* nothing is written (write_cache) */
   return !c || (!identity_in_hash(s, c) && !mcp__client_list_public(c, "tools/list"));
 }
 

@@ -77,3 +77,16 @@ void mcp__sha256(const void *data, size_t len, unsigned char out[MCP_SHA256_LEN]
     out[4 * i + 3] = (unsigned char)h[i];
   }
 }
+
+void mcp__sha256_auth_context(const char *value, char *out, size_t n) {
+  static const char hex[] = "0123456789abcdef";
+  if (n) out[0] = '\0';
+  if (!value || n < 33) return;
+  unsigned char md[MCP_SHA256_LEN];
+  mcp__sha256(value, strlen(value), md);
+  for (size_t i = 0; i < 16; i++) {
+    out[2 * i] = hex[md[i] >> 4];
+    out[2 * i + 1] = hex[md[i] & 15];
+  }
+  out[32] = '\0';
+}

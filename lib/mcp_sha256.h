@@ -36,4 +36,11 @@
  * 0) to |out|.  Pure: no allocation, any thread. */
 void mcp__sha256(const void *data, size_t len, unsigned char out[MCP_SHA256_LEN]);
 
+/* The authorization context of a credential |value| (a NUL-terminated
+ * Authorization header value): the first 16 bytes of its digest as 32
+ * lowercase hex digits in |out| (|n| >= 33; else |out| is left "" when
+ * n > 0).  One form for the transport (mcp__transport_auth_context) and
+ * the manager's disk-cache rule, which compare them. */
+void mcp__sha256_auth_context(const char *value, char *out, size_t n);
+
 #endif /* MCP_SHA256_H */

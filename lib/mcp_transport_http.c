@@ -1541,17 +1541,13 @@ static void http_set_tool_headers(mcp_transport *base, mcp_xhdr_table *table) {
 
 static void http_auth_context(mcp_transport *base, char *out, size_t n) {
   http_transport *t = (http_transport *)base;
-  unsigned char md[MCP_SHA256_LEN];
   const char *a = NULL;
   pthread_mutex_lock(&t->lock);
   a = t->bearer;
   for (size_t i = 0; !a && i < t->nheaders; i++)
     if (name_is(t->headers[i].name, "authorization")) a = t->headers[i].value;
-  if (a) mcp__sha256(a, strlen(a), md);
+  mcp__sha256_auth_context(a, out, n);
   pthread_mutex_unlock(&t->lock);
-  if (n) out[0] = '\0';
-  if (!a || n < 33) return;
-  for (size_t i = 0; i < 16; i++) snprintf(out + 2 * i, 3, "%02x", md[i]);
 }
 
 static mcp_status http_send(mcp_transport *base, const char *data, size_t len, int64_t deadline,
