@@ -499,7 +499,8 @@ static int updated(const char *uri) {
   return n;
 }
 
-/* Waits for the |n|th update of |uri|; failing, says what did arrive. */
+/* Waits for the |n|th update of |uri|; failing, says what did arrive,
+ * what the client logged and the end of what the server received. */
 #define EXPECT_UPDATED(uri, n) \
   do { \
     bool eu_ok_ = WAIT_UNTIL(updated(uri) == (n), WAIT_MS); \
@@ -507,7 +508,11 @@ static int updated(const char *uri) {
     pthread_mutex_lock(&S.mu); \
     snprintf(eu_seen_, sizeof(eu_seen_), "[%s]; log:\n%s", S.updated, S.logs); \
     pthread_mutex_unlock(&S.mu); \
-    ck_assert_msg(eu_ok_, "update %d of %s: got %s", (n), (uri), eu_seen_); \
+    char *eu_got_ = eu_ok_ ? NULL : slurp(log_path); \
+    size_t eu_len_ = eu_got_ ? strlen(eu_got_) : 0; \
+    ck_assert_msg(eu_ok_, "update %d of %s: got %s\nserver received (end):\n%s", (n), (uri), \
+                  eu_seen_, eu_got_ ? eu_got_ + (eu_len_ > 6000 ? eu_len_ - 6000 : 0) : ""); \
+    free(eu_got_); \
   } while (0)
 
 /* The text of tool |tool| with |args| (NULL: none). */
