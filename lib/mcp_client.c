@@ -134,13 +134,15 @@ struct mcp_client {
   /* Host threads inside the client's functions; mcp_client_free() ends
    * their calls and waits for them to leave (client_enter). */
   pthread_mutex_t calls_mu;
-  pthread_cond_t calls_cv; /* ncallers fell to 0 while freeing */
+  pthread_cond_t calls_cv; /* the last caller left while freeing */
   /* Broadcast (under lock) when a listen is acknowledged or ends: a
    * subscribe waits for its listen's acknowledgement. */
   pthread_cond_t listen_cv;
   int64_t listen_ended; /* the id of the listen that ended last (lock) */
-  size_t ncallers;      /* guarded by calls_mu */
-  bool freeing;         /* guarded by calls_mu */
+  /* Host threads inside (client_enter), times 2, plus CALLS_FREEING once
+   * free began.  Changed without calls_mu while the bit is clear; once it
+   * is set, only under calls_mu (so free sees the last leave). */
+  atomic_size_t calls;
   /* subscriptions/listen on a modern connection ("Listen" below). */
   unsigned listen_kinds;     /* MCP_LISTEN_* asked for; 0: none (set at connect) */
   int64_t listen_id;         /* the open listen's request id, 0: none (lock) */
@@ -470,21 +472,32 @@ MCP_EXTERN void mcp_call_options_set_reset_timeout_on_progress(mcp_call_options 
 /*
  * A host thread enters the client (false: it is being freed, and the
  * caller must return MCP_ECLOSED without touching it further) and leaves
- * it; free waits until every thread that entered has left.  Each leave
- * touches the client last under calls_mu, which free takes before it
- * releases anything.
+ * it; free waits until every thread that entered has left.  Both are one
+ * compare-and-swap on |calls| in the common case (two lock round trips
+ * were a measurable share of a sequential call).  Once free has set
+ * CALLS_FREEING (under calls_mu), a leave counts down under calls_mu and
+ * broadcasts, and touches the client last there, before free, which waits
+ * under calls_mu for the count to reach 0, releases anything.  A leave
+ * that swapped while the bit was clear touches nothing afterwards.
  */
+#define CALLS_FREEING ((size_t)1)
+#define CALLS_ONE ((size_t)2)
+
 static bool client_enter(mcp_client *c) {
-  pthread_mutex_lock(&c->calls_mu);
-  bool ok = !c->freeing;
-  if (ok) c->ncallers++;
-  pthread_mutex_unlock(&c->calls_mu);
-  return ok;
+  size_t v = atomic_load(&c->calls);
+  do {
+    if (v & CALLS_FREEING) return false;
+  } while (!atomic_compare_exchange_weak(&c->calls, &v, v + CALLS_ONE));
+  return true;
 }
 
 static void client_leave(mcp_client *c) {
+  size_t v = atomic_load(&c->calls);
+  while (!(v & CALLS_FREEING))
+    if (atomic_compare_exchange_weak(&c->calls, &v, v - CALLS_ONE)) return;
   pthread_mutex_lock(&c->calls_mu);
-  if (--c->ncallers == 0 && c->freeing) pthread_cond_broadcast(&c->calls_cv);
+  if (atomic_fetch_sub(&c->calls, CALLS_ONE) == CALLS_FREEING + CALLS_ONE)
+    pthread_cond_broadcast(&c->calls_cv);
   pthread_mutex_unlock(&c->calls_mu);
 }
 
@@ -1541,6 +1554,20 @@ static mcp_status check_tool_result(json_object *result, mcp_error *err) {
   return mcp__error_set(err, MCP_ETOOLERROR, "%s", mcp__quote(q, sizeof(q), text, len));
 }
 
+/* Whether the bytes `"isError"` occur in |text|.  memchr() to each 'E'
+ * and a compare around it: glibc's memmem() sets up a two-way search on
+ * every call, which costs more than the whole scan of a typical result. */
+static bool has_is_error_key(const char *text, size_t len) {
+  const char *p = text, *end = text + len;
+  while (end - p >= 6 && (p = memchr(p, 'E', (size_t)(end - p))) != NULL) {
+    if (p - text >= 3 && end - p >= 6 && memcmp(p - 3, "\"is", 3) == 0 &&
+        memcmp(p, "Error\"", 6) == 0)
+      return true;
+    p++;
+  }
+  return false;
+}
+
 /* check_tool_result() on a result's compact text: the scanner reads
  * isError; only one that is present and not plainly false needs the tree
  * (json-c's truthiness rules, and the error text). */
@@ -1553,7 +1580,7 @@ static mcp_status check_tool_text(const char *text, size_t len, mcp_error *err) 
    * and the scanner refuses what json-c would rewrite): without those
    * bytes anywhere there is no such member.  The common case, at a
    * fraction of the member scan's cost. */
-  if (!memmem(text, len, "\"isError\"", 9)) return MCP_OK;
+  if (!has_is_error_key(text, len)) return MCP_OK;
   if (!mcp__jscan_member(text, len, "isError", &v, &n) || (n == 5 && memcmp(v, "false", 5) == 0))
     return MCP_OK;
   json_object *tree = mcp__jsonrpc_parse(text, len, NULL);
@@ -3527,7 +3554,7 @@ static mcp_status probe_era(mcp_client *c, mcp_era_mode mode, const char *versio
 static void free_now(mcp_client *c) {
   /* From now on host threads entering get MCP_ECLOSED at once. */
   pthread_mutex_lock(&c->calls_mu);
-  c->freeing = true;
+  atomic_fetch_or(&c->calls, CALLS_FREEING);
   pthread_mutex_unlock(&c->calls_mu);
   atomic_store(&c->open, false);
   if (c->t) listen_stop(c);
@@ -3538,7 +3565,7 @@ static void free_now(mcp_client *c) {
     mcp__pending_close(c->pending, MCP_ECLOSED, "client closed: mcp_client_free() was called");
   /* The callers still inside return now; wait until the last has left. */
   pthread_mutex_lock(&c->calls_mu);
-  while (c->ncallers > 0) pthread_cond_wait(&c->calls_cv, &c->calls_mu);
+  while (atomic_load(&c->calls) != CALLS_FREEING) pthread_cond_wait(&c->calls_cv, &c->calls_mu);
   pthread_mutex_unlock(&c->calls_mu);
   /* The lane drains the callbacks the close reported. */
   if (c->lane) mcp__lane_free(c->lane);

@@ -34,7 +34,7 @@ struct mcp_pending_entry {
   int64_t id;
   atomic_int refs; /* last one to drop it frees the entry */
   bool is_async;
-  bool done;            /* guarded by p->lock; set once by finish() */
+  atomic_bool done;     /* set once, under p->lock, by finish(); read without it in entry_done */
   bool in_table;        /* guarded by p->lock */
   int in_cb;            /* callbacks between enter and leave; guarded by p->lock */
   int queued;           /* progress callbacks handed out and not released yet */
@@ -65,8 +65,10 @@ struct mcp_pending {
   pthread_mutex_t lock;
   mcp_pending_entry **buckets; /* guarded by lock */
   size_t nbuckets;             /* power of two */
-  size_t count;                /* entries in the table */
-  int64_t next_id;             /* ids handed out are 1 .. next_id-1 */
+  /* Entries in the table: changed under lock, read without it
+   * (mcp__pending_count, once per sequential call). */
+  atomic_size_t count;
+  int64_t next_id; /* ids handed out are 1 .. next_id-1 */
   bool closed;
   mcp_status close_status;
   char *close_message;
@@ -123,7 +125,8 @@ static void unlink_locked(mcp_pending *p, mcp_pending_entry *e) {
   if (*pp) *pp = e->hnext;
   e->hnext = NULL;
   e->in_table = false;
-  p->count--;
+  atomic_store_explicit(&p->count, atomic_load_explicit(&p->count, memory_order_relaxed) - 1,
+                        memory_order_relaxed);
 }
 
 static int grow_locked(mcp_pending *p) {
@@ -351,7 +354,8 @@ mcp_status mcp__pending_add(mcp_pending *p, const mcp_pending_req *r, int64_t *i
     p->timer_started = true;
     pthread_setname_np(p->timer, "mcp-pending-tmr"); /* named before add returns */
   }
-  if (p->count + 1 > p->nbuckets && grow_locked(p) != 0 && p->count + 1 > p->nbuckets * 8) {
+  size_t count = atomic_load_explicit(&p->count, memory_order_relaxed);
+  if (count + 1 > p->nbuckets && grow_locked(p) != 0 && count + 1 > p->nbuckets * 8) {
     pthread_mutex_unlock(&p->lock);
     entry_free(e);
     return mcp__error_set(err, MCP_ENOMEM, "out of memory");
@@ -361,7 +365,7 @@ mcp_status mcp__pending_add(mcp_pending *p, const mcp_pending_req *r, int64_t *i
   e->hnext = p->buckets[b];
   p->buckets[b] = e;
   e->in_table = true;
-  p->count++;
+  atomic_store_explicit(&p->count, count + 1, memory_order_relaxed);
   if (e->is_async && e->deadline < p->timer_next) {
     p->timer_next = e->deadline;
     pthread_cond_signal(&p->timer_cond);
@@ -576,6 +580,9 @@ void mcp__pending_set_waker(mcp_pending *p, mcp_pending_entry *e, void (*fn)(voi
 }
 
 bool mcp__pending_entry_done(mcp_pending *p, mcp_pending_entry *e, int64_t *deadline) {
+  /* Set once and never cleared: a done entry needs no lock (the leader's
+   * check after its read, once per call). */
+  if (e->done) return true;
   pthread_mutex_lock(&p->lock);
   bool done = e->done;
   *deadline = e->held_at ? MCP_NO_DEADLINE : e->deadline;
@@ -583,9 +590,4 @@ bool mcp__pending_entry_done(mcp_pending *p, mcp_pending_entry *e, int64_t *dead
   return done;
 }
 
-size_t mcp__pending_count(mcp_pending *p) {
-  pthread_mutex_lock(&p->lock);
-  size_t n = p->count;
-  pthread_mutex_unlock(&p->lock);
-  return n;
-}
+size_t mcp__pending_count(mcp_pending *p) { return atomic_load(&p->count); }
