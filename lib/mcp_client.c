@@ -146,8 +146,11 @@ struct mcp_client {
   /* subscriptions/listen on a modern connection ("Listen" below). */
   unsigned listen_kinds;     /* MCP_LISTEN_* asked for; 0: none (set at connect) */
   int64_t listen_id;         /* the open listen's request id, 0: none (lock) */
-  int64_t listen_old;        /* the last one that ended: its messages reach the host until the
-                                new one is acknowledged, then are dropped quietly (lock) */
+  int64_t listen_old;        /* the last one that ended: its messages reach the host while
+                                |listen_old_live|, then are dropped quietly (lock) */
+  bool listen_old_live;      /* a change replaced listen_old and its successor is not
+                                acknowledged yet: set before the old one is cancelled, so no
+                                moment between the two drops what the server sent on it (lock) */
   int64_t listen_acked_at;   /* when listen_id was acknowledged (ms), 0: not yet (lock) */
   unsigned listen_honoured;  /* what that acknowledgement honoured (lock) */
   int listen_failures;       /* ends in a row without a listen that lasted (lane) */
@@ -2762,6 +2765,7 @@ static void run_listen_end(void *arg) {
   bool current = c->listen_id == it->id;
   if (current) {
     c->listen_old = it->id;
+    c->listen_old_live = false;
     c->listen_id = 0;
   }
   int64_t acked_at = c->listen_acked_at;
@@ -2841,6 +2845,11 @@ static void listen_open(mcp_client *c) {
   atomic_fetch_add(&c->listen_entries, 1);
   if ((st = mcp__pending_add(c->pending, &pr, &id, NULL, &err)) != MCP_OK) {
     atomic_fetch_sub(&c->listen_entries, 1);
+    pthread_mutex_lock(&c->lock);
+    c->listen_old_live = false;
+    pthread_mutex_unlock(&c->lock);
+    client_log(c, MCP_LOG_DEBUG, "%s: subscriptions/listen not opened: %s", server_label(c),
+               err.message ? err.message : mcp_strerror(st));
     mcp__req_clear(&r);
     mcp_error_clear(&err);
     return; /* closed */
@@ -2852,15 +2861,27 @@ static void listen_open(mcp_client *c) {
   pthread_mutex_unlock(&c->lock);
   st = send_req(c, &r, id, NULL, c->opts->s.timeout_ms, &err);
   mcp__req_clear(&r);
-  if (st == MCP_OK) mcp__transport_need_reader(c->t);
-  else if (mcp__pending_remove(c->pending, id)) {
+  if (st == MCP_OK) {
+    client_log(c, MCP_LOG_DEBUG,
+               "%s: subscriptions/listen %lld sent (%zu resource URIs, %zu tasks)", server_label(c),
+               (long long)id, c->nsubs, c->nwatch);
+    mcp__transport_need_reader(c->t);
+  } else if (mcp__pending_remove(c->pending, id)) {
     atomic_fetch_sub(&c->listen_entries, 1);
     pthread_mutex_lock(&c->lock);
-    if (c->listen_id == id) c->listen_id = 0;
+    if (c->listen_id == id) {
+      c->listen_id = 0;
+      c->listen_old_live = false;
+    }
     pthread_mutex_unlock(&c->lock);
-    if (st != MCP_ECLOSED)
-      client_log(c, MCP_LOG_WARN, "%s: subscriptions/listen not sent: %s", server_label(c),
-                 err.message ? err.message : mcp_strerror(st));
+    client_log(c, st == MCP_ECLOSED ? MCP_LOG_DEBUG : MCP_LOG_WARN,
+               "%s: subscriptions/listen %lld not sent: %s", server_label(c), (long long)id,
+               err.message ? err.message : mcp_strerror(st));
+  } else {
+    client_log(c, MCP_LOG_DEBUG,
+               "%s: subscriptions/listen %lld: its send failed (%s) after it "
+               "ended",
+               server_label(c), (long long)id, err.message ? err.message : mcp_strerror(st));
   }
   mcp_error_clear(&err);
 }
@@ -2885,6 +2906,7 @@ static void listen_stop(mcp_client *c) {
   pthread_mutex_lock(&c->lock);
   int64_t id = c->listen_id;
   if (id) c->listen_old = id;
+  c->listen_old_live = false;
   c->listen_id = 0;
   pthread_mutex_unlock(&c->lock);
   if (!id || c->opts->s.url) return; /* HTTP: closing the transport closes the stream */
@@ -2912,9 +2934,13 @@ static void listen_stop(mcp_client *c) {
  * set belongs to this connection (a new connection starts empty).
  */
 static void listen_restart(mcp_client *c) {
+  bool again = c->listen_kinds || c->nsubs || c->nwatch;
   pthread_mutex_lock(&c->lock);
   int64_t id = c->listen_id;
-  if (id) c->listen_old = id;
+  if (id) {
+    c->listen_old = id;
+    c->listen_old_live = again;
+  }
   c->listen_id = 0;
   pthread_mutex_unlock(&c->lock);
   if (id) {
@@ -2934,7 +2960,10 @@ static void listen_restart(mcp_client *c) {
     mcp__pending_complete(c->pending, id, MCP_ECANCELLED, NULL, 0, &e);
     mcp_error_clear(&e);
   }
-  if (c->listen_kinds || c->nsubs || c->nwatch) listen_open(c);
+  if (again) listen_open(c);
+  else
+    client_log(c, MCP_LOG_DEBUG, "%s: subscriptions/listen closed: nothing left to listen for",
+               server_label(c));
 }
 
 /*
@@ -3154,13 +3183,15 @@ static bool listen_route(mcp_client *c, const mcp_msg *m) {
   /* The listen it replaced, until the new one is acknowledged: what the
    * server sent on it before it read our change (stdio answers in order)
    * is still the host's, as a legacy update before an unsubscribe's
-   * answer is. */
-  bool old_live = old && c->listen_id && !c->listen_acked_at;
+   * answer is.  (Also while the new one is not sent yet: listen_id is 0
+   * then, between the cancel and the send.) */
+  bool old_live = old && c->listen_old_live;
   bool ack = mine && strcmp(m->method, "notifications/subscriptions/acknowledged") == 0;
   unsigned honoured = 0;
   bool again = false;
   if (ack) {
     honoured = mcp__listen_honoured(m->params);
+    c->listen_old_live = false;
     c->listen_acked_at = mcp__now_ms();
     c->listen_honoured = honoured;
     again = c->listen_was_acked;
