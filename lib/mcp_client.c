@@ -169,6 +169,9 @@ struct mcp_client {
    * changes under subs_mu then lock; |pushed| under lock. */
   task_watch *watch;
   size_t nwatch;
+  /* Task waiters (mcp__client_task_sleep) sleep on it under |lock|;
+   * broadcast under |lock| on a push, a close and their token firing. */
+  pthread_cond_t task_cv;
   mcp_ttl *ttl; /* SEP-2549 cached lists ("Cached lists" below) */
 };
 
@@ -1071,6 +1074,7 @@ static void lost_message(mcp_client *c) {
   atomic_store(&c->open, false);
   pthread_mutex_lock(&c->lock);
   if (!c->close_message) c->close_message = mcp__strdup(msg);
+  pthread_cond_broadcast(&c->task_cv); /* a task waiter sees the close */
   pthread_mutex_unlock(&c->lock);
   mcp__pending_close(c->pending, MCP_ENOMEM, msg);
   /* Without memory for the lane item the transport stays up until
@@ -1287,6 +1291,7 @@ static void on_close(void *user, mcp_status status, const char *message) {
   atomic_store(&c->open, false);
   pthread_mutex_lock(&c->lock);
   if (!c->close_message) c->close_message = mcp__strdup(message ? message : "connection closed");
+  pthread_cond_broadcast(&c->task_cv); /* a task waiter sees the close */
   pthread_mutex_unlock(&c->lock);
   mcp__pending_close(c->pending, status ? status : MCP_ECLOSED,
                      message ? message : "connection closed");
@@ -3097,16 +3102,45 @@ void mcp__client_task_watch(mcp_client *c, const char *id, bool on) {
   pthread_mutex_unlock(&c->subs_mu);
 }
 
-char *mcp__client_task_pushed(mcp_client *c, const char *id) {
-  char *out = NULL;
-  pthread_mutex_lock(&c->lock);
+/* The state pushed for |id| (taken), or NULL.  Caller holds |lock|. */
+static char *task_take_locked(mcp_client *c, const char *id) {
   for (size_t i = 0; i < c->nwatch; i++)
     if (strcmp(c->watch[i].id, id) == 0) {
-      out = c->watch[i].pushed;
+      char *out = c->watch[i].pushed;
       c->watch[i].pushed = NULL;
+      return out;
+    }
+  return NULL;
+}
+
+/* Wakes the task waiters (a close; a cancel listener, which runs under its
+ * token's lock: the token's lock comes before |lock|). */
+static void task_wake(mcp_client *c) {
+  pthread_mutex_lock(&c->lock);
+  pthread_cond_broadcast(&c->task_cv);
+  pthread_mutex_unlock(&c->lock);
+}
+
+static void task_cancel_wake(void *arg) { task_wake(arg); }
+
+char *mcp__client_task_sleep(mcp_client *c, const char *id, mcp_cancel *cancel, int64_t until) {
+  /* Registered outside |lock| (lock order above); a token that already
+   * fired is seen by the test below. */
+  mcp_cancel_listener l = {0};
+  bool listening = cancel && mcp__cancel_listen(cancel, &l, task_cancel_wake, c) == MCP_OK;
+  struct timespec ts = mcp__ts_from_ms(until);
+  char *out = NULL;
+  pthread_mutex_lock(&c->lock);
+  /* Each waker changes what is tested here before it broadcasts under
+   * |lock|: no wake-up is lost between the test and the wait. */
+  while (!(id && (out = task_take_locked(c, id))) && atomic_load(&c->open) &&
+         !(cancel && mcp_cancel_is_fired(cancel)) && mcp__now_ms() < until)
+    if (pthread_cond_timedwait(&c->task_cv, &c->lock, &ts) == ETIMEDOUT) {
+      if (id) out = task_take_locked(c, id);
       break;
     }
   pthread_mutex_unlock(&c->lock);
+  if (listening) mcp__cancel_unlisten(cancel, &l);
   return out;
 }
 
@@ -3126,6 +3160,7 @@ static bool task_pushed(mcp_client *c, json_object *params) {
       if (d) {
         mcp__free(c->watch[i].pushed);
         c->watch[i].pushed = d;
+        pthread_cond_broadcast(&c->task_cv); /* its waiter takes it */
       }
       break;
     }
@@ -3588,6 +3623,7 @@ static void free_now(mcp_client *c) {
   atomic_fetch_or(&c->calls, CALLS_FREEING);
   pthread_mutex_unlock(&c->calls_mu);
   atomic_store(&c->open, false);
+  task_wake(c);
   if (c->t) listen_stop(c);
   /* Closing wakes writers; closing the table ends every request (on_close
    * did already) and wakes every waiting caller and leader. */
@@ -3614,6 +3650,7 @@ static void free_now(mcp_client *c) {
   mcp__free(c->watch);
   pthread_cond_destroy(&c->calls_cv);
   pthread_cond_destroy(&c->listen_cv);
+  pthread_cond_destroy(&c->task_cv);
   pthread_mutex_destroy(&c->calls_mu);
   mcp__free(c->close_message);
   mcp__free(c->protocol_version);
@@ -3645,6 +3682,7 @@ mcp_status mcp__client_connect_ex(const mcp_client_options *o, mcp_workers *work
   pthread_condattr_init(&lca);
   pthread_condattr_setclock(&lca, CLOCK_MONOTONIC);
   pthread_cond_init(&c->listen_cv, &lca);
+  pthread_cond_init(&c->task_cv, &lca);
   pthread_condattr_destroy(&lca);
   atomic_init(&c->open, true);
   if (hooks) c->hooks = *hooks;
@@ -3679,6 +3717,7 @@ MCP_EXTERN mcp_status mcp_client_connect(const mcp_client_options *o, mcp_client
 MCP_EXTERN void mcp_client_close(mcp_client *c) {
   if (!c || !client_enter(c)) return; /* being freed: free closes it */
   atomic_store(&c->open, false);
+  task_wake(c);
   listen_stop(c);
   mcp__transport_close(c->t);
   client_leave(c);
@@ -3687,6 +3726,7 @@ MCP_EXTERN void mcp_client_close(mcp_client *c) {
 void mcp__client_abort(mcp_client *c, const char *why) {
   if (!c) return;
   atomic_store(&c->open, false);
+  task_wake(c);
   mcp__pending_close(c->pending, MCP_ECLOSED, why);
 }
 

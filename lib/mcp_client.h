@@ -127,10 +127,23 @@ mcp_status mcp__client_answer_inputs(mcp_client *c, const char *requests_json, j
                                      mcp_error *err);
 /* Modern tasks: whether the task |id| is being waited on (its id in the
  * listen's "taskIds"; a no-op unless the tasks extension is declared on a
- * modern connection), and the latest state the server pushed for it (a
- * Task object, owned by the caller) or NULL. */
+ * modern connection). */
 void mcp__client_task_watch(mcp_client *c, const char *id, bool on);
-char *mcp__client_task_pushed(mcp_client *c, const char *id);
+/*
+ * A task's wait between polls: sleeps until |until| (mcp__now_ms() time),
+ * or until the server pushes a state for the watched task |id| (NULL: a
+ * legacy task, nothing is pushed), the connection closes (or the client
+ * is being freed), or |cancel| (may be NULL) fires, whichever comes
+ * first; then returns that pushed state (a Task object, the caller's) or
+ * NULL, and the caller looks for itself at why it woke.  Returns at once
+ * when one of them is already so.  No polling: the push
+ * (notifications/tasks), every close path and a listener on |cancel| each
+ * broadcast the client's task condition (CLOCK_MONOTONIC) under its lock.
+ * Threads: any host thread inside the client (mcp__client_enter), any
+ * number at once; not with a lock of the client's or |cancel|'s held
+ * (it takes both; a token's lock comes before the client's).
+ */
+char *mcp__client_task_sleep(mcp_client *c, const char *id, mcp_cancel *cancel, int64_t until);
 
 /* For the manager's disk cache: whether the last complete |method| list
  * (tools/list, ...) was marked cacheScope "public" on every page (false in

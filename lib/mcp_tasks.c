@@ -5,12 +5,10 @@
  */
 #include "config.h"
 
-#include <errno.h>
 #include <json-c/json.h>
 #include <math.h>
 #include <pthread.h>
 #include <string.h>
-#include <time.h>
 
 #include "mcp_cancel.h"
 #include "mcp_client.h"
@@ -24,9 +22,6 @@
 #define DEFAULT_POLL_MS 500
 #define MIN_POLL_MS 5
 #define MAX_POLL_MS 60000
-/* A sleep between polls looks at the token, deadline and connection this
- * often. */
-#define SLICE_MS 10
 /* tasks/cancel sent on a timeout or a fired token waits at most this. */
 #define CANCEL_TIMEOUT_MS 5000
 /* A modern task asking for input more often than this fails the call. */
@@ -300,30 +295,25 @@ static mcp_status gate(mcp_task *t, const mcp_call_options *o, int64_t deadline,
   return MCP_OK;
 }
 
-static void sleep_ms(int64_t ms) {
-  struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
-  while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {
-  }
-}
-
-/* Sleeps the poll interval, in slices, or until the server pushes a state
- * (|*pushed|, the caller's); MCP_OK or why to stop. */
+/* Waits out the poll interval or until the server pushes a state
+ * (|*pushed|, the caller's), woken early by a close or the call's token
+ * (mcp__client_task_sleep); MCP_OK or why to stop. */
 static mcp_status wait_interval(mcp_task *t, const mcp_call_options *o, int64_t deadline,
                                 char **pushed, mcp_error *err) {
   int64_t ms = t->st.poll_ms < 0 ? DEFAULT_POLL_MS : t->st.poll_ms;
   if (ms < MIN_POLL_MS) ms = MIN_POLL_MS;
   if (ms > MAX_POLL_MS) ms = MAX_POLL_MS;
   int64_t until = mcp__now_ms() + ms;
-  for (;;) {
-    mcp_status st = gate(t, o, deadline, err);
-    if (st != MCP_OK) return st;
-    if (t->modern && (*pushed = mcp__client_task_pushed(t->c, t->st.id))) return MCP_OK;
-    int64_t now = mcp__now_ms();
-    if (now >= until) return MCP_OK;
-    int64_t step = until - now < SLICE_MS ? until - now : SLICE_MS;
-    if (deadline != MCP_NO_DEADLINE && deadline - now < step) step = deadline - now;
-    sleep_ms(step > 0 ? step : 1);
+  if (deadline != MCP_NO_DEADLINE && deadline < until) until = deadline;
+  mcp_status st = gate(t, o, deadline, err);
+  if (st != MCP_OK) return st;
+  *pushed = mcp__client_task_sleep(t->c, t->modern ? t->st.id : NULL, o ? o->cancel : NULL, until);
+  /* A stop woken at the same time wins over the state pushed. */
+  if ((st = gate(t, o, deadline, err)) != MCP_OK) {
+    mcp__free(*pushed);
+    *pushed = NULL;
   }
+  return st;
 }
 
 /* The failure of a failed modern task. */

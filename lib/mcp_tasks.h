@@ -7,8 +7,9 @@
  * A task is driven by one thread: it polls tasks/get (the request is
  * never given the host's cancel token, so a fired token reaches the
  * server as tasks/cancel, not notifications/cancelled), sleeps the
- * server's poll interval in slices that watch the token, the deadline and
- * the connection, answers a modern task's inputRequests by the client's
+ * server's poll interval on the client's task condition, woken by a state
+ * the server pushes, a close or the token (mcp__client_task_sleep), or
+ * the deadline, answers a modern task's inputRequests by the client's
  * handlers (tasks/update, each key once), and reads a legacy task's
  * result with tasks/result.  An async call's task is driven by a thread
  * of its own (detached; it holds the client like a host thread in a call,

@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check_util.h"
@@ -689,6 +691,102 @@ START_TEST(sdk_legacy_tasks) {
 }
 END_TEST
 
+/* ---- a wait is woken, not polled ------------------------------------------ */
+
+/* A task whose server asks for a 5 s poll interval (POLL=5000): the call
+ * sleeps between polls, and what ends the call (its token, a close, a
+ * free) must wake that sleep, not be found at the interval's end. */
+#define LONG_POLL_MS 5000
+/* How long the call waits before it is stopped: the scenario's length,
+ * not a guess at a race (a stop before the wait began ends it the same). */
+#define WAIT_MS 1000
+
+enum stop_how { STOP_CANCEL, STOP_CLOSE, STOP_FREE };
+
+typedef struct stopper {
+  enum stop_how how;
+  mcp_cancel *tok;
+  mcp_client *c;
+  long long fired_at;
+} stopper;
+
+static void *stop_run(void *arg) {
+  stopper *s = arg;
+  /* The task is made: its tools/call reached the server. */
+  ck_assert(WAIT_UNTIL(log_count("\"method\":\"tools/call\"") >= 1, 20000));
+  struct timespec ts = {WAIT_MS / 1000, (WAIT_MS % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+  s->fired_at = test_now_ms();
+  if (s->how == STOP_CANCEL) mcp_cancel_fire(s->tok);
+  else if (s->how == STOP_CLOSE) mcp_client_close(s->c);
+  else mcp_client_free(s->c);
+  return NULL;
+}
+
+/* Voluntary context switches of the calling thread so far. */
+static long thread_switches(void) {
+  struct rusage ru;
+  ck_assert_int_eq(getrusage(RUSAGE_THREAD, &ru), 0);
+  return ru.ru_nvcsw;
+}
+
+static void wait_stopped(const char *era, enum stop_how how) {
+  setup_paths();
+  setenv("POLL", "5000", 1);
+  mcp_client *c = connect_era(era, true, NULL);
+  unsetenv("POLL");
+  stopper s = {.how = how, .tok = mcp_cancel_new(), .c = c};
+  mcp_call_options *o = opts_for(NULL, 60000, s.tok);
+  pthread_t th;
+  ck_assert_int_eq(pthread_create(&th, NULL, stop_run, &s), 0);
+  char *out = NULL;
+  mcp_error err = MCP_ERROR_INIT;
+  long switches = thread_switches();
+  long long t0 = test_now_ms();
+  mcp_status st = mcp_client_call_tool(c, "forever", NULL, o, &out, &err);
+  long long now = test_now_ms();
+  switches = thread_switches() - switches;
+  ck_assert_int_eq(pthread_join(th, NULL), 0);
+  ck_assert_msg(st == (how == STOP_CANCEL ? MCP_ECANCELLED : MCP_ECLOSED), "%s: %s",
+                mcp_strerror(st), err.message);
+  ck_assert_ptr_null(out);
+  /* Woken by the stop: the 5 s interval did not run out first. */
+  ck_assert_int_ge(now - t0, WAIT_MS);
+  ck_assert_msg(now - s.fired_at < LONG_POLL_MS - WAIT_MS - 1000,
+                "returned %lld ms after the stop: the poll interval ran out first",
+                now - s.fired_at);
+  ck_assert_int_eq(log_count("\"method\":\"tasks/get\""), 0);
+  if (how == STOP_CANCEL) {
+    ck_assert_ptr_nonnull(strstr(err.message, "tasks/cancel sent"));
+    ck_assert_int_eq(log_count("\"method\":\"tasks/cancel\""), 1);
+    /* Slept, not polled: a wait in 10 ms slices blocks 100 times a
+     * second; this one a few times for the whole call (its requests,
+     * the sleep, the wake). */
+    ck_assert_msg(switches < 50, "%ld context switches in a %lld ms call", switches, now - t0);
+    ck_assert_int_eq(call_cancels(), 0);
+  } else {
+    ck_assert_msg(strstr(err.message, "closed"), "%s", err.message);
+    ck_assert_int_eq(log_count("\"method\":\"tasks/cancel\""), 0);
+    /* Only the listen's own end (modern: "client closed") was sent. */
+    ck_assert_int_eq(call_cancels() - log_count("\"reason\":\"client closed\""), 0);
+  }
+  mcp_error_clear(&err);
+  mcp_call_options_free(o);
+  mcp_cancel_unref(s.tok);
+  if (how != STOP_FREE) mcp_client_free(c);
+}
+
+START_TEST(modern_wait_cancel) { wait_stopped("modern", STOP_CANCEL); }
+END_TEST
+START_TEST(modern_wait_close) { wait_stopped("modern", STOP_CLOSE); }
+END_TEST
+START_TEST(modern_wait_free) { wait_stopped("modern", STOP_FREE); }
+END_TEST
+START_TEST(legacy_wait_cancel) { wait_stopped("legacy", STOP_CANCEL); }
+END_TEST
+START_TEST(legacy_wait_close) { wait_stopped("legacy", STOP_CLOSE); }
+END_TEST
+
 static Suite *tasks_suite(void) {
   Suite *s = suite_create("tasks");
   TCase *p = tcase_create("parse");
@@ -722,6 +820,14 @@ static Suite *tasks_suite(void) {
   tcase_add_test(l, legacy_manager);
   tcase_add_test(l, sdk_legacy_tasks);
   suite_add_tcase(s, l);
+  TCase *w = tcase_create("wake");
+  tcase_set_timeout(w, 60);
+  tcase_add_test(w, modern_wait_cancel);
+  tcase_add_test(w, modern_wait_close);
+  tcase_add_test(w, modern_wait_free);
+  tcase_add_test(w, legacy_wait_cancel);
+  tcase_add_test(w, legacy_wait_close);
+  suite_add_tcase(s, w);
   return s;
 }
 

@@ -10,7 +10,7 @@
 //           requests.tools.call}; tools/list names each tool's execution.taskSupport;
 //           a tools/call with params.task answers {task:{...}}; a required tool called
 //           without task is -32601; tasks/get, tasks/result, tasks/list, tasks/cancel
-// Tools (each task advances one step per tasks/get, poll interval 20 ms):
+// Tools (each task advances one step per tasks/get, poll interval 20 ms or $POLL):
 //   slow     working "step 1".."step 3", then completed: "slow done <args.n>"
 //   ask      working, then input_required (modern: inputRequests {q1: elicitation};
 //            legacy: tasks/result sends elicitation/create to the client), then
@@ -27,6 +27,7 @@
 // subscriptions/listen (modern): acknowledged and kept open until the client
 // cancels it; notifications/tasks go to the listens naming the task in
 // notifications.taskIds.  LISTEN=refuse: refused with -32021 instead.
+// POLL=ms: the poll interval asked for instead of 20 ms (pushy keeps 5000).
 // prompts/get (modern) answers a task too: invalid, the extension allows
 // tasks only on tools/call.
 // Every line received is appended to $LOG (the tests read the client's requests
@@ -37,6 +38,7 @@ import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 
 const mode = process.argv[2] || 'modern';
+const POLL = Number(process.env.POLL) || 20; // the poll interval asked for (ms)
 const modern = mode === 'modern';
 const EXT = 'io.modelcontextprotocol/tasks';
 const send = (m) => process.stdout.write(JSON.stringify(m) + '\n');
@@ -49,7 +51,7 @@ const view = (id) => {
   const t = tasks.get(id);
   const v = { taskId: id, status: t.status, createdAt: t.created, lastUpdatedAt: now() };
   if (t.message) v.statusMessage = t.message;
-  if (modern) { v.ttlMs = null; v.pollIntervalMs = t.tool === 'pushy' ? 5000 : 20; } else { v.ttl = null; v.pollInterval = 20; }
+  if (modern) { v.ttlMs = null; v.pollIntervalMs = t.tool === 'pushy' ? 5000 : POLL; } else { v.ttl = null; v.pollInterval = POLL; }
   if (modern && t.status === 'completed') v.result = t.result;
   if (modern && t.status === 'failed') v.error = { code: -32050, message: 'disk full' };
   if (modern && t.status === 'input_required')
