@@ -22,10 +22,11 @@
 //                   INTERNAL_ERROR); "eof" ends the event stream there,
 //                   without the response; "pass" serves it as usual (to
 //                   break a later arrival and not this one).
-// Tool "steps" reports progress and, with hold, waits to be cancelled
-// ($ABORT_LOG).  Tool "safe" echoes like "echo" and is annotated idempotentHint; "touch"
-// {uri} publishes notifications/resources/updated for uri to the listens
-// subscribed to it (resources.subscribe is advertised).
+// Tool "steps" (tests/interop/steps-tool.mjs) reports progress and, with
+// hold, waits to be cancelled ($ABORT_LOG).  Tool "safe" echoes like "echo"
+// and is annotated idempotentHint; "touch" {uri} publishes
+// notifications/resources/updated for uri to the listens subscribed to it
+// (resources.subscribe is advertised).
 // Tools "grow" (adds the tool "extra" to every instance made from then on
 // and publishes tools/list_changed to the open subscriptions/listen
 // streams) and "drop" (breaks every open listen stream off, no result),
@@ -34,6 +35,7 @@ import http from 'node:http';
 import http2 from 'node:http2';
 import fs from 'node:fs';
 import { listenAndReport, pipeResponse, readBody, toRequest } from './fetch-bridge.mjs';
+import { registerSteps } from './steps-tool.mjs';
 import { McpServer, acceptedContent, createMcpHandler, fromJsonSchema, inputRequired } from '@modelcontextprotocol/server';
 
 let grown = false;
@@ -68,25 +70,7 @@ const factory = () => {
       fromJsonSchema({ type: 'object', properties: { ms: { type: 'integer' } } }) },
     async ({ ms }) => { await new Promise((r) => setTimeout(r, ms ?? 1000));
                         return { content: [{ type: 'text', text: 'slept' }] }; });
-  // Progress (notifications/progress to the request's progressToken, one
-  // per step), then the result; with "hold" it then waits until the
-  // request is aborted (the client cancelled it: notifications/cancelled,
-  // or its HTTP stream closed) and appends "aborted" to $ABORT_LOG.
-  server.registerTool('steps', { description: 'reports progress', inputSchema: fromJsonSchema({
-      type: 'object', properties: { n: { type: 'integer' }, hold: { type: 'boolean' } } }) },
-    async ({ n, hold }, ctx) => {
-      const total = n ?? 3, token = ctx.mcpReq._meta?.progressToken;
-      for (let i = 1; i <= total; i++)
-        if (token !== undefined)
-          await ctx.mcpReq.notify({ method: 'notifications/progress',
-            params: { progressToken: token, progress: i, total, message: `step ${i}` } });
-      if (hold) {
-        const sig = ctx.mcpReq.signal;
-        await new Promise((r) => (sig.aborted ? r() : sig.addEventListener('abort', r)));
-        if (process.env.ABORT_LOG) fs.appendFileSync(process.env.ABORT_LOG, 'aborted\n');
-      }
-      return { content: [{ type: 'text', text: `stepped ${total}` }] };
-    });
+  registerSteps(server); // progress; with hold, waits to be cancelled
   // x-mcp-header (SEP-2243): the SDK checks that each Mcp-Param-* header
   // matches the argument, and refuses a call whose headers are missing.
   server.registerTool('route', { description: 'routes on headers', inputSchema: fromJsonSchema({
