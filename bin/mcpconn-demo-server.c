@@ -7,10 +7,11 @@
  * featureful.  It speaks newline-delimited JSON-RPC 2.0 on stdin/stdout
  * (compact JSON, one message per line) and logs only to stderr.
  *
- * Tools: echo, add, sleep and fail (see TOOLS_JSON below).  Prompts: greet
- * (arguments name, style) and summarize.  Resources: demo://readme,
- * demo://config.json and the template demo://echo/{text}; an unknown URI
- * is -32002 (legacy) or -32602 (modern), as each era's spec says.
+ * Tools: echo, add, sleep and fail (TOOLS_JSON in demo_tools.c).
+ * Prompts: greet (arguments name, style) and summarize.  Resources:
+ * demo://readme, demo://config.json and the template demo://echo/{text};
+ * an unknown URI is -32002 (legacy) or -32602 (modern), as each era's spec
+ * says.
  *
  * Eras: by default it speaks both MCP eras on one process, as the spec's
  * dual-era servers do.  A request whose params._meta carries
@@ -33,6 +34,12 @@
  * runs, progress notifications go out on its timer, and notifications/
  * cancelled simply drops the entry.  On stdin EOF running sleeps are
  * abandoned (the client has gone) and the server exits 0.
+ *
+ * Files: this one has the loop, the input, the output buffer and its reply
+ * writers, and the protocol (the JSON-RPC envelope, the eras, initialize,
+ * server/discover, ping, cancellation); demo_tools.c the catalogue (tools,
+ * sleeps' timers, prompts, resources and their methods); demo_fast.c the
+ * fast path for echo; demo_server.h what they share.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -53,6 +60,8 @@
 
 #include <json-c/json.h>
 
+#include "demo_server.h"
+
 #ifndef VERSION
 #define VERSION "0.1.0"
 #endif
@@ -64,105 +73,12 @@
 #define MAX_LINE (16u * 1024 * 1024)
 /* Bytes asked of each read(). */
 #define READ_CHUNK (64u * 1024)
-/* Output is written once this much is buffered, even mid-batch. */
-#define OUT_FLUSH_AT (256u * 1024)
-/* Interval of progress notifications during sleep, ms. */
-#define PROGRESS_EVERY_MS 100
-/* Longest sleep accepted, ms. */
-#define SLEEP_MAX_MS (10 * 60 * 1000)
-
-/* JSON-RPC error codes. */
-#define RPC_PARSE_ERROR (-32700)
-#define RPC_INVALID_REQUEST (-32600)
-#define RPC_METHOD_NOT_FOUND (-32601)
-#define RPC_INVALID_PARAMS (-32602)
-#define RPC_UNSUPPORTED_VERSION (-32022)
-#define RPC_RESOURCE_NOT_FOUND (-32002)
 
 static const char *const SUPPORTED_PROTOCOLS[] = {"2025-11-25", "2025-06-18", "2025-03-26"};
 
-/* The modern revision and the _meta keys a modern request carries. */
-#define MODERN_PROTOCOL "2026-07-28"
-#define META_VERSION "io.modelcontextprotocol/protocolVersion"
-#define META_CAPS "io.modelcontextprotocol/clientCapabilities"
-/* ttlMs of the cacheable results (discover, tools/list): they never change. */
-#define RESULT_TTL "60000"
-
-/* --protocol: which eras are spoken. */
-enum proto_mode { PROTO_DUAL, PROTO_LEGACY, PROTO_MODERN };
-
-/* The tools/list result, parsed once at start-up. */
-static const char TOOLS_JSON[] =
-    "{\"tools\":["
-    "{\"name\":\"echo\",\"title\":\"Echo\","
-    "\"description\":\"Returns the given text unchanged.\","
-    "\"inputSchema\":{\"type\":\"object\",\"properties\":{\"text\":"
-    "{\"type\":\"string\",\"description\":\"The text to return.\"}},"
-    "\"required\":[\"text\"]}},"
-    "{\"name\":\"add\",\"title\":\"Add\","
-    "\"description\":\"Adds two numbers and returns the sum.\","
-    "\"inputSchema\":{\"type\":\"object\",\"properties\":{"
-    "\"a\":{\"type\":\"number\",\"description\":\"First addend.\"},"
-    "\"b\":{\"type\":\"number\",\"description\":\"Second addend.\"}},"
-    "\"required\":[\"a\",\"b\"]},"
-    "\"outputSchema\":{\"type\":\"object\",\"properties\":{"
-    "\"sum\":{\"type\":\"number\"}},\"required\":[\"sum\"]}},"
-    "{\"name\":\"sleep\",\"title\":\"Sleep\","
-    "\"description\":\"Waits the given number of milliseconds, then returns."
-    "\\nSends notifications/progress every 100 ms when the request carries a "
-    "progress token, and stops on notifications/cancelled.\","
-    "\"inputSchema\":{\"type\":\"object\",\"properties\":{\"ms\":"
-    "{\"type\":\"integer\",\"minimum\":0,\"maximum\":600000,"
-    "\"description\":\"How long to sleep, in milliseconds.\"}},"
-    "\"required\":[\"ms\"]}},"
-    "{\"name\":\"fail\",\"title\":\"Fail\","
-    "\"description\":\"Always returns a tool error (isError: true).\","
-    "\"inputSchema\":{\"type\":\"object\",\"properties\":{\"message\":"
-    "{\"type\":\"string\",\"description\":\"The error text to return.\"}}}}"
-    "]}";
-
-/* One running `sleep` call. */
-struct sleeper {
-  json_object *id;          /* the request id; owned reference */
-  json_object *token;       /* params._meta.progressToken or NULL; owned */
-  int64_t start_ms;         /* CLOCK_MONOTONIC */
-  int64_t end_ms;           /* CLOCK_MONOTONIC */
-  int64_t next_progress_ms; /* CLOCK_MONOTONIC; unused without token */
-  int64_t total_ms;
-  bool modern; /* the call was a modern request */
-};
-
-struct server {
-  json_tokener *tok;
-  json_object *tools_result; /* the tools/list result */
-  const char *tools_text;    /* tools_result serialised; owned by it */
-  size_t tools_len;
-
-  char *in;                        /* bytes read but not yet consumed */
-  size_t in_len;                   /* bytes held in |in| */
-  size_t in_cap;                   /* allocated size of |in| */
-  size_t in_scan;                  /* bytes of |in| known to hold no newline */
-  bool skipping;                   /* discarding an over-long line up to its newline */
-  bool no_fast;                    /* --no-fast-path */
-  enum proto_mode proto;           /* --protocol */
-  bool modern_reply;               /* the request being answered is modern */
-  unsigned long lines, fast_lines; /* handled, and by fast_echo() */
-
-  char *out; /* replies not yet written */
-  size_t out_len;
-  size_t out_cap;
-  bool out_dead; /* stdout is gone (EPIPE or error); stop quietly */
-
-  struct sleeper *sleeps; /* running sleeps, in start order */
-  size_t n_sleeps;
-  size_t cap_sleeps;
-};
-
 /* ---- small helpers ---------------------------------------------------- */
 
-static void logmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void logmsg(const char *fmt, ...) {
+void logmsg(const char *fmt, ...) {
   va_list ap;
   char line[512];
   va_start(ap, fmt);
@@ -171,7 +87,7 @@ static void logmsg(const char *fmt, ...) {
   fprintf(stderr, SERVER_NAME ": %s\n", line);
 }
 
-static void *xrealloc(void *p, size_t n) {
+void *xrealloc(void *p, size_t n) {
   void *q = realloc(p, n ? n : 1);
   if (!q) {
     logmsg("out of memory");
@@ -180,20 +96,19 @@ static void *xrealloc(void *p, size_t n) {
   return q;
 }
 
-static int64_t now_ms(void) {
+int64_t now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Returns member |key| of |obj| when it exists and has type |type|. */
-static json_object *get_typed(json_object *obj, const char *key, json_type type) {
+json_object *get_typed(json_object *obj, const char *key, json_type type) {
   json_object *v;
   if (!obj || !json_object_object_get_ex(obj, key, &v)) return NULL;
   return json_object_is_type(v, type) ? v : NULL;
 }
 
-static bool is_valid_id(json_object *id) {
+bool is_valid_id(json_object *id) {
   return json_object_is_type(id, json_type_int) || json_object_is_type(id, json_type_string);
 }
 
@@ -211,8 +126,7 @@ static bool id_equal(json_object *a, json_object *b) {
 
 /* ---- output ----------------------------------------------------------- */
 
-/* Writes the whole output buffer to stdout; marks stdout dead on failure. */
-static void flush_out(struct server *s) {
+void flush_out(struct server *s) {
   size_t off = 0;
   while (off < s->out_len && !s->out_dead) {
     ssize_t n = write(STDOUT_FILENO, s->out + off, s->out_len - off);
@@ -232,36 +146,14 @@ static void flush_out(struct server *s) {
   s->out_len = 0;
 }
 
-#define SER_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
-
-/* Appends |len| bytes to the output buffer. */
-static void out_append(struct server *s, const char *data, size_t len) {
-  if (s->out_len + len > s->out_cap) {
-    size_t cap = s->out_cap ? s->out_cap : 4096;
-    while (cap < s->out_len + len) cap *= 2;
-    s->out = xrealloc(s->out, cap);
-    s->out_cap = cap;
-  }
-  memcpy(s->out + s->out_len, data, len);
-  s->out_len += len;
-}
-
-static void out_append_str(struct server *s, const char *str) { out_append(s, str, strlen(str)); }
-
-static void out_append_json(struct server *s, json_object *obj) {
+void out_append_json(struct server *s, json_object *obj) {
   size_t len;
   const char *text = json_object_to_json_string_length(obj, SER_FLAGS, &len);
   out_append(s, text, len);
 }
 
-/* Ends the message being appended: one line, written in the next flush. */
-static void out_end_message(struct server *s) {
-  out_append(s, "\n", 1);
-  if (s->out_len >= OUT_FLUSH_AT) flush_out(s);
-}
-
 /* Serialises |msg| as one line into the output buffer and drops |msg|. */
-static void send_msg(struct server *s, json_object *msg) {
+void send_msg(struct server *s, json_object *msg) {
   out_append_json(s, msg);
   out_end_message(s);
   json_object_put(msg);
@@ -271,14 +163,14 @@ static void send_msg(struct server *s, json_object *msg) {
  * The envelope is written by hand around the serialised id and payload:
  * cheaper than building a json-c object for every reply.
  */
-static void begin_reply(struct server *s, json_object *id) {
+void begin_reply(struct server *s, json_object *id) {
   out_append_str(s, "{\"jsonrpc\":\"2.0\",\"id\":");
   if (id) out_append_json(s, id);
   else out_append_str(s, "null");
 }
 
 /* Sends |text| (serialised JSON) as the result for request |id|. */
-static void send_result_text(struct server *s, json_object *id, const char *text, size_t len) {
+void send_result_text(struct server *s, json_object *id, const char *text, size_t len) {
   begin_reply(s, id);
   out_append_str(s, ",\"result\":");
   out_append(s, text, len);
@@ -287,7 +179,7 @@ static void send_result_text(struct server *s, json_object *id, const char *text
 }
 
 /* Sends a result for request |id|; takes ownership of |result|. */
-static void send_result(struct server *s, json_object *id, json_object *result) {
+void send_result(struct server *s, json_object *id, json_object *result) {
   begin_reply(s, id);
   out_append_str(s, ",\"result\":");
   out_append_json(s, result);
@@ -298,8 +190,8 @@ static void send_result(struct server *s, json_object *id, json_object *result) 
 
 /* Sends a JSON-RPC error for |id| (NULL: id null) with |data| (owned;
  * NULL for none). */
-static void send_error_data(struct server *s, json_object *id, int code, const char *message,
-                            json_object *data) {
+void send_error_data(struct server *s, json_object *id, int code, const char *message,
+                     json_object *data) {
   json_object *err = json_object_new_object();
   json_object_object_add(err, "code", json_object_new_int(code));
   json_object_object_add(err, "message", json_object_new_string(message));
@@ -313,12 +205,12 @@ static void send_error_data(struct server *s, json_object *id, int code, const c
 }
 
 /* Sends a JSON-RPC error for |id| (NULL: id null). */
-static void send_error(struct server *s, json_object *id, int code, const char *message) {
+void send_error(struct server *s, json_object *id, int code, const char *message) {
   send_error_data(s, id, code, message, NULL);
 }
 
 /* Appends |len| bytes as a JSON string literal (quotes included). */
-static void out_append_json_string(struct server *s, const char *str, size_t len) {
+void out_append_json_string(struct server *s, const char *str, size_t len) {
   static const char hex[] = "0123456789abcdef";
   out_append(s, "\"", 1);
   size_t run = 0; /* start of the bytes not yet appended */
@@ -350,32 +242,8 @@ static void out_append_json_string(struct server *s, const char *str, size_t len
   out_append(s, "\"", 1);
 }
 
-/*
- * What a tool produced: a CallToolResult with one text item, and for `add`
- * a structuredContent sum.  It is written by hand, without building a json-c
- * tree, because tool calls are the benchmark's hot path.
- */
-struct tool_result {
-  const char *text; /* borrowed: a literal, |buf|, or the request's JSON */
-  size_t len;
-  bool is_error;
-  const char *sum; /* a JSON number for structuredContent.sum, or NULL */
-  char buf[64];
-  char sum_buf[64];
-};
-
-static void set_text(struct tool_result *r, const char *text, size_t len, bool is_error) {
-  r->text = text;
-  r->len = len;
-  r->is_error = is_error;
-}
-
-static void set_error(struct tool_result *r, const char *text) {
-  set_text(r, text, strlen(text), true);
-}
-
 /* The rest of a tool's reply, after the id. */
-static void tool_result_tail(struct server *s, const struct tool_result *r) {
+void tool_result_tail(struct server *s, const struct tool_result *r) {
   out_append_str(s, ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":");
   out_append_json_string(s, r->text, r->len);
   out_append_str(s, "}]");
@@ -390,188 +258,9 @@ static void tool_result_tail(struct server *s, const struct tool_result *r) {
   out_end_message(s);
 }
 
-static void send_tool_result(struct server *s, json_object *id, const struct tool_result *r) {
+void send_tool_result(struct server *s, json_object *id, const struct tool_result *r) {
   begin_reply(s, id);
   tool_result_tail(s, r);
-}
-
-/* ---- tools ------------------------------------------------------------ */
-
-static void tool_echo(json_object *args, struct tool_result *r) {
-  json_object *text = get_typed(args, "text", json_type_string);
-  if (!text) {
-    set_error(r, "echo: argument 'text' must be a string");
-    return;
-  }
-  set_text(r, json_object_get_string(text), (size_t)json_object_get_string_len(text), false);
-}
-
-/* Reads a JSON number that fits an int64 exactly; false otherwise. */
-static bool get_exact_int(json_object *v, int64_t *out) {
-  if (!json_object_is_type(v, json_type_int)) return false;
-  int64_t i = json_object_get_int64(v);
-  if (i == INT64_MAX && json_object_get_uint64(v) != (uint64_t)INT64_MAX)
-    return false; /* a uint64 beyond INT64_MAX, or clamped */
-  *out = i;
-  return true;
-}
-
-/*
- * Formats |d| (finite) the way people write numbers: integers without a
- * fraction ("5"), other values with the fewest of 15..17 significant digits
- * that read back as the same double.
- */
-static void format_double(double d, char *buf, size_t size) {
-  if (d > -9007199254740992.0 && d < 9007199254740992.0 && d == (double)(int64_t)d) {
-    snprintf(buf, size, "%" PRId64, (int64_t)d);
-    return;
-  }
-  for (int prec = 15; prec <= 17; prec++) {
-    snprintf(buf, size, "%.*g", prec, d);
-    if (strtod(buf, NULL) == d) return;
-  }
-}
-
-static void tool_add(json_object *args, struct tool_result *r) {
-  json_object *a = NULL, *b = NULL;
-  if (args) {
-    json_object_object_get_ex(args, "a", &a);
-    json_object_object_get_ex(args, "b", &b);
-  }
-  bool a_num = json_object_is_type(a, json_type_int) || json_object_is_type(a, json_type_double);
-  bool b_num = json_object_is_type(b, json_type_int) || json_object_is_type(b, json_type_double);
-  if (!a_num || !b_num) {
-    set_error(r, "add: arguments 'a' and 'b' must both be numbers");
-    return;
-  }
-  int64_t ia, ib, is;
-  if (get_exact_int(a, &ia) && get_exact_int(b, &ib) && !__builtin_add_overflow(ia, ib, &is)) {
-    snprintf(r->buf, sizeof(r->buf), "%" PRId64, is);
-  } else {
-    double d = json_object_get_double(a) + json_object_get_double(b);
-    if (!(d - d == 0.0)) { /* NaN or infinite: not a JSON number */
-      set_error(r, "add: the sum is not a finite number");
-      return;
-    }
-    format_double(d, r->buf, sizeof(r->buf));
-  }
-  /* Both spellings ("5", "0.30000000000000004", "1e+300") are JSON numbers. */
-  set_text(r, r->buf, strlen(r->buf), false);
-  memcpy(r->sum_buf, r->buf, sizeof(r->buf));
-  r->sum = r->sum_buf;
-}
-
-static void tool_fail(json_object *args, struct tool_result *r) {
-  json_object *m = NULL;
-  if (args && json_object_object_get_ex(args, "message", &m) &&
-      !json_object_is_type(m, json_type_string)) {
-    set_error(r, "fail: argument 'message' must be a string");
-  } else if (!m) {
-    set_error(r, "the fail tool always fails");
-  } else {
-    set_text(r, json_object_get_string(m), (size_t)json_object_get_string_len(m), true);
-  }
-}
-
-static void send_slept(struct server *s, json_object *id, int64_t ms) {
-  struct tool_result r = {0};
-  snprintf(r.buf, sizeof(r.buf), "slept %" PRId64 " ms", ms);
-  set_text(&r, r.buf, strlen(r.buf), false);
-  send_tool_result(s, id, &r);
-}
-
-/* Starts a sleep, or answers at once when it needs no waiting or is invalid. */
-static void tool_sleep(struct server *s, json_object *id, json_object *params, json_object *args) {
-  json_object *v = NULL;
-  int64_t ms = -1;
-  if (args) json_object_object_get_ex(args, "ms", &v);
-  if (json_object_is_type(v, json_type_int)) {
-    if (!get_exact_int(v, &ms)) ms = -1;
-  } else if (json_object_is_type(v, json_type_double)) {
-    double d = json_object_get_double(v);
-    if (d >= 0 && d <= SLEEP_MAX_MS && d == (double)(int64_t)d) ms = (int64_t)d;
-  }
-  if (ms < 0 || ms > SLEEP_MAX_MS) {
-    struct tool_result r = {0};
-    set_error(&r, "sleep: argument 'ms' must be an integer from 0 to 600000");
-    send_tool_result(s, id, &r);
-    return;
-  }
-  if (ms == 0) {
-    send_slept(s, id, 0);
-    return;
-  }
-
-  json_object *meta = get_typed(params, "_meta", json_type_object);
-  json_object *token = NULL;
-  if (meta && json_object_object_get_ex(meta, "progressToken", &token) && !is_valid_id(token))
-    token = NULL; /* progress tokens are strings or integers */
-
-  if (s->n_sleeps == s->cap_sleeps) {
-    s->cap_sleeps = s->cap_sleeps ? s->cap_sleeps * 2 : 8;
-    s->sleeps = xrealloc(s->sleeps, s->cap_sleeps * sizeof(*s->sleeps));
-  }
-  struct sleeper *sl = &s->sleeps[s->n_sleeps++];
-  sl->id = json_object_get(id);
-  sl->token = token ? json_object_get(token) : NULL;
-  sl->start_ms = now_ms();
-  sl->end_ms = sl->start_ms + ms;
-  sl->next_progress_ms = sl->start_ms + PROGRESS_EVERY_MS;
-  sl->total_ms = ms;
-  sl->modern = s->modern_reply;
-}
-
-static void remove_sleeper(struct server *s, size_t i) {
-  json_object_put(s->sleeps[i].id);
-  json_object_put(s->sleeps[i].token);
-  memmove(&s->sleeps[i], &s->sleeps[i + 1], (s->n_sleeps - i - 1) * sizeof(*s->sleeps));
-  s->n_sleeps--;
-}
-
-static void send_progress(struct server *s, struct sleeper *sl, int64_t now) {
-  json_object *params = json_object_new_object();
-  json_object_object_add(params, "progressToken", json_object_get(sl->token));
-  json_object_object_add(params, "progress", json_object_new_int64(now - sl->start_ms));
-  json_object_object_add(params, "total", json_object_new_int64(sl->total_ms));
-  json_object_object_add(params, "message", json_object_new_string("sleeping"));
-  json_object *msg = json_object_new_object();
-  json_object_object_add(msg, "jsonrpc", json_object_new_string("2.0"));
-  json_object_object_add(msg, "method", json_object_new_string("notifications/progress"));
-  json_object_object_add(msg, "params", params);
-  send_msg(s, msg);
-}
-
-/* Finishes due sleeps and sends due progress notifications. */
-static void run_timers(struct server *s) {
-  if (!s->n_sleeps) return;
-  int64_t now = now_ms();
-  for (size_t i = 0; i < s->n_sleeps;) {
-    struct sleeper *sl = &s->sleeps[i];
-    if (now >= sl->end_ms) {
-      s->modern_reply = sl->modern;
-      send_slept(s, sl->id, sl->total_ms);
-      remove_sleeper(s, i);
-      continue;
-    }
-    if (sl->token && now >= sl->next_progress_ms) {
-      send_progress(s, sl, now);
-      while (sl->next_progress_ms <= now) sl->next_progress_ms += PROGRESS_EVERY_MS;
-    }
-    i++;
-  }
-}
-
-/* Milliseconds until the next timer is due; -1 when none is running. */
-static int next_timeout(const struct server *s) {
-  if (!s->n_sleeps) return -1;
-  int64_t due = INT64_MAX;
-  for (size_t i = 0; i < s->n_sleeps; i++) {
-    const struct sleeper *sl = &s->sleeps[i];
-    if (sl->end_ms < due) due = sl->end_ms;
-    if (sl->token && sl->next_progress_ms < due) due = sl->next_progress_ms;
-  }
-  int64_t wait = due - now_ms();
-  return wait < 0 ? 0 : (int)wait;
 }
 
 /* ---- methods ---------------------------------------------------------- */
@@ -619,27 +308,6 @@ static void do_initialize(struct server *s, json_object *id, json_object *params
   json_object_object_add(result, "serverInfo", info);
   json_object_object_add(result, "instructions", json_object_new_string(INSTRUCTIONS));
   send_result(s, id, result);
-}
-
-static void do_tools_list(struct server *s, json_object *id, json_object *params) {
-  json_object *cursor;
-  if (params && json_object_object_get_ex(params, "cursor", &cursor) && cursor) {
-    /* There is one page, so no cursor we could have issued is valid. */
-    send_error(s, id, RPC_INVALID_PARAMS, "Invalid params: unknown cursor");
-    return;
-  }
-  if (!s->modern_reply) {
-    send_result_text(s, id, s->tools_text, s->tools_len);
-    return;
-  }
-  /* A modern tools/list is cacheable: resultType, ttlMs and cacheScope
-   * before the tools ({"tools":[...]} without its first brace). */
-  begin_reply(s, id);
-  out_append_str(s, ",\"result\":{\"resultType\":\"complete\",\"ttlMs\":" RESULT_TTL
-                    ",\"cacheScope\":\"public\",");
-  out_append(s, s->tools_text + 1, s->tools_len - 1);
-  out_append(s, "}", 1);
-  out_end_message(s);
 }
 
 /* The versions this server speaks, newest first, as a JSON array. */
@@ -695,187 +363,6 @@ static void do_discover(struct server *s, json_object *id) {
   json_object_object_add(result, "capabilities", caps);
   json_object_object_add(result, "instructions", json_object_new_string(INSTRUCTIONS));
   json_object_object_add(result, "_meta", meta);
-  send_result(s, id, result);
-}
-
-static void do_tools_call(struct server *s, json_object *id, json_object *params) {
-  json_object *name = get_typed(params, "name", json_type_string);
-  if (!name) {
-    send_error(s, id, RPC_INVALID_PARAMS, "Invalid params: name must be a string");
-    return;
-  }
-  json_object *args = NULL;
-  if (json_object_object_get_ex(params, "arguments", &args) && args &&
-      !json_object_is_type(args, json_type_object)) {
-    send_error(s, id, RPC_INVALID_PARAMS, "Invalid params: arguments must be an object");
-    return;
-  }
-  const char *n = json_object_get_string(name);
-  struct tool_result r = {0};
-  if (strcmp(n, "echo") == 0) {
-    tool_echo(args, &r);
-    send_tool_result(s, id, &r);
-  } else if (strcmp(n, "add") == 0) {
-    tool_add(args, &r);
-    send_tool_result(s, id, &r);
-  } else if (strcmp(n, "sleep") == 0) {
-    tool_sleep(s, id, params, args);
-  } else if (strcmp(n, "fail") == 0) {
-    tool_fail(args, &r);
-    send_tool_result(s, id, &r);
-  } else {
-    char msg[256];
-    snprintf(msg, sizeof(msg), "Unknown tool: %.200s", n);
-    send_error(s, id, RPC_INVALID_PARAMS, msg);
-  }
-}
-
-/* ---- prompts and resources --------------------------------------------- */
-
-/* The lists, as their results (one page each; never changing). */
-static const char PROMPTS_JSON[] =
-    "{\"prompts\":["
-    "{\"name\":\"greet\",\"title\":\"Greet\","
-    "\"description\":\"Asks for a greeting for someone.\","
-    "\"arguments\":[{\"name\":\"name\",\"description\":\"Who to greet.\",\"required\":true},"
-    "{\"name\":\"style\",\"description\":\"formal or casual (default: casual).\","
-    "\"required\":false}]},"
-    "{\"name\":\"summarize\",\"title\":\"Summarize\","
-    "\"description\":\"Asks for a one-sentence summary of demo://readme.\"}"
-    "]}";
-static const char RESOURCES_JSON[] =
-    "{\"resources\":["
-    "{\"uri\":\"demo://readme\",\"name\":\"readme\",\"title\":\"Read me\","
-    "\"description\":\"What this server is.\",\"mimeType\":\"text/plain\"},"
-    "{\"uri\":\"demo://config.json\",\"name\":\"config\","
-    "\"description\":\"The server's settings.\",\"mimeType\":\"application/json\"}"
-    "]}";
-static const char TEMPLATES_JSON[] =
-    "{\"resourceTemplates\":["
-    "{\"uriTemplate\":\"demo://echo/{text}\",\"name\":\"echo\","
-    "\"description\":\"Reads back the text in the URI.\",\"mimeType\":\"text/plain\"}"
-    "]}";
-#define README_TEXT \
-  "mcpconn-demo-server is a small MCP server bundled with mcpconn.\n" \
-  "It has four tools, two prompts and three resources.\n"
-#define ECHO_PREFIX "demo://echo/"
-
-/* Sends |text| (one of the lists above) for a list request; modern results
- * carry resultType. */
-static void send_list(struct server *s, json_object *id, json_object *params, const char *text) {
-  json_object *cursor;
-  if (params && json_object_object_get_ex(params, "cursor", &cursor) && cursor) {
-    send_error(s, id, RPC_INVALID_PARAMS, "Invalid params: unknown cursor");
-    return;
-  }
-  json_object *result = json_tokener_parse(text);
-  if (s->modern_reply)
-    json_object_object_add(result, "resultType", json_object_new_string("complete"));
-  send_result(s, id, result);
-}
-
-/* A result of one user message holding |text|. */
-static json_object *prompt_result(const char *description, const char *text) {
-  json_object *content = json_object_new_object();
-  json_object_object_add(content, "type", json_object_new_string("text"));
-  json_object_object_add(content, "text", json_object_new_string(text));
-  json_object *msg = json_object_new_object();
-  json_object_object_add(msg, "role", json_object_new_string("user"));
-  json_object_object_add(msg, "content", content);
-  json_object *messages = json_object_new_array();
-  json_object_array_add(messages, msg);
-  json_object *result = json_object_new_object();
-  json_object_object_add(result, "description", json_object_new_string(description));
-  json_object_object_add(result, "messages", messages);
-  return result;
-}
-
-static void do_prompts_get(struct server *s, json_object *id, json_object *params) {
-  json_object *name = get_typed(params, "name", json_type_string);
-  if (!name) {
-    send_error(s, id, RPC_INVALID_PARAMS, "Invalid params: name must be a string");
-    return;
-  }
-  json_object *args = NULL;
-  if (json_object_object_get_ex(params, "arguments", &args) && args) {
-    if (!json_object_is_type(args, json_type_object)) {
-      send_error(s, id, RPC_INVALID_PARAMS, "Invalid params: arguments must be an object");
-      return;
-    }
-    json_object_object_foreach(args, key, val) {
-      (void)key;
-      if (!json_object_is_type(val, json_type_string)) {
-        send_error(s, id, RPC_INVALID_PARAMS, "Invalid params: prompt arguments are strings");
-        return;
-      }
-    }
-  }
-  const char *n = json_object_get_string(name);
-  json_object *result;
-  char msg[512];
-  if (strcmp(n, "greet") == 0) {
-    json_object *who = get_typed(args, "name", json_type_string);
-    json_object *style = get_typed(args, "style", json_type_string);
-    const char *st = style ? json_object_get_string(style) : "casual";
-    if (!who) {
-      send_error(s, id, RPC_INVALID_PARAMS,
-                 "Invalid params: prompt greet needs the argument 'name'");
-      return;
-    }
-    if (strcmp(st, "formal") != 0 && strcmp(st, "casual") != 0) {
-      send_error(s, id, RPC_INVALID_PARAMS, "Invalid params: style must be 'formal' or 'casual'");
-      return;
-    }
-    snprintf(msg, sizeof(msg), "Write a %s greeting for %.400s.", st, json_object_get_string(who));
-    result = prompt_result("A greeting", msg);
-  } else if (strcmp(n, "summarize") == 0) {
-    result = prompt_result("A summary of demo://readme",
-                           "Summarize this text in one sentence:\n\n" README_TEXT);
-  } else {
-    snprintf(msg, sizeof(msg), "Unknown prompt: %.200s", n);
-    send_error(s, id, RPC_INVALID_PARAMS, msg);
-    return;
-  }
-  if (s->modern_reply)
-    json_object_object_add(result, "resultType", json_object_new_string("complete"));
-  send_result(s, id, result);
-}
-
-static void do_resources_read(struct server *s, json_object *id, json_object *params) {
-  json_object *uri = get_typed(params, "uri", json_type_string);
-  if (!uri) {
-    send_error(s, id, RPC_INVALID_PARAMS, "Invalid params: uri must be a string");
-    return;
-  }
-  const char *u = json_object_get_string(uri);
-  const char *mime = "text/plain", *text = NULL;
-  if (strcmp(u, "demo://readme") == 0) {
-    text = README_TEXT;
-  } else if (strcmp(u, "demo://config.json") == 0) {
-    mime = "application/json";
-    text = "{\"greeting\": \"hello\", \"sleepMaxMs\": 600000}";
-  } else if (strncmp(u, ECHO_PREFIX, strlen(ECHO_PREFIX)) == 0 && u[strlen(ECHO_PREFIX)]) {
-    text = u + strlen(ECHO_PREFIX);
-  } else {
-    /* Not found: -32002 up to 2025-11-25, -32602 from 2026-07-28. */
-    char msg[256];
-    snprintf(msg, sizeof(msg), "Resource not found: %.200s", u);
-    json_object *data = json_object_new_object();
-    json_object_object_add(data, "uri", json_object_new_string(u));
-    send_error_data(s, id, s->modern_reply ? RPC_INVALID_PARAMS : RPC_RESOURCE_NOT_FOUND, msg,
-                    data);
-    return;
-  }
-  json_object *item = json_object_new_object();
-  json_object_object_add(item, "uri", json_object_new_string(u));
-  json_object_object_add(item, "mimeType", json_object_new_string(mime));
-  json_object_object_add(item, "text", json_object_new_string(text));
-  json_object *contents = json_object_new_array();
-  json_object_array_add(contents, item);
-  json_object *result = json_object_new_object();
-  json_object_object_add(result, "contents", contents);
-  if (s->modern_reply)
-    json_object_object_add(result, "resultType", json_object_new_string("complete"));
   send_result(s, id, result);
 }
 
@@ -984,214 +471,6 @@ static void dispatch(struct server *s, json_object *msg) {
     send_list(s, id, params, TEMPLATES_JSON);
   else if (strcmp(method, "resources/read") == 0) do_resources_read(s, id, params);
   else do_initialize(s, id, params);
-}
-
-/* ---- fast path: tools/call of echo without json-c ---------------------- */
-
-/*
- * The benchmarks call echo in a loop, and json-c 0.16 spends about twice as
- * long switching locales on every parse as parsing.  fast_echo() answers a
- * plain tools/call of echo from a scan of the line instead: it validates
- * the whole line as strict JSON (RFC 8259) and picks out the few members it
- * needs.  Whatever it is not sure of (a member it uses that is repeated or
- * has an escaped name, an escape in the text, a \u escape or a number with
- * an exponent or more than 18 digits anywhere, nesting past
- * FAST_MAX_DEPTH, an id that is not a plain integer, any other method or
- * tool) it leaves to the general path, which gives the same answer.
- */
-#define FAST_MAX_DEPTH 16
-
-struct fscan {
-  const char *p, *end;
-  int depth;
-};
-
-struct fspan {
-  const char *p; /* the value's text, or NULL when absent */
-  size_t n;
-};
-
-static void f_ws(struct fscan *f) {
-  while (f->p < f->end && (*f->p == ' ' || *f->p == '\t' || *f->p == '\n' || *f->p == '\r')) f->p++;
-}
-
-/* A string; *esc tells whether it had escapes. */
-static bool f_string(struct fscan *f, bool *esc) {
-  if (f->p >= f->end || *f->p != '"') return false;
-  f->p++;
-  *esc = false;
-  while (f->p < f->end) {
-    unsigned char c = (unsigned char)*f->p++;
-    if (c == '"') return true;
-    if (c < 0x20) return false;
-    if (c == '\\') {
-      if (f->p >= f->end) return false;
-      c = (unsigned char)*f->p++;
-      if (!(c == '"' || c == '\\' || c == '/' || c == 'b' || c == 'f' || c == 'n' || c == 'r' ||
-            c == 't'))
-        return false; /* \u included: left to json-c */
-      *esc = true;
-    }
-  }
-  return false;
-}
-
-static bool f_digits(struct fscan *f) {
-  const char *start = f->p;
-  while (f->p < f->end && *f->p >= '0' && *f->p <= '9') f->p++;
-  return f->p > start;
-}
-
-/* -?(0|[1-9][0-9]*)(.[0-9]+)?, at most 18 digits before the point. */
-static bool f_number(struct fscan *f) {
-  if (f->p < f->end && *f->p == '-') f->p++;
-  const char *start = f->p;
-  if (!f_digits(f) || f->p - start > 18 || (*start == '0' && f->p - start > 1)) return false;
-  if (f->p < f->end && *f->p == '.') {
-    f->p++;
-    if (!f_digits(f)) return false;
-  }
-  return f->p >= f->end || (*f->p != 'e' && *f->p != 'E');
-}
-
-static bool f_literal(struct fscan *f, const char *lit) {
-  size_t n = strlen(lit);
-  if ((size_t)(f->end - f->p) < n || memcmp(f->p, lit, n) != 0) return false;
-  f->p += n;
-  return true;
-}
-
-static bool f_object(struct fscan *f, const char *const *keys, struct fspan *vals, int nkeys);
-
-static bool f_value(struct fscan *f) {
-  f_ws(f);
-  if (f->p >= f->end) return false;
-  bool esc;
-  switch (*f->p) {
-  case '{': return f_object(f, NULL, NULL, 0);
-  case '"': return f_string(f, &esc);
-  case 't': return f_literal(f, "true");
-  case 'f': return f_literal(f, "false");
-  case 'n': return f_literal(f, "null");
-  case '[':
-    if (++f->depth > FAST_MAX_DEPTH) return false;
-    f->p++;
-    f_ws(f);
-    if (f->p < f->end && *f->p == ']') {
-      f->p++;
-      f->depth--;
-      return true;
-    }
-    for (;;) {
-      if (!f_value(f)) return false;
-      f_ws(f);
-      if (f->p >= f->end) return false;
-      if (*f->p == ']') {
-        f->p++;
-        f->depth--;
-        return true;
-      }
-      if (*f->p++ != ',') return false;
-    }
-  default: return f_number(f);
-  }
-}
-
-/* An object; the values of members named in |keys| go to |vals|. */
-static bool f_object(struct fscan *f, const char *const *keys, struct fspan *vals, int nkeys) {
-  if (f->p >= f->end || *f->p != '{' || ++f->depth > FAST_MAX_DEPTH) return false;
-  f->p++;
-  f_ws(f);
-  if (f->p < f->end && *f->p == '}') {
-    f->p++;
-    f->depth--;
-    return true;
-  }
-  for (;;) {
-    f_ws(f);
-    const char *key = f->p + 1;
-    bool esc;
-    if (!f_string(f, &esc)) return false;
-    size_t klen = (size_t)(f->p - 1 - key);
-    f_ws(f);
-    if (f->p >= f->end || *f->p++ != ':') return false;
-    f_ws(f);
-    const char *val = f->p;
-    if (!f_value(f)) return false;
-    if (esc && nkeys) return false; /* it might spell one of ours */
-    for (int i = 0; i < nkeys; i++) {
-      if (strlen(keys[i]) == klen && memcmp(keys[i], key, klen) == 0) {
-        if (vals[i].p) return false; /* repeated: json-c keeps the last */
-        vals[i].p = val;
-        vals[i].n = (size_t)(f->p - val);
-      }
-    }
-    f_ws(f);
-    if (f->p >= f->end) return false;
-    if (*f->p == '}') {
-      f->p++;
-      f->depth--;
-      return true;
-    }
-    if (*f->p++ != ',') return false;
-  }
-}
-
-/* The members |keys| of the object |v| (already validated). */
-static bool f_members(struct fspan v, const char *const *keys, struct fspan *vals, int nkeys) {
-  struct fscan f = {v.p, v.p + v.n, 0};
-  return v.p && *v.p == '{' && f_object(&f, keys, vals, nkeys);
-}
-
-/* |v| is the string |lit| written without escapes. */
-static bool f_is(struct fspan v, const char *lit) {
-  size_t n = strlen(lit);
-  return v.p && v.n == n + 2 && v.p[0] == '"' && memcmp(v.p + 1, lit, n) == 0;
-}
-
-/* |v| is an integer that json-c prints back as the same text. */
-static bool f_plain_int(struct fspan v) {
-  if (!v.p) return false;
-  const char *p = v.p, *end = v.p + v.n;
-  if (*p == '-') p++;
-  if (p == end || (*p == '0' && (end - p > 1 || p != v.p))) return false; /* 01, -0 */
-  for (; p < end; p++)
-    if (*p < '0' || *p > '9') return false;
-  return true;
-}
-
-static bool fast_echo(struct server *s, const char *line, size_t len) {
-  static const char *const top_keys[] = {"jsonrpc", "id", "method", "params"};
-  static const char *const params_keys[] = {"name", "arguments", "_meta"};
-  static const char *const args_keys[] = {"text"};
-  static const char *const meta_keys[] = {META_VERSION, META_CAPS};
-  struct fspan top[4] = {{0}}, params[3] = {{0}}, args[1] = {{0}}, meta[2] = {{0}};
-  struct fscan f = {line, line + len, 0};
-  f_ws(&f);
-  if (!f_object(&f, top_keys, top, 4)) return false;
-  f_ws(&f);
-  if (f.p != f.end || !f_is(top[0], "2.0") || !f_plain_int(top[1]) || !f_is(top[2], "tools/call") ||
-      !f_members(top[3], params_keys, params, 3) || !f_is(params[0], "echo") ||
-      !f_members(params[1], args_keys, args, 1))
-    return false;
-  struct fspan text = args[0];
-  if (!text.p || text.p[0] != '"' || memchr(text.p, '\\', text.n)) return false;
-  /* The era, as dispatch() decides it; a modern request with anything but
-   * a well-formed _meta at our version is left to the general path. */
-  bool modern = s->proto == PROTO_MODERN;
-  if (s->proto != PROTO_LEGACY && params[2].p) {
-    if (!f_members(params[2], meta_keys, meta, 2)) return false;
-    if (meta[0].p) modern = true;
-  }
-  if (modern && (!f_is(meta[0], MODERN_PROTOCOL) || !meta[1].p || meta[1].p[0] != '{'))
-    return false;
-  s->modern_reply = modern;
-  struct tool_result r = {0};
-  set_text(&r, text.p + 1, text.n - 2, false);
-  out_append_str(s, "{\"jsonrpc\":\"2.0\",\"id\":");
-  out_append(s, top[1].p, top[1].n);
-  tool_result_tail(s, &r);
-  return true;
 }
 
 /* ---- input ------------------------------------------------------------ */
@@ -1341,12 +620,10 @@ int main(int argc, char **argv) {
     return 1;
   }
   json_tokener_set_flags(s.tok, JSON_TOKENER_STRICT);
-  s.tools_result = json_tokener_parse(TOOLS_JSON);
-  if (!s.tools_result) {
+  if (!load_tools(&s)) {
     logmsg("internal error: the tool list does not parse");
     return 1;
   }
-  s.tools_text = json_object_to_json_string_length(s.tools_result, SER_FLAGS, &s.tools_len);
 
   bool eof = false;
   while (!eof && !s.out_dead) {

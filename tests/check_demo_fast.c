@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * check_demo_fast.c: the demo server's fast path (fast_echo() in
- * bin/mcpconn-demo-server.c, which answers plain echo calls from a scan of
- * the line instead of a json-c tree) must answer exactly what the general
+ * bin/demo_fast.c, which answers plain echo calls from a scan of the line
+ * instead of a json-c tree) must answer exactly what the general
  * path answers.  Runs the server twice over the same input, once with
  * --no-fast-path, and compares the two outputs byte for byte: hand-written
  * edge cases, thousands of generated requests (member order, white space,

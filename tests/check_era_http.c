@@ -451,32 +451,6 @@ START_TEST(v2_param_headers) {
 }
 END_TEST
 
-/* An async call's outcome, waited for. */
-typedef struct async_out {
-  pthread_mutex_t mu;
-  bool done;
-  mcp_status st;
-  char *result;
-  char *message;
-} async_out;
-
-static void on_async(void *user, mcp_status st, const char *result, const mcp_error *err) {
-  async_out *a = user;
-  pthread_mutex_lock(&a->mu);
-  a->st = st;
-  a->result = result ? strdup(result) : NULL;
-  a->message = err && err->message ? strdup(err->message) : NULL;
-  a->done = true;
-  pthread_mutex_unlock(&a->mu);
-}
-
-static bool async_done(async_out *a) {
-  pthread_mutex_lock(&a->mu);
-  bool d = a->done;
-  pthread_mutex_unlock(&a->mu);
-  return d;
-}
-
 /* The async call that meets -32020 (Mcp-Param-* headers it did not know:
  * no list read yet) reads the list and sends it once more, as the sync
  * call does. */
@@ -484,20 +458,19 @@ START_TEST(v2_param_headers_async) {
   fixture f;
   start(&f, "v2-dual-http.mjs", NULL);
   connect_ok(&f, "auto");
-  async_out a = {.mu = PTHREAD_MUTEX_INITIALIZER};
+  test_async a = TEST_ASYNC_INIT;
   mcp_error err = MCP_ERROR_INIT;
   ck_assert_int_eq(mcp_client_call_tool_async(f.client, "route",
                                               "{\"region\":\"r3\",\"n\":1,\"flag\":false}", NULL,
-                                              on_async, &a, &err),
+                                              test_on_async, &a, &err),
                    MCP_OK);
-  ck_assert(WAIT_UNTIL(async_done(&a), 30000));
+  ck_assert(WAIT_UNTIL(test_async_done(&a), 30000));
   ck_assert_msg(a.st == MCP_OK, "%s: %s", mcp_strerror(a.st), a.message ? a.message : "");
   char *text = NULL;
   ck_assert_int_eq(mcp_tool_result_text(a.result, strlen(a.result), &text, NULL, NULL), MCP_OK);
   ck_assert_str_eq(text, "routed r3");
   free(text);
-  free(a.result);
-  free(a.message);
+  test_async_clear(&a);
   assert_resent_after_list(&f, "r3");
   stop(&f);
 }

@@ -142,30 +142,6 @@ static void assert_arrivals(const fixture *f, const char *method, const char *na
 
 /* ---- one client -------------------------------------------------------------- */
 
-typedef struct async_out {
-  pthread_mutex_t mu;
-  bool done;
-  mcp_status st;
-  char *result;
-} async_out;
-
-static void on_async(void *user, mcp_status st, const char *result, const mcp_error *err) {
-  (void)err;
-  async_out *a = user;
-  pthread_mutex_lock(&a->mu);
-  a->st = st;
-  a->result = result ? strdup(result) : NULL;
-  a->done = true;
-  pthread_mutex_unlock(&a->mu);
-}
-
-static bool async_done(async_out *a) {
-  pthread_mutex_lock(&a->mu);
-  bool d = a->done;
-  pthread_mutex_unlock(&a->mu);
-  return d;
-}
-
 /* Reads whose stream breaks (reset, or an event stream that ends without
  * the response) succeed: each was sent once more with a new id.  Sync and
  * async. */
@@ -197,13 +173,13 @@ START_TEST(reads_reissued_once) {
   mcp_error_clear(&err);
   assert_arrivals(&f, "prompts/get", "nothing", 2, 1);
 
-  async_out a = {.mu = PTHREAD_MUTEX_INITIALIZER};
-  ck_assert_int_eq(mcp_client_request_async(c, "resources/list", NULL, NULL, on_async, &a, NULL),
-                   MCP_OK);
-  ck_assert(WAIT_UNTIL(async_done(&a), CALL_MS));
+  test_async a = TEST_ASYNC_INIT;
+  ck_assert_int_eq(
+      mcp_client_request_async(c, "resources/list", NULL, NULL, test_on_async, &a, NULL), MCP_OK);
+  ck_assert(WAIT_UNTIL(test_async_done(&a), CALL_MS));
   ck_assert_int_eq(a.st, MCP_OK);
   ck_assert_ptr_nonnull(strstr(a.result, "mem://note"));
-  free(a.result);
+  test_async_clear(&a);
   assert_arrivals(&f, "resources/list", NULL, 2, 1);
   ck_assert(mcp_client_is_open(c));
   mcp_client_free(c);
@@ -293,14 +269,14 @@ START_TEST(manager_resend_rule) {
   mcp_free(out);
   assert_arrivals(&f, "tools/call", "safe", 2, 1);
 
-  async_out a = {.mu = PTHREAD_MUTEX_INITIALIZER};
+  test_async a = TEST_ASYNC_INIT;
   ck_assert_int_eq(
-      mcp_manager_call_tool_async(m, "s/safe", "{\"text\":\"s2\"}", NULL, on_async, &a, NULL),
+      mcp_manager_call_tool_async(m, "s/safe", "{\"text\":\"s2\"}", NULL, test_on_async, &a, NULL),
       MCP_OK);
-  ck_assert(WAIT_UNTIL(async_done(&a), CALL_MS));
+  ck_assert(WAIT_UNTIL(test_async_done(&a), CALL_MS));
   ck_assert_int_eq(a.st, MCP_OK);
   ck_assert_ptr_nonnull(strstr(a.result, "s2"));
-  free(a.result);
+  test_async_clear(&a);
   assert_arrivals(&f, "tools/call", "safe", 4, 2);
   assert_arrivals(&f, "server/discover", NULL, 1, 0);
   mcp_manager_free(m);

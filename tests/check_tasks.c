@@ -159,27 +159,20 @@ static bool log_line_has(const char *a, const char *b) {
 
 typedef struct host {
   pthread_mutex_t mu;
-  pthread_cond_t cv;
   int elicits;
   int reports;
   double last_progress;
   char messages[4096];
-  bool done;
-  mcp_status st;
-  char result[1024];
-  char errmsg[1024];
 } host;
 
 static host *host_new(void) {
   host *h = calloc(1, sizeof(*h));
   pthread_mutex_init(&h->mu, NULL);
-  pthread_cond_init(&h->cv, NULL);
   return h;
 }
 
 static void host_free(host *h) {
   pthread_mutex_destroy(&h->mu);
-  pthread_cond_destroy(&h->cv);
   free(h);
 }
 
@@ -208,24 +201,6 @@ static void on_progress(void *user, double progress, double total, const char *m
     strcat(h->messages, "\n");
   }
   pthread_mutex_unlock(&h->mu);
-}
-
-static void on_done(void *user, mcp_status st, const char *result, const mcp_error *err) {
-  host *h = user;
-  pthread_mutex_lock(&h->mu);
-  h->st = st;
-  snprintf(h->result, sizeof(h->result), "%s", result ? result : "");
-  snprintf(h->errmsg, sizeof(h->errmsg), "%s", err && err->message ? err->message : "");
-  h->done = true;
-  pthread_cond_broadcast(&h->cv);
-  pthread_mutex_unlock(&h->mu);
-}
-
-static bool host_done(host *h) {
-  pthread_mutex_lock(&h->mu);
-  bool d = h->done;
-  pthread_mutex_unlock(&h->mu);
-  return d;
 }
 
 static mcp_client *connect_to(const char *prog, const char *era, bool ext, host *h) {
@@ -356,22 +331,26 @@ END_TEST
 static void async_cancel(const char *era) {
   setup_paths();
   host *h = host_new();
+  test_async a = TEST_ASYNC_INIT;
   mcp_client *c = connect_era(era, true, h);
   mcp_cancel *tok = mcp_cancel_new();
   mcp_call_options *o = opts_for(h, 20000, tok);
   mcp_error err = MCP_ERROR_INIT;
-  ck_assert_int_eq(mcp_client_call_tool_async(c, "forever", NULL, o, on_done, h, &err), MCP_OK);
+  ck_assert_int_eq(mcp_client_call_tool_async(c, "forever", NULL, o, test_on_async, &a, &err),
+                   MCP_OK);
   mcp_call_options_free(o);
   ck_assert(WAIT_UNTIL(log_count("\"method\":\"tasks/get\"") >= 2, 20000));
   mcp_cancel_fire(tok);
-  ck_assert(WAIT_UNTIL(host_done(h), 20000));
-  ck_assert_int_eq(h->st, MCP_ECANCELLED);
-  ck_assert_ptr_nonnull(strstr(h->errmsg, "tasks/cancel sent"));
+  ck_assert(WAIT_UNTIL(test_async_done(&a), 20000));
+  ck_assert_int_eq(a.st, MCP_ECANCELLED);
+  ck_assert_ptr_nonnull(a.message);
+  ck_assert_ptr_nonnull(strstr(a.message, "tasks/cancel sent"));
   ck_assert(WAIT_UNTIL(log_count("\"method\":\"tasks/cancel\"") == 1, 20000));
   ck_assert(log_line_has("\"method\":\"tasks/cancel\"", "\"taskId\":\"task-1-forever\""));
   ck_assert_int_eq(call_cancels(), 0);
   mcp_cancel_unref(tok);
   mcp_client_free(c);
+  test_async_clear(&a);
   host_free(h);
 }
 
@@ -402,14 +381,16 @@ END_TEST
 static void async_slow(const char *era) {
   setup_paths();
   host *h = host_new();
+  test_async a = TEST_ASYNC_INIT;
   mcp_client *c = connect_era(era, true, h);
   mcp_error err = MCP_ERROR_INIT;
-  ck_assert_int_eq(mcp_client_call_tool_async(c, "slow", "{\"n\":2}", NULL, on_done, h, &err),
-                   MCP_OK);
-  ck_assert(WAIT_UNTIL(host_done(h), 20000));
-  ck_assert_int_eq(h->st, MCP_OK);
-  text_is(h->result, "slow done 2");
+  ck_assert_int_eq(
+      mcp_client_call_tool_async(c, "slow", "{\"n\":2}", NULL, test_on_async, &a, &err), MCP_OK);
+  ck_assert(WAIT_UNTIL(test_async_done(&a), 20000));
+  ck_assert_int_eq(a.st, MCP_OK);
+  text_is(a.result, "slow done 2");
   mcp_client_free(c);
+  test_async_clear(&a);
   host_free(h);
 }
 
@@ -650,6 +631,7 @@ END_TEST
 START_TEST(sdk_legacy_tasks) {
   setup_paths();
   host *h = host_new();
+  test_async a = TEST_ASYNC_INIT;
   mcp_client *c = connect_to(sdk_server, "legacy", false, h);
   mcp_call_options *o = opts_for(h, 20000, NULL);
   char *out = NULL;
@@ -671,12 +653,13 @@ START_TEST(sdk_legacy_tasks) {
   mcp_cancel *tok = mcp_cancel_new();
   mcp_call_options_set_cancel(o, tok);
   h->last_progress = 0; /* each call counts its own reports */
-  ck_assert_int_eq(mcp_client_call_tool_async(c, "sdk-forever", NULL, o, on_done, h, &err), MCP_OK);
+  ck_assert_int_eq(mcp_client_call_tool_async(c, "sdk-forever", NULL, o, test_on_async, &a, &err),
+                   MCP_OK);
   int gets = log_count("\"method\":\"tasks/get\"");
   ck_assert(WAIT_UNTIL(log_count("\"method\":\"tasks/get\"") >= gets + 2, 20000));
   mcp_cancel_fire(tok);
-  ck_assert(WAIT_UNTIL(host_done(h), 20000));
-  ck_assert_int_eq(h->st, MCP_ECANCELLED);
+  ck_assert(WAIT_UNTIL(test_async_done(&a), 20000));
+  ck_assert_int_eq(a.st, MCP_ECANCELLED);
   ck_assert_int_eq(log_count("\"method\":\"tasks/cancel\""), 1);
   ck_assert_int_eq(call_cancels(), 0);
   ck_assert_int_eq(mcp_client_request(c, "tasks/list", NULL, NULL, &out, &err), MCP_OK);
@@ -687,6 +670,7 @@ START_TEST(sdk_legacy_tasks) {
   mcp_cancel_unref(tok);
   mcp_call_options_free(o);
   mcp_client_free(c);
+  test_async_clear(&a);
   host_free(h);
 }
 END_TEST

@@ -176,10 +176,6 @@ typedef struct host {
   int elicits;
   int reports;
   char messages[4096];
-  bool done;
-  mcp_status st;
-  char result[1024];
-  char errmsg[1024];
 } host;
 
 static mcp_status on_elicit(void *user, const char *method, const char *params, char **result,
@@ -206,23 +202,6 @@ static void on_progress(void *user, double progress, double total, const char *m
     strcat(h->messages, "\n");
   }
   pthread_mutex_unlock(&h->mu);
-}
-
-static void on_done(void *user, mcp_status st, const char *result, const mcp_error *err) {
-  host *h = user;
-  pthread_mutex_lock(&h->mu);
-  h->st = st;
-  snprintf(h->result, sizeof(h->result), "%s", result ? result : "");
-  snprintf(h->errmsg, sizeof(h->errmsg), "%s", err && err->message ? err->message : "");
-  h->done = true;
-  pthread_mutex_unlock(&h->mu);
-}
-
-static bool host_done(host *h) {
-  pthread_mutex_lock(&h->mu);
-  bool d = h->done;
-  pthread_mutex_unlock(&h->mu);
-  return d;
 }
 
 static mcp_client *connect_to(const fixture *f, host *h) {
@@ -395,19 +374,22 @@ static void cancel_forever(bool modern, bool h2) {
   fixture f;
   start(&f, h2, modern);
   host *h = host_new();
+  test_async a = TEST_ASYNC_INIT;
   mcp_client *c = connect_to(&f, h);
   mcp_cancel *tok = mcp_cancel_new();
   mcp_call_options *o = mcp_call_options_new();
   mcp_call_options_set_timeout_ms(o, 20000);
   mcp_call_options_set_cancel(o, tok);
   mcp_error err = MCP_ERROR_INIT;
-  ck_assert_int_eq(mcp_client_call_tool_async(c, "forever", NULL, o, on_done, h, &err), MCP_OK);
+  ck_assert_int_eq(mcp_client_call_tool_async(c, "forever", NULL, o, test_on_async, &a, &err),
+                   MCP_OK);
   mcp_call_options_free(o);
   ck_assert(WAIT_UNTIL(rec_count(&f, "tasks/get") >= 2, 20000));
   mcp_cancel_fire(tok);
-  ck_assert(WAIT_UNTIL(host_done(h), 20000));
-  ck_assert_int_eq(h->st, MCP_ECANCELLED);
-  ck_assert_ptr_nonnull(strstr(h->errmsg, "tasks/cancel sent"));
+  ck_assert(WAIT_UNTIL(test_async_done(&a), 20000));
+  ck_assert_int_eq(a.st, MCP_ECANCELLED);
+  ck_assert_ptr_nonnull(a.message);
+  ck_assert_ptr_nonnull(strstr(a.message, "tasks/cancel sent"));
   ck_assert(WAIT_UNTIL(rec_count(&f, "tasks/cancel") == 1, 20000));
   ck_assert_int_eq(rec_count(&f, "notifications/cancelled"), 0);
   /* The SDK's server has the task cancelled. */
@@ -420,6 +402,7 @@ static void cancel_forever(bool modern, bool h2) {
   ck_assert_int_ge(rec_all_accepted(&f), 4);
   mcp_cancel_unref(tok);
   mcp_client_free(c);
+  test_async_clear(&a);
   host_free(h);
   stop(&f);
 }

@@ -132,6 +132,44 @@ static inline int test_progress_count(test_progress_rec *p) {
   return n;
 }
 
+/* An async call's outcome: pass test_on_async and &a as its callback and
+ * user, wait with WAIT_UNTIL(test_async_done(&a), ms), then read st,
+ * result and message (copies, NULL when the call gave none) and free them
+ * with test_async_clear(&a). */
+typedef struct test_async {
+  pthread_mutex_t mu;
+  bool done;
+  mcp_status st;
+  char *result;
+  char *message; /* the error's message */
+} test_async;
+#define TEST_ASYNC_INIT \
+  { .mu = PTHREAD_MUTEX_INITIALIZER }
+
+static inline void test_on_async(void *user, mcp_status st, const char *result,
+                                 const mcp_error *err) {
+  test_async *a = user;
+  pthread_mutex_lock(&a->mu);
+  a->st = st;
+  a->result = result ? strdup(result) : NULL;
+  a->message = err && err->message ? strdup(err->message) : NULL;
+  a->done = true;
+  pthread_mutex_unlock(&a->mu);
+}
+
+static inline bool test_async_done(test_async *a) {
+  pthread_mutex_lock(&a->mu);
+  bool d = a->done;
+  pthread_mutex_unlock(&a->mu);
+  return d;
+}
+
+static inline void test_async_clear(test_async *a) {
+  free(a->result);
+  free(a->message);
+  a->result = a->message = NULL;
+}
+
 /* Lines of file |path| that contain |needle| (0: no such file). */
 static inline int test_count_in_file(const char *path, const char *needle) {
   FILE *f = fopen(path, "r");

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // tests/interop/v2-dual-http.mjs: a server on the official TypeScript SDK v2
 // (@modelcontextprotocol/server createMcpHandler, its own code for both
-// eras) behind plain node:http on 127.0.0.1 and a free port, for
+// eras) behind plain node:http (tests/interop/fetch-bridge.mjs) on
+// 127.0.0.1 and a free port, for
 // tests/check_era_http.c.  Prints "MCPCONN_TEST_PORT=<port>" once listening;
 // exits when stdin closes.
 //   LEGACY=reject   modern-only (legacy requests are refused)
@@ -21,10 +22,11 @@
 //                   INTERNAL_ERROR); "eof" ends the event stream there,
 //                   without the response; "pass" serves it as usual (to
 //                   break a later arrival and not this one).
-// Tool "steps" reports progress and, with hold, waits to be cancelled
-// ($ABORT_LOG).  Tool "safe" echoes like "echo" and is annotated idempotentHint; "touch"
-// {uri} publishes notifications/resources/updated for uri to the listens
-// subscribed to it (resources.subscribe is advertised).
+// Tool "steps" (tests/interop/steps-tool.mjs) reports progress and, with
+// hold, waits to be cancelled ($ABORT_LOG).  Tool "safe" echoes like "echo"
+// and is annotated idempotentHint; "touch" {uri} publishes
+// notifications/resources/updated for uri to the listens subscribed to it
+// (resources.subscribe is advertised).
 // Tools "grow" (adds the tool "extra" to every instance made from then on
 // and publishes tools/list_changed to the open subscriptions/listen
 // streams) and "drop" (breaks every open listen stream off, no result),
@@ -32,6 +34,8 @@
 import http from 'node:http';
 import http2 from 'node:http2';
 import fs from 'node:fs';
+import { listenAndReport, pipeResponse, readBody, toRequest } from './fetch-bridge.mjs';
+import { registerSteps } from './steps-tool.mjs';
 import { McpServer, acceptedContent, createMcpHandler, fromJsonSchema, inputRequired } from '@modelcontextprotocol/server';
 
 let grown = false;
@@ -66,25 +70,7 @@ const factory = () => {
       fromJsonSchema({ type: 'object', properties: { ms: { type: 'integer' } } }) },
     async ({ ms }) => { await new Promise((r) => setTimeout(r, ms ?? 1000));
                         return { content: [{ type: 'text', text: 'slept' }] }; });
-  // Progress (notifications/progress to the request's progressToken, one
-  // per step), then the result; with "hold" it then waits until the
-  // request is aborted (the client cancelled it: notifications/cancelled,
-  // or its HTTP stream closed) and appends "aborted" to $ABORT_LOG.
-  server.registerTool('steps', { description: 'reports progress', inputSchema: fromJsonSchema({
-      type: 'object', properties: { n: { type: 'integer' }, hold: { type: 'boolean' } } }) },
-    async ({ n, hold }, ctx) => {
-      const total = n ?? 3, token = ctx.mcpReq._meta?.progressToken;
-      for (let i = 1; i <= total; i++)
-        if (token !== undefined)
-          await ctx.mcpReq.notify({ method: 'notifications/progress',
-            params: { progressToken: token, progress: i, total, message: `step ${i}` } });
-      if (hold) {
-        const sig = ctx.mcpReq.signal;
-        await new Promise((r) => (sig.aborted ? r() : sig.addEventListener('abort', r)));
-        if (process.env.ABORT_LOG) fs.appendFileSync(process.env.ABORT_LOG, 'aborted\n');
-      }
-      return { content: [{ type: 'text', text: `stepped ${total}` }] };
-    });
+  registerSteps(server); // progress; with hold, waits to be cancelled
   // x-mcp-header (SEP-2243): the SDK checks that each Mcp-Param-* header
   // matches the argument, and refuses a call whose headers are missing.
   server.registerTool('route', { description: 'routes on headers', inputSchema: fromJsonSchema({
@@ -139,14 +125,8 @@ const breakOf = (body) => {
   }
   return undefined;
 };
-// Connection-specific fields HTTP/2 forbids (RFC 9113 8.2.2).
-const hopByHop = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade',
-                          'proxy-connection']);
-
 const serve = async (req, res) => {
-  const chunks = [];
-  for await (const c of req) chunks.push(c);
-  const body = Buffer.concat(chunks);
+  const body = await readBody(req);
   let broken = req.method === 'POST' ? breakOf(body.toString('utf8')) : undefined;
   if (broken === 'pass') broken = undefined; // this arrival is served as usual
   if (record) {
@@ -157,13 +137,9 @@ const serve = async (req, res) => {
                                                headers: h, body: body.toString('utf8'),
                                                broken }) + '\n');
   }
-  const url = `http://${req.headers.host ?? req.headers[':authority']}${req.url}`;
-  const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !k.startsWith(':')));
-  const init = { method: req.method, headers };
-  if (req.method !== 'GET' && req.method !== 'HEAD') init.body = body;
   let out;
   try {
-    out = await handler.fetch(new Request(url, init));
+    out = await handler.fetch(toRequest(req, body));
   } catch (e) {
     res.writeHead(500).end(String(e));
     return;
@@ -180,34 +156,9 @@ const serve = async (req, res) => {
     });
     return;
   }
-  res.writeHead(out.status, Object.fromEntries([...out.headers.entries()]
-    .filter(([k]) => !h2 || !hopByHop.has(k.toLowerCase()))));
   const listen = req.headers['mcp-method'] === 'subscriptions/listen';
   if (listen) { listens.add(res); res.on('close', () => listens.delete(res)); }
-  if (!out.body) { res.end(); return; }
-  const reader = out.body.getReader();
-  // The client went away (HTTP/1.1: its connection closed, seen on res: an
-  // HTTP/1.1 request "closes" as soon as its body is read; HTTP/2: the
-  // stream was reset, seen on req): the handler's response is cancelled,
-  // which aborts its request.
-  let finished = false;
-  const gone = () => { if (!finished) reader.cancel().catch(() => {}); };
-  res.on('close', gone);
-  if (h2) req.on('close', gone);
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      res.write(value);
-    }
-  } catch { /* the client went away */ }
-  finished = true;
-  res.end();
+  await pipeResponse(req, res, out, h2);
 };
 const srv = h2 ? http2.createServer(serve) : http.createServer(serve);
-srv.listen(0, '127.0.0.1', () => {
-  process.stdout.write(`MCPCONN_TEST_PORT=${srv.address().port}\n`);
-});
-process.stdin.on('end', () => process.exit(0));
-process.stdin.on('error', () => process.exit(0));
-process.stdin.resume();
+listenAndReport(srv);

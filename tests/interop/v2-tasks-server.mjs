@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 // tests/interop/v2-tasks-server.mjs: task tools on the official TypeScript SDK
 // v2 server (@modelcontextprotocol/server createMcpHandler, both eras, over
-// HTTP), for tests/check_tasks_http.c.  The SDK ships the task wire schemas
-// and the Streamable HTTP header checks (Mcp-Name = params.taskId on tasks/*)
-// but no task store, so the tasks live here, in the consumer's own handlers:
+// HTTP through tests/interop/fetch-bridge.mjs), for tests/check_tasks_http.c.
+// The SDK ships the task wire schemas and the Streamable HTTP header checks
+// (Mcp-Name = params.taskId on tasks/*) but no task store, so the tasks live
+// here, in the consumer's own handlers:
 //   2026-07-28  the io.modelcontextprotocol/tasks extension (SEP-2663):
 //               server/discover advertises it; a tools/call from a client that
 //               declared it answers {resultType:"task"}; tasks/get, tasks/update,
@@ -26,6 +27,7 @@
 import http from 'node:http';
 import http2 from 'node:http2';
 import fs from 'node:fs';
+import { listenAndReport, pipeResponse, readBody, toRequest } from './fetch-bridge.mjs';
 import { Server, createMcpHandler } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { z } from 'zod';
@@ -161,20 +163,12 @@ function serveHttp() {
   const handler = createMcpHandler(factory);
   const record = process.env.RECORD;
   const h2 = process.env.H2 === '1';
-  const hopByHop = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade',
-                            'proxy-connection']);
 
   const serve = async (req, res) => {
-    const chunks = [];
-    for await (const c of req) chunks.push(c);
-    const body = Buffer.concat(chunks);
-    const url = `http://${req.headers.host ?? req.headers[':authority']}${req.url}`;
-    const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !k.startsWith(':')));
-    const init = { method: req.method, headers };
-    if (req.method !== 'GET' && req.method !== 'HEAD') init.body = body;
+    const body = await readBody(req);
     let out;
     try {
-      out = await handler.fetch(new Request(url, init));
+      out = await handler.fetch(toRequest(req, body));
     } catch (e) {
       out = new Response(String(e), { status: 500 });
     }
@@ -185,25 +179,7 @@ function serveHttp() {
       fs.appendFileSync(record, JSON.stringify({ method: req.method, http: req.httpVersion, headers: h,
                                                  body: body.toString('utf8'), status: out.status }) + '\n');
     }
-    res.writeHead(out.status, Object.fromEntries([...out.headers.entries()]
-      .filter(([k]) => !h2 || !hopByHop.has(k.toLowerCase()))));
-    if (!out.body) { res.end(); return; }
-    const reader = out.body.getReader();
-    req.on('close', () => reader.cancel().catch(() => {}));
-    try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        res.write(value);
-      }
-    } catch { /* the client went away */ }
-    res.end();
+    await pipeResponse(req, res, out, h2);
   };
-  const srv = h2 ? http2.createServer(serve) : http.createServer(serve);
-  srv.listen(0, '127.0.0.1', () => {
-    process.stdout.write(`MCPCONN_TEST_PORT=${srv.address().port}\n`);
-  });
-  process.stdin.on('end', () => process.exit(0));
-  process.stdin.on('error', () => process.exit(0));
-  process.stdin.resume();
+  listenAndReport(h2 ? http2.createServer(serve) : http.createServer(serve));
 }
