@@ -418,10 +418,16 @@ static void *nothing_main(void *arg) { return arg; }
 
 /* thread_count() before the code under test starts threads.  A sanitizer
  * runtime may start a helper thread of its own with the first
- * pthread_create, so start and join one thread first. */
+ * pthread_create, so start and join one thread first.  pthread_join()
+ * returns when the kernel clears the thread's tid, before its task leaves
+ * /proc: wait for the count to fall back (bounded: with a sanitizer's
+ * thread it stays one higher), or the baseline counts a thread that is
+ * gone a moment later and "back to the baseline" never comes. */
 static long thread_baseline(void) {
+  long before = thread_count();
   pthread_t th;
   if (pthread_create(&th, NULL, nothing_main, NULL) == 0) pthread_join(th, NULL);
+  (void)WAIT_UNTIL(thread_count() <= before, 2000);
   return thread_count();
 }
 
