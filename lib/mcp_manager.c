@@ -480,11 +480,6 @@ struct mcp_manager {
   struct job *jobs_head, *jobs_tail; /* connects and re-lists waiting for a connector */
   int connectors;                    /* connector threads alive */
   int threads;                       /* tracked connector/closer threads alive */
-  /* Tracked threads that have finished their work and are exiting, not
-   * joined yet (lock); room for every tracked thread is reserved when it
-   * starts, so a finishing thread never allocates. */
-  pthread_t *exited;
-  size_t nexited, exited_cap;
   mcp_tool_list *snap;
   uint64_t version;
   pthread_t thread;
@@ -659,36 +654,17 @@ typedef struct tracked {
   void *arg;
 } tracked;
 
-/* Joins the tracked threads that have finished (they take m->lock no
- * more, so joining under it only waits out their exit).  Caller holds
- * m->lock. */
-static void join_exited_locked(mcp_manager *m) {
-  for (size_t i = 0; i < m->nexited; i++) pthread_join(m->exited[i], NULL);
-  m->nexited = 0;
-}
-
-/* Runs fn(arg) on a new thread that mcp_manager_free waits for and joins
- * (joinable, so that no thread of the library still runs when free
- * returns: a host may dlclose() it then).  Caller holds m->lock.  Returns
- * false when no thread could start. */
+/* Runs fn(arg) on a new detached thread that mcp_manager_free waits for.
+ * Caller holds m->lock.  Returns false when no thread could start. */
 static bool spawn_stack_locked(mcp_manager *m, void (*fn)(void *), void *arg, size_t stack) {
-  join_exited_locked(m);
-  size_t need = (size_t)m->threads + 1;
-  if (need > m->exited_cap) {
-    size_t cap = m->exited_cap ? m->exited_cap * 2 : 16;
-    while (cap < need) cap *= 2;
-    pthread_t *grown = mcp__realloc(m->exited, cap * sizeof(*grown));
-    if (!grown) return false;
-    m->exited = grown;
-    m->exited_cap = cap;
-  }
   tracked *t = mcp__malloc(sizeof(*t));
   if (!t) return false;
   *t = (tracked){m, fn, arg};
   pthread_attr_t a;
-  int rc = stack ? mcp__thread_attr_init(&a, stack, false) : pthread_attr_init(&a);
+  int rc = stack ? mcp__thread_attr_init(&a, stack, true) : pthread_attr_init(&a);
   pthread_t th;
   if (rc == 0) {
+    if (!stack) pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
     rc = pthread_create(&th, &a, spawn_main, t);
     pthread_attr_destroy(&a);
   }
@@ -714,7 +690,6 @@ static void *spawn_main(void *arg) {
    * state before mcp_manager_free() may return and the host exit. */
   mcp__ossl_thread_stop();
   pthread_mutex_lock(&m->lock);
-  m->exited[m->nexited++] = pthread_self(); /* room reserved at the start */
   if (--m->threads == 0) pthread_cond_broadcast(&m->idle);
   pthread_mutex_unlock(&m->lock);
   return NULL;
@@ -1892,7 +1867,6 @@ static void tasks_warn(void *user, const char *sname, const char *message) {
 }
 
 static void manager_free_all(mcp_manager *m) {
-  mcp__free(m->exited);
   for (size_t i = 0; i < m->n; i++) server_free(m->servers[i]);
   mcp__free(m->servers);
   mcp__free(m->index);
@@ -2035,7 +2009,6 @@ MCP_EXTERN void mcp_manager_free(mcp_manager *m) {
   if (m->stop_cancel) mcp_cancel_fire(m->stop_cancel);
   pthread_mutex_lock(&m->lock);
   while (m->threads > 0 || m->callers > 0) pthread_cond_wait(&m->idle, &m->lock);
-  join_exited_locked(m);
   pthread_mutex_unlock(&m->lock);
   manager_free_all(m);
 }
