@@ -743,15 +743,24 @@ START_TEST(manager_subscriptions_survive_restart) {
   mcp_manager_options_free(o);
   const char *sent = legacy ? "\"method\":\"resources/subscribe\"" : "\"resourceSubscriptions\"";
   mcp_error err = MCP_ERROR_INIT;
+  /* Past the connector's own post-connect work (resources/list, then the
+   * re-subscription of an empty set) before the host changes the set: a
+   * change that races the connector's re-subscription replaces the
+   * listen by cancel-then-open, and an update the server makes between
+   * the two reaches nobody (a known limit, not what this test is about).
+   * The re-subscription after the restart below is. */
+  ck_assert_int_eq(mcp_manager_wait_ready(m, "s", START_MS, NULL), MCP_OK);
+  if (!legacy)
+    ck_assert(WAIT_UNTIL(file_count(log_path, "\"method\":\"resources/list\"") > 0, WAIT_MS));
   mcp_status st = mcp_manager_subscribe_resource(m, "s", "mem://a", NULL, &err);
   ck_assert_msg(st == MCP_OK, "subscribe: %s", err.message ? err.message : mcp_strerror(st));
+  manager_touch(m, "mem://a");
+  EXPECT_UPDATED("mem://a", 1);
   ck_assert_int_eq(mcp_manager_subscribe_resource(m, "s", "mem://b", NULL, NULL), MCP_OK);
   ck_assert_int_eq(mcp_manager_unsubscribe_resource(m, "s", "mem://b", NULL, NULL), MCP_OK);
   ck_assert_int_eq(mcp_manager_subscribe_resource(m, "nope", "mem://a", NULL, &err), MCP_ENOTFOUND);
   mcp_error_clear(&err);
   ck_assert_int_eq(mcp_manager_subscribe_resource(m, "s", "", NULL, NULL), MCP_EINVAL);
-  manager_touch(m, "mem://a");
-  EXPECT_UPDATED("mem://a", 1);
   int before = file_count(log_path, sent);
   ck_assert_int_gt(before, 0);
   /* Killed: started again, subscribed again on the new process. */
